@@ -1,0 +1,155 @@
+/* Backend-independent port handling: parsing a port spec, opening and
+ * closing a port through its backend's table. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataplane/port.h"
+
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+#define SPEC_ACCEPTED "accepted: afxdp:IFACE[:QUEUE], dpdk[:PORTID], loop:INDEX"
+
+static int parse_u32(const char *s, uint32_t max, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int port_config_parse(const char *spec, struct port_config *cfg, char *err, size_t errlen)
+{
+	const char *rest;
+	uint32_t v;
+
+	memset(cfg, 0, sizeof(*cfg));
+	if (!spec || !*spec)
+		return fail(err, errlen, -EINVAL, "empty port spec; " SPEC_ACCEPTED);
+
+	if (!strncmp(spec, "afxdp:", 6)) {
+		const char *colon;
+		size_t n;
+
+		rest = spec + 6;
+		colon = strchr(rest, ':');
+		n = colon ? (size_t)(colon - rest) : strlen(rest);
+		if (n == 0)
+			return fail(err, errlen, -EINVAL, "port spec '%s': no interface name; " SPEC_ACCEPTED, spec);
+		if (n >= IF_NAMESIZE)
+			return fail(err, errlen, -EINVAL, "port spec '%s': interface name longer than %d characters",
+				    spec, IF_NAMESIZE - 1);
+		cfg->kind = PORT_KIND_AFXDP;
+		memcpy(cfg->ifname, rest, n);
+		cfg->ifname[n] = '\0';
+		if (colon) {
+			if (parse_u32(colon + 1, 1023, &v))
+				return fail(err, errlen, -EINVAL, "port spec '%s': queue '%s' is not a number 0-1023",
+					    spec, colon + 1);
+			cfg->queue = v;
+		}
+		return 0;
+	}
+	if (!strcmp(spec, "dpdk") || !strncmp(spec, "dpdk:", 5)) {
+		cfg->kind = PORT_KIND_DPDK;
+		if (spec[4] == ':') {
+			if (parse_u32(spec + 5, 65535, &v))
+				return fail(err, errlen, -EINVAL, "port spec '%s': DPDK port id '%s' is not a number 0-65535",
+					    spec, spec + 5);
+			cfg->dpdk_port_id = (uint16_t)v;
+		}
+		return 0;
+	}
+	if (!strncmp(spec, "loop:", 5)) {
+		if (parse_u32(spec + 5, 1023, &v))
+			return fail(err, errlen, -EINVAL, "port spec '%s': loop index '%s' is not a number 0-1023",
+				    spec, spec + 5);
+		cfg->kind = PORT_KIND_LOOP;
+		cfg->loop_index = v;
+		return 0;
+	}
+	return fail(err, errlen, -EINVAL, "unknown port spec '%s'; " SPEC_ACCEPTED, spec);
+}
+
+static const struct port_ops *ops_for(enum port_kind kind)
+{
+	switch (kind) {
+	case PORT_KIND_LOOP:
+		return &port_loop_ops;
+	case PORT_KIND_AFXDP:
+#if UROCE_HAVE_AFXDP
+		return &port_afxdp_ops;
+#else
+		return NULL;
+#endif
+	case PORT_KIND_DPDK:
+#if UROCE_HAVE_DPDK
+		return &port_dpdk_ops;
+#else
+		return NULL;
+#endif
+	}
+	return NULL;
+}
+
+static const char *const kind_names[] = {
+	[PORT_KIND_LOOP] = "loop",
+	[PORT_KIND_AFXDP] = "afxdp",
+	[PORT_KIND_DPDK] = "dpdk",
+};
+
+int port_open(struct port **out, const struct port_config *cfg, char *err, size_t errlen)
+{
+	const struct port_ops *ops;
+	struct port *p;
+	int rc;
+
+	*out = NULL;
+	if ((unsigned)cfg->kind > PORT_KIND_DPDK)
+		return fail(err, errlen, -EINVAL, "unknown port kind %d", (int)cfg->kind);
+	ops = ops_for(cfg->kind);
+	if (!ops)
+		return fail(err, errlen, -ENOTSUP, "the %s backend was not built in (meson -D%s=enabled)",
+			    kind_names[cfg->kind], kind_names[cfg->kind]);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	p->ops = ops;
+	p->cfg = *cfg;
+	rc = ops->open(p, err, errlen);
+	if (rc < 0) {
+		free(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+void port_close(struct port *p)
+{
+	if (!p)
+		return;
+	p->ops->close(p);
+	free(p);
+}

@@ -1,0 +1,159 @@
+/* The port interface: one table of burst operations that every backend
+ * (afxdp, dpdk, loop) fills in. The engine and the transport only ever see
+ * this; a backend never knows a QP.
+ *
+ * Frame ownership: a frame belongs to exactly one stage at a time.
+ *  - rx_burst hands frames to the caller; the caller returns each with
+ *    port_free() when done with it.
+ *  - alloc hands empty TX frames to the caller; the caller fills data/len
+ *    and passes them to tx_burst, which takes frames [0, ret) and leaves the
+ *    rest with the caller (to retry or free).
+ */
+#ifndef UROCE_DATAPLANE_PORT_H
+#define UROCE_DATAPLANE_PORT_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uroce/uroce.h>
+
+#include "uroce_config.h"
+
+/* A frame descriptor. data points at the first byte of the Ethernet header;
+ * room is how many bytes may be written from data on. cookie is the
+ * backend's handle (UMEM address, rte_mbuf pointer, pool slot). */
+struct uroce_frame {
+	uint8_t *data;
+	uint32_t len;
+	uint32_t room;
+	uint64_t cookie;
+};
+
+enum port_kind {
+	PORT_KIND_LOOP = 0,
+	PORT_KIND_AFXDP,
+	PORT_KIND_DPDK,
+};
+
+/* Largest burst any caller passes; backends size their scratch by it. */
+#define PORT_BURST_MAX 64u
+
+struct loop_fabric;
+
+struct port_config {
+	enum port_kind kind;
+
+	/* afxdp */
+	char ifname[IF_NAMESIZE];
+	uint32_t queue;          /* first rx/tx queue */
+	uint32_t frame_size;     /* UMEM frame size (0 = default 4096) */
+	uint32_t nframes;        /* UMEM frames (0 = default) */
+	uint16_t extra_udp_port; /* second UDP port the XDP program steers (0 = none) */
+	bool force_copy;         /* skip the zero-copy attempt */
+	bool force_skb;          /* attach XDP in generic (skb) mode */
+
+	/* dpdk: EAL arguments, passed through as they are (argv[0] included) */
+	int eal_argc;
+	char **eal_argv;
+	uint16_t dpdk_port_id;
+	uint32_t ipv4_be;        /* address the DPDK port answers ARP for */
+
+	/* loop */
+	struct loop_fabric *fabric;
+	unsigned loop_index;
+};
+
+struct port;
+
+struct port_ops {
+	const char *name;
+	int (*open)(struct port *p, char *err, size_t errlen);
+	void (*close)(struct port *p);
+	uint16_t (*rx_burst)(struct port *p, struct uroce_frame *f, uint16_t n);
+	uint16_t (*tx_burst)(struct port *p, struct uroce_frame *f, uint16_t n);
+	uint16_t (*alloc)(struct port *p, struct uroce_frame *f, uint16_t n);
+	void (*free)(struct port *p, struct uroce_frame *f, uint16_t n);
+	bool (*link_up)(struct port *p);
+	/* Housekeeping outside the burst calls: reap TX completions, refill the
+	 * RX ring, kick the kernel when need_wakeup says so, answer ARP. Cheap
+	 * enough to call every loop iteration. */
+	void (*poll)(struct port *p);
+};
+
+struct port {
+	const struct port_ops *ops;
+	struct port_config cfg;
+	uint8_t mac[6];
+	uint32_t mtu;     /* L3 MTU of the link */
+	int ifindex;      /* kernel interface, 0 when none */
+	uint32_t ipv4_be; /* the port's IPv4 address (0 if unknown) */
+	struct uroce_port_stats stats;
+	void *priv;       /* backend state */
+};
+
+/* Backends; a NULL-returning lookup means it was not built in. */
+extern const struct port_ops port_loop_ops;
+#if UROCE_HAVE_AFXDP
+extern const struct port_ops port_afxdp_ops;
+#endif
+#if UROCE_HAVE_DPDK
+extern const struct port_ops port_dpdk_ops;
+#endif
+
+/*
+ * Parse a port spec: "afxdp:IFACE[:QUEUE]", "dpdk[:PORTID]" or
+ * "loop:INDEX". Fills cfg (other fields zero). On error returns -EINVAL and
+ * writes a message saying what is wrong and what is accepted.
+ */
+int port_config_parse(const char *spec, struct port_config *cfg, char *err, size_t errlen);
+
+/* Open a port. Returns 0 and *out, or -errno with a message in err. */
+int port_open(struct port **out, const struct port_config *cfg, char *err, size_t errlen);
+void port_close(struct port *p);
+
+static inline uint16_t port_rx_burst(struct port *p, struct uroce_frame *f, uint16_t n)
+{
+	uint16_t got = p->ops->rx_burst(p, f, n);
+	p->stats.rx_packets += got;
+	for (uint16_t i = 0; i < got; i++)
+		p->stats.rx_bytes += f[i].len;
+	return got;
+}
+
+static inline uint16_t port_tx_burst(struct port *p, struct uroce_frame *f, uint16_t n)
+{
+	uint16_t sent = p->ops->tx_burst(p, f, n);
+	p->stats.tx_packets += sent;
+	for (uint16_t i = 0; i < sent; i++)
+		p->stats.tx_bytes += f[i].len;
+	return sent;
+}
+
+static inline uint16_t port_alloc(struct port *p, struct uroce_frame *f, uint16_t n)
+{
+	return p->ops->alloc(p, f, n);
+}
+
+static inline void port_free(struct port *p, struct uroce_frame *f, uint16_t n)
+{
+	p->ops->free(p, f, n);
+}
+
+static inline void port_poll(struct port *p)
+{
+	p->ops->poll(p);
+}
+
+static inline bool port_link_up(struct port *p)
+{
+	return p->ops->link_up(p);
+}
+
+static inline void port_count_drop(struct port *p, enum uroce_drop_reason r)
+{
+	p->stats.drops[r]++;
+}
+
+#endif /* UROCE_DATAPLANE_PORT_H */

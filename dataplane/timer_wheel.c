@@ -1,0 +1,2 @@
+/* placeholder: replaced by the dataplane work */
+#include "dataplane/port.h"

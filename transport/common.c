@@ -1,0 +1,40 @@
+/* Library-wide names: version, drop-reason names, error text. */
+#include <string.h>
+
+#include <uroce/uroce.h>
+
+#include "uroce_config.h"
+
+static const char *const drop_reason_names[UROCE_DROP__COUNT] = {
+	[UROCE_DROP_NONE] = "none",
+	[UROCE_DROP_SHORT_FRAME] = "short_frame",
+	[UROCE_DROP_NOT_IP] = "not_ip",
+	[UROCE_DROP_NOT_UDP] = "not_udp",
+	[UROCE_DROP_BAD_IP_HEADER] = "bad_ip_header",
+	[UROCE_DROP_BAD_IP_CSUM] = "bad_ip_csum",
+	[UROCE_DROP_BAD_LENGTH] = "bad_length",
+	[UROCE_DROP_WRONG_PORT] = "wrong_port",
+	[UROCE_DROP_BAD_BTH] = "bad_bth",
+	[UROCE_DROP_UNKNOWN_OPCODE] = "unknown_opcode",
+	[UROCE_DROP_BAD_PAD] = "bad_pad",
+	[UROCE_DROP_BAD_ICRC] = "bad_icrc",
+	[UROCE_DROP_NO_BUFFER] = "no_buffer",
+	[UROCE_DROP_TX_RING_FULL] = "tx_ring_full",
+};
+
+const char *uroce_drop_reason_name(enum uroce_drop_reason reason)
+{
+	if ((unsigned)reason >= UROCE_DROP__COUNT || !drop_reason_names[reason])
+		return "unknown";
+	return drop_reason_names[reason];
+}
+
+const char *uroce_strerror(int err)
+{
+	return strerror(err < 0 ? -err : err);
+}
+
+const char *uroce_version(void)
+{
+	return UROCE_VERSION;
+}

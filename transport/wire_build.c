@@ -1,0 +1,2 @@
+/* placeholder: replaced by the wire work */
+#include "transport/wire.h"
