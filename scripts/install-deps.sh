@@ -1,0 +1,33 @@
+#!/bin/bash
+# Install the Debian packages uroce needs to build, test and benchmark.
+# Idempotent; run as root. Only Debian's own repositories are used.
+set -euo pipefail
+
+PKGS=(
+	# build
+	build-essential meson ninja-build pkg-config clang llvm gcc-multilib
+	libisal-dev libxdp-dev libbpf-dev libelf-dev zlib1g-dev libdpdk-dev
+	# tests and tools: namespaces, captures, independent decoders
+	iproute2 iputils-ping tcpdump tshark ethtool
+	# Soft-RoCE VM harness (tests/interop)
+	qemu-system-x86 busybox-static cpio kmod
+)
+
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: must run as root (apt-get install)" >&2
+	exit 1
+fi
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "install-deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	# tshark asks whether non-root users may capture; answer no.
+	echo 'wireshark-common wireshark-common/install-setuid boolean false' | debconf-set-selections
+	apt-get update -q
+	apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+echo "install-deps: all packages present"
