@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include <endian.h>
 
 #include <uroce/uroce.h>
 
@@ -31,6 +33,12 @@
 #define ATOMETH_LEN 28u
 #define ATOMACKETH_LEN 8u
 #define ICRC_LEN 4u
+#define CNP_RSVD_LEN 16u /* CNP: BTH is followed by 16 reserved bytes, then ICRC */
+
+#define ROCE_ETHERTYPE_IPV4 0x0800u
+#define ROCE_ETHERTYPE_IPV6 0x86ddu
+#define ROCE_ETHERTYPE_VLAN 0x8100u
+#define ROCE_IPPROTO_UDP 17u
 
 /* Largest header stack: Ethernet + VLAN + IPv6 + UDP + BTH + AtomicETH. */
 #define ROCE_MAX_HDR_LEN (ETH_HDR_LEN + VLAN_HDR_LEN + IPV6_HDR_LEN + UDP_HDR_LEN + BTH_LEN + ATOMETH_LEN)
@@ -54,6 +62,7 @@ enum roce_hdr {
 #define ROCE_MIDDLE (1u << 19)
 #define ROCE_LAST (1u << 20)
 #define ROCE_ONLY (ROCE_FIRST | ROCE_LAST)
+#define ROCE_RSVD16 (1u << 21)  /* CNP: 16 reserved bytes follow the BTH */
 
 /* BTH opcodes (upper 3 bits: transport; lower 5: operation). */
 enum roce_transport {
@@ -197,9 +206,64 @@ struct roce_pkt {
 	uint16_t l4_off;
 	uint16_t bth_off;
 	uint16_t payload_off;
-	uint32_t frame_len;
+	uint32_t frame_len; /* through the ICRC; Ethernet padding past it excluded */
 	uint32_t icrc; /* as found in the frame (parser) or written (builder) */
 };
+
+/* Field access at any alignment (a frame may sit at any offset in a UMEM);
+ * memcpy compiles to one load or store. 24-bit fields (QPN, PSN, MSN) are
+ * the low 3 bytes of a big-endian 32-bit word. */
+static inline uint16_t roce_get_be16(const uint8_t *b)
+{
+	uint16_t v;
+	memcpy(&v, b, sizeof(v));
+	return be16toh(v);
+}
+
+static inline uint32_t roce_get_be32(const uint8_t *b)
+{
+	uint32_t v;
+	memcpy(&v, b, sizeof(v));
+	return be32toh(v);
+}
+
+static inline uint64_t roce_get_be64(const uint8_t *b)
+{
+	uint64_t v;
+	memcpy(&v, b, sizeof(v));
+	return be64toh(v);
+}
+
+static inline uint32_t roce_get_le32(const uint8_t *b)
+{
+	uint32_t v;
+	memcpy(&v, b, sizeof(v));
+	return le32toh(v);
+}
+
+static inline void roce_put_be16(uint8_t *b, uint16_t v)
+{
+	v = htobe16(v);
+	memcpy(b, &v, sizeof(v));
+}
+
+static inline void roce_put_be32(uint8_t *b, uint32_t v)
+{
+	v = htobe32(v);
+	memcpy(b, &v, sizeof(v));
+}
+
+static inline void roce_put_be64(uint8_t *b, uint64_t v)
+{
+	v = htobe64(v);
+	memcpy(b, &v, sizeof(v));
+}
+
+static inline void roce_put_le32(uint8_t *b, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(b, &v, sizeof(v));
+}
 
 /* Bytes of headers in front of the payload for this packet (L2..ext hdrs),
  * or 0 for an unknown opcode. */
@@ -235,7 +299,9 @@ enum uroce_drop_reason roce_parse(const uint8_t *frame, uint32_t len, struct roc
  * is stored little-endian in the last 4 bytes. */
 uint32_t roce_icrc(const uint8_t *l3, uint32_t l3_len, bool ipv6);
 
-/* IPv4 header checksum of hdr[0..len) as stored (big-endian 16 bit). */
+/* IPv4 header checksum of hdr[0..len) as stored (big-endian 16 bit): with
+ * the checksum field zeroed it is the value to store; over a header with a
+ * correct checksum in place it is 0. */
 uint16_t ipv4_csum(const uint8_t *hdr, uint32_t len);
 
 /* Fill an IPv4-mapped IPv6 address (also the RoCEv2 GID) from an IPv4
