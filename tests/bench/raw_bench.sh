@@ -1,0 +1,131 @@
+#!/bin/bash
+# Port-layer benchmark: RoCEv2 frames between two network namespaces over a
+# veth pair, for several payload sizes, with every contender measured in the
+# same run on the same pair:
+#   kernel-udp   kernel UDP socket, sendmmsg/recvmmsg, same frame length
+#   xsk-bare     bare libxdp loop: prebuilt frame, no parse, no ICRC
+#   uroce-afxdp  uroce afxdp port: per-frame build + ICRC, parse + ICRC check
+#   uroce-dpdk   uroce dpdk port (net_af_xdp vdev) sending, uroce afxdp receiving
+# Rates are what the RECEIVER counted (delivered frames), over the time from
+# its first to its last frame. Ratios are against kernel-udp and xsk-bare.
+#
+#   sudo tests/bench/raw_bench.sh [--build DIR] [--duration SEC] [--sizes "64 1024 4096"]
+#                                  [--only "kernel-udp xsk-bare uroce-afxdp uroce-dpdk"]
+set -euo pipefail
+
+BUILD=build
+DURATION=3
+SIZES="64 1024 4096"
+ONLY="kernel-udp xsk-bare uroce-afxdp uroce-dpdk"
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--build) BUILD=$2; shift 2 ;;
+	--duration) DURATION=$2; shift 2 ;;
+	--sizes) SIZES=$2; shift 2 ;;
+	--only) ONLY=$2; shift 2 ;;
+	-h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+	*) echo "raw_bench: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+[ "$(id -u)" = 0 ] || { echo "raw_bench: must run as root (namespaces, XDP)" >&2; exit 2; }
+PERF=$BUILD/apps/uroce-perf
+UDP=$BUILD/tests/bench/udp_baseline
+XSK=$BUILD/tests/bench/xsk_bare
+for b in "$PERF" "$UDP" "$XSK"; do
+	[ -x "$b" ] || { echo "raw_bench: $b not built (ninja -C $BUILD)" >&2; exit 2; }
+done
+
+NA=uroce-bench-a-$$ NB=uroce-bench-b-$$
+IPA=10.99.0.1 IPB=10.99.0.2
+MTU=${RAW_BENCH_MTU:-4200}
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	ip netns del "$NA" 2>/dev/null || true
+	ip netns del "$NB" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+ip netns add "$NA"
+ip netns add "$NB"
+ip link add va netns "$NA" type veth peer name vb netns "$NB"
+ip -n "$NA" addr add $IPA/24 dev va
+ip -n "$NB" addr add $IPB/24 dev vb
+for ns in "$NA" "$NB"; do
+	ip -n "$ns" link set lo up
+	ip -n "$ns" link set dev "$( [ "$ns" = "$NA" ] && echo va || echo vb)" mtu "$MTU" up
+done
+# Resolve neighbours once, so every contender starts with a warm ARP entry.
+ip netns exec "$NA" ping -c 1 -W 2 $IPB >/dev/null
+MACB=$(ip netns exec "$NB" cat /sys/class/net/vb/address)
+
+field() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" <<<"$2"; }
+
+# run_pair NAME RECV_CMD... -- SEND_CMD...: receiver in NB, sender in NA.
+run_pair() {
+	local name=$1 size=$2
+	shift 2
+	local recv=() send=()
+	while [ "$1" != "--" ]; do recv+=("$1"); shift; done
+	shift
+	send=("$@")
+	local out err
+	out=$(mktemp) err=$(mktemp)
+	ip netns exec "$NB" "${recv[@]}" >"$out" 2>"$err" &
+	local rpid=$!
+	PIDS+=("$rpid")
+	for _ in $(seq 100); do grep -q receiving "$err" && break; sleep 0.05; done
+	local sres
+	if ! sres=$(ip netns exec "$NA" "${send[@]}" 2>&1 | grep '^{' | tail -1); then sres=; fi
+	wait "$rpid" || true
+	local rres
+	rres=$(grep '^{' "$out" | tail -1 || true)
+	if [ -z "$rres" ]; then
+		echo "raw_bench: $name size $size: receiver gave no result:" >&2
+		cat "$err" >&2
+	fi
+	RES_MPPS[$name:$size]=$(field mpps "$rres")
+	RES_GBPS[$name:$size]=$(field gbps "$rres")
+	RES_TX[$name:$size]=$(field mpps "$sres")
+	rm -f "$out" "$err"
+	sleep 1 # queues rebind cleanly after the previous process exits
+}
+
+declare -A RES_MPPS RES_GBPS RES_TX
+RECV_T=$(awk "BEGIN{print $DURATION + 20}")
+for size in $SIZES; do
+	for c in $ONLY; do
+		case "$c" in
+		kernel-udp)
+			run_pair $c "$size" "$UDP" recv --duration "$RECV_T" -- \
+				"$UDP" send --dst-ip $IPB --size "$size" --duration "$DURATION" ;;
+		xsk-bare)
+			run_pair $c "$size" "$XSK" recv --iface vb --duration "$RECV_T" -- \
+				"$XSK" send --iface va --dst-mac "$MACB" --src-ip $IPA --dst-ip $IPB \
+				--size "$size" --duration "$DURATION" ;;
+		uroce-afxdp)
+			run_pair $c "$size" "$PERF" raw recv --port afxdp:vb --json --duration "$RECV_T" -- \
+				"$PERF" raw send --port afxdp:va --dst-ip $IPB --dst-mac "$MACB" --size "$size" \
+				--duration "$DURATION" --json ;;
+		uroce-dpdk)
+			run_pair $c "$size" "$PERF" raw recv --port afxdp:vb --json --duration "$RECV_T" -- \
+				"$PERF" raw send --port dpdk --dst-ip $IPB --dst-mac "$MACB" --size "$size" \
+				--duration "$DURATION" --json -- --no-huge -m 512 --no-pci --in-memory \
+				--log-level=error --vdev "net_af_xdp0,iface=va,busy_budget=0" ;;
+		*) echo "raw_bench: unknown contender $c" >&2; exit 2 ;;
+		esac
+	done
+done
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f", a / b }'; }
+echo
+echo "| payload | contender | rx Mpps | rx Gbit/s | tx Mpps | vs kernel-udp | vs xsk-bare |"
+echo "|---|---|---|---|---|---|---|"
+for size in $SIZES; do
+	for c in $ONLY; do
+		m=${RES_MPPS[$c:$size]:-}
+		printf '| %s B | %s | %s | %s | %s | %s | %s |\n' "$size" "$c" "${m:--}" "${RES_GBPS[$c:$size]:--}" \
+			"${RES_TX[$c:$size]:--}" "$(ratio "$m" "${RES_MPPS[kernel-udp:$size]:-}")" \
+			"$(ratio "$m" "${RES_MPPS[xsk-bare:$size]:-}")"
+	done
+done

@@ -1,0 +1,277 @@
+/* Baseline for `uroce-perf raw`: the barest AF_XDP loop libxdp allows.
+ * The sender copies one prebuilt RoCEv2 frame into every UMEM frame once
+ * and then only posts descriptors; the receiver only counts and recycles.
+ * No parsing, no ICRC, no per-frame building: the ceiling for the port.
+ *
+ *   xsk_bare send --iface IF --dst-mac MAC --src-ip A --dst-ip B --size PAYLOAD [--duration S]
+ *   xsk_bare recv --iface IF [--duration S] [--idle-ms MS]
+ * Uses libxdp's own default XDP program (it redirects every frame of the
+ * queue to the socket), queue 0, copy mode (veth has no zero-copy).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <net/if.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/if_xdp.h>
+#include <xdp/xsk.h>
+
+#include "transport/wire.h"
+
+#define NUM_FRAMES 4096u
+#define FRAME_SIZE XSK_UMEM__DEFAULT_FRAME_SIZE
+#define BATCH 64u
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct bare {
+	void *area;
+	struct xsk_umem *umem;
+	struct xsk_socket *xsk;
+	struct xsk_ring_prod fq, tx;
+	struct xsk_ring_cons cq, rx;
+};
+
+static int bare_open(struct bare *b, const char *ifname, int rx)
+{
+	struct xsk_umem_config ucfg = {
+		.fill_size = NUM_FRAMES / 2,
+		.comp_size = NUM_FRAMES / 2,
+		.frame_size = FRAME_SIZE,
+		.frame_headroom = 0,
+	};
+	struct xsk_socket_config scfg = {
+		.rx_size = NUM_FRAMES / 2,
+		.tx_size = NUM_FRAMES / 2,
+		.bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP,
+	};
+	int rc;
+
+	b->area = mmap(NULL, (size_t)NUM_FRAMES * FRAME_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (b->area == MAP_FAILED)
+		return -errno;
+	rc = xsk_umem__create(&b->umem, b->area, (uint64_t)NUM_FRAMES * FRAME_SIZE, &b->fq, &b->cq, &ucfg);
+	if (rc)
+		return rc;
+	for (int tries = 0;; tries++) {
+		rc = xsk_socket__create(&b->xsk, ifname, 0, b->umem, &b->rx, &b->tx, &scfg);
+		if (rc != -EBUSY || tries >= 30)
+			break;
+		usleep(100000); /* the queue may still be held by a process that just exited */
+	}
+	if (rc)
+		return rc;
+	if (rx) {
+		/* Give the kernel half the frames to receive into. */
+		uint32_t idx, n = NUM_FRAMES / 2;
+		if (xsk_ring_prod__reserve(&b->fq, n, &idx) != n)
+			return -ENOSPC;
+		for (uint32_t i = 0; i < n; i++)
+			*xsk_ring_prod__fill_addr(&b->fq, idx + i) = (uint64_t)i * FRAME_SIZE;
+		xsk_ring_prod__submit(&b->fq, n);
+	}
+	return 0;
+}
+
+static void bare_close(struct bare *b)
+{
+	if (b->xsk)
+		xsk_socket__delete(b->xsk);
+	if (b->umem)
+		xsk_umem__delete(b->umem);
+	munmap(b->area, (size_t)NUM_FRAMES * FRAME_SIZE);
+}
+
+static int get_mac(const char *ifname, uint8_t mac[6])
+{
+	struct ifreq ifr = {0};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), rc = 0;
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (fd < 0 || ioctl(fd, SIOCGIFHWADDR, &ifr))
+		rc = -errno;
+	else
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+static int do_send(const char *ifname, const uint8_t dmac[6], uint32_t sip, uint32_t dip, uint32_t size,
+		   double duration)
+{
+	struct bare b = {0};
+	struct roce_pkt pkt = {0};
+	uint32_t free_stack[NUM_FRAMES], nfree = 0;
+	int rc;
+
+	if ((rc = get_mac(ifname, pkt.smac)) || (rc = bare_open(&b, ifname, 0))) {
+		fprintf(stderr, "xsk_bare: %s: %s\n", ifname, strerror(-rc));
+		return 1;
+	}
+	memcpy(pkt.dmac, dmac, 6);
+	roce_ipv4_mapped(pkt.sip, sip);
+	roce_ipv4_mapped(pkt.dip, dip);
+	pkt.ttl = 64;
+	pkt.dont_fragment = true;
+	pkt.sport = 0xc000;
+	pkt.dport = ROCE_UDP_PORT;
+	pkt.opcode = ROCE_OP_WRITE_ONLY;
+	pkt.pkey = ROCE_PKEY_DEFAULT;
+	pkt.dqpn = 0x11;
+	pkt.reth.rkey = 0x1234;
+	pkt.reth.dma_len = size;
+	pkt.payload_len = size;
+	int flen = -1;
+	for (uint32_t i = 0; i < NUM_FRAMES; i++) {
+		flen = roce_build((uint8_t *)b.area + (size_t)i * FRAME_SIZE, FRAME_SIZE, &pkt);
+		if (flen < 0) {
+			fprintf(stderr, "xsk_bare: payload %u does not fit a %u-byte frame\n", size, FRAME_SIZE);
+			return 1;
+		}
+		free_stack[nfree++] = i * FRAME_SIZE;
+	}
+
+	uint64_t sent = 0, t0 = now_ns(), t1, deadline = t0 + (uint64_t)(duration * 1e9);
+	while ((t1 = now_ns()) < deadline) {
+		uint32_t idx, n;
+
+		n = xsk_ring_cons__peek(&b.cq, BATCH, &idx);
+		for (uint32_t i = 0; i < n; i++)
+			free_stack[nfree++] = (uint32_t)*xsk_ring_cons__comp_addr(&b.cq, idx + i);
+		xsk_ring_cons__release(&b.cq, n);
+
+		n = nfree < BATCH ? nfree : BATCH;
+		n = n ? xsk_ring_prod__reserve(&b.tx, n, &idx) : 0;
+		for (uint32_t i = 0; i < n; i++) {
+			struct xdp_desc *d = xsk_ring_prod__tx_desc(&b.tx, idx + i);
+			d->addr = free_stack[--nfree];
+			d->len = (uint32_t)flen;
+		}
+		xsk_ring_prod__submit(&b.tx, n);
+		sent += n;
+		if (xsk_ring_prod__needs_wakeup(&b.tx))
+			sendto(xsk_socket__fd(b.xsk), NULL, 0, MSG_DONTWAIT, NULL, 0);
+	}
+	double secs = (double)(t1 - t0) / 1e9;
+	printf("{\"mode\":\"xsk_send\",\"payload\":%u,\"frame\":%d,\"frames\":%" PRIu64
+	       ",\"seconds\":%.3f,\"mpps\":%.4f,\"gbps\":%.3f}\n",
+	       size, flen, sent, secs, sent / secs / 1e6, sent * (double)flen * 8 / secs / 1e9);
+	bare_close(&b);
+	return 0;
+}
+
+static int do_recv(const char *ifname, double duration, long idle_ms)
+{
+	struct bare b = {0};
+	int rc = bare_open(&b, ifname, 1);
+
+	if (rc) {
+		fprintf(stderr, "xsk_bare: %s: %s\n", ifname, strerror(-rc));
+		return 1;
+	}
+	fprintf(stderr, "xsk_bare: receiving on %s\n", ifname);
+	uint64_t got = 0, bytes = 0, first = 0, last = 0, start = now_ns();
+	uint64_t deadline = start + (uint64_t)(duration * 1e9);
+	for (;;) {
+		uint32_t idx_rx, idx_fq, n;
+		uint64_t t;
+
+		n = xsk_ring_cons__peek(&b.rx, BATCH, &idx_rx);
+		t = now_ns();
+		if (!n) {
+			if (xsk_ring_prod__needs_wakeup(&b.fq))
+				recvfrom(xsk_socket__fd(b.xsk), NULL, 0, MSG_DONTWAIT, NULL, NULL);
+			if (t >= deadline || (first && t - last >= (uint64_t)idle_ms * 1000000ull))
+				break;
+			continue;
+		}
+		if (!first)
+			first = t;
+		last = t;
+		while (xsk_ring_prod__reserve(&b.fq, n, &idx_fq) != n)
+			;
+		for (uint32_t i = 0; i < n; i++) {
+			const struct xdp_desc *d = xsk_ring_cons__rx_desc(&b.rx, idx_rx + i);
+			bytes += d->len;
+			*xsk_ring_prod__fill_addr(&b.fq, idx_fq + i) = xsk_umem__extract_addr(d->addr);
+		}
+		xsk_ring_prod__submit(&b.fq, n);
+		xsk_ring_cons__release(&b.rx, n);
+		got += n;
+	}
+	double secs = last > first ? (double)(last - first) / 1e9 : 0;
+	printf("{\"mode\":\"xsk_recv\",\"frames\":%" PRIu64 ",\"bytes\":%" PRIu64
+	       ",\"seconds\":%.3f,\"mpps\":%.4f,\"gbps\":%.3f}\n",
+	       got, bytes, secs, secs > 0 ? got / secs / 1e6 : 0, secs > 0 ? bytes * 8 / secs / 1e9 : 0);
+	bare_close(&b);
+	return got ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *ifname = NULL;
+	uint8_t dmac[6] = {0};
+	struct in_addr sip = {0}, dip = {0};
+	double duration = -1;
+	long size = -1, idle_ms = 1000;
+	int have_mac = 0;
+
+	if (argc < 2 || (strcmp(argv[1], "send") && strcmp(argv[1], "recv"))) {
+		fprintf(stderr, "usage: xsk_bare send --iface IF --dst-mac MAC --src-ip A --dst-ip B --size N "
+				"[--duration S]\n       xsk_bare recv --iface IF [--duration S] [--idle-ms MS]\n");
+		return 2;
+	}
+	for (int i = 2; i + 1 < argc; i += 2) {
+		const char *k = argv[i], *v = argv[i + 1];
+		unsigned m[6];
+		if (!strcmp(k, "--iface"))
+			ifname = v;
+		else if (!strcmp(k, "--dst-mac") &&
+			 sscanf(v, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) == 6) {
+			for (int j = 0; j < 6; j++)
+				dmac[j] = (uint8_t)m[j];
+			have_mac = 1;
+		} else if (!strcmp(k, "--src-ip") && inet_pton(AF_INET, v, &sip) == 1)
+			;
+		else if (!strcmp(k, "--dst-ip") && inet_pton(AF_INET, v, &dip) == 1)
+			;
+		else if (!strcmp(k, "--size"))
+			size = strtol(v, NULL, 10);
+		else if (!strcmp(k, "--duration"))
+			duration = strtod(v, NULL);
+		else if (!strcmp(k, "--idle-ms"))
+			idle_ms = strtol(v, NULL, 10);
+		else {
+			fprintf(stderr, "xsk_bare: bad option %s %s\n", k, v);
+			return 2;
+		}
+	}
+	if (!ifname) {
+		fprintf(stderr, "xsk_bare: --iface is required\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "send")) {
+		if (!have_mac || !sip.s_addr || !dip.s_addr || size < 0 || size > 4000) {
+			fprintf(stderr, "xsk_bare: send needs --dst-mac, --src-ip, --dst-ip and --size 0-4000\n");
+			return 2;
+		}
+		return do_send(ifname, dmac, sip.s_addr, dip.s_addr, (uint32_t)size, duration < 0 ? 3 : duration);
+	}
+	return do_recv(ifname, duration < 0 ? 30 : duration, idle_ms);
+}
