@@ -4,7 +4,8 @@
  *
  *   uroce-perf raw send --port SPEC --dst-ip A.B.C.D [--dst-mac MAC]
  *                       --size BYTES --duration SEC [-- EAL args]
- *   uroce-perf raw recv --port SPEC [--duration SEC] [--idle-ms MS] [-- EAL args]
+ *   uroce-perf raw recv --port SPEC [--duration SEC] [--idle-ms MS]
+ *                       [--pcap FILE [--pcap-count N]] [-- EAL args]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dataplane/pcap_file.h"
 #include "dataplane/port.h"
 #include "transport/wire.h"
 #if UROCE_HAVE_AFXDP
@@ -51,6 +53,8 @@ struct raw_opts {
 	uint32_t idle_ms;
 	uint32_t burst;
 	int json;
+	const char *pcap_path;
+	uint32_t pcap_count;
 };
 
 static void usage(FILE *f)
@@ -58,11 +62,13 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: uroce-perf raw send --port SPEC --dst-ip A.B.C.D [--dst-mac MAC] --size BYTES\n"
 		"                           [--duration SEC] [--burst N] [--json] [-- EAL args]\n"
-		"       uroce-perf raw recv --port SPEC [--duration SEC] [--idle-ms MS] [--json] [-- EAL args]\n"
+		"       uroce-perf raw recv --port SPEC [--duration SEC] [--idle-ms MS] [--json]\n"
+		"                           [--pcap FILE [--pcap-count N]] [-- EAL args]\n"
 		"  SPEC: afxdp:IFACE[:QUEUE] | dpdk[:PORTID] (EAL args after --)\n"
 		"  --size: RDMA payload bytes per frame, 0-%u (RC WRITE ONLY frames)\n"
 		"  --duration: seconds to send (default 3); for recv, the longest to wait (default 30)\n"
-		"  --burst: frames per TX burst, 1-%u (default 32)\n",
+		"  --burst: frames per burst, 1-%u (default 32)\n"
+		"  --pcap: write the first --pcap-count (default 16) received frames to FILE\n",
 		RAW_MAX_PAYLOAD, PORT_BURST_MAX);
 }
 
@@ -107,6 +113,8 @@ static int parse_raw_args(int argc, char **argv, int sending, struct raw_opts *o
 		{"idle-ms", required_argument, NULL, 'I'},
 		{"burst", required_argument, NULL, 'b'},
 		{"json", no_argument, NULL, 'j'},
+		{"pcap", required_argument, NULL, 'w'},
+		{"pcap-count", required_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -119,6 +127,7 @@ static int parse_raw_args(int argc, char **argv, int sending, struct raw_opts *o
 	o->idle_ms = RAW_DEFAULT_IDLE_MS;
 	o->burst = 32;
 	o->size = UINT32_MAX;
+	o->pcap_count = 16;
 
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
@@ -129,7 +138,7 @@ static int parse_raw_args(int argc, char **argv, int sending, struct raw_opts *o
 	int nargs = eal_at < 0 ? argc : eal_at;
 
 	optind = 1;
-	while ((c = getopt_long(nargs, argv, "p:i:m:s:D:I:b:jh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(nargs, argv, "p:i:m:s:D:I:b:jw:c:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->port_spec = optarg;
@@ -173,6 +182,14 @@ static int parse_raw_args(int argc, char **argv, int sending, struct raw_opts *o
 			break;
 		case 'j':
 			o->json = 1;
+			break;
+		case 'w':
+			o->pcap_path = optarg;
+			break;
+		case 'c':
+			if (parse_num("--pcap-count", optarg, 1, 1e9, &v))
+				return -EINVAL;
+			o->pcap_count = (uint32_t)v;
 			break;
 		case 'h':
 			usage(stdout);
@@ -347,13 +364,21 @@ static int raw_recv(struct raw_opts *o)
 	struct roce_pkt pkt;
 	struct roce_parse_opts popts = {0};
 	char err[256];
+	struct pcap_writer pw;
 	struct port *p;
 	uint64_t good = 0, good_bytes = 0, first = 0, last = 0, start, deadline;
+	uint32_t dumped = 0;
 	int rc;
 
+	if (o->pcap_path && pcap_writer_open(&pw, o->pcap_path, true, err, sizeof(err))) {
+		fprintf(stderr, "uroce-perf: --pcap %s: %s\n", o->pcap_path, err);
+		return 1;
+	}
 	rc = port_open(&p, &o->cfg, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "uroce-perf: cannot open port %s: %s\n", o->port_spec, err);
+		if (o->pcap_path)
+			pcap_writer_close(&pw);
 		return 1;
 	}
 	/* Tell a waiting script we can receive now. */
@@ -371,6 +396,8 @@ static int raw_recv(struct raw_opts *o)
 			if (!first)
 				first = t;
 			last = t;
+			for (uint16_t i = 0; o->pcap_path && dumped < o->pcap_count && i < n; i++, dumped++)
+				pcap_writer_write(&pw, (uint64_t)time(NULL) * 1000000000ull, f[i].data, f[i].len);
 			for (uint16_t i = 0; i < n; i++) {
 				enum uroce_drop_reason r = roce_parse(f[i].data, f[i].len, &pkt, &popts);
 				if (r == UROCE_DROP_NONE) {
@@ -404,6 +431,8 @@ static int raw_recv(struct raw_opts *o)
 		printf("\n");
 	}
 	port_close(p);
+	if (o->pcap_path && pcap_writer_close(&pw))
+		fprintf(stderr, "uroce-perf: writing %s failed\n", o->pcap_path);
 	return good ? 0 : 1;
 }
 
