@@ -56,6 +56,7 @@ struct dpdk_priv {
 	struct rte_mempool *pool;
 	struct rte_device *dev;
 	bool is_vdev;
+	uint32_t max_frame; /* largest frame TX accepts: MTU + Ethernet + VLAN */
 
 	/* hot: touched by every burst */
 	uint64_t rx_calls;
@@ -431,6 +432,7 @@ static int dpdk_setup(struct port *p, struct dpdk_priv *d, char *err, size_t err
 		p->mtu = mtu;
 	else
 		p->mtu = RTE_ETHER_MTU;
+	d->max_frame = p->mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN;
 	return 0;
 
 stop_dev:
@@ -666,10 +668,45 @@ static void pull(struct port *p, struct dpdk_priv *d, bool make_room)
 	 * stash through rx_burst, like any other. */
 }
 
+/* A frame the caller got from this port, pointing inside its mbuf, no
+ * longer than the link takes. A caller bug otherwise, but a PMD would read
+ * past the buffer. */
+static inline bool tx_frame_bad(const struct dpdk_priv *d, const struct uroce_frame *fr, struct rte_mbuf *mb)
+{
+	uintptr_t off = (uintptr_t)fr->data - (uintptr_t)mb->buf_addr;
+
+	return fr->len == 0 || fr->len > d->max_frame || off > mb->buf_len || off + fr->len > mb->buf_len;
+}
+
+/* The slow half of tx_burst when some frames are unusable: those inside
+ * the taken prefix are freed and counted, the rest stay with the caller. */
+static __attribute__((noinline)) uint16_t tx_with_bad(struct port *p, struct dpdk_priv *d, struct uroce_frame *f,
+						      uint16_t n, const bool *bad, uint16_t nvalid)
+{
+	uint16_t sent = rte_eth_tx_burst(d->port_id, d->queue, d->scratch, nvalid), taken = 0, seen = 0;
+
+	for (; taken < n; taken++) {
+		if (bad[taken]) {
+			rte_pktmbuf_free((struct rte_mbuf *)(uintptr_t)f[taken].cookie);
+			port_count_drop(p, UROCE_DROP_BAD_LENGTH);
+			continue;
+		}
+		if (seen == sent)
+			break;
+		seen++;
+	}
+	if (taken < n)
+		p->stats.drops[UROCE_DROP_TX_RING_FULL] += n - taken;
+	return taken;
+}
+
 static uint16_t dpdk_tx_burst(struct port *p, struct uroce_frame *f, uint16_t n)
 {
 	struct dpdk_priv *d = p->priv;
 	struct rte_mbuf **m = d->scratch;
+	bool bad[PORT_BURST_MAX];
+	uint16_t k = 0, sent;
+	bool any_bad = false;
 
 	if (n > PORT_BURST_MAX)
 		n = PORT_BURST_MAX;
@@ -678,16 +715,26 @@ static uint16_t dpdk_tx_burst(struct port *p, struct uroce_frame *f, uint16_t n)
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *mb = (struct rte_mbuf *)(uintptr_t)f[i].cookie;
 
+		bad[i] = tx_frame_bad(d, &f[i], mb);
+		if (unlikely(bad[i])) {
+			any_bad = true;
+			continue;
+		}
 		/* The caller may have moved data within the buffer (prepended a
 		 * header); the mbuf follows it. */
 		mb->data_off = (uint16_t)(f[i].data - (uint8_t *)mb->buf_addr);
 		mb->data_len = (uint16_t)f[i].len;
 		mb->pkt_len = f[i].len;
-		m[i] = mb;
+		m[k++] = mb;
 	}
-	/* Frames [sent, n) stay the caller's to retry or free (port.h); they
-	 * are not dropped here, so not counted. */
-	return rte_eth_tx_burst(d->port_id, d->queue, m, n);
+	if (unlikely(any_bad))
+		return tx_with_bad(p, d, f, n, bad, k);
+	sent = rte_eth_tx_burst(d->port_id, d->queue, m, n);
+	/* Frames [sent, n) stay the caller's to retry or free (port.h); as on
+	 * the afxdp port, each is counted once as a full ring. */
+	if (unlikely(sent < n))
+		p->stats.drops[UROCE_DROP_TX_RING_FULL] += n - sent;
+	return sent;
 }
 
 static uint16_t dpdk_alloc(struct port *p, struct uroce_frame *f, uint16_t n)
