@@ -135,6 +135,10 @@ cmd_setup() {
 	need_root
 	host_install
 	mkdir -p "$CACHE/debs"
+	# Labs and tests may run setup at the same time; one builds, the others
+	# wait for it (bounded) and then find everything in place.
+	exec 9>"$CACHE/.setup.lock"
+	flock -w 600 9 || die "another setup held $CACHE/.setup.lock for 10 minutes"
 	if [ $force = 1 ]; then
 		rm -rf "$CACHE/debs" "$CACHE/kernel" "$CACHE/root" "$CACHE/kpkg" "$CACHE/initramfs.key"
 		mkdir -p "$CACHE/debs"
@@ -563,6 +567,18 @@ cmd_status() {
 	[ ! -f "$RUN/peers" ] || sed 's/^/peer netns /' "$RUN/peers"
 }
 
+# Labs with state in the cache, e.g. left by a killed test; each can be
+# removed with UROCE_VMLAB_LAB=NAME vmlab.sh down.
+cmd_labs() {
+	local d n
+	for d in "$CACHE"/run/*/; do
+		[ -d "$d" ] || continue
+		n=${d%/}
+		n=${n##*/}
+		if [ -e "/run/netns/$n" ]; then echo "$n up"; else echo "$n (netns gone)"; fi
+	done
+}
+
 usage() {
 	cat <<EOF
 vmlab.sh: Soft-RoCE (rdma_rxe) guests for uroce interop tests. Run as root.
@@ -583,6 +599,7 @@ vmlab.sh: Soft-RoCE (rdma_rxe) guests for uroce interop tests. Run as root.
   console NAME                print the guest's console log
   versions                    kernel and package versions in the guest image
   status                      what runs in the lab
+  labs                        every lab with state in the cache
   down                        stop everything in the lab and delete it
 
 Environment: UROCE_VMLAB_CACHE ($CACHE), UROCE_VMLAB_LAB ($LAB),
@@ -611,6 +628,7 @@ main() {
 	console) cat "$(guest_dir "${1:?usage: vmlab.sh console NAME}")/console.log" ;;
 	versions) cat "$CACHE/versions" 2>/dev/null || die "no versions yet (vmlab.sh setup)" ;;
 	status) cmd_status ;;
+	labs) cmd_labs ;;
 	down) cmd_down ;;
 	help | -h | --help) usage ;;
 	*) usage >&2; die "unknown command '$cmd'" ;;
