@@ -18,6 +18,10 @@
 struct engine_port {
 	struct port *port;
 	uint16_t ntx;
+	/* staged since the last flush: a port that refused part of a burst
+	 * is tried again after a new full burst or at the end of the
+	 * iteration, not on every engine_tx */
+	uint16_t fresh;
 	struct uroce_frame tx[ENGINE_TX_STAGE];
 };
 
@@ -187,6 +191,7 @@ static unsigned flush_port(struct engine *eng, struct engine_port *ep)
 	if (done && done < ep->ntx)
 		memmove(ep->tx, ep->tx + done, (size_t)(ep->ntx - done) * sizeof(ep->tx[0]));
 	ep->ntx -= done;
+	ep->fresh = 0;
 	eng->stats.tx_sent += done;
 	return done;
 }
@@ -207,7 +212,7 @@ int engine_tx(struct engine *eng, unsigned port, const struct uroce_frame *f)
 	}
 	ep->tx[ep->ntx++] = *f;
 	eng->stats.tx_staged++;
-	if (ep->ntx >= eng->burst)
+	if (++ep->fresh >= eng->burst)
 		flush_port(eng, ep);
 	return 0;
 }
