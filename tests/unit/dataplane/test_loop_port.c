@@ -215,6 +215,33 @@ static void test_config_errors(void)
 	o.rx_ring = 100;
 	CHECK(!loop_fabric_create_opts(&o, err, sizeof(err)) && strstr(err, "power of two"), "message: '%s'", err);
 
+	/* a configured MTU: the port reports it and frames longer than it
+	 * plus Ethernet and one VLAN tag are refused */
+	o = (struct loop_fabric_opts){ .nports = 2, .seed = 1, .mtu = 1500, .nframes = 16 };
+	fab = loop_fabric_create_opts(&o, err, sizeof(err));
+	REQUIRE(fab, "create with mtu 1500: %s", err);
+	{
+		struct port *a = open_loop_port(fab, 0), *b = open_loop_port(fab, 1);
+		struct loop_link_stats st;
+		struct uroce_frame f;
+
+		REQUIRE(loop_fabric_connect(fab, 0, 1, NULL, NULL) == 0, "connect");
+		CHECK(a->mtu == 1500, "mtu %u", a->mtu);
+		CHECK(port_alloc(a, &f, 1) == 1 && f.room >= 1518, "room %u", f.room);
+		port_free(a, &f, 1);
+		CHECK(send_one(a, b, 1, 1518) == 1 && send_one(a, b, 2, 1519) == 1, "tx");
+		CHECK(port_rx_burst(b, &f, 1) == 1 && f.len == 1518, "the 1518-byte frame arrives");
+		port_free(b, &f, 1);
+		CHECK(port_rx_burst(b, &f, 1) == 0, "the 1519-byte frame must not");
+		loop_fabric_link_stats(fab, 0, &st);
+		CHECK(st.tx_invalid == 1, "tx_invalid %llu", (unsigned long long)st.tx_invalid);
+		port_close(a);
+		port_close(b);
+		loop_fabric_destroy(fab);
+	}
+	o.mtu = 20;
+	CHECK(!loop_fabric_create_opts(&o, err, sizeof(err)) && strstr(err, "68-65535"), "mtu 20: '%s'", err);
+
 	fab = loop_fabric_create(2, 1);
 	REQUIRE(fab, "create");
 	struct loop_impairment bad = { .loss = 1.5 };
