@@ -1,3 +1,1284 @@
-/* placeholder: replaced by the afxdp backend work */
+/* The afxdp port: one AF_XDP socket on one (interface, queue), its UMEM with
+ * fill and completion rings, and the XDP program (ebpf/xdp_roce.bpf.c,
+ * embedded) that steers RoCEv2 to the socket, shared by every port of this
+ * process on the same interface through one XSKMAP keyed by queue.
+ *
+ * Ring handling uses libxdp's inline ring helpers (<xdp/xsk.h>), so the data
+ * path is the one a bare libxdp loop runs. The socket itself is set up here
+ * with the raw socket options rather than xsk_socket__create(): libxdp
+ * 1.3.1 cannot retry a failed bind on the same UMEM (it re-registers the TX
+ * ring, which fails), and we must retry twice over: zero-copy refused
+ * (veth) -> copy mode, and EBUSY while a queue that a process just left is
+ * still being released.
+ *
+ * Frames: the UMEM is an array of slots of K chunks (K = 1 unless the MTU
+ * needs multi-buffer frames); a frame's cookie is its slot's UMEM address.
+ * Free slots sit on a stack; the fill ring and alloc() take from it, frees
+ * and TX completions push back. Multi-buffer RX frames are made contiguous by
+ * copying the later buffers behind the first, inside the first buffer's
+ * slot, so callers always see one flat frame.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <net/if_arp.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/ethtool.h>
+#include <linux/if_link.h>
+#include <linux/if_xdp.h>
+#include <linux/sockios.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/xsk.h>
+
 #include "dataplane/port.h"
-const struct port_ops port_afxdp_ops;
+#include "dataplane/port_afxdp.h"
+#include "ebpf/xdp_roce.h"
+
+/* Missing from the Debian 6.1 uapi headers; values are kernel ABI. */
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)
+#endif
+#ifndef SOL_XDP
+#define SOL_XDP 283
+#endif
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+
+/* The embedded program (ebpf/meson.build generates it). */
+extern const unsigned char uroce_xdp_roce_bpf[];
+extern const size_t uroce_xdp_roce_bpf_len;
+
+#define AFXDP_CHUNK_DEFAULT 4096u
+#define AFXDP_CHUNK_MIN 2048u           /* kernel's XDP_UMEM_MIN_CHUNK_SIZE */
+#define AFXDP_RING_MAX 2048u            /* per ring; a power of two */
+#define AFXDP_NFRAMES_DEFAULT 4096u     /* two rings' worth of frames */
+#define AFXDP_NFRAMES_MIN 64u
+#define AFXDP_NFRAMES_MAX (1u << 20)
+/* A frame buffer as the kernel fills it in copy mode (and most drivers in
+ * zero-copy mode): XDP_PACKET_HEADROOM bytes in front of the packet. */
+#define AFXDP_RX_HEADROOM 256u
+/* Largest frame a driver keeps in one buffer for an XDP program without
+ * frags support: a page less the XDP headroom and skb_shared_info (veth
+ * refuses such a program above an MTU of about 3500). */
+#define AFXDP_LINEAR_MAX (4096u - 256u - 320u)
+#define AFXDP_L2_OVERHEAD (14u + 4u)    /* Ethernet + one 802.1Q tag */
+/* The kernel splits one packet into at most MAX_SKB_FRAGS + 1 buffers. */
+#define AFXDP_MAX_FRAGS 18u
+/* Queue release after a process exits is deferred in the kernel; bind gets
+ * EBUSY for up to about a second. */
+#define AFXDP_BIND_RETRY_MS 3000
+/* Link state and kernel drop counters are re-read this often (ns), checked
+ * every AFXDP_SLOW_POLLS polls, so poll() costs no syscall otherwise. */
+#define AFXDP_SLOW_NS 50000000ull
+#define AFXDP_SLOW_POLLS 64u
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* One interface's XDP program and XSKMAP, shared by this process's ports
+ * on it. */
+struct afxdp_iface {
+	struct afxdp_iface *next;
+	uint64_t netns; /* ifindexes repeat across network namespaces */
+	int ifindex;
+	char ifname[IF_NAMESIZE];
+	unsigned refs;
+	struct bpf_object *obj; /* NULL when we adopted another process's copy */
+	int prog_fd;
+	int xsks_fd;
+	uint32_t xsks_max;
+	uint32_t prog_id;
+	/* The program is attached through a BPF link, so it is detached when
+	 * the last holder of the link closes it, in whatever process, and
+	 * also when a process dies without closing its ports. */
+	int link_fd;           /* our reference to the XDP link; -1 if none */
+	bool owner;            /* we created the link */
+	bool frags;
+	bool skb_mode;
+	uint16_t extra_port;
+	uint64_t queues_open[1024 / 64]; /* port_config_parse caps queues at 1023 */
+};
+
+static pthread_mutex_t ifaces_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct afxdp_iface *ifaces;
+
+struct afxdp {
+	/* data path: the four rings and the frame stack */
+	struct xsk_ring_cons rx;
+	struct xsk_ring_prod tx;
+	struct xsk_ring_prod fq;
+	struct xsk_ring_cons cq;
+	uint8_t *umem;
+	uint64_t *free_stack;
+	uint32_t nfree;
+	uint32_t nslots;
+	uint32_t chunk_shift;
+	uint32_t chunk_size;
+	uint32_t slot_shift;
+	uint32_t slot_size;
+	uint32_t max_frame;    /* largest L2 frame the link carries */
+	uint32_t fill_reserve; /* frames the fill ring leaves for TX */
+	uint32_t ring_size;
+	uint32_t tx_outstanding; /* descriptors the kernel has not completed */
+	bool sg;
+	bool link_up;
+	int fd;
+	uint8_t *tx_pend; /* multi-buffer: descriptors in flight per slot */
+	uint32_t poll_count;
+
+	/* slow path */
+	uint64_t next_slow_ns;
+	uint64_t kstat_drops; /* kernel drops already counted */
+	uint64_t kick_errors;
+	int ctl_fd; /* AF_INET datagram socket for interface ioctls */
+	bool zero_copy;
+	bool in_map; /* our socket is the XSKMAP entry of our queue */
+	uint32_t queue;
+	size_t umem_len;
+	void *ring_map[4];
+	size_t ring_len[4];
+	struct afxdp_iface *ifc;
+} __attribute__((aligned(64)));
+
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t log2u(uint32_t v)
+{
+	return 31u - (uint32_t)__builtin_clz(v);
+}
+
+static uint32_t pow2_ceil(uint32_t v)
+{
+	return v <= 1 ? 1 : 1u << (32 - __builtin_clz(v - 1));
+}
+
+/* ---------------------------------------------------------------- data path */
+
+static inline void kick_tx(struct port *p, struct afxdp *x)
+{
+	if (!xsk_ring_prod__needs_wakeup(&x->tx))
+		return;
+	if (sendto(x->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
+		return;
+	switch (errno) {
+	case EAGAIN:  /* driver queue busy: the descriptor stays, next kick */
+	case ENOBUFS: /* no skb right now: likewise */
+	case EINTR:
+		return;
+	case EBUSY:
+		/* Copy mode: the driver dropped one frame (NET_XMIT_DROP)
+		 * and the kernel stopped there; it is completed unsent. */
+		if (!x->zero_copy)
+			port_count_drop(p, UROCE_DROP_TX_RING_FULL);
+		return;
+	case ENETDOWN:
+	case ENXIO:
+		x->link_up = false;
+		return;
+	default:
+		x->kick_errors++;
+	}
+}
+
+static inline void reap_completions(struct afxdp *x)
+{
+	uint32_t idx, n = xsk_ring_cons__peek(&x->cq, x->ring_size, &idx);
+
+	if (!n)
+		return;
+	if (likely(!x->sg)) {
+		uint64_t mask = ~(uint64_t)(x->chunk_size - 1);
+
+		for (uint32_t i = 0; i < n; i++)
+			x->free_stack[x->nfree + i] = *xsk_ring_cons__comp_addr(&x->cq, idx + i) & mask;
+		x->nfree += n;
+	} else {
+		/* One completion per descriptor; the slot is free when the
+		 * last descriptor of its frame is back. */
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t slot = *xsk_ring_cons__comp_addr(&x->cq, idx + i) >> x->slot_shift;
+
+			if (--x->tx_pend[slot] == 0)
+				x->free_stack[x->nfree++] = slot << x->slot_shift;
+		}
+	}
+	xsk_ring_cons__release(&x->cq, n);
+	x->tx_outstanding -= n;
+}
+
+static inline void refill_fill_ring(struct afxdp *x)
+{
+	uint32_t want, idx;
+
+	if (x->nfree <= x->fill_reserve)
+		return;
+	want = x->nfree - x->fill_reserve;
+	want = xsk_prod_nb_free(&x->fq, want) < want ? xsk_prod_nb_free(&x->fq, want) : want;
+	if (!want || xsk_ring_prod__reserve(&x->fq, want, &idx) != want)
+		return;
+	for (uint32_t i = 0; i < want; i++)
+		*xsk_ring_prod__fill_addr(&x->fq, idx + i) = x->free_stack[--x->nfree];
+	xsk_ring_prod__submit(&x->fq, want);
+}
+
+/* Multi-buffer receive: descriptors with XDP_PKT_CONTD continue into the
+ * next one. A packet whose last descriptor has not arrived yet is left in
+ * the ring for the next call. */
+static uint16_t rx_burst_sg(struct port *p, struct afxdp *x, struct uroce_frame *f, uint16_t n)
+{
+	uint32_t idx, avail, used = 0;
+	uint16_t got = 0;
+
+	avail = xsk_ring_cons__peek(&x->rx, (uint32_t)n + AFXDP_MAX_FRAGS, &idx);
+	while (got < n && used < avail) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&x->rx, idx + used);
+		uint32_t end = used;
+
+		while (end < avail && (xsk_ring_cons__rx_desc(&x->rx, idx + end)->options & XDP_PKT_CONTD))
+			end++;
+		if (end == avail)
+			break;
+
+		uint64_t base = d->addr & ~(uint64_t)(x->slot_size - 1);
+		uint32_t off = (uint32_t)(d->addr - base), len = d->len;
+		bool fits = true;
+
+		for (uint32_t j = used + 1; j <= end; j++) {
+			const struct xdp_desc *c = xsk_ring_cons__rx_desc(&x->rx, idx + j);
+			uint64_t cbase = c->addr & ~(uint64_t)(x->slot_size - 1);
+
+			if (fits && off + len + c->len <= x->slot_size)
+				memcpy(x->umem + base + off + len, x->umem + c->addr, c->len);
+			else
+				fits = false;
+			len += c->len;
+			x->free_stack[x->nfree++] = cbase;
+		}
+		if (likely(fits)) {
+			f[got].data = x->umem + d->addr;
+			f[got].len = len;
+			f[got].room = x->slot_size - off;
+			f[got].cookie = base;
+			got++;
+		} else {
+			x->free_stack[x->nfree++] = base;
+			port_count_drop(p, UROCE_DROP_NO_BUFFER);
+		}
+		used = end + 1;
+	}
+	xsk_ring_cons__cancel(&x->rx, avail - used);
+	if (used)
+		xsk_ring_cons__release(&x->rx, used);
+	return got;
+}
+
+static uint16_t afxdp_rx_burst(struct port *p, struct uroce_frame *f, uint16_t n)
+{
+	struct afxdp *x = p->priv;
+	uint32_t idx, got;
+	uint64_t mask;
+
+	if (unlikely(x->sg))
+		return rx_burst_sg(p, x, f, n);
+	got = xsk_ring_cons__peek(&x->rx, n, &idx);
+	if (!got)
+		return 0;
+	mask = ~(uint64_t)(x->chunk_size - 1);
+	for (uint32_t i = 0; i < got; i++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&x->rx, idx + i);
+		uint64_t base = d->addr & mask;
+
+		f[i].data = x->umem + d->addr;
+		__builtin_prefetch(f[i].data);
+		f[i].len = d->len;
+		f[i].room = x->chunk_size - (uint32_t)(d->addr - base);
+		f[i].cookie = base;
+	}
+	xsk_ring_cons__release(&x->rx, got);
+	return (uint16_t)got;
+}
+
+/* A frame the kernel would reject (and never complete) is taken, freed
+ * and counted instead of posted, so its slot does not leak. */
+static inline bool tx_frame_bad(const struct afxdp *x, const struct uroce_frame *fr, uint32_t *off)
+{
+	*off = (uint32_t)((uint64_t)(fr->data - x->umem) - fr->cookie);
+	return fr->len == 0 || fr->len > x->max_frame || (uint64_t)*off + fr->len > x->slot_size ||
+	       (fr->cookie & (x->slot_size - 1)) || fr->cookie >= (uint64_t)x->nslots << x->slot_shift;
+}
+
+static uint16_t tx_burst_sg(struct port *p, struct afxdp *x, struct uroce_frame *f, uint16_t n)
+{
+	uint32_t space = xsk_prod_nb_free(&x->tx, (uint32_t)n * 2), ndesc = 0, idx;
+	uint16_t taken = 0;
+
+	/* Count what fits first, so the ring is reserved once. */
+	for (; taken < n; taken++) {
+		uint32_t off, k;
+
+		if (tx_frame_bad(x, &f[taken], &off)) {
+			k = 0;
+		} else {
+			k = ((off + f[taken].len - 1) >> x->chunk_shift) - (off >> x->chunk_shift) + 1;
+		}
+		if (ndesc + k > space)
+			break;
+		ndesc += k;
+	}
+	if (ndesc && xsk_ring_prod__reserve(&x->tx, ndesc, &idx) != ndesc)
+		return 0;
+	for (uint16_t i = 0; i < taken; i++) {
+		uint32_t off, left;
+		uint64_t addr;
+
+		if (tx_frame_bad(x, &f[i], &off)) {
+			x->free_stack[x->nfree++] = f[i].cookie & ~(uint64_t)(x->slot_size - 1);
+			port_count_drop(p, UROCE_DROP_BAD_LENGTH);
+			continue;
+		}
+		addr = f[i].cookie + off;
+		left = f[i].len;
+		x->tx_pend[f[i].cookie >> x->slot_shift] =
+			(uint8_t)(((off + left - 1) >> x->chunk_shift) - (off >> x->chunk_shift) + 1);
+		while (left) {
+			struct xdp_desc *d = xsk_ring_prod__tx_desc(&x->tx, idx++);
+			uint32_t room = x->chunk_size - (uint32_t)(addr & (x->chunk_size - 1));
+			uint32_t len = left < room ? left : room;
+
+			d->addr = addr;
+			d->len = len;
+			left -= len;
+			d->options = left ? XDP_PKT_CONTD : 0;
+			addr += len;
+		}
+	}
+	if (ndesc) {
+		xsk_ring_prod__submit(&x->tx, ndesc);
+		x->tx_outstanding += ndesc;
+		kick_tx(p, x);
+	}
+	return taken;
+}
+
+static uint16_t afxdp_tx_burst(struct port *p, struct uroce_frame *f, uint16_t n)
+{
+	struct afxdp *x = p->priv;
+	uint32_t idx, space, posted = 0;
+
+	if (unlikely(x->sg))
+		return tx_burst_sg(p, x, f, n);
+	/* Frames that do not fit stay with the caller (port.h): not a drop. */
+	space = xsk_prod_nb_free(&x->tx, n);
+	if (space < n)
+		n = (uint16_t)space;
+	if (!n || xsk_ring_prod__reserve(&x->tx, n, &idx) != n)
+		return 0;
+	for (uint16_t i = 0; i < n; i++) {
+		uint32_t off;
+
+		if (unlikely(tx_frame_bad(x, &f[i], &off))) {
+			x->free_stack[x->nfree++] = f[i].cookie & ~(uint64_t)(x->slot_size - 1);
+			port_count_drop(p, UROCE_DROP_BAD_LENGTH);
+			continue;
+		}
+		struct xdp_desc *d = xsk_ring_prod__tx_desc(&x->tx, idx + posted++);
+		d->addr = f[i].cookie + off;
+		d->len = f[i].len;
+		d->options = 0;
+	}
+	/* Reserved slots left unused by bad frames are handed back: the
+	 * producer only moves by what was written. */
+	x->tx.cached_prod -= n - posted;
+	if (posted) {
+		xsk_ring_prod__submit(&x->tx, posted);
+		x->tx_outstanding += posted;
+		kick_tx(p, x);
+	}
+	return n;
+}
+
+static uint16_t afxdp_alloc(struct port *p, struct uroce_frame *f, uint16_t n)
+{
+	struct afxdp *x = p->priv;
+
+	if (x->nfree < n)
+		reap_completions(x);
+	if (n > x->nfree)
+		n = (uint16_t)x->nfree;
+	for (uint16_t i = 0; i < n; i++) {
+		uint64_t addr = x->free_stack[--x->nfree];
+
+		f[i].data = x->umem + addr;
+		f[i].len = 0;
+		f[i].room = x->slot_size;
+		f[i].cookie = addr;
+	}
+	return n;
+}
+
+static void afxdp_free(struct port *p, struct uroce_frame *f, uint16_t n)
+{
+	struct afxdp *x = p->priv;
+
+	/* More frees than frames exist means a double free by the caller;
+	 * refusing it keeps the stack (and the UMEM) consistent. */
+	if (unlikely(x->nfree + n > x->nslots))
+		n = (uint16_t)(x->nslots - x->nfree);
+	for (uint16_t i = 0; i < n; i++)
+		x->free_stack[x->nfree + i] = f[i].cookie;
+	x->nfree += n;
+}
+
+static void read_link(struct port *p, struct afxdp *x)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, p->cfg.ifname, sizeof(p->cfg.ifname));
+	if (ioctl(x->ctl_fd, SIOCGIFFLAGS, &ifr) == 0)
+		x->link_up = (ifr.ifr_flags & (IFF_UP | IFF_RUNNING)) == (IFF_UP | IFF_RUNNING);
+	else if (errno == ENODEV)
+		x->link_up = false;
+}
+
+/* Drops inside the kernel (no fill buffer, RX ring full) belong to this
+ * port's counters too. */
+static void read_kernel_drops(struct port *p, struct afxdp *x)
+{
+	struct xdp_statistics st;
+	socklen_t len = sizeof(st);
+	uint64_t drops;
+
+	memset(&st, 0, sizeof(st));
+	if (getsockopt(x->fd, SOL_XDP, XDP_STATISTICS, &st, &len))
+		return;
+	drops = st.rx_dropped + st.rx_ring_full;
+	if (drops > x->kstat_drops) {
+		p->stats.drops[UROCE_DROP_NO_BUFFER] += drops - x->kstat_drops;
+		x->kstat_drops = drops;
+	}
+}
+
+static void afxdp_poll(struct port *p)
+{
+	struct afxdp *x = p->priv;
+
+	reap_completions(x);
+	refill_fill_ring(x);
+	if (x->tx_outstanding)
+		kick_tx(p, x);
+	/* Zero-copy drivers ask for a wakeup once they ran out of fill
+	 * buffers; only then, and only with nothing to read, is it a syscall. */
+	if (unlikely(xsk_ring_prod__needs_wakeup(&x->fq)) && !xsk_cons_nb_avail(&x->rx, 1))
+		recvfrom(x->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+	if (unlikely(++x->poll_count % AFXDP_SLOW_POLLS == 0)) {
+		uint64_t now = mono_ns();
+
+		if (now >= x->next_slow_ns) {
+			x->next_slow_ns = now + AFXDP_SLOW_NS;
+			read_link(p, x);
+			read_kernel_drops(p, x);
+		}
+	}
+}
+
+static bool afxdp_link_up(struct port *p)
+{
+	struct afxdp *x = p->priv;
+
+	return x->link_up;
+}
+
+/* ------------------------------------------------- XDP program, per interface */
+
+static uint32_t iface_queue_count(const char *ifname)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	struct ifreq ifr;
+	uint32_t n = 1;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return 1;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&ch;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0) {
+		n = ch.max_combined;
+		if (ch.max_rx > n)
+			n = ch.max_rx;
+		if (ch.max_tx > n)
+			n = ch.max_tx;
+	}
+	close(fd);
+	return n ? n : 1;
+}
+
+/* Current (not maximum) queue count, for error messages. */
+static uint32_t iface_queues_now(const char *ifname)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	struct ifreq ifr;
+	uint32_t n = 0;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return 0;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&ch;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0)
+		n = ch.combined_count + ch.rx_count;
+	close(fd);
+	return n;
+}
+
+static void iface_release_fds(struct afxdp_iface *ifc)
+{
+	/* Dropping our link reference detaches the program once no other
+	 * process holds one. */
+	if (ifc->link_fd >= 0)
+		close(ifc->link_fd);
+	ifc->link_fd = -1;
+	ifc->owner = false;
+	if (ifc->obj) {
+		bpf_object__close(ifc->obj); /* closes prog_fd and the map fds */
+	} else {
+		if (ifc->prog_fd >= 0)
+			close(ifc->prog_fd);
+		if (ifc->xsks_fd >= 0)
+			close(ifc->xsks_fd);
+	}
+	ifc->obj = NULL;
+	ifc->prog_fd = ifc->xsks_fd = -1;
+}
+
+/* The XDP link that holds prog_id on ifindex, as a new fd (a reference that
+ * keeps it attached), or -1 when the program was attached without a link
+ * (ip link, libxdp). Link ifindexes are per network namespace, so the
+ * program id, which is global, has to match too. */
+static int find_xdp_link(int ifindex, uint32_t prog_id)
+{
+	uint32_t id = 0;
+
+	/* Bounded: link ids are visited once each. */
+	for (int n = 0; n < 1000000 && bpf_link_get_next_id(id, &id) == 0; n++) {
+		struct bpf_link_info li;
+		uint32_t len = sizeof(li);
+		int fd = bpf_link_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		memset(&li, 0, sizeof(li));
+		if (!bpf_obj_get_info_by_fd(fd, &li, &len) && li.type == BPF_LINK_TYPE_XDP &&
+		    li.prog_id == prog_id && (int)li.xdp.ifindex == ifindex)
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+/* Another process (or an earlier run of this one that died) may have our
+ * program attached already: use its XSKMAP when its configuration matches
+ * ours, refuse a foreign program. */
+static int iface_adopt(struct afxdp_iface *ifc, uint32_t prog_id, bool skb, bool frags, uint16_t extra_port,
+		       char *err, size_t errlen)
+{
+	struct bpf_prog_info pinfo;
+	uint32_t map_ids[8], len = sizeof(pinfo), nmaps;
+	bool found_cfg = false;
+	int fd, rc;
+
+	fd = bpf_prog_get_fd_by_id(prog_id);
+	if (fd < 0)
+		return fail(err, errlen, -errno, "%s: cannot open its XDP program (id %u): %s", ifc->ifname,
+			    prog_id, strerror(errno));
+	memset(&pinfo, 0, sizeof(pinfo));
+	pinfo.nr_map_ids = 8;
+	pinfo.map_ids = (uint64_t)(uintptr_t)map_ids;
+	rc = bpf_obj_get_info_by_fd(fd, &pinfo, &len);
+	if (rc) {
+		rc = -errno;
+		close(fd);
+		return fail(err, errlen, rc, "%s: cannot inspect XDP program id %u: %s", ifc->ifname, prog_id,
+			    strerror(-rc));
+	}
+	if (strcmp(pinfo.name, XDP_ROCE_PROG_NAME) && strcmp(pinfo.name, XDP_ROCE_PROG_FRAGS_NAME)) {
+		close(fd);
+		return fail(err, errlen, -EBUSY,
+			    "%s already has another XDP program attached ('%s', id %u); uroce needs its own there. "
+			    "Detach it first: ip link set dev %s xdp off",
+			    ifc->ifname, pinfo.name, prog_id, ifc->ifname);
+	}
+	if (frags && strcmp(pinfo.name, XDP_ROCE_PROG_FRAGS_NAME)) {
+		close(fd);
+		return fail(err, errlen, -EBUSY,
+			    "%s: the uroce XDP program attached there (id %u) has no multi-buffer support, which the "
+			    "MTU now needs; close the ports using it or detach it: ip link set dev %s xdp off",
+			    ifc->ifname, prog_id, ifc->ifname);
+	}
+	ifc->prog_fd = fd;
+	ifc->xsks_fd = -1;
+	nmaps = pinfo.nr_map_ids < 8 ? pinfo.nr_map_ids : 8;
+	for (uint32_t i = 0; i < nmaps; i++) {
+		struct bpf_map_info minfo;
+		uint32_t mlen = sizeof(minfo);
+		int mfd = bpf_map_get_fd_by_id(map_ids[i]);
+
+		if (mfd < 0)
+			continue;
+		memset(&minfo, 0, sizeof(minfo));
+		if (bpf_obj_get_info_by_fd(mfd, &minfo, &mlen)) {
+			close(mfd);
+			continue;
+		}
+		if (minfo.type == BPF_MAP_TYPE_XSKMAP && ifc->xsks_fd < 0) {
+			ifc->xsks_fd = mfd;
+			ifc->xsks_max = minfo.max_entries;
+			continue;
+		}
+		if (minfo.type == BPF_MAP_TYPE_ARRAY && minfo.value_size >= sizeof(struct xdp_roce_cfg) &&
+		    strstr(minfo.name, ".rodata")) {
+			uint8_t val[256];
+			struct xdp_roce_cfg c;
+			uint32_t key = 0;
+
+			if (minfo.value_size <= sizeof(val) && !bpf_map_lookup_elem(mfd, &key, val)) {
+				memcpy(&c, val, sizeof(c));
+				found_cfg = c.version == XDP_ROCE_CFG_VERSION;
+				if (found_cfg && c.extra_port_be != htons(extra_port)) {
+					close(mfd);
+					iface_release_fds(ifc);
+					return fail(err, errlen, -EBUSY,
+						    "%s: the uroce XDP program attached there (id %u) steers extra UDP "
+						    "port %u, this port asks for %u; use the same extra port or detach it: "
+						    "ip link set dev %s xdp off",
+						    ifc->ifname, prog_id, ntohs(c.extra_port_be), extra_port, ifc->ifname);
+				}
+			}
+		}
+		close(mfd);
+	}
+	if (ifc->xsks_fd < 0 || !found_cfg) {
+		iface_release_fds(ifc);
+		return fail(err, errlen, -EBUSY,
+			    "%s: XDP program id %u looks like uroce's but its maps do not match this version; "
+			    "detach it: ip link set dev %s xdp off",
+			    ifc->ifname, prog_id, ifc->ifname);
+	}
+	ifc->prog_id = prog_id;
+	ifc->owner = false;
+	ifc->link_fd = find_xdp_link(ifc->ifindex, prog_id);
+	ifc->frags = !strcmp(pinfo.name, XDP_ROCE_PROG_FRAGS_NAME);
+	ifc->skb_mode = skb;
+	ifc->extra_port = extra_port;
+	return 0;
+}
+
+static int iface_load(struct afxdp_iface *ifc, uint32_t xsks_max, bool frags, uint16_t extra_port, char *err,
+		      size_t errlen)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oopts, .object_name = "xdp_roce");
+	struct bpf_program *prog, *other;
+	struct bpf_map *xsks, *rodata;
+	const void *init;
+	struct xdp_roce_cfg cfg;
+	size_t cfg_len = 0;
+	int rc;
+
+	ifc->obj = bpf_object__open_mem(uroce_xdp_roce_bpf, uroce_xdp_roce_bpf_len, &oopts);
+	if (!ifc->obj) {
+		rc = -errno;
+		return fail(err, errlen, rc, "cannot open the embedded XDP program: %s", strerror(-rc));
+	}
+	prog = bpf_object__find_program_by_name(ifc->obj, frags ? XDP_ROCE_PROG_FRAGS_NAME : XDP_ROCE_PROG_NAME);
+	other = bpf_object__find_program_by_name(ifc->obj, frags ? XDP_ROCE_PROG_NAME : XDP_ROCE_PROG_FRAGS_NAME);
+	xsks = bpf_object__find_map_by_name(ifc->obj, "xsks");
+	rodata = bpf_object__find_map_by_name(ifc->obj, ".rodata");
+	init = rodata ? bpf_map__initial_value(rodata, &cfg_len) : NULL;
+	/* .rodata holds exactly the one config struct (see the program). */
+	if (!prog || !other || !xsks || !init || cfg_len != sizeof(cfg)) {
+		rc = fail(err, errlen, -EINVAL, "the embedded XDP program lacks its programs or maps (build problem)");
+		goto out_close;
+	}
+	bpf_program__set_autoload(other, false);
+	bpf_map__set_max_entries(xsks, xsks_max);
+	memcpy(&cfg, init, sizeof(cfg));
+	cfg.extra_port_be = htons(extra_port);
+	rc = bpf_map__set_initial_value(rodata, &cfg, sizeof(cfg));
+	if (rc) {
+		fail(err, errlen, rc, "cannot configure the XDP program: %s", strerror(-rc));
+		goto out_close;
+	}
+
+	rc = bpf_object__load(ifc->obj);
+	if (rc) {
+		if (frags)
+			fail(err, errlen, rc,
+			     "%s: the kernel refused the multi-buffer XDP program (%s); the MTU needs frames over "
+			     "%u bytes, which needs XDP frags support (Linux 5.18+): lower the MTU to %u or less",
+			     ifc->ifname, strerror(-rc), AFXDP_LINEAR_MAX, AFXDP_LINEAR_MAX - AFXDP_L2_OVERHEAD);
+		else
+			fail(err, errlen, rc, "%s: the kernel refused the XDP program: %s", ifc->ifname, strerror(-rc));
+		goto out_close;
+	}
+	ifc->prog_fd = bpf_program__fd(prog);
+	ifc->xsks_fd = bpf_map__fd(xsks);
+	ifc->xsks_max = xsks_max;
+	ifc->frags = frags;
+	ifc->extra_port = extra_port;
+	return 0;
+
+out_close:
+	bpf_object__close(ifc->obj);
+	ifc->obj = NULL;
+	return rc;
+}
+
+static int iface_attach(struct afxdp_iface *ifc, bool force_skb, char *err, size_t errlen)
+{
+	struct bpf_prog_info pinfo;
+	uint32_t len = sizeof(pinfo);
+	int fd = -EOPNOTSUPP;
+
+	/* Native mode first: generic (skb) mode works everywhere but costs
+	 * an skb per frame. A link never replaces an attached program. */
+	if (!force_skb) {
+		LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = XDP_FLAGS_DRV_MODE);
+		fd = bpf_link_create(ifc->prog_fd, ifc->ifindex, BPF_XDP, &lo);
+		if (fd < 0)
+			fd = -errno;
+		ifc->skb_mode = false;
+	}
+	if (fd < 0 && fd != -EBUSY && fd != -EEXIST) {
+		LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = XDP_FLAGS_SKB_MODE);
+		fd = bpf_link_create(ifc->prog_fd, ifc->ifindex, BPF_XDP, &lo);
+		if (fd < 0)
+			fd = -errno;
+		ifc->skb_mode = true;
+	}
+	if (fd < 0)
+		return fd == -EBUSY || fd == -EEXIST
+			       ? fd
+			       : fail(err, errlen, fd, "cannot attach the XDP program to %s: %s", ifc->ifname,
+				      strerror(-fd));
+	ifc->link_fd = fd;
+	ifc->owner = true;
+	memset(&pinfo, 0, sizeof(pinfo));
+	if (!bpf_obj_get_info_by_fd(ifc->prog_fd, &pinfo, &len))
+		ifc->prog_id = pinfo.id;
+	return 0;
+}
+
+/* Identity of the calling thread's network namespace (0 if unknown). */
+static uint64_t netns_id(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/net", &st) ? 0 : (uint64_t)st.st_dev << 32 ^ (uint64_t)st.st_ino;
+}
+
+static struct afxdp_iface *iface_get(int ifindex, const struct port_config *cfg, bool frags, char *err,
+				     size_t errlen, int *rcp)
+{
+	struct afxdp_iface *ifc;
+	uint64_t netns = netns_id();
+	uint32_t want_max;
+	int rc;
+
+	for (ifc = ifaces; ifc; ifc = ifc->next) {
+		if (ifc->ifindex != ifindex || ifc->netns != netns)
+			continue;
+		if (ifc->extra_port != cfg->extra_udp_port) {
+			*rcp = fail(err, errlen, -EINVAL,
+				    "%s: another port of this process steers extra UDP port %u; this one asks for %u "
+				    "(one XDP program per interface: use the same extra port)",
+				    cfg->ifname, ifc->extra_port, cfg->extra_udp_port);
+			return NULL;
+		}
+		if (frags && !ifc->frags) {
+			*rcp = fail(err, errlen, -EINVAL,
+				    "%s: the MTU grew past %u bytes after another port opened; close all ports on "
+				    "it and reopen",
+				    cfg->ifname, AFXDP_LINEAR_MAX - AFXDP_L2_OVERHEAD);
+			return NULL;
+		}
+		if (cfg->queue >= ifc->xsks_max) {
+			*rcp = fail(err, errlen, -EINVAL, "%s: queue %u is beyond the XSKMAP (%u queues)", cfg->ifname,
+				    cfg->queue, ifc->xsks_max);
+			return NULL;
+		}
+		ifc->refs++;
+		return ifc;
+	}
+
+	ifc = calloc(1, sizeof(*ifc));
+	if (!ifc) {
+		*rcp = fail(err, errlen, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	ifc->ifindex = ifindex;
+	ifc->netns = netns;
+	ifc->prog_fd = ifc->xsks_fd = ifc->link_fd = -1;
+	memcpy(ifc->ifname, cfg->ifname, sizeof(ifc->ifname));
+	want_max = iface_queue_count(cfg->ifname);
+	if (want_max <= cfg->queue)
+		want_max = cfg->queue + 1;
+
+	/* Two tries: a program attached between our query and our attach
+	 * (another process opening the same interface) is adopted. */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		LIBBPF_OPTS(bpf_xdp_query_opts, q);
+		uint32_t id;
+
+		rc = bpf_xdp_query(ifindex, 0, &q);
+		if (rc) {
+			fail(err, errlen, rc, "%s: cannot query its XDP state: %s", cfg->ifname, strerror(-rc));
+			goto out_free;
+		}
+		id = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id ? q.skb_prog_id : q.hw_prog_id;
+		if (id) {
+			rc = iface_adopt(ifc, id, !q.drv_prog_id && q.skb_prog_id, frags, cfg->extra_udp_port, err,
+					 errlen);
+			if (rc)
+				goto out_free;
+			if (cfg->queue >= ifc->xsks_max) {
+				rc = fail(err, errlen, -EINVAL, "%s: queue %u is beyond the adopted XSKMAP (%u queues)",
+					  cfg->ifname, cfg->queue, ifc->xsks_max);
+				iface_release_fds(ifc);
+				goto out_free;
+			}
+			break;
+		}
+		rc = iface_load(ifc, want_max, frags, cfg->extra_udp_port, err, errlen);
+		if (rc)
+			goto out_free;
+		rc = iface_attach(ifc, cfg->force_skb, err, errlen);
+		if (rc == 0)
+			break;
+		iface_release_fds(ifc);
+		if (rc != -EBUSY && rc != -EEXIST)
+			goto out_free;
+		rc = fail(err, errlen, rc, "%s: XDP program attach kept racing with another process", cfg->ifname);
+	}
+	if (rc)
+		goto out_free;
+	ifc->refs = 1;
+	ifc->next = ifaces;
+	ifaces = ifc;
+	return ifc;
+
+out_free:
+	free(ifc);
+	*rcp = rc;
+	return NULL;
+}
+
+static void iface_put(struct afxdp_iface *ifc)
+{
+	struct afxdp_iface **pp;
+
+	if (--ifc->refs)
+		return;
+	iface_release_fds(ifc);
+	for (pp = &ifaces; *pp; pp = &(*pp)->next) {
+		if (*pp == ifc) {
+			*pp = ifc->next;
+			break;
+		}
+	}
+	free(ifc);
+}
+
+/* ------------------------------------------------------------ socket setup */
+
+static void ring_setup(void *map, const struct xdp_ring_offset *off, uint32_t size, bool prod, void *ring)
+{
+	/* xsk_ring_prod and xsk_ring_cons have the same layout. */
+	struct xsk_ring_cons *r = ring;
+
+	r->mask = size - 1;
+	r->size = size;
+	r->producer = (uint32_t *)((char *)map + off->producer);
+	r->consumer = (uint32_t *)((char *)map + off->consumer);
+	r->flags = (uint32_t *)((char *)map + off->flags);
+	r->ring = (char *)map + off->desc;
+	r->cached_prod = *r->producer;
+	/* A producer's cached_cons runs one ring size ahead; see
+	 * xsk_prod_nb_free(). */
+	r->cached_cons = *r->consumer + (prod ? size : 0);
+}
+
+static int xsk_setup(struct port *p, struct afxdp *x, char *err, size_t errlen)
+{
+	struct xdp_umem_reg mr;
+	struct xdp_mmap_offsets off;
+	socklen_t optlen = sizeof(off);
+	uint32_t rs = x->ring_size;
+	const struct {
+		int opt;
+		off_t pgoff;
+		size_t desc;
+	} rings[4] = {
+		{ XDP_RX_RING, XDP_PGOFF_RX_RING, sizeof(struct xdp_desc) },
+		{ XDP_TX_RING, XDP_PGOFF_TX_RING, sizeof(struct xdp_desc) },
+		{ XDP_UMEM_FILL_RING, XDP_UMEM_PGOFF_FILL_RING, sizeof(uint64_t) },
+		{ XDP_UMEM_COMPLETION_RING, XDP_UMEM_PGOFF_COMPLETION_RING, sizeof(uint64_t) },
+	};
+
+	x->fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (x->fd < 0)
+		return fail(err, errlen, -errno, "cannot create an AF_XDP socket: %s%s", strerror(errno),
+			    errno == EAFNOSUPPORT ? " (kernel built without CONFIG_XDP_SOCKETS)" : "");
+
+	memset(&mr, 0, sizeof(mr));
+	mr.addr = (uintptr_t)x->umem;
+	mr.len = x->umem_len;
+	mr.chunk_size = x->chunk_size;
+	mr.headroom = 0;
+	if (setsockopt(x->fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr)))
+		return fail(err, errlen, -errno, "cannot register %zu bytes of UMEM: %s%s", x->umem_len,
+			    strerror(errno),
+			    errno == ENOMEM || errno == ENOBUFS || errno == EPERM
+				    ? " (raise the locked-memory limit, ulimit -l, or lower nframes)"
+				    : "");
+	for (int i = 0; i < 4; i++) {
+		if (setsockopt(x->fd, SOL_XDP, rings[i].opt, &rs, sizeof(rs)))
+			return fail(err, errlen, -errno, "cannot size the AF_XDP rings to %u: %s", rs, strerror(errno));
+	}
+	if (getsockopt(x->fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &optlen) || optlen != sizeof(off))
+		return fail(err, errlen, -EPROTO, "cannot read the AF_XDP ring offsets (kernel older than 5.4?)");
+
+	const struct xdp_ring_offset *ro[4] = { &off.rx, &off.tx, &off.fr, &off.cr };
+	void *rp[4] = { &x->rx, &x->tx, &x->fq, &x->cq };
+	for (int i = 0; i < 4; i++) {
+		x->ring_len[i] = ro[i]->desc + rs * rings[i].desc;
+		x->ring_map[i] = mmap(NULL, x->ring_len[i], PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, x->fd,
+				      rings[i].pgoff);
+		if (x->ring_map[i] == MAP_FAILED) {
+			x->ring_map[i] = NULL;
+			return fail(err, errlen, -errno, "cannot map an AF_XDP ring: %s", strerror(errno));
+		}
+		ring_setup(x->ring_map[i], ro[i], rs, i == 1 || i == 2, rp[i]);
+	}
+	(void)p;
+	return 0;
+}
+
+/* bind with the fallbacks the hardware and the kernel force on us. */
+static int xsk_bind(struct port *p, struct afxdp *x, bool skb_mode, char *err, size_t errlen)
+{
+	struct sockaddr_xdp sxdp;
+	bool try_zc = !p->cfg.force_copy && !skb_mode;
+	uint64_t deadline = mono_ns() + AFXDP_BIND_RETRY_MS * 1000000ull;
+	useconds_t backoff = 10000;
+
+	for (;;) {
+		memset(&sxdp, 0, sizeof(sxdp));
+		sxdp.sxdp_family = AF_XDP;
+		sxdp.sxdp_ifindex = (uint32_t)p->ifindex;
+		sxdp.sxdp_queue_id = x->queue;
+		sxdp.sxdp_flags = XDP_USE_NEED_WAKEUP | (try_zc ? XDP_ZEROCOPY : XDP_COPY) | (x->sg ? XDP_USE_SG : 0);
+		if (bind(x->fd, (struct sockaddr *)&sxdp, sizeof(sxdp)) == 0) {
+			x->zero_copy = try_zc;
+			return 0;
+		}
+		int e = errno;
+		if (try_zc && (e == EOPNOTSUPP || e == EPROTONOSUPPORT || e == EINVAL)) {
+			/* No zero-copy in this driver (veth, or a driver
+			 * without multi-buffer zero-copy). */
+			try_zc = false;
+			continue;
+		}
+		if (e == EBUSY && mono_ns() < deadline) {
+			usleep(backoff);
+			backoff = backoff * 2 > 200000 ? 200000 : backoff * 2;
+			continue;
+		}
+		if (e == EBUSY)
+			return fail(err, errlen, -EBUSY,
+				    "%s queue %u is busy: another AF_XDP socket holds it (waited %d ms for a "
+				    "closing one to let go)",
+				    p->cfg.ifname, x->queue, AFXDP_BIND_RETRY_MS);
+		if (e == EINVAL) {
+			uint32_t nq = iface_queues_now(p->cfg.ifname);
+
+			if (nq && x->queue >= nq)
+				return fail(err, errlen, -EINVAL, "%s has %u queue%s (0-%u); queue %u does not exist",
+					    p->cfg.ifname, nq, nq == 1 ? "" : "s", nq - 1, x->queue);
+			if (x->sg)
+				return fail(err, errlen, -EINVAL,
+					    "%s: the kernel refused multi-buffer AF_XDP (XDP_USE_SG, Linux 6.6+), "
+					    "which MTU %u needs with %u-byte frames; lower the MTU to %u or less",
+					    p->cfg.ifname, p->mtu, x->chunk_size,
+					    x->chunk_size - AFXDP_RX_HEADROOM - AFXDP_L2_OVERHEAD);
+		}
+		return fail(err, errlen, -e, "cannot bind AF_XDP socket to %s queue %u: %s", p->cfg.ifname, x->queue,
+			    strerror(e));
+	}
+}
+
+/* ------------------------------------------------------------ open / close */
+
+static int iface_basics(struct port *p, struct afxdp *x, char *err, size_t errlen)
+{
+	struct ifreq ifr;
+	const char *name = p->cfg.ifname;
+
+	p->ifindex = (int)if_nametoindex(name);
+	if (!p->ifindex)
+		return fail(err, errlen, -ENODEV, "no interface '%s' in this network namespace", name);
+	x->ctl_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (x->ctl_fd < 0)
+		return fail(err, errlen, -errno, "socket: %s", strerror(errno));
+
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, name, sizeof(p->cfg.ifname));
+	if (ioctl(x->ctl_fd, SIOCGIFHWADDR, &ifr))
+		return fail(err, errlen, -errno, "%s: cannot read its MAC address: %s", name, strerror(errno));
+	if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER)
+		return fail(err, errlen, -EINVAL, "%s is not an Ethernet interface (link type %u); afxdp needs one",
+			    name, ifr.ifr_hwaddr.sa_family);
+	memcpy(p->mac, ifr.ifr_hwaddr.sa_data, 6);
+
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, name, sizeof(p->cfg.ifname));
+	if (ioctl(x->ctl_fd, SIOCGIFMTU, &ifr))
+		return fail(err, errlen, -errno, "%s: cannot read its MTU: %s", name, strerror(errno));
+	p->mtu = (uint32_t)ifr.ifr_mtu;
+
+	/* No IPv4 address is fine (IPv6-only, or addressing done by the
+	 * caller); it only leaves ipv4_be at 0. */
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, name, sizeof(p->cfg.ifname));
+	ifr.ifr_addr.sa_family = AF_INET;
+	if (ioctl(x->ctl_fd, SIOCGIFADDR, &ifr) == 0)
+		p->ipv4_be = ((struct sockaddr_in *)&ifr.ifr_addr)->sin_addr.s_addr;
+
+	read_link(p, x);
+	return 0;
+}
+
+static void afxdp_teardown(struct port *p, struct afxdp *x)
+{
+	if (x->in_map)
+		bpf_map_delete_elem(x->ifc->xsks_fd, &x->queue);
+	for (int i = 0; i < 4; i++)
+		if (x->ring_map[i])
+			munmap(x->ring_map[i], x->ring_len[i]);
+	if (x->fd >= 0)
+		close(x->fd);
+	if (x->umem)
+		munmap(x->umem, x->umem_len);
+	if (x->ctl_fd >= 0)
+		close(x->ctl_fd);
+	if (x->ifc) {
+		pthread_mutex_lock(&ifaces_lock);
+		x->ifc->queues_open[x->queue / 64] &= ~(1ull << (x->queue % 64));
+		iface_put(x->ifc);
+		pthread_mutex_unlock(&ifaces_lock);
+	}
+	free(x->free_stack);
+	free(x->tx_pend);
+	free(x);
+	p->priv = NULL;
+}
+
+static int check_config(const struct port_config *c, char *err, size_t errlen)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (c->frame_size &&
+	    (c->frame_size < AFXDP_CHUNK_MIN || c->frame_size > (uint32_t)page || (c->frame_size & (c->frame_size - 1))))
+		return fail(err, errlen, -EINVAL,
+			    "afxdp frame_size %u: must be a power of two from %u to the page size (%ld)", c->frame_size,
+			    AFXDP_CHUNK_MIN, page);
+	if (c->nframes && (c->nframes < AFXDP_NFRAMES_MIN || c->nframes > AFXDP_NFRAMES_MAX))
+		return fail(err, errlen, -EINVAL, "afxdp nframes %u: must be from %u to %u", c->nframes,
+			    AFXDP_NFRAMES_MIN, AFXDP_NFRAMES_MAX);
+	if (c->queue >= 1024)
+		return fail(err, errlen, -EINVAL, "afxdp queue %u: must be 0-1023", c->queue);
+	if (!c->ifname[0])
+		return fail(err, errlen, -EINVAL, "afxdp port without an interface name");
+	return 0;
+}
+
+static int afxdp_open(struct port *p, char *err, size_t errlen)
+{
+	const struct port_config *c = &p->cfg;
+	struct afxdp *x;
+	uint32_t l2max, k;
+	bool frags;
+	int rc;
+
+	rc = check_config(c, err, errlen);
+	if (rc)
+		return rc;
+	x = aligned_alloc(64, sizeof(*x));
+	if (!x)
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	memset(x, 0, sizeof(*x));
+	x->fd = x->ctl_fd = -1;
+	x->queue = c->queue;
+	p->priv = x;
+
+	rc = iface_basics(p, x, err, errlen);
+	if (rc)
+		goto out;
+
+	x->chunk_size = c->frame_size ? c->frame_size : AFXDP_CHUNK_DEFAULT;
+	x->chunk_shift = log2u(x->chunk_size);
+	l2max = p->mtu + AFXDP_L2_OVERHEAD;
+	x->max_frame = l2max;
+	/* Past a page, drivers split frames into buffers and the program must
+	 * say it handles that; the socket then must accept split frames, and
+	 * so it must whenever one chunk cannot hold a frame. */
+	frags = l2max > AFXDP_LINEAR_MAX;
+	x->sg = frags || l2max > x->chunk_size - AFXDP_RX_HEADROOM;
+	k = x->sg ? pow2_ceil((AFXDP_RX_HEADROOM + l2max + x->chunk_size - 1) / x->chunk_size) : 1;
+	if (k > AFXDP_MAX_FRAGS) {
+		rc = fail(err, errlen, -EINVAL, "%s: MTU %u is too large for %u-byte frames", c->ifname, p->mtu,
+			  x->chunk_size);
+		goto out;
+	}
+	x->slot_size = x->chunk_size * k;
+	x->slot_shift = log2u(x->slot_size);
+	x->nslots = c->nframes ? c->nframes : AFXDP_NFRAMES_DEFAULT;
+	x->ring_size = pow2_ceil(x->nslots) / 2 > AFXDP_RING_MAX ? AFXDP_RING_MAX : pow2_ceil(x->nslots) / 2;
+	x->fill_reserve = x->nslots / 4;
+	x->umem_len = (size_t)x->nslots * x->slot_size;
+
+	x->free_stack = malloc(sizeof(*x->free_stack) * x->nslots);
+	x->tx_pend = x->sg ? calloc(x->nslots, 1) : NULL;
+	if (!x->free_stack || (x->sg && !x->tx_pend)) {
+		rc = fail(err, errlen, -ENOMEM, "out of memory");
+		goto out;
+	}
+	x->umem = mmap(NULL, x->umem_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (x->umem == MAP_FAILED) {
+		x->umem = NULL;
+		rc = fail(err, errlen, -ENOMEM, "cannot map %zu bytes of UMEM: %s", x->umem_len, strerror(errno));
+		goto out;
+	}
+	for (uint32_t i = 0; i < x->nslots; i++)
+		x->free_stack[i] = (uint64_t)(x->nslots - 1 - i) << x->slot_shift;
+	x->nfree = x->nslots;
+
+	pthread_mutex_lock(&ifaces_lock);
+	x->ifc = iface_get(p->ifindex, c, frags, err, errlen, &rc);
+	if (x->ifc) {
+		if (x->ifc->queues_open[c->queue / 64] & (1ull << (c->queue % 64))) {
+			iface_put(x->ifc);
+			x->ifc = NULL;
+			rc = fail(err, errlen, -EBUSY, "%s queue %u is already open in this process", c->ifname,
+				  c->queue);
+		} else {
+			x->ifc->queues_open[c->queue / 64] |= 1ull << (c->queue % 64);
+		}
+	}
+	pthread_mutex_unlock(&ifaces_lock);
+	if (!x->ifc)
+		goto out;
+
+	rc = xsk_setup(p, x, err, errlen);
+	if (rc)
+		goto out;
+	rc = xsk_bind(p, x, x->ifc->skb_mode, err, errlen);
+	if (rc)
+		goto out;
+
+	/* Buffers in the fill ring before the XSKMAP points at us, so the
+	 * first frames steered here find room. */
+	refill_fill_ring(x);
+	if (bpf_map_update_elem(x->ifc->xsks_fd, &x->queue, &x->fd, 0)) {
+		rc = fail(err, errlen, -errno, "%s queue %u: cannot enter the socket in the XSKMAP: %s", c->ifname,
+			  c->queue, strerror(errno));
+		goto out;
+	}
+	x->in_map = true;
+	x->next_slow_ns = mono_ns() + AFXDP_SLOW_NS;
+	return 0;
+
+out:
+	afxdp_teardown(p, x);
+	return rc;
+}
+
+static void afxdp_close(struct port *p)
+{
+	struct afxdp *x = p->priv;
+
+	if (x)
+		afxdp_teardown(p, x);
+}
+
+int port_afxdp_info(const struct port *p, struct port_afxdp_info *info)
+{
+	const struct afxdp *x;
+
+	if (!p || p->ops != &port_afxdp_ops || !p->priv)
+		return -EINVAL;
+	x = p->priv;
+	memset(info, 0, sizeof(*info));
+	info->zero_copy = x->zero_copy;
+	info->multi_buffer = x->sg;
+	info->skb_mode = x->ifc->skb_mode;
+	info->prog_owner = x->ifc->owner;
+	info->prog_id = x->ifc->prog_id;
+	info->queue = x->queue;
+	info->chunk_size = x->chunk_size;
+	info->frame_room = x->slot_size;
+	info->nframes = x->nslots;
+	info->ring_size = x->ring_size;
+	info->kick_errors = x->kick_errors;
+	return 0;
+}
+
+const struct port_ops port_afxdp_ops = {
+	.name = "afxdp",
+	.open = afxdp_open,
+	.close = afxdp_close,
+	.rx_burst = afxdp_rx_burst,
+	.tx_burst = afxdp_tx_burst,
+	.alloc = afxdp_alloc,
+	.free = afxdp_free,
+	.link_up = afxdp_link_up,
+	.poll = afxdp_poll,
+};
