@@ -442,6 +442,21 @@ cmd_wait() {
 	job_wait "$name" "$id" "$TIMEOUT"
 }
 
+# Copy a host file into a running guest (its 9p share); prints the path the
+# guest sees it under.
+cmd_put() {
+	[ $# -eq 2 ] || die "usage: vmlab.sh put NAME FILE"
+	local gd base
+	gd=$(guest_dir "$1")
+	[ -d "$gd/share" ] || die "no guest $1"
+	[ -f "$2" ] || die "no file $2"
+	base=$(basename "$2")
+	[[ $base =~ ^[A-Za-z0-9._-]+$ ]] || die "file name '$base': use A-Z, a-z, 0-9, '.', '_', '-'"
+	[ "$base" != jobs ] || die "file name 'jobs' is the job directory"
+	cp "$2" "$gd/share/$base"
+	echo "/mnt/host/$base"
+}
+
 # Print a job's output so far (for a job still running).
 cmd_output() {
 	[ $# -eq 2 ] || die "usage: vmlab.sh output NAME JOB"
@@ -502,8 +517,9 @@ cmd_capture_start() {
 	: >"$base.err"
 	# Directly backgrounded so $! is the pid that becomes tcpdump (ip netns
 	# exec execs it); -Z root because tcpdump would otherwise drop to a user
-	# that cannot write FILE; -U so a stop loses nothing buffered.
-	ip netns exec "$NETNS" tcpdump -Z root -i "$BRIDGE" -s 0 -U -n -w "$file" "$@" \
+	# that cannot write FILE; --immediate-mode and -U so a stop loses nothing
+	# still held in the kernel's ring or in tcpdump's buffer.
+	ip netns exec "$NETNS" tcpdump -Z root -i "$BRIDGE" -s 0 --immediate-mode -U -n -w "$file" "$@" \
 		</dev/null >/dev/null 2>"$base.err" &
 	echo $! >"$base.pid"
 	wait_for "grep -q 'listening on' '$base.err'" 10 || {
@@ -591,6 +607,7 @@ vmlab.sh: Soft-RoCE (rdma_rxe) guests for uroce interop tests. Run as root.
   start NAME CMD              start CMD in the guest in the background; prints JOB
   wait NAME JOB [--timeout S] wait for JOB, print its output, exit with its rc
   output NAME JOB             output of JOB so far
+  put NAME FILE               copy FILE into the guest (/mnt/host/FILE); prints that path
   stop NAME                   stop guest NAME (kills its QEMU by pid)
   attach NAME IP [IFNAME]     host-side peer: netns $LAB-NAME, veth IFNAME (uvp0) on the bridge
   detach NAME                 remove that peer
@@ -620,6 +637,7 @@ main() {
 	start) cmd_start "$@" ;;
 	wait) cmd_wait "$@" ;;
 	output) cmd_output "$@" ;;
+	put) cmd_put "$@" ;;
 	stop) check_lab_name; cmd_stop "$@" ;;
 	attach) check_lab_name; cmd_attach "$@" ;;
 	detach) check_lab_name; cmd_detach "$@" ;;
