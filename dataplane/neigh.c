@@ -189,13 +189,31 @@ static int route_get(int fd, int ifindex, const uint8_t dst[16], uint8_t nexthop
 	return 0;
 }
 
+/* The kernel's own choice first: a lookup pinned to an interface that has
+ * no route at all is answered with "on-link" (as for a socket bound to the
+ * device), which would turn every unroutable address into an ARP timeout.
+ * Only when the kernel's choice leaves through another interface is the
+ * lookup repeated pinned to ours. */
+static int route_lookup(int fd, int ifindex, const uint8_t dst[16], uint8_t nexthop[16], int *oif)
+{
+	int rc, out = 0;
+
+	rc = route_get(fd, 0, dst, nexthop, &out);
+	if (rc < 0 || ifindex <= 0 || out == ifindex) {
+		if (rc == 0 && oif)
+			*oif = out;
+		return rc;
+	}
+	return route_get(fd, ifindex, dst, nexthop, oif);
+}
+
 int neigh_route(int ifindex, const uint8_t dst[16], uint8_t nexthop[16], int *oif)
 {
 	int fd = nl_open(), rc;
 
 	if (fd < 0)
 		return fd;
-	rc = route_get(fd, ifindex, dst, nexthop, oif);
+	rc = route_lookup(fd, ifindex, dst, nexthop, oif);
 	close(fd);
 	return rc;
 }
@@ -330,7 +348,7 @@ int neigh_resolve(int ifindex, const uint8_t ip[16], uint8_t mac[6], int timeout
 	fd = nl_open();
 	if (fd < 0)
 		return fd;
-	rc = route_get(fd, ifindex, ip, nexthop, &oif);
+	rc = route_lookup(fd, ifindex, ip, nexthop, &oif);
 	if (rc < 0)
 		goto out;
 	if (oif <= 0) {

@@ -20,11 +20,14 @@ bool neigh_addr_is_v4(const uint8_t addr[16]);
 
 /*
  * Route lookup (RTM_GETROUTE): the next hop towards dst, which is dst itself
- * when it is on-link, else the gateway. ifindex > 0 restricts the lookup to
- * routes out of that interface; 0 takes the kernel's choice. On success
- * writes nexthop and, if oif is not NULL, the outgoing interface.
- * Returns 0, -ENETUNREACH (no route out of that interface), -EHOSTUNREACH
- * (dst is local, a blackhole or unreachable route) or another -errno.
+ * when it is on-link, else the gateway. ifindex 0 takes the kernel's choice
+ * of route. ifindex > 0 wants the next hop out of that interface: the
+ * kernel's route when it leaves there, else a lookup pinned to it (which,
+ * like a socket bound to the device, treats a destination without a route
+ * through it as on-link). On success writes nexthop and, if oif is not
+ * NULL, the outgoing interface. Returns 0, -ENETUNREACH (no route),
+ * -EHOSTUNREACH (dst is local, a blackhole or an unreachable route) or
+ * another -errno.
  */
 int neigh_route(int ifindex, const uint8_t dst[16], uint8_t nexthop[16], int *oif);
 

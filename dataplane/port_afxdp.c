@@ -468,14 +468,30 @@ static void afxdp_free(struct port *p, struct uroce_frame *f, uint16_t n)
 
 static void read_link(struct port *p, struct afxdp *x)
 {
+	struct ethtool_value ev = { .cmd = ETHTOOL_GLINK };
 	struct ifreq ifr;
+	short flags;
 
 	memset(&ifr, 0, sizeof(ifr));
 	memcpy(ifr.ifr_name, p->cfg.ifname, sizeof(p->cfg.ifname));
-	if (ioctl(x->ctl_fd, SIOCGIFFLAGS, &ifr) == 0)
-		x->link_up = (ifr.ifr_flags & (IFF_UP | IFF_RUNNING)) == (IFF_UP | IFF_RUNNING);
-	else if (errno == ENODEV)
+	if (ioctl(x->ctl_fd, SIOCGIFFLAGS, &ifr)) {
+		if (errno == ENODEV)
+			x->link_up = false;
+		return;
+	}
+	flags = ifr.ifr_flags;
+	if (!(flags & IFF_UP)) {
 		x->link_up = false;
+		return;
+	}
+	/* The carrier itself where the driver reports it: IFF_RUNNING
+	 * (operstate) follows the carrier only once the kernel's linkwatch
+	 * work has run, up to a second later. */
+	ifr.ifr_data = (void *)&ev;
+	if (ioctl(x->ctl_fd, SIOCETHTOOL, &ifr) == 0)
+		x->link_up = ev.data != 0;
+	else
+		x->link_up = (flags & IFF_RUNNING) != 0;
 }
 
 /* Drops inside the kernel (no fill buffer, RX ring full) belong to this
@@ -841,8 +857,9 @@ static struct afxdp_iface *iface_get(int ifindex, const struct port_config *cfg,
 			return NULL;
 		}
 		if (cfg->queue >= ifc->xsks_max) {
-			*rcp = fail(err, errlen, -EINVAL, "%s: queue %u is beyond the XSKMAP (%u queues)", cfg->ifname,
-				    cfg->queue, ifc->xsks_max);
+			*rcp = fail(err, errlen, -EINVAL, "%s has %u queue%s (0-%u); queue %u does not exist",
+				    cfg->ifname, ifc->xsks_max, ifc->xsks_max == 1 ? "" : "s", ifc->xsks_max - 1,
+				    cfg->queue);
 			return NULL;
 		}
 		ifc->refs++;

@@ -27,6 +27,9 @@
 #include "dataplane/neigh.h"
 #include "dataplane/port_afxdp.h"
 #endif
+#if UROCE_HAVE_DPDK
+#include "dataplane/port_dpdk.h"
+#endif
 
 #define BURST 32u
 /* Payload head: sequence number (8), hash (8). */
@@ -103,7 +106,8 @@ static void usage(void)
 	     "  --ip A.B.C.D        this port's IPv4 address (frames' source; DPDK answers ARP for it);\n"
 	     "                      default: the interface's address\n"
 	     "  --dst-ip A.B.C.D    send: the receiver's IPv4 address\n"
-	     "  --dst-mac MAC       send: the receiver's MAC (default: the kernel's neighbour table)\n"
+	     "  --dst-mac MAC       send: the receiver's MAC (default: the kernel's neighbour table;\n"
+	     "                      a dpdk port asks by ARP)\n"
 	     "  --seed S            send: PRNG seed for sizes, opcodes and payload (default 1)\n"
 	     "  --min-payload B     send: smallest payload, >= 16 (default 16)\n"
 	     "  --max-payload B     send: largest payload (default: 4000, capped by the MTU)\n"
@@ -581,6 +585,17 @@ static int do_send(const struct opts *o, struct port *p)
 	}
 	if (o->have_dst_mac) {
 		memcpy(pe.dmac, o->dst_mac, 6);
+#if UROCE_HAVE_DPDK
+	} else if (p->cfg.kind == PORT_KIND_DPDK) {
+		/* No kernel stack on a DPDK link: the port asks by ARP itself. */
+		rc = port_dpdk_resolve(p, pe.dip_be, pe.dmac, 3000);
+		if (rc) {
+			char ip[INET_ADDRSTRLEN];
+			inet_ntop(AF_INET, &pe.dip_be, ip, sizeof(ip));
+			fprintf(stderr, "roce_traffic: no ARP reply from %s: %s\n", ip, strerror(-rc));
+			return 1;
+		}
+#endif
 	} else {
 #if UROCE_HAVE_AFXDP
 		uint8_t ip16[16];

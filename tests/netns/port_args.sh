@@ -1,0 +1,96 @@
+#!/bin/bash
+# Bad port specs and arguments give clear errors (and the exit status the
+# tool documents), and the neighbour lookup resolves on-link hosts and
+# gateways and reports the unresolvable, on a veth pair in two namespaces.
+#   port_args.sh ROCE_TRAFFIC
+set -u
+TRAFFIC=${1:?usage: port_args.sh ROCE_TRAFFIC}
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: needs root (network namespaces, XDP)"
+	exit 77
+fi
+NA=uroce-afxa-a-$$
+NB=uroce-afxa-b-$$
+TMP=$(mktemp -d)
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	ip netns del "$NA" 2>/dev/null
+	ip netns del "$NB" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+FAILS=0
+
+ip netns add "$NA" && ip netns add "$NB" || { echo "FAIL: cannot create namespaces"; exit 1; }
+ip link add va netns "$NA" type veth peer name vb netns "$NB" || { echo "FAIL: cannot create the veth pair"; exit 1; }
+ip -n "$NA" addr add 10.82.0.1/24 dev va
+ip -n "$NB" addr add 10.82.0.2/24 dev vb
+ip -n "$NA" link set va up
+ip -n "$NB" link set vb up
+ip -n "$NA" link set lo up
+# An off-link network reached through vb: the sender must use the gateway's MAC.
+ip -n "$NA" route add 10.99.0.0/24 via 10.82.0.2
+MACB=$(ip -n "$NB" link show vb | awk '/link\/ether/ { print $2 }')
+
+# expect STATUS PATTERN ARGS...: run the tool in namespace A and check the
+# exit status and that stderr matches PATTERN (extended regex).
+expect() {
+	local want=$1 pat=$2
+	shift 2
+	timeout 30 ip netns exec "$NA" "$TRAFFIC" "$@" >"$TMP/out" 2>"$TMP/err"
+	local got=$?
+	if [ "$got" != "$want" ] || ! grep -Eq -- "$pat" "$TMP/err"; then
+		echo "FAIL: roce_traffic $* -> status $got (want $want), stderr:"
+		sed 's/^/    /' "$TMP/err"
+		FAILS=$((FAILS + 1))
+	else
+		echo "ok: roce_traffic $* -> $(grep -Eo -- "$pat" "$TMP/err" | head -1)"
+	fi
+}
+
+# Port specs and port options.
+expect 1 "no interface 'nosuch0' in this network namespace" recv --port afxdp:nosuch0 --count 1
+expect 1 "no interface name" recv --port afxdp: --count 1
+expect 1 "unknown port spec 'bogus:1'; accepted: afxdp:IFACE" recv --port bogus:1 --count 1
+expect 1 "queue 'x' is not a number 0-1023" recv --port afxdp:va:x --count 1
+expect 1 "va has 1 queue \(0-0\); queue 3 does not exist" recv --port afxdp:va:3 --count 1
+expect 1 "lo is not an Ethernet interface" recv --port afxdp:lo --count 1
+expect 1 "frame_size 3000: must be a power of two" recv --port afxdp:va --frame-size 3000 --count 1
+expect 1 "nframes 10: must be from 64" recv --port afxdp:va --nframes 10 --count 1
+# Tool arguments.
+expect 2 "missing mode" 
+expect 2 "unknown mode 'talk'" talk --port afxdp:va
+expect 2 "--port is required" recv --count 1
+expect 2 "--count 'abc': not a number" recv --port afxdp:va --count abc
+expect 2 "--count '0': not a number in 1-" recv --port afxdp:va --count 0
+expect 2 "send needs --dst-ip" send --port afxdp:va
+expect 2 "--dst-ip '10.82.0': not an IPv4 address" send --port afxdp:va --dst-ip 10.82.0
+expect 2 "--dst-mac 'zz:00:00:00:00:00': not a MAC address" send --port afxdp:va --dst-ip 10.82.0.2 --dst-mac zz:00:00:00:00:00
+expect 2 "--l3 'v5': accepted: v4, v6, mix" send --port afxdp:va --dst-ip 10.82.0.2 --l3 v5
+expect 2 "--min-payload 100 is larger than --max-payload 50" send --port afxdp:va --dst-ip 10.82.0.2 --min-payload 100 --max-payload 50
+expect 2 "unexpected argument 'stray'" recv --port afxdp:va stray
+
+# Neighbour resolution: on-link, through a gateway, and the failures.
+expect 0 "dst $MACB" send --port afxdp:va --dst-ip 10.82.0.2 --count 1 --linger-ms 0
+ip -n "$NA" neigh flush dev va
+expect 0 "dst $MACB" send --port afxdp:va --dst-ip 10.99.0.7 --count 1 --linger-ms 0
+expect 1 "cannot resolve the MAC of 10.82.0.99: (Connection timed out|No route to host)" send --port afxdp:va --dst-ip 10.82.0.99 --count 1
+expect 1 "cannot resolve the MAC of 192.0.2.1: Network is unreachable" send --port afxdp:va --dst-ip 192.0.2.1 --count 1
+
+# A queue another process holds: the port waits for it (a closing socket
+# lets go within a second) and then says who has it.
+rm -f "$TMP/ready"
+ip netns exec "$NA" timeout 30 "$TRAFFIC" hold --port afxdp:va --ready-file "$TMP/ready" --timeout-ms 20000 \
+	>"$TMP/hold.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
+expect 1 "va queue 0 is busy: another AF_XDP socket holds it" hold --port afxdp:va --timeout-ms 100
+
+if [ $FAILS = 0 ]; then
+	echo PASS
+	exit 0
+fi
+echo "FAIL: $FAILS check(s)"
+exit 1
