@@ -74,8 +74,8 @@ esac
 # The servers accept exactly one connection, so readiness is read from the
 # server guest's own socket table, never by connecting to it.
 wait_listening() {
-	local port=$1 n
-	for n in $(seq 100); do
+	local port=$1
+	for _ in $(seq 100); do
 		"$VMLAB" exec srv --timeout 10 "netstat -ltn | grep -q ':$port '" && return 0
 		sleep 0.1
 	done
@@ -84,8 +84,9 @@ wait_listening() {
 
 # The GID index of address $2 in guest $1 (IPv4-mapped), waited for.
 gid_index_of() {
-	local guest=$1 ip=$2 hex
-	hex=$(printf '%02x%02x:%02x%02x' $(tr . ' ' <<<"$ip"))
+	local guest=$1 ip=$2 hex a b c d
+	IFS=. read -r a b c d <<<"$ip"
+	hex=$(printf '%02x%02x:%02x%02x' "$a" "$b" "$c" "$d")
 	"$VMLAB" exec "$guest" --timeout 20 "
 		n=0
 		while [ \$n -lt 100 ]; do

@@ -16,6 +16,7 @@ fi
 [ $# -ge 2 ] || { echo "usage: $0 VMLAB_SH PEER_BIN [UROCE_PCAP_BIN]" >&2; exit 2; }
 VMLAB=$1 PEER=$2 PCAPTOOL=${3:-}
 [ -x "$PEER" ] || { echo "FAIL: peer binary $PEER not found" >&2; exit 1; }
+command -v ping >/dev/null || { echo "FAIL: ping not found (apt-get install iputils-ping)" >&2; exit 1; }
 
 export UROCE_VMLAB_LAB=uvacc$$
 SUBNET=${UROCE_VMLAB_SUBNET:-10.47.0}
@@ -70,8 +71,7 @@ done
 # Server readiness from the guest's socket table: connecting to test it
 # would use up the server's only accept().
 wait_listening() {
-	local n
-	for n in $(seq 100); do
+	for _ in $(seq 100); do
 		"$VMLAB" exec srv --timeout 10 "netstat -ltn | grep -q ':18515 '" && return 0
 		sleep 0.1
 	done

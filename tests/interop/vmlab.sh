@@ -80,13 +80,13 @@ wait_for() {
 # Kill a process we started, by the pid recorded for it, but only if that
 # pid still runs the program we started ($2): a recycled pid is left alone.
 kill_pidfile() {
-	local pidfile=$1 comm=$2 pid n
+	local pidfile=$1 comm=$2 pid
 	[ -f "$pidfile" ] || return 0
 	pid=$(cat "$pidfile")
 	if [[ $pid =~ ^[0-9]+$ ]] && [ -r "/proc/$pid/cmdline" ] &&
 		tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "$comm"; then
 		kill "$pid" 2>/dev/null || true
-		for n in $(seq 50); do
+		for _ in $(seq 50); do
 			kill -0 "$pid" 2>/dev/null || break
 			sleep 0.1
 		done
@@ -166,7 +166,9 @@ cmd_setup() {
 		grep -qx libibverbs1 "$CACHE/guest-pkgs.tmp" || die "dependency closure of $GUEST_TOP looks wrong (apt-get update?)"
 		mv "$CACHE/guest-pkgs.tmp" "$CACHE/guest-pkgs"
 	fi
-	fetch_debs "$KPKG" $(cat "$CACHE/guest-pkgs")
+	local pkgs
+	mapfile -t pkgs <"$CACHE/guest-pkgs"
+	fetch_debs "$KPKG" "${pkgs[@]}"
 
 	if [ ! -f "$CACHE/kernel/lib/modules/$KVER/modules.dep" ]; then
 		log "extracting $KPKG"
