@@ -8,7 +8,7 @@ PKGS=(
 	build-essential meson ninja-build pkg-config clang llvm gcc-multilib
 	libisal-dev libxdp-dev libbpf-dev libelf-dev zlib1g-dev libdpdk-dev
 	# tests and tools: namespaces, captures, independent decoders
-	iproute2 iputils-ping tcpdump tshark ethtool python3
+	iproute2 iputils-ping tcpdump tshark ethtool python3 libibverbs-dev
 	# Soft-RoCE VM harness (tests/interop)
 	qemu-system-x86 busybox-static cpio kmod
 )
