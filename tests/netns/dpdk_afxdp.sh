@@ -36,6 +36,7 @@ TMP=$(mktemp -d /tmp/uroce-dpdk-afxdp.XXXXXX) || exit 1
 PIDS=()
 FAILS=0
 
+# shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
 	local pid
 	for pid in "${PIDS[@]}"; do
@@ -121,7 +122,8 @@ show_log() {
 # arp_check VDEV_ARGS LOGTAG: a DPDK port holding IP_D must be what the
 # kernel's ARP finds. Returns 2 if the port did not open at all.
 arp_check() {
-	local vdev=$1 tag=$2 log="$TMP/$tag.hold.log" ready="$TMP/$tag.hold.ready" mac neigh i pid
+	local vdev=$1 tag=$2 log ready mac neigh i pid
+	log="$TMP/$tag.hold.log" ready="$TMP/$tag.hold.ready"
 	start "$NSD" "$log" "${DPDK_ENV[@]}" "$TRAFFIC" hold --port dpdk --ip "$IP_D" --timeout-ms 60000 \
 		--ready-file "$ready" -- "${EAL_COMMON[@]}" --vdev "$vdev"
 	pid=$LAST_PID
@@ -158,7 +160,7 @@ arp_check() {
 check_recv() {
 	local log=$1 status=$2 tag=$3 line
 	line=$(grep '^recv:' "$log")
-	if [ "$status" -eq 0 ] && [ "$line" != "${line#recv: OK intact=$COUNT/$COUNT lost=0 dup=0 corrupt=0 }" ]; then
+	if [ "$status" -eq 0 ] && [ "$line" != "${line#"recv: OK intact=$COUNT/$COUNT lost=0 dup=0 corrupt=0 "}" ]; then
 		echo "ok: $tag: $line"
 	else
 		fail "$tag: receiver exit $status: ${line:-no summary}"
