@@ -242,6 +242,59 @@ int main(int argc, char **argv)
 		      1 - q, bad);
 	}
 
+	/* Forwarding: a received frame goes back out as it is, from its
+	 * receive slot (multi-buffer frames included). */
+	{
+		struct uroce_frame f[PORT_BURST_MAX];
+		unsigned echoed = 0, back = 0;
+		uint64_t deadline;
+
+		deadline = now_ms() + WAIT_MS;
+		for (uint32_t sent = 0; sent < 64 && now_ms() < deadline;) {
+			uint16_t n = port_alloc(a[0], f, (uint16_t)(64 - sent)), k;
+
+			for (uint16_t i = 0; i < n; i++)
+				build(a[0], b[0], 0, sent + i, &f[i]);
+			k = port_tx_burst(a[0], f, n);
+			if (k < n)
+				port_free(a[0], f + k, (uint16_t)(n - k));
+			sent += k;
+			port_poll(a[0]);
+		}
+		while (back < 64 && now_ms() < deadline) {
+			uint16_t n, k;
+
+			port_poll(a[0]);
+			port_poll(b[0]);
+			n = port_rx_burst(b[0], f, PORT_BURST_MAX);
+			for (uint16_t i = 0; i < n; i++) {
+				uint8_t mac[6];
+
+				memcpy(mac, f[i].data, 6);
+				memcpy(f[i].data, f[i].data + 6, 6);
+				memcpy(f[i].data + 6, mac, 6);
+			}
+			k = port_tx_burst(b[0], f, n);
+			if (k < n)
+				port_free(b[0], f + k, (uint16_t)(n - k));
+			echoed += k;
+			n = port_rx_burst(a[0], f, PORT_BURST_MAX);
+			for (uint16_t i = 0; i < n; i++) {
+				struct roce_pkt pkt;
+				struct roce_parse_opts po = { 0 };
+
+				if (roce_parse(f[i].data, f[i].len, &pkt, &po) == UROCE_DROP_NONE &&
+				    !memcmp(pkt.dmac, a[0]->mac, 6) &&
+				    pkt.payload[pkt.payload_len - 1] == (uint8_t)(pkt.psn % 16))
+					back++;
+			}
+			if (n)
+				port_free(a[0], f, n);
+		}
+		check(echoed == 64 && back == 64, "received frames sent back from their receive slots: %u echoed, %u "
+		      "came back intact", echoed, back);
+	}
+
 	/* A frame the kernel would reject is taken, counted, and its slot
 	 * comes back. */
 	{
