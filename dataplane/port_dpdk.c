@@ -46,8 +46,9 @@
 /* ...and if rx_burst has not been called for this long, stashed frames are
  * stale: the oldest are dropped to keep ARP flowing. */
 #define DPDK_STASH_STALE_MS 50u
-/* Hardware drop counters are read this often (a syscall on some PMDs). */
-#define DPDK_STATS_MS 100u
+/* PMD drop counters and link state are read this often (a syscall on
+ * some PMDs). */
+#define DPDK_STATS_MS 50u
 #define DPDK_ARP_RETRY_MS 100u
 
 struct dpdk_priv {
@@ -72,6 +73,8 @@ struct dpdk_priv {
 	uint64_t last_pull_tsc;
 	uint64_t last_stats_tsc;
 	uint64_t hw_nobuf_seen;
+	uint64_t hw_txerr_seen;
+	bool link_up;
 
 	struct rte_mbuf *ctl_tx[DPDK_CTL_TX_MAX];
 	struct rte_mbuf *stash[DPDK_STASH];
@@ -339,6 +342,15 @@ static void list_ports(char *buf, size_t cap)
 
 /* ---- open / close ---------------------------------------------------- */
 
+/* Some PMDs ask the kernel (an ioctl) for the link: read it from poll on a
+ * timer, never per call. */
+static void read_link(struct dpdk_priv *d)
+{
+	struct rte_eth_link link;
+
+	d->link_up = rte_eth_link_get_nowait(d->port_id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
+}
+
 static int dpdk_setup(struct port *p, struct dpdk_priv *d, char *err, size_t errlen)
 {
 	struct rte_eth_dev_info info;
@@ -433,6 +445,8 @@ static int dpdk_setup(struct port *p, struct dpdk_priv *d, char *err, size_t err
 	else
 		p->mtu = RTE_ETHER_MTU;
 	d->max_frame = p->mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN;
+	read_link(d);
+	d->last_stats_tsc = rte_get_tsc_cycles();
 	return 0;
 
 stop_dev:
@@ -695,8 +709,6 @@ static __attribute__((noinline)) uint16_t tx_with_bad(struct port *p, struct dpd
 			break;
 		seen++;
 	}
-	if (taken < n)
-		p->stats.drops[UROCE_DROP_TX_RING_FULL] += n - taken;
 	return taken;
 }
 
@@ -705,8 +717,8 @@ static uint16_t dpdk_tx_burst(struct port *p, struct uroce_frame *f, uint16_t n)
 	struct dpdk_priv *d = p->priv;
 	struct rte_mbuf **m = d->scratch;
 	bool bad[PORT_BURST_MAX];
-	uint16_t k = 0, sent;
 	bool any_bad = false;
+	uint16_t k = 0;
 
 	if (n > PORT_BURST_MAX)
 		n = PORT_BURST_MAX;
@@ -729,12 +741,10 @@ static uint16_t dpdk_tx_burst(struct port *p, struct uroce_frame *f, uint16_t n)
 	}
 	if (unlikely(any_bad))
 		return tx_with_bad(p, d, f, n, bad, k);
-	sent = rte_eth_tx_burst(d->port_id, d->queue, m, n);
-	/* Frames [sent, n) stay the caller's to retry or free (port.h); as on
-	 * the afxdp port, each is counted once as a full ring. */
-	if (unlikely(sent < n))
-		p->stats.drops[UROCE_DROP_TX_RING_FULL] += n - sent;
-	return sent;
+	/* Frames [sent, n) stay the caller's to retry or free (port.h): not
+	 * a drop. What the PMD accepts and then fails to send is counted
+	 * from its oerrors by poll. */
+	return rte_eth_tx_burst(d->port_id, d->queue, m, n);
 }
 
 static uint16_t dpdk_alloc(struct port *p, struct uroce_frame *f, uint16_t n)
@@ -781,27 +791,27 @@ static void dpdk_free(struct port *p, struct uroce_frame *f, uint16_t n)
 
 static bool dpdk_link_up(struct port *p)
 {
-	struct dpdk_priv *d = p->priv;
-	struct rte_eth_link link;
-
-	if (rte_eth_link_get_nowait(d->port_id, &link))
-		return false;
-	return link.link_status == RTE_ETH_LINK_UP;
+	return ((struct dpdk_priv *)p->priv)->link_up;
 }
 
-/* Fold the PMD's own drops (no mbuf for an arriving frame, RX ring
- * overflow) into no_buffer. */
+/* Fold the PMD's own drops into ours: no mbuf for an arriving frame or RX
+ * ring overflow as no_buffer, frames it took for TX but could not send as
+ * tx_ring_full. */
 static void fold_hw_stats(struct port *p, struct dpdk_priv *d)
 {
 	struct rte_eth_stats st;
-	uint64_t now;
+	uint64_t rx, tx;
 
 	if (rte_eth_stats_get(d->port_id, &st))
 		return;
-	now = st.imissed + st.rx_nombuf;
-	if (now > d->hw_nobuf_seen)
-		p->stats.drops[UROCE_DROP_NO_BUFFER] += now - d->hw_nobuf_seen;
-	d->hw_nobuf_seen = now;
+	rx = st.imissed + st.rx_nombuf;
+	tx = st.oerrors;
+	if (rx > d->hw_nobuf_seen)
+		p->stats.drops[UROCE_DROP_NO_BUFFER] += rx - d->hw_nobuf_seen;
+	if (tx > d->hw_txerr_seen)
+		p->stats.drops[UROCE_DROP_TX_RING_FULL] += tx - d->hw_txerr_seen;
+	d->hw_nobuf_seen = rx;
+	d->hw_txerr_seen = tx;
 }
 
 static void dpdk_poll(struct port *p)
@@ -823,6 +833,7 @@ static void dpdk_poll(struct port *p)
 	if (now - d->last_stats_tsc >= d->tsc_hz / 1000 * DPDK_STATS_MS) {
 		d->last_stats_tsc = now;
 		fold_hw_stats(p, d);
+		read_link(d);
 	}
 }
 
