@@ -102,7 +102,7 @@ static int nl_open(void)
  * with a nonzero code included). A bare ACK returns 0. */
 static int nl_call(int fd, struct nl_req *req, char *buf, size_t buflen)
 {
-	static uint32_t seq;
+	static __thread uint32_t seq;
 	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
 
 	req->nh.nlmsg_seq = ++seq;

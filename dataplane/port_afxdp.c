@@ -245,12 +245,14 @@ static inline void reap_completions(struct afxdp *x)
 
 static inline void refill_fill_ring(struct afxdp *x)
 {
-	uint32_t want, idx;
+	uint32_t want, space, idx;
 
 	if (x->nfree <= x->fill_reserve)
 		return;
 	want = x->nfree - x->fill_reserve;
-	want = xsk_prod_nb_free(&x->fq, want) < want ? xsk_prod_nb_free(&x->fq, want) : want;
+	space = xsk_prod_nb_free(&x->fq, want);
+	if (space < want)
+		want = space;
 	if (!want || xsk_ring_prod__reserve(&x->fq, want, &idx) != want)
 		return;
 	for (uint32_t i = 0; i < want; i++)
@@ -344,6 +346,16 @@ static inline bool tx_frame_bad(const struct afxdp *x, const struct uroce_frame 
 	       (fr->cookie & (x->slot_size - 1)) || fr->cookie >= (uint64_t)x->nslots << x->slot_shift;
 }
 
+/* Only a cookie that names one of our slots goes back on the stack; any
+ * other is not ours to recycle. */
+static inline void tx_drop_bad(struct port *p, struct afxdp *x, const struct uroce_frame *fr)
+{
+	if (!(fr->cookie & (x->slot_size - 1)) && fr->cookie < (uint64_t)x->nslots << x->slot_shift &&
+	    x->nfree < x->nslots)
+		x->free_stack[x->nfree++] = fr->cookie;
+	port_count_drop(p, UROCE_DROP_BAD_LENGTH);
+}
+
 static uint16_t tx_burst_sg(struct port *p, struct afxdp *x, struct uroce_frame *f, uint16_t n)
 {
 	uint32_t space = xsk_prod_nb_free(&x->tx, (uint32_t)n * 2), ndesc = 0, idx;
@@ -369,8 +381,7 @@ static uint16_t tx_burst_sg(struct port *p, struct afxdp *x, struct uroce_frame 
 		uint64_t addr;
 
 		if (tx_frame_bad(x, &f[i], &off)) {
-			x->free_stack[x->nfree++] = f[i].cookie & ~(uint64_t)(x->slot_size - 1);
-			port_count_drop(p, UROCE_DROP_BAD_LENGTH);
+			tx_drop_bad(p, x, &f[i]);
 			continue;
 		}
 		addr = f[i].cookie + off;
@@ -414,8 +425,7 @@ static uint16_t afxdp_tx_burst(struct port *p, struct uroce_frame *f, uint16_t n
 		uint32_t off;
 
 		if (unlikely(tx_frame_bad(x, &f[i], &off))) {
-			x->free_stack[x->nfree++] = f[i].cookie & ~(uint64_t)(x->slot_size - 1);
-			port_count_drop(p, UROCE_DROP_BAD_LENGTH);
+			tx_drop_bad(p, x, &f[i]);
 			continue;
 		}
 		struct xdp_desc *d = xsk_ring_prod__tx_desc(&x->tx, idx + posted++);
@@ -518,7 +528,10 @@ static void afxdp_poll(struct port *p)
 
 	reap_completions(x);
 	refill_fill_ring(x);
-	if (x->tx_outstanding)
+	/* Copy mode sends at most 32 frames per wakeup: kick again while
+	 * the kernel has not taken everything off the TX ring (descriptors
+	 * it took but has not completed need no kick). */
+	if (x->tx_outstanding && xsk_prod_nb_free(&x->tx, x->ring_size) < x->ring_size)
 		kick_tx(p, x);
 	/* Zero-copy drivers ask for a wakeup once they ran out of fill
 	 * buffers; only then, and only with nothing to read, is it a syscall. */
