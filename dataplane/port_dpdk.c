@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,6 +52,7 @@
  * some PMDs). */
 #define DPDK_STATS_MS 50u
 #define DPDK_ARP_RETRY_MS 100u
+#define DPDK_XDP_HEADROOM 256u /* XDP_PACKET_HEADROOM, kernel ABI */
 
 struct dpdk_priv {
 	uint16_t port_id;
@@ -351,6 +354,48 @@ static void read_link(struct dpdk_priv *d)
 	d->link_up = rte_eth_link_get_nowait(d->port_id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
 }
 
+/* Data room of an mbuf that holds a whole frame at this MTU (plus a VLAN
+ * tag): the port never chains segments. net_af_xdp uses the pool as its
+ * UMEM and the kernel puts its XDP headroom inside the data room; a frame
+ * that does not fit behind it is dropped by the kernel. */
+static uint32_t mbuf_room(uint32_t mtu, bool af_xdp)
+{
+	uint32_t room = RTE_PKTMBUF_HEADROOM + mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN + RTE_ETHER_CRC_LEN;
+
+	if (af_xdp)
+		room += DPDK_XDP_HEADROOM;
+	return room < RTE_MBUF_DEFAULT_BUF_SIZE ? RTE_MBUF_DEFAULT_BUF_SIZE : room;
+}
+
+/* A whole mempool object is one UMEM chunk for net_af_xdp, and the kernel
+ * takes chunks of at most a page. */
+static uint32_t af_xdp_obj_size(uint32_t room)
+{
+	return rte_mempool_calc_obj_size((uint32_t)sizeof(struct rte_mbuf) + room, 0, NULL);
+}
+
+/* The MTU of the kernel interface a vdev is bound to: its PMD starts at
+ * ethdev's 1500 whatever the interface says. */
+static int kernel_mtu(unsigned ifindex, char name[IF_NAMESIZE], uint16_t *mtu)
+{
+	struct ifreq ifr;
+	int fd, rc = 0;
+
+	if (!if_indextoname(ifindex, name))
+		return -errno;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, name, IF_NAMESIZE);
+	if (ioctl(fd, SIOCGIFMTU, &ifr))
+		rc = -errno;
+	else
+		*mtu = ifr.ifr_mtu > UINT16_MAX ? UINT16_MAX : (uint16_t)ifr.ifr_mtu;
+	close(fd);
+	return rc;
+}
+
 static int dpdk_setup(struct port *p, struct dpdk_priv *d, char *err, size_t errlen)
 {
 	struct rte_eth_dev_info info;
@@ -358,7 +403,8 @@ static int dpdk_setup(struct port *p, struct dpdk_priv *d, char *err, size_t err
 	struct rte_ether_addr mac;
 	uint16_t pid = d->port_id, nq = (uint16_t)(d->queue + 1), mtu = RTE_ETHER_MTU;
 	uint16_t nb_rxd = DPDK_RX_DESC, nb_txd = DPDK_TX_DESC;
-	uint32_t room;
+	uint32_t room, overhead, max_mtu, page = (uint32_t)sysconf(_SC_PAGESIZE);
+	bool is_af_xdp;
 	char pool_name[RTE_MEMPOOL_NAMESIZE];
 	int socket, rc;
 
@@ -372,18 +418,45 @@ static int dpdk_setup(struct port *p, struct dpdk_priv *d, char *err, size_t err
 	d->is_vdev = info.device && !strcmp(rte_bus_name(rte_dev_bus(info.device)), "vdev");
 	p->ifindex = (int)info.if_index;
 
-	/* Keep the link's MTU as the PMD found it rather than forcing 1500. */
-	if (rte_eth_dev_get_mtu(pid, &mtu) || mtu < info.min_mtu || mtu > info.max_mtu)
+	/* The link's MTU: the kernel interface's for a vdev bound to one, else
+	 * what the PMD reports; never forced to 1500. */
+	/* ethdev's own bound: max_rx_pktlen less the overhead it assumes. */
+	overhead = info.max_mtu != UINT16_MAX && info.max_rx_pktlen > info.max_mtu ?
+		   info.max_rx_pktlen - info.max_mtu : RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
+	max_mtu = info.max_rx_pktlen > overhead ? info.max_rx_pktlen - overhead : 0;
+	if (max_mtu > info.max_mtu)
+		max_mtu = info.max_mtu;
+	if (rte_eth_dev_get_mtu(pid, &mtu) || mtu < info.min_mtu || mtu > max_mtu)
 		mtu = RTE_ETHER_MTU;
+	if (info.if_index) {
+		char ifname[IF_NAMESIZE];
+		uint16_t kmtu;
 
-	/* Room for a whole frame at that MTU (plus a VLAN tag) in one mbuf:
-	 * the port never chains segments. */
-	room = RTE_PKTMBUF_HEADROOM + mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN + RTE_ETHER_CRC_LEN;
-	if (room < RTE_MBUF_DEFAULT_BUF_SIZE)
-		room = RTE_MBUF_DEFAULT_BUF_SIZE;
+		if (kernel_mtu(info.if_index, ifname, &kmtu) == 0) {
+			if (kmtu < info.min_mtu || kmtu > max_mtu)
+				return fail(err, errlen, -EINVAL,
+					    "DPDK port %u (%s): interface %s has MTU %u, this PMD takes %u-%u; "
+					    "set the interface's MTU in that range",
+					    pid, info.driver_name, ifname, kmtu, info.min_mtu, max_mtu);
+			mtu = kmtu;
+		}
+	}
+
+	is_af_xdp = !strcmp(info.driver_name, "net_af_xdp");
+	room = mbuf_room(mtu, is_af_xdp);
 	if (room > UINT16_MAX)
 		return fail(err, errlen, -EINVAL, "DPDK port %u: MTU %u needs %u-byte buffers, more than an mbuf holds",
 			    pid, mtu, room);
+	if (is_af_xdp && af_xdp_obj_size(room) > page) {
+		uint16_t fit = mtu;
+
+		while (fit > info.min_mtu && af_xdp_obj_size(mbuf_room(fit, true)) > page)
+			fit--;
+		return fail(err, errlen, -EINVAL,
+			    "DPDK port %u (net_af_xdp): MTU %u needs %u-byte UMEM chunks, more than a page (%u); "
+			    "set the interface's MTU to %u or less",
+			    pid, mtu, af_xdp_obj_size(room), page, fit);
+	}
 	socket = rte_eth_dev_socket_id(pid);
 	if (socket < 0)
 		socket = (int)SOCKET_ID_ANY;
