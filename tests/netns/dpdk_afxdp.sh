@@ -151,9 +151,36 @@ arp_check() {
 	*"lladdr $mac "*) echo "ok: $tag: the kernel resolved $IP_D to the DPDK port's $mac ($neigh)" ;;
 	*) fail "$tag: kernel neighbour entry for $IP_D is '$neigh', expected lladdr $mac" ;;
 	esac
+	# Bad ARP is consumed and counted, never answered or learned: one frame
+	# that ends inside the ARP header, one that is not Ethernet/IPv4 ARP,
+	# then two the port must ignore without counting (a request for another
+	# address, a request from a multicast MAC).
+	if ! ip netns exec "$NSA" python3 - "$MAC_VD" "$MAC_A" "$IP_A" "$IP_D" <<'PY'
+import socket, sys
+dst, src = (bytes.fromhex(m.replace(":", "")) for m in sys.argv[1:3])
+ip_a, ip_d = sys.argv[3:5]
+eth = dst + src + b"\x08\x06"
+def arp(htype, sha, tpa):
+    return (htype.to_bytes(2, "big") + b"\x08\x00\x06\x04\x00\x01" + sha + socket.inet_aton(ip_a)
+            + bytes(6) + socket.inet_aton(tpa))
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("va", 0))
+s.send(eth + b"\x00\x01\x08\x00")
+s.send(eth + arp(6, src, ip_d))
+s.send(eth + arp(1, src, "10.231.0.99"))
+s.send(eth + arp(1, b"\x01" + src[1:], ip_d))
+PY
+	then
+		fail "$tag: could not send the malformed ARP frames"
+	fi
+	sleep 0.5
 	kill "$pid" 2>/dev/null
 	finish "$pid"
-	grep -q '^hold:' "$log" || { fail "$tag: the holding DPDK port did not close cleanly"; show_log "$log"; }
+	case "$(grep '^hold:' "$log")" in
+	*" port_drops=short_frame=1,not_ip=1") echo "ok: $tag: malformed ARP counted (short_frame=1, not_ip=1)" ;;
+	"") fail "$tag: the holding DPDK port did not close cleanly"; show_log "$log" ;;
+	*) fail "$tag: expected drops short_frame=1,not_ip=1: $(grep '^hold:' "$log")" ;;
+	esac
 	return 0
 }
 
