@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <rte_bus.h>
@@ -19,18 +18,17 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
-#include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
-#include <rte_version.h>
 
 #include "dataplane/arp.h"
 #include "dataplane/port.h"
 #include "dataplane/port_dpdk.h"
 
-/* Descriptor ring sizes asked for; the PMD may round them. 1024 rides out
- * a scheduling hiccup of the polling thread at 10G line rate. */
+/* Descriptor ring sizes asked for; the PMD may round them. DPDK's usual
+ * depth: covers short stalls of the polling thread without the cache
+ * footprint of deeper rings. */
 #define DPDK_RX_DESC 1024u
 #define DPDK_TX_DESC 1024u
 /* Frames the caller may hold on top of the rings (TX being filled, RX being
