@@ -358,7 +358,7 @@ static inline void tx_drop_bad(struct port *p, struct afxdp *x, const struct uro
 
 static uint16_t tx_burst_sg(struct port *p, struct afxdp *x, struct uroce_frame *f, uint16_t n)
 {
-	uint32_t space = xsk_prod_nb_free(&x->tx, (uint32_t)n * 2), ndesc = 0, idx;
+	uint32_t space = xsk_prod_nb_free(&x->tx, (uint32_t)n * 2), ndesc = 0, idx = 0;
 	uint16_t taken = 0;
 
 	/* Count what fits first, so the ring is reserved once. */
@@ -557,15 +557,20 @@ static bool afxdp_link_up(struct port *p)
 
 /* ------------------------------------------------- XDP program, per interface */
 
+/* Entries in the XSKMAP when the driver does not report its queues. */
+#define AFXDP_QUEUES_UNKNOWN 64u
+
+/* The most queues the interface can have (so every queue fits the XSKMAP
+ * of the program loaded for the first one). */
 static uint32_t iface_queue_count(const char *ifname)
 {
 	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
 	struct ifreq ifr;
-	uint32_t n = 1;
+	uint32_t n = AFXDP_QUEUES_UNKNOWN;
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
-		return 1;
+		return n;
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
 	ifr.ifr_data = (void *)&ch;
@@ -1028,7 +1033,6 @@ static int xsk_setup(struct port *p, struct afxdp *x, char *err, size_t errlen)
 		}
 		ring_setup(x->ring_map[i], ro[i], rs, i == 1 || i == 2, rp[i]);
 	}
-	(void)p;
 	return 0;
 }
 
