@@ -428,7 +428,7 @@ static int dpdk_setup(struct port *p, struct dpdk_priv *d, char *err, size_t err
 		mtu = RTE_ETHER_MTU;
 	if (info.if_index) {
 		char ifname[IF_NAMESIZE];
-		uint16_t kmtu;
+		uint16_t kmtu = 0;
 
 		if (kernel_mtu(info.if_index, ifname, &kmtu) == 0) {
 			if (kmtu < info.min_mtu || kmtu > max_mtu)

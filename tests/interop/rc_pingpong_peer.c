@@ -682,7 +682,7 @@ int main(int argc, char **argv)
 {
 	struct peer pp = { 0 };
 	struct port_config cfg;
-	struct in_addr srv, local;
+	struct in_addr srv, local = {0};
 	uint8_t my_gid[16], rem_gid[16], srv_gid[16];
 	char err[256];
 	int fd = -1, rc;
