@@ -3,13 +3,12 @@
  * embedded) that steers RoCEv2 to the socket, shared by every port of this
  * process on the same interface through one XSKMAP keyed by queue.
  *
- * Ring handling uses libxdp's inline ring helpers (<xdp/xsk.h>), so the data
- * path is the one a bare libxdp loop runs. The socket itself is set up here
- * with the raw socket options rather than xsk_socket__create(): libxdp
- * 1.3.1 cannot retry a failed bind on the same UMEM (it re-registers the TX
- * ring, which fails), and we must retry twice over: zero-copy refused
- * (veth) -> copy mode, and EBUSY while a queue that a process just left is
- * still being released.
+ * Sockets and rings are libxdp's (<xdp/xsk.h>), so the data path is the one
+ * a bare libxdp loop runs. libxdp does not load a program
+ * (XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD): ours is loaded here with libbpf,
+ * which also keeps libxdp's multi-program dispatcher (refused by this
+ * machine's kernel, where libxdp falls back to a single program) and its
+ * bpffs needs out of the way.
  *
  * Frames: the UMEM is an array of slots of K chunks (K = 1 unless the MTU
  * needs multi-buffer frames); a frame's cookie is its slot's UMEM address.
@@ -153,8 +152,8 @@ struct afxdp {
 	bool in_map; /* our socket is the XSKMAP entry of our queue */
 	uint32_t queue;
 	size_t umem_len;
-	void *ring_map[4];
-	size_t ring_len[4];
+	struct xsk_umem *umem_h;
+	struct xsk_socket *xsk;
 	struct afxdp_iface *ifc;
 } __attribute__((aligned(64)));
 
@@ -964,129 +963,84 @@ static void iface_put(struct afxdp_iface *ifc)
 
 /* ------------------------------------------------------------ socket setup */
 
-static void ring_setup(void *map, const struct xdp_ring_offset *off, uint32_t size, bool prod, void *ring)
+static int umem_create(struct afxdp *x, char *err, size_t errlen)
 {
-	/* xsk_ring_prod and xsk_ring_cons have the same layout. */
-	struct xsk_ring_cons *r = ring;
-
-	r->mask = size - 1;
-	r->size = size;
-	r->producer = (uint32_t *)((char *)map + off->producer);
-	r->consumer = (uint32_t *)((char *)map + off->consumer);
-	r->flags = (uint32_t *)((char *)map + off->flags);
-	r->ring = (char *)map + off->desc;
-	r->cached_prod = *r->producer;
-	/* A producer's cached_cons runs one ring size ahead; see
-	 * xsk_prod_nb_free(). */
-	r->cached_cons = *r->consumer + (prod ? size : 0);
-}
-
-static int xsk_setup(struct port *p, struct afxdp *x, char *err, size_t errlen)
-{
-	struct xdp_umem_reg mr;
-	struct xdp_mmap_offsets off;
-	socklen_t optlen = sizeof(off);
-	uint32_t rs = x->ring_size;
-	const struct {
-		int opt;
-		off_t pgoff;
-		size_t desc;
-	} rings[4] = {
-		{ XDP_RX_RING, XDP_PGOFF_RX_RING, sizeof(struct xdp_desc) },
-		{ XDP_TX_RING, XDP_PGOFF_TX_RING, sizeof(struct xdp_desc) },
-		{ XDP_UMEM_FILL_RING, XDP_UMEM_PGOFF_FILL_RING, sizeof(uint64_t) },
-		{ XDP_UMEM_COMPLETION_RING, XDP_UMEM_PGOFF_COMPLETION_RING, sizeof(uint64_t) },
+	struct xsk_umem_config uc = {
+		.fill_size = x->ring_size,
+		.comp_size = x->ring_size,
+		.frame_size = x->chunk_size,
+		.frame_headroom = 0,
+		.flags = 0,
 	};
+	int rc = xsk_umem__create(&x->umem_h, x->umem, x->umem_len, &x->fq, &x->cq, &uc);
 
-	x->fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
-	if (x->fd < 0)
-		return fail(err, errlen, -errno, "cannot create an AF_XDP socket: %s%s", strerror(errno),
-			    errno == EAFNOSUPPORT ? " (kernel built without CONFIG_XDP_SOCKETS)" : "");
-
-	memset(&mr, 0, sizeof(mr));
-	mr.addr = (uintptr_t)x->umem;
-	mr.len = x->umem_len;
-	mr.chunk_size = x->chunk_size;
-	mr.headroom = 0;
-	if (setsockopt(x->fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr)))
-		return fail(err, errlen, -errno, "cannot register %zu bytes of UMEM: %s%s", x->umem_len,
-			    strerror(errno),
-			    errno == ENOMEM || errno == ENOBUFS || errno == EPERM
+	if (rc)
+		return fail(err, errlen, rc, "cannot register %zu bytes of UMEM: %s%s", x->umem_len, strerror(-rc),
+			    rc == -ENOMEM || rc == -ENOBUFS || rc == -EPERM
 				    ? " (raise the locked-memory limit, ulimit -l, or lower nframes)"
-				    : "");
-	for (int i = 0; i < 4; i++) {
-		if (setsockopt(x->fd, SOL_XDP, rings[i].opt, &rs, sizeof(rs)))
-			return fail(err, errlen, -errno, "cannot size the AF_XDP rings to %u: %s", rs, strerror(errno));
-	}
-	if (getsockopt(x->fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &optlen) || optlen != sizeof(off))
-		return fail(err, errlen, -EPROTO, "cannot read the AF_XDP ring offsets (kernel older than 5.4?)");
-
-	const struct xdp_ring_offset *ro[4] = { &off.rx, &off.tx, &off.fr, &off.cr };
-	void *rp[4] = { &x->rx, &x->tx, &x->fq, &x->cq };
-	for (int i = 0; i < 4; i++) {
-		x->ring_len[i] = ro[i]->desc + rs * rings[i].desc;
-		x->ring_map[i] = mmap(NULL, x->ring_len[i], PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, x->fd,
-				      rings[i].pgoff);
-		if (x->ring_map[i] == MAP_FAILED) {
-			x->ring_map[i] = NULL;
-			return fail(err, errlen, -errno, "cannot map an AF_XDP ring: %s", strerror(errno));
-		}
-		ring_setup(x->ring_map[i], ro[i], rs, i == 1 || i == 2, rp[i]);
-	}
+				    : rc == -EAFNOSUPPORT ? " (kernel built without CONFIG_XDP_SOCKETS)" : "");
 	return 0;
 }
 
-/* bind with the fallbacks the hardware and the kernel force on us. */
-static int xsk_bind(struct port *p, struct afxdp *x, bool skb_mode, char *err, size_t errlen)
+/* Create and bind the socket, with the fallbacks the hardware and the
+ * kernel force on us; a failed xsk_socket__create leaves the UMEM ready
+ * for the next try. */
+static int xsk_create(struct port *p, struct afxdp *x, bool skb_mode, char *err, size_t errlen)
 {
-	struct sockaddr_xdp sxdp;
+	struct xsk_socket_config sc = {
+		.rx_size = x->ring_size,
+		.tx_size = x->ring_size,
+		/* The program is ours (loaded and attached per interface). */
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+	};
 	bool try_zc = !p->cfg.force_copy && !skb_mode;
 	uint64_t deadline = mono_ns() + AFXDP_BIND_RETRY_MS * 1000000ull;
 	useconds_t backoff = 10000;
+	int rc;
 
 	for (;;) {
-		memset(&sxdp, 0, sizeof(sxdp));
-		sxdp.sxdp_family = AF_XDP;
-		sxdp.sxdp_ifindex = (uint32_t)p->ifindex;
-		sxdp.sxdp_queue_id = x->queue;
-		sxdp.sxdp_flags = XDP_USE_NEED_WAKEUP | (try_zc ? XDP_ZEROCOPY : XDP_COPY) | (x->sg ? XDP_USE_SG : 0);
-		if (bind(x->fd, (struct sockaddr *)&sxdp, sizeof(sxdp)) == 0) {
+		sc.bind_flags = (uint16_t)(XDP_USE_NEED_WAKEUP | (try_zc ? XDP_ZEROCOPY : XDP_COPY) |
+					   (x->sg ? XDP_USE_SG : 0));
+		rc = xsk_socket__create(&x->xsk, p->cfg.ifname, x->queue, x->umem_h, &x->rx, &x->tx, &sc);
+		if (rc == 0) {
 			x->zero_copy = try_zc;
+			x->fd = xsk_socket__fd(x->xsk);
 			return 0;
 		}
-		int e = errno;
-		if (try_zc && (e == EOPNOTSUPP || e == EPROTONOSUPPORT || e == EINVAL)) {
+		x->xsk = NULL;
+		if (try_zc && (rc == -EOPNOTSUPP || rc == -EPROTONOSUPPORT || rc == -EINVAL)) {
 			/* No zero-copy in this driver (veth, or a driver
 			 * without multi-buffer zero-copy). */
 			try_zc = false;
 			continue;
 		}
-		if (e == EBUSY && mono_ns() < deadline) {
+		if (rc == -EBUSY && mono_ns() < deadline) {
 			usleep(backoff);
 			backoff = backoff * 2 > 200000 ? 200000 : backoff * 2;
 			continue;
 		}
-		if (e == EBUSY)
-			return fail(err, errlen, -EBUSY,
-				    "%s queue %u is busy: another AF_XDP socket holds it (waited %d ms for a "
-				    "closing one to let go)",
-				    p->cfg.ifname, x->queue, AFXDP_BIND_RETRY_MS);
-		if (e == EINVAL) {
-			uint32_t nq = iface_queues_now(p->cfg.ifname);
-
-			if (nq && x->queue >= nq)
-				return fail(err, errlen, -EINVAL, "%s has %u queue%s (0-%u); queue %u does not exist",
-					    p->cfg.ifname, nq, nq == 1 ? "" : "s", nq - 1, x->queue);
-			if (x->sg)
-				return fail(err, errlen, -EINVAL,
-					    "%s: the kernel refused multi-buffer AF_XDP (XDP_USE_SG, Linux 6.6+), "
-					    "which MTU %u needs with %u-byte frames; lower the MTU to %u or less",
-					    p->cfg.ifname, p->mtu, x->chunk_size,
-					    x->chunk_size - AFXDP_RX_HEADROOM - AFXDP_L2_OVERHEAD);
-		}
-		return fail(err, errlen, -e, "cannot bind AF_XDP socket to %s queue %u: %s", p->cfg.ifname, x->queue,
-			    strerror(e));
+		break;
 	}
+	if (rc == -EBUSY)
+		return fail(err, errlen, -EBUSY,
+			    "%s queue %u is busy: another AF_XDP socket holds it (waited %d ms for a closing one "
+			    "to let go)",
+			    p->cfg.ifname, x->queue, AFXDP_BIND_RETRY_MS);
+	if (rc == -EINVAL) {
+		uint32_t nq = iface_queues_now(p->cfg.ifname);
+
+		if (nq && x->queue >= nq)
+			return fail(err, errlen, -EINVAL, "%s has %u queue%s (0-%u); queue %u does not exist",
+				    p->cfg.ifname, nq, nq == 1 ? "" : "s", nq - 1, x->queue);
+		if (x->sg)
+			return fail(err, errlen, -EINVAL,
+				    "%s: the kernel refused multi-buffer AF_XDP (XDP_USE_SG, Linux 6.6+), which MTU %u "
+				    "needs with %u-byte frames; lower the MTU to %u or less",
+				    p->cfg.ifname, p->mtu, x->chunk_size,
+				    x->chunk_size - AFXDP_RX_HEADROOM - AFXDP_L2_OVERHEAD);
+	}
+	return fail(err, errlen, rc, "cannot bind an AF_XDP socket to %s queue %u: %s", p->cfg.ifname, x->queue,
+		    strerror(-rc));
 }
 
 /* ------------------------------------------------------------ open / close */
@@ -1134,11 +1088,10 @@ static void afxdp_teardown(struct port *p, struct afxdp *x)
 {
 	if (x->in_map)
 		bpf_map_delete_elem(x->ifc->xsks_fd, &x->queue);
-	for (int i = 0; i < 4; i++)
-		if (x->ring_map[i])
-			munmap(x->ring_map[i], x->ring_len[i]);
-	if (x->fd >= 0)
-		close(x->fd);
+	if (x->xsk)
+		xsk_socket__delete(x->xsk);
+	if (x->umem_h)
+		xsk_umem__delete(x->umem_h);
 	if (x->umem)
 		munmap(x->umem, x->umem_len);
 	if (x->ctl_fd >= 0)
@@ -1251,19 +1204,21 @@ static int afxdp_open(struct port *p, char *err, size_t errlen)
 	if (!x->ifc)
 		goto out;
 
-	rc = xsk_setup(p, x, err, errlen);
+	rc = umem_create(x, err, errlen);
 	if (rc)
 		goto out;
-	rc = xsk_bind(p, x, x->ifc->skb_mode, err, errlen);
+	rc = xsk_create(p, x, x->ifc->skb_mode, err, errlen);
 	if (rc)
 		goto out;
 
 	/* Buffers in the fill ring before the XSKMAP points at us, so the
 	 * first frames steered here find room. */
 	refill_fill_ring(x);
-	if (bpf_map_update_elem(x->ifc->xsks_fd, &x->queue, &x->fd, 0)) {
-		rc = fail(err, errlen, -errno, "%s queue %u: cannot enter the socket in the XSKMAP: %s", c->ifname,
-			  c->queue, strerror(errno));
+	rc = xsk_socket__update_xskmap(x->xsk, x->ifc->xsks_fd);
+	if (rc) {
+		rc = rc < 0 ? rc : -errno;
+		fail(err, errlen, rc, "%s queue %u: cannot enter the socket in the XSKMAP: %s", c->ifname, c->queue,
+		     strerror(-rc));
 		goto out;
 	}
 	x->in_map = true;

@@ -87,6 +87,23 @@ ip netns exec "$NA" timeout 30 "$TRAFFIC" hold --port afxdp:va --ready-file "$TM
 PIDS+=($!)
 for _ in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
 expect 1 "va queue 0 is busy: another AF_XDP socket holds it" hold --port afxdp:va --timeout-ms 100
+# ... and takes the queue over when its holder exits while it waits.
+rm -f "$TMP/ready2"
+ip netns exec "$NA" "$TRAFFIC" hold --port afxdp:va --ready-file "$TMP/ready2" --timeout-ms 500 >"$TMP/hold2.log" 2>&1 &
+H2=$!
+PIDS+=($H2)
+sleep 0.5
+kill -TERM "${PIDS[0]}"
+wait "${PIDS[0]}" 2>/dev/null
+for _ in $(seq 60); do [ -e "$TMP/ready2" ] && break; sleep 0.05; done
+if [ -e "$TMP/ready2" ] && wait $H2; then
+	echo "ok: a waiting port takes the queue over once its holder exits"
+else
+	echo "FAIL: the waiting port did not open after the holder exited:"
+	sed 's/^/    /' "$TMP/hold2.log"
+	FAILS=$((FAILS + 1))
+fi
+PIDS=()
 
 if [ $FAILS = 0 ]; then
 	echo PASS
