@@ -4,13 +4,13 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "dataplane/errbuf.h"
 #include "dataplane/engine.h"
 
 #define CACHE_LINE 64
@@ -53,18 +53,6 @@ struct engine {
 	bool idle_yield;
 };
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 uint64_t engine_clock_monotonic(void *ctx)
 {
@@ -83,35 +71,35 @@ struct engine *engine_create(const struct engine_config *cfg, char *err, size_t 
 	uint32_t ring_size = cfg->cmd_ring_size ? cfg->cmd_ring_size : ENGINE_CMD_RING_DEFAULT;
 
 	if (cfg->nports > ENGINE_MAX_PORTS) {
-		fail(err, errlen, 0, "engine: %u ports; accepted: 0-%u per engine (use another engine for more)",
+		errbuf_fail(err, errlen, 0, "engine: %u ports; accepted: 0-%u per engine (use another engine for more)",
 		     cfg->nports, ENGINE_MAX_PORTS);
 		return NULL;
 	}
 	for (unsigned i = 0; i < cfg->nports; i++) {
 		if (!cfg->ports || !cfg->ports[i]) {
-			fail(err, errlen, 0, "engine: port %u is NULL; open every port before engine_create", i);
+			errbuf_fail(err, errlen, 0, "engine: port %u is NULL; open every port before engine_create", i);
 			return NULL;
 		}
 	}
 	if (burst > PORT_BURST_MAX) {
-		fail(err, errlen, 0, "engine: burst %u; accepted: 1-%u (0 = %u)", burst, PORT_BURST_MAX,
+		errbuf_fail(err, errlen, 0, "engine: burst %u; accepted: 1-%u (0 = %u)", burst, PORT_BURST_MAX,
 		     ENGINE_BURST_DEFAULT);
 		return NULL;
 	}
 	if (cfg->ncmd_rings > ENGINE_MAX_CMD_RINGS) {
-		fail(err, errlen, 0, "engine: %u command rings; accepted: 0-%u", cfg->ncmd_rings,
+		errbuf_fail(err, errlen, 0, "engine: %u command rings; accepted: 0-%u", cfg->ncmd_rings,
 		     ENGINE_MAX_CMD_RINGS);
 		return NULL;
 	}
 	if (cfg->ncmd_rings && !spsc_ring_memsize(ring_size, sizeof(struct engine_cmd))) {
-		fail(err, errlen, 0, "engine: command ring size %u; accepted: a power of two up to %u (0 = %u)",
+		errbuf_fail(err, errlen, 0, "engine: command ring size %u; accepted: a power of two up to %u (0 = %u)",
 		     ring_size, SPSC_RING_MAX_COUNT, ENGINE_CMD_RING_DEFAULT);
 		return NULL;
 	}
 
 	eng = aligned_alloc(CACHE_LINE, (sizeof(*eng) + CACHE_LINE - 1) & ~(size_t)(CACHE_LINE - 1));
 	if (!eng) {
-		fail(err, errlen, 0, "engine: out of memory");
+		errbuf_fail(err, errlen, 0, "engine: out of memory");
 		return NULL;
 	}
 	memset(eng, 0, sizeof(*eng));
@@ -129,7 +117,7 @@ struct engine *engine_create(const struct engine_config *cfg, char *err, size_t 
 	for (unsigned i = 0; i < cfg->ncmd_rings; i++) {
 		eng->cmd[i] = spsc_ring_create(ring_size, sizeof(struct engine_cmd));
 		if (!eng->cmd[i]) {
-			fail(err, errlen, 0, "engine: out of memory for command ring %u", i);
+			errbuf_fail(err, errlen, 0, "engine: out of memory for command ring %u", i);
 			goto free_rings;
 		}
 		eng->ncmd = i + 1;
@@ -318,23 +306,23 @@ int engine_start(struct engine *eng, char *err, size_t errlen)
 	int rc;
 
 	if (eng->started)
-		return fail(err, errlen, -EBUSY, "engine: already started");
+		return errbuf_fail(err, errlen, -EBUSY, "engine: already started");
 	rc = pthread_attr_init(&attr);
 	if (rc)
-		return fail(err, errlen, -rc, "engine: pthread_attr_init: %s", strerror(rc));
+		return errbuf_fail(err, errlen, -rc, "engine: pthread_attr_init: %s", strerror(rc));
 	if (eng->pin) {
 		cpu_set_t set;
 
 		if (eng->cpu >= CPU_SETSIZE) {
 			pthread_attr_destroy(&attr);
-			return fail(err, errlen, -EINVAL, "engine: cpu %u; accepted: 0-%d", eng->cpu, CPU_SETSIZE - 1);
+			return errbuf_fail(err, errlen, -EINVAL, "engine: cpu %u; accepted: 0-%d", eng->cpu, CPU_SETSIZE - 1);
 		}
 		CPU_ZERO(&set);
 		CPU_SET(eng->cpu, &set);
 		rc = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
 		if (rc) {
 			pthread_attr_destroy(&attr);
-			return fail(err, errlen, -rc, "engine: cannot pin to cpu %u: %s", eng->cpu, strerror(rc));
+			return errbuf_fail(err, errlen, -rc, "engine: cannot pin to cpu %u: %s", eng->cpu, strerror(rc));
 		}
 	}
 	atomic_store_explicit(&eng->stop, false, memory_order_release);
@@ -343,7 +331,7 @@ int engine_start(struct engine *eng, char *err, size_t errlen)
 	if (rc) {
 		/* an affinity to a CPU that is offline or outside our cpuset
 		 * shows up here as EINVAL */
-		return fail(err, errlen, -rc, "engine: cannot start thread%s: %s",
+		return errbuf_fail(err, errlen, -rc, "engine: cannot start thread%s: %s",
 			    eng->pin ? " (is the pinned cpu online and allowed?)" : "", strerror(rc));
 	}
 	eng->started = true;

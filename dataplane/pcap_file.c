@@ -2,30 +2,17 @@
  * tolerates both byte orders and both timestamp resolutions and rejects
  * everything else with a message that says what it found. */
 #include <errno.h>
-#include <stdarg.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dataplane/errbuf.h"
 #include "dataplane/pcap_file.h"
 
 #define PCAPNG_MAGIC 0x0a0d0d0au
 #define PCAP_HDR_LEN 24u
 #define PCAP_REC_HDR_LEN 16u
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 static uint32_t rd32(const uint8_t *b, bool swapped)
 {
@@ -51,10 +38,10 @@ int pcap_reader_open(struct pcap_reader *r, const char *path, char *err, size_t 
 	memset(r, 0, sizeof(*r));
 	r->f = fopen(path, "rb");
 	if (!r->f)
-		return fail(err, errlen, -errno, "%s: cannot open: %s", path, strerror(errno));
+		return errbuf_fail(err, errlen, -errno, "%s: cannot open: %s", path, strerror(errno));
 	n = fread(h, 1, sizeof(h), r->f);
 	if (n < 4) {
-		rc = fail(err, errlen, -EINVAL, "%s: not a pcap file (%zu bytes, shorter than a pcap header)",
+		rc = errbuf_fail(err, errlen, -EINVAL, "%s: not a pcap file (%zu bytes, shorter than a pcap header)",
 		          path, n);
 		goto err_close;
 	}
@@ -66,24 +53,24 @@ int pcap_reader_open(struct pcap_reader *r, const char *path, char *err, size_t 
 		r->swapped = true;
 		magic = __builtin_bswap32(magic);
 	} else if (magic == PCAPNG_MAGIC) {
-		rc = fail(err, errlen, -EINVAL,
+		rc = errbuf_fail(err, errlen, -EINVAL,
 		          "%s: pcapng is not supported; accepted: classic pcap "
 		          "(convert with: editcap -F pcap IN OUT)", path);
 		goto err_close;
 	} else {
-		rc = fail(err, errlen, -EINVAL,
+		rc = errbuf_fail(err, errlen, -EINVAL,
 		          "%s: not a pcap file (magic 0x%08x; accepted: 0xa1b2c3d4 or 0xa1b23c4d, either byte order)",
 		          path, magic);
 		goto err_close;
 	}
 	if (n < sizeof(h)) {
-		rc = fail(err, errlen, -EINVAL, "%s: pcap header cut short (%zu of %u bytes)", path, n,
+		rc = errbuf_fail(err, errlen, -EINVAL, "%s: pcap header cut short (%zu of %u bytes)", path, n,
 		          PCAP_HDR_LEN);
 		goto err_close;
 	}
 	r->nsec = magic == PCAP_MAGIC_NSEC;
 	if (rd16(h + 4, r->swapped) != 2) {
-		rc = fail(err, errlen, -EINVAL, "%s: pcap version %u.%u not supported; accepted: 2.x", path,
+		rc = errbuf_fail(err, errlen, -EINVAL, "%s: pcap version %u.%u not supported; accepted: 2.x", path,
 		          rd16(h + 4, r->swapped), rd16(h + 6, r->swapped));
 		goto err_close;
 	}
@@ -91,13 +78,13 @@ int pcap_reader_open(struct pcap_reader *r, const char *path, char *err, size_t 
 	/* The top bits of the link type field may carry FCS information. */
 	linktype = rd32(h + 20, r->swapped) & 0xffffu;
 	if (linktype != PCAP_LINKTYPE_ETHERNET) {
-		rc = fail(err, errlen, -EINVAL, "%s: link type %u not supported; accepted: 1 (Ethernet)", path,
+		rc = errbuf_fail(err, errlen, -EINVAL, "%s: link type %u not supported; accepted: 1 (Ethernet)", path,
 		          linktype);
 		goto err_close;
 	}
 	r->path = strdup(path);
 	if (!r->path) {
-		rc = fail(err, errlen, -ENOMEM, "%s: out of memory", path);
+		rc = errbuf_fail(err, errlen, -ENOMEM, "%s: out of memory", path);
 		goto err_close;
 	}
 	r->offset = PCAP_HDR_LEN;
@@ -116,33 +103,33 @@ int pcap_reader_next(struct pcap_reader *r, struct pcap_record *rec, char *err, 
 	size_t n;
 
 	if (!r->f)
-		return fail(err, errlen, -EBADF, "pcap reader is not open");
+		return errbuf_fail(err, errlen, -EBADF, "pcap reader is not open");
 	n = fread(h, 1, sizeof(h), r->f);
 	if (ferror(r->f))
-		return fail(err, errlen, -EIO, "%s: read error at offset %" PRIu64, r->path, r->offset);
+		return errbuf_fail(err, errlen, -EIO, "%s: read error at offset %" PRIu64, r->path, r->offset);
 	if (n == 0)
 		return 0;
 	if (n < sizeof(h))
-		return fail(err, errlen, -EINVAL, "%s: record %" PRIu64 " header cut short at offset %" PRIu64
+		return errbuf_fail(err, errlen, -EINVAL, "%s: record %" PRIu64 " header cut short at offset %" PRIu64
 		            " (%zu of %u bytes)", r->path, r->records + 1, r->offset, n, PCAP_REC_HDR_LEN);
 	sec = rd32(h, r->swapped);
 	frac = rd32(h + 4, r->swapped);
 	caplen = rd32(h + 8, r->swapped);
 	origlen = rd32(h + 12, r->swapped);
 	if (caplen > PCAP_SNAPLEN_MAX)
-		return fail(err, errlen, -EINVAL, "%s: record %" PRIu64 " at offset %" PRIu64
+		return errbuf_fail(err, errlen, -EINVAL, "%s: record %" PRIu64 " at offset %" PRIu64
 		            " claims %u bytes; accepted: at most %u (corrupt file?)", r->path,
 		            r->records + 1, r->offset, caplen, PCAP_SNAPLEN_MAX);
 	if (caplen > r->buf_cap) {
 		uint8_t *nb = realloc(r->buf, caplen);
 		if (!nb)
-			return fail(err, errlen, -ENOMEM, "%s: out of memory", r->path);
+			return errbuf_fail(err, errlen, -ENOMEM, "%s: out of memory", r->path);
 		r->buf = nb;
 		r->buf_cap = caplen;
 	}
 	n = caplen ? fread(r->buf, 1, caplen, r->f) : 0;
 	if (n < caplen)
-		return fail(err, errlen, -EINVAL, "%s: record %" PRIu64 " data cut short at offset %" PRIu64
+		return errbuf_fail(err, errlen, -EINVAL, "%s: record %" PRIu64 " data cut short at offset %" PRIu64
 		            " (%zu of %u bytes)", r->path, r->records + 1, r->offset, n, caplen);
 
 	rec->ts_ns = (uint64_t)sec * 1000000000u + (uint64_t)frac * (r->nsec ? 1u : 1000u);
@@ -174,7 +161,7 @@ int pcap_writer_open(struct pcap_writer *w, const char *path, bool nsec, char *e
 	w->snaplen = PCAP_SNAPLEN_MAX;
 	w->f = fopen(path, "wb");
 	if (!w->f)
-		return fail(err, errlen, -errno, "%s: cannot create: %s", path, strerror(errno));
+		return errbuf_fail(err, errlen, -errno, "%s: cannot create: %s", path, strerror(errno));
 	v = nsec ? PCAP_MAGIC_NSEC : PCAP_MAGIC_USEC;
 	memcpy(h, &v, 4);
 	s = 2;
@@ -190,7 +177,7 @@ int pcap_writer_open(struct pcap_writer *w, const char *path, bool nsec, char *e
 		int rc = -errno;
 		fclose(w->f);
 		w->f = NULL;
-		return fail(err, errlen, rc ? rc : -EIO, "%s: cannot write the header", path);
+		return errbuf_fail(err, errlen, rc ? rc : -EIO, "%s: cannot write the header", path);
 	}
 	return 0;
 }

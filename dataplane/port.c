@@ -1,26 +1,13 @@
 /* Backend-independent port handling: parsing a port spec, opening and
  * closing a port through its backend's table. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dataplane/errbuf.h"
 #include "dataplane/port.h"
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 #define SPEC_ACCEPTED "accepted: afxdp:IFACE[:QUEUE], dpdk[:PORTID], loop:INDEX"
 
@@ -46,7 +33,7 @@ int port_config_parse(const char *spec, struct port_config *cfg, char *err, size
 
 	memset(cfg, 0, sizeof(*cfg));
 	if (!spec || !*spec)
-		return fail(err, errlen, -EINVAL, "empty port spec; " SPEC_ACCEPTED);
+		return errbuf_fail(err, errlen, -EINVAL, "empty port spec; " SPEC_ACCEPTED);
 
 	if (!strncmp(spec, "afxdp:", 6)) {
 		const char *colon;
@@ -56,16 +43,16 @@ int port_config_parse(const char *spec, struct port_config *cfg, char *err, size
 		colon = strchr(rest, ':');
 		n = colon ? (size_t)(colon - rest) : strlen(rest);
 		if (n == 0)
-			return fail(err, errlen, -EINVAL, "port spec '%s': no interface name; " SPEC_ACCEPTED, spec);
+			return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': no interface name; " SPEC_ACCEPTED, spec);
 		if (n >= IF_NAMESIZE)
-			return fail(err, errlen, -EINVAL, "port spec '%s': interface name longer than %d characters",
+			return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': interface name longer than %d characters",
 				    spec, IF_NAMESIZE - 1);
 		cfg->kind = PORT_KIND_AFXDP;
 		memcpy(cfg->ifname, rest, n);
 		cfg->ifname[n] = '\0';
 		if (colon) {
 			if (parse_u32(colon + 1, 1023, &v))
-				return fail(err, errlen, -EINVAL, "port spec '%s': queue '%s' is not a number 0-1023",
+				return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': queue '%s' is not a number 0-1023",
 					    spec, colon + 1);
 			cfg->queue = v;
 		}
@@ -75,7 +62,7 @@ int port_config_parse(const char *spec, struct port_config *cfg, char *err, size
 		cfg->kind = PORT_KIND_DPDK;
 		if (spec[4] == ':') {
 			if (parse_u32(spec + 5, 65535, &v))
-				return fail(err, errlen, -EINVAL, "port spec '%s': DPDK port id '%s' is not a number 0-65535",
+				return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': DPDK port id '%s' is not a number 0-65535",
 					    spec, spec + 5);
 			cfg->dpdk_port_id = (uint16_t)v;
 		}
@@ -83,13 +70,13 @@ int port_config_parse(const char *spec, struct port_config *cfg, char *err, size
 	}
 	if (!strncmp(spec, "loop:", 5)) {
 		if (parse_u32(spec + 5, 1023, &v))
-			return fail(err, errlen, -EINVAL, "port spec '%s': loop index '%s' is not a number 0-1023",
+			return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': loop index '%s' is not a number 0-1023",
 				    spec, spec + 5);
 		cfg->kind = PORT_KIND_LOOP;
 		cfg->loop_index = v;
 		return 0;
 	}
-	return fail(err, errlen, -EINVAL, "unknown port spec '%s'; " SPEC_ACCEPTED, spec);
+	return errbuf_fail(err, errlen, -EINVAL, "unknown port spec '%s'; " SPEC_ACCEPTED, spec);
 }
 
 static const struct port_ops *ops_for(enum port_kind kind)
@@ -127,14 +114,14 @@ int port_open(struct port **out, const struct port_config *cfg, char *err, size_
 
 	*out = NULL;
 	if ((unsigned)cfg->kind > PORT_KIND_DPDK)
-		return fail(err, errlen, -EINVAL, "unknown port kind %d", (int)cfg->kind);
+		return errbuf_fail(err, errlen, -EINVAL, "unknown port kind %d", (int)cfg->kind);
 	ops = ops_for(cfg->kind);
 	if (!ops)
-		return fail(err, errlen, -ENOTSUP, "the %s backend was not built in (meson -D%s=enabled)",
+		return errbuf_fail(err, errlen, -ENOTSUP, "the %s backend was not built in (meson -D%s=enabled)",
 			    kind_names[cfg->kind], kind_names[cfg->kind]);
 	p = calloc(1, sizeof(*p));
 	if (!p)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return errbuf_fail(err, errlen, -ENOMEM, "out of memory");
 	p->ops = ops;
 	p->cfg = *cfg;
 	rc = ops->open(p, err, errlen);

@@ -23,7 +23,6 @@
 #include <net/if_arp.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +42,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/xsk.h>
 
+#include "dataplane/errbuf.h"
 #include "dataplane/port.h"
 #include "dataplane/port_afxdp.h"
 #include "ebpf/xdp_roce.h"
@@ -157,18 +157,6 @@ struct afxdp {
 	struct afxdp_iface *ifc;
 } __attribute__((aligned(64)));
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 static uint64_t mono_ns(void)
 {
@@ -661,7 +649,7 @@ static int iface_adopt(struct afxdp_iface *ifc, uint32_t prog_id, bool skb, bool
 
 	fd = bpf_prog_get_fd_by_id(prog_id);
 	if (fd < 0)
-		return fail(err, errlen, -errno, "%s: cannot open its XDP program (id %u): %s", ifc->ifname,
+		return errbuf_fail(err, errlen, -errno, "%s: cannot open its XDP program (id %u): %s", ifc->ifname,
 			    prog_id, strerror(errno));
 	memset(&pinfo, 0, sizeof(pinfo));
 	pinfo.nr_map_ids = 8;
@@ -670,19 +658,19 @@ static int iface_adopt(struct afxdp_iface *ifc, uint32_t prog_id, bool skb, bool
 	if (rc) {
 		rc = -errno;
 		close(fd);
-		return fail(err, errlen, rc, "%s: cannot inspect XDP program id %u: %s", ifc->ifname, prog_id,
+		return errbuf_fail(err, errlen, rc, "%s: cannot inspect XDP program id %u: %s", ifc->ifname, prog_id,
 			    strerror(-rc));
 	}
 	if (strcmp(pinfo.name, XDP_ROCE_PROG_NAME) && strcmp(pinfo.name, XDP_ROCE_PROG_FRAGS_NAME)) {
 		close(fd);
-		return fail(err, errlen, -EBUSY,
+		return errbuf_fail(err, errlen, -EBUSY,
 			    "%s already has another XDP program attached ('%s', id %u); uroce needs its own there. "
 			    "Detach it first: ip link set dev %s xdp off",
 			    ifc->ifname, pinfo.name, prog_id, ifc->ifname);
 	}
 	if (frags && strcmp(pinfo.name, XDP_ROCE_PROG_FRAGS_NAME)) {
 		close(fd);
-		return fail(err, errlen, -EBUSY,
+		return errbuf_fail(err, errlen, -EBUSY,
 			    "%s: the uroce XDP program attached there (id %u) has no multi-buffer support, which the "
 			    "MTU now needs; close the ports using it or detach it: ip link set dev %s xdp off",
 			    ifc->ifname, prog_id, ifc->ifname);
@@ -719,7 +707,7 @@ static int iface_adopt(struct afxdp_iface *ifc, uint32_t prog_id, bool skb, bool
 				if (found_cfg && c.extra_port_be != htons(extra_port)) {
 					close(mfd);
 					iface_release_fds(ifc);
-					return fail(err, errlen, -EBUSY,
+					return errbuf_fail(err, errlen, -EBUSY,
 						    "%s: the uroce XDP program attached there (id %u) steers extra UDP "
 						    "port %u, this port asks for %u; use the same extra port or detach it: "
 						    "ip link set dev %s xdp off",
@@ -731,7 +719,7 @@ static int iface_adopt(struct afxdp_iface *ifc, uint32_t prog_id, bool skb, bool
 	}
 	if (ifc->xsks_fd < 0 || !found_cfg) {
 		iface_release_fds(ifc);
-		return fail(err, errlen, -EBUSY,
+		return errbuf_fail(err, errlen, -EBUSY,
 			    "%s: XDP program id %u looks like uroce's but its maps do not match this version; "
 			    "detach it: ip link set dev %s xdp off",
 			    ifc->ifname, prog_id, ifc->ifname);
@@ -759,7 +747,7 @@ static int iface_load(struct afxdp_iface *ifc, uint32_t xsks_max, bool frags, ui
 	ifc->obj = bpf_object__open_mem(uroce_xdp_roce_bpf, uroce_xdp_roce_bpf_len, &oopts);
 	if (!ifc->obj) {
 		rc = -errno;
-		return fail(err, errlen, rc, "cannot open the embedded XDP program: %s", strerror(-rc));
+		return errbuf_fail(err, errlen, rc, "cannot open the embedded XDP program: %s", strerror(-rc));
 	}
 	prog = bpf_object__find_program_by_name(ifc->obj, frags ? XDP_ROCE_PROG_FRAGS_NAME : XDP_ROCE_PROG_NAME);
 	other = bpf_object__find_program_by_name(ifc->obj, frags ? XDP_ROCE_PROG_NAME : XDP_ROCE_PROG_FRAGS_NAME);
@@ -768,7 +756,7 @@ static int iface_load(struct afxdp_iface *ifc, uint32_t xsks_max, bool frags, ui
 	init = rodata ? bpf_map__initial_value(rodata, &cfg_len) : NULL;
 	/* .rodata holds exactly the one config struct (see the program). */
 	if (!prog || !other || !xsks || !init || cfg_len != sizeof(cfg)) {
-		rc = fail(err, errlen, -EINVAL, "the embedded XDP program lacks its programs or maps (build problem)");
+		rc = errbuf_fail(err, errlen, -EINVAL, "the embedded XDP program lacks its programs or maps (build problem)");
 		goto out_close;
 	}
 	bpf_program__set_autoload(other, false);
@@ -777,19 +765,19 @@ static int iface_load(struct afxdp_iface *ifc, uint32_t xsks_max, bool frags, ui
 	cfg.extra_port_be = htons(extra_port);
 	rc = bpf_map__set_initial_value(rodata, &cfg, sizeof(cfg));
 	if (rc) {
-		fail(err, errlen, rc, "cannot configure the XDP program: %s", strerror(-rc));
+		errbuf_fail(err, errlen, rc, "cannot configure the XDP program: %s", strerror(-rc));
 		goto out_close;
 	}
 
 	rc = bpf_object__load(ifc->obj);
 	if (rc) {
 		if (frags)
-			fail(err, errlen, rc,
+			errbuf_fail(err, errlen, rc,
 			     "%s: the kernel refused the multi-buffer XDP program (%s); the MTU needs frames over "
 			     "%u bytes, which needs XDP frags support (Linux 5.18+): lower the MTU to %u or less",
 			     ifc->ifname, strerror(-rc), AFXDP_LINEAR_MAX, AFXDP_LINEAR_MAX - AFXDP_L2_OVERHEAD);
 		else
-			fail(err, errlen, rc, "%s: the kernel refused the XDP program: %s", ifc->ifname, strerror(-rc));
+			errbuf_fail(err, errlen, rc, "%s: the kernel refused the XDP program: %s", ifc->ifname, strerror(-rc));
 		goto out_close;
 	}
 	ifc->prog_fd = bpf_program__fd(prog);
@@ -830,7 +818,7 @@ static int iface_attach(struct afxdp_iface *ifc, bool force_skb, char *err, size
 	if (fd < 0)
 		return fd == -EBUSY || fd == -EEXIST
 			       ? fd
-			       : fail(err, errlen, fd, "cannot attach the XDP program to %s: %s", ifc->ifname,
+			       : errbuf_fail(err, errlen, fd, "cannot attach the XDP program to %s: %s", ifc->ifname,
 				      strerror(-fd));
 	ifc->link_fd = fd;
 	ifc->owner = true;
@@ -860,21 +848,21 @@ static struct afxdp_iface *iface_get(int ifindex, const struct port_config *cfg,
 		if (ifc->ifindex != ifindex || ifc->netns != netns)
 			continue;
 		if (ifc->extra_port != cfg->extra_udp_port) {
-			*rcp = fail(err, errlen, -EINVAL,
+			*rcp = errbuf_fail(err, errlen, -EINVAL,
 				    "%s: another port of this process steers extra UDP port %u; this one asks for %u "
 				    "(one XDP program per interface: use the same extra port)",
 				    cfg->ifname, ifc->extra_port, cfg->extra_udp_port);
 			return NULL;
 		}
 		if (frags && !ifc->frags) {
-			*rcp = fail(err, errlen, -EINVAL,
+			*rcp = errbuf_fail(err, errlen, -EINVAL,
 				    "%s: the MTU grew past %u bytes after another port opened; close all ports on "
 				    "it and reopen",
 				    cfg->ifname, AFXDP_LINEAR_MAX - AFXDP_L2_OVERHEAD);
 			return NULL;
 		}
 		if (cfg->queue >= ifc->xsks_max) {
-			*rcp = fail(err, errlen, -EINVAL, "%s has %u queue%s (0-%u); queue %u does not exist",
+			*rcp = errbuf_fail(err, errlen, -EINVAL, "%s has %u queue%s (0-%u); queue %u does not exist",
 				    cfg->ifname, ifc->xsks_max, ifc->xsks_max == 1 ? "" : "s", ifc->xsks_max - 1,
 				    cfg->queue);
 			return NULL;
@@ -885,7 +873,7 @@ static struct afxdp_iface *iface_get(int ifindex, const struct port_config *cfg,
 
 	ifc = calloc(1, sizeof(*ifc));
 	if (!ifc) {
-		*rcp = fail(err, errlen, -ENOMEM, "out of memory");
+		*rcp = errbuf_fail(err, errlen, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	ifc->ifindex = ifindex;
@@ -904,7 +892,7 @@ static struct afxdp_iface *iface_get(int ifindex, const struct port_config *cfg,
 
 		rc = bpf_xdp_query(ifindex, 0, &q);
 		if (rc) {
-			fail(err, errlen, rc, "%s: cannot query its XDP state: %s", cfg->ifname, strerror(-rc));
+			errbuf_fail(err, errlen, rc, "%s: cannot query its XDP state: %s", cfg->ifname, strerror(-rc));
 			goto out_free;
 		}
 		id = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id ? q.skb_prog_id : q.hw_prog_id;
@@ -914,7 +902,7 @@ static struct afxdp_iface *iface_get(int ifindex, const struct port_config *cfg,
 			if (rc)
 				goto out_free;
 			if (cfg->queue >= ifc->xsks_max) {
-				rc = fail(err, errlen, -EINVAL, "%s: queue %u is beyond the adopted XSKMAP (%u queues)",
+				rc = errbuf_fail(err, errlen, -EINVAL, "%s: queue %u is beyond the adopted XSKMAP (%u queues)",
 					  cfg->ifname, cfg->queue, ifc->xsks_max);
 				iface_release_fds(ifc);
 				goto out_free;
@@ -930,7 +918,7 @@ static struct afxdp_iface *iface_get(int ifindex, const struct port_config *cfg,
 		iface_release_fds(ifc);
 		if (rc != -EBUSY && rc != -EEXIST)
 			goto out_free;
-		rc = fail(err, errlen, rc, "%s: XDP program attach kept racing with another process", cfg->ifname);
+		rc = errbuf_fail(err, errlen, rc, "%s: XDP program attach kept racing with another process", cfg->ifname);
 	}
 	if (rc)
 		goto out_free;
@@ -975,7 +963,7 @@ static int umem_create(struct afxdp *x, char *err, size_t errlen)
 	int rc = xsk_umem__create(&x->umem_h, x->umem, x->umem_len, &x->fq, &x->cq, &uc);
 
 	if (rc)
-		return fail(err, errlen, rc, "cannot register %zu bytes of UMEM: %s%s", x->umem_len, strerror(-rc),
+		return errbuf_fail(err, errlen, rc, "cannot register %zu bytes of UMEM: %s%s", x->umem_len, strerror(-rc),
 			    rc == -ENOMEM || rc == -ENOBUFS || rc == -EPERM
 				    ? " (raise the locked-memory limit, ulimit -l, or lower nframes)"
 				    : rc == -EAFNOSUPPORT ? " (kernel built without CONFIG_XDP_SOCKETS)" : "");
@@ -1022,7 +1010,7 @@ static int xsk_create(struct port *p, struct afxdp *x, bool skb_mode, char *err,
 		break;
 	}
 	if (rc == -EBUSY)
-		return fail(err, errlen, -EBUSY,
+		return errbuf_fail(err, errlen, -EBUSY,
 			    "%s queue %u is busy: another AF_XDP socket holds it (waited %d ms for a closing one "
 			    "to let go)",
 			    p->cfg.ifname, x->queue, AFXDP_BIND_RETRY_MS);
@@ -1030,16 +1018,16 @@ static int xsk_create(struct port *p, struct afxdp *x, bool skb_mode, char *err,
 		uint32_t nq = iface_queues_now(p->cfg.ifname);
 
 		if (nq && x->queue >= nq)
-			return fail(err, errlen, -EINVAL, "%s has %u queue%s (0-%u); queue %u does not exist",
+			return errbuf_fail(err, errlen, -EINVAL, "%s has %u queue%s (0-%u); queue %u does not exist",
 				    p->cfg.ifname, nq, nq == 1 ? "" : "s", nq - 1, x->queue);
 		if (x->sg)
-			return fail(err, errlen, -EINVAL,
+			return errbuf_fail(err, errlen, -EINVAL,
 				    "%s: the kernel refused multi-buffer AF_XDP (XDP_USE_SG, Linux 6.6+), which MTU %u "
 				    "needs with %u-byte frames; lower the MTU to %u or less",
 				    p->cfg.ifname, p->mtu, x->chunk_size,
 				    x->chunk_size - AFXDP_RX_HEADROOM - AFXDP_L2_OVERHEAD);
 	}
-	return fail(err, errlen, rc, "cannot bind an AF_XDP socket to %s queue %u: %s", p->cfg.ifname, x->queue,
+	return errbuf_fail(err, errlen, rc, "cannot bind an AF_XDP socket to %s queue %u: %s", p->cfg.ifname, x->queue,
 		    strerror(-rc));
 }
 
@@ -1052,24 +1040,24 @@ static int iface_basics(struct port *p, struct afxdp *x, char *err, size_t errle
 
 	p->ifindex = (int)if_nametoindex(name);
 	if (!p->ifindex)
-		return fail(err, errlen, -ENODEV, "no interface '%s' in this network namespace", name);
+		return errbuf_fail(err, errlen, -ENODEV, "no interface '%s' in this network namespace", name);
 	x->ctl_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (x->ctl_fd < 0)
-		return fail(err, errlen, -errno, "socket: %s", strerror(errno));
+		return errbuf_fail(err, errlen, -errno, "socket: %s", strerror(errno));
 
 	memset(&ifr, 0, sizeof(ifr));
 	memcpy(ifr.ifr_name, name, sizeof(p->cfg.ifname));
 	if (ioctl(x->ctl_fd, SIOCGIFHWADDR, &ifr))
-		return fail(err, errlen, -errno, "%s: cannot read its MAC address: %s", name, strerror(errno));
+		return errbuf_fail(err, errlen, -errno, "%s: cannot read its MAC address: %s", name, strerror(errno));
 	if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER)
-		return fail(err, errlen, -EINVAL, "%s is not an Ethernet interface (link type %u); afxdp needs one",
+		return errbuf_fail(err, errlen, -EINVAL, "%s is not an Ethernet interface (link type %u); afxdp needs one",
 			    name, ifr.ifr_hwaddr.sa_family);
 	memcpy(p->mac, ifr.ifr_hwaddr.sa_data, 6);
 
 	memset(&ifr, 0, sizeof(ifr));
 	memcpy(ifr.ifr_name, name, sizeof(p->cfg.ifname));
 	if (ioctl(x->ctl_fd, SIOCGIFMTU, &ifr))
-		return fail(err, errlen, -errno, "%s: cannot read its MTU: %s", name, strerror(errno));
+		return errbuf_fail(err, errlen, -errno, "%s: cannot read its MTU: %s", name, strerror(errno));
 	p->mtu = (uint32_t)ifr.ifr_mtu;
 
 	/* No IPv4 address is fine (IPv6-only, or addressing done by the
@@ -1114,16 +1102,16 @@ static int check_config(const struct port_config *c, char *err, size_t errlen)
 
 	if (c->frame_size &&
 	    (c->frame_size < AFXDP_CHUNK_MIN || c->frame_size > (uint32_t)page || (c->frame_size & (c->frame_size - 1))))
-		return fail(err, errlen, -EINVAL,
+		return errbuf_fail(err, errlen, -EINVAL,
 			    "afxdp frame_size %u: must be a power of two from %u to the page size (%ld)", c->frame_size,
 			    AFXDP_CHUNK_MIN, page);
 	if (c->nframes && (c->nframes < AFXDP_NFRAMES_MIN || c->nframes > AFXDP_NFRAMES_MAX))
-		return fail(err, errlen, -EINVAL, "afxdp nframes %u: must be from %u to %u", c->nframes,
+		return errbuf_fail(err, errlen, -EINVAL, "afxdp nframes %u: must be from %u to %u", c->nframes,
 			    AFXDP_NFRAMES_MIN, AFXDP_NFRAMES_MAX);
 	if (c->queue >= 1024)
-		return fail(err, errlen, -EINVAL, "afxdp queue %u: must be 0-1023", c->queue);
+		return errbuf_fail(err, errlen, -EINVAL, "afxdp queue %u: must be 0-1023", c->queue);
 	if (!c->ifname[0])
-		return fail(err, errlen, -EINVAL, "afxdp port without an interface name");
+		return errbuf_fail(err, errlen, -EINVAL, "afxdp port without an interface name");
 	return 0;
 }
 
@@ -1140,7 +1128,7 @@ static int afxdp_open(struct port *p, char *err, size_t errlen)
 		return rc;
 	x = aligned_alloc(64, sizeof(*x));
 	if (!x)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return errbuf_fail(err, errlen, -ENOMEM, "out of memory");
 	memset(x, 0, sizeof(*x));
 	x->fd = x->ctl_fd = -1;
 	x->queue = c->queue;
@@ -1161,7 +1149,7 @@ static int afxdp_open(struct port *p, char *err, size_t errlen)
 	x->sg = frags || l2max > x->chunk_size - AFXDP_RX_HEADROOM;
 	k = x->sg ? pow2_ceil((AFXDP_RX_HEADROOM + l2max + x->chunk_size - 1) / x->chunk_size) : 1;
 	if (k > AFXDP_MAX_FRAGS) {
-		rc = fail(err, errlen, -EINVAL, "%s: MTU %u is too large for %u-byte frames", c->ifname, p->mtu,
+		rc = errbuf_fail(err, errlen, -EINVAL, "%s: MTU %u is too large for %u-byte frames", c->ifname, p->mtu,
 			  x->chunk_size);
 		goto out;
 	}
@@ -1175,13 +1163,13 @@ static int afxdp_open(struct port *p, char *err, size_t errlen)
 	x->free_stack = malloc(sizeof(*x->free_stack) * x->nslots);
 	x->tx_pend = x->sg ? calloc(x->nslots, 1) : NULL;
 	if (!x->free_stack || (x->sg && !x->tx_pend)) {
-		rc = fail(err, errlen, -ENOMEM, "out of memory");
+		rc = errbuf_fail(err, errlen, -ENOMEM, "out of memory");
 		goto out;
 	}
 	x->umem = mmap(NULL, x->umem_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (x->umem == MAP_FAILED) {
 		x->umem = NULL;
-		rc = fail(err, errlen, -ENOMEM, "cannot map %zu bytes of UMEM: %s", x->umem_len, strerror(errno));
+		rc = errbuf_fail(err, errlen, -ENOMEM, "cannot map %zu bytes of UMEM: %s", x->umem_len, strerror(errno));
 		goto out;
 	}
 	for (uint32_t i = 0; i < x->nslots; i++)
@@ -1194,7 +1182,7 @@ static int afxdp_open(struct port *p, char *err, size_t errlen)
 		if (x->ifc->queues_open[c->queue / 64] & (1ull << (c->queue % 64))) {
 			iface_put(x->ifc);
 			x->ifc = NULL;
-			rc = fail(err, errlen, -EBUSY, "%s queue %u is already open in this process", c->ifname,
+			rc = errbuf_fail(err, errlen, -EBUSY, "%s queue %u is already open in this process", c->ifname,
 				  c->queue);
 		} else {
 			x->ifc->queues_open[c->queue / 64] |= 1ull << (c->queue % 64);
@@ -1217,7 +1205,7 @@ static int afxdp_open(struct port *p, char *err, size_t errlen)
 	rc = xsk_socket__update_xskmap(x->xsk, x->ifc->xsks_fd);
 	if (rc) {
 		rc = rc < 0 ? rc : -errno;
-		fail(err, errlen, rc, "%s queue %u: cannot enter the socket in the XSKMAP: %s", c->ifname, c->queue,
+		errbuf_fail(err, errlen, rc, "%s queue %u: cannot enter the socket in the XSKMAP: %s", c->ifname, c->queue,
 		     strerror(-rc));
 		goto out;
 	}

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "dataplane/errbuf.h"
 #include "dataplane/arp.h"
 #include "dataplane/port.h"
 #include "dataplane/port_dpdk.h"
@@ -87,19 +87,6 @@ struct dpdk_priv {
 _Static_assert((DPDK_STASH & (DPDK_STASH - 1)) == 0, "stash indexes wrap by mask");
 _Static_assert(DPDK_STASH >= PORT_BURST_MAX, "a stash holds at least one burst");
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 /* ---- EAL: once per process ------------------------------------------- */
 
@@ -242,14 +229,14 @@ static int eal_first_init(const struct port_config *cfg, char *err, size_t errle
 
 	argv = build_eal_argv(cfg, &argc);
 	if (!argv)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return errbuf_fail(err, errlen, -ENOMEM, "out of memory");
 	format_args(shown, sizeof(shown), argc, argv);
 	/* rte_eal_init permutes the array it gets: give it a copy, and keep
 	 * the strings for the life of the process in case EAL kept any. */
 	work = calloc((size_t)argc + 1, sizeof(*work));
 	if (!work) {
 		free_argv(argv);
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return errbuf_fail(err, errlen, -ENOMEM, "out of memory");
 	}
 	memcpy(work, argv, (size_t)argc * sizeof(*work));
 	rc = rte_eal_init(argc, work);
@@ -259,7 +246,7 @@ static int eal_first_init(const struct port_config *cfg, char *err, size_t errle
 		eal_state = EAL_FAILED;
 		eal_errno = rte_errno > 0 ? rte_errno : EINVAL;
 		free_argv(argv);
-		return fail(err, errlen, -eal_errno,
+		return errbuf_fail(err, errlen, -eal_errno,
 			    "DPDK EAL initialisation failed (%s); EAL arguments were: %s. "
 			    "EAL printed the details above. Accepted are DPDK's EAL options, e.g. "
 			    "--no-huge -m 512 --no-pci --vdev net_af_packet0,iface=IFACE "
@@ -293,7 +280,7 @@ static int eal_add_vdevs(const struct port_config *cfg, char *err, size_t errlen
 			continue;
 		n = strcspn(spec, ",");
 		if (n == 0 || n >= sizeof(name))
-			return fail(err, errlen, -EINVAL, "--vdev '%s': expected NAME[,ARGS] with a name of 1-%zu characters",
+			return errbuf_fail(err, errlen, -EINVAL, "--vdev '%s': expected NAME[,ARGS] with a name of 1-%zu characters",
 				    spec, sizeof(name) - 1);
 		memcpy(name, spec, n);
 		name[n] = '\0';
@@ -301,7 +288,7 @@ static int eal_add_vdevs(const struct port_config *cfg, char *err, size_t errlen
 			continue;
 		rc = rte_dev_probe(spec);
 		if (rc < 0)
-			return fail(err, errlen, rc, "DPDK could not add device '%s' (%s); EAL printed the details above",
+			return errbuf_fail(err, errlen, rc, "DPDK could not add device '%s' (%s); EAL printed the details above",
 				    spec, rte_strerror(-rc));
 	}
 	return 0;
@@ -317,7 +304,7 @@ static int eal_ensure(const struct port_config *cfg, char *err, size_t errlen)
 	case EAL_FAILED:
 		break;
 	}
-	return fail(err, errlen, -eal_errno,
+	return errbuf_fail(err, errlen, -eal_errno,
 		    "DPDK EAL initialisation failed earlier in this process (%s) and cannot be retried",
 		    rte_strerror(eal_errno));
 }
@@ -408,9 +395,9 @@ static int dpdk_setup(struct port *p, struct dpdk_priv *d, char *err, size_t err
 
 	rc = rte_eth_dev_info_get(pid, &info);
 	if (rc)
-		return fail(err, errlen, rc, "DPDK port %u: cannot read device info (%s)", pid, rte_strerror(-rc));
+		return errbuf_fail(err, errlen, rc, "DPDK port %u: cannot read device info (%s)", pid, rte_strerror(-rc));
 	if (d->queue >= info.max_rx_queues || d->queue >= info.max_tx_queues)
-		return fail(err, errlen, -EINVAL, "DPDK port %u (%s): queue %u does not exist; it has %u RX and %u TX queues",
+		return errbuf_fail(err, errlen, -EINVAL, "DPDK port %u (%s): queue %u does not exist; it has %u RX and %u TX queues",
 			    pid, info.driver_name, d->queue, info.max_rx_queues, info.max_tx_queues);
 	d->dev = info.device;
 	d->is_vdev = info.device && !strcmp(rte_bus_name(rte_dev_bus(info.device)), "vdev");
@@ -432,7 +419,7 @@ static int dpdk_setup(struct port *p, struct dpdk_priv *d, char *err, size_t err
 
 		if (kernel_mtu(info.if_index, ifname, &kmtu) == 0) {
 			if (kmtu < info.min_mtu || kmtu > max_mtu)
-				return fail(err, errlen, -EINVAL,
+				return errbuf_fail(err, errlen, -EINVAL,
 					    "DPDK port %u (%s): interface %s has MTU %u, this PMD takes %u-%u; "
 					    "set the interface's MTU in that range",
 					    pid, info.driver_name, ifname, kmtu, info.min_mtu, max_mtu);
@@ -443,14 +430,14 @@ static int dpdk_setup(struct port *p, struct dpdk_priv *d, char *err, size_t err
 	is_af_xdp = !strcmp(info.driver_name, "net_af_xdp");
 	room = mbuf_room(mtu, is_af_xdp);
 	if (room > UINT16_MAX)
-		return fail(err, errlen, -EINVAL, "DPDK port %u: MTU %u needs %u-byte buffers, more than an mbuf holds",
+		return errbuf_fail(err, errlen, -EINVAL, "DPDK port %u: MTU %u needs %u-byte buffers, more than an mbuf holds",
 			    pid, mtu, room);
 	if (is_af_xdp && af_xdp_obj_size(room) > page) {
 		uint16_t fit = mtu;
 
 		while (fit > info.min_mtu && af_xdp_obj_size(mbuf_room(fit, true)) > page)
 			fit--;
-		return fail(err, errlen, -EINVAL,
+		return errbuf_fail(err, errlen, -EINVAL,
 			    "DPDK port %u (net_af_xdp): MTU %u needs %u-byte UMEM chunks, more than a page (%u); "
 			    "set the interface's MTU to %u or less",
 			    pid, mtu, af_xdp_obj_size(room), page, fit);
@@ -461,7 +448,7 @@ static int dpdk_setup(struct port *p, struct dpdk_priv *d, char *err, size_t err
 	snprintf(pool_name, sizeof(pool_name), "uroce_p%u", pid);
 	d->pool = rte_pktmbuf_pool_create(pool_name, DPDK_POOL_MBUFS, DPDK_POOL_CACHE, 0, (uint16_t)room, socket);
 	if (!d->pool)
-		return fail(err, errlen, -rte_errno, "DPDK port %u: cannot create a pool of %u mbufs of %u bytes (%s); "
+		return errbuf_fail(err, errlen, -rte_errno, "DPDK port %u: cannot create a pool of %u mbufs of %u bytes (%s); "
 			    "give EAL more memory (-m MB)", pid, DPDK_POOL_MBUFS, room, rte_strerror(rte_errno));
 
 	memset(&conf, 0, sizeof(conf));
@@ -472,13 +459,13 @@ static int dpdk_setup(struct port *p, struct dpdk_priv *d, char *err, size_t err
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
 	rc = rte_eth_dev_configure(pid, nq, nq, &conf);
 	if (rc) {
-		fail(err, errlen, rc, "DPDK port %u (%s): configure with %u RX/TX queues failed (%s)",
+		errbuf_fail(err, errlen, rc, "DPDK port %u (%s): configure with %u RX/TX queues failed (%s)",
 		     pid, info.driver_name, nq, rte_strerror(-rc));
 		goto free_pool;
 	}
 	rc = rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nb_rxd, &nb_txd);
 	if (rc) {
-		fail(err, errlen, rc, "DPDK port %u: descriptor counts rejected (%s)", pid, rte_strerror(-rc));
+		errbuf_fail(err, errlen, rc, "DPDK port %u: descriptor counts rejected (%s)", pid, rte_strerror(-rc));
 		goto close_dev;
 	}
 	/* Queues below ours must exist for the PMD to start; they share the
@@ -489,25 +476,25 @@ static int dpdk_setup(struct port *p, struct dpdk_priv *d, char *err, size_t err
 		txc.offloads = conf.txmode.offloads;
 		rc = rte_eth_rx_queue_setup(pid, q, nb_rxd, (unsigned)socket, NULL, d->pool);
 		if (rc) {
-			fail(err, errlen, rc, "DPDK port %u (%s): RX queue %u setup failed (%s)",
+			errbuf_fail(err, errlen, rc, "DPDK port %u (%s): RX queue %u setup failed (%s)",
 			     pid, info.driver_name, q, rte_strerror(-rc));
 			goto close_dev;
 		}
 		rc = rte_eth_tx_queue_setup(pid, q, nb_txd, (unsigned)socket, &txc);
 		if (rc) {
-			fail(err, errlen, rc, "DPDK port %u (%s): TX queue %u setup failed (%s)",
+			errbuf_fail(err, errlen, rc, "DPDK port %u (%s): TX queue %u setup failed (%s)",
 			     pid, info.driver_name, q, rte_strerror(-rc));
 			goto close_dev;
 		}
 	}
 	rc = rte_eth_dev_start(pid);
 	if (rc) {
-		fail(err, errlen, rc, "DPDK port %u (%s): start failed (%s)", pid, info.driver_name, rte_strerror(-rc));
+		errbuf_fail(err, errlen, rc, "DPDK port %u (%s): start failed (%s)", pid, info.driver_name, rte_strerror(-rc));
 		goto close_dev;
 	}
 	rc = rte_eth_macaddr_get(pid, &mac);
 	if (rc) {
-		fail(err, errlen, rc, "DPDK port %u: cannot read the MAC address (%s)", pid, rte_strerror(-rc));
+		errbuf_fail(err, errlen, rc, "DPDK port %u: cannot read the MAC address (%s)", pid, rte_strerror(-rc));
 		goto stop_dev;
 	}
 	memcpy(p->mac, mac.addr_bytes, 6);
@@ -542,7 +529,7 @@ static int dpdk_open(struct port *p, char *err, size_t errlen)
 	int rc;
 
 	if (cfg->eal_argc < 0 || (cfg->eal_argc > 0 && !cfg->eal_argv))
-		return fail(err, errlen, -EINVAL, "dpdk port: eal_argc is %d but eal_argv is %s",
+		return errbuf_fail(err, errlen, -EINVAL, "dpdk port: eal_argc is %d but eal_argv is %s",
 			    cfg->eal_argc, cfg->eal_argv ? "set" : "NULL");
 
 	pthread_mutex_lock(&eal_lock);
@@ -551,7 +538,7 @@ static int dpdk_open(struct port *p, char *err, size_t errlen)
 		goto unlock;
 	if (!rte_eth_dev_is_valid_port(cfg->dpdk_port_id)) {
 		list_ports(ports, sizeof(ports));
-		rc = fail(err, errlen, -ENODEV,
+		rc = errbuf_fail(err, errlen, -ENODEV,
 			  "DPDK port %u does not exist; ports found: %s. Give the device to EAL "
 			  "(--vdev net_af_xdp0,iface=IFACE / --vdev net_af_packet0,iface=IFACE / -a PCI_ADDR); "
 			  "a device that failed to probe is reported by EAL above",
@@ -559,17 +546,17 @@ static int dpdk_open(struct port *p, char *err, size_t errlen)
 		goto unlock;
 	}
 	if (port_in_use[cfg->dpdk_port_id]) {
-		rc = fail(err, errlen, -EBUSY, "DPDK port %u is already open in this process", cfg->dpdk_port_id);
+		rc = errbuf_fail(err, errlen, -EBUSY, "DPDK port %u is already open in this process", cfg->dpdk_port_id);
 		goto unlock;
 	}
 	if (cfg->queue > UINT16_MAX - 1) {
-		rc = fail(err, errlen, -EINVAL, "dpdk port: queue %u out of range", cfg->queue);
+		rc = errbuf_fail(err, errlen, -EINVAL, "dpdk port: queue %u out of range", cfg->queue);
 		goto unlock;
 	}
 
 	d = rte_zmalloc_socket("uroce_dpdk_port", sizeof(*d), RTE_CACHE_LINE_SIZE, SOCKET_ID_ANY);
 	if (!d) {
-		rc = fail(err, errlen, -ENOMEM, "DPDK port %u: out of EAL memory for the port state (-m MB)",
+		rc = errbuf_fail(err, errlen, -ENOMEM, "DPDK port %u: out of EAL memory for the port state (-m MB)",
 			  cfg->dpdk_port_id);
 		goto unlock;
 	}

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <arpa/inet.h>
 
+#include "dataplane/errbuf.h"
 #include "dataplane/port_loop.h"
 
 /* Ethernet header plus one VLAN tag: what a frame carries beyond the MTU. */
@@ -162,18 +163,6 @@ static void set_err(struct loop_fabric *fab, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 const char *loop_fabric_last_error(const struct loop_fabric *fab)
 {
@@ -520,25 +509,25 @@ struct loop_fabric *loop_fabric_create_opts(const struct loop_fabric_opts *opts,
 	uint32_t rx_ring = opts->rx_ring ? opts->rx_ring : LOOP_RX_RING_DEFAULT;
 
 	if (opts->nports < 1 || opts->nports > LOOP_FABRIC_MAX_PORTS) {
-		fail(err, errlen, 0, "loop fabric: nports %u out of range; accepted: 1-%u", opts->nports,
+		errbuf_fail(err, errlen, 0, "loop fabric: nports %u out of range; accepted: 1-%u", opts->nports,
 		     LOOP_FABRIC_MAX_PORTS);
 		errno = EINVAL;
 		return NULL;
 	}
 	if (nframes > LOOP_NFRAMES_MAX) {
-		fail(err, errlen, 0, "loop fabric: nframes %u out of range; accepted: 1-%u (0 = %u)", nframes,
+		errbuf_fail(err, errlen, 0, "loop fabric: nframes %u out of range; accepted: 1-%u (0 = %u)", nframes,
 		     LOOP_NFRAMES_MAX, LOOP_NFRAMES_DEFAULT);
 		errno = EINVAL;
 		return NULL;
 	}
 	if (mtu < 68 || mtu > 65535) {
-		fail(err, errlen, 0, "loop fabric: mtu %u out of range; accepted: 68-65535 (0 = %u)", mtu,
+		errbuf_fail(err, errlen, 0, "loop fabric: mtu %u out of range; accepted: 68-65535 (0 = %u)", mtu,
 		     LOOP_MTU_DEFAULT);
 		errno = EINVAL;
 		return NULL;
 	}
 	if (rx_ring > LOOP_RX_RING_MAX || (rx_ring & (rx_ring - 1))) {
-		fail(err, errlen, 0, "loop fabric: rx_ring %u must be a power of two up to %u (0 = %u)", rx_ring,
+		errbuf_fail(err, errlen, 0, "loop fabric: rx_ring %u must be a power of two up to %u (0 = %u)", rx_ring,
 		     LOOP_RX_RING_MAX, LOOP_RX_RING_DEFAULT);
 		errno = EINVAL;
 		return NULL;
@@ -581,7 +570,7 @@ struct loop_fabric *loop_fabric_create_opts(const struct loop_fabric_opts *opts,
 free_fab:
 	loop_fabric_destroy(fab);
 nomem:
-	fail(err, errlen, 0, "loop fabric: out of memory for %u frames of %u bytes", nframes,
+	errbuf_fail(err, errlen, 0, "loop fabric: out of memory for %u frames of %u bytes", nframes,
 	     (mtu + LOOP_L2_OVERHEAD + 63u) & ~63u);
 	errno = ENOMEM;
 	return NULL;
@@ -617,18 +606,18 @@ static int loop_open(struct port *p, char *err, size_t errlen)
 	struct loop_node *n;
 
 	if (!fab)
-		return fail(err, errlen, -EINVAL,
+		return errbuf_fail(err, errlen, -EINVAL,
 			    "loop port %u: no fabric; create one with loop_fabric_create() and set cfg.fabric", i);
 	if (i >= fab->nports)
-		return fail(err, errlen, -EINVAL, "loop port %u does not exist: the fabric has ports 0-%u", i,
+		return errbuf_fail(err, errlen, -EINVAL, "loop port %u does not exist: the fabric has ports 0-%u", i,
 			    fab->nports - 1);
 	n = &fab->nodes[i];
 	if (n->port)
-		return fail(err, errlen, -EBUSY, "loop port %u is already open", i);
+		return errbuf_fail(err, errlen, -EBUSY, "loop port %u is already open", i);
 	if (!n->rxq) {
 		n->rxq = calloc(fab->rx_ring, sizeof(uint32_t));
 		if (!n->rxq)
-			return fail(err, errlen, -ENOMEM, "loop port %u: out of memory for its RX ring", i);
+			return errbuf_fail(err, errlen, -ENOMEM, "loop port %u: out of memory for its RX ring", i);
 	}
 	n->rx_head = n->rx_tail = 0;
 	n->port = p;

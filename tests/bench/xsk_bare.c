@@ -6,7 +6,11 @@
  *   xsk_bare send --iface IF --dst-mac MAC --src-ip A --dst-ip B --size PAYLOAD [--duration S]
  *   xsk_bare recv --iface IF [--duration S] [--idle-ms MS]
  * Uses libxdp's own default XDP program (it redirects every frame of the
- * queue to the socket), queue 0, copy mode (veth has no zero-copy).
+ * queue to the socket), queue 0, copy mode (veth has no zero-copy). When the
+ * MTU is above what a one-page XDP buffer holds, libxdp's program cannot be
+ * attached (it has no frags support), so the baseline loads its own
+ * redirect-everything `xdp.frags` program and binds with XDP_USE_SG; a frame
+ * then spans two UMEM chunks (head chunk + tail chunk).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,6 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/if_link.h>
 #include <linux/if_xdp.h>
 #include <xdp/xsk.h>
 
@@ -30,6 +37,18 @@
 #define NUM_FRAMES 4096u
 #define FRAME_SIZE XSK_UMEM__DEFAULT_FRAME_SIZE
 #define BATCH 64u
+/* Largest MTU whose frames fit one page-sized XDP buffer on veth. */
+#define LINEAR_MTU_MAX 3498u
+
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)
+#endif
+
+extern const unsigned char xsk_bare_bpf[];
+extern const size_t xsk_bare_bpf_len;
 
 static uint64_t now_ns(void)
 {
@@ -39,12 +58,49 @@ static uint64_t now_ns(void)
 }
 
 struct bare {
+	int sg;             /* multi-buffer mode, own frags program attached */
+	int ifindex;
+	struct bpf_object *obj;
 	void *area;
 	struct xsk_umem *umem;
 	struct xsk_socket *xsk;
 	struct xsk_ring_prod fq, tx;
 	struct xsk_ring_cons cq, rx;
 };
+
+static unsigned iface_mtu(const char *ifname)
+{
+	struct ifreq ifr = {0};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	unsigned mtu = 1500;
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (fd >= 0 && !ioctl(fd, SIOCGIFMTU, &ifr))
+		mtu = (unsigned)ifr.ifr_mtu;
+	if (fd >= 0)
+		close(fd);
+	return mtu;
+}
+
+/* Attach the frags program and return the fd of its XSKMAP. */
+static int load_frags_prog(struct bare *b)
+{
+	struct bpf_program *prog;
+	int rc;
+
+	b->obj = bpf_object__open_mem(xsk_bare_bpf, xsk_bare_bpf_len, NULL);
+	if (!b->obj)
+		return -errno;
+	if ((rc = bpf_object__load(b->obj)))
+		return rc;
+	prog = bpf_object__find_program_by_name(b->obj, "xsk_bare_frags");
+	if (!prog)
+		return -ENOENT;
+	rc = bpf_xdp_attach(b->ifindex, bpf_program__fd(prog), XDP_FLAGS_DRV_MODE, NULL);
+	if (rc)
+		return rc;
+	return bpf_object__find_map_fd_by_name(b->obj, "xsks");
+}
 
 static int bare_open(struct bare *b, const char *ifname, int rx)
 {
@@ -59,8 +115,19 @@ static int bare_open(struct bare *b, const char *ifname, int rx)
 		.tx_size = NUM_FRAMES / 2,
 		.bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP,
 	};
-	int rc;
+	int rc, map_fd = -1;
 
+	b->ifindex = (int)if_nametoindex(ifname);
+	if (!b->ifindex)
+		return -ENODEV;
+	if (iface_mtu(ifname) > LINEAR_MTU_MAX) {
+		b->sg = 1;
+		map_fd = load_frags_prog(b);
+		if (map_fd < 0)
+			return map_fd;
+		scfg.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
+		scfg.bind_flags |= XDP_USE_SG;
+	}
 	b->area = mmap(NULL, (size_t)NUM_FRAMES * FRAME_SIZE, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (b->area == MAP_FAILED)
@@ -75,6 +142,8 @@ static int bare_open(struct bare *b, const char *ifname, int rx)
 		usleep(100000); /* the queue may still be held by a process that just exited */
 	}
 	if (rc)
+		return rc;
+	if (b->sg && (rc = xsk_socket__update_xskmap(b->xsk, map_fd)))
 		return rc;
 	if (rx) {
 		/* Give the kernel half the frames to receive into. */
@@ -95,6 +164,10 @@ static void bare_close(struct bare *b)
 	if (b->umem)
 		xsk_umem__delete(b->umem);
 	munmap(b->area, (size_t)NUM_FRAMES * FRAME_SIZE);
+	if (b->sg) {
+		bpf_xdp_detach(b->ifindex, XDP_FLAGS_DRV_MODE, NULL);
+		bpf_object__close(b->obj);
+	}
 }
 
 static int get_mac(const char *ifname, uint8_t mac[6])
@@ -137,33 +210,61 @@ static int do_send(const char *ifname, const uint8_t dmac[6], uint32_t sip, uint
 	pkt.reth.rkey = 0x1234;
 	pkt.reth.dma_len = size;
 	pkt.payload_len = size;
-	int flen = -1;
-	for (uint32_t i = 0; i < NUM_FRAMES; i++) {
-		flen = roce_build((uint8_t *)b.area + (size_t)i * FRAME_SIZE, FRAME_SIZE, &pkt);
-		if (flen < 0) {
-			fprintf(stderr, "xsk_bare: payload %u does not fit a %u-byte frame\n", size, FRAME_SIZE);
-			return 1;
-		}
-		free_stack[nfree++] = i * FRAME_SIZE;
+	/* Build the frame once; in multi-buffer mode even chunks hold its first
+	 * FRAME_SIZE bytes and odd chunks the rest, so a head and a tail chunk
+	 * from the two free stacks always make the whole frame. */
+	static uint8_t one[2 * FRAME_SIZE];
+	int flen = roce_build(one, sizeof(one), &pkt);
+	if (flen < 0 || (!b.sg && flen > (int)FRAME_SIZE)) {
+		fprintf(stderr, "xsk_bare: payload %u does not fit (MTU too small?)\n", size);
+		return 1;
 	}
+	uint32_t head_len = flen > (int)FRAME_SIZE ? FRAME_SIZE : (uint32_t)flen;
+	uint32_t tail_len = (uint32_t)flen - head_len;
+	uint32_t tail_stack[NUM_FRAMES], ntail = 0;
+	for (uint32_t i = 0; i < NUM_FRAMES; i++) {
+		uint8_t *chunk = (uint8_t *)b.area + (size_t)i * FRAME_SIZE;
+		if (tail_len && (i & 1)) {
+			memcpy(chunk, one + FRAME_SIZE, tail_len);
+			tail_stack[ntail++] = i * FRAME_SIZE;
+		} else {
+			memcpy(chunk, one, head_len);
+			free_stack[nfree++] = i * FRAME_SIZE;
+		}
+	}
+	uint32_t descs = tail_len ? 2 : 1;
 
 	uint64_t sent = 0, t0 = now_ns(), t1, deadline = t0 + (uint64_t)(duration * 1e9);
 	while ((t1 = now_ns()) < deadline) {
 		uint32_t idx, n;
 
-		n = xsk_ring_cons__peek(&b.cq, BATCH, &idx);
-		for (uint32_t i = 0; i < n; i++)
-			free_stack[nfree++] = (uint32_t)*xsk_ring_cons__comp_addr(&b.cq, idx + i);
+		n = xsk_ring_cons__peek(&b.cq, BATCH * descs, &idx);
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t a = (uint32_t)*xsk_ring_cons__comp_addr(&b.cq, idx + i);
+			if (tail_len && ((a / FRAME_SIZE) & 1))
+				tail_stack[ntail++] = a;
+			else
+				free_stack[nfree++] = a;
+		}
 		xsk_ring_cons__release(&b.cq, n);
 
 		n = nfree < BATCH ? nfree : BATCH;
-		n = n ? xsk_ring_prod__reserve(&b.tx, n, &idx) : 0;
+		if (tail_len && ntail < n)
+			n = ntail;
+		n = n ? xsk_ring_prod__reserve(&b.tx, n * descs, &idx) / descs : 0;
 		for (uint32_t i = 0; i < n; i++) {
-			struct xdp_desc *d = xsk_ring_prod__tx_desc(&b.tx, idx + i);
+			struct xdp_desc *d = xsk_ring_prod__tx_desc(&b.tx, idx + i * descs);
 			d->addr = free_stack[--nfree];
-			d->len = (uint32_t)flen;
+			d->len = head_len;
+			d->options = tail_len ? XDP_PKT_CONTD : 0;
+			if (tail_len) {
+				d = xsk_ring_prod__tx_desc(&b.tx, idx + i * descs + 1);
+				d->addr = tail_stack[--ntail];
+				d->len = tail_len;
+				d->options = 0;
+			}
 		}
-		xsk_ring_prod__submit(&b.tx, n);
+		xsk_ring_prod__submit(&b.tx, n * descs);
 		sent += n;
 		if (xsk_ring_prod__needs_wakeup(&b.tx))
 			sendto(xsk_socket__fd(b.xsk), NULL, 0, MSG_DONTWAIT, NULL, 0);
@@ -209,16 +310,23 @@ static int do_recv(const char *ifname, double duration, long idle_ms)
 		for (uint32_t i = 0; i < n; i++) {
 			const struct xdp_desc *d = xsk_ring_cons__rx_desc(&b.rx, idx_rx + i);
 			bytes += d->len;
+			got += !(d->options & XDP_PKT_CONTD); /* a frame ends here */
 			*xsk_ring_prod__fill_addr(&b.fq, idx_fq + i) = xsk_umem__extract_addr(d->addr);
 		}
 		xsk_ring_prod__submit(&b.fq, n);
 		xsk_ring_cons__release(&b.rx, n);
-		got += n;
 	}
 	double secs = last > first ? (double)(last - first) / 1e9 : 0;
+	/* What the kernel could not hand over (ring full, no fill buffers). */
+	struct xdp_statistics st = {0};
+	socklen_t slen = sizeof(st);
+	getsockopt(xsk_socket__fd(b.xsk), SOL_XDP, XDP_STATISTICS, &st, &slen);
 	printf("{\"mode\":\"xsk_recv\",\"frames\":%" PRIu64 ",\"bytes\":%" PRIu64
-	       ",\"seconds\":%.3f,\"mpps\":%.4f,\"gbps\":%.3f}\n",
-	       got, bytes, secs, secs > 0 ? got / secs / 1e6 : 0, secs > 0 ? bytes * 8 / secs / 1e9 : 0);
+	       ",\"seconds\":%.3f,\"mpps\":%.4f,\"gbps\":%.3f,\"drops\":{\"rx_dropped\":%llu,"
+	       "\"rx_ring_full\":%llu,\"fill_ring_empty\":%llu}}\n",
+	       got, bytes, secs, secs > 0 ? got / secs / 1e6 : 0, secs > 0 ? bytes * 8 / secs / 1e9 : 0,
+	       (unsigned long long)st.rx_dropped, (unsigned long long)st.rx_ring_full,
+	       (unsigned long long)st.rx_fill_ring_empty_descs);
 	bare_close(&b);
 	return got ? 0 : 1;
 }
@@ -267,8 +375,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[1], "send")) {
-		if (!have_mac || !sip.s_addr || !dip.s_addr || size < 0 || size > 4000) {
-			fprintf(stderr, "xsk_bare: send needs --dst-mac, --src-ip, --dst-ip and --size 0-4000\n");
+		if (!have_mac || !sip.s_addr || !dip.s_addr || size < 0 || size > 8000) {
+			fprintf(stderr, "xsk_bare: send needs --dst-mac, --src-ip, --dst-ip and --size 0-8000\n");
 			return 2;
 		}
 		return do_send(ifname, dmac, sip.s_addr, dip.s_addr, (uint32_t)size, duration < 0 ? 3 : duration);

@@ -1,0 +1,12 @@
+/* Error messages for setup paths: every open/parse function that can fail
+ * takes (char *err, size_t errlen) and says what is wrong in it. */
+#ifndef UROCE_DATAPLANE_ERRBUF_H
+#define UROCE_DATAPLANE_ERRBUF_H
+
+#include <stddef.h>
+
+/* Format a message into err (if err and errlen are set) and return rc, so
+ * a failure path is one line: `return errbuf_fail(err, errlen, -EINVAL, ...)`. */
+int errbuf_fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+#endif /* UROCE_DATAPLANE_ERRBUF_H */
