@@ -30,4 +30,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 	apt-get update -q
 	apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+# The Soft-RoCE VM harness fetches the guest kernel with apt-get download,
+# which needs package lists even when every host package is already here.
+if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -print -quit 2>/dev/null)" ]; then
+	apt-get update -q
+fi
 echo "install-deps: all packages present"
