@@ -60,6 +60,396 @@ const char *uroce_strerror(int err);
 /** Version string of the library, "MAJOR.MINOR.PATCH". */
 const char *uroce_version(void);
 
+
+/* ======================================================================
+ * Verbs-shaped API: contexts, protection domains, memory regions,
+ * completion queues, shared receive queues, address handles, queue pairs.
+ *
+ * Names follow libibverbs with a uroce_ prefix, and every enum below uses
+ * the same numeric values as its ibv_ twin, so code written for verbs maps
+ * one to one. Every call that can fail returns 0 or a negative errno;
+ * uroce_last_error() then says, in words, what was wrong and what is
+ * accepted (thread-local, valid until the next failing call on the thread).
+ * ====================================================================== */
+
+#include <stddef.h>
+
+/** Text describing the last error on this thread ("" when none). */
+const char *uroce_last_error(void);
+
+/** How the transport is driven. */
+enum uroce_engine_mode {
+	/** The application calls uroce_progress() from its own loop. */
+	UROCE_ENGINE_EMBEDDED = 0,
+	/** A pinned engine thread runs the transport; verbs calls from app
+	 * threads reach it through SPSC rings. */
+	UROCE_ENGINE_DEDICATED = 1,
+};
+
+/** Attributes of a context. Zero-initialise, then set what you need. */
+struct uroce_context_attr {
+	/** Port spec: "afxdp:IFACE[:QUEUE]", "dpdk[:PORTID]" or "loop:INDEX". */
+	const char *port;
+	/** DPDK EAL arguments (argv[0] included), for a dpdk port. */
+	int eal_argc;
+	char **eal_argv;
+	/** For a loop port: the fabric (struct loop_fabric *, from
+	 * dataplane/port_loop.h), which the caller created. */
+	void *loop_fabric;
+	/** Source IPv4 address (network byte order) when the port has none
+	 * (dpdk); 0 = take the interface's address. */
+	uint32_t ipv4_be;
+	enum uroce_engine_mode mode;
+	/** DEDICATED: CPU to pin the engine thread to, -1 = do not pin. */
+	int engine_cpu;
+};
+
+struct uroce_context;
+struct uroce_pd;
+struct uroce_mr;
+struct uroce_cq;
+struct uroce_srq;
+struct uroce_ah;
+struct uroce_qp;
+
+/** Open a context over one port. */
+int uroce_context_create(struct uroce_context **out, const struct uroce_context_attr *attr);
+/** Close a context; every QP, CQ, MR and PD on it must be destroyed first. */
+int uroce_context_destroy(struct uroce_context *ctx);
+
+/**
+ * Run the transport once: receive, process, fire timers, transmit.
+ * EMBEDDED mode only (a DEDICATED context returns -EINVAL). Returns the
+ * amount of work done (0 when idle) or a negative errno.
+ */
+int uroce_progress(struct uroce_context *ctx);
+
+/** A port's attributes, as ibv_query_port/ibv_query_gid would give them. */
+struct uroce_port_attr {
+	uint8_t mac[6];
+	uint32_t ipv4_be;       /**< the port's IPv4 address */
+	uint8_t gid[16];        /**< RoCEv2 GID: ::ffff:a.b.c.d */
+	uint32_t l3_mtu;        /**< the link's IP MTU */
+	int active_mtu;         /**< enum uroce_mtu the link carries */
+	int link_up;
+};
+
+/** Query the context's port. */
+int uroce_query_port(struct uroce_context *ctx, struct uroce_port_attr *attr);
+
+/** Counters of the context's port (packets, bytes, drops by reason). */
+int uroce_port_stats(struct uroce_context *ctx, struct uroce_port_stats *stats);
+
+/** Allocate / free a protection domain. */
+int uroce_pd_alloc(struct uroce_context *ctx, struct uroce_pd **out);
+int uroce_pd_free(struct uroce_pd *pd);
+
+/** Memory access rights (same values as enum ibv_access_flags). */
+enum uroce_access_flags {
+	UROCE_ACCESS_LOCAL_WRITE = 1,
+	UROCE_ACCESS_REMOTE_WRITE = (1 << 1),
+	UROCE_ACCESS_REMOTE_READ = (1 << 2),
+	UROCE_ACCESS_REMOTE_ATOMIC = (1 << 3),
+};
+
+/** A registered memory region. */
+struct uroce_mr {
+	struct uroce_pd *pd;
+	void *addr;      /**< first byte */
+	size_t length;
+	uint32_t lkey;   /**< for local SGEs */
+	uint32_t rkey;   /**< for the peer's RETH / AtomicETH */
+	int access;      /**< enum uroce_access_flags */
+};
+
+/** Register [addr, addr+length) with the given access. */
+int uroce_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access, struct uroce_mr **out);
+/** Deregister: the rkey is revoked at once, so late packets cannot write. */
+int uroce_mr_dereg(struct uroce_mr *mr);
+
+/** Create a completion queue of at least cqe entries. */
+int uroce_cq_create(struct uroce_context *ctx, int cqe, struct uroce_cq **out);
+int uroce_cq_destroy(struct uroce_cq *cq);
+
+/** Completion status (same values as enum ibv_wc_status). */
+enum uroce_wc_status {
+	UROCE_WC_SUCCESS = 0,
+	UROCE_WC_LOC_LEN_ERR,
+	UROCE_WC_LOC_QP_OP_ERR,
+	UROCE_WC_LOC_EEC_OP_ERR,
+	UROCE_WC_LOC_PROT_ERR,
+	UROCE_WC_WR_FLUSH_ERR,
+	UROCE_WC_MW_BIND_ERR,
+	UROCE_WC_BAD_RESP_ERR,
+	UROCE_WC_LOC_ACCESS_ERR,
+	UROCE_WC_REM_INV_REQ_ERR,
+	UROCE_WC_REM_ACCESS_ERR,
+	UROCE_WC_REM_OP_ERR,
+	UROCE_WC_RETRY_EXC_ERR,
+	UROCE_WC_RNR_RETRY_EXC_ERR,
+	UROCE_WC_LOC_RDD_VIOL_ERR,
+	UROCE_WC_REM_INV_RD_REQ_ERR,
+	UROCE_WC_REM_ABORT_ERR,
+	UROCE_WC_INV_EECN_ERR,
+	UROCE_WC_INV_EEC_STATE_ERR,
+	UROCE_WC_FATAL_ERR,
+	UROCE_WC_RESP_TIMEOUT_ERR,
+	UROCE_WC_GENERAL_ERR,
+};
+
+/** Text of a completion status, as ibv_wc_status_str gives it. */
+const char *uroce_wc_status_str(enum uroce_wc_status status);
+
+/** Completion opcode (same values as enum ibv_wc_opcode). */
+enum uroce_wc_opcode {
+	UROCE_WC_SEND = 0,
+	UROCE_WC_RDMA_WRITE,
+	UROCE_WC_RDMA_READ,
+	UROCE_WC_COMP_SWAP,
+	UROCE_WC_FETCH_ADD,
+	UROCE_WC_RECV = 128,
+	UROCE_WC_RECV_RDMA_WITH_IMM,
+};
+
+/** Completion flags (same values as enum ibv_wc_flags). */
+enum uroce_wc_flags {
+	UROCE_WC_GRH = 1 << 0,
+	UROCE_WC_WITH_IMM = 1 << 1,
+};
+
+/** One work completion. */
+struct uroce_wc {
+	uint64_t wr_id;
+	enum uroce_wc_status status;
+	enum uroce_wc_opcode opcode;
+	uint32_t vendor_err;
+	uint32_t byte_len;
+	uint32_t imm_data;   /**< network byte order, as in ibv_wc */
+	uint32_t qp_num;
+	uint32_t src_qp;     /**< UD: the sender's QPN */
+	unsigned wc_flags;   /**< enum uroce_wc_flags */
+	uint16_t pkey_index;
+	uint16_t slid;
+	uint8_t sl;
+	uint8_t dlid_path_bits;
+};
+
+/** Poll up to n completions; returns how many (0..n) or a negative errno. */
+int uroce_poll_cq(struct uroce_cq *cq, int n, struct uroce_wc *wc);
+
+/** Shared receive queue. */
+struct uroce_srq_init_attr {
+	uint32_t max_wr;
+	uint32_t max_sge;
+};
+int uroce_srq_create(struct uroce_pd *pd, const struct uroce_srq_init_attr *attr, struct uroce_srq **out);
+int uroce_srq_destroy(struct uroce_srq *srq);
+
+/** Path MTU (same values as enum ibv_mtu). */
+enum uroce_mtu {
+	UROCE_MTU_256 = 1,
+	UROCE_MTU_512 = 2,
+	UROCE_MTU_1024 = 3,
+	UROCE_MTU_2048 = 4,
+	UROCE_MTU_4096 = 5,
+};
+
+/** Bytes of an enum uroce_mtu, or 0 for a value outside it. */
+uint32_t uroce_mtu_bytes(enum uroce_mtu mtu);
+
+/** Where packets of a QP or AH go (ibv_ah_attr with a GRH, for RoCEv2). */
+struct uroce_ah_attr {
+	uint8_t dgid[16];        /**< peer GID: ::ffff:a.b.c.d or an IPv6 address */
+	uint8_t sgid_index;      /**< 0 or 1: both name the port's IPv4 GID today */
+	uint8_t traffic_class;   /**< DSCP << 2 | ECN */
+	uint8_t hop_limit;       /**< 0 = 64 */
+	uint32_t flow_label;
+	uint8_t sl;
+	uint8_t dmac[6];         /**< optional: all zero = resolve from the dgid */
+};
+
+/** Address handle for UD sends. */
+int uroce_ah_create(struct uroce_pd *pd, const struct uroce_ah_attr *attr, struct uroce_ah **out);
+int uroce_ah_destroy(struct uroce_ah *ah);
+
+/** Queue pair transport (same values as enum ibv_qp_type). */
+enum uroce_qp_type {
+	UROCE_QPT_RC = 2,
+	UROCE_QPT_UC = 3,
+	UROCE_QPT_UD = 4,
+};
+
+/** QP state (same values as enum ibv_qp_state). */
+enum uroce_qp_state {
+	UROCE_QPS_RESET = 0,
+	UROCE_QPS_INIT,
+	UROCE_QPS_RTR,
+	UROCE_QPS_RTS,
+	UROCE_QPS_SQD,
+	UROCE_QPS_SQE,
+	UROCE_QPS_ERR,
+};
+
+/** Name of a QP state ("RTS"). */
+const char *uroce_qp_state_str(enum uroce_qp_state state);
+
+struct uroce_qp_cap {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+};
+
+struct uroce_qp_init_attr {
+	enum uroce_qp_type qp_type;
+	struct uroce_cq *send_cq;
+	struct uroce_cq *recv_cq;
+	struct uroce_srq *srq;   /**< NULL = the QP has its own receive queue */
+	struct uroce_qp_cap cap; /**< in: wanted; out: granted */
+	int sq_sig_all;          /**< every send WR is signaled */
+	void *qp_context;
+};
+
+/** Attribute mask for uroce_qp_modify (same values as enum ibv_qp_attr_mask). */
+enum uroce_qp_attr_mask {
+	UROCE_QP_STATE = 1 << 0,
+	UROCE_QP_CUR_STATE = 1 << 1,
+	UROCE_QP_EN_SQD_ASYNC_NOTIFY = 1 << 2,
+	UROCE_QP_ACCESS_FLAGS = 1 << 3,
+	UROCE_QP_PKEY_INDEX = 1 << 4,
+	UROCE_QP_PORT = 1 << 5,
+	UROCE_QP_QKEY = 1 << 6,
+	UROCE_QP_AV = 1 << 7,
+	UROCE_QP_PATH_MTU = 1 << 8,
+	UROCE_QP_TIMEOUT = 1 << 9,
+	UROCE_QP_RETRY_CNT = 1 << 10,
+	UROCE_QP_RNR_RETRY = 1 << 11,
+	UROCE_QP_RQ_PSN = 1 << 12,
+	UROCE_QP_MAX_QP_RD_ATOMIC = 1 << 13,
+	UROCE_QP_ALT_PATH = 1 << 14,
+	UROCE_QP_MIN_RNR_TIMER = 1 << 15,
+	UROCE_QP_SQ_PSN = 1 << 16,
+	UROCE_QP_MAX_DEST_RD_ATOMIC = 1 << 17,
+	UROCE_QP_PATH_MIG_STATE = 1 << 18,
+	UROCE_QP_CAP = 1 << 19,
+	UROCE_QP_DEST_QPN = 1 << 20,
+};
+
+/** QP attributes (the fields of ibv_qp_attr that RoCE uses). */
+struct uroce_qp_attr {
+	enum uroce_qp_state qp_state;
+	enum uroce_qp_state cur_qp_state;
+	enum uroce_mtu path_mtu;
+	uint32_t qkey;
+	uint32_t rq_psn;
+	uint32_t sq_psn;
+	uint32_t dest_qp_num;
+	int qp_access_flags;     /**< enum uroce_access_flags the responder allows */
+	struct uroce_qp_cap cap;
+	struct uroce_ah_attr ah_attr;
+	uint16_t pkey_index;
+	uint8_t port_num;        /**< 1 */
+	uint8_t max_rd_atomic;   /**< outstanding READ/atomic as requester */
+	uint8_t max_dest_rd_atomic; /**< responder resources */
+	uint8_t min_rnr_timer;   /**< IBTA encoding 0-31 */
+	uint8_t timeout;         /**< local ACK timeout: 4.096 us * 2^timeout, 0 = infinite */
+	uint8_t retry_cnt;       /**< 0-7 */
+	uint8_t rnr_retry;       /**< 0-7, 7 = infinite */
+};
+
+/** Create a QP in RESET. Its number is uroce_qp_num(qp). */
+int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct uroce_qp **out);
+int uroce_qp_destroy(struct uroce_qp *qp);
+/** Move the QP through the IBTA state machine; mask says which fields count. */
+int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int mask);
+/** Read back the QP's attributes. */
+int uroce_qp_query(struct uroce_qp *qp, struct uroce_qp_attr *attr, struct uroce_qp_init_attr *init);
+uint32_t uroce_qp_num(const struct uroce_qp *qp);
+
+/** A scatter/gather element (ibv_sge). */
+struct uroce_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/** Send work request opcodes (same values as enum ibv_wr_opcode). */
+enum uroce_wr_opcode {
+	UROCE_WR_RDMA_WRITE = 0,
+	UROCE_WR_RDMA_WRITE_WITH_IMM,
+	UROCE_WR_SEND,
+	UROCE_WR_SEND_WITH_IMM,
+	UROCE_WR_RDMA_READ,
+	UROCE_WR_ATOMIC_CMP_AND_SWP,
+	UROCE_WR_ATOMIC_FETCH_AND_ADD,
+};
+
+/** Send flags (same values as enum ibv_send_flags). */
+enum uroce_send_flags {
+	UROCE_SEND_FENCE = 1 << 0,
+	UROCE_SEND_SIGNALED = 1 << 1,
+	UROCE_SEND_SOLICITED = 1 << 2,
+	UROCE_SEND_INLINE = 1 << 3,
+};
+
+struct uroce_send_wr {
+	uint64_t wr_id;
+	struct uroce_send_wr *next;
+	struct uroce_sge *sg_list;
+	int num_sge;
+	enum uroce_wr_opcode opcode;
+	unsigned send_flags;   /**< enum uroce_send_flags */
+	uint32_t imm_data;     /**< network byte order, as in ibv_send_wr */
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+		} rdma;
+		struct {
+			uint64_t remote_addr;
+			uint64_t compare_add;
+			uint64_t swap;
+			uint32_t rkey;
+		} atomic;
+		struct {
+			struct uroce_ah *ah;
+			uint32_t remote_qpn;
+			uint32_t remote_qkey;
+		} ud;
+	} wr;
+};
+
+struct uroce_recv_wr {
+	uint64_t wr_id;
+	struct uroce_recv_wr *next;
+	struct uroce_sge *sg_list;
+	int num_sge;
+};
+
+/** Post a chain of send WRs; on error *bad_wr is the first not posted. */
+int uroce_post_send(struct uroce_qp *qp, struct uroce_send_wr *wr, struct uroce_send_wr **bad_wr);
+/** Post a chain of receive WRs to the QP's own receive queue. */
+int uroce_post_recv(struct uroce_qp *qp, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr);
+/** Post a chain of receive WRs to a shared receive queue. */
+int uroce_post_srq_recv(struct uroce_srq *srq, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr);
+
+/** Per-QP counters. */
+struct uroce_qp_stats {
+	uint64_t tx_packets, rx_packets;
+	uint64_t retransmits;        /**< packets sent again (timeout, NAK) */
+	uint64_t timeouts;           /**< local ACK timeouts */
+	uint64_t seq_naks_sent, seq_naks_rcvd;
+	uint64_t rnr_naks_sent, rnr_naks_rcvd;
+	uint64_t duplicates;         /**< duplicate requests seen by the responder */
+	uint64_t out_of_sequence;    /**< packets ahead of the expected PSN */
+	uint64_t access_errors;      /**< requests refused for rkey/bounds/access */
+};
+int uroce_qp_stats(struct uroce_qp *qp, struct uroce_qp_stats *stats);
+
+/** Bytes of transport state one QP takes (for the scale benchmark). */
+size_t uroce_qp_state_bytes(enum uroce_qp_type type);
+
 #ifdef __cplusplus
 }
 #endif
