@@ -1,0 +1,1128 @@
+/* uroce-pingpong: rdma-core's ibv_rc_pingpong, ibv_uc_pingpong and
+ * ibv_ud_pingpong on uroce's verbs-shaped API, with the same command line,
+ * the same TCP address exchange and the same output, so either end of a run
+ * can be uroce or the rdma-core program (docs/cli.md).
+ *
+ *   uroce-pingpong rc|uc|ud [options] [servername] [-- EAL args]
+ *   uroce-rc-pingpong / uroce-uc-pingpong / uroce-ud-pingpong [options] [servername]
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "uroce/uroce.h"
+
+enum {
+	PINGPONG_RECV_WRID = 1,
+	PINGPONG_SEND_WRID = 2,
+};
+
+/* What rdma-core's examples use; the peer expects exactly these. */
+#define PP_DEFAULT_TCP_PORT 18515
+#define PP_UD_QKEY 0x11111111u
+#define PP_GRH_BYTES 40
+#define PP_MAX_SIZE (1u << 30)     /* largest message we allocate for */
+#define PP_MAX_RX_DEPTH 65536u     /* receives kept posted; CQ is one more */
+#define PP_DEFAULT_TIMEOUT_S 60
+/* After the last completion an RC end keeps the transport running this long,
+ * so the ACK of the peer's last message leaves before the QP is destroyed. */
+#define PP_RC_LINGER_NS 100000000ull
+
+/* "LID:QPN:PSN:GID" as rdma-core writes it: 4+1+6+1+6+1+32 chars and a NUL. */
+#define PP_MSG_LEN (sizeof "0000:000000:000000:00000000000000000000000000000000")
+#define PP_DONE_LEN (sizeof "done")
+
+enum pp_mode { PP_RC, PP_UC, PP_UD };
+
+static const char *const mode_names[] = { "rc", "uc", "ud" };
+
+struct pp_opts {
+	enum pp_mode mode;
+	const char *prog;
+	const char *port_spec;
+	char *port_spec_buf;
+	unsigned tcp_port;
+	unsigned size;
+	enum uroce_mtu mtu;
+	unsigned rx_depth;
+	unsigned iters;
+	unsigned sl;
+	int gidx;
+	int use_event;
+	int validate_buf;
+	unsigned timeout_s;
+	const char *servername;
+	int eal_argc;
+	char **eal_argv;
+};
+
+struct pp_dest {
+	unsigned lid;
+	unsigned qpn;
+	unsigned psn;
+	uint8_t gid[16];
+};
+
+struct pp_ctx {
+	struct uroce_context *ctx;
+	struct uroce_pd *pd;
+	struct uroce_mr *mr;
+	struct uroce_cq *cq;
+	struct uroce_qp *qp;
+	struct uroce_ah *ah;
+	char *buf;
+	size_t buf_len;
+	unsigned size;
+	unsigned send_flags;
+	int rx_depth;
+	int pending;
+	enum pp_mode mode;
+	uint32_t remote_qpn;
+};
+
+static long page_size;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Deadline for a wait: 0 means none (--timeout 0). */
+static uint64_t deadline_after(unsigned timeout_s)
+{
+	return timeout_s ? now_ns() + (uint64_t)timeout_s * 1000000000ull : 0;
+}
+
+/* Milliseconds left until the deadline (for poll()), -1 when there is none. */
+static int ms_left(uint64_t deadline)
+{
+	uint64_t now;
+
+	if (!deadline)
+		return -1;
+	now = now_ns();
+	if (now >= deadline)
+		return 0;
+	return (int)((deadline - now + 999999) / 1000000);
+}
+
+static void usage(FILE *f, const char *prog, enum pp_mode mode, int mode_known)
+{
+	fprintf(f, "Usage:\n");
+	if (mode_known) {
+		fprintf(f, "  %s            start a server and wait for connection\n", prog);
+		fprintf(f, "  %s <host>     connect to server at <host>\n", prog);
+	} else {
+		fprintf(f, "  %s rc|uc|ud            start a server and wait for connection\n", prog);
+		fprintf(f, "  %s rc|uc|ud <host>     connect to server at <host>\n", prog);
+		fprintf(f, "  (or run it as uroce-rc-pingpong, uroce-uc-pingpong, uroce-ud-pingpong)\n");
+	}
+	fprintf(f, "\nOptions:\n");
+	fprintf(f, "  -p, --port=<port>      listen on/connect to port <port> (default %d)\n", PP_DEFAULT_TCP_PORT);
+	fprintf(f, "  -d, --ib-dev=<dev>     uroce port spec: afxdp:IFACE[:QUEUE] or dpdk[:PORTID]\n"
+		   "                         (EAL args after --); a bare IFACE means afxdp:IFACE (required)\n");
+	fprintf(f, "  -i, --ib-port=<port>   port of the device, only 1 (default 1)\n");
+	fprintf(f, "  -s, --size=<size>      size of message to exchange (default %s)\n",
+		mode_known && mode == PP_UD ? "1024" : "4096; ud 1024");
+	if (!mode_known || mode != PP_UD)
+		fprintf(f, "  -m, --mtu=<size>       path MTU: 256, 512, 1024, 2048, 4096 (default 1024; not ud)\n");
+	fprintf(f, "  -r, --rx-depth=<dep>   number of receives to post at a time (default 500)\n");
+	fprintf(f, "  -n, --iters=<iters>    number of exchanges (default 1000)\n");
+	fprintf(f, "  -l, --sl=<sl>          service level value, 0-15 (default 0)\n");
+	fprintf(f, "  -e, --events           accepted; emulated by polling (uroce has no completion channel)\n");
+	fprintf(f, "  -g, --gid-idx=<gid index> local port gid index: 0 or 1, both the port's ::ffff:IPv4 GID\n");
+	fprintf(f, "  -c, --chk              validate received buffer\n");
+	fprintf(f, "      --timeout=<sec>    give up when nothing progresses for <sec> seconds\n"
+		   "                         (TCP exchange or completions; default %d, 0 = never)\n",
+		PP_DEFAULT_TIMEOUT_S);
+	fprintf(f, "  -h, --help             this text\n");
+	fprintf(f, "Not supported (refused): -o/--odp, -O/--iodp, -P/--prefetch, -t/--ts, -j/--dm, -N/--new_send\n");
+}
+
+/* Exit status 2: the command line is wrong. */
+static void bad_arg(const struct pp_opts *o, const char *fmt, const char *a, const char *b)
+{
+	fprintf(stderr, "%s: ", o->prog);
+	fprintf(stderr, fmt, a, b);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+static unsigned parse_uint(const struct pp_opts *o, const char *opt, const char *s,
+			   unsigned long lo, unsigned long hi)
+{
+	char *end;
+	unsigned long v;
+	char range[64];
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi) {
+		snprintf(range, sizeof(range), "%lu..%lu", lo, hi);
+		fprintf(stderr, "%s: %s: '%s' is not a number in %s\n", o->prog, opt, s, range);
+		exit(2);
+	}
+	return (unsigned)v;
+}
+
+static enum uroce_mtu mtu_to_enum(unsigned mtu)
+{
+	switch (mtu) {
+	case 256: return UROCE_MTU_256;
+	case 512: return UROCE_MTU_512;
+	case 1024: return UROCE_MTU_1024;
+	case 2048: return UROCE_MTU_2048;
+	case 4096: return UROCE_MTU_4096;
+	default: return 0;
+	}
+}
+
+static int mode_from_name(const char *s, enum pp_mode *mode)
+{
+	for (int i = 0; i < 3; i++) {
+		if (!strcmp(s, mode_names[i])) {
+			*mode = (enum pp_mode)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void parse_args(int argc, char **argv, struct pp_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "port", required_argument, NULL, 'p' },
+		{ "ib-dev", required_argument, NULL, 'd' },
+		{ "ib-port", required_argument, NULL, 'i' },
+		{ "size", required_argument, NULL, 's' },
+		{ "mtu", required_argument, NULL, 'm' },
+		{ "rx-depth", required_argument, NULL, 'r' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "sl", required_argument, NULL, 'l' },
+		{ "events", no_argument, NULL, 'e' },
+		{ "gid-idx", required_argument, NULL, 'g' },
+		{ "chk", no_argument, NULL, 'c' },
+		{ "odp", no_argument, NULL, 'o' },
+		{ "iodp", no_argument, NULL, 'O' },
+		{ "prefetch", no_argument, NULL, 'P' },
+		{ "ts", no_argument, NULL, 't' },
+		{ "dm", no_argument, NULL, 'j' },
+		{ "new_send", no_argument, NULL, 'N' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *base = strrchr(argv[0], '/');
+	int mode_known = 0, size_set = 0, nargs = argc, c;
+
+	base = base ? base + 1 : argv[0];
+	memset(o, 0, sizeof(*o));
+	o->prog = base;
+	o->tcp_port = PP_DEFAULT_TCP_PORT;
+	o->mtu = UROCE_MTU_1024;
+	o->rx_depth = 500;
+	o->iters = 1000;
+	o->gidx = -1;
+	o->timeout_s = PP_DEFAULT_TIMEOUT_S;
+
+	/* The mode: from the name we were run as, else the first argument. */
+	if (!strncmp(base, "uroce-", 6) && strlen(base) == strlen("uroce-rc-pingpong") &&
+	    !strcmp(base + 8, "-pingpong")) {
+		char m[3] = { base[6], base[7], 0 };
+		if (!mode_from_name(m, &o->mode))
+			mode_known = 1;
+	}
+	if (!mode_known) {
+		if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+			usage(stdout, base, PP_RC, 0);
+			exit(0);
+		}
+		if (argc < 2 || mode_from_name(argv[1], &o->mode)) {
+			fprintf(stderr, "%s: the first argument must be the mode: rc, uc or ud "
+				"(or run as uroce-rc-pingpong, uroce-uc-pingpong, uroce-ud-pingpong)\n", base);
+			usage(stderr, base, PP_RC, 0);
+			exit(2);
+		}
+		/* Drop the mode word; getopt sees the rest as usual. */
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+		nargs = argc;
+	}
+
+	/* Everything after "--" is for DPDK's EAL (argv[0] included). */
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			nargs = i;
+			o->eal_argc = argc - i;
+			o->eal_argv = &argv[i];
+			argv[i] = (char *)base;
+			break;
+		}
+	}
+
+	optind = 1;
+	while ((c = getopt_long(nargs, argv, "p:d:i:s:m:r:n:l:eg:coOPtjNh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o->tcp_port = parse_uint(o, "-p/--port", optarg, 1, 65535);
+			break;
+		case 'd':
+			o->port_spec = optarg;
+			break;
+		case 'i':
+			if (parse_uint(o, "-i/--ib-port", optarg, 1, 255) != 1)
+				bad_arg(o, "-i/--ib-port %s: a uroce device has one port; accepted: 1%s", optarg, "");
+			break;
+		case 's':
+			o->size = parse_uint(o, "-s/--size", optarg, 1, PP_MAX_SIZE);
+			size_set = 1;
+			break;
+		case 'm':
+			if (o->mode == PP_UD)
+				bad_arg(o, "-m/--mtu: not an option of %s (ud_pingpong has none: the "
+					"message must fit the port's MTU)%s", "ud_pingpong", "");
+			o->mtu = mtu_to_enum(parse_uint(o, "-m/--mtu", optarg, 256, 4096));
+			if (!o->mtu)
+				bad_arg(o, "-m/--mtu %s: accepted: 256, 512, 1024, 2048, 4096%s", optarg, "");
+			break;
+		case 'r':
+			o->rx_depth = parse_uint(o, "-r/--rx-depth", optarg, 1, PP_MAX_RX_DEPTH);
+			break;
+		case 'n':
+			o->iters = parse_uint(o, "-n/--iters", optarg, 1, INT32_MAX);
+			break;
+		case 'l':
+			o->sl = parse_uint(o, "-l/--sl", optarg, 0, 15);
+			break;
+		case 'e':
+			o->use_event = 1;
+			break;
+		case 'g': {
+			unsigned g = parse_uint(o, "-g/--gid-idx", optarg, 0, 255);
+			if (g > 1)
+				bad_arg(o, "-g/--gid-idx %s: a uroce port has one GID (its ::ffff:IPv4 "
+					"address); accepted: 0 or 1%s", optarg, "");
+			o->gidx = (int)g;
+			break;
+		}
+		case 'c':
+			o->validate_buf = 1;
+			break;
+		case 'o':
+		case 'O':
+		case 'P':
+			bad_arg(o, "-%s: on-demand paging is not supported by uroce (memory is registered "
+				"as it is)%s", c == 'o' ? "o/--odp" : c == 'O' ? "O/--iodp" : "P/--prefetch", "");
+			break;
+		case 't':
+			bad_arg(o, "-t/--ts: completion timestamps are not supported by uroce%s%s", "", "");
+			break;
+		case 'j':
+			bad_arg(o, "-j/--dm: device memory is not supported by uroce%s%s", "", "");
+			break;
+		case 'N':
+			bad_arg(o, "-N/--new_send: the ibv_wr_* send API is not supported; "
+				"uroce has post_send only%s%s", "", "");
+			break;
+		case 'T':
+			o->timeout_s = parse_uint(o, "--timeout", optarg, 0, 86400);
+			break;
+		case 'h':
+			usage(stdout, base, o->mode, 1);
+			exit(0);
+		default:
+			usage(stderr, base, o->mode, 1);
+			exit(2);
+		}
+	}
+
+	if (optind == nargs - 1)
+		o->servername = argv[optind];
+	else if (optind < nargs) {
+		fprintf(stderr, "%s: one server name at most, got '%s' and '%s'\n", base, argv[optind],
+			argv[optind + 1]);
+		exit(2);
+	}
+	if (!size_set)
+		o->size = o->mode == PP_UD ? 1024 : 4096;
+	if (!o->port_spec)
+		bad_arg(o, "-d/--ib-dev is required: the uroce port, e.g. afxdp:eth0, or dpdk:0 "
+			"with EAL args after --%s%s", "", "");
+	if (!strchr(o->port_spec, ':') && strcmp(o->port_spec, "dpdk")) {
+		size_t n = strlen(o->port_spec) + sizeof("afxdp:");
+		o->port_spec_buf = malloc(n);
+		if (!o->port_spec_buf) {
+			fprintf(stderr, "%s: out of memory\n", base);
+			exit(1);
+		}
+		snprintf(o->port_spec_buf, n, "afxdp:%s", o->port_spec);
+		o->port_spec = o->port_spec_buf;
+	}
+	if (o->use_event)
+		fprintf(stderr, "%s: note: -e/--events is emulated by polling "
+			"(uroce has no completion channel)\n", base);
+}
+
+/* ---- TCP address exchange, byte for byte as rdma-core's examples ---- */
+
+/* rdma-core's gid_to_wire_gid: four %08x of htonl(word), which is the 16 raw
+ * GID bytes in order, as hex. */
+static void gid_to_wire(const uint8_t gid[16], char wire[33])
+{
+	for (int i = 0; i < 16; i++)
+		snprintf(&wire[i * 2], 3, "%02x", gid[i]);
+}
+
+static int hex_val(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f')
+		return (ch | 0x20) - 'a' + 10;
+	return -1;
+}
+
+static int wire_to_gid(const char *wire, uint8_t gid[16])
+{
+	if (strlen(wire) != 32)
+		return -1;
+	for (int i = 0; i < 16; i++) {
+		int hi = hex_val(wire[i * 2]), lo = hex_val(wire[i * 2 + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -1;
+		gid[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+static void format_dest(const struct pp_dest *d, char msg[PP_MSG_LEN])
+{
+	char gid[33];
+
+	gid_to_wire(d->gid, gid);
+	snprintf(msg, PP_MSG_LEN, "%04x:%06x:%06x:%s", d->lid, d->qpn, d->psn, gid);
+}
+
+static int parse_dest(const char *prog, const char msg[PP_MSG_LEN], struct pp_dest *d)
+{
+	char gid[33], copy[PP_MSG_LEN];
+	unsigned lid, qpn, psn;
+
+	memcpy(copy, msg, PP_MSG_LEN);
+	copy[PP_MSG_LEN - 1] = 0;
+	if (sscanf(copy, "%x:%x:%x:%32s", &lid, &qpn, &psn, gid) != 4 || lid > 0xffff ||
+	    qpn > 0xffffff || psn > 0xffffff || wire_to_gid(gid, d->gid)) {
+		fprintf(stderr, "%s: malformed address from the peer: '%.*s' (expected "
+			"LID:QPN:PSN:GID as %%04x:%%06x:%%06x:32 hex digits)\n",
+			prog, (int)(PP_MSG_LEN - 1), copy);
+		return -1;
+	}
+	d->lid = lid;
+	d->qpn = qpn;
+	d->psn = psn;
+	return 0;
+}
+
+/* Read exactly len bytes before the deadline. Returns 0, or -1 with a reason
+ * in *why (EOF or timeout or errno text). */
+static int read_full(int fd, void *buf, size_t len, uint64_t deadline, const char **why)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int r = poll(&p, 1, ms_left(deadline));
+		ssize_t n;
+
+		if (r == 0) {
+			*why = "timed out";
+			return -1;
+		}
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			*why = strerror(errno);
+			return -1;
+		}
+		n = read(fd, (char *)buf + got, len - got);
+		if (n == 0) {
+			*why = "the peer closed the connection";
+			return -1;
+		}
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			*why = strerror(errno);
+			return -1;
+		}
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+	return write(fd, buf, len) == (ssize_t)len ? 0 : -1;
+}
+
+/* Connect, retrying while the server is not listening yet, until the deadline. */
+static int tcp_connect(const struct pp_opts *o, uint64_t deadline)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res, *t;
+	char service[8];
+	int n;
+
+	snprintf(service, sizeof(service), "%u", o->tcp_port);
+	n = getaddrinfo(o->servername, service, &hints, &res);
+	if (n) {
+		fprintf(stderr, "%s: %s for %s:%u\n", o->prog, gai_strerror(n), o->servername, o->tcp_port);
+		return -1;
+	}
+	for (;;) {
+		for (t = res; t; t = t->ai_next) {
+			int fd = socket(t->ai_family, t->ai_socktype | SOCK_NONBLOCK, t->ai_protocol);
+			struct pollfd p;
+			int err = 0;
+			socklen_t el = sizeof(err);
+
+			if (fd < 0)
+				continue;
+			if (connect(fd, t->ai_addr, t->ai_addrlen) && errno != EINPROGRESS) {
+				close(fd);
+				continue;
+			}
+			p = (struct pollfd){ .fd = fd, .events = POLLOUT };
+			int left = ms_left(deadline);
+			if (poll(&p, 1, left < 0 || left > 1000 ? 1000 : left) == 1 &&
+			    !getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) && !err) {
+				fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+				freeaddrinfo(res);
+				return fd;
+			}
+			close(fd);
+		}
+		if (deadline && now_ns() >= deadline)
+			break;
+		usleep(100000);
+	}
+	freeaddrinfo(res);
+	fprintf(stderr, "Couldn't connect to %s:%u\n", o->servername, o->tcp_port);
+	return -1;
+}
+
+/* Bind and listen as rdma-core does, then accept exactly one connection. */
+static int tcp_accept_one(const struct pp_opts *o, uint64_t deadline)
+{
+	struct addrinfo hints = { .ai_flags = AI_PASSIVE, .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res, *t;
+	char service[8];
+	int n, sockfd = -1, connfd;
+	struct pollfd p;
+
+	snprintf(service, sizeof(service), "%u", o->tcp_port);
+	n = getaddrinfo(NULL, service, &hints, &res);
+	if (n) {
+		fprintf(stderr, "%s: %s for port %u\n", o->prog, gai_strerror(n), o->tcp_port);
+		return -1;
+	}
+	for (t = res; t; t = t->ai_next) {
+		sockfd = socket(t->ai_family, t->ai_socktype, t->ai_protocol);
+		if (sockfd >= 0) {
+			int one = 1;
+
+			setsockopt(sockfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+			if (!bind(sockfd, t->ai_addr, t->ai_addrlen))
+				break;
+			close(sockfd);
+			sockfd = -1;
+		}
+	}
+	freeaddrinfo(res);
+	if (sockfd < 0) {
+		fprintf(stderr, "Couldn't listen to port %u\n", o->tcp_port);
+		return -1;
+	}
+	if (listen(sockfd, 1)) {
+		fprintf(stderr, "Couldn't listen to port %u: %s\n", o->tcp_port, strerror(errno));
+		close(sockfd);
+		return -1;
+	}
+	p = (struct pollfd){ .fd = sockfd, .events = POLLIN };
+	do
+		n = poll(&p, 1, ms_left(deadline));
+	while (n < 0 && errno == EINTR);
+	if (n != 1) {
+		fprintf(stderr, "%s: no client connected to TCP port %u within %u s (--timeout)\n",
+			o->prog, o->tcp_port, o->timeout_s);
+		close(sockfd);
+		return -1;
+	}
+	connfd = accept(sockfd, NULL, NULL);
+	close(sockfd);
+	if (connfd < 0)
+		fprintf(stderr, "accept() failed\n");
+	return connfd;
+}
+
+/* ---- the verbs part ---- */
+
+static void fail_call(const char *what, int err)
+{
+	const char *detail = uroce_last_error();
+
+	fprintf(stderr, "%s: %s%s%s\n", what, uroce_strerror(err), detail && *detail ? ": " : "",
+		detail ? detail : "");
+}
+
+static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
+{
+	struct uroce_context_attr cattr = {
+		.port = o->port_spec,
+		.eal_argc = o->eal_argc,
+		.eal_argv = o->eal_argv,
+		.mode = UROCE_ENGINE_EMBEDDED,
+		.engine_cpu = -1,
+	};
+	struct uroce_qp_init_attr init = {
+		.qp_type = o->mode == PP_RC ? UROCE_QPT_RC : o->mode == PP_UC ? UROCE_QPT_UC : UROCE_QPT_UD,
+		.cap = {
+			.max_send_wr = 1,
+			.max_recv_wr = o->rx_depth,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+	};
+	struct uroce_qp_attr attr;
+	int err, mask;
+
+	memset(c, 0, sizeof(*c));
+	c->mode = o->mode;
+	c->size = o->size;
+	c->rx_depth = (int)o->rx_depth;
+	c->send_flags = UROCE_SEND_SIGNALED;
+	c->buf_len = o->size + (o->mode == PP_UD ? PP_GRH_BYTES : 0);
+	/* Both ends start from the same filler, as rdma-core does. */
+	if (posix_memalign((void **)&c->buf, (size_t)page_size, c->buf_len)) {
+		fprintf(stderr, "Couldn't allocate work buf.\n");
+		return -1;
+	}
+	memset(c->buf, 0x7b, c->buf_len);
+
+	err = uroce_context_create(&c->ctx, &cattr);
+	if (err) {
+		char what[300];
+		snprintf(what, sizeof(what), "Couldn't get context for %s", o->port_spec);
+		fail_call(what, err);
+		return -1;
+	}
+	if (o->mode == PP_UD) {
+		struct uroce_port_attr pa;
+		uint32_t mtu;
+
+		err = uroce_query_port(c->ctx, &pa);
+		if (err) {
+			fail_call("Unable to query port info for port 1", err);
+			return -1;
+		}
+		mtu = uroce_mtu_bytes(pa.active_mtu);
+		if (o->size > mtu) {
+			fprintf(stderr, "Requested size larger than port MTU (%u)\n", mtu);
+			return -1;
+		}
+	}
+	err = uroce_pd_alloc(c->ctx, &c->pd);
+	if (err) {
+		fail_call("Couldn't allocate PD", err);
+		return -1;
+	}
+	err = uroce_mr_reg(c->pd, c->buf, c->buf_len, UROCE_ACCESS_LOCAL_WRITE, &c->mr);
+	if (err) {
+		fail_call("Couldn't register MR", err);
+		return -1;
+	}
+	err = uroce_cq_create(c->ctx, (int)o->rx_depth + 1, &c->cq);
+	if (err) {
+		fail_call("Couldn't create CQ", err);
+		return -1;
+	}
+	init.send_cq = c->cq;
+	init.recv_cq = c->cq;
+	err = uroce_qp_create(c->pd, &init, &c->qp);
+	if (err) {
+		fail_call("Couldn't create QP", err);
+		return -1;
+	}
+	if (init.cap.max_inline_data >= o->size)
+		c->send_flags |= UROCE_SEND_INLINE;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = UROCE_QPS_INIT;
+	attr.pkey_index = 0;
+	attr.port_num = 1;
+	mask = UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT;
+	if (o->mode == PP_UD) {
+		attr.qkey = PP_UD_QKEY;
+		mask |= UROCE_QP_QKEY;
+	} else {
+		attr.qp_access_flags = 0;
+		mask |= UROCE_QP_ACCESS_FLAGS;
+	}
+	err = uroce_qp_modify(c->qp, &attr, mask);
+	if (err) {
+		fail_call("Failed to modify QP to INIT", err);
+		return -1;
+	}
+	return 0;
+}
+
+static void pp_close_ctx(struct pp_ctx *c)
+{
+	int err;
+
+	if (c->qp && (err = uroce_qp_destroy(c->qp)))
+		fail_call("Couldn't destroy QP", err);
+	if (c->ah && (err = uroce_ah_destroy(c->ah)))
+		fail_call("Couldn't destroy AH", err);
+	if (c->cq && (err = uroce_cq_destroy(c->cq)))
+		fail_call("Couldn't destroy CQ", err);
+	if (c->mr && (err = uroce_mr_dereg(c->mr)))
+		fail_call("Couldn't deregister MR", err);
+	if (c->pd && (err = uroce_pd_free(c->pd)))
+		fail_call("Couldn't deallocate PD", err);
+	if (c->ctx && (err = uroce_context_destroy(c->ctx)))
+		fail_call("Couldn't release context", err);
+	free(c->buf);
+}
+
+static void fill_ah(struct uroce_ah_attr *ah, const struct pp_dest *dest, const struct pp_opts *o)
+{
+	memcpy(ah->dgid, dest->gid, 16);
+	ah->sgid_index = (uint8_t)(o->gidx < 0 ? 0 : o->gidx);
+	ah->hop_limit = 1; /* as rdma-core's examples set it */
+	ah->sl = (uint8_t)o->sl;
+}
+
+/* RESET->INIT happened in pp_init_ctx; here INIT->RTR->RTS with the peer's
+ * address, with the attributes rdma-core's examples use. */
+static int pp_connect_ctx(struct pp_ctx *c, const struct pp_opts *o, unsigned my_psn,
+			  const struct pp_dest *dest)
+{
+	struct uroce_qp_attr attr;
+	int err, mask;
+	static const uint8_t zero[16];
+
+	if (!memcmp(dest->gid + 8, zero, 8)) {
+		fprintf(stderr, "%s: the peer sent no GID (its interface id is zero); RoCE needs one: "
+			"run the rdma-core end with -g <gid index>\n", o->prog);
+		return -1;
+	}
+	c->remote_qpn = dest->qpn;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = UROCE_QPS_RTR;
+	if (o->mode == PP_UD) {
+		mask = UROCE_QP_STATE;
+	} else {
+		attr.path_mtu = o->mtu;
+		attr.dest_qp_num = dest->qpn;
+		attr.rq_psn = dest->psn;
+		fill_ah(&attr.ah_attr, dest, o);
+		mask = UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN;
+		if (o->mode == PP_RC) {
+			attr.max_dest_rd_atomic = 1;
+			attr.min_rnr_timer = 12;
+			mask |= UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER;
+		}
+	}
+	err = uroce_qp_modify(c->qp, &attr, mask);
+	if (err) {
+		fail_call("Failed to modify QP to RTR", err);
+		return -1;
+	}
+
+	attr.qp_state = UROCE_QPS_RTS;
+	attr.sq_psn = my_psn;
+	mask = UROCE_QP_STATE | UROCE_QP_SQ_PSN;
+	if (o->mode == PP_RC) {
+		attr.timeout = 14;
+		attr.retry_cnt = 7;
+		attr.rnr_retry = 7;
+		attr.max_rd_atomic = 1;
+		mask |= UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT | UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC;
+	}
+	err = uroce_qp_modify(c->qp, &attr, mask);
+	if (err) {
+		fail_call("Failed to modify QP to RTS", err);
+		return -1;
+	}
+
+	if (o->mode == PP_UD) {
+		struct uroce_ah_attr ah;
+
+		memset(&ah, 0, sizeof(ah));
+		fill_ah(&ah, dest, o);
+		err = uroce_ah_create(c->pd, &ah, &c->ah);
+		if (err) {
+			fail_call("Failed to create AH", err);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int pp_client_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const struct pp_dest *my,
+			       struct pp_dest *rem)
+{
+	char msg[PP_MSG_LEN];
+	const char *why = "";
+	int fd, ret = -1;
+
+	fd = tcp_connect(o, deadline_after(o->timeout_s));
+	if (fd < 0)
+		return -1;
+	format_dest(my, msg);
+	if (write_full(fd, msg, sizeof(msg))) {
+		fprintf(stderr, "Couldn't send local address\n");
+		goto out;
+	}
+	if (read_full(fd, msg, sizeof(msg), deadline_after(o->timeout_s), &why)) {
+		fprintf(stderr, "Couldn't read/write remote address: %s\n", why);
+		goto out;
+	}
+	if (parse_dest(o->prog, msg, rem))
+		goto out;
+	/* Ready to receive before saying "done": the server never sends first,
+	 * but this way nothing of the peer's can arrive at a QP not in RTR. */
+	if (pp_connect_ctx(c, o, my->psn, rem))
+		goto out;
+	if (write_full(fd, "done", PP_DONE_LEN)) {
+		perror("client write");
+		fprintf(stderr, "Couldn't read/write remote address\n");
+		goto out;
+	}
+	ret = 0;
+out:
+	close(fd);
+	return ret;
+}
+
+static int pp_server_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const struct pp_dest *my,
+			       struct pp_dest *rem)
+{
+	char msg[PP_MSG_LEN];
+	const char *why = "";
+	int fd, ret = -1;
+
+	fd = tcp_accept_one(o, deadline_after(o->timeout_s));
+	if (fd < 0)
+		return -1;
+	if (read_full(fd, msg, sizeof(msg), deadline_after(o->timeout_s), &why)) {
+		fprintf(stderr, "Couldn't read remote address: %s\n", why);
+		goto out;
+	}
+	if (parse_dest(o->prog, msg, rem))
+		goto out;
+	if (pp_connect_ctx(c, o, my->psn, rem)) {
+		fprintf(stderr, "Couldn't connect to remote QP\n");
+		goto out;
+	}
+	format_dest(my, msg);
+	if (write_full(fd, msg, sizeof(msg))) {
+		fprintf(stderr, "Couldn't send/recv local address\n");
+		goto out;
+	}
+	if (read_full(fd, msg, PP_DONE_LEN, deadline_after(o->timeout_s), &why) ||
+	    memcmp(msg, "done", PP_DONE_LEN)) {
+		fprintf(stderr, "Couldn't send/recv local address: %s\n",
+			*why ? why : "the peer did not answer \"done\"");
+		goto out;
+	}
+	ret = 0;
+out:
+	close(fd);
+	return ret;
+}
+
+static int pp_post_recv(struct pp_ctx *c, int n)
+{
+	struct uroce_sge sge = {
+		.addr = (uintptr_t)c->buf,
+		.length = (uint32_t)c->buf_len,
+		.lkey = c->mr->lkey,
+	};
+	struct uroce_recv_wr wr = {
+		.wr_id = PINGPONG_RECV_WRID,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+	struct uroce_recv_wr *bad;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (uroce_post_recv(c->qp, &wr, &bad))
+			break;
+	return i;
+}
+
+static int pp_post_send(struct pp_ctx *c)
+{
+	struct uroce_sge sge = {
+		.addr = (uintptr_t)c->buf + (c->mode == PP_UD ? PP_GRH_BYTES : 0),
+		.length = c->size,
+		.lkey = c->mr->lkey,
+	};
+	struct uroce_send_wr wr = {
+		.wr_id = PINGPONG_SEND_WRID,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = UROCE_WR_SEND,
+		.send_flags = c->send_flags,
+	};
+	struct uroce_send_wr *bad;
+	int err;
+
+	if (c->mode == PP_UD) {
+		wr.wr.ud.ah = c->ah;
+		wr.wr.ud.remote_qpn = c->remote_qpn;
+		wr.wr.ud.remote_qkey = PP_UD_QKEY;
+	}
+	err = uroce_post_send(c->qp, &wr, &bad);
+	if (err)
+		fail_call("post_send", err);
+	return err;
+}
+
+/* One completion, with rdma-core's bookkeeping: keep rx_depth receives
+ * posted, and post the next send only when the previous send completed AND
+ * a message arrived, so the peer always has a receive waiting. */
+static int parse_single_wc(struct pp_ctx *c, const struct uroce_wc *wc, int *scnt, int *rcnt,
+			   int *routs, int iters)
+{
+	if (wc->status != UROCE_WC_SUCCESS) {
+		fprintf(stderr, "Failed status %s (%d) for wr_id %d\n", uroce_wc_status_str(wc->status),
+			wc->status, (int)wc->wr_id);
+		return 1;
+	}
+	switch ((int)wc->wr_id) {
+	case PINGPONG_SEND_WRID:
+		++*scnt;
+		break;
+	case PINGPONG_RECV_WRID:
+		if (--*routs <= 1) {
+			*routs += pp_post_recv(c, c->rx_depth - *routs);
+			if (*routs < c->rx_depth) {
+				fprintf(stderr, "Couldn't post receive (%d)\n", *routs);
+				return 1;
+			}
+		}
+		++*rcnt;
+		break;
+	default:
+		fprintf(stderr, "Completion for unknown wr_id %d\n", (int)wc->wr_id);
+		return 1;
+	}
+	c->pending &= ~(int)wc->wr_id;
+	if (*scnt < iters && !c->pending) {
+		if (pp_post_send(c)) {
+			fprintf(stderr, "Couldn't post send\n");
+			return 1;
+		}
+		c->pending = PINGPONG_RECV_WRID | PINGPONG_SEND_WRID;
+	}
+	return 0;
+}
+
+static void report_stall(const struct pp_opts *o, struct pp_ctx *c, int scnt, int rcnt)
+{
+	struct uroce_qp_stats qs;
+	struct uroce_port_stats ps;
+
+	fprintf(stderr, "%s: timed out: no completion for %u s (--timeout); sent %d/%u, received %d/%u\n",
+		o->prog, o->timeout_s, scnt, o->iters, rcnt, o->iters);
+	if (!uroce_qp_stats(c->qp, &qs))
+		fprintf(stderr, "  qp: tx %llu rx %llu retransmits %llu timeouts %llu seq_naks %llu/%llu "
+			"rnr_naks %llu/%llu duplicates %llu out_of_sequence %llu access_errors %llu\n",
+			(unsigned long long)qs.tx_packets, (unsigned long long)qs.rx_packets,
+			(unsigned long long)qs.retransmits, (unsigned long long)qs.timeouts,
+			(unsigned long long)qs.seq_naks_sent, (unsigned long long)qs.seq_naks_rcvd,
+			(unsigned long long)qs.rnr_naks_sent, (unsigned long long)qs.rnr_naks_rcvd,
+			(unsigned long long)qs.duplicates, (unsigned long long)qs.out_of_sequence,
+			(unsigned long long)qs.access_errors);
+	if (!uroce_port_stats(c->ctx, &ps)) {
+		fprintf(stderr, "  port: rx %llu tx %llu", (unsigned long long)ps.rx_packets,
+			(unsigned long long)ps.tx_packets);
+		for (int i = 1; i < UROCE_DROP__COUNT; i++)
+			if (ps.drops[i])
+				fprintf(stderr, " %s=%llu", uroce_drop_reason_name((enum uroce_drop_reason)i),
+					(unsigned long long)ps.drops[i]);
+		fputc('\n', stderr);
+	}
+}
+
+static int run(const struct pp_opts *o, struct pp_ctx *c)
+{
+	struct pp_dest my, rem;
+	struct timeval start, end;
+	char gid[INET6_ADDRSTRLEN];
+	struct uroce_port_attr pa;
+	int routs, rcnt, scnt, err, iters = (int)o->iters;
+	unsigned idle = 0;
+	uint64_t deadline;
+
+	if (pp_init_ctx(c, o))
+		return 1;
+	routs = pp_post_recv(c, c->rx_depth);
+	if (routs < c->rx_depth) {
+		fprintf(stderr, "Couldn't post receive (%d): %s\n", routs, uroce_last_error());
+		return 1;
+	}
+	err = uroce_query_port(c->ctx, &pa);
+	if (err) {
+		fail_call("Couldn't get port info", err);
+		return 1;
+	}
+	/* RoCEv2 always needs the GID, so it is sent even without -g (rdma-core
+	 * sends zeros then, which only works on InfiniBand). */
+	memset(&my, 0, sizeof(my));
+	memcpy(my.gid, pa.gid, 16);
+	my.lid = 0;
+	my.qpn = uroce_qp_num(c->qp);
+	my.psn = (unsigned)(lrand48() & 0xffffff);
+	inet_ntop(AF_INET6, my.gid, gid, sizeof(gid));
+	/* ud_pingpong really prints "PSN 0x%06x: GID"; kept for parsers. */
+	printf("  local address:  LID 0x%04x, QPN 0x%06x, PSN 0x%06x%s GID %s\n", my.lid, my.qpn, my.psn,
+	       o->mode == PP_UD ? ":" : ",", gid);
+
+	if (o->servername)
+		err = pp_client_exch_dest(o, c, &my, &rem);
+	else
+		err = pp_server_exch_dest(o, c, &my, &rem);
+	if (err)
+		return 1;
+	inet_ntop(AF_INET6, rem.gid, gid, sizeof(gid));
+	printf("  remote address: LID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID %s\n", rem.lid, rem.qpn, rem.psn,
+	       gid);
+
+	c->pending = PINGPONG_RECV_WRID;
+	if (o->servername) {
+		char *payload = c->buf + (o->mode == PP_UD ? PP_GRH_BYTES : 0);
+
+		/* rdma-core's --chk: the client writes i / page_size % sizeof(char),
+		 * which is 0, at the start of every page; the server checks it. */
+		if (o->validate_buf)
+			for (unsigned i = 0; i < o->size; i += (unsigned)page_size)
+				payload[i] = (char)(i / (unsigned)page_size % sizeof(char));
+		if (pp_post_send(c)) {
+			fprintf(stderr, "Couldn't post send\n");
+			return 1;
+		}
+		c->pending |= PINGPONG_SEND_WRID;
+	}
+
+	if (gettimeofday(&start, NULL)) {
+		perror("gettimeofday");
+		return 1;
+	}
+	deadline = deadline_after(o->timeout_s);
+	rcnt = scnt = 0;
+	while (rcnt < iters || scnt < iters) {
+		struct uroce_wc wc[2];
+		int ne;
+
+		err = uroce_progress(c->ctx);
+		if (err < 0) {
+			fail_call("uroce_progress", err);
+			return 1;
+		}
+		ne = uroce_poll_cq(c->cq, 2, wc);
+		if (ne < 0) {
+			fprintf(stderr, "poll CQ failed %d\n", ne);
+			return 1;
+		}
+		if (ne == 0) {
+			if (deadline && !(++idle & 1023) && now_ns() >= deadline) {
+				report_stall(o, c, scnt, rcnt);
+				return 1;
+			}
+			continue;
+		}
+		for (int i = 0; i < ne; i++) {
+			if (parse_single_wc(c, &wc[i], &scnt, &rcnt, &routs, iters)) {
+				fprintf(stderr, "parse WC failed %d\n", ne);
+				return 1;
+			}
+		}
+		deadline = deadline_after(o->timeout_s);
+	}
+	if (gettimeofday(&end, NULL)) {
+		perror("gettimeofday");
+		return 1;
+	}
+
+	{
+		float usec = (end.tv_sec - start.tv_sec) * 1000000 + (end.tv_usec - start.tv_usec);
+		long long bytes = (long long)o->size * iters * 2;
+
+		printf("%lld bytes in %.2f seconds = %.2f Mbit/sec\n", bytes, usec / 1000000., bytes * 8. / usec);
+		printf("%d iters in %.2f seconds = %.2f usec/iter\n", iters, usec / 1000000., usec / iters);
+	}
+
+	if (!o->servername && o->validate_buf) {
+		const char *payload = c->buf + (o->mode == PP_UD ? PP_GRH_BYTES : 0);
+		int bad = 0;
+
+		for (unsigned i = 0; i < o->size; i += (unsigned)page_size)
+			if (payload[i] != (char)(i / (unsigned)page_size % sizeof(char))) {
+				printf("invalid data in page %u\n", i / (unsigned)page_size);
+				bad = 1;
+			}
+		/* rdma-core only prints; a script wants the exit status too. */
+		if (bad)
+			return 1;
+	}
+
+	if (o->mode == PP_RC) {
+		uint64_t until = now_ns() + PP_RC_LINGER_NS;
+
+		while (now_ns() < until)
+			if (uroce_progress(c->ctx) < 0)
+				break;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct pp_opts o;
+	struct pp_ctx c;
+	int rc;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	page_size = sysconf(_SC_PAGESIZE);
+	if (page_size <= 0)
+		page_size = 4096;
+	parse_args(argc, argv, &o);
+	srand48((long)getpid() * (long)time(NULL));
+
+	memset(&c, 0, sizeof(c));
+	rc = run(&o, &c);
+	pp_close_ctx(&c);
+	free(o.port_spec_buf);
+	return rc;
+}
