@@ -294,8 +294,8 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 			break;
 		case 'm':
 			if (o->mode == PP_UD)
-				bad_arg(o, "-m/--mtu: not an option of %s (ud_pingpong has none: the "
-					"message must fit the port's MTU)%s", "ud_pingpong", "");
+				bad_arg(o, "-m/--mtu: not an option of %s (the UD "
+					"message must fit the port's MTU, as in rdma-core)%s", "ud_pingpong", "");
 			o->mtu = mtu_to_enum(parse_uint(o, "-m/--mtu", optarg, 256, 4096));
 			if (!o->mtu)
 				bad_arg(o, "-m/--mtu %s: accepted: 256, 512, 1024, 2048, 4096%s", optarg, "");

@@ -1,0 +1,108 @@
+#!/bin/bash
+# uroce-pingpong against itself over a veth pair, afxdp ports on both ends,
+# each end in its own network namespace; the TCP address exchange crosses the
+# same veth through the kernel (the XDP program passes it). RC and UC at two
+# sizes (one message spanning several 1024-byte packets), UD, with --chk; the
+# mode also chosen through the uroce-X-pingpong names. Both ends must exit 0,
+# print rdma-core's two result lines, and each must name the other's QPN.
+# Bad arguments must get a clear message and exit status 2, a server nobody
+# connects to must give up after --timeout. No rate is asserted.
+#   pingpong_uroce.sh UROCE_PINGPONG
+set -u
+PP=${1:?usage: pingpong_uroce.sh UROCE_PINGPONG}
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: needs root (network namespaces, XDP)"
+	exit 77
+fi
+
+NA=uroce-pp-a-$$
+NB=uroce-pp-b-$$
+TMP=$(mktemp -d)
+SPID=
+cleanup() {
+	[ -n "$SPID" ] && { kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null; }
+	ip netns del "$NA" 2>/dev/null
+	ip netns del "$NB" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; for f in "$TMP"/*.log; do [ -f "$f" ] && { echo "--- $f"; cat "$f"; }; done; exit 1; }
+
+ip netns add "$NA" && ip netns add "$NB" || fail "cannot create namespaces"
+ip link add va netns "$NA" type veth peer name vb netns "$NB" || fail "cannot create the veth pair"
+ip -n "$NA" addr add 10.83.0.1/24 dev va
+ip -n "$NB" addr add 10.83.0.2/24 dev vb
+ip -n "$NA" link set va up
+ip -n "$NB" link set vb up
+ip -n "$NA" link set lo up
+ip -n "$NB" link set lo up
+
+# Bad arguments: a message that says what is wrong and what is accepted, exit 2.
+expect_usage_error() { # EXPECTED_TEXT ARGS...
+	local want=$1 out rc
+	shift
+	out=$("$PP" "$@" 2>&1); rc=$?
+	[ $rc = 2 ] || fail "uroce-pingpong $*: exit $rc, wanted 2 ($out)"
+	grep -q -- "$want" <<<"$out" || fail "uroce-pingpong $*: message '$out' lacks '$want'"
+}
+expect_usage_error "mode: rc, uc or ud" -d afxdp:va
+expect_usage_error "mode: rc, uc or ud" xx -d afxdp:va
+expect_usage_error "accepted: 0 or 1" rc -d afxdp:va -g 2
+expect_usage_error "accepted: 256, 512, 1024, 2048, 4096" rc -d afxdp:va -m 1000
+expect_usage_error "not an option of ud_pingpong" ud -d afxdp:va -m 1024
+expect_usage_error "on-demand paging is not supported" rc -d afxdp:va -o
+expect_usage_error "timestamps are not supported" rc -d afxdp:va -t
+expect_usage_error "device memory is not supported" rc -d afxdp:va -j
+expect_usage_error "-d/--ib-dev is required" uc
+expect_usage_error "not a number in 1..65535" rc -d afxdp:va -p 70000
+expect_usage_error "not a number in 1..1073741824" rc -d afxdp:va -s 0
+expect_usage_error "accepted: 1" rc -d afxdp:va -i 2
+expect_usage_error "one server name at most" rc -d afxdp:va a b
+
+# A port that cannot open: a message naming it, exit 1.
+out=$(ip netns exec "$NA" "$PP" rc -d afxdp:nosuch0 2>&1)
+[ $? = 1 ] && grep -q "nosuch0" <<<"$out" || fail "opening a missing interface: '$out'"
+
+# A server that nobody connects to gives up after --timeout, exit 1.
+out=$(ip netns exec "$NB" timeout 20 "$PP" rc -d afxdp:vb -g 0 -p 18600 --timeout 1 2>&1)
+rc=$?
+[ $rc = 1 ] && grep -q "no client connected" <<<"$out" || fail "idle server: exit $rc, '$out'"
+
+# The mode from the name it is run as.
+for m in rc uc ud; do ln -s "$(readlink -f "$PP")" "$TMP/uroce-$m-pingpong"; done
+
+qpn_of() { sed -n "s/^  $2 address: *LID 0x[0-9a-f]*, QPN \(0x[0-9a-f]*\),.*/\1/p" "$1"; }
+
+run_pair() { # NAME TCPPORT CMD ARGS... (CMD is the binary, mode word included if any)
+	local name=$1 tport=$2 src=$TMP/$1-server.log cli=$TMP/$1-client.log rc
+	shift 2
+	ip netns exec "$NB" timeout 60 "$@" -d afxdp:vb -g 0 -p "$tport" --timeout 20 >"$src" 2>&1 &
+	SPID=$!
+	ip netns exec "$NA" timeout 60 "$@" -d afxdp:va -g 0 -p "$tport" --timeout 20 10.83.0.2 >"$cli" 2>&1
+	rc=$?
+	wait "$SPID"; local src_rc=$?
+	SPID=
+	[ $rc = 0 ] || fail "$name: client exited $rc"
+	[ $src_rc = 0 ] || fail "$name: server exited $src_rc"
+	for f in "$src" "$cli"; do
+		grep -q "^100 iters in [0-9.]* seconds = [0-9.]* usec/iter$" "$f" || fail "$name: no iters line in $f"
+		grep -q "^[0-9]* bytes in [0-9.]* seconds = [0-9.]* Mbit/sec$" "$f" || fail "$name: no bytes line in $f"
+		grep -q "GID ::ffff:10.83.0." "$f" || fail "$name: no IPv4-mapped GID in $f"
+		grep -q "invalid data" "$f" && fail "$name: --chk found invalid data ($f)"
+	done
+	[ "$(qpn_of "$cli" remote)" = "$(qpn_of "$src" local)" ] || fail "$name: client's remote QPN is not the server's"
+	[ "$(qpn_of "$src" remote)" = "$(qpn_of "$cli" local)" ] || fail "$name: server's remote QPN is not the client's"
+	echo "ok: $name: $(grep usec/iter "$cli")"
+}
+
+port=18610
+for size in 64 8192; do
+	run_pair "rc-$size" $((port++)) "$PP" rc -m 1024 -s "$size" -n 100 -c
+	run_pair "uc-$size" $((port++)) "$TMP/uroce-uc-pingpong" -m 1024 -s "$size" -n 100 -c
+done
+run_pair "rc-default-size" $((port++)) "$TMP/uroce-rc-pingpong" -n 100 -r 16
+for size in 64 1024; do
+	run_pair "ud-$size" $((port++)) "$PP" ud -s "$size" -n 100 -c
+done
+run_pair "ud-default" $((port++)) "$TMP/uroce-ud-pingpong" -n 100
+echo "PASS: rc, uc, ud between two uroce-pingpong ends"
