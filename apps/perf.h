@@ -1,0 +1,183 @@
+/* uroce-perf's perftest-compatible modes (write_bw, read_bw, send_bw,
+ * write_lat, read_lat, send_lat): options, per-run state, and the pieces
+ * each file provides (perf_args.c, perf_exchange.c, perf_setup.c,
+ * perf_bw.c, perf_lat.c, perf_report.c).
+ */
+#ifndef UROCE_APPS_PERF_H
+#define UROCE_APPS_PERF_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include <uroce/uroce.h>
+
+/* Limits, each with its reason. */
+#define PERF_MAX_QPS 64                /* perftest allows more; enough for a software transport */
+#define PERF_MAX_SIZE (1u << 23)       /* -a goes up to 2^23, perftest's largest size */
+#define PERF_UD_GRH 40                 /* a UD receive buffer starts with room for the GRH */
+#define PERF_DEFAULT_TCP_PORT 18515    /* perftest's default */
+#define PERF_VERSION "6.06"            /* the version perftest 4.5-0.17 announces */
+#define PERF_VERSION_LEN 16            /* bytes of the version message */
+#define PERF_KEY_MSG_LEN 108           /* the key message with GID and SRQN, NUL included */
+#define PERF_DEFAULT_QKEY 0x11111111u  /* perftest's DEFAULT_QKEY */
+#define PERF_CYCLE_BUFFER 4096         /* perftest's cycle_buffer: the page size */
+#define PERF_CACHE_LINE 64
+#define PERF_MAX_LAT_ITERS 100000000u  /* timestamps are kept per iteration */
+
+enum perf_test {
+	PERF_WRITE_BW,
+	PERF_READ_BW,
+	PERF_SEND_BW,
+	PERF_WRITE_LAT,
+	PERF_READ_LAT,
+	PERF_SEND_LAT,
+};
+
+struct perf_opts {
+	enum perf_test test;
+	const char *name;          /* "write_bw" */
+	int is_lat;
+	const char *dev;           /* uroce port spec */
+	int eal_argc;
+	char **eal_argv;
+	const char *server;        /* NULL = we are the server */
+	int tcp_port;
+	int ib_port;
+	int gid_index;
+	uint64_t size;
+	uint64_t iters;
+	double duration;           /* 0 = iterations */
+	int all;                   /* -a */
+	int num_qps;
+	int mtu;                   /* enum uroce_mtu, 0 = the port's */
+	int report_gbits;
+	enum uroce_qp_type conn;
+	int tx_depth;
+	int rx_depth;
+	int cq_mod;
+	int out_reads;
+	double timeout;            /* seconds, every wait */
+};
+
+/* Parse "MODE [options] [server]"; argv[0] is the mode. Returns 0, or 2
+ * after printing what is wrong and what is accepted (1 for --help). */
+int perf_parse_args(int argc, char **argv, struct perf_opts *o);
+/* The mode names, for main()'s dispatch. */
+int perf_is_mode(const char *name);
+/* Run a parsed test; the process exit status (0 only if every iteration completed). */
+int perf_main(int argc, char **argv);
+
+/* ---- perftest's TCP exchange (perf_exchange.c) ---- */
+
+/* One QP's half of the key message. */
+struct perf_dest {
+	uint32_t lid;
+	uint32_t out_reads;
+	uint32_t qpn;
+	uint32_t psn;
+	uint32_t rkey;
+	uint64_t vaddr;
+	uint8_t gid[16];
+	uint32_t srqn;
+};
+
+struct perf_comm {
+	int fd;
+	int is_client;
+	double timeout;
+	/* Called while a read waits, so the transport keeps running (the
+	 * server of a write_bw test receives all its data while it waits). */
+	int (*progress)(void *arg);
+	void *progress_arg;
+	char rem_version[PERF_VERSION_LEN + 1];
+	double rem_version_num;
+};
+
+int perf_comm_open(struct perf_comm *c, const char *server, int port, double timeout);
+void perf_comm_close(struct perf_comm *c);
+/* Client writes then reads, server reads then writes, as perftest does. */
+int perf_xchg(struct perf_comm *c, const void *mine, void *theirs, size_t len);
+int perf_xchg_versions(struct perf_comm *c);
+int perf_xchg_sys(struct perf_comm *c);
+/* Both MTUs as enum uroce_mtu; the agreed one (the smaller) is returned in *out. */
+int perf_xchg_mtu(struct perf_comm *c, int mine, int *out);
+int perf_handshake(struct perf_comm *c, const struct perf_dest *mine, struct perf_dest *theirs);
+/* Format / parse one key message (exposed for tests). */
+void perf_key_format(const struct perf_dest *d, char msg[PERF_KEY_MSG_LEN]);
+int perf_key_parse(const char *msg, size_t len, struct perf_dest *d);
+
+struct perf_bw_report {
+	uint64_t size;
+	uint64_t iters;
+	double bw_peak;
+	double bw_avg;
+	double msg_rate;
+};
+int perf_xchg_bw_report(struct perf_comm *c, const struct perf_bw_report *mine, struct perf_bw_report *theirs);
+/* Last handshake then "done"; the peer's "done" is read if it comes. */
+int perf_close_connection(struct perf_comm *c, const struct perf_dest *mine);
+
+/* ---- verbs resources (perf_setup.c) ---- */
+
+struct perf_ctx {
+	struct perf_opts *o;
+	struct uroce_context *ctx;
+	struct uroce_pd *pd;
+	struct uroce_cq *send_cq;
+	struct uroce_cq *recv_cq;
+	struct uroce_qp *qp[PERF_MAX_QPS];
+	struct uroce_ah *ah[PERF_MAX_QPS];
+	struct uroce_mr *mr;
+	uint8_t *buf;               /* all QPs' buffers, one region */
+	size_t buf_size;
+	size_t qp_buf;              /* bytes per QP: [send half | receive half] */
+	struct uroce_port_attr port;
+	int mtu;                    /* agreed enum uroce_mtu */
+	struct perf_dest my[PERF_MAX_QPS];
+	struct perf_dest rem[PERF_MAX_QPS];
+	struct perf_comm comm;
+	int failed;
+};
+
+int perf_setup(struct perf_ctx *p);
+int perf_connect_qps(struct perf_ctx *p);
+void perf_teardown(struct perf_ctx *p);
+int perf_progress(void *arg);
+/* Send and receive areas of one QP's buffer. */
+uint8_t *perf_send_area(struct perf_ctx *p, int qp);
+uint8_t *perf_recv_area(struct perf_ctx *p, int qp);
+/* Poll a CQ with progress; bounded by the timeout while nothing completes.
+ * Returns completions (>0), or -ETIMEDOUT / a negative errno. */
+int perf_poll(struct perf_ctx *p, struct uroce_cq *cq, int n, struct uroce_wc *wc);
+/* Check a completion; prints and returns -EIO when it failed. */
+int perf_wc_ok(const struct uroce_wc *wc, const char *what);
+int perf_post_recvs(struct perf_ctx *p, int qp, int count);
+uint64_t perf_now_ns(void);
+
+/* ---- traffic (perf_bw.c, perf_lat.c) ---- */
+int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep);
+int perf_run_bw_server_send(struct perf_ctx *p, struct perf_bw_report *rep);
+struct perf_lat_result {
+	uint64_t size;
+	uint64_t iters;
+	double t_min, t_max, t_typical, t_avg, t_stdev, p99, p999; /* usec */
+	double dur_t_avg, dur_tps;
+};
+int perf_run_lat(struct perf_ctx *p, struct perf_lat_result *res);
+
+/* ---- tables (perf_report.c) ---- */
+void perf_print_bw_header(const struct perf_opts *o);
+void perf_print_bw_line(const struct perf_opts *o, const struct perf_bw_report *r);
+void perf_print_lat_header(const struct perf_opts *o);
+void perf_print_lat_line(const struct perf_opts *o, const struct perf_lat_result *r);
+void perf_print_line(void);
+void perf_print_test_info(const struct perf_ctx *p);
+void perf_print_dest(const struct perf_ctx *p, const struct perf_dest *d, int remote);
+/* perftest's numbers from timestamps (ns): average, peak, message rate. */
+void perf_bw_compute(const struct perf_opts *o, uint64_t size, uint64_t iters_total,
+		     const uint64_t *tposted, const uint64_t *tcompleted, uint64_t n, int cq_mod,
+		     uint64_t t_start, uint64_t t_end, struct perf_bw_report *r);
+/* Latency statistics from per-iteration deltas (ns, sorted in place). */
+void perf_lat_compute(uint64_t size, uint64_t *delta_ns, uint64_t n, double factor, struct perf_lat_result *r);
+
+#endif

@@ -1,0 +1,313 @@
+/* uroce-perf's perftest-compatible command line: perftest's flags where
+ * they make sense for a uroce port, a clear refusal for the rest.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf.h"
+
+static const struct {
+	const char *name;
+	enum perf_test test;
+	int is_lat;
+} modes[] = {
+	{"write_bw", PERF_WRITE_BW, 0}, {"read_bw", PERF_READ_BW, 0}, {"send_bw", PERF_SEND_BW, 0},
+	{"write_lat", PERF_WRITE_LAT, 1}, {"read_lat", PERF_READ_LAT, 1}, {"send_lat", PERF_SEND_LAT, 1},
+};
+
+int perf_is_mode(const char *name)
+{
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (!strcmp(name, modes[i].name))
+			return 1;
+	return 0;
+}
+
+static void usage(FILE *f, const char *mode)
+{
+	fprintf(f,
+		"usage: uroce-perf %s -d SPEC [options] [SERVER]   (no SERVER: be the server)\n"
+		"  -d, --ib-dev SPEC       uroce port: afxdp:IFACE[:QUEUE] | dpdk[:PORTID] (EAL args after --)\n"
+		"  -i, --ib-port N         1 (a uroce port has one)\n"
+		"  -x, --gid-index N       0 or 1 (both name the port's IPv4 GID)\n"
+		"  -s, --size BYTES        message size (default 65536 for _bw, 2 for _lat)\n"
+		"  -n, --iters N           iterations (default 5000 for _bw, 1000 for _lat)\n"
+		"  -D, --duration SEC      run for SEC seconds (write_bw, read_bw)\n"
+		"  -a, --all               sizes 2..2^23 (UD: up to the MTU)\n"
+		"  -q, --qp N              number of QPs, 1-%d (_bw modes)\n"
+		"  -m, --mtu BYTES         256, 512, 1024, 2048 or 4096 (default: the port's)\n"
+		"  -c, --connection T      RC, UC (not for read) or UD (send_bw, send_lat only)\n"
+		"  -p, --port N            TCP port of the exchange (default %d)\n"
+		"  -t, --tx-depth N        send queue depth (default 128 for _bw, 1 for _lat)\n"
+		"  -r, --rx-depth N        receive queue depth (default 512)\n"
+		"  -Q, --cq-mod N          signal one send in N (default 100)\n"
+		"  -o, --outs N            outstanding READs, 1-128 (default 16)\n"
+		"      --report_gbits      report Gb/sec instead of MB/sec\n"
+		"  -F, --CPU-freq          accepted, no effect\n"
+		"      --timeout SEC       longest wait for the peer or a completion (default 30)\n",
+		mode ? mode : "MODE", PERF_MAX_QPS, PERF_DEFAULT_TCP_PORT);
+}
+
+static int num(const char *opt, const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || v < lo || v > hi) {
+		fprintf(stderr, "uroce-perf: %s '%s' is not a number in %.0f..%.0f\n", opt, s, lo, hi);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+/* perftest options we do not carry, named so the refusal says which. */
+static const char *unsupported[] = {
+	"-R/--rdma_cm", "-b/--bidirectional", "-e/--events", "-l/--post_list", "-I/--inline_size",
+	"-u/--qp-timeout", "-z/--comm_rdma_cm", "-g/--mcg", "-M/--MGID", "-w/--limit_bw",
+	"-y/--limit_msgrate", "-N/--noPeak", "-C/--report-cycles", "-H/--report-histogram",
+	"-U/--report-unsorted", "-S/--sl", "-T/--tos", "-V/--version", "-O/--dualport",
+	"-k/--ah_port", "-X/--use-srq", "--run_infinitely", "--use_cuda", "--odp", "--mmap",
+	"--mr_per_qp", "--dont_xchg_versions", "--ipv6", "--source_ip", "--cpu_util",
+};
+
+int perf_parse_args(int argc, char **argv, struct perf_opts *o)
+{
+	enum { OPT_GBITS = 1000, OPT_TIMEOUT };
+	static const struct option longopts[] = {
+		{"ib-dev", required_argument, NULL, 'd'},
+		{"ib-port", required_argument, NULL, 'i'},
+		{"gid-index", required_argument, NULL, 'x'},
+		{"size", required_argument, NULL, 's'},
+		{"iters", required_argument, NULL, 'n'},
+		{"duration", required_argument, NULL, 'D'},
+		{"all", no_argument, NULL, 'a'},
+		{"qp", required_argument, NULL, 'q'},
+		{"mtu", required_argument, NULL, 'm'},
+		{"connection", required_argument, NULL, 'c'},
+		{"port", required_argument, NULL, 'p'},
+		{"tx-depth", required_argument, NULL, 't'},
+		{"rx-depth", required_argument, NULL, 'r'},
+		{"cq-mod", required_argument, NULL, 'Q'},
+		{"outs", required_argument, NULL, 'o'},
+		{"report_gbits", no_argument, NULL, OPT_GBITS},
+		{"CPU-freq", no_argument, NULL, 'F'},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *mode = argv[0];
+	int size_set = 0, iters_set = 0, tx_set = 0, eal_at = -1, c;
+	double v;
+
+	memset(o, 0, sizeof(*o));
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (!strcmp(mode, modes[i].name)) {
+			o->test = modes[i].test;
+			o->is_lat = modes[i].is_lat;
+			o->name = modes[i].name;
+		}
+	}
+	if (!o->name) {
+		fprintf(stderr, "uroce-perf: unknown mode '%s'\n", mode);
+		return 2;
+	}
+	o->tcp_port = PERF_DEFAULT_TCP_PORT;
+	o->ib_port = 1;
+	o->gid_index = 1;
+	o->num_qps = 1;
+	o->conn = UROCE_QPT_RC;
+	o->rx_depth = 512;
+	o->cq_mod = 100;
+	o->out_reads = 16;
+	o->timeout = 30;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			eal_at = i;
+			break;
+		}
+	}
+	int nargs = eal_at < 0 ? argc : eal_at;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(nargs, argv, ":d:i:x:s:n:D:aq:m:c:p:t:r:Q:o:Fh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			o->dev = optarg;
+			break;
+		case 'i':
+			if (num("-i/--ib-port", optarg, 1, 1, &v))
+				return 2;
+			o->ib_port = 1;
+			break;
+		case 'x':
+			if (num("-x/--gid-index", optarg, 0, 1, &v))
+				return 2;
+			o->gid_index = (int)v;
+			break;
+		case 's':
+			if (num("-s/--size", optarg, 1, PERF_MAX_SIZE, &v))
+				return 2;
+			o->size = (uint64_t)v;
+			size_set = 1;
+			break;
+		case 'n':
+			if (num("-n/--iters", optarg, 5, 1e9, &v))
+				return 2;
+			o->iters = (uint64_t)v;
+			iters_set = 1;
+			break;
+		case 'D':
+			if (num("-D/--duration", optarg, 1, 3600, &v))
+				return 2;
+			o->duration = v;
+			break;
+		case 'a':
+			o->all = 1;
+			break;
+		case 'q':
+			if (num("-q/--qp", optarg, 1, PERF_MAX_QPS, &v))
+				return 2;
+			o->num_qps = (int)v;
+			break;
+		case 'm': {
+			static const int mtus[] = {256, 512, 1024, 2048, 4096};
+			char *end;
+			long m = strtol(optarg, &end, 10);
+			for (int k = 0; k < 5 && !*end; k++)
+				if (m == mtus[k])
+					o->mtu = UROCE_MTU_256 + k;
+			if (!o->mtu) {
+				fprintf(stderr, "uroce-perf: -m/--mtu '%s': accepted 256, 512, 1024, 2048, 4096\n", optarg);
+				return 2;
+			}
+			break;
+		}
+		case 'c':
+			if (!strcmp(optarg, "RC"))
+				o->conn = UROCE_QPT_RC;
+			else if (!strcmp(optarg, "UC"))
+				o->conn = UROCE_QPT_UC;
+			else if (!strcmp(optarg, "UD"))
+				o->conn = UROCE_QPT_UD;
+			else {
+				fprintf(stderr, "uroce-perf: -c/--connection '%s': accepted RC, UC, UD\n", optarg);
+				return 2;
+			}
+			break;
+		case 'p':
+			if (num("-p/--port", optarg, 1, 65535, &v))
+				return 2;
+			o->tcp_port = (int)v;
+			break;
+		case 't':
+			if (num("-t/--tx-depth", optarg, 1, 8192, &v))
+				return 2;
+			o->tx_depth = (int)v;
+			tx_set = 1;
+			break;
+		case 'r':
+			if (num("-r/--rx-depth", optarg, 1, 8192, &v))
+				return 2;
+			o->rx_depth = (int)v;
+			break;
+		case 'Q':
+			if (num("-Q/--cq-mod", optarg, 1, 1024, &v))
+				return 2;
+			o->cq_mod = (int)v;
+			break;
+		case 'o':
+			if (num("-o/--outs", optarg, 1, 128, &v))
+				return 2;
+			o->out_reads = (int)v;
+			break;
+		case OPT_GBITS:
+			o->report_gbits = 1;
+			break;
+		case 'F':
+			break;
+		case OPT_TIMEOUT:
+			if (num("--timeout", optarg, 1, 86400, &v))
+				return 2;
+			o->timeout = v;
+			break;
+		case 'h':
+			usage(stdout, mode);
+			return 1;
+		case ':':
+			fprintf(stderr, "uroce-perf: option %s needs a value\n", argv[optind - 1]);
+			return 2;
+		default: {
+			const char *bad = argv[optind - 1];
+			fprintf(stderr, "uroce-perf: %s: option '%s' is not supported by uroce-perf", mode, bad);
+			for (size_t k = 0; k < sizeof(unsupported) / sizeof(unsupported[0]); k++)
+				if (strstr(unsupported[k], bad) && bad[0] == '-' && bad[1])
+					fprintf(stderr, " (perftest's %s)", unsupported[k]);
+			fprintf(stderr, "; accepted: -d -i -x -s -n -D -a -q -m -c -p -t -r -Q -o "
+				"--report_gbits -F --timeout -h (see --help)\n");
+			return 2;
+		}
+		}
+	}
+	if (optind < nargs)
+		o->server = argv[optind++];
+	if (optind < nargs) {
+		fprintf(stderr, "uroce-perf: unexpected argument '%s' (one SERVER at most)\n", argv[optind]);
+		return 2;
+	}
+	if (!o->dev) {
+		fprintf(stderr, "uroce-perf: -d SPEC is required (afxdp:IFACE[:QUEUE] or dpdk[:PORTID])\n");
+		return 2;
+	}
+	if (eal_at >= 0) {
+		o->eal_argc = argc - eal_at; /* the "--" slot serves as argv[0] */
+		o->eal_argv = argv + eal_at;
+	}
+	if (o->conn == UROCE_QPT_UD && o->test != PERF_SEND_BW && o->test != PERF_SEND_LAT) {
+		fprintf(stderr, "uroce-perf: %s: -c UD is accepted for send_bw and send_lat only\n", mode);
+		return 2;
+	}
+	if (o->conn == UROCE_QPT_UC && (o->test == PERF_READ_BW || o->test == PERF_READ_LAT)) {
+		fprintf(stderr, "uroce-perf: %s: UC has no RDMA READ; accepted: -c RC\n", mode);
+		return 2;
+	}
+	if (o->duration && o->test != PERF_WRITE_BW && o->test != PERF_READ_BW) {
+		fprintf(stderr, "uroce-perf: %s: -D/--duration is accepted for write_bw and read_bw only; use -n\n", mode);
+		return 2;
+	}
+	if (o->duration && o->all) {
+		fprintf(stderr, "uroce-perf: -D and -a cannot be combined (as in perftest)\n");
+		return 2;
+	}
+	if (o->is_lat && o->num_qps != 1) {
+		fprintf(stderr, "uroce-perf: %s: latency tests use one QP; accepted: -q 1\n", mode);
+		return 2;
+	}
+	if (size_set && o->all) {
+		fprintf(stderr, "uroce-perf: -s and -a cannot be combined\n");
+		return 2;
+	}
+	if (!size_set)
+		o->size = o->is_lat ? 2 : 65536;
+	if (!iters_set)
+		o->iters = o->is_lat ? 1000 : 5000;
+	if (o->is_lat && o->iters > PERF_MAX_LAT_ITERS) {
+		fprintf(stderr, "uroce-perf: -n %llu: latency tests keep one timestamp per iteration; accepted up to %u\n",
+			(unsigned long long)o->iters, PERF_MAX_LAT_ITERS);
+		return 2;
+	}
+	if (!tx_set)
+		o->tx_depth = o->is_lat ? 1 : 128;
+	if (o->cq_mod > o->tx_depth)
+		o->cq_mod = o->tx_depth; /* perftest does the same */
+	if (o->is_lat)
+		o->cq_mod = 1;
+	return 0;
+}

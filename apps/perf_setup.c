@@ -1,0 +1,292 @@
+/* The verbs resources of a perftest-style run on uroce's API: one context
+ * (embedded engine), PD, one buffer region for all QPs, a send and a
+ * receive CQ, the QPs, and their move to RTS as perftest's ctx_connect does.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perf.h"
+
+uint64_t perf_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int perf_progress(void *arg)
+{
+	struct perf_ctx *p = arg;
+	int rc = uroce_progress(p->ctx);
+
+	if (rc < 0) {
+		fprintf(stderr, "uroce-perf: transport: %s (%s)\n", uroce_strerror(rc), uroce_last_error());
+		p->failed = 1;
+	}
+	return rc;
+}
+
+uint8_t *perf_send_area(struct perf_ctx *p, int qp)
+{
+	return p->buf + (size_t)qp * p->qp_buf;
+}
+
+uint8_t *perf_recv_area(struct perf_ctx *p, int qp)
+{
+	return p->buf + (size_t)qp * p->qp_buf + p->qp_buf / 2;
+}
+
+static const char *qpt_name(enum uroce_qp_type t)
+{
+	return t == UROCE_QPT_RC ? "RC" : t == UROCE_QPT_UC ? "UC" : "UD";
+}
+
+static int fail(const char *what, int rc)
+{
+	fprintf(stderr, "uroce-perf: %s: %s%s%s\n", what, uroce_strerror(rc),
+		*uroce_last_error() ? ": " : "", uroce_last_error());
+	return rc;
+}
+
+int perf_setup(struct perf_ctx *p)
+{
+	struct perf_opts *o = p->o;
+	struct uroce_context_attr ca = {0};
+	int rc;
+
+	ca.port = o->dev;
+	ca.eal_argc = o->eal_argc;
+	ca.eal_argv = o->eal_argv;
+	ca.mode = UROCE_ENGINE_EMBEDDED;
+	ca.engine_cpu = -1;
+	rc = uroce_context_create(&p->ctx, &ca);
+	if (rc)
+		return fail("cannot open the device", rc);
+	rc = uroce_query_port(p->ctx, &p->port);
+	if (rc)
+		return fail("cannot query the port", rc);
+	rc = uroce_pd_alloc(p->ctx, &p->pd);
+	if (rc)
+		return fail("cannot allocate a PD", rc);
+
+	/* Each QP gets [send half | receive half], each half as large as the
+	 * largest message (plus the GRH room UD receives start with), page
+	 * aligned; perftest lays its buffers out the same way. */
+	uint64_t maxsz = o->all ? PERF_MAX_SIZE : o->size;
+	size_t half = ((size_t)maxsz + PERF_UD_GRH + PERF_CYCLE_BUFFER - 1) & ~(size_t)(PERF_CYCLE_BUFFER - 1);
+	p->qp_buf = 2 * half;
+	p->buf_size = p->qp_buf * (size_t)o->num_qps;
+	if (posix_memalign((void **)&p->buf, PERF_CYCLE_BUFFER, p->buf_size)) {
+		fprintf(stderr, "uroce-perf: cannot allocate %zu bytes of buffers\n", p->buf_size);
+		return -ENOMEM;
+	}
+	memset(p->buf, 0, p->buf_size);
+	rc = uroce_mr_reg(p->pd, p->buf, p->buf_size,
+			  UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE | UROCE_ACCESS_REMOTE_READ, &p->mr);
+	if (rc)
+		return fail("cannot register the buffers", rc);
+
+	int cqe = o->tx_depth * o->num_qps + 16;
+	rc = uroce_cq_create(p->ctx, cqe, &p->send_cq);
+	if (rc)
+		return fail("cannot create the send CQ", rc);
+	rc = uroce_cq_create(p->ctx, o->rx_depth * o->num_qps + 16, &p->recv_cq);
+	if (rc)
+		return fail("cannot create the receive CQ", rc);
+
+	srand48((long)perf_now_ns() ^ getpid());
+	for (int i = 0; i < o->num_qps; i++) {
+		struct uroce_qp_init_attr ia = {0};
+		ia.qp_type = o->conn;
+		ia.send_cq = p->send_cq;
+		ia.recv_cq = p->recv_cq;
+		ia.cap.max_send_wr = (uint32_t)o->tx_depth;
+		ia.cap.max_recv_wr = (uint32_t)o->rx_depth;
+		ia.cap.max_send_sge = 1;
+		ia.cap.max_recv_sge = 1;
+		rc = uroce_qp_create(p->pd, &ia, &p->qp[i]);
+		if (rc)
+			return fail("cannot create a QP", rc);
+
+		struct uroce_qp_attr a = {0};
+		int mask = UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT;
+		a.qp_state = UROCE_QPS_INIT;
+		a.port_num = 1;
+		if (o->conn == UROCE_QPT_UD) {
+			a.qkey = PERF_DEFAULT_QKEY;
+			mask |= UROCE_QP_QKEY;
+		} else {
+			a.qp_access_flags = UROCE_ACCESS_REMOTE_WRITE | UROCE_ACCESS_LOCAL_WRITE |
+					    (o->conn == UROCE_QPT_RC ? UROCE_ACCESS_REMOTE_READ : 0);
+			mask |= UROCE_QP_ACCESS_FLAGS;
+		}
+		rc = uroce_qp_modify(p->qp[i], &a, mask);
+		if (rc)
+			return fail("cannot move a QP to INIT", rc);
+
+		struct perf_dest *d = &p->my[i];
+		memset(d, 0, sizeof(*d));
+		d->lid = 0;
+		d->out_reads = (uint32_t)o->out_reads;
+		d->qpn = uroce_qp_num(p->qp[i]);
+		d->psn = (uint32_t)lrand48() & 0xffffff;
+		d->rkey = p->mr->rkey;
+		/* The peer writes to / reads from our receive half (write_lat
+		 * polls its last byte; write_bw and read_bw use it too). */
+		d->vaddr = (uint64_t)(uintptr_t)perf_recv_area(p, i);
+		memcpy(d->gid, p->port.gid, 16);
+	}
+	p->mtu = o->mtu ? o->mtu : p->port.active_mtu;
+	if (o->mtu && (uint32_t)o->mtu > (uint32_t)p->port.active_mtu) {
+		fprintf(stderr, "uroce-perf: -m %u is larger than the link carries (%u); using %u\n",
+			uroce_mtu_bytes(o->mtu), uroce_mtu_bytes(p->port.active_mtu),
+			uroce_mtu_bytes(p->port.active_mtu));
+		p->mtu = p->port.active_mtu;
+	}
+	p->comm.progress = perf_progress;
+	p->comm.progress_arg = p;
+	return 0;
+}
+
+static int gid_is_v4mapped(const uint8_t g[16])
+{
+	static const uint8_t pfx[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	return !memcmp(g, pfx, 12);
+}
+
+int perf_connect_qps(struct perf_ctx *p)
+{
+	struct perf_opts *o = p->o;
+	int rc;
+
+	if (!gid_is_v4mapped(p->rem[0].gid)) {
+		fprintf(stderr, "uroce-perf: the peer's GID is not an IPv4-mapped RoCEv2 GID "
+			"(::ffff:a.b.c.d); run perftest with the GID index of its IPv4 GID (-x 1 on rdma_rxe)\n");
+		return -EPROTO;
+	}
+	for (int i = 0; i < o->num_qps; i++) {
+		struct perf_dest *r = &p->rem[i];
+		struct uroce_ah_attr ah = {0};
+		memcpy(ah.dgid, r->gid, 16);
+		ah.sgid_index = (uint8_t)o->gid_index;
+		ah.hop_limit = 0xff;
+
+		struct uroce_qp_attr a = {0};
+		int mask = UROCE_QP_STATE;
+		a.qp_state = UROCE_QPS_RTR;
+		if (o->conn != UROCE_QPT_UD) {
+			a.path_mtu = p->mtu;
+			a.dest_qp_num = r->qpn;
+			a.rq_psn = r->psn;
+			a.ah_attr = ah;
+			mask |= UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN;
+			if (o->conn == UROCE_QPT_RC) {
+				a.max_dest_rd_atomic = (uint8_t)p->my[i].out_reads;
+				a.min_rnr_timer = 12;
+				mask |= UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER;
+			}
+		}
+		rc = uroce_qp_modify(p->qp[i], &a, mask);
+		if (rc)
+			return fail("cannot move a QP to RTR", rc);
+
+		memset(&a, 0, sizeof(a));
+		a.qp_state = UROCE_QPS_RTS;
+		a.sq_psn = p->my[i].psn;
+		mask = UROCE_QP_STATE | UROCE_QP_SQ_PSN;
+		if (o->conn == UROCE_QPT_RC) {
+			a.timeout = 14;
+			a.retry_cnt = 7;
+			a.rnr_retry = 7;
+			uint32_t outs = r->out_reads && r->out_reads < p->my[i].out_reads ? r->out_reads
+											  : p->my[i].out_reads;
+			a.max_rd_atomic = (uint8_t)outs;
+			mask |= UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT | UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC;
+		}
+		rc = uroce_qp_modify(p->qp[i], &a, mask);
+		if (rc)
+			return fail("cannot move a QP to RTS", rc);
+
+		if (o->conn == UROCE_QPT_UD) {
+			rc = uroce_ah_create(p->pd, &ah, &p->ah[i]);
+			if (rc)
+				return fail("cannot create the address handle", rc);
+		}
+	}
+	printf(" Transport: %s over uroce port %s, %d QP(s), MTU %u\n", qpt_name(o->conn), o->dev,
+	       o->num_qps, uroce_mtu_bytes(p->mtu));
+	return 0;
+}
+
+void perf_teardown(struct perf_ctx *p)
+{
+	for (int i = 0; i < PERF_MAX_QPS; i++) {
+		if (p->ah[i])
+			uroce_ah_destroy(p->ah[i]);
+		if (p->qp[i])
+			uroce_qp_destroy(p->qp[i]);
+	}
+	if (p->send_cq)
+		uroce_cq_destroy(p->send_cq);
+	if (p->recv_cq)
+		uroce_cq_destroy(p->recv_cq);
+	if (p->mr)
+		uroce_mr_dereg(p->mr);
+	if (p->pd)
+		uroce_pd_free(p->pd);
+	if (p->ctx)
+		uroce_context_destroy(p->ctx);
+	free(p->buf);
+	perf_comm_close(&p->comm);
+}
+
+int perf_poll(struct perf_ctx *p, struct uroce_cq *cq, int n, struct uroce_wc *wc)
+{
+	uint64_t deadline = 0;
+
+	for (uint64_t spins = 0;; spins++) {
+		int got = uroce_poll_cq(cq, n, wc);
+		if (got)
+			return got;
+		if (perf_progress(p) < 0)
+			return -EIO;
+		/* Read the clock only now and then: the hot loop stays short. */
+		if ((spins & 255) == 0) {
+			uint64_t t = perf_now_ns();
+			if (!deadline)
+				deadline = t + (uint64_t)(p->o->timeout * 1e9);
+			else if (t >= deadline) {
+				fprintf(stderr, "uroce-perf: no completion for %.0f s (see --timeout)\n", p->o->timeout);
+				return -ETIMEDOUT;
+			}
+		}
+	}
+}
+
+int perf_wc_ok(const struct uroce_wc *wc, const char *what)
+{
+	if (wc->status == UROCE_WC_SUCCESS)
+		return 0;
+	fprintf(stderr, "uroce-perf: %s completion failed: %s (status %d, wr_id %llu, QPN 0x%06x)\n", what,
+		uroce_wc_status_str(wc->status), (int)wc->status, (unsigned long long)wc->wr_id, wc->qp_num);
+	return -EIO;
+}
+
+int perf_post_recvs(struct perf_ctx *p, int qp, int count)
+{
+	uint32_t len = (uint32_t)p->o->size + (p->o->conn == UROCE_QPT_UD ? PERF_UD_GRH : 0);
+	struct uroce_sge sge = {
+		.addr = (uint64_t)(uintptr_t)perf_recv_area(p, qp), .length = len, .lkey = p->mr->lkey};
+	struct uroce_recv_wr wr = {.wr_id = (uint64_t)qp, .sg_list = &sge, .num_sge = 1}, *bad;
+
+	for (int i = 0; i < count; i++) {
+		int rc = uroce_post_recv(p->qp[qp], &wr, &bad);
+		if (rc)
+			return fail("cannot post a receive", rc);
+	}
+	return 0;
+}

@@ -1,0 +1,134 @@
+#!/bin/bash
+# uroce-perf's perftest-compatible modes, uroce to uroce: a server and a
+# client on afxdp ports at the two ends of a veth pair (one namespace each),
+# perftest's TCP exchange through the kernel on the same veth (the XDP
+# program passes it). All six modes over RC at two sizes (one of many
+# packets), send_bw and send_lat over UD too, UC for write_bw and send_lat;
+# both sides must exit 0 and print perftest's table with the right sizes
+# and iteration counts. Then bad arguments: exit 2 and a clear message.
+# No rate is asserted.
+#   perftest_uroce.sh UROCE_PERF
+set -u
+PERF=${1:?usage: perftest_uroce.sh UROCE_PERF}
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: needs root (network namespaces, XDP)"
+	exit 77
+fi
+
+NA=uroce-pt-a-$$
+NB=uroce-pt-b-$$
+IPA=10.83.0.1
+IPB=10.83.0.2
+TCP_PORT=$((20000 + $$ % 10000))
+TMP=$(mktemp -d)
+SPID=
+
+cleanup() {
+	[ -n "$SPID" ] && { kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null; }
+	ip netns del "$NA" 2>/dev/null
+	ip netns del "$NB" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*"
+	for f in "$TMP"/*.log; do [ -f "$f" ] && { echo "--- $f"; tail -n 40 "$f"; }; done
+	exit 1
+}
+
+ip netns add "$NA" || fail "cannot create namespace $NA"
+ip netns add "$NB" || fail "cannot create namespace $NB"
+ip link add va netns "$NA" type veth peer name vb netns "$NB" || fail "cannot create the veth pair"
+ip -n "$NA" addr add $IPA/24 dev va
+ip -n "$NB" addr add $IPB/24 dev vb
+for ns in "$NA" "$NB"; do ip -n "$ns" link set lo up; done
+ip -n "$NA" link set va up
+ip -n "$NB" link set vb up
+ip netns exec "$NA" ping -c 2 -i 0.2 -W 2 $IPB >/dev/null 2>&1 || fail "no IP path across the veth pair"
+
+BW_HDR='#bytes     #iterations    BW peak\[MB/sec\]    BW average\[MB/sec\]   MsgRate\[Mpps\]'
+LAT_HDR='#bytes #iterations    t_min\[usec\]    t_max\[usec\]  t_typical\[usec\]    t_avg\[usec\]    t_stdev\[usec\]   99% percentile\[usec\]   99.9% percentile\[usec\]'
+
+# row_ok LOG SIZE ITERS: a result row for SIZE with ITERS iterations.
+row_ok() { grep -Eq "^ $2 +$3 +[0-9]" "$1"; }
+
+# one MODE CONN SIZE ITERS [extra args]: server in NB, client in NA.
+one() {
+	local mode=$1 conn=$2 size=$3 iters=$4 tag
+	shift 4
+	tag="$mode-$conn-$size"
+	timeout 120 ip netns exec "$NB" "$PERF" "$mode" -d afxdp:vb -x 1 -c "$conn" -s "$size" -n "$iters" \
+		-p $TCP_PORT --timeout 20 -F "$@" >"$TMP/$tag-server.log" 2>&1 &
+	SPID=$!
+	timeout 120 ip netns exec "$NA" "$PERF" "$mode" -d afxdp:va -x 1 -c "$conn" -s "$size" -n "$iters" \
+		-p $TCP_PORT --timeout 20 -F "$@" $IPB >"$TMP/$tag-client.log" 2>&1
+	local crc=$?
+	wait "$SPID"
+	local src=$?
+	SPID=
+	[ $crc = 0 ] || fail "$tag: client exited $crc"
+	[ $src = 0 ] || fail "$tag: server exited $src"
+	case $mode in
+	*_bw)
+		for side in client server; do
+			grep -Eq -- "$BW_HDR" "$TMP/$tag-$side.log" || fail "$tag: $side printed no bw table"
+		done
+		row_ok "$TMP/$tag-client.log" "$size" $iters || fail "$tag: client has no row for $size x $iters"
+		# write/read_bw servers print the client's row; send_bw servers their own
+		row_ok "$TMP/$tag-server.log" "$size" $iters || fail "$tag: server has no row for $size x $iters"
+		;;
+	read_lat)
+		grep -Eq -- "$LAT_HDR" "$TMP/$tag-client.log" || fail "$tag: client printed no lat table"
+		row_ok "$TMP/$tag-client.log" "$size" $iters || fail "$tag: client has no row for $size x $iters"
+		grep -q -- '-----------------' "$TMP/$tag-server.log" || fail "$tag: server printed no result line"
+		;;
+	*_lat)
+		for side in client server; do
+			grep -Eq -- "$LAT_HDR" "$TMP/$tag-$side.log" || fail "$tag: $side printed no lat table"
+			row_ok "$TMP/$tag-$side.log" "$size" $iters || fail "$tag: $side has no row for $size x $iters"
+		done
+		;;
+	esac
+	echo "ok: $tag ($iters iterations): $(grep -E "^ $size +$iters " "$TMP/$tag-client.log" | head -1)"
+	rm -f "$TMP/$tag-"*.log
+}
+
+for mode in write_bw read_bw send_bw; do
+	one $mode RC 64 500
+	one $mode RC 65536 200 # 64 packets each at the veth's MTU 1024
+done
+for mode in write_lat read_lat send_lat; do
+	one $mode RC 2 200
+	one $mode RC 8192 100 # 8 packets each way
+done
+one send_bw UD 512 200
+one send_bw UD 1024 200 # a full MTU
+one send_lat UD 64 100
+one write_bw UC 4096 200
+one send_lat UC 2048 100
+one write_bw RC 4096 200 -q 2 # two QPs: each is in the exchange
+
+# Bad arguments: a clear message, exit status 2, nothing started.
+expect_usage_error() { # EXPECTED_TEXT ARGS...
+	local want=$1 out rc
+	shift
+	out=$("$PERF" "$@" 2>&1); rc=$?
+	[ $rc = 2 ] || fail "uroce-perf $*: exit $rc, wanted 2 ($out)"
+	grep -q -- "$want" <<<"$out" || fail "uroce-perf $*: message '$out' lacks '$want'"
+}
+expect_usage_error "is accepted for send_bw and send_lat only" write_bw -d afxdp:va -c UD
+expect_usage_error "UC has no RDMA READ" read_bw -d afxdp:va -c UC
+expect_usage_error "accepted: RC, UC, UD" send_bw -d afxdp:va -c XRC
+expect_usage_error "accepted 256, 512, 1024, 2048, 4096" write_bw -d afxdp:va -m 1500
+expect_usage_error "-x/--gid-index '3' is not a number in 0..1" write_bw -d afxdp:va -x 3
+expect_usage_error "rdma_cm" write_bw -d afxdp:va -R
+expect_usage_error "is not supported by uroce-perf" write_bw -d afxdp:va --use_cuda=0
+expect_usage_error "-d SPEC is required" write_lat
+expect_usage_error "accepted: raw, write_bw" bogus_bw
+
+# A client with no server: bounded wait, exit 1.
+out=$(timeout 30 ip netns exec "$NA" "$PERF" write_bw -d afxdp:va -p $TCP_PORT --timeout 2 $IPB 2>&1)
+rc=$?
+[ $rc = 1 ] && grep -q "cannot connect" <<<"$out" || fail "client without a server: exit $rc, '$out'"
+echo "PASS: perftest-compatible modes, uroce to uroce"
