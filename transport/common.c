@@ -20,6 +20,18 @@ static const char *const drop_reason_names[UROCE_DROP__COUNT] = {
 	[UROCE_DROP_BAD_ICRC] = "bad_icrc",
 	[UROCE_DROP_NO_BUFFER] = "no_buffer",
 	[UROCE_DROP_TX_RING_FULL] = "tx_ring_full",
+	[UROCE_DROP_NO_QP] = "no_qp",
+	[UROCE_DROP_QP_STATE] = "qp_state",
+	[UROCE_DROP_BAD_OPCODE] = "bad_opcode",
+	[UROCE_DROP_PSN_OUT_OF_WINDOW] = "psn_out_of_window",
+	[UROCE_DROP_DUPLICATE] = "duplicate",
+	[UROCE_DROP_BAD_RKEY] = "bad_rkey",
+	[UROCE_DROP_OUT_OF_BOUNDS] = "out_of_bounds",
+	[UROCE_DROP_ACCESS_DENIED] = "access_denied",
+	[UROCE_DROP_BAD_QKEY] = "bad_qkey",
+	[UROCE_DROP_NO_RECV_BUFFER] = "no_recv_buffer",
+	[UROCE_DROP_BAD_LENGTH_MSG] = "bad_msg_length",
+	[UROCE_DROP_UC_GAP] = "uc_gap",
 };
 
 const char *uroce_drop_reason_name(enum uroce_drop_reason reason)

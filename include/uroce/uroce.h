@@ -39,6 +39,18 @@ enum uroce_drop_reason {
 	UROCE_DROP_BAD_ICRC,        /**< invariant CRC mismatch */
 	UROCE_DROP_NO_BUFFER,       /**< no frame/ring space to take the packet */
 	UROCE_DROP_TX_RING_FULL,    /**< transmit ring full, frame not sent */
+	UROCE_DROP_NO_QP,           /**< destination QPN names no QP */
+	UROCE_DROP_QP_STATE,        /**< QP not in a state that takes this packet */
+	UROCE_DROP_BAD_OPCODE,      /**< opcode of another transport, or out of sequence in a message */
+	UROCE_DROP_PSN_OUT_OF_WINDOW, /**< PSN ahead of the expected one (or a stale response) */
+	UROCE_DROP_DUPLICATE,       /**< duplicate request (answered, not placed again) */
+	UROCE_DROP_BAD_RKEY,        /**< rkey names no registered region of the QP's PD */
+	UROCE_DROP_OUT_OF_BOUNDS,   /**< [va, va+len) not inside the region */
+	UROCE_DROP_ACCESS_DENIED,   /**< region or QP access flags forbid the operation */
+	UROCE_DROP_BAD_QKEY,        /**< UD Q_Key does not match */
+	UROCE_DROP_NO_RECV_BUFFER,  /**< no receive WQE (UC/UD drop, RC RNR NAK) */
+	UROCE_DROP_BAD_LENGTH_MSG,  /**< message longer than the receive buffer or the RETH length */
+	UROCE_DROP_UC_GAP,          /**< UC: rest of a message after a PSN gap */
 	UROCE_DROP__COUNT
 };
 

@@ -1,0 +1,596 @@
+/* The context: one port, its engine, the QP and MR tables, the list of QPs
+ * with transmit work; uroce_progress; and the small objects around it (PD,
+ * MR, CQ, SRQ, AH) plus uroce_last_error. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataplane/neigh.h"
+#include "dataplane/port_loop.h"
+#if UROCE_HAVE_DPDK
+#include "dataplane/port_dpdk.h"
+#endif
+#include "transport/qp_internal.h"
+
+static __thread char last_error[512];
+
+const char *uroce_last_error(void)
+{
+	return last_error;
+}
+
+int uroce_fail(int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static const char *const wc_status_names[] = {
+	"success", "local length error", "local QP operation error", "local EE context operation error",
+	"local protection error", "Work Request Flushed Error", "memory management operation error",
+	"bad response error", "local access error", "remote invalid request error", "remote access error",
+	"remote operation error", "transport retry counter exceeded", "RNR retry counter exceeded",
+	"local RDD violation error", "remote invalid RD request", "aborted error", "invalid EE context number",
+	"invalid EE context state", "fatal error", "response timeout error", "general error",
+};
+
+const char *uroce_wc_status_str(enum uroce_wc_status status)
+{
+	if ((unsigned)status >= sizeof(wc_status_names) / sizeof(wc_status_names[0]))
+		return "unknown";
+	return wc_status_names[status];
+}
+
+uint32_t uroce_mtu_bytes(enum uroce_mtu mtu)
+{
+	if (mtu < UROCE_MTU_256 || mtu > UROCE_MTU_4096)
+		return 0;
+	return 128u << mtu;
+}
+
+/* --- context ------------------------------------------------------------ */
+
+uint64_t ctx_now(const struct uroce_context *ctx)
+{
+	return engine_now(ctx->eng);
+}
+
+void ctx_count_drop(struct uroce_context *ctx, enum uroce_drop_reason r)
+{
+	ctx->drops[r]++;
+}
+
+void ctx_kick(struct uroce_qp *qp)
+{
+	struct uroce_context *ctx = qp->ctx;
+
+	if (qp->active)
+		return;
+	qp->active = true;
+	qp->next_active = NULL;
+	if (ctx->active_tail)
+		ctx->active_tail->next_active = qp;
+	else
+		ctx->active_head = qp;
+	ctx->active_tail = qp;
+}
+
+static bool ctx_rx(struct engine *eng, unsigned port, struct uroce_frame *f, const struct roce_pkt *pkt, void *arg)
+{
+	struct uroce_context *ctx = arg;
+	struct uroce_qp *qp = pkt->dqpn < QP_TABLE_SIZE ? ctx->qps[pkt->dqpn] : NULL;
+
+	(void)eng;
+	(void)port;
+	if (!qp) {
+		ctx_count_drop(ctx, UROCE_DROP_NO_QP);
+		return false;
+	}
+	qp_rx(qp, f, pkt);
+	return false;
+}
+
+/* One pass over the QPs with transmit work; QPs that still have work (the
+ * TX stage filled up) go to the back of the list. */
+static unsigned ctx_tx_pass(struct uroce_context *ctx)
+{
+	struct uroce_qp *qp, *tail = ctx->active_tail;
+	unsigned n = 0;
+
+	while ((qp = ctx->active_head)) {
+		ctx->active_head = qp->next_active;
+		if (!ctx->active_head)
+			ctx->active_tail = NULL;
+		qp->active = false;
+		n++;
+		if (qp_tx(qp))
+			ctx_kick(qp);
+		if (qp == tail)
+			break;
+	}
+	return n;
+}
+
+int uroce_progress(struct uroce_context *ctx)
+{
+	unsigned n;
+
+	if (!ctx)
+		return uroce_fail(-EINVAL, "uroce_progress: ctx is NULL");
+	if (ctx->mode != UROCE_ENGINE_EMBEDDED)
+		return uroce_fail(-EINVAL, "uroce_progress: the context runs a dedicated engine thread; "
+		                           "only EMBEDDED contexts are progressed by the application");
+	n = ctx_tx_pass(ctx);
+	n += engine_poll_once(ctx->eng);
+	n += ctx_tx_pass(ctx);
+	return (int)n;
+}
+
+int uroce_context_create(struct uroce_context **out, const struct uroce_context_attr *attr)
+{
+	struct port_config cfg;
+	struct engine_config ec;
+	struct uroce_context *ctx;
+	char err[256] = "";
+	int rc;
+
+	if (!out || !attr || !attr->port)
+		return uroce_fail(-EINVAL, "uroce_context_create: out, attr and attr->port are required");
+	if (attr->mode != UROCE_ENGINE_EMBEDDED)
+		return uroce_fail(-ENOTSUP, "uroce_context_create: engine mode %d is not supported yet; accepted: "
+		                            "UROCE_ENGINE_EMBEDDED (0)", (int)attr->mode);
+	rc = port_config_parse(attr->port, &cfg, err, sizeof(err));
+	if (rc)
+		return uroce_fail(rc, "uroce_context_create: %s", err);
+	if (cfg.kind == PORT_KIND_LOOP) {
+		if (!attr->loop_fabric)
+			return uroce_fail(-EINVAL, "uroce_context_create: port \"%s\" is a loop port; "
+			                           "attr->loop_fabric must point at the loop_fabric", attr->port);
+		cfg.fabric = attr->loop_fabric;
+	}
+	cfg.eal_argc = attr->eal_argc;
+	cfg.eal_argv = attr->eal_argv;
+	if (attr->ipv4_be)
+		cfg.ipv4_be = attr->ipv4_be;
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return uroce_fail(-ENOMEM, "uroce_context_create: out of memory");
+	ctx->qps = calloc(QP_TABLE_SIZE, sizeof(*ctx->qps));
+	ctx->mrs = calloc(MR_TABLE_SIZE, sizeof(*ctx->mrs));
+	if (!ctx->qps || !ctx->mrs) {
+		rc = uroce_fail(-ENOMEM, "uroce_context_create: out of memory");
+		goto free_ctx;
+	}
+	ctx->next_qpn = QPN_FIRST;
+	ctx->next_mr = 1;
+	ctx->mr_gen = 1;
+	ctx->mode = attr->mode;
+	rc = port_open(&ctx->port, &cfg, err, sizeof(err));
+	if (rc) {
+		rc = uroce_fail(rc, "uroce_context_create: port \"%s\": %s", attr->port, err);
+		goto free_ctx;
+	}
+	if (!ctx->port->ipv4_be && attr->ipv4_be)
+		ctx->port->ipv4_be = attr->ipv4_be;
+	roce_ipv4_mapped(ctx->gid, ctx->port->ipv4_be);
+	memset(&ec, 0, sizeof(ec));
+	ec.ports = &ctx->port;
+	ec.nports = 1;
+	if (cfg.kind == PORT_KIND_LOOP) {
+		ctx->fabric = cfg.fabric;
+		ec.clock = loop_fabric_clock;
+		ec.clock_ctx = cfg.fabric;
+	}
+	ctx->eng = engine_create(&ec, err, sizeof(err));
+	if (!ctx->eng) {
+		rc = uroce_fail(-EINVAL, "uroce_context_create: engine: %s", err);
+		goto close_port;
+	}
+	engine_set_rx_handler(ctx->eng, ctx_rx, ctx);
+	ctx->ip_id = (uint16_t)(ctx->port->ipv4_be ^ (uintptr_t)ctx);
+	*out = ctx;
+	return 0;
+
+close_port:
+	port_close(ctx->port);
+free_ctx:
+	free(ctx->qps);
+	free(ctx->mrs);
+	free(ctx);
+	return rc;
+}
+
+int uroce_context_destroy(struct uroce_context *ctx)
+{
+	if (!ctx)
+		return uroce_fail(-EINVAL, "uroce_context_destroy: ctx is NULL");
+	if (ctx->nqp || ctx->ncq || ctx->nmr || ctx->npd)
+		return uroce_fail(-EBUSY, "uroce_context_destroy: still in use (%u QPs, %u CQs, %u MRs, %u PDs); "
+		                          "destroy them first", ctx->nqp, ctx->ncq, ctx->nmr, ctx->npd);
+	engine_destroy(ctx->eng);
+	port_close(ctx->port);
+	free(ctx->qps);
+	free(ctx->mrs);
+	free(ctx);
+	return 0;
+}
+
+int uroce_query_port(struct uroce_context *ctx, struct uroce_port_attr *attr)
+{
+	uint32_t l3;
+
+	if (!ctx || !attr)
+		return uroce_fail(-EINVAL, "uroce_query_port: ctx and attr are required");
+	memset(attr, 0, sizeof(*attr));
+	memcpy(attr->mac, ctx->port->mac, 6);
+	attr->ipv4_be = ctx->port->ipv4_be;
+	memcpy(attr->gid, ctx->gid, 16);
+	attr->l3_mtu = ctx->port->mtu;
+	/* RoCE MTU: the largest that fits with IPv4/UDP/BTH/RETH/ImmDt/ICRC */
+	l3 = ctx->port->mtu > 60u ? ctx->port->mtu - 60u : 0;
+	attr->active_mtu = UROCE_MTU_256;
+	for (int m = UROCE_MTU_4096; m >= UROCE_MTU_256; m--)
+		if (uroce_mtu_bytes(m) <= l3) {
+			attr->active_mtu = m;
+			break;
+		}
+	attr->link_up = port_link_up(ctx->port);
+	return 0;
+}
+
+int uroce_port_stats(struct uroce_context *ctx, struct uroce_port_stats *stats)
+{
+	if (!ctx || !stats)
+		return uroce_fail(-EINVAL, "uroce_port_stats: ctx and stats are required");
+	*stats = ctx->port->stats;
+	for (unsigned r = 0; r < UROCE_DROP__COUNT; r++)
+		stats->drops[r] += ctx->drops[r];
+	return 0;
+}
+
+/* Destination of a QP or AH: addresses from the GID, MAC from ah->dmac or
+ * resolved once here (never per packet). */
+int ctx_resolve_dest(struct uroce_context *ctx, const struct uroce_ah_attr *ah, struct dest *d)
+{
+	static const uint8_t zero[6];
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	memcpy(d->dip, ah->dgid, 16);
+	d->ipv6 = !neigh_addr_is_v4(ah->dgid);
+	d->tos = ah->traffic_class;
+	d->ttl = ah->hop_limit ? ah->hop_limit : 64;
+	d->flow_label = ah->flow_label & 0xfffff;
+	if (ah->sgid_index > 1)
+		return uroce_fail(-EINVAL, "sgid_index %u: accepted 0 or 1 (both name the port's IPv4 GID)",
+		                  ah->sgid_index);
+	if (d->ipv6)
+		return uroce_fail(-EINVAL, "dgid is an IPv6 address; this port sends IPv4 RoCEv2 only, "
+		                           "accepted: an IPv4-mapped GID ::ffff:a.b.c.d");
+	if (memcmp(ah->dmac, zero, 6)) {
+		memcpy(d->dmac, ah->dmac, 6);
+		return 0;
+	}
+	switch (ctx->port->cfg.kind) {
+	case PORT_KIND_LOOP: {
+		uint32_t ip = roce_get_be32(ah->dgid + 12);
+		uint32_t idx = (ip & 0xffffu) - 1u;
+
+		if ((ip >> 16) != 0x0a00u || idx >= LOOP_FABRIC_MAX_PORTS)
+			return uroce_fail(-EHOSTUNREACH, "dgid is not a loop port address; accepted: 10.0.H.L "
+			                                 "(loop_port_ipv4_be) or an explicit dmac");
+		loop_port_mac(idx, d->dmac);
+		return 0;
+	}
+	case PORT_KIND_AFXDP:
+		rc = neigh_resolve(ctx->port->ifindex, ah->dgid, d->dmac, NEIGH_TIMEOUT_MS);
+		if (rc)
+			return uroce_fail(rc, "cannot resolve the MAC of the dgid: %s (set ah_attr.dmac to skip it)",
+			                  strerror(-rc));
+		return 0;
+	default:
+#if UROCE_HAVE_DPDK
+	{
+		uint32_t ip_be;
+
+		memcpy(&ip_be, ah->dgid + 12, 4);
+		rc = port_dpdk_resolve(ctx->port, ip_be, d->dmac, NEIGH_TIMEOUT_MS);
+	}
+		if (rc)
+			return uroce_fail(rc, "cannot resolve the MAC of the dgid over the dpdk port: %s", strerror(-rc));
+		return 0;
+#else
+		return uroce_fail(-EINVAL, "no MAC for the dgid: set ah_attr.dmac");
+#endif
+	}
+}
+
+void ctx_pkt_init(struct uroce_context *ctx, struct roce_pkt *pkt, const struct dest *d, uint16_t sport)
+{
+	memset(pkt, 0, sizeof(*pkt));
+	memcpy(pkt->dmac, d->dmac, 6);
+	memcpy(pkt->smac, ctx->port->mac, 6);
+	memcpy(pkt->sip, ctx->gid, 16);
+	memcpy(pkt->dip, d->dip, 16);
+	pkt->tos = d->tos;
+	pkt->ttl = d->ttl;
+	pkt->dont_fragment = true;
+	pkt->flow_label = d->flow_label;
+	pkt->sport = sport;
+	pkt->dport = ROCE_UDP_PORT;
+	pkt->pkey = ROCE_PKEY_DEFAULT;
+}
+
+int ctx_send_pkt(struct uroce_context *ctx, struct roce_pkt *pkt, gather_fn g, void *garg)
+{
+	struct uroce_frame f;
+	uint32_t hdr;
+	int len;
+
+	if (engine_alloc(ctx->eng, 0, &f, 1) != 1)
+		return -ENOBUFS;
+	pkt->ip_id = ctx->ip_id;
+	if (g) {
+		hdr = roce_hdr_len(pkt);
+		if (hdr + pkt->payload_len + 8u > f.room) {
+			port_free(ctx->port, &f, 1);
+			return -EMSGSIZE;
+		}
+		g(garg, f.data + hdr, pkt->payload_len);
+		pkt->payload = NULL;
+	}
+	len = roce_build(f.data, f.room, pkt);
+	if (len < 0) {
+		port_free(ctx->port, &f, 1);
+		return len;
+	}
+	f.len = (uint32_t)len;
+	if (engine_tx(ctx->eng, 0, &f)) {
+		port_free(ctx->port, &f, 1);
+		return -ENOBUFS;
+	}
+	ctx->ip_id++;
+	return 0;
+}
+
+/* --- PD -------------------------------------------------------------- */
+
+int uroce_pd_alloc(struct uroce_context *ctx, struct uroce_pd **out)
+{
+	struct uroce_pd *pd;
+
+	if (!ctx || !out)
+		return uroce_fail(-EINVAL, "uroce_pd_alloc: ctx and out are required");
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return uroce_fail(-ENOMEM, "uroce_pd_alloc: out of memory");
+	pd->ctx = ctx;
+	ctx->npd++;
+	*out = pd;
+	return 0;
+}
+
+int uroce_pd_free(struct uroce_pd *pd)
+{
+	if (!pd)
+		return uroce_fail(-EINVAL, "uroce_pd_free: pd is NULL");
+	if (pd->refs)
+		return uroce_fail(-EBUSY, "uroce_pd_free: %u MRs/QPs/SRQs/AHs still use this PD", pd->refs);
+	pd->ctx->npd--;
+	free(pd);
+	return 0;
+}
+
+/* --- MR -------------------------------------------------------------- */
+
+int uroce_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access, struct uroce_mr **out)
+{
+	const int known = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE | UROCE_ACCESS_REMOTE_READ |
+	                  UROCE_ACCESS_REMOTE_ATOMIC;
+	struct uroce_context *ctx;
+	struct mr_int *m;
+	uint32_t idx;
+
+	if (!pd || !out || (!addr && length))
+		return uroce_fail(-EINVAL, "uroce_mr_reg: pd, out and addr (for a non-empty region) are required");
+	if (access & ~known)
+		return uroce_fail(-EINVAL, "uroce_mr_reg: unknown access bits 0x%x; accepted: LOCAL_WRITE, "
+		                           "REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC", access & ~known);
+	if ((access & (UROCE_ACCESS_REMOTE_WRITE | UROCE_ACCESS_REMOTE_ATOMIC)) && !(access & UROCE_ACCESS_LOCAL_WRITE))
+		return uroce_fail(-EINVAL, "uroce_mr_reg: REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE too "
+		                           "(as in ibverbs)");
+	if ((uint64_t)(uintptr_t)addr + length < (uint64_t)(uintptr_t)addr)
+		return uroce_fail(-EINVAL, "uroce_mr_reg: region wraps around the address space");
+	ctx = pd->ctx;
+	for (idx = ctx->next_mr; idx < MR_TABLE_SIZE && ctx->mrs[idx]; idx++)
+		;
+	if (idx >= MR_TABLE_SIZE) {
+		for (idx = 1; idx < MR_TABLE_SIZE && ctx->mrs[idx]; idx++)
+			;
+		if (idx >= MR_TABLE_SIZE)
+			return uroce_fail(-ENOMEM, "uroce_mr_reg: all %u memory regions in use", MR_TABLE_SIZE - 1);
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return uroce_fail(-ENOMEM, "uroce_mr_reg: out of memory");
+	m->index = idx;
+	m->pub.pd = pd;
+	m->pub.addr = addr;
+	m->pub.length = length;
+	m->pub.access = access;
+	/* a fresh generation per registration, so a stale key never matches */
+	m->pub.lkey = m->pub.rkey = idx << 8 | ctx->mr_gen++;
+	ctx->mrs[idx] = m;
+	ctx->next_mr = idx + 1;
+	ctx->nmr++;
+	pd->refs++;
+	*out = &m->pub;
+	return 0;
+}
+
+int uroce_mr_dereg(struct uroce_mr *mr)
+{
+	struct mr_int *m = (struct mr_int *)mr;
+	struct uroce_context *ctx;
+
+	if (!mr)
+		return uroce_fail(-EINVAL, "uroce_mr_dereg: mr is NULL");
+	ctx = mr->pd->ctx;
+	ctx->mrs[m->index] = NULL; /* revoked: lookups fail from now on */
+	for (uint32_t i = 0; i < QP_TABLE_SIZE; i++) {
+		struct uroce_qp *qp = ctx->qps[i];
+
+		if (qp && qp->write_mr == m) {
+			qp->write_mr = NULL;
+			qp->in_write = false;
+		}
+	}
+	ctx->nmr--;
+	mr->pd->refs--;
+	free(m);
+	return 0;
+}
+
+/* --- CQ -------------------------------------------------------------- */
+
+int uroce_cq_create(struct uroce_context *ctx, int cqe, struct uroce_cq **out)
+{
+	struct uroce_cq *cq;
+	uint32_t n = 1;
+
+	if (!ctx || !out)
+		return uroce_fail(-EINVAL, "uroce_cq_create: ctx and out are required");
+	if (cqe < 1 || cqe > (1 << 20))
+		return uroce_fail(-EINVAL, "uroce_cq_create: cqe %d; accepted: 1-%d", cqe, 1 << 20);
+	while (n < (uint32_t)cqe)
+		n <<= 1;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return uroce_fail(-ENOMEM, "uroce_cq_create: out of memory");
+	cq->ring = spsc_ring_create(n, sizeof(struct uroce_wc));
+	if (!cq->ring) {
+		free(cq);
+		return uroce_fail(-ENOMEM, "uroce_cq_create: out of memory");
+	}
+	cq->ctx = ctx;
+	ctx->ncq++;
+	*out = cq;
+	return 0;
+}
+
+int uroce_cq_destroy(struct uroce_cq *cq)
+{
+	if (!cq)
+		return uroce_fail(-EINVAL, "uroce_cq_destroy: cq is NULL");
+	if (cq->refs)
+		return uroce_fail(-EBUSY, "uroce_cq_destroy: %u QPs still use this CQ", cq->refs);
+	cq->ctx->ncq--;
+	spsc_ring_destroy(cq->ring);
+	free(cq);
+	return 0;
+}
+
+void cq_push(struct uroce_cq *cq, const struct uroce_wc *wc)
+{
+	if (!spsc_ring_enqueue(cq->ring, wc))
+		cq->overflows++;
+}
+
+int uroce_poll_cq(struct uroce_cq *cq, int n, struct uroce_wc *wc)
+{
+	if (!cq || n < 0 || (n && !wc))
+		return uroce_fail(-EINVAL, "uroce_poll_cq: cq and wc are required, n >= 0");
+	return (int)spsc_ring_dequeue_burst(cq->ring, wc, (uint32_t)n);
+}
+
+/* --- SRQ ------------------------------------------------------------- */
+
+int uroce_srq_create(struct uroce_pd *pd, const struct uroce_srq_init_attr *attr, struct uroce_srq **out)
+{
+	struct uroce_srq *srq;
+	uint32_t n = 1, sge;
+
+	if (!pd || !attr || !out)
+		return uroce_fail(-EINVAL, "uroce_srq_create: pd, attr and out are required");
+	if (attr->max_wr < 1 || attr->max_wr > QP_MAX_WR || attr->max_sge > QP_MAX_SGE)
+		return uroce_fail(-EINVAL, "uroce_srq_create: max_wr %u, max_sge %u; accepted: max_wr 1-%u, "
+		                           "max_sge 0-%u", attr->max_wr, attr->max_sge, QP_MAX_WR, QP_MAX_SGE);
+	while (n < attr->max_wr)
+		n <<= 1;
+	sge = attr->max_sge ? attr->max_sge : 1;
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return uroce_fail(-ENOMEM, "uroce_srq_create: out of memory");
+	srq->q = calloc(n, sizeof(*srq->q));
+	srq->sges = calloc((size_t)n * sge, sizeof(*srq->sges));
+	if (!srq->q || !srq->sges) {
+		free(srq->q);
+		free(srq->sges);
+		free(srq);
+		return uroce_fail(-ENOMEM, "uroce_srq_create: out of memory");
+	}
+	for (uint32_t i = 0; i < n; i++)
+		srq->q[i].sge = srq->sges + (size_t)i * sge;
+	srq->pd = pd;
+	srq->size = n;
+	srq->mask = n - 1;
+	srq->max_sge = sge;
+	pd->refs++;
+	*out = srq;
+	return 0;
+}
+
+int uroce_srq_destroy(struct uroce_srq *srq)
+{
+	if (!srq)
+		return uroce_fail(-EINVAL, "uroce_srq_destroy: srq is NULL");
+	if (srq->refs)
+		return uroce_fail(-EBUSY, "uroce_srq_destroy: %u QPs still use this SRQ", srq->refs);
+	srq->pd->refs--;
+	free(srq->q);
+	free(srq->sges);
+	free(srq);
+	return 0;
+}
+
+/* --- AH -------------------------------------------------------------- */
+
+int uroce_ah_create(struct uroce_pd *pd, const struct uroce_ah_attr *attr, struct uroce_ah **out)
+{
+	struct uroce_ah *ah;
+	int rc;
+
+	if (!pd || !attr || !out)
+		return uroce_fail(-EINVAL, "uroce_ah_create: pd, attr and out are required");
+	ah = calloc(1, sizeof(*ah));
+	if (!ah)
+		return uroce_fail(-ENOMEM, "uroce_ah_create: out of memory");
+	rc = ctx_resolve_dest(pd->ctx, attr, &ah->d);
+	if (rc) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "%s", uroce_last_error());
+		free(ah);
+		return uroce_fail(rc, "uroce_ah_create: %s", why);
+	}
+	ah->pd = pd;
+	ah->attr = *attr;
+	pd->refs++;
+	*out = ah;
+	return 0;
+}
+
+int uroce_ah_destroy(struct uroce_ah *ah)
+{
+	if (!ah)
+		return uroce_fail(-EINVAL, "uroce_ah_destroy: ah is NULL");
+	ah->pd->refs--;
+	free(ah);
+	return 0;
+}

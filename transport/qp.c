@@ -1,0 +1,520 @@
+/* QP objects and the IBTA state machine: create/destroy/modify/query, the
+ * attribute masks each transition requires and allows, and the move to
+ * ERR with its flush of outstanding work. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/qp_internal.h"
+
+static const char *const qp_state_names[] = {
+	[UROCE_QPS_RESET] = "RESET", [UROCE_QPS_INIT] = "INIT", [UROCE_QPS_RTR] = "RTR",
+	[UROCE_QPS_RTS] = "RTS",     [UROCE_QPS_SQD] = "SQD",   [UROCE_QPS_SQE] = "SQE",
+	[UROCE_QPS_ERR] = "ERR",
+};
+
+const char *uroce_qp_state_str(enum uroce_qp_state state)
+{
+	if ((unsigned)state > UROCE_QPS_ERR)
+		return "unknown";
+	return qp_state_names[state];
+}
+
+uint32_t uroce_qp_num(const struct uroce_qp *qp)
+{
+	return qp ? qp->qpn : 0;
+}
+
+size_t uroce_qp_state_bytes(enum uroce_qp_type type)
+{
+	(void)type;
+	return sizeof(struct uroce_qp);
+}
+
+int uroce_qp_stats(struct uroce_qp *qp, struct uroce_qp_stats *stats)
+{
+	if (!qp || !stats)
+		return uroce_fail(-EINVAL, "uroce_qp_stats: qp and stats are required");
+	*stats = qp->stats;
+	return 0;
+}
+
+/* Required and optional attribute masks per transition and QP type, as
+ * IBTA 11.2.5 / ibv_modify_qp(3) / rxe's qp_state_table give them. */
+struct trans_masks {
+	int req[3];  /* index: RC, UC, UD */
+	int opt[3];
+	bool valid;
+};
+
+#define M(x) UROCE_QP_##x
+#define TI(t) ((t) == UROCE_QPT_RC ? 0 : (t) == UROCE_QPT_UC ? 1 : 2)
+
+static struct trans_masks trans_table(enum uroce_qp_state cur, enum uroce_qp_state next)
+{
+	struct trans_masks t = { .valid = true };
+	const int rts_opt_uc = M(CUR_STATE) | M(ACCESS_FLAGS) | M(ALT_PATH) | M(PATH_MIG_STATE);
+
+	if (next == UROCE_QPS_RESET || next == UROCE_QPS_ERR) {
+		for (int i = 0; i < 3; i++)
+			t.opt[i] = 0;
+		return t;
+	}
+	switch (cur) {
+	case UROCE_QPS_RESET:
+		if (next != UROCE_QPS_INIT)
+			break;
+		t.req[0] = t.req[1] = M(PKEY_INDEX) | M(PORT) | M(ACCESS_FLAGS);
+		t.req[2] = M(PKEY_INDEX) | M(PORT) | M(QKEY);
+		return t;
+	case UROCE_QPS_INIT:
+		if (next == UROCE_QPS_INIT) {
+			t.opt[0] = t.opt[1] = M(PKEY_INDEX) | M(PORT) | M(ACCESS_FLAGS);
+			t.opt[2] = M(PKEY_INDEX) | M(PORT) | M(QKEY);
+			return t;
+		}
+		if (next != UROCE_QPS_RTR)
+			break;
+		t.req[0] = M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN) | M(MAX_DEST_RD_ATOMIC) | M(MIN_RNR_TIMER);
+		t.req[1] = M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN);
+		t.opt[0] = t.opt[1] = M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX);
+		t.opt[2] = M(PKEY_INDEX) | M(QKEY);
+		return t;
+	case UROCE_QPS_RTR:
+		if (next != UROCE_QPS_RTS)
+			break;
+		t.req[0] = M(SQ_PSN) | M(TIMEOUT) | M(RETRY_CNT) | M(RNR_RETRY) | M(MAX_QP_RD_ATOMIC);
+		t.req[1] = t.req[2] = M(SQ_PSN);
+		t.opt[0] = rts_opt_uc | M(MIN_RNR_TIMER);
+		t.opt[1] = rts_opt_uc;
+		t.opt[2] = M(CUR_STATE) | M(QKEY);
+		return t;
+	case UROCE_QPS_RTS:
+	case UROCE_QPS_SQD:
+		if (next == UROCE_QPS_RTS) {
+			t.opt[0] = rts_opt_uc | M(MIN_RNR_TIMER);
+			t.opt[1] = rts_opt_uc;
+			t.opt[2] = M(CUR_STATE) | M(QKEY);
+			return t;
+		}
+		if (next != UROCE_QPS_SQD)
+			break;
+		if (cur == UROCE_QPS_RTS) {
+			t.opt[0] = t.opt[1] = t.opt[2] = M(EN_SQD_ASYNC_NOTIFY);
+			return t;
+		}
+		t.opt[0] = M(AV) | M(TIMEOUT) | M(RETRY_CNT) | M(RNR_RETRY) | M(MAX_QP_RD_ATOMIC) |
+		           M(MAX_DEST_RD_ATOMIC) | M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX) |
+		           M(MIN_RNR_TIMER) | M(PATH_MIG_STATE);
+		t.opt[1] = M(AV) | M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX) | M(PATH_MIG_STATE);
+		t.opt[2] = M(PKEY_INDEX) | M(QKEY);
+		return t;
+	case UROCE_QPS_SQE:
+		if (next != UROCE_QPS_RTS)
+			break;
+		t.opt[0] = 0;
+		t.opt[1] = M(CUR_STATE) | M(ACCESS_FLAGS);
+		t.opt[2] = M(CUR_STATE) | M(QKEY);
+		return t;
+	default:
+		break;
+	}
+	t.valid = false;
+	return t;
+}
+
+static void mask_names(int mask, char *buf, size_t len)
+{
+	static const char *const names[] = {
+		"STATE", "CUR_STATE", "EN_SQD_ASYNC_NOTIFY", "ACCESS_FLAGS", "PKEY_INDEX", "PORT", "QKEY",
+		"AV", "PATH_MTU", "TIMEOUT", "RETRY_CNT", "RNR_RETRY", "RQ_PSN", "MAX_QP_RD_ATOMIC",
+		"ALT_PATH", "MIN_RNR_TIMER", "SQ_PSN", "MAX_DEST_RD_ATOMIC", "PATH_MIG_STATE", "CAP",
+		"DEST_QPN",
+	};
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]) && o < len; i++)
+		if (mask & (1 << i))
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "|" : "", names[i]);
+	if (!buf[0])
+		snprintf(buf, len, "none");
+}
+
+int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct uroce_qp **out)
+{
+	struct uroce_context *ctx;
+	struct uroce_qp *qp;
+	struct uroce_qp_cap *cap;
+	uint32_t sq = 1, rq = 1, ssge, rsge, qpn;
+	const char *why = NULL;
+
+	if (!pd || !attr || !out)
+		return uroce_fail(-EINVAL, "uroce_qp_create: pd, attr and out are required");
+	ctx = pd->ctx;
+	cap = &attr->cap;
+	if (attr->qp_type != UROCE_QPT_RC && attr->qp_type != UROCE_QPT_UC && attr->qp_type != UROCE_QPT_UD)
+		why = "qp_type: accepted UROCE_QPT_RC (2), UROCE_QPT_UC (3), UROCE_QPT_UD (4)";
+	else if (!attr->send_cq || !attr->recv_cq)
+		why = "send_cq and recv_cq are required";
+	else if (attr->send_cq->ctx != ctx || attr->recv_cq->ctx != ctx || (attr->srq && attr->srq->pd->ctx != ctx))
+		why = "CQs and SRQ must belong to the PD's context";
+	else if (cap->max_send_wr < 1 || cap->max_send_wr > QP_MAX_WR)
+		why = "cap.max_send_wr: accepted 1-32768";
+	else if (!attr->srq && (cap->max_recv_wr < 1 || cap->max_recv_wr > QP_MAX_WR))
+		why = "cap.max_recv_wr: accepted 1-32768 (without an SRQ)";
+	else if (cap->max_send_sge > QP_MAX_SGE || cap->max_recv_sge > QP_MAX_SGE)
+		why = "cap.max_send_sge / max_recv_sge: accepted 0-32";
+	else if (cap->max_inline_data > QP_MAX_INLINE)
+		why = "cap.max_inline_data: accepted 0-1024";
+	if (why)
+		return uroce_fail(-EINVAL, "uroce_qp_create: %s", why);
+	for (qpn = ctx->next_qpn; qpn < QP_TABLE_SIZE && ctx->qps[qpn]; qpn++)
+		;
+	if (qpn >= QP_TABLE_SIZE) {
+		for (qpn = QPN_FIRST; qpn < QP_TABLE_SIZE && ctx->qps[qpn]; qpn++)
+			;
+		if (qpn >= QP_TABLE_SIZE)
+			return uroce_fail(-ENOMEM, "uroce_qp_create: all %u QP numbers in use", QP_TABLE_SIZE - QPN_FIRST);
+	}
+	while (sq < cap->max_send_wr)
+		sq <<= 1;
+	while (!attr->srq && rq < cap->max_recv_wr)
+		rq <<= 1;
+	if (attr->srq)
+		rq = 0;
+	ssge = cap->max_send_sge ? cap->max_send_sge : 1;
+	rsge = cap->max_recv_sge ? cap->max_recv_sge : 1;
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
+	qp->sq = calloc(sq, sizeof(*qp->sq));
+	qp->rq = rq ? calloc(rq, sizeof(*qp->rq)) : NULL;
+	qp->sge_pool = calloc((size_t)sq * ssge + (size_t)rq * rsge, sizeof(struct uroce_sge));
+	qp->inl_pool = cap->max_inline_data ? malloc((size_t)sq * cap->max_inline_data) : NULL;
+	qp->res = calloc(RC_MAX_RD_ATOMIC, sizeof(*qp->res));
+	if (!qp->sq || (rq && !qp->rq) || !qp->sge_pool || (cap->max_inline_data && !qp->inl_pool) || !qp->res) {
+		free(qp->sq);
+		free(qp->rq);
+		free(qp->sge_pool);
+		free(qp->inl_pool);
+		free(qp->res);
+		free(qp);
+		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
+	}
+	for (uint32_t i = 0; i < sq; i++) {
+		qp->sq[i].sge = qp->sge_pool + (size_t)i * ssge;
+		qp->sq[i].inl = qp->inl_pool ? qp->inl_pool + (size_t)i * cap->max_inline_data : NULL;
+	}
+	for (uint32_t i = 0; i < rq; i++)
+		qp->rq[i].sge = qp->sge_pool + (size_t)sq * ssge + (size_t)i * rsge;
+	cap->max_send_wr = sq;
+	cap->max_recv_wr = attr->srq ? 0 : rq;
+	cap->max_send_sge = ssge;
+	cap->max_recv_sge = attr->srq ? 0 : rsge;
+	qp->ctx = ctx;
+	qp->pd = pd;
+	qp->init = *attr;
+	qp->type = attr->qp_type;
+	qp->qpn = qpn;
+	qp->sq_size = sq;
+	qp->sq_mask = sq - 1;
+	qp->rq_size = rq;
+	qp->rq_mask = rq ? rq - 1 : 0;
+	qp->attr.qp_state = UROCE_QPS_RESET;
+	qp->attr.path_mtu = UROCE_MTU_1024;
+	qp->mtu = 1024;
+	qp->attr.port_num = 1;
+	qp->attr.cap = *cap;
+	qp->nres = 1;
+	qp->cur_rwqe.sge = qp->cur_sge;
+	wheel_timer_init(&qp->retry_timer, rc_retry_timer_fn, qp);
+	ctx->qps[qpn] = qp;
+	ctx->next_qpn = qpn + 1;
+	ctx->nqp++;
+	pd->refs++;
+	attr->send_cq->refs++;
+	attr->recv_cq->refs++;
+	if (attr->srq)
+		attr->srq->refs++;
+	*out = qp;
+	return 0;
+}
+
+static void qp_unlink_active(struct uroce_qp *qp)
+{
+	struct uroce_context *ctx = qp->ctx;
+	struct uroce_qp **pp = &ctx->active_head, *prev = NULL;
+
+	if (!qp->active)
+		return;
+	while (*pp && *pp != qp) {
+		prev = *pp;
+		pp = &(*pp)->next_active;
+	}
+	if (*pp) {
+		*pp = qp->next_active;
+		if (ctx->active_tail == qp)
+			ctx->active_tail = prev;
+	}
+	qp->active = false;
+}
+
+int uroce_qp_destroy(struct uroce_qp *qp)
+{
+	struct uroce_context *ctx;
+
+	if (!qp)
+		return uroce_fail(-EINVAL, "uroce_qp_destroy: qp is NULL");
+	ctx = qp->ctx;
+	engine_timer_cancel(ctx->eng, &qp->retry_timer);
+	qp_unlink_active(qp);
+	ctx->qps[qp->qpn] = NULL;
+	ctx->nqp--;
+	qp->pd->refs--;
+	qp->init.send_cq->refs--;
+	qp->init.recv_cq->refs--;
+	if (qp->init.srq)
+		qp->init.srq->refs--;
+	free(qp->sq);
+	free(qp->rq);
+	free(qp->sge_pool);
+	free(qp->inl_pool);
+	free(qp->res);
+	free(qp);
+	return 0;
+}
+
+/* Back to RESET: queues emptied without completions, state zeroed. */
+static void qp_reset(struct uroce_qp *qp)
+{
+	engine_timer_cancel(qp->ctx->eng, &qp->retry_timer);
+	qp_unlink_active(qp);
+	atomic_store(&qp->sq_head, 0);
+	qp->sq_cur = qp->sq_tail = qp->cur_off = 0;
+	atomic_store(&qp->rq_head, 0);
+	qp->rq_tail = 0;
+	qp->rd_outstanding = 0;
+	qp->gb_blocked = qp->rnr_wait = false;
+	qp->nak_sent = qp->uc_discard = qp->in_send = qp->in_write = qp->have_rwqe = false;
+	qp->ack_pending = qp->nak_pending = false;
+	qp->write_mr = NULL;
+	qp->msn = 0;
+	memset(qp->res, 0, RC_MAX_RD_ATOMIC * sizeof(*qp->res));
+	qp->res_head = qp->res_tx = 0;
+}
+
+/* Complete every outstanding send and receive WQE with WR_FLUSH_ERR. */
+void qp_flush(struct uroce_qp *qp)
+{
+	uint32_t head = atomic_load_explicit(&qp->sq_head, memory_order_acquire);
+	struct uroce_wc wc;
+
+	while (qp->sq_tail != head) {
+		struct swqe *w = &qp->sq[qp->sq_tail & qp->sq_mask];
+
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = w->wr_id;
+		wc.status = UROCE_WC_WR_FLUSH_ERR;
+		wc.qp_num = qp->qpn;
+		cq_push(qp->init.send_cq, &wc);
+		qp->sq_tail++;
+	}
+	qp->sq_cur = qp->sq_tail;
+	qp->cur_off = 0;
+	qp->rd_outstanding = 0;
+	if (qp->have_rwqe && !qp->init.srq) {
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = qp->cur_rwqe.wr_id;
+		wc.status = UROCE_WC_WR_FLUSH_ERR;
+		wc.opcode = UROCE_WC_RECV;
+		wc.qp_num = qp->qpn;
+		cq_push(qp->init.recv_cq, &wc);
+	}
+	qp->have_rwqe = false;
+	if (!qp->init.srq) {
+		head = atomic_load_explicit(&qp->rq_head, memory_order_acquire);
+		while (qp->rq_tail != head) {
+			memset(&wc, 0, sizeof(wc));
+			wc.wr_id = qp->rq[qp->rq_tail & qp->rq_mask].wr_id;
+			wc.status = UROCE_WC_WR_FLUSH_ERR;
+			wc.opcode = UROCE_WC_RECV;
+			wc.qp_num = qp->qpn;
+			cq_push(qp->init.recv_cq, &wc);
+			qp->rq_tail++;
+		}
+	}
+}
+
+void qp_to_error(struct uroce_qp *qp)
+{
+	qp->attr.qp_state = UROCE_QPS_ERR;
+	engine_timer_cancel(qp->ctx->eng, &qp->retry_timer);
+	qp->in_send = qp->in_write = false;
+	qp->write_mr = NULL;
+	qp->ack_pending = qp->nak_pending = false;
+	for (uint32_t i = 0; i < RC_MAX_RD_ATOMIC; i++)
+		qp->res[i].tx_pending = false;
+	qp_flush(qp);
+}
+
+static uint16_t qp_sport(uint32_t src, uint32_t dst)
+{
+	uint32_t h = (src * 0x9e3779b1u) ^ (dst * 0x85ebca6bu);
+
+	h ^= h >> 15;
+	return (uint16_t)(0xc000u | (h & 0x3fffu));
+}
+
+int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int mask)
+{
+	const int known = (1 << 21) - 1;
+	enum uroce_qp_state cur, next;
+	struct trans_masks t;
+	char have[256], need[256];
+	struct dest d;
+	int ti, req, opt, rc;
+
+	if (!qp || !attr)
+		return uroce_fail(-EINVAL, "uroce_qp_modify: qp and attr are required");
+	if (mask & ~known)
+		return uroce_fail(-EINVAL, "uroce_qp_modify: unknown mask bits 0x%x", mask & ~known);
+	cur = qp->attr.qp_state;
+	if ((mask & UROCE_QP_CUR_STATE) && attr->cur_qp_state != cur)
+		return uroce_fail(-EINVAL, "uroce_qp_modify: cur_qp_state %s, but the QP is in %s",
+		                  uroce_qp_state_str(attr->cur_qp_state), uroce_qp_state_str(cur));
+	next = (mask & UROCE_QP_STATE) ? attr->qp_state : cur;
+	if ((unsigned)next > UROCE_QPS_ERR)
+		return uroce_fail(-EINVAL, "uroce_qp_modify: qp_state %d; accepted RESET..ERR (0-6)", (int)next);
+	t = trans_table(cur, next);
+	if (!t.valid)
+		return uroce_fail(-EINVAL, "uroce_qp_modify: QP 0x%x: transition %s -> %s is not allowed", qp->qpn,
+		                  uroce_qp_state_str(cur), uroce_qp_state_str(next));
+	ti = TI(qp->type);
+	req = t.req[ti];
+	opt = t.opt[ti];
+	if ((mask & req) != req) {
+		mask_names(req & ~mask, need, sizeof(need));
+		return uroce_fail(-EINVAL, "uroce_qp_modify: QP 0x%x %s -> %s is missing required attributes: %s",
+		                  qp->qpn, uroce_qp_state_str(cur), uroce_qp_state_str(next), need);
+	}
+	if (mask & ~(req | opt | UROCE_QP_STATE | UROCE_QP_CUR_STATE)) {
+		mask_names(mask & ~(req | opt | UROCE_QP_STATE | UROCE_QP_CUR_STATE), have, sizeof(have));
+		mask_names(req | opt, need, sizeof(need));
+		return uroce_fail(-EINVAL, "uroce_qp_modify: QP 0x%x %s -> %s does not take %s; accepted: %s", qp->qpn,
+		                  uroce_qp_state_str(cur), uroce_qp_state_str(next), have, need);
+	}
+	/* validate values before changing anything */
+	if ((mask & UROCE_QP_PATH_MTU) && !uroce_mtu_bytes(attr->path_mtu))
+		return uroce_fail(-EINVAL, "uroce_qp_modify: path_mtu %d; accepted UROCE_MTU_256 (1) .. UROCE_MTU_4096 (5)",
+		                  (int)attr->path_mtu);
+	if ((mask & UROCE_QP_PATH_MTU) && qp->type != UROCE_QPT_UD &&
+	    uroce_mtu_bytes(attr->path_mtu) + 60u > qp->ctx->port->mtu)
+		return uroce_fail(-EINVAL, "uroce_qp_modify: path_mtu %u does not fit the link's IP MTU %u",
+		                  uroce_mtu_bytes(attr->path_mtu), qp->ctx->port->mtu);
+	if ((mask & UROCE_QP_PORT) && attr->port_num != 1)
+		return uroce_fail(-EINVAL, "uroce_qp_modify: port_num %u; accepted: 1", attr->port_num);
+	if ((mask & UROCE_QP_PKEY_INDEX) && attr->pkey_index != 0)
+		return uroce_fail(-EINVAL, "uroce_qp_modify: pkey_index %u; accepted: 0 (P_Key 0xffff)", attr->pkey_index);
+	if ((mask & UROCE_QP_ACCESS_FLAGS) && (attr->qp_access_flags & ~0xf))
+		return uroce_fail(-EINVAL, "uroce_qp_modify: qp_access_flags 0x%x; accepted: LOCAL_WRITE, "
+		                           "REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC", attr->qp_access_flags);
+	if ((mask & UROCE_QP_RQ_PSN) && attr->rq_psn > ROCE_PSN_MASK)
+		return uroce_fail(-EINVAL, "uroce_qp_modify: rq_psn 0x%x; accepted 0-0xffffff", attr->rq_psn);
+	if ((mask & UROCE_QP_SQ_PSN) && attr->sq_psn > ROCE_PSN_MASK)
+		return uroce_fail(-EINVAL, "uroce_qp_modify: sq_psn 0x%x; accepted 0-0xffffff", attr->sq_psn);
+	if ((mask & UROCE_QP_DEST_QPN) && attr->dest_qp_num > ROCE_QPN_MASK)
+		return uroce_fail(-EINVAL, "uroce_qp_modify: dest_qp_num 0x%x; accepted 0-0xffffff", attr->dest_qp_num);
+	if ((mask & UROCE_QP_TIMEOUT) && attr->timeout > 31)
+		return uroce_fail(-EINVAL, "uroce_qp_modify: timeout %u; accepted 0-31 (4.096 us * 2^timeout, 0 = "
+		                           "infinite)", attr->timeout);
+	if ((mask & UROCE_QP_RETRY_CNT) && attr->retry_cnt > 7)
+		return uroce_fail(-EINVAL, "uroce_qp_modify: retry_cnt %u; accepted 0-7", attr->retry_cnt);
+	if ((mask & UROCE_QP_RNR_RETRY) && attr->rnr_retry > 7)
+		return uroce_fail(-EINVAL, "uroce_qp_modify: rnr_retry %u; accepted 0-7 (7 = infinite)", attr->rnr_retry);
+	if ((mask & UROCE_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+		return uroce_fail(-EINVAL, "uroce_qp_modify: min_rnr_timer %u; accepted 0-31 (IBTA encoding)",
+		                  attr->min_rnr_timer);
+	if ((mask & UROCE_QP_MAX_QP_RD_ATOMIC) && attr->max_rd_atomic > RC_MAX_RD_ATOMIC)
+		return uroce_fail(-EINVAL, "uroce_qp_modify: max_rd_atomic %u; accepted 0-%u", attr->max_rd_atomic,
+		                  RC_MAX_RD_ATOMIC);
+	if ((mask & UROCE_QP_MAX_DEST_RD_ATOMIC) && attr->max_dest_rd_atomic > RC_MAX_RD_ATOMIC)
+		return uroce_fail(-EINVAL, "uroce_qp_modify: max_dest_rd_atomic %u; accepted 0-%u",
+		                  attr->max_dest_rd_atomic, RC_MAX_RD_ATOMIC);
+	if (mask & UROCE_QP_AV) {
+		rc = ctx_resolve_dest(qp->ctx, &attr->ah_attr, &d);
+		if (rc) {
+			char why[512];
+
+			snprintf(why, sizeof(why), "%s", uroce_last_error());
+			return uroce_fail(rc, "uroce_qp_modify: QP 0x%x ah_attr: %s", qp->qpn, why);
+		}
+		qp->d = d;
+		qp->attr.ah_attr = attr->ah_attr;
+	}
+	/* apply */
+	if (mask & UROCE_QP_ACCESS_FLAGS)
+		qp->attr.qp_access_flags = attr->qp_access_flags;
+	if (mask & UROCE_QP_QKEY)
+		qp->attr.qkey = attr->qkey;
+	if (mask & UROCE_QP_PATH_MTU) {
+		qp->attr.path_mtu = attr->path_mtu;
+		qp->mtu = uroce_mtu_bytes(attr->path_mtu);
+	}
+	if (mask & UROCE_QP_TIMEOUT)
+		qp->attr.timeout = attr->timeout;
+	if (mask & UROCE_QP_RETRY_CNT)
+		qp->attr.retry_cnt = attr->retry_cnt;
+	if (mask & UROCE_QP_RNR_RETRY)
+		qp->attr.rnr_retry = attr->rnr_retry;
+	if (mask & UROCE_QP_MIN_RNR_TIMER)
+		qp->attr.min_rnr_timer = attr->min_rnr_timer;
+	if (mask & UROCE_QP_MAX_QP_RD_ATOMIC)
+		qp->attr.max_rd_atomic = attr->max_rd_atomic;
+	if (mask & UROCE_QP_MAX_DEST_RD_ATOMIC) {
+		qp->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+		qp->nres = attr->max_dest_rd_atomic ? attr->max_dest_rd_atomic : 1;
+	}
+	if (mask & UROCE_QP_RQ_PSN) {
+		qp->attr.rq_psn = attr->rq_psn;
+		qp->epsn = attr->rq_psn;
+	}
+	if (mask & UROCE_QP_SQ_PSN) {
+		qp->attr.sq_psn = attr->sq_psn;
+		qp->snd_nxt = attr->sq_psn;
+		qp->snd_max = attr->sq_psn;
+		qp->acked_psn = psn_add(attr->sq_psn, ROCE_PSN_MASK); /* sq_psn - 1 */
+	}
+	if (mask & UROCE_QP_DEST_QPN) {
+		qp->attr.dest_qp_num = attr->dest_qp_num;
+		qp->sport = qp_sport(qp->qpn, attr->dest_qp_num);
+	}
+	if (mask & UROCE_QP_PKEY_INDEX)
+		qp->attr.pkey_index = attr->pkey_index;
+	if (qp->type == UROCE_QPT_UD && !qp->sport)
+		qp->sport = qp_sport(qp->qpn, 0);
+	qp->retry_left = qp->attr.retry_cnt;
+	qp->rnr_left = qp->attr.rnr_retry;
+	qp->attr.qp_state = next;
+	if (next == UROCE_QPS_RESET)
+		qp_reset(qp);
+	else if (next == UROCE_QPS_ERR && cur != UROCE_QPS_ERR)
+		qp_to_error(qp);
+	else if (next == UROCE_QPS_RTS)
+		ctx_kick(qp);
+	return 0;
+}
+
+int uroce_qp_query(struct uroce_qp *qp, struct uroce_qp_attr *attr, struct uroce_qp_init_attr *init)
+{
+	if (!qp || !attr)
+		return uroce_fail(-EINVAL, "uroce_qp_query: qp and attr are required");
+	*attr = qp->attr;
+	attr->cur_qp_state = qp->attr.qp_state;
+	attr->sq_psn = qp->snd_nxt;
+	attr->rq_psn = qp->epsn;
+	if (init)
+		*init = qp->init;
+	return 0;
+}

@@ -1,0 +1,267 @@
+/* Internal state of the verbs-shaped transport: context, PD, MR, CQ, SRQ,
+ * AH and QP objects, shared by the files that implement uroce.h. */
+#ifndef UROCE_TRANSPORT_QP_INTERNAL_H
+#define UROCE_TRANSPORT_QP_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <uroce/uroce.h>
+
+#include "dataplane/engine.h"
+#include "dataplane/port.h"
+#include "dataplane/spsc_ring.h"
+#include "dataplane/timer_wheel.h"
+#include "transport/wire.h"
+
+#define QPN_FIRST 0x11u           /* 0 is SMI, 1 is GSI: never handed out */
+#define QP_TABLE_SIZE (1u << 16)  /* QPNs 0x11..0xffff: O(1) lookup by number */
+#define MR_TABLE_SIZE (1u << 16)  /* key = index << 8 | generation */
+#define QP_MAX_WR (1u << 15)
+#define QP_MAX_SGE 32u
+#define QP_MAX_INLINE 1024u
+#define RC_WINDOW_PSNS 256u       /* unacked packets in flight per QP: keeps loop/NIC rings from overflowing */
+#define RC_ACKREQ_EVERY 16u       /* ask for an ACK at least this often inside a long message */
+#define RC_MAX_RD_ATOMIC 16u      /* both directions: outstanding READ/atomic */
+#define UROCE_MAX_MSG (1u << 31)
+#define NEIGH_TIMEOUT_MS 3000
+
+/* --- errors ------------------------------------------------------------ */
+int uroce_fail(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* --- objects ----------------------------------------------------------- */
+struct uroce_pd {
+	struct uroce_context *ctx;
+	unsigned refs; /* MRs, QPs, SRQs, AHs on it */
+};
+
+struct mr_int {
+	struct uroce_mr pub;
+	uint32_t index;
+};
+
+struct uroce_cq {
+	struct uroce_context *ctx;
+	struct spsc_ring *ring; /* engine produces, app consumes */
+	uint64_t overflows;
+	unsigned refs;
+};
+
+struct rwqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t length;
+	struct uroce_sge *sge; /* max_sge entries, preallocated */
+};
+
+struct uroce_srq {
+	struct uroce_pd *pd;
+	uint32_t size, mask, max_sge;
+	_Atomic uint32_t head; /* producer: poster */
+	_Atomic uint32_t tail; /* consumer: engine */
+	struct rwqe *q;
+	struct uroce_sge *sges;
+	unsigned refs;
+};
+
+struct dest {
+	uint8_t dmac[6];
+	uint8_t dip[16];
+	bool ipv6;
+	uint8_t tos;
+	uint8_t ttl;
+	uint32_t flow_label;
+};
+
+struct uroce_ah {
+	struct uroce_pd *pd;
+	struct uroce_ah_attr attr;
+	struct dest d;
+};
+
+enum swqe_state { SWQE_POSTED = 0, SWQE_SENDING, SWQE_SENT };
+
+struct swqe {
+	uint64_t wr_id;
+	uint8_t opcode;      /* enum uroce_wr_opcode */
+	uint8_t state;
+	uint8_t signaled;
+	uint8_t is_inline;
+	uint8_t done;        /* READ/atomic: response complete */
+	uint8_t fence;
+	uint32_t num_sge;
+	uint32_t length;
+	uint32_t imm;
+	uint64_t raddr;
+	uint32_t rkey;
+	uint64_t compare_add;
+	uint64_t swap;
+	uint32_t first_psn, last_psn;
+	uint32_t resp_psn;   /* READ: next response PSN expected */
+	/* UD */
+	struct dest ud;
+	uint32_t ud_qpn, ud_qkey;
+	struct uroce_sge *sge;   /* max_send_sge entries */
+	uint8_t *inl;            /* max_inline bytes */
+};
+
+enum res_type { RES_NONE = 0, RES_READ, RES_ATOMIC };
+
+/* A responder resource (IBTA "responder resources"): a READ being
+ * answered or an atomic's saved result, kept for replay of duplicates. */
+struct rd_res {
+	uint8_t type;
+	uint32_t first_psn, last_psn;
+	uint64_t va;
+	uint32_t len;
+	uint32_t rkey;
+	uint64_t orig;     /* atomic: value before the operation */
+	uint32_t tx_off;   /* READ: next byte to send */
+	bool tx_pending;
+};
+
+struct uroce_qp {
+	struct uroce_context *ctx;
+	struct uroce_pd *pd;
+	struct uroce_qp_init_attr init;
+	struct uroce_qp_attr attr;
+	enum uroce_qp_type type;
+	uint32_t qpn;
+	uint32_t mtu;           /* bytes */
+	uint16_t sport;
+	struct dest d;          /* RC/UC destination */
+
+	/* send queue: app posts at head, engine sends at cur, retires at tail */
+	uint32_t sq_size, sq_mask;
+	_Atomic uint32_t sq_head;
+	uint32_t sq_cur, sq_tail;
+	uint32_t cur_off;       /* bytes of wqe sq_cur already sent */
+	struct swqe *sq;
+	uint32_t snd_nxt;       /* next PSN to send */
+	uint32_t snd_max;       /* highest snd_nxt reached (go-back lowers snd_nxt) */
+	uint32_t acked_psn;     /* last PSN acknowledged (snd_una - 1) */
+	uint32_t rd_outstanding;
+	uint8_t retry_left, rnr_left;
+	bool gb_blocked;        /* a go-back is in flight: wait for progress */
+	bool rnr_wait;
+	uint32_t rnr_psn;
+	struct wheel_timer retry_timer;
+
+	/* receive queue */
+	uint32_t rq_size, rq_mask;
+	_Atomic uint32_t rq_head;
+	uint32_t rq_tail;
+	struct rwqe *rq;
+
+	/* responder */
+	uint32_t epsn;
+	uint32_t msn;
+	bool nak_sent;          /* one sequence NAK per gap */
+	bool uc_discard;        /* UC: drop until the next FIRST/ONLY */
+	bool in_send;           /* a multi-packet SEND is being placed */
+	bool in_write;
+	bool have_rwqe;
+	struct rwqe cur_rwqe;   /* copy of the WQE taken for the current SEND */
+	struct uroce_sge cur_sge[QP_MAX_SGE];
+	uint32_t recv_off;
+	uint64_t write_va;
+	uint32_t write_left;
+	struct mr_int *write_mr;
+	bool ack_pending;
+	uint32_t ack_psn;
+	bool nak_pending;
+	uint8_t nak_syn;
+	uint32_t nak_psn;
+	struct rd_res *res;     /* max_dest_rd_atomic entries */
+	uint32_t nres, res_head, res_tx;
+
+	/* active list: QPs with transmit work */
+	struct uroce_qp *next_active;
+	bool active;
+
+	struct uroce_qp_stats stats;
+	struct uroce_sge *sge_pool;
+	uint8_t *inl_pool;
+};
+
+struct uroce_context {
+	struct port *port;
+	struct engine *eng;
+	struct loop_fabric *fabric;
+	enum uroce_engine_mode mode;
+	uint8_t gid[16];
+	uint16_t ip_id;
+	struct uroce_qp **qps;      /* indexed by QPN */
+	uint32_t next_qpn;
+	struct mr_int **mrs;
+	uint32_t next_mr;
+	uint8_t mr_gen;
+	struct uroce_qp *active_head, *active_tail;
+	unsigned npd, ncq, nqp, nmr;
+	uint64_t drops[UROCE_DROP__COUNT];
+};
+
+/* --- helpers (context.c) ------------------------------------------------- */
+void ctx_kick(struct uroce_qp *qp);
+int ctx_resolve_dest(struct uroce_context *ctx, const struct uroce_ah_attr *ah, struct dest *d);
+void ctx_count_drop(struct uroce_context *ctx, enum uroce_drop_reason r);
+uint64_t ctx_now(const struct uroce_context *ctx);
+/* Allocate a frame, fill the common headers of pkt for the destination. */
+void ctx_pkt_init(struct uroce_context *ctx, struct roce_pkt *pkt, const struct dest *d, uint16_t sport);
+/* Build and stage. gather: copy payload from it before building (NULL = p->payload). */
+typedef void (*gather_fn)(void *arg, uint8_t *dst, uint32_t len);
+int ctx_send_pkt(struct uroce_context *ctx, struct roce_pkt *pkt, gather_fn g, void *garg);
+
+/* --- MR lookup (the hot-path check) --------------------------------------- */
+static inline struct mr_int *mr_lookup(struct uroce_context *ctx, uint32_t key)
+{
+	uint32_t idx = key >> 8;
+	struct mr_int *m;
+
+	if (idx >= MR_TABLE_SIZE)
+		return NULL;
+	m = ctx->mrs[idx];
+	return (m && m->pub.lkey == key) ? m : NULL;
+}
+
+/* True when [va, va+len) lies inside m and access has every bit of need. */
+static inline bool mr_check(const struct mr_int *m, const struct uroce_pd *pd, uint64_t va, uint64_t len,
+                            int need)
+{
+	uint64_t start = (uint64_t)(uintptr_t)m->pub.addr;
+
+	if (m->pub.pd != pd || (m->pub.access & need) != need)
+		return false;
+	if (va < start || len > m->pub.length || va - start > m->pub.length - len)
+		return false;
+	return true;
+}
+
+/* --- CQ -------------------------------------------------------------------- */
+void cq_push(struct uroce_cq *cq, const struct uroce_wc *wc);
+
+/* --- QP internals ------------------------------------------------------- */
+void qp_to_error(struct uroce_qp *qp);
+void qp_flush(struct uroce_qp *qp);
+bool qp_tx(struct uroce_qp *qp);             /* requester + responder transmit work; true = more left */
+void qp_rx(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt);
+void rc_retry_timer_fn(struct wheel_timer *t, void *arg);
+void rc_arm_retry(struct uroce_qp *qp);
+bool resp_tx(struct uroce_qp *qp);
+void comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt);
+extern const uint64_t rnr_timer_ns[32];
+void req_complete(struct uroce_qp *qp, struct swqe *w, enum uroce_wc_status st);
+bool qp_take_rwqe(struct uroce_qp *qp, struct rwqe *out);
+void sge_copy_out(const struct uroce_sge *sge, uint32_t nsge, uint32_t off, uint8_t *dst, uint32_t len);
+void sge_copy_in(const struct uroce_sge *sge, uint32_t nsge, uint32_t off, const uint8_t *src, uint32_t len);
+static inline uint32_t psn_add(uint32_t psn, uint32_t n)
+{
+	return (psn + n) & ROCE_PSN_MASK;
+}
+static inline uint32_t npkts(uint32_t len, uint32_t mtu)
+{
+	return len ? (len + mtu - 1) / mtu : 1;
+}
+
+#endif /* UROCE_TRANSPORT_QP_INTERNAL_H */

@@ -1,0 +1,342 @@
+/* post_send / post_recv / post_srq_recv: validation at post time (state,
+ * opcode for the QP type, SGEs against their lkeys, lengths, inline copy),
+ * then the WQE is published to the engine; plus the SGE copy helpers. */
+#include <errno.h>
+#include <string.h>
+
+#include "transport/qp_internal.h"
+
+void sge_copy_out(const struct uroce_sge *sge, uint32_t nsge, uint32_t off, uint8_t *dst, uint32_t len)
+{
+	for (uint32_t i = 0; i < nsge && len; i++) {
+		uint32_t l = sge[i].length;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		uint32_t n = l - off < len ? l - off : len;
+
+		memcpy(dst, (const uint8_t *)(uintptr_t)sge[i].addr + off, n);
+		dst += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+void sge_copy_in(const struct uroce_sge *sge, uint32_t nsge, uint32_t off, const uint8_t *src, uint32_t len)
+{
+	for (uint32_t i = 0; i < nsge && len; i++) {
+		uint32_t l = sge[i].length;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		uint32_t n = l - off < len ? l - off : len;
+
+		memcpy((uint8_t *)(uintptr_t)sge[i].addr + off, src, n);
+		src += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+static int check_sges(struct uroce_qp *qp, const struct uroce_sge *sg, int n, int need, uint64_t *total,
+                      const char *who)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct mr_int *m = mr_lookup(qp->ctx, sg[i].lkey);
+
+		if (!m)
+			return uroce_fail(-EINVAL, "%s: sge[%d] lkey 0x%x names no registered region", who, i, sg[i].lkey);
+		if (!mr_check(m, qp->pd, sg[i].addr, sg[i].length, need))
+			return uroce_fail(-EINVAL, "%s: sge[%d] [0x%llx, +%u) is outside its region, in another PD, or "
+			                           "the region lacks %s", who, i, (unsigned long long)sg[i].addr,
+			                  sg[i].length, need ? "LOCAL_WRITE" : "nothing");
+		sum += sg[i].length;
+	}
+	*total = sum;
+	return 0;
+}
+
+static uint32_t ud_max_payload(const struct uroce_qp *qp)
+{
+	uint32_t l3 = qp->ctx->port->mtu > 68u ? qp->ctx->port->mtu - 68u : 0;
+	uint32_t m = 4096;
+
+	while (m > 256 && m > l3)
+		m >>= 1;
+	return m;
+}
+
+static int post_one_send(struct uroce_qp *qp, const struct uroce_send_wr *wr)
+{
+	uint32_t head = atomic_load_explicit(&qp->sq_head, memory_order_relaxed);
+	struct swqe *w;
+	uint64_t total = 0;
+	int rc, need = 0;
+	bool ok, inl = (wr->send_flags & UROCE_SEND_INLINE) != 0;
+
+	switch (qp->type) {
+	case UROCE_QPT_UD:
+		ok = wr->opcode == UROCE_WR_SEND || wr->opcode == UROCE_WR_SEND_WITH_IMM;
+		break;
+	case UROCE_QPT_UC:
+		ok = wr->opcode <= UROCE_WR_SEND_WITH_IMM;
+		break;
+	default:
+		ok = wr->opcode <= UROCE_WR_ATOMIC_FETCH_AND_ADD;
+	}
+	if (!ok)
+		return uroce_fail(-EINVAL, "uroce_post_send: opcode %d is not valid on a %s QP; accepted: %s",
+		                  (int)wr->opcode, qp->type == UROCE_QPT_RC ? "RC" : qp->type == UROCE_QPT_UC ? "UC" : "UD",
+		                  qp->type == UROCE_QPT_UD ? "SEND, SEND_WITH_IMM" :
+		                  qp->type == UROCE_QPT_UC ? "SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM" :
+		                  "SEND, SEND_WITH_IMM, RDMA_WRITE(_WITH_IMM), RDMA_READ, ATOMIC_CMP_AND_SWP, "
+		                  "ATOMIC_FETCH_AND_ADD");
+	if (wr->num_sge < 0 || (wr->num_sge && !wr->sg_list))
+		return uroce_fail(-EINVAL, "uroce_post_send: num_sge %d with sg_list %p", wr->num_sge,
+		                  (void *)wr->sg_list);
+	if (head - qp->sq_tail >= qp->sq_size)
+		return uroce_fail(-ENOMEM, "uroce_post_send: send queue full (%u WRs outstanding)", qp->sq_size);
+	if (wr->opcode >= UROCE_WR_RDMA_READ) {
+		inl = false;
+		need = UROCE_ACCESS_LOCAL_WRITE;
+	}
+	if (inl) {
+		for (int i = 0; i < wr->num_sge; i++)
+			total += wr->sg_list[i].length;
+		if (total > qp->attr.cap.max_inline_data)
+			return uroce_fail(-EINVAL, "uroce_post_send: %llu inline bytes; the QP was created with "
+			                           "max_inline_data %u", (unsigned long long)total,
+			                  qp->attr.cap.max_inline_data);
+	} else {
+		if ((uint32_t)wr->num_sge > qp->attr.cap.max_send_sge)
+			return uroce_fail(-EINVAL, "uroce_post_send: num_sge %d; the QP takes at most %u",
+			                  wr->num_sge, qp->attr.cap.max_send_sge);
+		rc = check_sges(qp, wr->sg_list, wr->num_sge, need, &total, "uroce_post_send");
+		if (rc)
+			return rc;
+	}
+	if (total > UROCE_MAX_MSG)
+		return uroce_fail(-EINVAL, "uroce_post_send: message of %llu bytes; accepted up to %u",
+		                  (unsigned long long)total, UROCE_MAX_MSG);
+	if (qp->type == UROCE_QPT_UD) {
+		if (!wr->wr.ud.ah || wr->wr.ud.ah->pd != qp->pd)
+			return uroce_fail(-EINVAL, "uroce_post_send: UD needs wr.ud.ah from the QP's PD");
+		if (total > ud_max_payload(qp))
+			return uroce_fail(-EINVAL, "uroce_post_send: UD message of %llu bytes is over one MTU (%u)",
+			                  (unsigned long long)total, ud_max_payload(qp));
+	}
+	if (wr->opcode == UROCE_WR_ATOMIC_CMP_AND_SWP || wr->opcode == UROCE_WR_ATOMIC_FETCH_AND_ADD) {
+		if (total != 8 || (wr->wr.atomic.remote_addr & 7))
+			return uroce_fail(-EINVAL, "uroce_post_send: an atomic takes 8 bytes of local buffer (got %llu) "
+			                           "and an 8-byte aligned remote_addr (got 0x%llx)",
+			                  (unsigned long long)total, (unsigned long long)wr->wr.atomic.remote_addr);
+	}
+	w = &qp->sq[head & qp->sq_mask];
+	w->wr_id = wr->wr_id;
+	w->opcode = (uint8_t)wr->opcode;
+	w->state = SWQE_POSTED;
+	w->done = 0;
+	w->signaled = qp->init.sq_sig_all || (wr->send_flags & UROCE_SEND_SIGNALED);
+	w->fence = (wr->send_flags & UROCE_SEND_FENCE) != 0;
+	w->length = (uint32_t)total;
+	w->imm = wr->imm_data;
+	w->is_inline = inl;
+	if (inl) {
+		uint32_t o = 0;
+
+		for (int i = 0; i < wr->num_sge; i++) {
+			memcpy(w->inl + o, (const void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
+			o += wr->sg_list[i].length;
+		}
+		w->num_sge = 1;
+		w->sge[0].addr = (uint64_t)(uintptr_t)w->inl;
+		w->sge[0].length = o;
+		w->sge[0].lkey = 0;
+	} else {
+		w->num_sge = (uint32_t)wr->num_sge;
+		memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*w->sge));
+	}
+	if (wr->opcode == UROCE_WR_ATOMIC_CMP_AND_SWP || wr->opcode == UROCE_WR_ATOMIC_FETCH_AND_ADD) {
+		w->raddr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->compare_add = wr->wr.atomic.compare_add;
+		w->swap = wr->wr.atomic.swap;
+	} else if (qp->type == UROCE_QPT_UD) {
+		w->ud = wr->wr.ud.ah->d;
+		w->ud_qpn = wr->wr.ud.remote_qpn & ROCE_QPN_MASK;
+		w->ud_qkey = (wr->wr.ud.remote_qkey & 0x80000000u) ? qp->attr.qkey : wr->wr.ud.remote_qkey;
+	} else {
+		w->raddr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+	}
+	atomic_store_explicit(&qp->sq_head, head + 1, memory_order_release);
+	return 0;
+}
+
+int uroce_post_send(struct uroce_qp *qp, struct uroce_send_wr *wr, struct uroce_send_wr **bad_wr)
+{
+	enum uroce_qp_state st;
+	int rc = 0;
+
+	if (bad_wr)
+		*bad_wr = NULL;
+	if (!qp || !wr) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return uroce_fail(-EINVAL, "uroce_post_send: qp and wr are required");
+	}
+	st = qp->attr.qp_state;
+	if (st != UROCE_QPS_RTS && st != UROCE_QPS_SQD && st != UROCE_QPS_ERR) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return uroce_fail(-EINVAL, "uroce_post_send: QP 0x%x is in %s; sends are posted in RTS (or SQD/ERR)",
+		                  qp->qpn, uroce_qp_state_str(st));
+	}
+	for (; wr; wr = wr->next) {
+		rc = post_one_send(qp, wr);
+		if (rc) {
+			if (bad_wr)
+				*bad_wr = wr;
+			break;
+		}
+	}
+	ctx_kick(qp);
+	return rc;
+}
+
+static int post_one_recv(struct uroce_qp *qp, struct uroce_pd *pd, struct rwqe *q, uint32_t mask, uint32_t size,
+                         uint32_t max_sge, _Atomic uint32_t *headp, uint32_t tail, const struct uroce_recv_wr *wr,
+                         const char *who)
+{
+	uint32_t head = atomic_load_explicit(headp, memory_order_relaxed);
+	struct rwqe *r;
+	uint64_t total = 0;
+	int rc;
+
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge || (wr->num_sge && !wr->sg_list))
+		return uroce_fail(-EINVAL, "%s: num_sge %d; accepted 0-%u with an sg_list", who, wr->num_sge, max_sge);
+	if (head - tail >= size)
+		return uroce_fail(-ENOMEM, "%s: receive queue full (%u WRs posted)", who, size);
+	if (qp) {
+		rc = check_sges(qp, wr->sg_list, wr->num_sge, UROCE_ACCESS_LOCAL_WRITE, &total, who);
+	} else {
+		/* SRQ: same checks against the SRQ's PD */
+		for (int i = 0; i < wr->num_sge; i++) {
+			struct mr_int *m = mr_lookup(pd->ctx, wr->sg_list[i].lkey);
+
+			if (!m || !mr_check(m, pd, wr->sg_list[i].addr, wr->sg_list[i].length, UROCE_ACCESS_LOCAL_WRITE))
+				return uroce_fail(-EINVAL, "%s: sge[%d] lkey 0x%x: no such region in the PD, out of its "
+				                           "bounds, or without LOCAL_WRITE", who, i, wr->sg_list[i].lkey);
+			total += wr->sg_list[i].length;
+		}
+		rc = 0;
+	}
+	if (rc)
+		return rc;
+	if (total > UROCE_MAX_MSG)
+		return uroce_fail(-EINVAL, "%s: %llu bytes of buffers; accepted up to %u", who,
+		                  (unsigned long long)total, UROCE_MAX_MSG);
+	r = &q[head & mask];
+	r->wr_id = wr->wr_id;
+	r->num_sge = (uint32_t)wr->num_sge;
+	r->length = (uint32_t)total;
+	memcpy(r->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*r->sge));
+	atomic_store_explicit(headp, head + 1, memory_order_release);
+	return 0;
+}
+
+int uroce_post_recv(struct uroce_qp *qp, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr)
+{
+	int rc = 0;
+
+	if (bad_wr)
+		*bad_wr = NULL;
+	if (!qp || !wr) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return uroce_fail(-EINVAL, "uroce_post_recv: qp and wr are required");
+	}
+	if (qp->init.srq) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return uroce_fail(-EINVAL, "uroce_post_recv: QP 0x%x uses an SRQ; post with uroce_post_srq_recv",
+		                  qp->qpn);
+	}
+	if (qp->attr.qp_state == UROCE_QPS_RESET) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return uroce_fail(-EINVAL, "uroce_post_recv: QP 0x%x is in RESET; receives are posted from INIT on",
+		                  qp->qpn);
+	}
+	for (; wr; wr = wr->next) {
+		rc = post_one_recv(qp, qp->pd, qp->rq, qp->rq_mask, qp->rq_size, qp->attr.cap.max_recv_sge, &qp->rq_head,
+		                   qp->rq_tail, wr, "uroce_post_recv");
+		if (rc) {
+			if (bad_wr)
+				*bad_wr = wr;
+			break;
+		}
+	}
+	if (qp->attr.qp_state == UROCE_QPS_ERR)
+		ctx_kick(qp);
+	return rc;
+}
+
+int uroce_post_srq_recv(struct uroce_srq *srq, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr)
+{
+	int rc = 0;
+
+	if (bad_wr)
+		*bad_wr = NULL;
+	if (!srq || !wr) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return uroce_fail(-EINVAL, "uroce_post_srq_recv: srq and wr are required");
+	}
+	for (; wr; wr = wr->next) {
+		rc = post_one_recv(NULL, srq->pd, srq->q, srq->mask, srq->size, srq->max_sge, &srq->head,
+		                   atomic_load_explicit(&srq->tail, memory_order_acquire), wr, "uroce_post_srq_recv");
+		if (rc) {
+			if (bad_wr)
+				*bad_wr = wr;
+			break;
+		}
+	}
+	return rc;
+}
+
+/* Engine side: take the next receive WQE (own RQ or SRQ) into out. */
+bool qp_take_rwqe(struct uroce_qp *qp, struct rwqe *out)
+{
+	struct uroce_srq *srq = qp->init.srq;
+	const struct rwqe *r;
+
+	if (srq) {
+		uint32_t t = atomic_load_explicit(&srq->tail, memory_order_relaxed);
+
+		if (t == atomic_load_explicit(&srq->head, memory_order_acquire))
+			return false;
+		r = &srq->q[t & srq->mask];
+		out->wr_id = r->wr_id;
+		out->num_sge = r->num_sge;
+		out->length = r->length;
+		memcpy(out->sge, r->sge, r->num_sge * sizeof(*r->sge));
+		atomic_store_explicit(&srq->tail, t + 1, memory_order_release);
+		return true;
+	}
+	if (qp->rq_tail == atomic_load_explicit(&qp->rq_head, memory_order_acquire))
+		return false;
+	r = &qp->rq[qp->rq_tail & qp->rq_mask];
+	out->wr_id = r->wr_id;
+	out->num_sge = r->num_sge;
+	out->length = r->length;
+	memcpy(out->sge, r->sge, r->num_sge * sizeof(*r->sge));
+	qp->rq_tail++;
+	return true;
+}

@@ -1,0 +1,315 @@
+/* RC completer: ACKs, NAKs, READ responses and atomic ACKs coming back to
+ * the requester; completions in order; go-back-N on a sequence NAK, on a
+ * gap in READ responses and on the local ACK timeout; RNR waits; retry
+ * counters running out into an error completion and the QP in ERR. */
+#include <string.h>
+
+#include "transport/qp_internal.h"
+
+/* IBTA 9.7.5.2.8 (table 45): RNR NAK timer field -> minimum delay. */
+const uint64_t rnr_timer_ns[32] = {
+	655360000, 10000,    20000,    30000,    40000,    60000,     80000,     120000,
+	160000,    240000,   320000,   480000,   640000,   960000,    1280000,   1920000,
+	2560000,   3840000,  5120000,  7680000,  10240000, 15360000,  20480000,  30720000,
+	40960000,  61440000, 81920000, 122880000, 163840000, 245760000, 327680000, 491520000,
+};
+
+static inline struct swqe *tail_wqe(struct uroce_qp *qp)
+{
+	if (qp->sq_tail == atomic_load_explicit(&qp->sq_head, memory_order_acquire))
+		return NULL;
+	return &qp->sq[qp->sq_tail & qp->sq_mask];
+}
+
+static bool outstanding(struct uroce_qp *qp)
+{
+	struct swqe *w = tail_wqe(qp);
+
+	return w && w->state != SWQE_POSTED;
+}
+
+/* Resend from psn: point the send cursor at the WQE holding it. */
+static void go_back(struct uroce_qp *qp, uint32_t psn)
+{
+	uint32_t head = atomic_load_explicit(&qp->sq_head, memory_order_acquire);
+
+	for (uint32_t i = qp->sq_tail; i != head; i++) {
+		struct swqe *w = &qp->sq[i & qp->sq_mask];
+
+		if (w->state == SWQE_POSTED)
+			break;
+		if (roce_psn_diff(psn, w->first_psn) >= 0 && roce_psn_diff(psn, w->last_psn) <= 0) {
+			uint32_t k = (uint32_t)roce_psn_diff(psn, w->first_psn);
+			int32_t resent = roce_psn_diff(qp->snd_nxt, psn);
+
+			qp->sq_cur = i;
+			qp->cur_off = (w->opcode <= UROCE_WR_RDMA_READ) ? k * qp->mtu : 0;
+			if (qp->cur_off == 0 && w->state == SWQE_SENT)
+				w->state = SWQE_SENDING; /* keep its PSNs */
+			qp->snd_nxt = psn;
+			qp->stats.retransmits += resent > 0 ? (uint64_t)resent : 1;
+			qp->gb_blocked = true;
+			ctx_kick(qp);
+			return;
+		}
+	}
+}
+
+static void fail_tail(struct uroce_qp *qp, enum uroce_wc_status st)
+{
+	struct swqe *w = tail_wqe(qp);
+
+	if (w) {
+		req_complete(qp, w, st);
+		qp->sq_tail++;
+	}
+	qp_to_error(qp);
+}
+
+static void progress_made(struct uroce_qp *qp)
+{
+	qp->retry_left = qp->attr.retry_cnt;
+	qp->gb_blocked = false;
+	if (outstanding(qp))
+		rc_arm_retry(qp);
+	else
+		engine_timer_cancel(qp->ctx->eng, &qp->retry_timer);
+	ctx_kick(qp); /* the window may have opened */
+}
+
+/* Everything up to and including psn a was received by the responder. */
+static void ack_upto(struct uroce_qp *qp, uint32_t a)
+{
+	uint32_t head = atomic_load_explicit(&qp->sq_head, memory_order_acquire);
+	bool progress = false;
+
+	while (qp->sq_tail != head) {
+		struct swqe *w = &qp->sq[qp->sq_tail & qp->sq_mask];
+
+		if (w->state == SWQE_POSTED)
+			break;
+		if (w->opcode >= UROCE_WR_RDMA_READ) {
+			/* a later PSN acknowledged while responses are missing:
+			 * they were lost, ask again */
+			if (roce_psn_diff(a, w->resp_psn) >= 0 && !qp->gb_blocked)
+				go_back(qp, w->resp_psn);
+			break;
+		}
+		if (roce_psn_diff(a, w->last_psn) < 0)
+			break;
+		req_complete(qp, w, UROCE_WC_SUCCESS);
+		qp->sq_tail++;
+		progress = true;
+	}
+	if ((int32_t)(qp->sq_cur - qp->sq_tail) < 0) {
+		qp->sq_cur = qp->sq_tail;
+		qp->cur_off = 0;
+		if (qp->sq_tail != head && qp->sq[qp->sq_tail & qp->sq_mask].state != SWQE_POSTED)
+			qp->snd_nxt = qp->sq[qp->sq_tail & qp->sq_mask].first_psn;
+		else if (roce_psn_diff(psn_add(a, 1), qp->snd_nxt) > 0)
+			qp->snd_nxt = psn_add(a, 1);
+	}
+	if (roce_psn_diff(a, qp->acked_psn) > 0) {
+		qp->acked_psn = a;
+		progress = true;
+	}
+	if (progress)
+		progress_made(qp);
+}
+
+static enum uroce_wc_status nak_status(uint8_t syn)
+{
+	switch (syn) {
+	case AETH_NAK_INVALID_REQ:
+		return UROCE_WC_REM_INV_REQ_ERR;
+	case AETH_NAK_REM_ACC_ERR:
+		return UROCE_WC_REM_ACCESS_ERR;
+	case AETH_NAK_REM_OP_ERR:
+		return UROCE_WC_REM_OP_ERR;
+	case AETH_NAK_INV_RD_REQ:
+		return UROCE_WC_REM_INV_RD_REQ_ERR;
+	default:
+		return UROCE_WC_BAD_RESP_ERR;
+	}
+}
+
+static void on_aeth(struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	uint8_t syn = pkt->aeth.syndrome;
+	uint32_t prev = psn_add(pkt->psn, ROCE_PSN_MASK);
+
+	switch (syn >> 5) {
+	case 0: /* ACK */
+		ack_upto(qp, pkt->psn);
+		return;
+	case 1: /* RNR NAK */
+		qp->stats.rnr_naks_rcvd++;
+		ack_upto(qp, prev);
+		if (qp->attr.qp_state == UROCE_QPS_ERR)
+			return;
+		if (qp->rnr_left == 0) {
+			fail_tail(qp, UROCE_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		if (qp->rnr_left != 7)
+			qp->rnr_left--;
+		qp->gb_blocked = false;
+		go_back(qp, pkt->psn);
+		qp->rnr_wait = true;
+		engine_timer_arm_in(qp->ctx->eng, &qp->retry_timer, rnr_timer_ns[syn & 0x1f]);
+		return;
+	case 3: /* NAK */
+		ack_upto(qp, prev);
+		if (qp->attr.qp_state == UROCE_QPS_ERR)
+			return;
+		if (syn == AETH_NAK_PSN_SEQ_ERR) {
+			qp->stats.seq_naks_rcvd++;
+			qp->gb_blocked = false;
+			if (roce_psn_diff(pkt->psn, qp->snd_max) < 0)
+				go_back(qp, pkt->psn);
+			return;
+		}
+		fail_tail(qp, nak_status(syn));
+		return;
+	default:
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
+	}
+}
+
+static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt, uint8_t op)
+{
+	struct swqe *w;
+	uint32_t off;
+
+	ack_upto(qp, psn_add(pkt->psn, ROCE_PSN_MASK));
+	w = tail_wqe(qp);
+	if (!w || w->state == SWQE_POSTED || w->opcode != UROCE_WR_RDMA_READ || pkt->psn != w->resp_psn) {
+		if (w && w->opcode == UROCE_WR_RDMA_READ && w->state != SWQE_POSTED &&
+		    roce_psn_diff(pkt->psn, w->resp_psn) > 0 && !qp->gb_blocked) {
+			qp->stats.out_of_sequence++;
+			go_back(qp, w->resp_psn);
+		}
+		ctx_count_drop(qp->ctx, UROCE_DROP_PSN_OUT_OF_WINDOW);
+		return;
+	}
+	off = (uint32_t)roce_psn_diff(pkt->psn, w->first_psn) * qp->mtu;
+	if (off + pkt->payload_len > w->length ||
+	    (!(op == ROCE_OP_READ_RESP_LAST || op == ROCE_OP_READ_RESP_ONLY) && pkt->payload_len != qp->mtu) ||
+	    ((op == ROCE_OP_READ_RESP_LAST || op == ROCE_OP_READ_RESP_ONLY) && off + pkt->payload_len != w->length)) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
+		fail_tail(qp, UROCE_WC_BAD_RESP_ERR);
+		return;
+	}
+	sge_copy_in(w->sge, w->num_sge, off, pkt->payload, pkt->payload_len);
+	w->resp_psn = psn_add(w->resp_psn, 1);
+	if (roce_psn_diff(pkt->psn, qp->acked_psn) > 0)
+		qp->acked_psn = pkt->psn;
+	if (op == ROCE_OP_READ_RESP_LAST || op == ROCE_OP_READ_RESP_ONLY) {
+		req_complete(qp, w, UROCE_WC_SUCCESS);
+		qp->sq_tail++;
+		if ((int32_t)(qp->sq_cur - qp->sq_tail) < 0) {
+			qp->sq_cur = qp->sq_tail;
+			qp->cur_off = 0;
+		}
+	}
+	progress_made(qp);
+}
+
+static void on_atomic_ack(struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	struct swqe *w;
+	uint64_t v = pkt->atomic_ack;
+
+	ack_upto(qp, psn_add(pkt->psn, ROCE_PSN_MASK));
+	w = tail_wqe(qp);
+	if (!w || w->state == SWQE_POSTED || w->opcode < UROCE_WR_ATOMIC_CMP_AND_SWP || pkt->psn != w->first_psn) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_PSN_OUT_OF_WINDOW);
+		return;
+	}
+	sge_copy_in(w->sge, w->num_sge, 0, (const uint8_t *)&v, 8);
+	if (roce_psn_diff(pkt->psn, qp->acked_psn) > 0)
+		qp->acked_psn = pkt->psn;
+	req_complete(qp, w, UROCE_WC_SUCCESS);
+	qp->sq_tail++;
+	if ((int32_t)(qp->sq_cur - qp->sq_tail) < 0) {
+		qp->sq_cur = qp->sq_tail;
+		qp->cur_off = 0;
+	}
+	progress_made(qp);
+}
+
+void comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	uint8_t op = pkt->opcode & 0x1f;
+
+	if (qp->attr.qp_state != UROCE_QPS_RTS && qp->attr.qp_state != UROCE_QPS_SQD) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_QP_STATE);
+		return;
+	}
+	/* a response to a PSN never sent is forged or stale */
+	if (roce_psn_diff(pkt->psn, qp->snd_max) >= 0 || roce_psn_diff(pkt->psn, qp->acked_psn) < -(int32_t)(1u << 22)) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_PSN_OUT_OF_WINDOW);
+		return;
+	}
+	switch (op) {
+	case ROCE_OP_ACK:
+		on_aeth(qp, pkt);
+		break;
+	case ROCE_OP_ATOMIC_ACK:
+		if ((pkt->aeth.syndrome >> 5) != 0) {
+			on_aeth(qp, pkt);
+			break;
+		}
+		on_atomic_ack(qp, pkt);
+		break;
+	case ROCE_OP_READ_RESP_FIRST:
+	case ROCE_OP_READ_RESP_MIDDLE:
+	case ROCE_OP_READ_RESP_LAST:
+	case ROCE_OP_READ_RESP_ONLY:
+		if ((op != ROCE_OP_READ_RESP_MIDDLE) && (pkt->aeth.syndrome >> 5) != 0) {
+			on_aeth(qp, pkt);
+			break;
+		}
+		on_read_resp(qp, pkt, op);
+		break;
+	default:
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
+	}
+}
+
+void rc_retry_timer_fn(struct wheel_timer *t, void *arg)
+{
+	struct uroce_qp *qp = arg;
+	struct swqe *w;
+	uint32_t target;
+
+	(void)t;
+	if (qp->attr.qp_state != UROCE_QPS_RTS && qp->attr.qp_state != UROCE_QPS_SQD)
+		return;
+	if (qp->rnr_wait) {
+		qp->rnr_wait = false;
+		rc_arm_retry(qp);
+		ctx_kick(qp);
+		return;
+	}
+	if (!outstanding(qp))
+		return;
+	qp->stats.timeouts++;
+	if (qp->retry_left == 0) {
+		fail_tail(qp, UROCE_WC_RETRY_EXC_ERR);
+		return;
+	}
+	qp->retry_left--;
+	w = tail_wqe(qp);
+	if (w->opcode == UROCE_WR_RDMA_READ)
+		target = w->resp_psn;
+	else if (w->opcode > UROCE_WR_RDMA_READ)
+		target = w->first_psn;
+	else if (roce_psn_diff(psn_add(qp->acked_psn, 1), w->first_psn) > 0)
+		target = psn_add(qp->acked_psn, 1);
+	else
+		target = w->first_psn;
+	qp->gb_blocked = false;
+	go_back(qp, target);
+	rc_arm_retry(qp);
+}

@@ -1,0 +1,210 @@
+/* Requester: turns send WQEs into packets (RC, UC and UD share the path):
+ * segmentation at the path MTU, PSN assignment, AckReq, the RC send window
+ * and READ/atomic credits; UC/UD WQEs complete once sent. Also qp_tx, the
+ * per-QP transmit step the context runs for QPs with work. */
+#include <errno.h>
+#include <string.h>
+
+#include "transport/qp_internal.h"
+
+struct gather {
+	const struct uroce_sge *sge;
+	uint32_t nsge;
+	uint32_t off;
+};
+
+static void gather_sges(void *arg, uint8_t *dst, uint32_t len)
+{
+	const struct gather *g = arg;
+
+	sge_copy_out(g->sge, g->nsge, g->off, dst, len);
+}
+
+static const uint8_t wr_to_wc[] = {
+	[UROCE_WR_RDMA_WRITE] = UROCE_WC_RDMA_WRITE,
+	[UROCE_WR_RDMA_WRITE_WITH_IMM] = UROCE_WC_RDMA_WRITE,
+	[UROCE_WR_SEND] = UROCE_WC_SEND,
+	[UROCE_WR_SEND_WITH_IMM] = UROCE_WC_SEND,
+	[UROCE_WR_RDMA_READ] = UROCE_WC_RDMA_READ,
+	[UROCE_WR_ATOMIC_CMP_AND_SWP] = UROCE_WC_COMP_SWAP,
+	[UROCE_WR_ATOMIC_FETCH_AND_ADD] = UROCE_WC_FETCH_ADD,
+};
+
+void req_complete(struct uroce_qp *qp, struct swqe *w, enum uroce_wc_status st)
+{
+	struct uroce_wc wc;
+
+	if (w->opcode >= UROCE_WR_RDMA_READ && w->state != SWQE_POSTED && qp->rd_outstanding)
+		qp->rd_outstanding--;
+	if (st == UROCE_WC_SUCCESS && !w->signaled)
+		return;
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = w->wr_id;
+	wc.status = st;
+	wc.opcode = wr_to_wc[w->opcode];
+	wc.byte_len = w->length;
+	wc.qp_num = qp->qpn;
+	cq_push(qp->init.send_cq, &wc);
+}
+
+static inline bool is_rd(const struct swqe *w)
+{
+	return w->opcode >= UROCE_WR_RDMA_READ;
+}
+
+void rc_arm_retry(struct uroce_qp *qp)
+{
+	if (!qp->attr.timeout)
+		return; /* 0 = infinite: never time out */
+	/* 4.096 us * 2^timeout */
+	engine_timer_arm_in(qp->ctx->eng, &qp->retry_timer, 4096ull << qp->attr.timeout);
+}
+
+static int send_pkt(struct uroce_qp *qp, struct swqe *w)
+{
+	static const uint8_t send_op[2][4] = {
+		/* FIRST, MIDDLE, LAST, ONLY */
+		{ ROCE_OP_SEND_FIRST, ROCE_OP_SEND_MIDDLE, ROCE_OP_SEND_LAST, ROCE_OP_SEND_ONLY },
+		{ ROCE_OP_SEND_FIRST, ROCE_OP_SEND_MIDDLE, ROCE_OP_SEND_LAST_IMM, ROCE_OP_SEND_ONLY_IMM },
+	};
+	static const uint8_t write_op[2][4] = {
+		{ ROCE_OP_WRITE_FIRST, ROCE_OP_WRITE_MIDDLE, ROCE_OP_WRITE_LAST, ROCE_OP_WRITE_ONLY },
+		{ ROCE_OP_WRITE_FIRST, ROCE_OP_WRITE_MIDDLE, ROCE_OP_WRITE_LAST_IMM, ROCE_OP_WRITE_ONLY_IMM },
+	};
+	struct roce_pkt pkt;
+	struct gather g = { w->sge, w->num_sge, qp->cur_off };
+	uint8_t tr = qp->type == UROCE_QPT_RC ? ROCE_TR_RC : qp->type == UROCE_QPT_UC ? ROCE_TR_UC : ROCE_TR_UD;
+	uint32_t off = qp->cur_off, len = 0, consumed = 1;
+	bool first = off == 0, last;
+	int pos, rc;
+
+	ctx_pkt_init(qp->ctx, &pkt, qp->type == UROCE_QPT_UD ? &w->ud : &qp->d, qp->sport);
+	pkt.dqpn = qp->type == UROCE_QPT_UD ? w->ud_qpn : qp->attr.dest_qp_num;
+	pkt.psn = qp->snd_nxt;
+	switch (w->opcode) {
+	case UROCE_WR_SEND:
+	case UROCE_WR_SEND_WITH_IMM:
+	case UROCE_WR_RDMA_WRITE:
+	case UROCE_WR_RDMA_WRITE_WITH_IMM:
+		len = w->length - off;
+		if (len > qp->mtu && qp->type != UROCE_QPT_UD)
+			len = qp->mtu;
+		last = off + len == w->length;
+		pos = first && last ? 3 : first ? 0 : last ? 2 : 1;
+		if (w->opcode <= UROCE_WR_RDMA_WRITE_WITH_IMM) {
+			pkt.opcode = tr | write_op[w->opcode == UROCE_WR_RDMA_WRITE_WITH_IMM][pos];
+			pkt.reth.va = w->raddr;
+			pkt.reth.rkey = w->rkey;
+			pkt.reth.dma_len = w->length;
+		} else {
+			pkt.opcode = tr | send_op[w->opcode == UROCE_WR_SEND_WITH_IMM][pos];
+		}
+		pkt.imm = be32toh(w->imm);
+		pkt.payload_len = len;
+		pkt.ackreq = qp->type == UROCE_QPT_RC && (last || (pkt.psn % RC_ACKREQ_EVERY) == 0);
+		if (qp->type == UROCE_QPT_UD) {
+			pkt.deth.qkey = w->ud_qkey;
+			pkt.deth.src_qp = qp->qpn;
+		}
+		break;
+	case UROCE_WR_RDMA_READ:
+		pkt.opcode = ROCE_TR_RC | ROCE_OP_READ_REQUEST;
+		pkt.reth.va = w->raddr + off;
+		pkt.reth.rkey = w->rkey;
+		pkt.reth.dma_len = w->length - off;
+		pkt.ackreq = true;
+		consumed = npkts(w->length - off, qp->mtu);
+		last = true;
+		break;
+	default:
+		pkt.opcode = ROCE_TR_RC | (w->opcode == UROCE_WR_ATOMIC_CMP_AND_SWP ? ROCE_OP_CMP_SWAP : ROCE_OP_FETCH_ADD);
+		pkt.atomic.va = w->raddr;
+		pkt.atomic.rkey = w->rkey;
+		pkt.atomic.swap_add = w->opcode == UROCE_WR_ATOMIC_CMP_AND_SWP ? w->swap : w->compare_add;
+		pkt.atomic.compare = w->compare_add;
+		pkt.ackreq = true;
+		last = true;
+		break;
+	}
+	rc = ctx_send_pkt(qp->ctx, &pkt, len ? gather_sges : NULL, &g);
+	if (rc)
+		return rc;
+	qp->stats.tx_packets++;
+	qp->snd_nxt = psn_add(qp->snd_nxt, consumed);
+	if (roce_psn_diff(qp->snd_nxt, qp->snd_max) > 0)
+		qp->snd_max = qp->snd_nxt;
+	if (last) {
+		qp->cur_off = 0;
+		w->state = SWQE_SENT;
+		qp->sq_cur++;
+	} else {
+		qp->cur_off = off + len;
+	}
+	return 0;
+}
+
+static bool req_tx(struct uroce_qp *qp)
+{
+	uint32_t head = atomic_load_explicit(&qp->sq_head, memory_order_acquire);
+	bool rc_qp = qp->type == UROCE_QPT_RC;
+	unsigned budget = 64; /* packets per QP per pass: fairness between QPs */
+
+	while (qp->sq_cur != head && !qp->rnr_wait && budget--) {
+		struct swqe *w = &qp->sq[qp->sq_cur & qp->sq_mask];
+
+		if (rc_qp) {
+			uint32_t maxrd = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
+
+			if ((uint32_t)roce_psn_diff(qp->snd_nxt, psn_add(qp->acked_psn, 1)) >= RC_WINDOW_PSNS)
+				return false; /* ACKs reopen the window and kick us */
+			if (w->state == SWQE_POSTED && qp->cur_off == 0) {
+				if (is_rd(w) && qp->rd_outstanding >= maxrd)
+					return false;
+				if (w->fence && qp->rd_outstanding)
+					return false;
+			}
+		}
+		if (qp->cur_off == 0 && w->state != SWQE_SENDING) {
+			if (w->state == SWQE_POSTED && is_rd(w))
+				qp->rd_outstanding++;
+			w->first_psn = qp->snd_nxt;
+			w->last_psn = psn_add(qp->snd_nxt,
+			                      (w->opcode <= UROCE_WR_SEND_WITH_IMM || w->opcode == UROCE_WR_RDMA_READ) &&
+			                              qp->type != UROCE_QPT_UD ? npkts(w->length, qp->mtu) - 1 : 0);
+			w->resp_psn = w->first_psn;
+			w->state = SWQE_SENDING;
+		}
+		if (send_pkt(qp, w))
+			return true; /* TX stage full: try again next pass */
+		if (rc_qp) {
+			if (!wheel_timer_pending(&qp->retry_timer))
+				rc_arm_retry(qp);
+		} else if (w->state == SWQE_SENT) {
+			req_complete(qp, w, UROCE_WC_SUCCESS);
+			qp->sq_tail++;
+		}
+	}
+	return qp->sq_cur != head && !qp->rnr_wait;
+}
+
+bool qp_tx(struct uroce_qp *qp)
+{
+	bool more = false;
+
+	switch (qp->attr.qp_state) {
+	case UROCE_QPS_ERR:
+		qp_flush(qp);
+		return false;
+	case UROCE_QPS_RTS:
+		if (qp->type == UROCE_QPT_RC)
+			more = resp_tx(qp);
+		return req_tx(qp) || more;
+	case UROCE_QPS_RTR:
+	case UROCE_QPS_SQD:
+		if (qp->type == UROCE_QPT_RC)
+			more = resp_tx(qp);
+		return more;
+	default:
+		return false;
+	}
+}

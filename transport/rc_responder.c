@@ -1,0 +1,554 @@
+/* Responder: requests arriving at a QP (RC, UC, UD). Every check happens
+ * before a byte moves: QP state, transport, PSN, opcode sequence, rkey,
+ * bounds and access flags; refusals are counted by reason and NAKed as the
+ * IBTA says (RC). READ responses and atomic results are kept as responder
+ * resources so duplicates are answered again; ACKs are coalesced per pass. */
+#include <string.h>
+
+#include "transport/qp_internal.h"
+
+static bool op_first(uint8_t op)
+{
+	return op == ROCE_OP_SEND_FIRST || op == ROCE_OP_SEND_ONLY || op == ROCE_OP_SEND_ONLY_IMM ||
+	       op == ROCE_OP_WRITE_FIRST || op == ROCE_OP_WRITE_ONLY || op == ROCE_OP_WRITE_ONLY_IMM ||
+	       op == ROCE_OP_READ_REQUEST || op == ROCE_OP_CMP_SWAP || op == ROCE_OP_FETCH_ADD;
+}
+
+static bool op_last(uint8_t op)
+{
+	return op == ROCE_OP_SEND_LAST || op == ROCE_OP_SEND_LAST_IMM || op == ROCE_OP_SEND_ONLY ||
+	       op == ROCE_OP_SEND_ONLY_IMM || op == ROCE_OP_WRITE_LAST || op == ROCE_OP_WRITE_LAST_IMM ||
+	       op == ROCE_OP_WRITE_ONLY || op == ROCE_OP_WRITE_ONLY_IMM;
+}
+
+/* Send an ACK/NAK now (errors that end the QP cannot wait for a pass). */
+static void send_aeth(struct uroce_qp *qp, uint8_t syn, uint32_t psn)
+{
+	struct roce_pkt pkt;
+
+	ctx_pkt_init(qp->ctx, &pkt, &qp->d, qp->sport);
+	pkt.opcode = ROCE_TR_RC | ROCE_OP_ACK;
+	pkt.dqpn = qp->attr.dest_qp_num;
+	pkt.psn = psn;
+	pkt.aeth.syndrome = syn;
+	pkt.aeth.msn = qp->msn & ROCE_PSN_MASK;
+	if (ctx_send_pkt(qp->ctx, &pkt, NULL, NULL) == 0)
+		qp->stats.tx_packets++;
+}
+
+static void queue_ack(struct uroce_qp *qp, uint32_t psn)
+{
+	if (!qp->ack_pending || roce_psn_diff(psn, qp->ack_psn) > 0)
+		qp->ack_psn = psn;
+	qp->ack_pending = true;
+	if (qp->nak_pending && roce_psn_diff(psn, qp->nak_psn) >= 0)
+		qp->nak_pending = false; /* the gap was filled */
+	ctx_kick(qp);
+}
+
+static void queue_nak(struct uroce_qp *qp, uint8_t syn, uint32_t psn)
+{
+	qp->nak_pending = true;
+	qp->nak_syn = syn;
+	qp->nak_psn = psn;
+	ctx_kick(qp);
+}
+
+/* A fatal responder error (class B/C): NAK now, then the QP goes to ERR. */
+static void resp_fatal(struct uroce_qp *qp, uint8_t syn, enum uroce_drop_reason why)
+{
+	ctx_count_drop(qp->ctx, why);
+	if (qp->type != UROCE_QPT_RC) {
+		qp->in_send = qp->in_write = false;
+		qp->uc_discard = true;
+		return;
+	}
+	send_aeth(qp, syn, qp->epsn);
+	qp_to_error(qp);
+}
+
+static struct mr_int *check_remote(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint64_t len, int need)
+{
+	struct mr_int *m = mr_lookup(qp->ctx, rkey);
+
+	if (!m || m->pub.pd != qp->pd) {
+		qp->stats.access_errors++;
+		resp_fatal(qp, AETH_NAK_REM_ACC_ERR, UROCE_DROP_BAD_RKEY);
+		return NULL;
+	}
+	if ((m->pub.access & need) != need || (qp->attr.qp_access_flags & need) != need) {
+		qp->stats.access_errors++;
+		resp_fatal(qp, AETH_NAK_REM_ACC_ERR, UROCE_DROP_ACCESS_DENIED);
+		return NULL;
+	}
+	if (!mr_check(m, qp->pd, va, len, need)) {
+		qp->stats.access_errors++;
+		resp_fatal(qp, AETH_NAK_REM_ACC_ERR, UROCE_DROP_OUT_OF_BOUNDS);
+		return NULL;
+	}
+	return m;
+}
+
+static void post_recv_wc(struct uroce_qp *qp, enum uroce_wc_opcode op, uint32_t len, const struct roce_pkt *pkt,
+                         bool imm, enum uroce_wc_status st)
+{
+	struct uroce_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = qp->cur_rwqe.wr_id;
+	wc.status = st;
+	wc.opcode = op;
+	wc.byte_len = len;
+	wc.qp_num = qp->qpn;
+	wc.src_qp = qp->attr.dest_qp_num;
+	if (imm) {
+		wc.wc_flags |= UROCE_WC_WITH_IMM;
+		wc.imm_data = htobe32(pkt->imm);
+	}
+	cq_push(qp->init.recv_cq, &wc);
+	qp->have_rwqe = false;
+}
+
+/* No receive WQE: RC answers RNR NAK (the requester retries), UC drops the message. */
+static bool need_rwqe(struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	if (qp->have_rwqe || qp_take_rwqe(qp, &qp->cur_rwqe)) {
+		qp->have_rwqe = true;
+		return true;
+	}
+	ctx_count_drop(qp->ctx, UROCE_DROP_NO_RECV_BUFFER);
+	if (qp->type == UROCE_QPT_RC) {
+		qp->stats.rnr_naks_sent++;
+		queue_nak(qp, (uint8_t)(AETH_RNR_NAK | qp->attr.min_rnr_timer), pkt->psn);
+	} else {
+		qp->uc_discard = !op_last(pkt->opcode & 0x1f);
+		qp->epsn = psn_add(pkt->psn, 1);
+	}
+	return false;
+}
+
+static void ud_rx(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt)
+{
+	uint8_t op = pkt->opcode & 0x1f;
+	uint8_t grh[40];
+	struct uroce_wc wc;
+
+	if (op != ROCE_OP_SEND_ONLY && op != ROCE_OP_SEND_ONLY_IMM) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
+		return;
+	}
+	if (pkt->deth.qkey != qp->attr.qkey) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_QKEY);
+		return;
+	}
+	if (!qp_take_rwqe(qp, &qp->cur_rwqe)) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_NO_RECV_BUFFER);
+		return;
+	}
+	qp->have_rwqe = true;
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = qp->cur_rwqe.wr_id;
+	wc.opcode = UROCE_WC_RECV;
+	wc.qp_num = qp->qpn;
+	wc.src_qp = pkt->deth.src_qp;
+	wc.wc_flags = UROCE_WC_GRH;
+	wc.byte_len = 40u + pkt->payload_len;
+	if (op == ROCE_OP_SEND_ONLY_IMM) {
+		wc.wc_flags |= UROCE_WC_WITH_IMM;
+		wc.imm_data = htobe32(pkt->imm);
+	}
+	if (wc.byte_len > qp->cur_rwqe.length) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
+		wc.status = UROCE_WC_LOC_LEN_ERR;
+	} else {
+		/* the GRH area: for IPv4, rxe puts the IPv4 header in its last
+		 * 20 bytes and zeroes the first 20; for IPv6 the whole header */
+		memset(grh, 0, sizeof(grh));
+		if (pkt->ipv6)
+			memcpy(grh, f->data + pkt->l3_off, 40);
+		else
+			memcpy(grh + 20, f->data + pkt->l3_off, 20);
+		sge_copy_in(qp->cur_rwqe.sge, qp->cur_rwqe.num_sge, 0, grh, 40);
+		sge_copy_in(qp->cur_rwqe.sge, qp->cur_rwqe.num_sge, 40, pkt->payload, pkt->payload_len);
+	}
+	cq_push(qp->init.recv_cq, &wc);
+	qp->have_rwqe = false;
+}
+
+static struct rd_res *find_res(struct uroce_qp *qp, uint32_t psn, uint8_t type, uint32_t *index)
+{
+	uint32_t n = qp->res_head < qp->nres ? qp->res_head : qp->nres;
+
+	for (uint32_t k = qp->res_head - n; k != qp->res_head; k++) {
+		struct rd_res *r = &qp->res[k % qp->nres];
+
+		if (r->type == type && roce_psn_diff(psn, r->first_psn) >= 0 && roce_psn_diff(psn, r->last_psn) <= 0) {
+			*index = k;
+			return r;
+		}
+	}
+	return NULL;
+}
+
+static void replay(struct uroce_qp *qp, const struct roce_pkt *pkt, uint8_t op)
+{
+	struct rd_res *r;
+	uint32_t k;
+
+	if (op == ROCE_OP_READ_REQUEST) {
+		r = find_res(qp, pkt->psn, RES_READ, &k);
+		if (!r)
+			return;
+		r->tx_off = (uint32_t)roce_psn_diff(pkt->psn, r->first_psn) * qp->mtu;
+	} else if (op == ROCE_OP_CMP_SWAP || op == ROCE_OP_FETCH_ADD) {
+		r = find_res(qp, pkt->psn, RES_ATOMIC, &k);
+		if (!r)
+			return;
+	} else {
+		if (pkt->ackreq)
+			queue_ack(qp, psn_add(qp->epsn, ROCE_PSN_MASK));
+		return;
+	}
+	r->tx_pending = true;
+	if ((int32_t)(k - qp->res_tx) < 0)
+		qp->res_tx = k;
+	ctx_kick(qp);
+}
+
+static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	uint8_t op = pkt->opcode & 0x1f;
+	bool rc = qp->type == UROCE_QPT_RC;
+	int32_t d = roce_psn_diff(pkt->psn, qp->epsn);
+	uint32_t len = pkt->payload_len;
+
+	if (rc) {
+		if (d > 0) {
+			qp->stats.out_of_sequence++;
+			ctx_count_drop(qp->ctx, UROCE_DROP_PSN_OUT_OF_WINDOW);
+			if (!qp->nak_sent) {
+				qp->nak_sent = true;
+				qp->stats.seq_naks_sent++;
+				queue_nak(qp, AETH_NAK_PSN_SEQ_ERR, qp->epsn);
+			}
+			return;
+		}
+		if (d < 0) {
+			qp->stats.duplicates++;
+			ctx_count_drop(qp->ctx, UROCE_DROP_DUPLICATE);
+			replay(qp, pkt, op);
+			return;
+		}
+		qp->nak_sent = false;
+	} else {
+		if (d != 0) {
+			/* UC: a gap loses the message in progress */
+			ctx_count_drop(qp->ctx, UROCE_DROP_UC_GAP);
+			qp->stats.out_of_sequence++;
+			qp->in_send = qp->in_write = false;
+			qp->epsn = pkt->psn;
+			qp->uc_discard = !op_first(op);
+		}
+		if (qp->uc_discard) {
+			if (!op_first(op)) {
+				ctx_count_drop(qp->ctx, UROCE_DROP_UC_GAP);
+				qp->epsn = psn_add(pkt->psn, 1);
+				return;
+			}
+			qp->uc_discard = false;
+			qp->in_send = qp->in_write = false;
+		}
+	}
+	/* opcode sequence inside messages */
+	{
+		bool is_send = op <= ROCE_OP_SEND_ONLY_IMM;
+		bool is_write = op >= ROCE_OP_WRITE_FIRST && op <= ROCE_OP_WRITE_ONLY_IMM;
+		bool ok;
+
+		if (op_first(op))
+			ok = !qp->in_send && !qp->in_write;
+		else
+			ok = is_send ? qp->in_send : is_write ? qp->in_write : false;
+		if (!ok || (!rc && op >= ROCE_OP_READ_REQUEST)) {
+			if (rc) {
+				resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_BAD_OPCODE);
+			} else {
+				ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
+				qp->in_send = qp->in_write = false;
+				qp->uc_discard = true;
+				qp->epsn = psn_add(pkt->psn, 1);
+			}
+			return;
+		}
+		/* every packet but the last of a message carries exactly one MTU */
+		if ((is_send || is_write) && ((!op_last(op) && len != qp->mtu) || len > qp->mtu)) {
+			resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_BAD_LENGTH_MSG);
+			if (!rc)
+				qp->epsn = psn_add(pkt->psn, 1);
+			return;
+		}
+	}
+	switch (op) {
+	case ROCE_OP_SEND_FIRST:
+	case ROCE_OP_SEND_MIDDLE:
+	case ROCE_OP_SEND_LAST:
+	case ROCE_OP_SEND_LAST_IMM:
+	case ROCE_OP_SEND_ONLY:
+	case ROCE_OP_SEND_ONLY_IMM:
+		if (op_first(op)) {
+			if (!need_rwqe(qp, pkt))
+				return;
+			qp->recv_off = 0;
+		}
+		if (qp->recv_off + len > qp->cur_rwqe.length) {
+			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
+			if (rc) {
+				post_recv_wc(qp, UROCE_WC_RECV, qp->recv_off + len, pkt, false, UROCE_WC_LOC_LEN_ERR);
+				send_aeth(qp, AETH_NAK_INVALID_REQ, qp->epsn);
+				qp_to_error(qp);
+			} else {
+				qp->in_send = false;
+				qp->uc_discard = !op_last(op);
+				qp->epsn = psn_add(pkt->psn, 1);
+			}
+			return;
+		}
+		sge_copy_in(qp->cur_rwqe.sge, qp->cur_rwqe.num_sge, qp->recv_off, pkt->payload, len);
+		qp->recv_off += len;
+		qp->in_send = !op_last(op);
+		if (op_last(op)) {
+			post_recv_wc(qp, UROCE_WC_RECV, qp->recv_off, pkt,
+			             op == ROCE_OP_SEND_LAST_IMM || op == ROCE_OP_SEND_ONLY_IMM, UROCE_WC_SUCCESS);
+			qp->msn++;
+		}
+		break;
+	case ROCE_OP_WRITE_FIRST:
+	case ROCE_OP_WRITE_ONLY:
+	case ROCE_OP_WRITE_ONLY_IMM:
+		if (pkt->reth.dma_len) {
+			qp->write_mr = check_remote(qp, pkt->reth.rkey, pkt->reth.va, pkt->reth.dma_len,
+			                            UROCE_ACCESS_REMOTE_WRITE);
+			if (!qp->write_mr)
+				return;
+		} else {
+			qp->write_mr = NULL;
+		}
+		if ((op != ROCE_OP_WRITE_FIRST && len != pkt->reth.dma_len) ||
+		    (op == ROCE_OP_WRITE_FIRST && pkt->reth.dma_len <= qp->mtu)) {
+			resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_BAD_LENGTH_MSG);
+			return;
+		}
+		qp->write_va = pkt->reth.va;
+		qp->write_left = pkt->reth.dma_len;
+		qp->recv_off = pkt->reth.dma_len; /* byte_len of a WRITE_WITH_IMM completion */
+		/* fall through */
+	case ROCE_OP_WRITE_MIDDLE:
+	case ROCE_OP_WRITE_LAST:
+	case ROCE_OP_WRITE_LAST_IMM:
+		if (len > qp->write_left || (op_last(op) && len != qp->write_left)) {
+			resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_BAD_LENGTH_MSG);
+			return;
+		}
+		if ((op == ROCE_OP_WRITE_LAST_IMM || op == ROCE_OP_WRITE_ONLY_IMM) && !need_rwqe(qp, pkt))
+			return; /* nothing written: the retry places it */
+		if (len) {
+			if (!qp->write_mr) { /* deregistered mid-message: the key is revoked */
+				qp->stats.access_errors++;
+				resp_fatal(qp, AETH_NAK_REM_ACC_ERR, UROCE_DROP_BAD_RKEY);
+				return;
+			}
+			memcpy((void *)(uintptr_t)qp->write_va, pkt->payload, len);
+		}
+		qp->write_va += len;
+		qp->write_left -= len;
+		qp->in_write = !op_last(op);
+		if (op == ROCE_OP_WRITE_LAST_IMM || op == ROCE_OP_WRITE_ONLY_IMM)
+			post_recv_wc(qp, UROCE_WC_RECV_RDMA_WITH_IMM, qp->recv_off, pkt, true, UROCE_WC_SUCCESS);
+		if (op_last(op)) {
+			qp->msn++;
+			qp->write_mr = NULL;
+		}
+		break;
+	case ROCE_OP_READ_REQUEST: {
+		struct rd_res *r;
+		uint32_t n = npkts(pkt->reth.dma_len, qp->mtu);
+
+		if (pkt->reth.dma_len && !check_remote(qp, pkt->reth.rkey, pkt->reth.va, pkt->reth.dma_len,
+		                                       UROCE_ACCESS_REMOTE_READ))
+			return;
+		if (pkt->reth.dma_len > UROCE_MAX_MSG) {
+			resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_BAD_LENGTH_MSG);
+			return;
+		}
+		r = &qp->res[qp->res_head % qp->nres];
+		memset(r, 0, sizeof(*r));
+		r->type = RES_READ;
+		r->first_psn = pkt->psn;
+		r->last_psn = psn_add(pkt->psn, n - 1);
+		r->va = pkt->reth.va;
+		r->len = pkt->reth.dma_len;
+		r->rkey = pkt->reth.rkey;
+		r->tx_pending = true;
+		qp->res_head++;
+		if (qp->res_head - qp->res_tx > qp->nres)
+			qp->res_tx = qp->res_head - qp->nres;
+		qp->msn++;
+		qp->epsn = psn_add(qp->epsn, n);
+		qp->stats.rx_packets++;
+		ctx_kick(qp);
+		return;
+	}
+	case ROCE_OP_CMP_SWAP:
+	case ROCE_OP_FETCH_ADD: {
+		struct rd_res *r;
+		uint64_t *p, orig;
+
+		if (pkt->atomic.va & 7) {
+			resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_OUT_OF_BOUNDS);
+			return;
+		}
+		if (!check_remote(qp, pkt->atomic.rkey, pkt->atomic.va, 8, UROCE_ACCESS_REMOTE_ATOMIC))
+			return;
+		p = (uint64_t *)(uintptr_t)pkt->atomic.va;
+		if (op == ROCE_OP_CMP_SWAP) {
+			orig = pkt->atomic.compare;
+			__atomic_compare_exchange_n(p, &orig, pkt->atomic.swap_add, false, __ATOMIC_SEQ_CST,
+			                            __ATOMIC_SEQ_CST);
+		} else {
+			orig = __atomic_fetch_add(p, pkt->atomic.swap_add, __ATOMIC_SEQ_CST);
+		}
+		r = &qp->res[qp->res_head % qp->nres];
+		memset(r, 0, sizeof(*r));
+		r->type = RES_ATOMIC;
+		r->first_psn = r->last_psn = pkt->psn;
+		r->orig = orig;
+		r->tx_pending = true;
+		qp->res_head++;
+		if (qp->res_head - qp->res_tx > qp->nres)
+			qp->res_tx = qp->res_head - qp->nres;
+		qp->msn++;
+		qp->epsn = psn_add(qp->epsn, 1);
+		qp->stats.rx_packets++;
+		ctx_kick(qp);
+		return;
+	}
+	default:
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
+		return;
+	}
+	qp->epsn = psn_add(qp->epsn, 1);
+	qp->stats.rx_packets++;
+	if (rc && pkt->ackreq)
+		queue_ack(qp, pkt->psn);
+}
+
+void qp_rx(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt)
+{
+	static const uint8_t tr_of[5] = { [UROCE_QPT_RC] = ROCE_TR_RC, [UROCE_QPT_UC] = ROCE_TR_UC,
+		                          [UROCE_QPT_UD] = ROCE_TR_UD };
+	const struct roce_opcode_info *oi = roce_opcode_info(pkt->opcode);
+	enum uroce_qp_state st = qp->attr.qp_state;
+
+	if ((pkt->opcode & 0xe0) != tr_of[qp->type] || !oi) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
+		return;
+	}
+	if (!(oi->mask & ROCE_REQ)) {
+		if (qp->type != UROCE_QPT_RC) {
+			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
+			return;
+		}
+		qp->stats.rx_packets++;
+		comp_rx(qp, pkt);
+		return;
+	}
+	if (st != UROCE_QPS_RTR && st != UROCE_QPS_RTS && st != UROCE_QPS_SQD) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_QP_STATE);
+		return;
+	}
+	if (qp->type == UROCE_QPT_UD) {
+		qp->stats.rx_packets++;
+		ud_rx(qp, f, pkt);
+		return;
+	}
+	rcuc_rx(qp, pkt);
+}
+
+struct mem_gather {
+	const uint8_t *src;
+};
+
+static void gather_mem(void *arg, uint8_t *dst, uint32_t len)
+{
+	memcpy(dst, ((struct mem_gather *)arg)->src, len);
+}
+
+static int send_res(struct uroce_qp *qp, struct rd_res *r)
+{
+	struct roce_pkt pkt;
+
+	if (r->type == RES_ATOMIC) {
+		ctx_pkt_init(qp->ctx, &pkt, &qp->d, qp->sport);
+		pkt.opcode = ROCE_TR_RC | ROCE_OP_ATOMIC_ACK;
+		pkt.dqpn = qp->attr.dest_qp_num;
+		pkt.psn = r->first_psn;
+		pkt.aeth.syndrome = AETH_ACK_UNLIMITED;
+		pkt.aeth.msn = qp->msn & ROCE_PSN_MASK;
+		pkt.atomic_ack = r->orig;
+		if (ctx_send_pkt(qp->ctx, &pkt, NULL, NULL))
+			return -1;
+		qp->stats.tx_packets++;
+		r->tx_pending = false;
+		return 0;
+	}
+	while (r->tx_pending) {
+		uint32_t off = r->tx_off, len = r->len - off;
+		struct mem_gather g;
+		uint8_t op;
+
+		if (len > qp->mtu)
+			len = qp->mtu;
+		if (r->len && !mr_lookup(qp->ctx, r->rkey)) {
+			r->tx_pending = false; /* revoked while answering: the requester times out */
+			return 0;
+		}
+		op = r->len <= qp->mtu ? ROCE_OP_READ_RESP_ONLY :
+		     off == 0 ? ROCE_OP_READ_RESP_FIRST :
+		     off + len == r->len ? ROCE_OP_READ_RESP_LAST : ROCE_OP_READ_RESP_MIDDLE;
+		ctx_pkt_init(qp->ctx, &pkt, &qp->d, qp->sport);
+		pkt.opcode = ROCE_TR_RC | op;
+		pkt.dqpn = qp->attr.dest_qp_num;
+		pkt.psn = psn_add(r->first_psn, off / qp->mtu);
+		pkt.aeth.syndrome = AETH_ACK_UNLIMITED;
+		pkt.aeth.msn = qp->msn & ROCE_PSN_MASK;
+		pkt.payload_len = len;
+		g.src = (const uint8_t *)(uintptr_t)(r->va + off);
+		if (ctx_send_pkt(qp->ctx, &pkt, len ? gather_mem : NULL, &g))
+			return -1;
+		qp->stats.tx_packets++;
+		r->tx_off = off + len;
+		if (r->tx_off >= r->len)
+			r->tx_pending = false;
+	}
+	return 0;
+}
+
+bool resp_tx(struct uroce_qp *qp)
+{
+	while (qp->res_tx != qp->res_head) {
+		struct rd_res *r = &qp->res[qp->res_tx % qp->nres];
+
+		if (r->tx_pending && send_res(qp, r))
+			return true;
+		qp->res_tx++;
+	}
+	if (qp->ack_pending) {
+		send_aeth(qp, AETH_ACK_UNLIMITED, qp->ack_psn);
+		qp->ack_pending = false;
+	}
+	if (qp->nak_pending) {
+		send_aeth(qp, qp->nak_syn, qp->nak_psn);
+		qp->nak_pending = false;
+	}
+	return false;
+}
