@@ -55,6 +55,20 @@ static void go_back(struct uroce_qp *qp, uint32_t psn)
 	}
 }
 
+/* After WQEs completed: a send cursor that a go-back left behind the
+ * tail moves up to it, with the PSN that follows the last completed WQE. */
+static void cur_catch_up(struct uroce_qp *qp, uint32_t next_psn)
+{
+	struct swqe *w;
+
+	if ((int32_t)(qp->sq_cur - qp->sq_tail) >= 0)
+		return;
+	qp->sq_cur = qp->sq_tail;
+	qp->cur_off = 0;
+	w = tail_wqe(qp);
+	qp->snd_nxt = (w && w->state != SWQE_POSTED) ? w->first_psn : next_psn;
+}
+
 static void fail_tail(struct uroce_qp *qp, enum uroce_wc_status st)
 {
 	struct swqe *w = tail_wqe(qp);
@@ -101,14 +115,7 @@ static void ack_upto(struct uroce_qp *qp, uint32_t a)
 		qp->sq_tail++;
 		progress = true;
 	}
-	if ((int32_t)(qp->sq_cur - qp->sq_tail) < 0) {
-		qp->sq_cur = qp->sq_tail;
-		qp->cur_off = 0;
-		if (qp->sq_tail != head && qp->sq[qp->sq_tail & qp->sq_mask].state != SWQE_POSTED)
-			qp->snd_nxt = qp->sq[qp->sq_tail & qp->sq_mask].first_psn;
-		else if (roce_psn_diff(psn_add(a, 1), qp->snd_nxt) > 0)
-			qp->snd_nxt = psn_add(a, 1);
-	}
+	cur_catch_up(qp, psn_add(a, 1));
 	if (roce_psn_diff(a, qp->acked_psn) > 0) {
 		qp->acked_psn = a;
 		progress = true;
@@ -207,10 +214,7 @@ static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt, uint8_
 	if (op == ROCE_OP_READ_RESP_LAST || op == ROCE_OP_READ_RESP_ONLY) {
 		req_complete(qp, w, UROCE_WC_SUCCESS);
 		qp->sq_tail++;
-		if ((int32_t)(qp->sq_cur - qp->sq_tail) < 0) {
-			qp->sq_cur = qp->sq_tail;
-			qp->cur_off = 0;
-		}
+		cur_catch_up(qp, psn_add(w->last_psn, 1));
 	}
 	progress_made(qp);
 }
@@ -231,10 +235,7 @@ static void on_atomic_ack(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		qp->acked_psn = pkt->psn;
 	req_complete(qp, w, UROCE_WC_SUCCESS);
 	qp->sq_tail++;
-	if ((int32_t)(qp->sq_cur - qp->sq_tail) < 0) {
-		qp->sq_cur = qp->sq_tail;
-		qp->cur_off = 0;
-	}
+	cur_catch_up(qp, psn_add(w->last_psn, 1));
 	progress_made(qp);
 }
 

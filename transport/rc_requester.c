@@ -155,7 +155,7 @@ static bool req_tx(struct uroce_qp *qp)
 		if (rc_qp) {
 			uint32_t maxrd = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
 
-			if ((uint32_t)roce_psn_diff(qp->snd_nxt, psn_add(qp->acked_psn, 1)) >= RC_WINDOW_PSNS)
+			if (roce_psn_diff(qp->snd_nxt, psn_add(qp->acked_psn, 1)) >= (int32_t)RC_WINDOW_PSNS)
 				return false; /* ACKs reopen the window and kick us */
 			if (w->state == SWQE_POSTED && qp->cur_off == 0) {
 				if (is_rd(w) && qp->rd_outstanding >= maxrd)
