@@ -119,6 +119,7 @@ static bool need_rwqe(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	ctx_count_drop(qp->ctx, UROCE_DROP_NO_RECV_BUFFER);
 	if (qp->type == UROCE_QPT_RC) {
 		qp->stats.rnr_naks_sent++;
+		qp->nak_sent = true; /* one NAK per gap: later packets of this message stay quiet */
 		queue_nak(qp, (uint8_t)(AETH_RNR_NAK | qp->attr.min_rnr_timer), pkt->psn);
 	} else {
 		qp->uc_discard = !op_last(pkt->opcode & 0x1f);

@@ -1,0 +1,390 @@
+/* The verbs objects and the rules around them: the QP state machine (legal
+ * and illegal transitions, required and refused attributes, with their
+ * messages), the responder's checks (bad rkey, out of bounds, access
+ * flags: the right NAK, the right WC status, no byte written), RNR (NAK,
+ * retry until a receive is posted; rnr_retry running out), SRQ, MR
+ * revocation, and refused posts. */
+#include "tr_test.h"
+
+#define STEPS 200000u
+
+static void post_recv(struct tr_side *s, uint64_t id, uint32_t off, uint32_t len)
+{
+	struct uroce_sge sg;
+	struct uroce_recv_wr wr = { .wr_id = id, .sg_list = &sg, .num_sge = 1 };
+
+	tr_sge(&sg, s, off, len);
+	REQUIRE(uroce_post_recv(s->qp, &wr, NULL) == 0, "post_recv: %s", uroce_last_error());
+}
+
+static int modify(struct uroce_qp *qp, enum uroce_qp_state st, int mask)
+{
+	struct uroce_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = st;
+	a.port_num = 1;
+	a.path_mtu = UROCE_MTU_1024;
+	a.ah_attr.dgid[10] = a.ah_attr.dgid[11] = 0xff;
+	a.ah_attr.dgid[12] = 10;
+	a.ah_attr.dgid[15] = 2;
+	a.dest_qp_num = 0x11;
+	a.timeout = 10;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	return uroce_qp_modify(qp, &a, mask);
+}
+
+static void test_state_machine(void)
+{
+	struct tr_pair p;
+	struct tr_opts o;
+	struct uroce_qp_attr qa;
+	const int init_rc = UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS;
+	const int rtr_rc = UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN |
+	                   UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER;
+	const int rts_rc = UROCE_QP_STATE | UROCE_QP_SQ_PSN | UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT | UROCE_QP_RNR_RETRY |
+	                   UROCE_QP_MAX_QP_RD_ATOMIC;
+	struct uroce_send_wr wr = { 0 };
+	struct uroce_qp *qp;
+
+	tr_opts_default(&o, UROCE_QPT_RC);
+	tr_open(&p, &o, 3, NULL, NULL);
+	qp = p.s[0].qp;
+	CHECK(uroce_qp_num(qp) >= 0x11 && uroce_qp_num(p.s[1].qp) >= 0x11, "QPNs below 0x11");
+	CHECK(uroce_qp_num(qp) != uroce_qp_num(p.s[1].qp) || p.s[0].ctx != p.s[1].ctx, "QPN reused");
+	/* back to RESET, then walk the legal path with errors on the way */
+	CHECK(modify(qp, UROCE_QPS_RESET, UROCE_QP_STATE) == 0, "RTS->RESET: %s", uroce_last_error());
+	uroce_qp_query(qp, &qa, NULL);
+	CHECK(qa.qp_state == UROCE_QPS_RESET, "state %s", uroce_qp_state_str(qa.qp_state));
+	CHECK(modify(qp, UROCE_QPS_RTR, rtr_rc) == -EINVAL, "RESET->RTR allowed");
+	CHECK(strstr(uroce_last_error(), "RESET -> RTR is not allowed") != NULL, "msg: %s", uroce_last_error());
+	CHECK(modify(qp, UROCE_QPS_INIT, UROCE_QP_STATE | UROCE_QP_PORT) == -EINVAL, "INIT without PKEY/ACCESS");
+	CHECK(strstr(uroce_last_error(), "missing required attributes: ACCESS_FLAGS|PKEY_INDEX") != NULL, "msg: %s",
+	      uroce_last_error());
+	CHECK(modify(qp, UROCE_QPS_INIT, init_rc | UROCE_QP_SQ_PSN) == -EINVAL, "INIT with SQ_PSN");
+	CHECK(strstr(uroce_last_error(), "does not take SQ_PSN") != NULL, "msg: %s", uroce_last_error());
+	CHECK(uroce_post_send(qp, &wr, NULL) == -EINVAL, "post_send in RESET");
+	CHECK(modify(qp, UROCE_QPS_INIT, init_rc) == 0, "RESET->INIT: %s", uroce_last_error());
+	CHECK(modify(qp, UROCE_QPS_INIT, init_rc) == 0, "INIT->INIT: %s", uroce_last_error());
+	CHECK(modify(qp, UROCE_QPS_RTS, rts_rc) == -EINVAL, "INIT->RTS allowed");
+	CHECK(modify(qp, UROCE_QPS_RTR, rtr_rc & ~UROCE_QP_MIN_RNR_TIMER) == -EINVAL, "RTR without MIN_RNR_TIMER");
+	CHECK(strstr(uroce_last_error(), "MIN_RNR_TIMER") != NULL, "msg: %s", uroce_last_error());
+	{
+		struct uroce_qp_attr a;
+
+		memset(&a, 0, sizeof(a));
+		a.qp_state = UROCE_QPS_RTR;
+		a.path_mtu = 7;
+		CHECK(uroce_qp_modify(qp, &a, rtr_rc) == -EINVAL, "path_mtu 7 accepted");
+		CHECK(strstr(uroce_last_error(), "path_mtu 7") != NULL, "msg: %s", uroce_last_error());
+	}
+	CHECK(modify(qp, UROCE_QPS_RTR, rtr_rc) == 0, "INIT->RTR: %s", uroce_last_error());
+	CHECK(uroce_post_send(qp, &wr, NULL) == -EINVAL, "post_send in RTR");
+	CHECK(strstr(uroce_last_error(), "is in RTR") != NULL, "msg: %s", uroce_last_error());
+	CHECK(modify(qp, UROCE_QPS_RTS, rts_rc & ~UROCE_QP_TIMEOUT) == -EINVAL, "RTS without TIMEOUT");
+	{
+		struct uroce_qp_attr a;
+
+		memset(&a, 0, sizeof(a));
+		a.qp_state = UROCE_QPS_RTS;
+		a.retry_cnt = 8;
+		CHECK(uroce_qp_modify(qp, &a, rts_rc) == -EINVAL, "retry_cnt 8 accepted");
+		CHECK(strstr(uroce_last_error(), "retry_cnt 8; accepted 0-7") != NULL, "msg: %s", uroce_last_error());
+	}
+	CHECK(modify(qp, UROCE_QPS_RTS, rts_rc) == 0, "RTR->RTS: %s", uroce_last_error());
+	CHECK(modify(qp, UROCE_QPS_RTS, UROCE_QP_STATE | UROCE_QP_MIN_RNR_TIMER) == 0, "RTS->RTS: %s",
+	      uroce_last_error());
+	CHECK(modify(qp, UROCE_QPS_RTS, UROCE_QP_STATE | UROCE_QP_PATH_MTU) == -EINVAL, "RTS->RTS PATH_MTU");
+	CHECK(modify(qp, UROCE_QPS_SQD, UROCE_QP_STATE) == 0, "RTS->SQD: %s", uroce_last_error());
+	CHECK(modify(qp, UROCE_QPS_SQD, UROCE_QP_STATE | UROCE_QP_TIMEOUT) == 0, "SQD->SQD: %s", uroce_last_error());
+	CHECK(modify(qp, UROCE_QPS_RTS, UROCE_QP_STATE) == 0, "SQD->RTS: %s", uroce_last_error());
+	CHECK(modify(qp, UROCE_QPS_INIT, init_rc) == -EINVAL, "RTS->INIT allowed");
+	{
+		struct uroce_qp_attr a;
+
+		memset(&a, 0, sizeof(a));
+		a.qp_state = UROCE_QPS_ERR;
+		a.cur_qp_state = UROCE_QPS_INIT;
+		CHECK(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_CUR_STATE) == -EINVAL, "wrong cur_qp_state");
+	}
+	CHECK(modify(qp, UROCE_QPS_ERR, UROCE_QP_STATE) == 0, "RTS->ERR: %s", uroce_last_error());
+	CHECK(modify(qp, UROCE_QPS_RTS, rts_rc) == -EINVAL, "ERR->RTS allowed");
+	CHECK(modify(qp, UROCE_QPS_RESET, UROCE_QP_STATE) == 0, "ERR->RESET: %s", uroce_last_error());
+	CHECK(uroce_qp_modify(qp, &qa, 1 << 25) == -EINVAL, "unknown mask bit");
+	CHECK(strcmp(uroce_qp_state_str(UROCE_QPS_SQD), "SQD") == 0, "state name");
+	CHECK(strcmp(uroce_wc_status_str(UROCE_WC_RETRY_EXC_ERR), "transport retry counter exceeded") == 0, "wc str");
+	CHECK(uroce_qp_state_bytes(UROCE_QPT_RC) > 0 && uroce_qp_state_bytes(UROCE_QPT_RC) < 4096, "state bytes %zu",
+	      uroce_qp_state_bytes(UROCE_QPT_RC));
+	/* UD needs QKEY, not ACCESS_FLAGS, on RESET->INIT */
+	{
+		struct uroce_qp_init_attr ia;
+		struct uroce_qp *ud;
+
+		memset(&ia, 0, sizeof(ia));
+		ia.qp_type = UROCE_QPT_UD;
+		ia.send_cq = ia.recv_cq = p.s[0].scq;
+		ia.cap.max_send_wr = ia.cap.max_recv_wr = 4;
+		REQUIRE(uroce_qp_create(p.s[0].pd, &ia, &ud) == 0, "ud: %s", uroce_last_error());
+		CHECK(modify(ud, UROCE_QPS_INIT, init_rc) == -EINVAL, "UD INIT with ACCESS_FLAGS");
+		CHECK(modify(ud, UROCE_QPS_INIT, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_QKEY) == 0,
+		      "UD RESET->INIT: %s", uroce_last_error());
+		CHECK(modify(ud, UROCE_QPS_RTR, UROCE_QP_STATE) == 0, "UD INIT->RTR: %s", uroce_last_error());
+		CHECK(modify(ud, UROCE_QPS_RTS, UROCE_QP_STATE | UROCE_QP_SQ_PSN) == 0, "UD RTR->RTS: %s",
+		      uroce_last_error());
+		CHECK(uroce_cq_destroy(p.s[0].scq) == -EBUSY, "CQ destroyed under a QP");
+		CHECK(uroce_qp_destroy(ud) == 0, "ud destroy");
+		ia.qp_type = 9;
+		CHECK(uroce_qp_create(p.s[0].pd, &ia, &ud) == -EINVAL, "qp_type 9 accepted");
+		CHECK(strstr(uroce_last_error(), "qp_type") != NULL, "msg: %s", uroce_last_error());
+	}
+	CHECK(uroce_context_destroy(p.s[0].ctx) == -EBUSY, "context destroyed while in use");
+	tr_close(&p);
+}
+
+/* A request the responder must refuse: the requester's WC, the QPs'
+ * states, the counters, and no byte written. */
+static void refused(const char *what, int mr_access, int qp_access, int op, uint64_t off, uint32_t len, bool bad_key,
+                    enum uroce_wc_status want, enum uroce_drop_reason reason)
+{
+	struct tr_pair p;
+	struct tr_opts o;
+	struct uroce_sge sg;
+	struct uroce_send_wr wr = { 0 };
+	struct uroce_wc wc;
+	struct uroce_qp_attr qa;
+	struct uroce_port_stats st;
+	uint8_t *copy = malloc(TR_BUF);
+
+	tr_opts_default(&o, UROCE_QPT_RC);
+	o.mr_access = mr_access;
+	o.access = qp_access;
+	tr_open(&p, &o, 4, NULL, NULL);
+	struct tr_side *a = &p.s[0], *b = &p.s[1];
+
+	tr_fill(a->buf, TR_BUF, 5);
+	tr_fill(b->buf, TR_BUF, 6);
+	memcpy(copy, b->buf, TR_BUF);
+	tr_sge(&sg, a, 0, len);
+	wr.wr_id = 1;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.opcode = op;
+	wr.send_flags = UROCE_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)b->buf + off;
+	wr.wr.rdma.rkey = bad_key ? b->mr->rkey ^ 0x100 : b->mr->rkey;
+	if (op >= UROCE_WR_ATOMIC_CMP_AND_SWP) {
+		wr.wr.atomic.remote_addr = (uint64_t)(uintptr_t)b->buf + off;
+		wr.wr.atomic.rkey = wr.wr.rdma.rkey;
+		wr.wr.atomic.compare_add = 1;
+	}
+	REQUIRE(uroce_post_send(a->qp, &wr, NULL) == 0, "%s: post: %s", what, uroce_last_error());
+	wr.wr_id = 2;
+	wr.opcode = UROCE_WR_SEND;
+	REQUIRE(uroce_post_send(a->qp, &wr, NULL) == 0, "%s: post: %s", what, uroce_last_error());
+	if (tr_wait(&p, a->scq, &wc, STEPS) == 0) {
+		CHECK(wc.wr_id == 1 && wc.status == want, "%s: wr %llu status %s want %s", what,
+		      (unsigned long long)wc.wr_id, uroce_wc_status_str(wc.status), uroce_wc_status_str(want));
+	} else {
+		CHECK(0, "%s: no completion", what);
+	}
+	CHECK(tr_wait(&p, a->scq, &wc, 1000) == 0 && wc.wr_id == 2 && wc.status == UROCE_WC_WR_FLUSH_ERR,
+	      "%s: the next WR is not flushed", what);
+	uroce_qp_query(a->qp, &qa, NULL);
+	CHECK(qa.qp_state == UROCE_QPS_ERR, "%s: requester in %s", what, uroce_qp_state_str(qa.qp_state));
+	uroce_qp_query(b->qp, &qa, NULL);
+	CHECK(qa.qp_state == UROCE_QPS_ERR, "%s: responder in %s", what, uroce_qp_state_str(qa.qp_state));
+	uroce_port_stats(b->ctx, &st);
+	CHECK(st.drops[reason] == 1, "%s: drops[%s] = %llu", what, uroce_drop_reason_name(reason),
+	      (unsigned long long)st.drops[reason]);
+	CHECK(memcmp(copy, b->buf, TR_BUF) == 0, "%s: the responder's memory changed", what);
+	free(copy);
+	tr_close(&p);
+}
+
+static void test_responder_checks(void)
+{
+	const int all = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE | UROCE_ACCESS_REMOTE_READ |
+	                UROCE_ACCESS_REMOTE_ATOMIC;
+
+	refused("write bad rkey", all, all, UROCE_WR_RDMA_WRITE, 0, 3000, true, UROCE_WC_REM_ACCESS_ERR,
+	        UROCE_DROP_BAD_RKEY);
+	refused("write past the end", all, all, UROCE_WR_RDMA_WRITE, TR_BUF - 2999, 3000, false,
+	        UROCE_WC_REM_ACCESS_ERR, UROCE_DROP_OUT_OF_BOUNDS);
+	refused("write before the start", all, all, UROCE_WR_RDMA_WRITE, (uint64_t)-8, 100, false,
+	        UROCE_WC_REM_ACCESS_ERR, UROCE_DROP_OUT_OF_BOUNDS);
+	refused("write without REMOTE_WRITE on the MR", all & ~UROCE_ACCESS_REMOTE_WRITE, all, UROCE_WR_RDMA_WRITE, 0,
+	        100, false, UROCE_WC_REM_ACCESS_ERR, UROCE_DROP_ACCESS_DENIED);
+	refused("write without REMOTE_WRITE on the QP", all, all & ~UROCE_ACCESS_REMOTE_WRITE, UROCE_WR_RDMA_WRITE,
+	        0, 100, false, UROCE_WC_REM_ACCESS_ERR, UROCE_DROP_ACCESS_DENIED);
+	refused("read without REMOTE_READ", all & ~UROCE_ACCESS_REMOTE_READ, all, UROCE_WR_RDMA_READ, 0, 5000, false,
+	        UROCE_WC_REM_ACCESS_ERR, UROCE_DROP_ACCESS_DENIED);
+	refused("read past the end", all, all, UROCE_WR_RDMA_READ, TR_BUF - 10, 11, false, UROCE_WC_REM_ACCESS_ERR,
+	        UROCE_DROP_OUT_OF_BOUNDS);
+	refused("atomic without REMOTE_ATOMIC", all & ~UROCE_ACCESS_REMOTE_ATOMIC, all, UROCE_WR_ATOMIC_FETCH_AND_ADD,
+	        64, 8, false, UROCE_WC_REM_ACCESS_ERR, UROCE_DROP_ACCESS_DENIED);
+	refused("atomic bad rkey", all, all, UROCE_WR_ATOMIC_CMP_AND_SWP, 64, 8, true, UROCE_WC_REM_ACCESS_ERR,
+	        UROCE_DROP_BAD_RKEY);
+}
+
+static void test_rnr(void)
+{
+	struct tr_pair p;
+	struct tr_opts o;
+	struct uroce_sge sg;
+	struct uroce_send_wr wr = { 0 };
+	struct uroce_wc wc;
+	struct uroce_qp_stats qs;
+	struct uroce_qp_attr qa;
+
+	/* no receive posted: RNR NAKs until one is, then success */
+	tr_opts_default(&o, UROCE_QPT_RC);
+	o.rnr_retry = 7; /* infinite */
+	o.min_rnr_timer = 12; /* 0.64 ms */
+	tr_open(&p, &o, 5, NULL, NULL);
+	struct tr_side *a = &p.s[0], *b = &p.s[1];
+
+	tr_fill(a->buf, 3000, 9);
+	tr_sge(&sg, a, 0, 3000);
+	wr.wr_id = 1;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.opcode = UROCE_WR_SEND;
+	wr.send_flags = UROCE_SEND_SIGNALED;
+	REQUIRE(uroce_post_send(a->qp, &wr, NULL) == 0, "post: %s", uroce_last_error());
+	for (int i = 0; i < 2000; i++)
+		tr_step(&p);
+	CHECK(uroce_poll_cq(a->scq, 1, &wc) == 0, "completed without a receive buffer");
+	uroce_qp_stats(a->qp, &qs);
+	CHECK(qs.rnr_naks_rcvd >= 2, "rnr naks received %llu", (unsigned long long)qs.rnr_naks_rcvd);
+	post_recv(b, 5, 0, 4096);
+	CHECK(tr_wait(&p, a->scq, &wc, STEPS) == 0 && wc.status == UROCE_WC_SUCCESS, "send after RNR: %s",
+	      uroce_wc_status_str(wc.status));
+	CHECK(tr_wait(&p, b->rcq, &wc, STEPS) == 0 && wc.status == UROCE_WC_SUCCESS && wc.byte_len == 3000,
+	      "recv after RNR");
+	CHECK(memcmp(a->buf, b->buf, 3000) == 0, "data after RNR");
+	tr_close(&p);
+
+	/* rnr_retry 2: the third RNR NAK ends it */
+	o.rnr_retry = 2;
+	o.min_rnr_timer = 1;
+	tr_open(&p, &o, 6, NULL, NULL);
+	a = &p.s[0];
+	tr_sge(&sg, a, 0, 100);
+	REQUIRE(uroce_post_send(a->qp, &wr, NULL) == 0, "post: %s", uroce_last_error());
+	CHECK(tr_wait(&p, a->scq, &wc, STEPS) == 0 && wc.status == UROCE_WC_RNR_RETRY_EXC_ERR, "rnr exhausted: %s",
+	      uroce_wc_status_str(wc.status));
+	uroce_qp_stats(a->qp, &qs);
+	CHECK(qs.rnr_naks_rcvd == 3, "rnr naks %llu, want 3", (unsigned long long)qs.rnr_naks_rcvd);
+	uroce_qp_query(a->qp, &qa, NULL);
+	CHECK(qa.qp_state == UROCE_QPS_ERR, "after RNR_RETRY_EXC_ERR the QP is in %s", uroce_qp_state_str(qa.qp_state));
+	tr_close(&p);
+}
+
+static void test_srq_and_revocation(void)
+{
+	struct tr_pair p;
+	struct tr_opts o;
+	struct uroce_srq *srq;
+	struct uroce_srq_init_attr sa = { .max_wr = 16, .max_sge = 2 };
+	struct uroce_qp_init_attr ia;
+	struct uroce_qp *qp2;
+	struct uroce_sge sg;
+	struct uroce_send_wr wr = { 0 };
+	struct uroce_recv_wr rw = { 0 };
+	struct uroce_wc wc;
+
+	tr_opts_default(&o, UROCE_QPT_RC);
+	memset(&p, 0, sizeof(p));
+	p.fab = loop_fabric_create(2, 7);
+	REQUIRE(p.fab && loop_fabric_connect(p.fab, 0, 1, NULL, NULL) == 0, "fabric");
+	tr_side_open(&p, 0, &o);
+	tr_side_open(&p, 1, &o);
+	/* side 1's QP takes receives from an SRQ */
+	REQUIRE(uroce_srq_create(p.s[1].pd, &sa, &srq) == 0, "srq: %s", uroce_last_error());
+	memset(&ia, 0, sizeof(ia));
+	ia.qp_type = UROCE_QPT_RC;
+	ia.send_cq = p.s[1].scq;
+	ia.recv_cq = p.s[1].rcq;
+	ia.srq = srq;
+	ia.cap.max_send_wr = 16;
+	REQUIRE(uroce_qp_create(p.s[1].pd, &ia, &qp2) == 0, "qp: %s", uroce_last_error());
+	CHECK(uroce_qp_destroy(p.s[1].qp) == 0, "destroy");
+	p.s[1].qp = qp2;
+	REQUIRE(tr_connect(&p, 0, &o) == 0 && tr_connect(&p, 1, &o) == 0, "connect: %s", uroce_last_error());
+	struct tr_side *a = &p.s[0], *b = &p.s[1];
+
+	CHECK(uroce_post_recv(b->qp, &rw, NULL) == -EINVAL, "post_recv on an SRQ QP accepted");
+	for (int i = 0; i < 3; i++) {
+		tr_sge(&sg, b, 10000u * (uint32_t)i, 5000);
+		rw.wr_id = 40 + (uint64_t)i;
+		rw.sg_list = &sg;
+		rw.num_sge = 1;
+		REQUIRE(uroce_post_srq_recv(srq, &rw, NULL) == 0, "srq post: %s", uroce_last_error());
+	}
+	for (int i = 0; i < 3; i++) {
+		tr_fill(a->buf + 100000, 4000, (uint32_t)i);
+		tr_sge(&sg, a, 100000, 4000);
+		wr.wr_id = (uint64_t)i;
+		wr.sg_list = &sg;
+		wr.num_sge = 1;
+		wr.opcode = UROCE_WR_SEND;
+		wr.send_flags = UROCE_SEND_SIGNALED;
+		REQUIRE(uroce_post_send(a->qp, &wr, NULL) == 0, "post: %s", uroce_last_error());
+		CHECK(tr_wait(&p, b->rcq, &wc, STEPS) == 0 && wc.wr_id == 40u + (unsigned)i && wc.byte_len == 4000,
+		      "srq recv %d", i);
+		CHECK(memcmp(a->buf + 100000, b->buf + 10000 * i, 4000) == 0, "srq data %d", i);
+		CHECK(tr_wait(&p, a->scq, &wc, STEPS) == 0 && wc.status == UROCE_WC_SUCCESS, "send %d", i);
+	}
+	/* a deregistered region's rkey is revoked at once */
+	{
+		struct uroce_mr *mr2;
+		uint8_t *extra = calloc(1, 4096);
+		uint32_t rkey;
+
+		REQUIRE(uroce_mr_reg(b->pd, extra, 4096, o.mr_access, &mr2) == 0, "mr: %s", uroce_last_error());
+		rkey = mr2->rkey;
+		CHECK(uroce_mr_dereg(mr2) == 0, "dereg");
+		tr_sge(&sg, a, 0, 64);
+		wr.opcode = UROCE_WR_RDMA_WRITE;
+		wr.wr_id = 9;
+		wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)extra;
+		wr.wr.rdma.rkey = rkey;
+		REQUIRE(uroce_post_send(a->qp, &wr, NULL) == 0, "post: %s", uroce_last_error());
+		CHECK(tr_wait(&p, a->scq, &wc, STEPS) == 0 && wc.status == UROCE_WC_REM_ACCESS_ERR,
+		      "write to a revoked rkey: %s", uroce_wc_status_str(wc.status));
+		for (int i = 0; i < 4096; i++)
+			if (extra[i]) {
+				CHECK(0, "revoked region written");
+				break;
+			}
+		free(extra);
+	}
+	/* bad local SGEs are refused at post */
+	sg.lkey ^= 0x300;
+	wr.opcode = UROCE_WR_SEND;
+	CHECK(uroce_post_send(a->qp, &wr, NULL) == -EINVAL, "bad lkey accepted");
+	CHECK(uroce_mr_reg(a->pd, a->buf, 10, UROCE_ACCESS_REMOTE_WRITE, &(struct uroce_mr *){ NULL }) == -EINVAL,
+	      "REMOTE_WRITE without LOCAL_WRITE accepted");
+	CHECK(uroce_srq_destroy(srq) == -EBUSY, "SRQ destroyed under a QP");
+	CHECK(uroce_qp_destroy(b->qp) == 0, "destroy");
+	CHECK(uroce_srq_destroy(srq) == 0, "srq destroy");
+	b->qp = NULL;
+	{
+		struct uroce_qp_init_attr ib = ia;
+
+		ib.srq = NULL;
+		ib.cap.max_recv_wr = 4;
+		REQUIRE(uroce_qp_create(b->pd, &ib, &b->qp) == 0, "qp");
+	}
+	tr_close(&p);
+}
+
+int main(void)
+{
+	test_state_machine();
+	test_responder_checks();
+	test_rnr();
+	test_srq_and_revocation();
+	return test_done("transport_verbs");
+}
