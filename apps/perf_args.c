@@ -246,9 +246,11 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 			return 2;
 		default: {
 			const char *bad = argv[optind - 1];
-			fprintf(stderr, "uroce-perf: %s: option '%s' is not supported by uroce-perf", mode, bad);
+			char name[64];
+			snprintf(name, sizeof(name), "%.*s", (int)strcspn(bad, "="), bad);
+			fprintf(stderr, "uroce-perf: %s: option '%s' is not supported by uroce-perf", mode, name);
 			for (size_t k = 0; k < sizeof(unsupported) / sizeof(unsupported[0]); k++)
-				if (strstr(unsupported[k], bad) && bad[0] == '-' && bad[1])
+				if (name[0] == '-' && name[1] && strstr(unsupported[k], name))
 					fprintf(stderr, " (perftest's %s)", unsupported[k]);
 			fprintf(stderr, "; accepted: -d -i -x -s -n -D -a -q -m -c -p -t -r -Q -o "
 				"--report_gbits -F --timeout -h (see --help)\n");

@@ -91,7 +91,7 @@ void perf_print_lat_header(const struct perf_opts *o)
 void perf_print_lat_line(const struct perf_opts *o, const struct perf_lat_result *r)
 {
 	(void)o;
-	printf(" %-7llu %-10llu     %-7.2f        %-7.2f      %-7.2f  \t     %-7.2f     \t%-7.2f\t\t%-7.2f  \t\t%-7.2f\n",
+	printf(" %-7llu %llu          %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f\n",
 	       (unsigned long long)r->size, (unsigned long long)r->iters, r->t_min, r->t_max, r->t_typical,
 	       r->t_avg, r->t_stdev, r->p99, r->p999);
 	fflush(stdout);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "apps/perf.h"
 #include "dataplane/pcap_file.h"
 #include "dataplane/port.h"
 #include "transport/wire.h"
@@ -68,7 +69,9 @@ static void usage(FILE *f)
 		"  --size: RDMA payload bytes per frame, 0-%u (RC WRITE ONLY frames)\n"
 		"  --duration: seconds to send (default 3); for recv, the longest to wait (default 30)\n"
 		"  --burst: frames per burst, 1-%u (default 32)\n"
-		"  --pcap: write the first --pcap-count (default 16) received frames to FILE\n",
+		"  --pcap: write the first --pcap-count (default 16) received frames to FILE\n"
+		"       uroce-perf write_bw|read_bw|send_bw|write_lat|read_lat|send_lat -d SPEC [options] [SERVER]\n"
+		"  perftest-compatible tests; see uroce-perf write_bw --help\n",
 		RAW_MAX_PAYLOAD, PORT_BURST_MAX);
 }
 
@@ -444,8 +447,11 @@ int main(int argc, char **argv)
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
+	if (perf_is_mode(argv[1]))
+		return perf_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "raw")) {
-		fprintf(stderr, "uroce-perf: unknown mode '%s'; accepted: raw\n", argv[1]);
+		fprintf(stderr, "uroce-perf: unknown mode '%s'; accepted: raw, write_bw, read_bw, send_bw, "
+			"write_lat, read_lat, send_lat\n", argv[1]);
 		return 2;
 	}
 	if (argc < 3 || (strcmp(argv[2], "send") && strcmp(argv[2], "recv"))) {
