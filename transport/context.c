@@ -2,6 +2,7 @@
  * with transmit work; uroce_progress; and the small objects around it (PD,
  * MR, CQ, SRQ, AH) plus uroce_last_error. */
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,10 +67,64 @@ void ctx_count_drop(struct uroce_context *ctx, enum uroce_drop_reason r)
 	ctx->drops[r]++;
 }
 
+static void kick_cmd(struct engine *eng, void *arg, uint64_t data)
+{
+	(void)eng;
+	(void)data;
+	ctx_kick(arg);
+}
+
+/* App thread side of a command: one producer at a time on ring 0. */
+static void ctx_post_cmd(struct uroce_context *ctx, engine_cmd_fn fn, void *arg)
+{
+	pthread_mutex_lock(&ctx->post_lock);
+	while (engine_post(ctx->eng, 0, fn, arg, 0) == -EAGAIN)
+		sched_yield();
+	pthread_mutex_unlock(&ctx->post_lock);
+}
+
+struct ctx_call_args {
+	int (*fn)(void *);
+	void *arg;
+	int rc;
+	char err[512];
+	_Atomic int done;
+};
+
+static void call_cmd(struct engine *eng, void *arg, uint64_t data)
+{
+	struct ctx_call_args *c = arg;
+
+	(void)eng;
+	(void)data;
+	c->rc = c->fn(c->arg);
+	if (c->rc < 0)
+		snprintf(c->err, sizeof(c->err), "%s", last_error);
+	atomic_store_explicit(&c->done, 1, memory_order_release);
+}
+
+int ctx_call(struct uroce_context *ctx, int (*fn)(void *), void *arg)
+{
+	struct ctx_call_args c = { .fn = fn, .arg = arg };
+
+	if (!ctx_remote(ctx))
+		return fn(arg);
+	ctx_post_cmd(ctx, call_cmd, &c);
+	while (!atomic_load_explicit(&c.done, memory_order_acquire))
+		sched_yield();
+	if (c.rc < 0)
+		return uroce_fail(c.rc, "%s", c.err);
+	return c.rc;
+}
+
 void ctx_kick(struct uroce_qp *qp)
 {
 	struct uroce_context *ctx = qp->ctx;
 
+	if (ctx_remote(ctx)) {
+		ctx_post_cmd(ctx, kick_cmd, qp);
+		return;
+	}
 	if (qp->active)
 		return;
 	qp->active = true;
@@ -132,6 +187,46 @@ int uroce_progress(struct uroce_context *ctx)
 	return (int)n;
 }
 
+static void *engine_thread(void *arg)
+{
+	struct uroce_context *ctx = arg;
+
+	while (!atomic_load_explicit(&ctx->stop, memory_order_acquire)) {
+		unsigned n = ctx_tx_pass(ctx);
+
+		n += engine_poll_once(ctx->eng);
+		n += ctx_tx_pass(ctx);
+		if (!n && ctx->cpu < 0)
+			sched_yield(); /* unpinned: share the core while idle */
+	}
+	return NULL;
+}
+
+static int ctx_start_thread(struct uroce_context *ctx, int cpu)
+{
+	int rc;
+
+	ctx->cpu = cpu;
+	rc = pthread_create(&ctx->thread, NULL, engine_thread, ctx);
+	if (rc)
+		return uroce_fail(-rc, "uroce_context_create: cannot start the engine thread: %s", strerror(rc));
+	if (cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		rc = pthread_setaffinity_np(ctx->thread, sizeof(set), &set);
+		if (rc) {
+			atomic_store(&ctx->stop, true);
+			pthread_join(ctx->thread, NULL);
+			return uroce_fail(-rc, "uroce_context_create: cannot pin the engine thread to CPU %d: %s", cpu,
+			                  strerror(rc));
+		}
+	}
+	ctx->thread_running = true;
+	return 0;
+}
+
 int uroce_context_create(struct uroce_context **out, const struct uroce_context_attr *attr)
 {
 	struct port_config cfg;
@@ -142,9 +237,12 @@ int uroce_context_create(struct uroce_context **out, const struct uroce_context_
 
 	if (!out || !attr || !attr->port)
 		return uroce_fail(-EINVAL, "uroce_context_create: out, attr and attr->port are required");
-	if (attr->mode != UROCE_ENGINE_EMBEDDED)
-		return uroce_fail(-ENOTSUP, "uroce_context_create: engine mode %d is not supported yet; accepted: "
-		                            "UROCE_ENGINE_EMBEDDED (0)", (int)attr->mode);
+	if (attr->mode != UROCE_ENGINE_EMBEDDED && attr->mode != UROCE_ENGINE_DEDICATED)
+		return uroce_fail(-EINVAL, "uroce_context_create: engine mode %d; accepted: UROCE_ENGINE_EMBEDDED (0), "
+		                           "UROCE_ENGINE_DEDICATED (1)", (int)attr->mode);
+	if (attr->mode == UROCE_ENGINE_DEDICATED && (attr->engine_cpu < -1 || attr->engine_cpu >= CPU_SETSIZE))
+		return uroce_fail(-EINVAL, "uroce_context_create: engine_cpu %d; accepted: -1 (do not pin) or 0-%d",
+		                  attr->engine_cpu, CPU_SETSIZE - 1);
 	rc = port_config_parse(attr->port, &cfg, err, sizeof(err));
 	if (rc)
 		return uroce_fail(rc, "uroce_context_create: %s", err);
@@ -182,6 +280,7 @@ int uroce_context_create(struct uroce_context **out, const struct uroce_context_
 	memset(&ec, 0, sizeof(ec));
 	ec.ports = &ctx->port;
 	ec.nports = 1;
+	ec.ncmd_rings = 1;
 	if (cfg.kind == PORT_KIND_LOOP) {
 		ctx->fabric = cfg.fabric;
 		ec.clock = loop_fabric_clock;
@@ -194,6 +293,14 @@ int uroce_context_create(struct uroce_context **out, const struct uroce_context_
 	}
 	engine_set_rx_handler(ctx->eng, ctx_rx, ctx);
 	ctx->ip_id = (uint16_t)(ctx->port->ipv4_be ^ (uintptr_t)ctx);
+	pthread_mutex_init(&ctx->post_lock, NULL);
+	if (ctx->mode == UROCE_ENGINE_DEDICATED) {
+		rc = ctx_start_thread(ctx, attr->engine_cpu);
+		if (rc) {
+			engine_destroy(ctx->eng);
+			goto close_port;
+		}
+	}
 	*out = ctx;
 	return 0;
 
@@ -213,6 +320,14 @@ int uroce_context_destroy(struct uroce_context *ctx)
 	if (ctx->nqp || ctx->ncq || ctx->nmr || ctx->npd)
 		return uroce_fail(-EBUSY, "uroce_context_destroy: still in use (%u QPs, %u CQs, %u MRs, %u PDs); "
 		                          "destroy them first", ctx->nqp, ctx->ncq, ctx->nmr, ctx->npd);
+	if (ctx->thread_running) {
+		if (pthread_equal(pthread_self(), ctx->thread))
+			return uroce_fail(-EINVAL, "uroce_context_destroy: called from the engine thread");
+		atomic_store_explicit(&ctx->stop, true, memory_order_release);
+		pthread_join(ctx->thread, NULL);
+		ctx->thread_running = false;
+	}
+	pthread_mutex_destroy(&ctx->post_lock);
 	engine_destroy(ctx->eng);
 	port_close(ctx->port);
 	free(ctx->qps);
@@ -244,10 +359,27 @@ int uroce_query_port(struct uroce_context *ctx, struct uroce_port_attr *attr)
 	return 0;
 }
 
+struct port_stats_args {
+	struct uroce_context *ctx;
+	struct uroce_port_stats *stats;
+};
+
+static int port_stats_call(void *arg)
+{
+	struct port_stats_args *a = arg;
+
+	return uroce_port_stats(a->ctx, a->stats);
+}
+
 int uroce_port_stats(struct uroce_context *ctx, struct uroce_port_stats *stats)
 {
 	if (!ctx || !stats)
 		return uroce_fail(-EINVAL, "uroce_port_stats: ctx and stats are required");
+	if (ctx_remote(ctx)) {
+		struct port_stats_args a = { ctx, stats };
+
+		return ctx_call(ctx, port_stats_call, &a);
+	}
 	*stats = ctx->port->stats;
 	for (unsigned r = 0; r < UROCE_DROP__COUNT; r++)
 		stats->drops[r] += ctx->drops[r];
@@ -371,7 +503,7 @@ int uroce_pd_alloc(struct uroce_context *ctx, struct uroce_pd **out)
 	if (!pd)
 		return uroce_fail(-ENOMEM, "uroce_pd_alloc: out of memory");
 	pd->ctx = ctx;
-	ctx->npd++;
+	__atomic_fetch_add(&ctx->npd, 1, __ATOMIC_RELAXED);
 	*out = pd;
 	return 0;
 }
@@ -382,12 +514,33 @@ int uroce_pd_free(struct uroce_pd *pd)
 		return uroce_fail(-EINVAL, "uroce_pd_free: pd is NULL");
 	if (pd->refs)
 		return uroce_fail(-EBUSY, "uroce_pd_free: %u MRs/QPs/SRQs/AHs still use this PD", pd->refs);
-	pd->ctx->npd--;
+	__atomic_fetch_sub(&pd->ctx->npd, 1, __ATOMIC_RELAXED);
 	free(pd);
 	return 0;
 }
 
 /* --- MR -------------------------------------------------------------- */
+
+struct mr_args {
+	struct uroce_pd *pd;
+	void *addr;
+	size_t length;
+	int access;
+	struct uroce_mr **out;
+	struct uroce_mr *mr;
+};
+
+static int mr_reg_call(void *arg)
+{
+	struct mr_args *a = arg;
+
+	return uroce_mr_reg(a->pd, a->addr, a->length, a->access, a->out);
+}
+
+static int mr_dereg_call(void *arg)
+{
+	return uroce_mr_dereg(((struct mr_args *)arg)->mr);
+}
 
 int uroce_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access, struct uroce_mr **out)
 {
@@ -408,6 +561,11 @@ int uroce_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access, str
 	if ((uint64_t)(uintptr_t)addr + length < (uint64_t)(uintptr_t)addr)
 		return uroce_fail(-EINVAL, "uroce_mr_reg: region wraps around the address space");
 	ctx = pd->ctx;
+	if (ctx_remote(ctx)) {
+		struct mr_args a = { pd, addr, length, access, out, NULL };
+
+		return ctx_call(ctx, mr_reg_call, &a);
+	}
 	for (idx = ctx->next_mr; idx < MR_TABLE_SIZE && ctx->mrs[idx]; idx++)
 		;
 	if (idx >= MR_TABLE_SIZE) {
@@ -429,7 +587,7 @@ int uroce_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access, str
 	ctx->mrs[idx] = m;
 	ctx->next_mr = idx + 1;
 	ctx->nmr++;
-	pd->refs++;
+	__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELAXED);
 	*out = &m->pub;
 	return 0;
 }
@@ -442,6 +600,12 @@ int uroce_mr_dereg(struct uroce_mr *mr)
 	if (!mr)
 		return uroce_fail(-EINVAL, "uroce_mr_dereg: mr is NULL");
 	ctx = mr->pd->ctx;
+	if (ctx_remote(ctx)) {
+		struct mr_args a = { .mr = mr };
+
+		/* synchronous: the key is revoked on the engine before this returns */
+		return ctx_call(ctx, mr_dereg_call, &a);
+	}
 	ctx->mrs[m->index] = NULL; /* revoked: lookups fail from now on */
 	for (uint32_t i = 0; i < QP_TABLE_SIZE; i++) {
 		struct uroce_qp *qp = ctx->qps[i];
@@ -452,7 +616,7 @@ int uroce_mr_dereg(struct uroce_mr *mr)
 		}
 	}
 	ctx->nmr--;
-	mr->pd->refs--;
+	__atomic_fetch_sub(&mr->pd->refs, 1, __ATOMIC_RELAXED);
 	free(m);
 	return 0;
 }
@@ -479,7 +643,7 @@ int uroce_cq_create(struct uroce_context *ctx, int cqe, struct uroce_cq **out)
 		return uroce_fail(-ENOMEM, "uroce_cq_create: out of memory");
 	}
 	cq->ctx = ctx;
-	ctx->ncq++;
+	__atomic_fetch_add(&ctx->ncq, 1, __ATOMIC_RELAXED);
 	*out = cq;
 	return 0;
 }
@@ -490,7 +654,7 @@ int uroce_cq_destroy(struct uroce_cq *cq)
 		return uroce_fail(-EINVAL, "uroce_cq_destroy: cq is NULL");
 	if (cq->refs)
 		return uroce_fail(-EBUSY, "uroce_cq_destroy: %u QPs still use this CQ", cq->refs);
-	cq->ctx->ncq--;
+	__atomic_fetch_sub(&cq->ctx->ncq, 1, __ATOMIC_RELAXED);
 	spsc_ring_destroy(cq->ring);
 	free(cq);
 	return 0;
@@ -541,7 +705,7 @@ int uroce_srq_create(struct uroce_pd *pd, const struct uroce_srq_init_attr *attr
 	srq->size = n;
 	srq->mask = n - 1;
 	srq->max_sge = sge;
-	pd->refs++;
+	__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELAXED);
 	*out = srq;
 	return 0;
 }
@@ -552,7 +716,7 @@ int uroce_srq_destroy(struct uroce_srq *srq)
 		return uroce_fail(-EINVAL, "uroce_srq_destroy: srq is NULL");
 	if (srq->refs)
 		return uroce_fail(-EBUSY, "uroce_srq_destroy: %u QPs still use this SRQ", srq->refs);
-	srq->pd->refs--;
+	__atomic_fetch_sub(&srq->pd->refs, 1, __ATOMIC_RELAXED);
 	free(srq->q);
 	free(srq->sges);
 	free(srq);
@@ -581,7 +745,7 @@ int uroce_ah_create(struct uroce_pd *pd, const struct uroce_ah_attr *attr, struc
 	}
 	ah->pd = pd;
 	ah->attr = *attr;
-	pd->refs++;
+	__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELAXED);
 	*out = ah;
 	return 0;
 }
@@ -590,7 +754,7 @@ int uroce_ah_destroy(struct uroce_ah *ah)
 {
 	if (!ah)
 		return uroce_fail(-EINVAL, "uroce_ah_destroy: ah is NULL");
-	ah->pd->refs--;
+	__atomic_fetch_sub(&ah->pd->refs, 1, __ATOMIC_RELAXED);
 	free(ah);
 	return 0;
 }

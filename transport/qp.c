@@ -32,10 +32,61 @@ size_t uroce_qp_state_bytes(enum uroce_qp_type type)
 	return sizeof(struct uroce_qp);
 }
 
+/* DEDICATED mode: the calls that touch engine-owned QP state run on the
+ * engine thread (ctx_call); these carry their arguments there. */
+struct qp_args {
+	struct uroce_pd *pd;
+	struct uroce_qp *qp;
+	struct uroce_qp_init_attr *init;
+	const struct uroce_qp_attr *cattr;
+	struct uroce_qp_attr *attr;
+	struct uroce_qp **out;
+	struct uroce_qp_stats *stats;
+	int mask;
+};
+
+static int qp_stats_call(void *arg)
+{
+	struct qp_args *a = arg;
+
+	return uroce_qp_stats(a->qp, a->stats);
+}
+
+static int qp_create_call(void *arg)
+{
+	struct qp_args *a = arg;
+
+	return uroce_qp_create(a->pd, a->init, a->out);
+}
+
+static int qp_destroy_call(void *arg)
+{
+	return uroce_qp_destroy(((struct qp_args *)arg)->qp);
+}
+
+static int qp_modify_call(void *arg)
+{
+	struct qp_args *a = arg;
+
+	return uroce_qp_modify(a->qp, a->cattr, a->mask);
+}
+
+static int qp_query_call(void *arg)
+{
+	struct qp_args *a = arg;
+
+	return uroce_qp_query(a->qp, a->attr, a->init);
+}
+
 int uroce_qp_stats(struct uroce_qp *qp, struct uroce_qp_stats *stats)
 {
 	if (!qp || !stats)
 		return uroce_fail(-EINVAL, "uroce_qp_stats: qp and stats are required");
+	if (ctx_remote(qp->ctx)) {
+		struct qp_args a = { .qp = qp, .stats = stats };
+
+		return ctx_call(qp->ctx, qp_stats_call, &a);
+	}
 	*stats = qp->stats;
 	return 0;
 }
@@ -153,6 +204,11 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 	if (!pd || !attr || !out)
 		return uroce_fail(-EINVAL, "uroce_qp_create: pd, attr and out are required");
 	ctx = pd->ctx;
+	if (ctx_remote(ctx)) {
+		struct qp_args a = { .pd = pd, .init = attr, .out = out };
+
+		return ctx_call(ctx, qp_create_call, &a);
+	}
 	cap = &attr->cap;
 	if (attr->qp_type != UROCE_QPT_RC && attr->qp_type != UROCE_QPT_UC && attr->qp_type != UROCE_QPT_UD)
 		why = "qp_type: accepted UROCE_QPT_RC (2), UROCE_QPT_UC (3), UROCE_QPT_UD (4)";
@@ -233,11 +289,11 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 	ctx->qps[qpn] = qp;
 	ctx->next_qpn = qpn + 1;
 	ctx->nqp++;
-	pd->refs++;
-	attr->send_cq->refs++;
-	attr->recv_cq->refs++;
+	__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&attr->send_cq->refs, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&attr->recv_cq->refs, 1, __ATOMIC_RELAXED);
 	if (attr->srq)
-		attr->srq->refs++;
+		__atomic_fetch_add(&attr->srq->refs, 1, __ATOMIC_RELAXED);
 	*out = qp;
 	return 0;
 }
@@ -268,15 +324,20 @@ int uroce_qp_destroy(struct uroce_qp *qp)
 	if (!qp)
 		return uroce_fail(-EINVAL, "uroce_qp_destroy: qp is NULL");
 	ctx = qp->ctx;
+	if (ctx_remote(ctx)) {
+		struct qp_args a = { .qp = qp };
+
+		return ctx_call(ctx, qp_destroy_call, &a);
+	}
 	engine_timer_cancel(ctx->eng, &qp->retry_timer);
 	qp_unlink_active(qp);
 	ctx->qps[qp->qpn] = NULL;
 	ctx->nqp--;
-	qp->pd->refs--;
-	qp->init.send_cq->refs--;
-	qp->init.recv_cq->refs--;
+	__atomic_fetch_sub(&qp->pd->refs, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&qp->init.send_cq->refs, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&qp->init.recv_cq->refs, 1, __ATOMIC_RELAXED);
 	if (qp->init.srq)
-		qp->init.srq->refs--;
+		__atomic_fetch_sub(&qp->init.srq->refs, 1, __ATOMIC_RELAXED);
 	free(qp->sq);
 	free(qp->rq);
 	free(qp->sge_pool);
@@ -378,6 +439,11 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 
 	if (!qp || !attr)
 		return uroce_fail(-EINVAL, "uroce_qp_modify: qp and attr are required");
+	if (ctx_remote(qp->ctx)) {
+		struct qp_args a = { .qp = qp, .cattr = attr, .mask = mask };
+
+		return ctx_call(qp->ctx, qp_modify_call, &a);
+	}
 	if (mask & ~known)
 		return uroce_fail(-EINVAL, "uroce_qp_modify: unknown mask bits 0x%x", mask & ~known);
 	cur = qp->attr.qp_state;
@@ -510,6 +576,11 @@ int uroce_qp_query(struct uroce_qp *qp, struct uroce_qp_attr *attr, struct uroce
 {
 	if (!qp || !attr)
 		return uroce_fail(-EINVAL, "uroce_qp_query: qp and attr are required");
+	if (ctx_remote(qp->ctx)) {
+		struct qp_args a = { .qp = qp, .attr = attr, .init = init };
+
+		return ctx_call(qp->ctx, qp_query_call, &a);
+	}
 	*attr = qp->attr;
 	attr->cur_qp_state = qp->attr.qp_state;
 	attr->sq_psn = qp->snd_nxt;

@@ -3,6 +3,7 @@
 #ifndef UROCE_TRANSPORT_QP_INTERNAL_H
 #define UROCE_TRANSPORT_QP_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -200,7 +201,26 @@ struct uroce_context {
 	struct uroce_qp *active_head, *active_tail;
 	unsigned npd, ncq, nqp, nmr;
 	uint64_t drops[UROCE_DROP__COUNT];
+
+	/* DEDICATED: the engine thread, and the lock that makes app threads
+	 * one producer of its command ring */
+	pthread_t thread;
+	bool thread_running;
+	_Atomic bool stop;
+	int cpu;
+	pthread_mutex_t post_lock;
 };
+
+/* DEDICATED mode, called from a thread other than the engine's: the call
+ * has to travel to the engine thread. */
+static inline bool ctx_remote(const struct uroce_context *ctx)
+{
+	return ctx->mode == UROCE_ENGINE_DEDICATED && ctx->thread_running && !pthread_equal(pthread_self(), ctx->thread);
+}
+
+/* Run fn(arg) on the engine thread (directly when already there) and
+ * return its result; its uroce_last_error text comes back too. */
+int ctx_call(struct uroce_context *ctx, int (*fn)(void *), void *arg);
 
 /* --- helpers (context.c) ------------------------------------------------- */
 void ctx_kick(struct uroce_qp *qp);

@@ -100,7 +100,7 @@ static int post_one_send(struct uroce_qp *qp, const struct uroce_send_wr *wr)
 	if (wr->num_sge < 0 || (wr->num_sge && !wr->sg_list))
 		return uroce_fail(-EINVAL, "uroce_post_send: num_sge %d with sg_list %p", wr->num_sge,
 		                  (void *)wr->sg_list);
-	if (head - qp->sq_tail >= qp->sq_size)
+	if (head - __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE) >= qp->sq_size)
 		return uroce_fail(-ENOMEM, "uroce_post_send: send queue full (%u WRs outstanding)", qp->sq_size);
 	if (wr->opcode >= UROCE_WR_RDMA_READ) {
 		inl = false;
@@ -276,7 +276,7 @@ int uroce_post_recv(struct uroce_qp *qp, struct uroce_recv_wr *wr, struct uroce_
 	}
 	for (; wr; wr = wr->next) {
 		rc = post_one_recv(qp, qp->pd, qp->rq, qp->rq_mask, qp->rq_size, qp->attr.cap.max_recv_sge, &qp->rq_head,
-		                   qp->rq_tail, wr, "uroce_post_recv");
+		                   __atomic_load_n(&qp->rq_tail, __ATOMIC_ACQUIRE), wr, "uroce_post_recv");
 		if (rc) {
 			if (bad_wr)
 				*bad_wr = wr;
