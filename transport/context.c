@@ -347,8 +347,10 @@ int uroce_query_port(struct uroce_context *ctx, struct uroce_port_attr *attr)
 	attr->ipv4_be = ctx->port->ipv4_be;
 	memcpy(attr->gid, ctx->gid, 16);
 	attr->l3_mtu = ctx->port->mtu;
-	/* RoCE MTU: the largest that fits with IPv4/UDP/BTH/RETH/ImmDt/ICRC */
-	l3 = ctx->port->mtu > 60u ? ctx->port->mtu - 60u : 0;
+	/* RoCE MTU: the largest that leaves room for the headers; like rxe,
+	 * which keeps RXE_MAX_HDR_LENGTH (80) bytes, so both ends of a
+	 * uroce-rxe pair pick the same active MTU */
+	l3 = ctx->port->mtu > ROCE_ACTIVE_MTU_HDR ? ctx->port->mtu - ROCE_ACTIVE_MTU_HDR : 0;
 	attr->active_mtu = UROCE_MTU_256;
 	for (int m = UROCE_MTU_4096; m >= UROCE_MTU_256; m--)
 		if (uroce_mtu_bytes(m) <= l3) {

@@ -27,6 +27,11 @@
 #define RC_MAX_RD_ATOMIC 16u      /* both directions: outstanding READ/atomic */
 #define UROCE_MAX_MSG (1u << 31)
 #define NEIGH_TIMEOUT_MS 3000
+/* IPv4 + UDP + BTH + RETH + ImmDt + ICRC: the most a data packet adds to
+ * its payload on the IP layer */
+#define ROCE_PKT_HDR_MAX_V4 (IPV4_HDR_LEN + UDP_HDR_LEN + BTH_LEN + RETH_LEN + IMMDT_LEN + ICRC_LEN)
+/* what rxe subtracts from the netdev MTU to pick its active MTU */
+#define ROCE_ACTIVE_MTU_HDR 80u
 
 /* --- errors ------------------------------------------------------------ */
 int uroce_fail(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
