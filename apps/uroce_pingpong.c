@@ -89,6 +89,7 @@ struct pp_ctx {
 	int pending;
 	enum pp_mode mode;
 	uint32_t remote_qpn;
+	int validate_buf;
 };
 
 static long page_size;
@@ -615,6 +616,7 @@ static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
 	memset(c, 0, sizeof(*c));
 	c->mode = o->mode;
 	c->size = o->size;
+	c->validate_buf = o->validate_buf;
 	c->rx_depth = (int)o->rx_depth;
 	c->send_flags = UROCE_SEND_SIGNALED;
 	c->buf_len = o->size + (o->mode == PP_UD ? PP_GRH_BYTES : 0);
@@ -917,6 +919,15 @@ static int parse_single_wc(struct pp_ctx *c, const struct uroce_wc *wc, int *scn
 	if (wc->status != UROCE_WC_SUCCESS) {
 		fprintf(stderr, "Failed status %s (%d) for wr_id %d\n", uroce_wc_status_str(wc->status),
 			wc->status, (int)wc->wr_id);
+		return 1;
+	}
+	/* uroce's own addition under --chk: the completion says what arrived. */
+	if (c->validate_buf && wc->wr_id == PINGPONG_RECV_WRID &&
+	    (wc->opcode != UROCE_WC_RECV || wc->byte_len != c->size + (c->mode == PP_UD ? PP_GRH_BYTES : 0))) {
+		fprintf(stderr, "receive completion with opcode %d and byte_len %u; expected %d and %u%s\n",
+			wc->opcode, wc->byte_len, UROCE_WC_RECV,
+			c->size + (c->mode == PP_UD ? PP_GRH_BYTES : 0),
+			c->mode == PP_UD ? " (the message after the 40-byte GRH)" : "");
 		return 1;
 	}
 	switch ((int)wc->wr_id) {
