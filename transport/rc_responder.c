@@ -242,6 +242,16 @@ static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		}
 		qp->nak_sent = false;
 	} else {
+		if (d < 0) {
+			/* UC: a PSN behind the expected one is a duplicate or a
+			 * straggler of a message already given up on; placing it
+			 * would deliver old data again (rxe would start a message
+			 * on an old FIRST/ONLY; PSNs never go backwards, so it is
+			 * dropped here) */
+			qp->stats.duplicates++;
+			ctx_count_drop(qp->ctx, UROCE_DROP_DUPLICATE);
+			return;
+		}
 		if (d != 0) {
 			/* UC: a gap loses the message in progress */
 			ctx_count_drop(qp->ctx, UROCE_DROP_UC_GAP);

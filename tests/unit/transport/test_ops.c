@@ -201,6 +201,22 @@ static void test_rc_uc(enum uroce_qp_type type, enum uroce_mtu mtu)
 		CHECK(strstr(uroce_last_error(), "not valid on a UC QP") != NULL, "msg: %s", uroce_last_error());
 	}
 	CHECK(uroce_poll_cq(a->scq, 1, &wc) == 0, "stray send completion");
+	/* unsignaled SENDs complete silently; the signaled one after them reports */
+	for (int i = 0; i < 6; i++) {
+		post_recv(b, 500 + (uint64_t)i, 0, 4096);
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = 600 + (uint64_t)i;
+		wr.opcode = UROCE_WR_SEND;
+		wr.send_flags = i == 5 ? UROCE_SEND_SIGNALED : 0;
+		tr_sge(&sg[0], a, 0, 2000);
+		wr.sg_list = sg;
+		wr.num_sge = 1;
+		post(a, &wr);
+	}
+	expect_wc(&p, a->scq, 605, UROCE_WC_SUCCESS, UROCE_WC_SEND, UINT32_MAX, "signaled after unsignaled");
+	for (int i = 0; i < 6; i++)
+		expect_wc(&p, b->rcq, 500 + (uint64_t)i, UROCE_WC_SUCCESS, UROCE_WC_RECV, 2000, "recv of unsignaled");
+	CHECK(uroce_poll_cq(a->scq, 1, &wc) == 0, "unsignaled send completed");
 	tr_close(&p);
 }
 
