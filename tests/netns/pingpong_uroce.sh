@@ -104,5 +104,25 @@ run_pair "rc-default-size" $((port++)) "$TMP/uroce-rc-pingpong" -n 100 -r 16
 for size in 64 1024; do
 	run_pair "ud-$size" $((port++)) "$PP" ud -s "$size" -n 100 -c
 done
-run_pair "ud-default" $((port++)) "$TMP/uroce-ud-pingpong" -n 100
+run_pair "ud-default-events" $((port++)) "$TMP/uroce-ud-pingpong" -n 100 -e
+
+# A client with nobody listening gives up after --timeout, exit 1.
+out=$(ip netns exec "$NA" timeout 20 "$PP" uc -d afxdp:va -g 0 -p $((port++)) --timeout 1 10.83.0.2 2>&1)
+rc=$?
+[ $rc = 1 ] && grep -q "Couldn't connect to 10.83.0.2" <<<"$out" || fail "client without server: exit $rc, '$out'"
+
+# A peer that stops answering: the server does 50 exchanges, the client
+# wants 100; the client must stop after --timeout with exit 1 and say how
+# far it got, the server exits 0.
+tport=$((port++))
+ip netns exec "$NB" timeout 60 "$PP" ud -d afxdp:vb -g 0 -p $tport -n 50 --timeout 20 >"$TMP/stall-server.log" 2>&1 &
+SPID=$!
+out=$(ip netns exec "$NA" timeout 60 "$PP" ud -d afxdp:va -g 0 -p $tport -n 100 --timeout 2 10.83.0.2 2>&1)
+rc=$?
+wait "$SPID"; src_rc=$?
+SPID=
+[ $rc = 1 ] && grep -q "timed out: no completion for 2 s" <<<"$out" &&
+	grep -q "received 50/100" <<<"$out" || fail "stalled peer: client exit $rc, '$out'"
+grep -q "^50 iters in" "$TMP/stall-server.log" && [ $src_rc = 0 ] || fail "stalled peer: server exit $src_rc"
+echo "ok: a stalled peer and a missing server end in --timeout"
 echo "PASS: rc, uc, ud between two uroce-pingpong ends"
