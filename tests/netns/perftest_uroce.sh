@@ -5,7 +5,8 @@
 # program passes it). All six modes over RC at two sizes (one of many
 # packets), send_bw and send_lat over UD too, UC for write_bw and send_lat;
 # both sides must exit 0 and print perftest's table with the right sizes
-# and iteration counts. Then bad arguments: exit 2 and a clear message.
+# and iteration counts. A client written from perftest's source checks the
+# exchange byte for byte. Then bad arguments: exit 2 and a clear message.
 # No rate is asserted.
 #   perftest_uroce.sh UROCE_PERF
 set -u
@@ -108,6 +109,88 @@ one send_lat UD 64 100
 one write_bw UC 4096 200
 one send_lat UC 2048 100
 one write_bw RC 4096 200 -q 2 # two QPs: each is in the exchange
+
+# The exchange byte for byte: a client written from perftest's
+# perftest_communication.c (not from our code) talks to a uroce-perf
+# server; the write/read_bw and read_lat servers need no traffic for it.
+cat >"$TMP/fake_client.py" <<'PYEOF'
+import re, socket, struct, sys, time
+mode, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+s = None
+for _ in range(200):
+    try:
+        s = socket.create_connection((host, port), timeout=20)
+        break
+    except OSError:
+        time.sleep(0.1)
+if s is None:
+    sys.exit("fake client: cannot connect")
+s.settimeout(20)
+def rd(n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            sys.exit("fake client: server closed after %d of %d bytes" % (len(b), n))
+        b += c
+    return b
+def xchg(mine):
+    s.sendall(mine)
+    return rd(len(mine))
+KEY = re.compile(rb"^([0-9a-f]{4}):([0-9a-f]{4}):([0-9a-f]{6}):([0-9a-f]{6}):([0-9a-f]{8}):([0-9a-f]{16}):((?:[0-9a-f]{2}:){16})([0-9a-f]{8}):\x00$")
+def hs():
+    mine = b"0000:0010:0000aa:123456:00001234:00007f0000001000:" + \
+        b"".join(b"%02x:" % x for x in [0]*10 + [255, 255, 10, 83, 0, 1]) + b"00000000:\x00"
+    assert len(mine) == 108, len(mine)
+    t = xchg(mine)
+    m = KEY.match(t)
+    if not m:
+        sys.exit("fake client: malformed key message %r" % t)
+    gid = bytes(int(x, 16) for x in m.group(7).split(b":")[:16])
+    if gid != bytes([0]*10 + [255, 255, 10, 83, 0, 2]):
+        sys.exit("fake client: server GID %s is not ::ffff:10.83.0.2" % gid.hex())
+    if int(m.group(3), 16) == 0 or int(m.group(5), 16) == 0 or int(m.group(6), 16) == 0:
+        sys.exit("fake client: QPN, RKEY and VADDR must be set: %r" % t)
+    return m
+v = xchg(b"6.06".ljust(16, b"\x00"))
+if v.rstrip(b"\x00") != b"6.06" or len(v) != 16:
+    sys.exit("fake client: version %r" % v)
+if struct.unpack(">i", xchg(struct.pack(">i", 4096)))[0] != 4096:
+    sys.exit("fake client: cycle buffer")
+if struct.unpack(">i", xchg(struct.pack(">i", 64)))[0] != 64:
+    sys.exit("fake client: cache line")
+mtu = xchg(b"3\x00")
+if mtu not in (b"3\x00", b"1\x00", b"2\x00"):
+    sys.exit("fake client: MTU message %r" % mtu)
+if mode in ("write_bw", "read_bw"):
+    hs(); hs()                       # per QP; after RTR
+    hs()                             # the client's end
+    rep = [struct.pack(">Q", 65536), struct.pack(">Q", 4321), struct.pack(">d", 1234.5),
+           struct.pack(">d", 1111.25), struct.pack(">d", 0.017781)]
+    for r in rep:
+        xchg(r)                      # the server's numbers are not used
+elif mode == "read_lat":
+    hs(); hs(); hs(); hs()           # one; per QP; per QP again; after RTR
+hs()                                 # close
+s.sendall(b"done\x00")
+if rd(5) != b"done\x00":
+    sys.exit("fake client: no done from the server")
+print("fake client: %s exchange ok" % mode)
+PYEOF
+for mode in write_bw read_bw read_lat; do
+	timeout 60 ip netns exec "$NB" "$PERF" $mode -d afxdp:vb -p $TCP_PORT --timeout 20 >"$TMP/fake-$mode-server.log" 2>&1 &
+	SPID=$!
+	timeout 60 ip netns exec "$NA" python3 "$TMP/fake_client.py" $mode $IPB $TCP_PORT >"$TMP/fake-$mode-client.log" 2>&1 ||
+		fail "$mode: the perftest-format client failed"
+	wait "$SPID" || fail "$mode: server exited $? against the perftest-format client"
+	SPID=
+	if [ $mode != read_lat ]; then
+		grep -Eq '^ 65536 +4321 +1234\.50 +1111\.25[[:space:]]+0\.017781' "$TMP/fake-$mode-server.log" ||
+			fail "$mode: the server did not print the client's report"
+	fi
+	echo "ok: $(cat "$TMP/fake-$mode-client.log")"
+	rm -f "$TMP/fake-$mode-"*.log
+done
 
 # Bad arguments: a clear message, exit status 2, nothing started.
 expect_usage_error() { # EXPECTED_TEXT ARGS...
