@@ -477,9 +477,11 @@ static int read_full(int fd, void *buf, size_t len, uint64_t deadline, const cha
 	return 0;
 }
 
+/* One send, as rdma-core's one write(); MSG_NOSIGNAL so that a peer that
+ * already left gives an error message instead of killing us with SIGPIPE. */
 static int write_full(int fd, const void *buf, size_t len)
 {
-	return write(fd, buf, len) == (ssize_t)len ? 0 : -1;
+	return send(fd, buf, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
 }
 
 /* Connect, retrying while the server is not listening yet, until the deadline. */
