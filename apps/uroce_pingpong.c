@@ -62,6 +62,7 @@ struct pp_opts {
 	int use_event;
 	int validate_buf;
 	unsigned timeout_s;
+	uint32_t ipv4_be;
 	const char *servername;
 	int eal_argc;
 	char **eal_argv;
@@ -150,6 +151,7 @@ static void usage(FILE *f, const char *prog, enum pp_mode mode, int mode_known)
 	fprintf(f, "      --timeout=<sec>    give up when nothing progresses for <sec> seconds\n"
 		   "                         (TCP exchange or completions; default %d, 0 = never)\n",
 		PP_DEFAULT_TIMEOUT_S);
+	fprintf(f, "      --ip=<a.b.c.d>     the port's IPv4 address where it has none of its own (dpdk)\n");
 	fprintf(f, "  -h, --help             this text\n");
 	fprintf(f, "Not supported (refused): -o/--odp, -O/--iodp, -P/--prefetch, -t/--ts, -j/--dm, -N/--new_send\n");
 }
@@ -224,6 +226,7 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 		{ "dm", no_argument, NULL, 'j' },
 		{ "new_send", no_argument, NULL, 'N' },
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "ip", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -343,6 +346,14 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 		case 'T':
 			o->timeout_s = parse_uint(o, "--timeout", optarg, 0, 86400);
 			break;
+		case 'I': {
+			struct in_addr a;
+
+			if (inet_pton(AF_INET, optarg, &a) != 1 || !a.s_addr)
+				bad_arg(o, "--ip '%s' is not an IPv4 address (A.B.C.D)%s", optarg, "");
+			o->ipv4_be = a.s_addr;
+			break;
+		}
 		case 'h':
 			usage(stdout, base, o->mode, 1);
 			exit(0);
@@ -600,6 +611,7 @@ static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
 		.port = o->port_spec,
 		.eal_argc = o->eal_argc,
 		.eal_argv = o->eal_argv,
+		.ipv4_be = o->ipv4_be,
 		.mode = UROCE_ENGINE_EMBEDDED,
 		.engine_cpu = -1,
 	};
