@@ -2,6 +2,8 @@
  * with transmit work; uroce_progress; and the small objects around it (PD,
  * MR, CQ, SRQ, AH) plus uroce_last_error. */
 #include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -187,6 +189,52 @@ int uroce_progress(struct uroce_context *ctx)
 	return (int)n;
 }
 
+/* The port's IPv6 source address: the interface's (global preferred over
+ * link-local), or fd00::HHLL for loop port HHLL - 1. */
+static void ctx_find_ipv6(struct uroce_context *ctx, const struct port_config *cfg)
+{
+	struct ifaddrs *ifa, *i;
+
+	if (cfg->kind == PORT_KIND_LOOP) {
+		memset(ctx->gid6, 0, 16);
+		ctx->gid6[0] = 0xfd;
+		roce_put_be16(ctx->gid6 + 14, (uint16_t)(cfg->loop_index + 1));
+		ctx->have_v6 = true;
+		return;
+	}
+	if (!cfg->ifname[0] || getifaddrs(&ifa))
+		return;
+	for (i = ifa; i; i = i->ifa_next) {
+		const struct sockaddr_in6 *sa = (const void *)i->ifa_addr;
+		bool ll;
+
+		if (!sa || sa->sin6_family != AF_INET6 || strcmp(i->ifa_name, cfg->ifname))
+			continue;
+		ll = sa->sin6_addr.s6_addr[0] == 0xfe && (sa->sin6_addr.s6_addr[1] & 0xc0) == 0x80;
+		if (!ctx->have_v6 || !ll) {
+			memcpy(ctx->gid6, sa->sin6_addr.s6_addr, 16);
+			ctx->have_v6 = true;
+			if (!ll)
+				break;
+		}
+	}
+	freeifaddrs(ifa);
+}
+
+int uroce_query_gid(struct uroce_context *ctx, int index, uint8_t gid[16])
+{
+	if (!ctx || !gid || index < 0 || index > 2)
+		return uroce_fail(-EINVAL, "uroce_query_gid: ctx and gid are required; index %d, accepted 0-2", index);
+	if (index < 2) {
+		memcpy(gid, ctx->gid, 16);
+		return 0;
+	}
+	if (!ctx->have_v6)
+		return uroce_fail(-ENOENT, "uroce_query_gid: the port has no IPv6 address");
+	memcpy(gid, ctx->gid6, 16);
+	return 0;
+}
+
 static void *engine_thread(void *arg)
 {
 	struct uroce_context *ctx = arg;
@@ -277,6 +325,7 @@ int uroce_context_create(struct uroce_context **out, const struct uroce_context_
 	if (!ctx->port->ipv4_be && attr->ipv4_be)
 		ctx->port->ipv4_be = attr->ipv4_be;
 	roce_ipv4_mapped(ctx->gid, ctx->port->ipv4_be);
+	ctx_find_ipv6(ctx, &cfg);
 	memset(&ec, 0, sizeof(ec));
 	ec.ports = &ctx->port;
 	ec.nports = 1;
@@ -401,12 +450,11 @@ int ctx_resolve_dest(struct uroce_context *ctx, const struct uroce_ah_attr *ah, 
 	d->tos = ah->traffic_class;
 	d->ttl = ah->hop_limit ? ah->hop_limit : 64;
 	d->flow_label = ah->flow_label & 0xfffff;
-	if (ah->sgid_index > 1)
-		return uroce_fail(-EINVAL, "sgid_index %u: accepted 0 or 1 (both name the port's IPv4 GID)",
-		                  ah->sgid_index);
-	if (d->ipv6)
-		return uroce_fail(-EINVAL, "dgid is an IPv6 address; this port sends IPv4 RoCEv2 only, "
-		                           "accepted: an IPv4-mapped GID ::ffff:a.b.c.d");
+	if (ah->sgid_index > 2)
+		return uroce_fail(-EINVAL, "sgid_index %u: accepted 0-2 (see uroce_query_gid)", ah->sgid_index);
+	if (d->ipv6 && !ctx->have_v6)
+		return uroce_fail(-EINVAL, "dgid is an IPv6 address but the port has none; accepted: an "
+		                           "IPv4-mapped GID ::ffff:a.b.c.d");
 	if (memcmp(ah->dmac, zero, 6)) {
 		memcpy(d->dmac, ah->dmac, 6);
 		return 0;
@@ -415,10 +463,14 @@ int ctx_resolve_dest(struct uroce_context *ctx, const struct uroce_ah_attr *ah, 
 	case PORT_KIND_LOOP: {
 		uint32_t ip = roce_get_be32(ah->dgid + 12);
 		uint32_t idx = (ip & 0xffffu) - 1u;
+		static const uint8_t fd00[14] = { 0xfd };
 
+		if (d->ipv6 && memcmp(ah->dgid, fd00, 14) == 0)
+			ip = 0x0a000000u | roce_get_be16(ah->dgid + 14); /* fd00::HHLL names the same port */
+		idx = (ip & 0xffffu) - 1u;
 		if ((ip >> 16) != 0x0a00u || idx >= LOOP_FABRIC_MAX_PORTS)
 			return uroce_fail(-EHOSTUNREACH, "dgid is not a loop port address; accepted: 10.0.H.L "
-			                                 "(loop_port_ipv4_be) or an explicit dmac");
+			                                 "(loop_port_ipv4_be), fd00::HHLL or an explicit dmac");
 		loop_port_mac(idx, d->dmac);
 		return 0;
 	}
@@ -433,6 +485,8 @@ int ctx_resolve_dest(struct uroce_context *ctx, const struct uroce_ah_attr *ah, 
 	{
 		uint32_t ip_be;
 
+		if (d->ipv6)
+			return uroce_fail(-EINVAL, "the dpdk port resolves IPv4 only: set ah_attr.dmac for an IPv6 dgid");
 		memcpy(&ip_be, ah->dgid + 12, 4);
 		rc = port_dpdk_resolve(ctx->port, ip_be, d->dmac, NEIGH_TIMEOUT_MS);
 	}
@@ -450,7 +504,8 @@ void ctx_pkt_init(struct uroce_context *ctx, struct roce_pkt *pkt, const struct 
 	memset(pkt, 0, sizeof(*pkt));
 	memcpy(pkt->dmac, d->dmac, 6);
 	memcpy(pkt->smac, ctx->port->mac, 6);
-	memcpy(pkt->sip, ctx->gid, 16);
+	pkt->ipv6 = d->ipv6;
+	memcpy(pkt->sip, d->ipv6 ? ctx->gid6 : ctx->gid, 16);
 	memcpy(pkt->dip, d->dip, 16);
 	pkt->tos = d->tos;
 	pkt->ttl = d->ttl;

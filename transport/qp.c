@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dataplane/neigh.h"
 #include "transport/qp_internal.h"
 
 static const char *const qp_state_names[] = {
@@ -475,11 +476,15 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 	if ((mask & UROCE_QP_PATH_MTU) && !uroce_mtu_bytes(attr->path_mtu))
 		return uroce_fail(-EINVAL, "uroce_qp_modify: path_mtu %d; accepted UROCE_MTU_256 (1) .. UROCE_MTU_4096 (5)",
 		                  (int)attr->path_mtu);
-	if ((mask & UROCE_QP_PATH_MTU) && qp->type != UROCE_QPT_UD &&
-	    uroce_mtu_bytes(attr->path_mtu) + ROCE_PKT_HDR_MAX_V4 > qp->ctx->port->mtu)
-		return uroce_fail(-EINVAL, "uroce_qp_modify: path_mtu %u does not fit the link's IP MTU %u (needs %u "
-		                           "more for IPv4/UDP/BTH/RETH/ImmDt/ICRC)", uroce_mtu_bytes(attr->path_mtu),
-		                  qp->ctx->port->mtu, ROCE_PKT_HDR_MAX_V4);
+	if ((mask & UROCE_QP_PATH_MTU) && qp->type != UROCE_QPT_UD) {
+		bool v6 = (mask & UROCE_QP_AV) ? !neigh_addr_is_v4(attr->ah_attr.dgid) : qp->d.ipv6;
+		uint32_t hdr = ROCE_PKT_HDR_MAX_V4 + (v6 ? IPV6_HDR_LEN - IPV4_HDR_LEN : 0u);
+
+		if (uroce_mtu_bytes(attr->path_mtu) + hdr > qp->ctx->port->mtu)
+			return uroce_fail(-EINVAL, "uroce_qp_modify: path_mtu %u does not fit the link's IP MTU %u "
+			                           "(needs %u more for IP/UDP/BTH/RETH/ImmDt/ICRC)",
+			                  uroce_mtu_bytes(attr->path_mtu), qp->ctx->port->mtu, hdr);
+	}
 	if ((mask & UROCE_QP_PORT) && attr->port_num != 1)
 		return uroce_fail(-EINVAL, "uroce_qp_modify: port_num %u; accepted: 1", attr->port_num);
 	if ((mask & UROCE_QP_PKEY_INDEX) && attr->pkey_index != 0)

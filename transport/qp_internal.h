@@ -196,7 +196,9 @@ struct uroce_context {
 	struct engine *eng;
 	struct loop_fabric *fabric;
 	enum uroce_engine_mode mode;
-	uint8_t gid[16];
+	uint8_t gid[16];        /* IPv4-mapped */
+	uint8_t gid6[16];       /* the port's IPv6 address, when have_v6 */
+	bool have_v6;
 	uint16_t ip_id;
 	struct uroce_qp **qps;      /* indexed by QPN */
 	uint32_t next_qpn;

@@ -149,6 +149,14 @@ struct uroce_port_attr {
 /** Query the context's port. */
 int uroce_query_port(struct uroce_context *ctx, struct uroce_port_attr *attr);
 
+/**
+ * A GID of the port (ibv_query_gid): index 0 and 1 are the IPv4-mapped GID
+ * (::ffff:a.b.c.d), index 2 the port's IPv6 address (a global one when the
+ * interface has one, else its link-local; fd00::HHLL for loop port
+ * HHLL - 1). Returns 0, -ENOENT (no IPv6 address) or -EINVAL.
+ */
+int uroce_query_gid(struct uroce_context *ctx, int index, uint8_t gid[16]);
+
 /** Counters of the context's port (packets, bytes, drops by reason). */
 int uroce_port_stats(struct uroce_context *ctx, struct uroce_port_stats *stats);
 
@@ -272,7 +280,7 @@ uint32_t uroce_mtu_bytes(enum uroce_mtu mtu);
 /** Where packets of a QP or AH go (ibv_ah_attr with a GRH, for RoCEv2). */
 struct uroce_ah_attr {
 	uint8_t dgid[16];        /**< peer GID: ::ffff:a.b.c.d or an IPv6 address */
-	uint8_t sgid_index;      /**< 0 or 1: both name the port's IPv4 GID today */
+	uint8_t sgid_index;      /**< 0-2 (see uroce_query_gid); the source address follows the dgid's family */
 	uint8_t traffic_class;   /**< DSCP << 2 | ECN */
 	uint8_t hop_limit;       /**< 0 = 64 */
 	uint32_t flow_label;

@@ -1,8 +1,8 @@
 #!/bin/bash
 # RC over real AF_XDP sockets: two uroce contexts on afxdp ports at the two
 # ends of a veth pair (MTU 4200) in namespaces this test creates; RDMA
-# WRITE, READ and SEND of sizes 1 B .. 1 MB at path MTU 1024 and 4096,
-# every byte verified at both ends.
+# WRITE, READ and SEND of sizes 1 B .. 1 MB at path MTU 1024 and 4096 over
+# IPv4, and at 4096 over IPv6 GIDs, every byte verified at both ends.
 #   rc_afxdp.sh RC_AFXDP_PEER
 set -u
 PEER=${1:?usage: rc_afxdp.sh RC_AFXDP_PEER}
@@ -35,18 +35,22 @@ ip netns add "$NB" || fail "cannot create namespace $NB"
 ip link add va netns "$NA" type veth peer name vb netns "$NB" || fail "cannot create the veth pair"
 ip -n "$NA" addr add 10.82.0.1/24 dev va
 ip -n "$NB" addr add 10.82.0.2/24 dev vb
+ip -n "$NA" addr add fd82::1/64 dev va nodad
+ip -n "$NB" addr add fd82::2/64 dev vb nodad
 ip -n "$NA" link set va mtu 4200 up
 ip -n "$NB" link set vb mtu 4200 up
 ip -n "$NA" link set lo up
 ip -n "$NB" link set lo up
 
-for mtu in 1024 4096; do
-	d="$TMP/mtu$mtu"
+for run in 1024:1 4096:1 4096:2; do
+	mtu=${run%:*}
+	gid=${run#*:}
+	d="$TMP/run-$mtu-$gid"
 	mkdir -p "$d"
-	ip netns exec "$NB" "$PEER" server vb "$d" $mtu >"$TMP/server-$mtu.log" 2>&1 &
+	ip netns exec "$NB" "$PEER" server vb "$d" $mtu $gid >"$TMP/server-$mtu.log" 2>&1 &
 	S=$!
 	PIDS+=("$S")
-	ip netns exec "$NA" "$PEER" client va "$d" $mtu >"$TMP/client-$mtu.log" 2>&1 &
+	ip netns exec "$NA" "$PEER" client va "$d" $mtu $gid >"$TMP/client-$mtu.log" 2>&1 &
 	C=$!
 	PIDS+=("$C")
 	# both bound their own waits (30 s per step); this is the outer guard
@@ -61,6 +65,6 @@ for mtu in 1024 4096; do
 	[ $rc_s = 0 ] || fail "server at MTU $mtu exited $rc_s"
 	grep -q "1000000 bytes: write, read, send ok" "$TMP/client-$mtu.log" || fail "client at MTU $mtu did not finish"
 	grep -q "1000000 bytes: write and send verified" "$TMP/server-$mtu.log" || fail "server at MTU $mtu did not verify"
-	echo "MTU $mtu:"; cat "$TMP/client-$mtu.log" "$TMP/server-$mtu.log" | grep -E "tx|1000000"
+	echo "MTU $mtu, GID index $gid:"; cat "$TMP/client-$mtu.log" "$TMP/server-$mtu.log" | grep -E "tx|1000000"
 done
 echo "PASS"

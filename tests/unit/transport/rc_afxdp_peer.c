@@ -3,7 +3,8 @@
  * "client" does RDMA WRITE, RDMA READ and SEND of several sizes at the
  * given path MTU and verifies every byte, the "server" posts receives,
  * verifies what it receives and what was written into it.
- *   rc_afxdp_peer client|server IFACE DIR MTU_BYTES
+ *   rc_afxdp_peer client|server IFACE DIR MTU_BYTES [GID_INDEX]
+ * GID_INDEX 1 (default) talks IPv4, 2 IPv6 (see uroce_query_gid).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -125,15 +126,17 @@ int main(int argc, char **argv)
 	struct uroce_qp *qp;
 	struct uroce_qp_init_attr ia = { 0 };
 	struct uroce_qp_attr a = { 0 };
-	struct uroce_port_attr pa;
 	struct info me, peer;
 	char spec[64];
 	uint8_t *buf;
 	bool client;
 	enum uroce_mtu mtu;
 
-	if (argc != 5 || (strcmp(argv[1], "client") && strcmp(argv[1], "server"))) {
-		fprintf(stderr, "usage: %s client|server IFACE DIR MTU_BYTES\n", argv[0]);
+	int gid_index = argc == 6 ? atoi(argv[5]) : 1;
+
+	if (argc < 5 || argc > 6 || (strcmp(argv[1], "client") && strcmp(argv[1], "server")) ||
+	    (gid_index != 1 && gid_index != 2)) {
+		fprintf(stderr, "usage: %s client|server IFACE DIR MTU_BYTES [GID_INDEX 1|2]\n", argv[0]);
 		return 2;
 	}
 	client = !strcmp(argv[1], "client");
@@ -163,11 +166,11 @@ int main(int argc, char **argv)
 	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
 	if (uroce_qp_create(pd, &ia, &qp))
 		DIE("qp");
-	uroce_query_port(ctx, &pa);
 	me.qpn = uroce_qp_num(qp);
 	me.rkey = mr->rkey;
 	me.addr = (uint64_t)(uintptr_t)buf;
-	memcpy(me.gid, pa.gid, 16);
+	if (uroce_query_gid(ctx, gid_index, me.gid))
+		DIE("query_gid %d", gid_index);
 	put_info(argv[3], argv[1], &me);
 	get_info(argv[3], client ? "server" : "client", &peer);
 

@@ -238,7 +238,7 @@ static void test_ud(void)
 
 	uroce_query_port(b->ctx, &pa);
 	memset(&aa, 0, sizeof(aa));
-	memcpy(aa.dgid, pa.gid, 16);
+	REQUIRE(uroce_query_gid(b->ctx, tr_gid_index, aa.dgid) == 0, "gid");
 	REQUIRE(uroce_ah_create(a->pd, &aa, &ah) == 0, "ah: %s", uroce_last_error());
 	for (uint32_t n = 0; n <= 4096; n = n ? n * 4 : 1) {
 		post_recv(b, n, 0, 40 + 4096);
@@ -265,9 +265,18 @@ static void test_ud(void)
 		CHECK(wc.wc_flags & UROCE_WC_GRH, "ud: no GRH flag");
 		CHECK(wc.src_qp == uroce_qp_num(a->qp), "ud: src_qp 0x%x", wc.src_qp);
 		CHECK(memcmp(b->buf + 40, a->buf, n) == 0, "ud %u: data differs", n);
-		/* the IPv4 header sits in the last 20 bytes of the GRH area */
-		CHECK(b->buf[20] == 0x45 && memcmp(b->buf + 20 + 12, (const uint8_t[]){ 10, 0, 0, 1 }, 4) == 0,
-		      "ud: GRH area does not hold the sender's IPv4 header");
+		if (tr_gid_index == 2) {
+			uint8_t src[16];
+
+			/* IPv6: the GRH area is the IPv6 header */
+			uroce_query_gid(a->ctx, 2, src);
+			CHECK((b->buf[0] >> 4) == 6 && memcmp(b->buf + 8, src, 16) == 0,
+			      "ud: GRH area does not hold the sender's IPv6 header");
+		} else {
+			/* the IPv4 header sits in the last 20 bytes of the GRH area */
+			CHECK(b->buf[20] == 0x45 && memcmp(b->buf + 20 + 12, (const uint8_t[]){ 10, 0, 0, 1 }, 4) == 0,
+			      "ud: GRH area does not hold the sender's IPv4 header");
+		}
 	}
 	/* over one MTU: refused at post */
 	tr_sge(&sg, a, 0, 8192);
@@ -296,5 +305,24 @@ int main(void)
 	test_rc_uc(UROCE_QPT_UC, UROCE_MTU_1024);
 	test_rc_uc(UROCE_QPT_UC, UROCE_MTU_4096);
 	test_ud();
+	/* the same over IPv6 GIDs */
+	tr_gid_index = 2;
+	test_rc_uc(UROCE_QPT_RC, UROCE_MTU_4096);
+	test_rc_uc(UROCE_QPT_UC, UROCE_MTU_1024);
+	test_ud();
+	{
+		struct uroce_context *ctx;
+		struct uroce_context_attr ca = { .port = "loop:0" };
+		struct loop_fabric *fab = loop_fabric_create(1, 1);
+		uint8_t gid[16];
+
+		ca.loop_fabric = fab;
+		REQUIRE(fab && uroce_context_create(&ctx, &ca) == 0, "ctx");
+		CHECK(uroce_query_gid(ctx, 3, gid) == -EINVAL, "gid index 3 accepted");
+		CHECK(uroce_query_gid(ctx, 1, gid) == 0 && gid[10] == 0xff && gid[12] == 10, "IPv4-mapped gid");
+		CHECK(uroce_query_gid(ctx, 2, gid) == 0 && gid[0] == 0xfd && gid[15] == 1, "loop IPv6 gid");
+		uroce_context_destroy(ctx);
+		loop_fabric_destroy(fab);
+	}
 	return test_done("transport_ops");
 }

@@ -17,6 +17,9 @@
 #define TR_STEP_BUSY_NS 1000u
 #define TR_STEP_IDLE_NS 20000u
 
+/* GID index the helpers connect with: 1 = IPv4-mapped, 2 = IPv6 */
+static int tr_gid_index = 1;
+
 struct tr_side {
 	struct uroce_context *ctx;
 	struct uroce_pd *pd;
@@ -114,12 +117,7 @@ static inline int tr_connect(struct tr_pair *p, unsigned i, const struct tr_opts
 	a.rq_psn = o->sq_psn[!i];
 	a.max_dest_rd_atomic = o->rd_atomic;
 	a.min_rnr_timer = o->min_rnr_timer;
-	{
-		struct uroce_port_attr pa;
-
-		uroce_query_port(peer->ctx, &pa);
-		memcpy(a.ah_attr.dgid, pa.gid, 16);
-	}
+	REQUIRE(uroce_query_gid(peer->ctx, tr_gid_index, a.ah_attr.dgid) == 0, "query_gid: %s", uroce_last_error());
 	if (o->type == UROCE_QPT_UD)
 		rc = uroce_qp_modify(s->qp, &a, UROCE_QP_STATE);
 	else if (o->type == UROCE_QPT_UC)
