@@ -1,6 +1,8 @@
 /* The loss tests of the issue: over the loop fabric with 0.1% and 1% loss
  * plus reordering and duplication (both directions), 10 000 RC messages
- * of mixed sizes, mixed SEND / WRITE / WRITE_WITH_IMM / READ: each
+ * of mixed sizes, mixed SEND / WRITE / WRITE_WITH_IMM / READ, and
+ * FETCH_ADDs (a duplicate must be answered from the saved result, never
+ * added twice): each
  * delivered exactly once, in order, intact (checksummed). Then the peer
  * disappears: retries run out into RETRY_EXC_ERR, the QP moves to ERR,
  * the rest is flushed, and nothing is written after the QP is in ERR. */
@@ -18,8 +20,9 @@
 #define RECV_OFF 0u                       /* B: receive buffers */
 #define WRITE_OFF (NSLOTS * SLOT)         /* B: WRITE targets */
 #define READ_OFF (2u * NSLOTS * SLOT)     /* B: READ sources / A: READ destinations */
+#define COUNTER_OFF (3u * NSLOTS * SLOT)  /* B: the FETCH_ADD counter */
 
-enum kind { K_SEND, K_WRITE, K_WRITE_IMM, K_READ };
+enum kind { K_SEND, K_WRITE, K_WRITE_IMM, K_READ, K_ATOMIC };
 
 struct msg {
 	uint8_t kind;
@@ -50,6 +53,7 @@ static void run(double loss, uint64_t seed)
 	static struct msg msgs[NMSG];
 	uint32_t posted = 0, completed = 0, recv_seen = 0, recv_posted = 0, steps = 0;
 	uint32_t next_recv_msg = 0; /* message index the next receive completion must carry */
+	uint64_t atomics_done = 0, counter;
 	struct uroce_qp_stats qs;
 	struct loop_link_stats ls;
 	uint64_t t0 = test_mono_ns();
@@ -70,7 +74,7 @@ static void run(double loss, uint64_t seed)
 	for (uint32_t k = 0; k < NSLOTS; k++)
 		tr_fill(b->buf + READ_OFF + k * SLOT, SLOT, 0xbeef + k);
 	for (uint32_t i = 0; i < NMSG; i++) {
-		msgs[i].kind = (uint8_t)test_rng_below(&rng, 4);
+		msgs[i].kind = (uint8_t)test_rng_below(&rng, 5);
 		msgs[i].len = (uint32_t)(test_rng_below(&rng, 4) == 0 ? test_rng_below(&rng, 64)
 		                                                       : test_rng_below(&rng, MAXLEN + 1));
 	}
@@ -92,7 +96,14 @@ static void run(double loss, uint64_t seed)
 			wr.send_flags = UROCE_SEND_SIGNALED;
 			wr.sg_list = &sg;
 			wr.num_sge = 1;
-			if (m->kind == K_READ) {
+			if (m->kind == K_ATOMIC) {
+				wr.opcode = UROCE_WR_ATOMIC_FETCH_AND_ADD;
+				tr_sge(&sg, a, READ_OFF + slot * SLOT, 8);
+				wr.wr.atomic.remote_addr = (uint64_t)(uintptr_t)(b->buf + COUNTER_OFF);
+				wr.wr.atomic.rkey = b->mr->rkey;
+				wr.wr.atomic.compare_add = 1;
+				m->len = 8;
+			} else if (m->kind == K_READ) {
 				wr.opcode = UROCE_WR_RDMA_READ;
 				tr_sge(&sg, a, READ_OFF + slot * SLOT, m->len);
 				memset(a->buf + READ_OFF + slot * SLOT, 0, m->len);
@@ -154,7 +165,14 @@ static void run(double loss, uint64_t seed)
 
 				CHECK(wc[j].status == UROCE_WC_SUCCESS, "msg %u: %s", i, uroce_wc_status_str(wc[j].status));
 				CHECK(i == completed, "completion of %u, expected %u", i, completed);
-				if (m->kind == K_READ)
+				if (m->kind == K_ATOMIC) {
+					uint64_t v;
+
+					memcpy(&v, a->buf + READ_OFF + (i % NSLOTS) * SLOT, 8);
+					CHECK(v == atomics_done, "msg %u: FETCH_ADD returned %llu, expected %llu", i,
+					      (unsigned long long)v, (unsigned long long)atomics_done);
+					atomics_done++;
+				} else if (m->kind == K_READ)
 					CHECK(sum_of(a->buf + READ_OFF + (i % NSLOTS) * SLOT, m->len) == m->sum,
 					      "msg %u: READ data corrupt (len %u)", i, m->len);
 				else if (m->kind == K_WRITE)
@@ -167,6 +185,9 @@ static void run(double loss, uint64_t seed)
 			break;
 	}
 	CHECK(completed == NMSG, "loss %.3f: %u of %u messages completed in %u steps", loss, completed, NMSG, steps);
+	memcpy(&counter, b->buf + COUNTER_OFF, 8);
+	CHECK(counter == atomics_done && atomics_done > 1000, "counter %llu after %llu FETCH_ADDs",
+	      (unsigned long long)counter, (unsigned long long)atomics_done);
 	uroce_qp_stats(a->qp, &qs);
 	loop_fabric_stats(p.fab, &ls);
 	printf("loss %.3f: %u msgs, %u steps, %.1f ms sim, %.2f s wall; lost %llu dup %llu reord %llu; "
