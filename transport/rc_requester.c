@@ -143,7 +143,8 @@ static int send_pkt(struct uroce_qp *qp, struct swqe *w)
 	return 0;
 }
 
-static bool req_tx(struct uroce_qp *qp)
+/* drain: SQD, finish the message in progress and start no new one */
+static bool req_tx(struct uroce_qp *qp, bool drain)
 {
 	uint32_t head = atomic_load_explicit(&qp->sq_head, memory_order_acquire);
 	bool rc_qp = qp->type == UROCE_QPT_RC;
@@ -151,6 +152,9 @@ static bool req_tx(struct uroce_qp *qp)
 
 	while (qp->sq_cur != head && !qp->rnr_wait && budget--) {
 		struct swqe *w = &qp->sq[qp->sq_cur & qp->sq_mask];
+
+		if (drain && w->state == SWQE_POSTED)
+			return false; /* never started: held (resends of started ones go on) */
 
 		if (rc_qp) {
 			uint32_t maxrd = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
@@ -198,9 +202,12 @@ bool qp_tx(struct uroce_qp *qp)
 	case UROCE_QPS_RTS:
 		if (qp->type == UROCE_QPT_RC)
 			more = resp_tx(qp);
-		return req_tx(qp) || more;
-	case UROCE_QPS_RTR:
+		return req_tx(qp, false) || more;
 	case UROCE_QPS_SQD:
+		if (qp->type == UROCE_QPT_RC)
+			more = resp_tx(qp);
+		return req_tx(qp, true) || more;
+	case UROCE_QPS_RTR:
 		if (qp->type == UROCE_QPT_RC)
 			more = resp_tx(qp);
 		return more;

@@ -380,8 +380,49 @@ static void test_srq_and_revocation(void)
 	tr_close(&p);
 }
 
+/* SQD: the message in progress finishes, the next waits for RTS. */
+static void test_sqd(void)
+{
+	struct tr_pair p;
+	struct tr_opts o;
+	struct uroce_sge sg;
+	struct uroce_send_wr wr = { 0 };
+	struct uroce_wc wc;
+
+	tr_opts_default(&o, UROCE_QPT_RC);
+	tr_open(&p, &o, 8, NULL, NULL);
+	struct tr_side *a = &p.s[0], *b = &p.s[1];
+
+	post_recv(b, 1, 0, 200000);
+	post_recv(b, 2, 200000, 200000);
+	tr_sge(&sg, a, 0, 150000);
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.opcode = UROCE_WR_SEND;
+	wr.send_flags = UROCE_SEND_SIGNALED;
+	wr.wr_id = 1;
+	REQUIRE(uroce_post_send(a->qp, &wr, NULL) == 0, "post: %s", uroce_last_error());
+	for (int i = 0; i < 3; i++)
+		tr_step(&p);
+	CHECK(modify(a->qp, UROCE_QPS_SQD, UROCE_QP_STATE) == 0, "RTS->SQD: %s", uroce_last_error());
+	wr.wr_id = 2;
+	REQUIRE(uroce_post_send(a->qp, &wr, NULL) == 0, "post in SQD: %s", uroce_last_error());
+	CHECK(tr_wait(&p, a->scq, &wc, STEPS) == 0 && wc.wr_id == 1 && wc.status == UROCE_WC_SUCCESS,
+	      "the message in progress did not finish in SQD");
+	for (int i = 0; i < 3000; i++)
+		tr_step(&p);
+	CHECK(uroce_poll_cq(a->scq, 1, &wc) == 0, "a new message was sent in SQD");
+	CHECK(modify(a->qp, UROCE_QPS_RTS, UROCE_QP_STATE) == 0, "SQD->RTS: %s", uroce_last_error());
+	CHECK(tr_wait(&p, a->scq, &wc, STEPS) == 0 && wc.wr_id == 2 && wc.status == UROCE_WC_SUCCESS,
+	      "held message after SQD->RTS");
+	CHECK(tr_wait(&p, b->rcq, &wc, STEPS) == 0 && wc.wr_id == 1 && wc.byte_len == 150000, "recv 1");
+	CHECK(tr_wait(&p, b->rcq, &wc, STEPS) == 0 && wc.wr_id == 2 && wc.byte_len == 150000, "recv 2");
+	tr_close(&p);
+}
+
 int main(void)
 {
+	test_sqd();
 	test_state_machine();
 	test_responder_checks();
 	test_rnr();
