@@ -265,6 +265,16 @@ static inline bool mr_check(const struct mr_int *m, const struct uroce_pd *pd, u
 	return true;
 }
 
+/* Local buffers are checked at post time; a region deregistered since then
+ * must not be written: true when every SGE's lkey is still live. */
+static inline bool sges_live(struct uroce_context *ctx, const struct uroce_sge *sge, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (sge[i].length && !mr_lookup(ctx, sge[i].lkey))
+			return false;
+	return true;
+}
+
 /* --- CQ -------------------------------------------------------------------- */
 void cq_push(struct uroce_cq *cq, const struct uroce_wc *wc);
 

@@ -83,6 +83,7 @@ static void fail_tail(struct uroce_qp *qp, enum uroce_wc_status st)
 static void progress_made(struct uroce_qp *qp)
 {
 	qp->retry_left = qp->attr.retry_cnt;
+	qp->rnr_left = qp->attr.rnr_retry;
 	qp->gb_blocked = false;
 	if (outstanding(qp))
 		rc_arm_retry(qp);
@@ -207,6 +208,10 @@ static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt, uint8_
 		fail_tail(qp, UROCE_WC_BAD_RESP_ERR);
 		return;
 	}
+	if (!sges_live(qp->ctx, w->sge, w->num_sge)) {
+		fail_tail(qp, UROCE_WC_LOC_PROT_ERR);
+		return;
+	}
 	sge_copy_in(w->sge, w->num_sge, off, pkt->payload, pkt->payload_len);
 	w->resp_psn = psn_add(w->resp_psn, 1);
 	if (roce_psn_diff(pkt->psn, qp->acked_psn) > 0)
@@ -228,6 +233,10 @@ static void on_atomic_ack(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	w = tail_wqe(qp);
 	if (!w || w->state == SWQE_POSTED || w->opcode < UROCE_WR_ATOMIC_CMP_AND_SWP || pkt->psn != w->first_psn) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_PSN_OUT_OF_WINDOW);
+		return;
+	}
+	if (!sges_live(qp->ctx, w->sge, w->num_sge)) {
+		fail_tail(qp, UROCE_WC_LOC_PROT_ERR);
 		return;
 	}
 	sge_copy_in(w->sge, w->num_sge, 0, (const uint8_t *)&v, 8);

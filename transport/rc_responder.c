@@ -161,6 +161,9 @@ static void ud_rx(struct uroce_qp *qp, const struct uroce_frame *f, const struct
 	if (wc.byte_len > qp->cur_rwqe.length) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
 		wc.status = UROCE_WC_LOC_LEN_ERR;
+	} else if (!sges_live(qp->ctx, qp->cur_rwqe.sge, qp->cur_rwqe.num_sge)) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_ACCESS_DENIED);
+		wc.status = UROCE_WC_LOC_PROT_ERR;
 	} else {
 		/* the GRH area: for IPv4, rxe puts the IPv4 header in its last
 		 * 20 bytes and zeroes the first 20; for IPv6 the whole header */
@@ -316,6 +319,20 @@ static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 			if (rc) {
 				post_recv_wc(qp, UROCE_WC_RECV, qp->recv_off + len, pkt, false, UROCE_WC_LOC_LEN_ERR);
 				send_aeth(qp, AETH_NAK_INVALID_REQ, qp->epsn);
+				qp_to_error(qp);
+			} else {
+				qp->in_send = false;
+				qp->uc_discard = !op_last(op);
+				qp->epsn = psn_add(pkt->psn, 1);
+			}
+			return;
+		}
+		if (!sges_live(qp->ctx, qp->cur_rwqe.sge, qp->cur_rwqe.num_sge)) {
+			/* the receive buffer's region was deregistered after posting */
+			ctx_count_drop(qp->ctx, UROCE_DROP_ACCESS_DENIED);
+			post_recv_wc(qp, UROCE_WC_RECV, qp->recv_off, pkt, false, UROCE_WC_LOC_PROT_ERR);
+			if (rc) {
+				send_aeth(qp, AETH_NAK_REM_OP_ERR, qp->epsn);
 				qp_to_error(qp);
 			} else {
 				qp->in_send = false;

@@ -420,8 +420,53 @@ static void test_sqd(void)
 	tr_close(&p);
 }
 
+/* A receive buffer whose region is deregistered after posting is never
+ * written: LOC_PROT_ERR at the receiver, REM_OP_ERR at the sender. */
+static void test_recv_region_revoked(void)
+{
+	struct tr_pair p;
+	struct tr_opts o;
+	struct uroce_mr *mr;
+	uint8_t *extra = calloc(1, 8192);
+	struct uroce_sge sg;
+	struct uroce_recv_wr rw = { .wr_id = 77, .sg_list = &sg, .num_sge = 1 };
+	struct uroce_send_wr wr = { 0 };
+	struct uroce_wc wc;
+
+	tr_opts_default(&o, UROCE_QPT_RC);
+	tr_open(&p, &o, 9, NULL, NULL);
+	struct tr_side *a = &p.s[0], *b = &p.s[1];
+
+	REQUIRE(extra && uroce_mr_reg(b->pd, extra, 8192, o.mr_access, &mr) == 0, "mr: %s", uroce_last_error());
+	sg.addr = (uint64_t)(uintptr_t)extra;
+	sg.length = 8192;
+	sg.lkey = mr->lkey;
+	REQUIRE(uroce_post_recv(b->qp, &rw, NULL) == 0, "post_recv: %s", uroce_last_error());
+	CHECK(uroce_mr_dereg(mr) == 0, "dereg");
+	tr_fill(a->buf, 3000, 1);
+	tr_sge(&sg, a, 0, 3000);
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.opcode = UROCE_WR_SEND;
+	wr.send_flags = UROCE_SEND_SIGNALED;
+	wr.wr_id = 10;
+	REQUIRE(uroce_post_send(a->qp, &wr, NULL) == 0, "post: %s", uroce_last_error());
+	CHECK(tr_wait(&p, a->scq, &wc, STEPS) == 0 && wc.status == UROCE_WC_REM_OP_ERR, "sender: %s",
+	      uroce_wc_status_str(wc.status));
+	CHECK(tr_wait(&p, b->rcq, &wc, STEPS) == 0 && wc.wr_id == 77 && wc.status == UROCE_WC_LOC_PROT_ERR,
+	      "receiver: %s", uroce_wc_status_str(wc.status));
+	for (int i = 0; i < 8192; i++)
+		if (extra[i]) {
+			CHECK(0, "a revoked receive buffer was written");
+			break;
+		}
+	free(extra);
+	tr_close(&p);
+}
+
 int main(void)
 {
+	test_recv_region_revoked();
 	test_sqd();
 	test_state_machine();
 	test_responder_checks();
