@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -381,6 +382,30 @@ static int kernel_mtu(unsigned ifindex, char name[IF_NAMESIZE], uint16_t *mtu)
 	return rc;
 }
 
+/* The IPv4 address of the kernel interface a vdev is bound to, for a port
+ * whose caller gave none (the tools take their GID from the port, as the
+ * afxdp port does): 0 when it has none. */
+static uint32_t kernel_ipv4(unsigned ifindex)
+{
+	char name[IF_NAMESIZE];
+	struct ifreq ifr;
+	uint32_t ip = 0;
+	int fd;
+
+	if (!if_indextoname(ifindex, name))
+		return 0;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, name, IF_NAMESIZE);
+	ifr.ifr_addr.sa_family = AF_INET;
+	if (ioctl(fd, SIOCGIFADDR, &ifr) == 0)
+		ip = ((struct sockaddr_in *)(void *)&ifr.ifr_addr)->sin_addr.s_addr;
+	close(fd);
+	return ip;
+}
+
 static int dpdk_setup(struct port *p, struct dpdk_priv *d, char *err, size_t errlen)
 {
 	struct rte_eth_dev_info info;
@@ -570,6 +595,8 @@ static int dpdk_open(struct port *p, char *err, size_t errlen)
 		goto unlock;
 	}
 	p->ipv4_be = cfg->ipv4_be;
+	if (!p->ipv4_be && p->ifindex > 0)
+		p->ipv4_be = kernel_ipv4((unsigned)p->ifindex);
 	p->priv = d;
 	port_in_use[d->port_id] = true;
 unlock:
