@@ -21,6 +21,9 @@
 # Exit 0 only when every case passed; the output of both sides of each
 # failing case is printed after the table.
 set -euo pipefail
+# The whole script is one compound command, read before it runs: editing
+# the file under a running matrix does not change what that run executes.
+{
 
 MTUS="1024 4096"
 ONLY=
@@ -137,6 +140,7 @@ HOST_PIDS=()
 GUESTS=()
 T0=$SECONDS
 
+# shellcheck disable=SC2317 # run by the trap
 cleanup() {
 	local rc=$? p
 	for p in "${HOST_PIDS[@]}"; do
@@ -144,7 +148,7 @@ cleanup() {
 	done
 	"$VMLAB" down >/dev/null 2>&1 || true
 	rm -rf "$WORK"
-	exit $rc
+	exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -437,3 +441,5 @@ if [ ${#FAILED[@]} -gt 0 ]; then
 	exit 1
 fi
 echo "PASS: all ${#CASES[@]} cases"
+exit
+}

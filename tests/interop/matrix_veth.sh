@@ -14,6 +14,9 @@
 # GIDs from the data veth's address, so the client finds the server's RoCE
 # address in the exchange, not from the name it connects to.
 set -euo pipefail
+# The whole script is one compound command, read before it runs: editing
+# the file under a running matrix does not change what that run executes.
+{
 
 ONLY=
 SKIP=
@@ -74,6 +77,7 @@ NS_S=${PFX}s # server end
 NS_C=${PFX}c # client end
 WORK=$(mktemp -d /tmp/uroce-matrix-veth.XXXXXX)
 PIDS=()
+# shellcheck disable=SC2317 # run by the trap
 cleanup() {
 	local rc=$? p
 	for p in "${PIDS[@]}"; do
@@ -82,7 +86,7 @@ cleanup() {
 	ip netns del "$NS_S" 2>/dev/null || true
 	ip netns del "$NS_C" 2>/dev/null || true
 	rm -rf "$WORK"
-	exit $rc
+	exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -206,3 +210,5 @@ for c in "${FAILED[@]}"; do
 done
 [ ${#FAILED[@]} = 0 ] || exit 1
 echo "PASS: all ${#CASES[@]} cases"
+exit
+}
