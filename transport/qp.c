@@ -27,10 +27,14 @@ uint32_t uroce_qp_num(const struct uroce_qp *qp)
 	return qp ? qp->qpn : 0;
 }
 
+/* The transport state of one QP: the QP itself and its responder
+ * resources; the send/receive queues come on top and scale with the caps
+ * (sizeof(struct swqe) + max_send_sge SGEs per send WR, one
+ * struct rwqe + max_recv_sge SGEs per receive WR). */
 size_t uroce_qp_state_bytes(enum uroce_qp_type type)
 {
 	(void)type;
-	return sizeof(struct uroce_qp);
+	return sizeof(struct uroce_qp) + RC_MAX_RD_ATOMIC * sizeof(struct rd_res);
 }
 
 /* DEDICATED mode: the calls that touch engine-owned QP state run on the
@@ -199,7 +203,7 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 	struct uroce_context *ctx;
 	struct uroce_qp *qp;
 	struct uroce_qp_cap *cap;
-	uint32_t sq = 1, rq = 1, ssge, rsge, qpn;
+	uint32_t sq = 1, rq = 1, ssge, rsge, qpn, cur_sges;
 	const char *why = NULL;
 
 	if (!pd || !attr || !out)
@@ -248,7 +252,9 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
 	qp->sq = calloc(sq, sizeof(*qp->sq));
 	qp->rq = rq ? calloc(rq, sizeof(*qp->rq)) : NULL;
-	qp->sge_pool = calloc((size_t)sq * ssge + (size_t)rq * rsge, sizeof(struct uroce_sge));
+	/* send SGEs, receive SGEs, then the current receive WQE's copy */
+	cur_sges = attr->srq ? attr->srq->max_sge : rsge;
+	qp->sge_pool = calloc((size_t)sq * ssge + (size_t)rq * rsge + cur_sges, sizeof(struct uroce_sge));
 	qp->inl_pool = cap->max_inline_data ? malloc((size_t)sq * cap->max_inline_data) : NULL;
 	qp->res = calloc(RC_MAX_RD_ATOMIC, sizeof(*qp->res));
 	if (!qp->sq || (rq && !qp->rq) || !qp->sge_pool || (cap->max_inline_data && !qp->inl_pool) || !qp->res) {
@@ -285,7 +291,7 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 	qp->attr.port_num = 1;
 	qp->attr.cap = *cap;
 	qp->nres = 1;
-	qp->cur_rwqe.sge = qp->cur_sge;
+	qp->cur_rwqe.sge = qp->sge_pool + (size_t)sq * ssge + (size_t)rq * rsge;
 	wheel_timer_init(&qp->retry_timer, rc_retry_timer_fn, qp);
 	ctx->qps[qpn] = qp;
 	ctx->next_qpn = qpn + 1;

@@ -168,8 +168,7 @@ struct uroce_qp {
 	bool in_send;           /* a multi-packet SEND is being placed */
 	bool in_write;
 	bool have_rwqe;
-	struct rwqe cur_rwqe;   /* copy of the WQE taken for the current SEND */
-	struct uroce_sge cur_sge[QP_MAX_SGE];
+	struct rwqe cur_rwqe;   /* copy of the WQE taken for the current SEND (its SGEs in sge_pool) */
 	uint32_t recv_off;
 	uint64_t write_va;
 	uint32_t write_left;
