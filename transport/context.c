@@ -64,6 +64,11 @@ uint64_t ctx_now(const struct uroce_context *ctx)
 	return engine_now(ctx->eng);
 }
 
+uint64_t ctx_clock(const struct uroce_context *ctx)
+{
+	return ctx->clock(ctx->clock_ctx);
+}
+
 void ctx_count_drop(struct uroce_context *ctx, enum uroce_drop_reason r)
 {
 	ctx->drops[r]++;
@@ -335,6 +340,8 @@ int uroce_context_create(struct uroce_context **out, const struct uroce_context_
 		ec.clock = loop_fabric_clock;
 		ec.clock_ctx = cfg.fabric;
 	}
+	ctx->clock = ec.clock ? ec.clock : engine_clock_monotonic;
+	ctx->clock_ctx = ec.clock_ctx;
 	ctx->eng = engine_create(&ec, err, sizeof(err));
 	if (!ctx->eng) {
 		rc = uroce_fail(-EINVAL, "uroce_context_create: engine: %s", err);

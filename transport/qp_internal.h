@@ -194,6 +194,8 @@ struct uroce_context {
 	struct port *port;
 	struct engine *eng;
 	struct loop_fabric *fabric;
+	engine_clock_fn clock;  /* the engine's time source, read fresh when arming timers */
+	void *clock_ctx;
 	enum uroce_engine_mode mode;
 	uint8_t gid[16];        /* IPv4-mapped */
 	uint8_t gid6[16];       /* the port's IPv6 address, when have_v6 */
@@ -233,6 +235,10 @@ void ctx_kick(struct uroce_qp *qp);
 int ctx_resolve_dest(struct uroce_context *ctx, const struct uroce_ah_attr *ah, struct dest *d);
 void ctx_count_drop(struct uroce_context *ctx, enum uroce_drop_reason r);
 uint64_t ctx_now(const struct uroce_context *ctx);
+/* The clock itself: engine_now() is the start of the iteration, which can
+ * be long ago when the app posts after a pause (a timer armed from it
+ * would fire at once). */
+uint64_t ctx_clock(const struct uroce_context *ctx);
 /* Allocate a frame, fill the common headers of pkt for the destination. */
 void ctx_pkt_init(struct uroce_context *ctx, struct roce_pkt *pkt, const struct dest *d, uint16_t sport);
 /* Build and stage. gather: copy payload from it before building (NULL = p->payload). */

@@ -164,7 +164,7 @@ static void on_aeth(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		qp->gb_blocked = false;
 		go_back(qp, pkt->psn);
 		qp->rnr_wait = true;
-		engine_timer_arm_in(qp->ctx->eng, &qp->retry_timer, rnr_timer_ns[syn & 0x1f]);
+		engine_timer_arm(qp->ctx->eng, &qp->retry_timer, ctx_clock(qp->ctx) + rnr_timer_ns[syn & 0x1f]);
 		return;
 	case 3: /* NAK */
 		ack_upto(qp, prev);

@@ -56,8 +56,8 @@ void rc_arm_retry(struct uroce_qp *qp)
 {
 	if (!qp->attr.timeout)
 		return; /* 0 = infinite: never time out */
-	/* 4.096 us * 2^timeout */
-	engine_timer_arm_in(qp->ctx->eng, &qp->retry_timer, 4096ull << qp->attr.timeout);
+	/* 4.096 us * 2^timeout from now (the clock, not the iteration's start) */
+	engine_timer_arm(qp->ctx->eng, &qp->retry_timer, ctx_clock(qp->ctx) + (4096ull << qp->attr.timeout));
 }
 
 static int send_pkt(struct uroce_qp *qp, struct swqe *w)

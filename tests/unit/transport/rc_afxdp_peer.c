@@ -201,7 +201,7 @@ int main(int argc, char **argv)
 		DIE("RTR");
 	a.qp_state = UROCE_QPS_RTS;
 	a.sq_psn = client ? 1000 : 2000;
-	a.timeout = 14;
+	a.timeout = 17; /* ~0.5 s: a busy 2-core CI box can stall a process for tens of ms */
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 4;
@@ -209,7 +209,12 @@ int main(int argc, char **argv)
 	                                    UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC))
 		DIE("RTS");
 
+	/* like a real exchange: the client starts once the server's QP can
+	 * take packets (RTR needs the peer's MAC, and IPv6 neighbour discovery
+	 * may take longer than the retry budget) */
+	put_info(argv[3], client ? "client-ready" : "server-ready", &me);
 	if (client) {
+		get_info(argv[3], "server-ready", &peer);
 		for (unsigned i = 0; i < NSIZES; i++) {
 			uint32_t n = sizes[i];
 			struct uroce_sge sg = { (uint64_t)(uintptr_t)buf, n, mr->lkey };
@@ -242,7 +247,13 @@ int main(int argc, char **argv)
 			if (uroce_post_send(qp, &wr, NULL))
 				DIE("post send");
 			wait_wc(ctx, cq, &wc, "send");
-			printf("client: %u bytes: write, read, send ok\n", n);
+			{
+				struct uroce_qp_stats qs;
+
+				uroce_qp_stats(qp, &qs);
+				printf("client: %u bytes: write, read, send ok (timeouts so far %llu)\n", n,
+				       (unsigned long long)qs.timeouts);
+			}
 		}
 		put_info(argv[3], "client-done", &me);
 		/* stay a little so that the last ACKs reach the server */
@@ -271,9 +282,19 @@ int main(int argc, char **argv)
 	{
 		struct uroce_qp_stats st;
 
+		struct uroce_port_stats ps;
+
 		uroce_qp_stats(qp, &st);
-		printf("%s: tx %llu rx %llu retransmits %llu\n", argv[1], (unsigned long long)st.tx_packets,
-		       (unsigned long long)st.rx_packets, (unsigned long long)st.retransmits);
+		uroce_port_stats(ctx, &ps);
+		printf("%s: tx %llu rx %llu retransmits %llu timeouts %llu seq_naks %llu; port drops:", argv[1],
+		       (unsigned long long)st.tx_packets, (unsigned long long)st.rx_packets,
+		       (unsigned long long)st.retransmits, (unsigned long long)st.timeouts,
+		       (unsigned long long)st.seq_naks_rcvd);
+		for (int r = 1; r < UROCE_DROP__COUNT; r++)
+			if (ps.drops[r])
+				printf(" %s %llu", uroce_drop_reason_name((enum uroce_drop_reason)r),
+				       (unsigned long long)ps.drops[r]);
+		printf("\n");
 	}
 	uroce_qp_destroy(qp);
 	uroce_mr_dereg(mr);

@@ -464,8 +464,43 @@ static void test_recv_region_revoked(void)
 	tr_close(&p);
 }
 
+/* Posting after a long pause without progress: the ACK timeout counts
+ * from the post, not from the last engine iteration (that bug fired the
+ * timer at once and resent a packet for nothing). */
+static void test_timer_after_pause(void)
+{
+	struct tr_pair p;
+	struct tr_opts o;
+	struct uroce_sge sg;
+	struct uroce_send_wr wr = { 0 };
+	struct uroce_wc wc;
+	struct uroce_qp_stats qs;
+	struct loop_impairment slow = { .delay_ns = 200000 }; /* 0.2 ms each way, timeout ~1 ms */
+
+	tr_opts_default(&o, UROCE_QPT_RC);
+	tr_open(&p, &o, 10, &slow, &slow);
+	struct tr_side *a = &p.s[0], *b = &p.s[1];
+
+	for (int i = 0; i < 10; i++)
+		tr_step(&p);
+	loop_fabric_advance(p.fab, 5000000000ull); /* 5 s with nobody progressing */
+	post_recv(b, 1, 0, 4096);
+	tr_sge(&sg, a, 0, 100);
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.opcode = UROCE_WR_SEND;
+	wr.send_flags = UROCE_SEND_SIGNALED;
+	REQUIRE(uroce_post_send(a->qp, &wr, NULL) == 0, "post: %s", uroce_last_error());
+	CHECK(tr_wait(&p, a->scq, &wc, STEPS) == 0 && wc.status == UROCE_WC_SUCCESS, "send after a pause");
+	uroce_qp_stats(a->qp, &qs);
+	CHECK(qs.timeouts == 0 && qs.retransmits == 0, "after a pause: %llu timeouts, %llu retransmits",
+	      (unsigned long long)qs.timeouts, (unsigned long long)qs.retransmits);
+	tr_close(&p);
+}
+
 int main(void)
 {
+	test_timer_after_pause();
 	test_recv_region_revoked();
 	test_sqd();
 	test_state_machine();
