@@ -100,12 +100,12 @@ IPERF_GBPS=$(ip netns exec "$NA" iperf3 -c $IPB -u -b 0 -l 4096 -t "$DURATION" -
 wait "$LAST" || true
 
 echo "rc_bench: write_bw" >&2
-WBW_OUT=$(perftest write_bw -s 65536 -m 4096 -D "$DURATION" --report_gbits)
+WBW_OUT=$(perftest write_bw -s 65536 -m 4096 -n 20000 --report_gbits)
 # perftest's table line: #bytes #iterations BW-peak BW-average MsgRate
 WBW_GBPS=$(awk '$1=="65536"{print $4}' <<<"$WBW_OUT" | tail -1)
 
 echo "rc_bench: message rate" >&2
-MR_OUT=$(perftest write_bw -s 64 -m 4096 -D "$DURATION" --report_gbits)
+MR_OUT=$(perftest write_bw -s 64 -m 4096 -n 500000 --report_gbits)
 MR_MPPS=$(awk '$1=="64"{print $5}' <<<"$MR_OUT" | tail -1)
 
 echo "rc_bench: write_lat vs sockperf" >&2
