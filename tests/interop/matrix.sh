@@ -360,7 +360,8 @@ run_case() { # CASE
 	echo "$c_cmd" >"$d/client.cmd"
 	: >"$d/server.out"
 	: >"$d/client.out"
-	"$VMLAB" capture-start mx "$d/wire.pcap" udp port 4791 2>/dev/null
+	# RoCEv2 and the TCP exchange: --outdir keeps both for debugging.
+	"$VMLAB" capture-start mx "$d/wire.pcap" udp port 4791 or tcp port $TCP_PORT 2>/dev/null
 	side_start "$s_side" "$s_cmd" "$d/server.out"
 	h=$HANDLE
 	if side_listening "$s_side" "$h"; then
