@@ -1,7 +1,8 @@
 /* Latency traffic as perftest's run_iter_lat_write, run_iter_lat and
  * run_iter_lat_send do it. write_lat: each side RDMA-writes its message
  * to the other and spins on the last byte of its own receive area until
- * the peer's counter shows up there (the client starts). read_lat: the
+ * the peer's counter shows up there (the server writes first, as in
+ * perftest's run_iter_lat_write; send_lat's client sends first). read_lat: the
  * client reads, one at a time. send_lat: SEND/RECV ping-pong. A sample
  * is the time between two consecutive posts; ping-pong samples are halved.
  */
@@ -77,7 +78,7 @@ int perf_run_lat(struct perf_ctx *p, struct perf_lat_result *res)
 		volatile uint8_t *poll_buf = perf_recv_area(p, 0) + o->size - 1;
 		wr.opcode = UROCE_WR_RDMA_WRITE;
 		while (scnt < iters || rcnt < iters || ccnt < iters) {
-			if (rcnt < iters && !(scnt < 1 && client)) {
+			if (rcnt < iters && !(scnt < 1 && !client)) {
 				rcnt++;
 				if ((rc = wait_byte(p, poll_buf, (uint8_t)rcnt)))
 					goto out;

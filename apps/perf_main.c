@@ -41,29 +41,18 @@ static int pre_traffic(struct perf_ctx *p)
 	switch (p->o->test) {
 	case PERF_WRITE_BW:
 	case PERF_READ_BW:
-		/* per QP: destinations; connect; one barrier after RTR */
-		if ((rc = hs_qps(p, 1)) || (rc = perf_connect_qps(p)) || (rc = hs0(p)))
-			return rc;
-		return 0;
 	case PERF_SEND_BW:
-		/* per QP; connect; barrier; per QP again (perftest prints the remote then) */
+	case PERF_SEND_LAT:
+		/* per QP: destinations; QPs to RTS; one barrier after RTR;
+		 * per QP again (perftest prints the remote side then) */
 		if ((rc = hs_qps(p, 1)) || (rc = perf_connect_qps(p)) || (rc = hs0(p)) || (rc = hs_qps(p, 0)))
 			return rc;
 		return 0;
 	case PERF_WRITE_LAT:
-		/* one, per QP; connect; barrier */
-		if ((rc = hs0(p)) || (rc = hs_qps(p, 1)) || (rc = perf_connect_qps(p)) || (rc = hs0(p)))
-			return rc;
-		return 0;
 	case PERF_READ_LAT:
-		/* one, per QP; connect; per QP again; barrier */
+		/* one; per QP; QPs to RTS; per QP again; one barrier */
 		if ((rc = hs0(p)) || (rc = hs_qps(p, 0)) || (rc = perf_connect_qps(p)) || (rc = hs_qps(p, 1)) ||
 		    (rc = hs0(p)))
-			return rc;
-		return 0;
-	case PERF_SEND_LAT:
-		/* per QP; connect; barrier */
-		if ((rc = hs_qps(p, 1)) || (rc = perf_connect_qps(p)) || (rc = hs0(p)))
 			return rc;
 		return 0;
 	}

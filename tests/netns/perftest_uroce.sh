@@ -163,7 +163,7 @@ mtu = xchg(b"3\x00")
 if mtu not in (b"3\x00", b"1\x00", b"2\x00"):
     sys.exit("fake client: MTU message %r" % mtu)
 if mode in ("write_bw", "read_bw"):
-    hs(); hs()                       # per QP; after RTR
+    hs(); hs(); hs()                 # per QP; after RTR; per QP again
     hs()                             # the client's end
     rep = [struct.pack(">Q", 65536), struct.pack(">Q", 4321), struct.pack(">d", 1234.5),
            struct.pack(">d", 1111.25), struct.pack(">d", 0.017781)]
