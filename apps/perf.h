@@ -88,6 +88,10 @@ struct perf_comm {
 	/* Called while a read waits, so the transport keeps running (the
 	 * server of a write_bw test receives all its data while it waits). */
 	int (*progress)(void *arg);
+	/* A counter that moves while the peer is alive (packets received):
+	 * a TCP wait times out only after --timeout seconds without it
+	 * moving, so a long test is not cut short while it runs. */
+	uint64_t (*activity)(void *arg);
 	void *progress_arg;
 	char rem_version[PERF_VERSION_LEN + 1];
 	double rem_version_num;
@@ -143,6 +147,7 @@ int perf_setup(struct perf_ctx *p);
 int perf_connect_qps(struct perf_ctx *p);
 void perf_teardown(struct perf_ctx *p);
 int perf_progress(void *arg);
+uint64_t perf_activity(void *arg);
 /* Send and receive areas of one QP's buffer. */
 uint8_t *perf_send_area(struct perf_ctx *p, int qp);
 uint8_t *perf_recv_area(struct perf_ctx *p, int qp);

@@ -32,9 +32,12 @@ static int set_nonblock(int fd)
 	return fl < 0 ? -errno : (fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0);
 }
 
-/* Wait for fd to be ready for ev; run the transport meanwhile. */
+/* Wait for fd to be ready for ev; run the transport meanwhile. The
+ * deadline moves on while the peer's packets keep arriving. */
 static int wait_fd(struct perf_comm *c, int fd, short ev, uint64_t deadline)
 {
+	uint64_t seen = c->activity ? c->activity(c->progress_arg) : 0;
+
 	for (;;) {
 		struct pollfd pfd = {.fd = fd, .events = ev};
 		int n = poll(&pfd, 1, c->progress ? 0 : 50);
@@ -44,8 +47,14 @@ static int wait_fd(struct perf_comm *c, int fd, short ev, uint64_t deadline)
 			return -errno;
 		if (c->progress && c->progress(c->progress_arg) < 0)
 			return -EIO;
-		if (perf_now_ns() >= deadline)
+		uint64_t t = perf_now_ns();
+		if (t < deadline)
+			continue;
+		uint64_t now_seen = c->activity ? c->activity(c->progress_arg) : seen;
+		if (now_seen == seen)
 			return -ETIMEDOUT;
+		seen = now_seen;
+		deadline = t + (uint64_t)(c->timeout * 1e9);
 	}
 }
 
@@ -409,7 +418,9 @@ int perf_close_connection(struct perf_comm *c, const struct perf_dest *mine)
 	double saved = c->timeout;
 	c->timeout = saved < 2 ? saved : 2;
 	int (*prog)(void *) = c->progress;
+	uint64_t (*act)(void *) = c->activity;
 	c->progress = NULL;
+	c->activity = NULL;
 	uint64_t deadline = deadline_after(c->timeout);
 	size_t got = 0;
 	while (got < sizeof(done) && perf_now_ns() < deadline) {
@@ -424,6 +435,7 @@ int perf_close_connection(struct perf_comm *c, const struct perf_dest *mine)
 			break;
 	}
 	c->progress = prog;
+	c->activity = act;
 	c->timeout = saved;
 	return 0;
 }

@@ -178,6 +178,7 @@ int perf_main(int argc, char **argv)
 	if (rc)
 		goto out;
 	p.comm.progress = perf_progress;
+	p.comm.activity = perf_activity;
 	p.comm.progress_arg = &p;
 	int agreed;
 	if ((rc = perf_xchg_versions(&p.comm)) || (rc = perf_xchg_sys(&p.comm)) ||

@@ -30,6 +30,14 @@ int perf_progress(void *arg)
 	return rc;
 }
 
+uint64_t perf_activity(void *arg)
+{
+	struct perf_ctx *p = arg;
+	struct uroce_port_stats st;
+
+	return uroce_port_stats(p->ctx, &st) ? 0 : st.rx_packets;
+}
+
 uint8_t *perf_send_area(struct perf_ctx *p, int qp)
 {
 	return p->buf + (size_t)qp * p->qp_buf;
@@ -148,6 +156,7 @@ int perf_setup(struct perf_ctx *p)
 		p->mtu = p->port.active_mtu;
 	}
 	p->comm.progress = perf_progress;
+	p->comm.activity = perf_activity;
 	p->comm.progress_arg = p;
 	return 0;
 }
