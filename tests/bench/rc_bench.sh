@@ -4,7 +4,8 @@
 # link MTU), each beside its baseline in the same run on the same pair:
 #   write_bw, RC, 64 KiB messages, 1 QP  vs  the frame ceiling (uroce-perf raw
 #       at 4 KiB payload frames: RDMA payload Gbit/s) and iperf3 UDP (4 KiB datagrams)
-#   write_lat, 64 B                      vs  sockperf UDP ping-pong, 64 B
+#   write_lat, 64 B                      vs  sockperf UDP ping-pong, 64 B (blocking, as
+#       sockperf runs), and a kernel UDP ping-pong that busy-polls both ends
 #   message rate of 64 B writes          vs  the frame ceiling at 64 B frames
 # and the QP scale test (qp_scale: 10 000 QPs on one context).
 #
@@ -24,7 +25,8 @@ done
 [ "$(id -u)" = 0 ] || { echo "rc_bench: must run as root (namespaces, XDP)" >&2; exit 2; }
 PERF=$BUILD/apps/uroce-perf
 SCALE=$BUILD/tests/bench/qp_scale
-for b in "$PERF" "$SCALE"; do
+UPP=$BUILD/tests/bench/udp_pingpong
+for b in "$PERF" "$SCALE" "$UPP"; do
 	[ -x "$b" ] || { echo "rc_bench: $b not built (ninja -C $BUILD)" >&2; exit 2; }
 done
 for t in iperf3 sockperf; do
@@ -121,6 +123,13 @@ kill "$LAST" 2>/dev/null || true
 SP_AVG=$(sed -n 's/.*avg-latency=\([0-9.]*\).*/\1/p' <<<"$SP_OUT" | tail -1)
 SP_P50=$(awk '/percentile 50.000/{print $NF}' <<<"$SP_OUT" | tail -1)
 SP_P99=$(awk '/percentile 99.000/{print $NF}' <<<"$SP_OUT" | tail -1)
+bg "$NB" "$TMP/upp" "$UPP" server --ip $IPB --duration 60
+for _ in $(seq 100); do grep -q serving "$TMP/upp" && break; sleep 0.05; done
+UPP_OUT=$(ip netns exec "$NA" "$UPP" client --ip $IPB --size 64 --iters 20000 2>&1 || true)
+kill "$LAST" 2>/dev/null || true
+UPP_P50=$(sed -n 's/.*"median_us":\([0-9.]*\).*/\1/p' <<<"$UPP_OUT")
+UPP_AVG=$(sed -n 's/.*"avg_us":\([0-9.]*\).*/\1/p' <<<"$UPP_OUT")
+UPP_P99=$(sed -n 's/.*"p99_us":\([0-9.]*\).*/\1/p' <<<"$UPP_OUT")
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f", a / b }'; }
 echo
@@ -130,7 +139,10 @@ echo "| write_bw RC 64 KiB, 1 QP, MTU 4096 (Gbit/s of payload) | ${WBW_GBPS:--} 
 echo "| | | iperf3 UDP, 4 KiB datagrams (receiver) | ${IPERF_GBPS:--} | $(ratio "${WBW_GBPS:-}" "${IPERF_GBPS:-}") |"
 echo "| message rate, 64 B writes (Mpps) | ${MR_MPPS:--} | frame ceiling, 64 B payload frames | ${RAW64_MPPS:--} | $(ratio "${MR_MPPS:-}" "${RAW64_MPPS:-}") |"
 echo "| write_lat 64 B, typical (median) us | ${WLAT_TYP:--} | sockperf UDP ping-pong 64 B, median RTT/2 us | ${SP_P50:--} | $(ratio "${WLAT_TYP:-}" "${SP_P50:-}") |"
+echo "| | | busy-polling kernel UDP ping-pong 64 B, median RTT/2 us | ${UPP_P50:--} | $(ratio "${WLAT_TYP:-}" "${UPP_P50:-}") |"
 echo "| write_lat 64 B, average us | ${WLAT_AVG:--} | sockperf average RTT/2 us | ${SP_AVG:--} | $(ratio "${WLAT_AVG:-}" "${SP_AVG:-}") |"
+echo "| | | busy-polling kernel UDP, average us | ${UPP_AVG:--} | $(ratio "${WLAT_AVG:-}" "${UPP_AVG:-}") |"
 echo "| write_lat 64 B, 99th percentile us | ${WLAT_P99:--} | sockperf 99th percentile us | ${SP_P99:--} | $(ratio "${WLAT_P99:-}" "${SP_P99:-}") |"
+echo "| | | busy-polling kernel UDP, 99th percentile us | ${UPP_P99:--} | $(ratio "${WLAT_P99:-}" "${UPP_P99:-}") |"
 echo
 "$SCALE" --qps 10000
