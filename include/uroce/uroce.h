@@ -162,6 +162,7 @@ int uroce_port_stats(struct uroce_context *ctx, struct uroce_port_stats *stats);
 
 /** Allocate / free a protection domain. */
 int uroce_pd_alloc(struct uroce_context *ctx, struct uroce_pd **out);
+/** Free a protection domain; every MR, QP, SRQ and AH on it must be gone. */
 int uroce_pd_free(struct uroce_pd *pd);
 
 /** Memory access rights (same values as enum ibv_access_flags). */
@@ -189,6 +190,7 @@ int uroce_mr_dereg(struct uroce_mr *mr);
 
 /** Create a completion queue of at least cqe entries. */
 int uroce_cq_create(struct uroce_context *ctx, int cqe, struct uroce_cq **out);
+/** Destroy a CQ; no QP may still use it. */
 int uroce_cq_destroy(struct uroce_cq *cq);
 
 /** Completion status (same values as enum ibv_wc_status). */
@@ -262,7 +264,9 @@ struct uroce_srq_init_attr {
 	uint32_t max_wr;
 	uint32_t max_sge;
 };
+/** Create a shared receive queue of attr->max_wr entries of attr->max_sge SGEs. */
 int uroce_srq_create(struct uroce_pd *pd, const struct uroce_srq_init_attr *attr, struct uroce_srq **out);
+/** Destroy an SRQ; no QP may still use it. */
 int uroce_srq_destroy(struct uroce_srq *srq);
 
 /** Path MTU (same values as enum ibv_mtu). */
@@ -290,6 +294,7 @@ struct uroce_ah_attr {
 
 /** Address handle for UD sends. */
 int uroce_ah_create(struct uroce_pd *pd, const struct uroce_ah_attr *attr, struct uroce_ah **out);
+/** Destroy an address handle. */
 int uroce_ah_destroy(struct uroce_ah *ah);
 
 /** Queue pair transport (same values as enum ibv_qp_type). */
@@ -380,11 +385,13 @@ struct uroce_qp_attr {
 
 /** Create a QP in RESET. Its number is uroce_qp_num(qp). */
 int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct uroce_qp **out);
+/** Destroy a QP in any state; its outstanding work is dropped without completions. */
 int uroce_qp_destroy(struct uroce_qp *qp);
 /** Move the QP through the IBTA state machine; mask says which fields count. */
 int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int mask);
 /** Read back the QP's attributes. */
 int uroce_qp_query(struct uroce_qp *qp, struct uroce_qp_attr *attr, struct uroce_qp_init_attr *init);
+/** The QP number (24 bits; 0x11 and up) the peer puts in its BTH. */
 uint32_t uroce_qp_num(const struct uroce_qp *qp);
 
 /** A scatter/gather element (ibv_sge). */
@@ -465,6 +472,7 @@ struct uroce_qp_stats {
 	uint64_t out_of_sequence;    /**< packets ahead of the expected PSN */
 	uint64_t access_errors;      /**< requests refused for rkey/bounds/access */
 };
+/** Read a QP's counters. */
 int uroce_qp_stats(struct uroce_qp *qp, struct uroce_qp_stats *stats);
 
 /** Bytes of transport state one QP takes (for the scale benchmark). */
