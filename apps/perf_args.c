@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dataplane/port.h"
 #include "perf.h"
 
 static const struct {
@@ -102,7 +103,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 		{NULL, 0, NULL, 0},
 	};
 	const char *mode = argv[0];
-	int size_set = 0, iters_set = 0, tx_set = 0, eal_at = -1, c;
+	int size_set = 0, iters_set = 0, tx_set = 0, c;
 	double v;
 
 	memset(o, 0, sizeof(*o));
@@ -127,13 +128,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 	o->out_reads = 16;
 	o->timeout = 30;
 
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			eal_at = i;
-			break;
-		}
-	}
-	int nargs = eal_at < 0 ? argc : eal_at;
+	int nargs = port_split_eal_args(argc, argv, &o->eal_argc, &o->eal_argv);
 
 	optind = 1;
 	opterr = 0;
@@ -267,10 +262,6 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 	if (!o->dev) {
 		fprintf(stderr, "uroce-perf: -d SPEC is required (afxdp:IFACE[:QUEUE] or dpdk[:PORTID])\n");
 		return 2;
-	}
-	if (eal_at >= 0) {
-		o->eal_argc = argc - eal_at; /* the "--" slot serves as argv[0] */
-		o->eal_argv = argv + eal_at;
 	}
 	if (o->conn == UROCE_QPT_UD && o->test != PERF_SEND_BW && o->test != PERF_SEND_LAT) {
 		fprintf(stderr, "uroce-perf: %s: -c UD is accepted for send_bw and send_lat only\n", mode);

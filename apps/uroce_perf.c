@@ -123,7 +123,7 @@ static int parse_raw_args(int argc, char **argv, int sending, struct raw_opts *o
 	};
 	char err[256];
 	double v;
-	int c, eal_at = -1;
+	int c;
 
 	memset(o, 0, sizeof(*o));
 	o->duration = sending ? 3.0 : 30.0;
@@ -132,13 +132,9 @@ static int parse_raw_args(int argc, char **argv, int sending, struct raw_opts *o
 	o->size = UINT32_MAX;
 	o->pcap_count = 16;
 
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			eal_at = i;
-			break;
-		}
-	}
-	int nargs = eal_at < 0 ? argc : eal_at;
+	int eal_argc = 0;
+	char **eal_argv = NULL;
+	int nargs = port_split_eal_args(argc, argv, &eal_argc, &eal_argv);
 
 	optind = 1;
 	while ((c = getopt_long(nargs, argv, "p:i:m:s:D:I:b:jw:c:h", longopts, NULL)) != -1) {
@@ -218,11 +214,8 @@ static int parse_raw_args(int argc, char **argv, int sending, struct raw_opts *o
 		fprintf(stderr, "uroce-perf: a loop port has no peer outside this process; use afxdp: or dpdk\n");
 		return -EINVAL;
 	}
-	if (eal_at >= 0) {
-		/* EAL wants an argv[0]; the "--" slot serves as one. */
-		o->cfg.eal_argc = argc - eal_at;
-		o->cfg.eal_argv = argv + eal_at;
-	}
+	o->cfg.eal_argc = eal_argc;
+	o->cfg.eal_argv = eal_argv;
 	if (sending) {
 		if (!o->dst_ip_be) {
 			fprintf(stderr, "uroce-perf: raw send needs --dst-ip A.B.C.D\n");

@@ -79,6 +79,18 @@ int port_config_parse(const char *spec, struct port_config *cfg, char *err, size
 	return errbuf_fail(err, errlen, -EINVAL, "unknown port spec '%s'; " SPEC_ACCEPTED, spec);
 }
 
+int port_split_eal_args(int argc, char **argv, int *eal_argc, char ***eal_argv)
+{
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			*eal_argc = argc - i;
+			*eal_argv = argv + i;
+			return i;
+		}
+	}
+	return argc;
+}
+
 static const struct port_ops *ops_for(enum port_kind kind)
 {
 	switch (kind) {

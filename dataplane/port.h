@@ -109,6 +109,14 @@ extern const struct port_ops port_dpdk_ops;
  */
 int port_config_parse(const char *spec, struct port_config *cfg, char *err, size_t errlen);
 
+/*
+ * Split a command line at its first "--": returns how many arguments come
+ * before it (all of argc when there is none) and points *eal_argv at the
+ * "--" itself, which serves EAL as its argv[0], with *eal_argc counting it;
+ * both are left untouched when there is no "--".
+ */
+int port_split_eal_args(int argc, char **argv, int *eal_argc, char ***eal_argv);
+
 /* Open a port. Returns 0 and *out, or -errno with a message in err. */
 int port_open(struct port **out, const struct port_config *cfg, char *err, size_t errlen);
 void port_close(struct port *p);
