@@ -37,7 +37,10 @@ struct perf_opts {
 	enum perf_test test;
 	const char *name;          /* "write_bw" */
 	int is_lat;
-	const char *dev;           /* uroce port spec */
+	const char *dev;           /* -d as given: uroce port spec(s), comma-separated */
+	const char *devs[UROCE_MAX_PORTS]; /* one spec per port, in devs_buf */
+	int ndevs;
+	char devs_buf[512];
 	int eal_argc;
 	char **eal_argv;
 	const char *server;        /* NULL = we are the server */

@@ -27,12 +27,45 @@ int perf_is_mode(const char *name)
 	return 0;
 }
 
+/* -d SPEC[,SPEC...]: one uroce port per spec; -i picks the QP's port. */
+static int split_devs(struct perf_opts *o)
+{
+	char *save = NULL, *tok;
+
+	if (strlen(o->dev) >= sizeof(o->devs_buf)) {
+		fprintf(stderr, "uroce-perf: -d/--ib-dev is %zu characters; accepted: fewer than %zu\n", strlen(o->dev),
+			sizeof(o->devs_buf));
+		return -1;
+	}
+	strcpy(o->devs_buf, o->dev);
+	o->ndevs = 0;
+	for (tok = strtok_r(o->devs_buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (o->ndevs == UROCE_MAX_PORTS) {
+			fprintf(stderr, "uroce-perf: -d/--ib-dev %s: more than %d ports; accepted: 1-%d specs\n", o->dev,
+				UROCE_MAX_PORTS, UROCE_MAX_PORTS);
+			return -1;
+		}
+		o->devs[o->ndevs++] = tok;
+	}
+	if (!o->ndevs) {
+		fprintf(stderr, "uroce-perf: -d/--ib-dev '%s' names no port; accepted: SPEC[,SPEC...]\n", o->dev);
+		return -1;
+	}
+	if (o->ib_port > o->ndevs) {
+		fprintf(stderr, "uroce-perf: -i/--ib-port %d: the device has %d port(s), one per -d spec; "
+			"accepted: 1-%d\n", o->ib_port, o->ndevs, o->ndevs);
+		return -1;
+	}
+	return 0;
+}
+
 static void usage(FILE *f, const char *mode)
 {
 	fprintf(f,
 		"usage: uroce-perf %s -d SPEC [options] [SERVER]   (no SERVER: be the server)\n"
-		"  -d, --ib-dev SPEC       uroce port: afxdp:IFACE[:QUEUE] | dpdk[:PORTID] (EAL args after --)\n"
-		"  -i, --ib-port N         1 (a uroce port has one)\n"
+		"  -d, --ib-dev SPEC       uroce port: afxdp:IFACE[:QUEUE] | dpdk[:PORTID] (EAL args after --);\n"
+		"                          SPEC,SPEC,... opens a device of several ports\n"
+		"  -i, --ib-port N         the QP's port, 1..number of -d specs (default 1)\n"
 		"  -x, --gid-index N       0 or 1 (both name the port's IPv4 GID)\n"
 		"  -s, --size BYTES        message size (default 65536 for _bw, 2 for _lat)\n"
 		"  -n, --iters N           iterations (default 5000 for _bw, 1000 for _lat)\n"
@@ -138,9 +171,9 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 			o->dev = optarg;
 			break;
 		case 'i':
-			if (num("-i/--ib-port", optarg, 1, 1, &v))
+			if (num("-i/--ib-port", optarg, 1, UROCE_MAX_PORTS, &v))
 				return 2;
-			o->ib_port = 1;
+			o->ib_port = (int)v;
 			break;
 		case 'x':
 			if (num("-x/--gid-index", optarg, 0, 1, &v))
@@ -263,6 +296,8 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 		fprintf(stderr, "uroce-perf: -d SPEC is required (afxdp:IFACE[:QUEUE] or dpdk[:PORTID])\n");
 		return 2;
 	}
+	if (split_devs(o))
+		return 2;
 	if (o->conn == UROCE_QPT_UD && o->test != PERF_SEND_BW && o->test != PERF_SEND_LAT) {
 		fprintf(stderr, "uroce-perf: %s: -c UD is accepted for send_bw and send_lat only\n", mode);
 		return 2;

@@ -35,7 +35,7 @@ uint64_t perf_activity(void *arg)
 	struct perf_ctx *p = arg;
 	struct uroce_port_stats st;
 
-	return uroce_port_stats(p->ctx, &st) ? 0 : st.rx_packets;
+	return uroce_port_stats(p->ctx, (uint8_t)p->o->ib_port, &st) ? 0 : st.rx_packets;
 }
 
 uint8_t *perf_send_area(struct perf_ctx *p, int qp)
@@ -66,7 +66,8 @@ int perf_setup(struct perf_ctx *p)
 	struct uroce_context_attr ca = {0};
 	int rc;
 
-	ca.port = o->dev;
+	ca.ports = o->devs;
+	ca.nports = (unsigned)o->ndevs;
 	ca.eal_argc = o->eal_argc;
 	ca.eal_argv = o->eal_argv;
 	ca.mode = UROCE_ENGINE_EMBEDDED;
@@ -74,7 +75,7 @@ int perf_setup(struct perf_ctx *p)
 	rc = uroce_context_create(&p->ctx, &ca);
 	if (rc)
 		return fail("cannot open the device", rc);
-	rc = uroce_query_port(p->ctx, &p->port);
+	rc = uroce_query_port(p->ctx, (uint8_t)o->ib_port, &p->port);
 	if (rc)
 		return fail("cannot query the port", rc);
 	rc = uroce_pd_alloc(p->ctx, &p->pd);
@@ -123,7 +124,7 @@ int perf_setup(struct perf_ctx *p)
 		struct uroce_qp_attr a = {0};
 		int mask = UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT;
 		a.qp_state = UROCE_QPS_INIT;
-		a.port_num = 1;
+		a.port_num = (uint8_t)o->ib_port;
 		if (o->conn == UROCE_QPT_UD) {
 			a.qkey = PERF_DEFAULT_QKEY;
 			mask |= UROCE_QP_QKEY;
@@ -183,6 +184,7 @@ int perf_connect_qps(struct perf_ctx *p)
 		memcpy(ah.dgid, r->gid, 16);
 		ah.sgid_index = (uint8_t)o->gid_index;
 		ah.hop_limit = 0xff;
+		ah.port_num = (uint8_t)o->ib_port;
 
 		struct uroce_qp_attr a = {0};
 		int mask = UROCE_QP_STATE;
@@ -226,7 +228,7 @@ int perf_connect_qps(struct perf_ctx *p)
 				return fail("cannot create the address handle", rc);
 		}
 	}
-	printf(" Transport: %s over uroce port %s, %d QP(s), MTU %u\n", qpt_name(o->conn), o->dev,
+	printf(" Transport: %s over uroce port %s, %d QP(s), MTU %u\n", qpt_name(o->conn), o->devs[o->ib_port - 1],
 	       o->num_qps, uroce_mtu_bytes(p->mtu));
 	return 0;
 }

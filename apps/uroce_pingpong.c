@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdint.h>
@@ -50,8 +51,11 @@ static const char *const mode_names[] = { "rc", "uc", "ud" };
 struct pp_opts {
 	enum pp_mode mode;
 	const char *prog;
-	const char *port_spec;
-	char *port_spec_buf;
+	const char *port_spec;          /* -d as given */
+	char *port_spec_buf;            /* holds port_specs[] */
+	const char *port_specs[UROCE_MAX_PORTS];
+	unsigned nports;
+	unsigned ib_port;               /* -i: the QP's port, 1..nports */
 	unsigned tcp_port;
 	unsigned size;
 	enum uroce_mtu mtu;
@@ -136,8 +140,9 @@ static void usage(FILE *f, const char *prog, enum pp_mode mode, int mode_known)
 	fprintf(f, "\nOptions:\n");
 	fprintf(f, "  -p, --port=<port>      listen on/connect to port <port> (default %d)\n", PP_DEFAULT_TCP_PORT);
 	fprintf(f, "  -d, --ib-dev=<dev>     uroce port spec: afxdp:IFACE[:QUEUE] or dpdk[:PORTID]\n"
-		   "                         (EAL args after --); a bare IFACE means afxdp:IFACE (required)\n");
-	fprintf(f, "  -i, --ib-port=<port>   port of the device, only 1 (default 1)\n");
+		   "                         (EAL args after --); a bare IFACE means afxdp:IFACE (required);\n"
+		   "                         a comma-separated list opens a device of several ports\n");
+	fprintf(f, "  -i, --ib-port=<port>   port of the device, 1..the number of -d specs (default 1)\n");
 	fprintf(f, "  -s, --size=<size>      size of message to exchange (default %s)\n",
 		mode_known && mode == PP_UD ? "1024" : "4096; ud 1024");
 	if (!mode_known || mode != PP_UD)
@@ -205,6 +210,41 @@ static int mode_from_name(const char *s, enum pp_mode *mode)
 	return -1;
 }
 
+/* -d SPEC[,SPEC...]: one uroce port per spec, a bare IFACE meaning
+ * afxdp:IFACE; -i picks the QP's port among them. */
+static void split_port_specs(struct pp_opts *o, const char *base)
+{
+	size_t n = strlen(o->port_spec) + 1;
+	char *out, *tok, *save = NULL, *copy;
+
+	copy = strdup(o->port_spec);
+	/* room for an "afxdp:" in front of each spec */
+	o->port_spec_buf = out = malloc(n + UROCE_MAX_PORTS * sizeof("afxdp:"));
+	if (!copy || !out) {
+		fprintf(stderr, "%s: out of memory\n", base);
+		exit(1);
+	}
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		bool bare = !strchr(tok, ':') && strcmp(tok, "dpdk");
+
+		if (o->nports == UROCE_MAX_PORTS) {
+			fprintf(stderr, "%s: -d/--ib-dev %s: more than %u ports; accepted: 1-%u specs\n", base,
+				o->port_spec, UROCE_MAX_PORTS, UROCE_MAX_PORTS);
+			exit(2);
+		}
+		o->port_specs[o->nports++] = out;
+		out += sprintf(out, "%s%s", bare ? "afxdp:" : "", tok) + 1;
+	}
+	free(copy);
+	if (!o->nports)
+		bad_arg(o, "-d/--ib-dev '%s' names no port; accepted: SPEC[,SPEC...]%s", o->port_spec, "");
+	if (o->ib_port > o->nports) {
+		fprintf(stderr, "%s: -i/--ib-port %u: the device has %u port(s), one per -d spec; accepted: 1-%u\n",
+			base, o->ib_port, o->nports, o->nports);
+		exit(2);
+	}
+}
+
 static void parse_args(int argc, char **argv, struct pp_opts *o)
 {
 	static const struct option longopts[] = {
@@ -241,6 +281,7 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 	o->rx_depth = 500;
 	o->iters = 1000;
 	o->gidx = -1;
+	o->ib_port = 1;
 	o->timeout_s = PP_DEFAULT_TIMEOUT_S;
 
 	/* The mode: from the name we were run as, else the first argument. */
@@ -289,8 +330,7 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 			o->port_spec = optarg;
 			break;
 		case 'i':
-			if (parse_uint(o, "-i/--ib-port", optarg, 1, 255) != 1)
-				bad_arg(o, "-i/--ib-port %s: a uroce device has one port; accepted: 1%s", optarg, "");
+			o->ib_port = parse_uint(o, "-i/--ib-port", optarg, 1, UROCE_MAX_PORTS);
 			break;
 		case 's':
 			o->size = parse_uint(o, "-s/--size", optarg, 1, PP_MAX_SIZE);
@@ -375,16 +415,7 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 	if (!o->port_spec)
 		bad_arg(o, "-d/--ib-dev is required: the uroce port, e.g. afxdp:eth0, or dpdk:0 "
 			"with EAL args after --%s%s", "", "");
-	if (!strchr(o->port_spec, ':') && strcmp(o->port_spec, "dpdk")) {
-		size_t n = strlen(o->port_spec) + sizeof("afxdp:");
-		o->port_spec_buf = malloc(n);
-		if (!o->port_spec_buf) {
-			fprintf(stderr, "%s: out of memory\n", base);
-			exit(1);
-		}
-		snprintf(o->port_spec_buf, n, "afxdp:%s", o->port_spec);
-		o->port_spec = o->port_spec_buf;
-	}
+	split_port_specs(o, base);
 	if (o->use_event)
 		fprintf(stderr, "%s: note: -e/--events is emulated by polling "
 			"(uroce has no completion channel)\n", base);
@@ -607,11 +638,13 @@ static void fail_call(const char *what, int err)
 
 static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
 {
+	uint32_t ips[UROCE_MAX_PORTS] = { o->ipv4_be };
 	struct uroce_context_attr cattr = {
-		.port = o->port_spec,
+		.ports = o->port_specs,
+		.nports = o->nports,
+		.ports_ipv4_be = ips,
 		.eal_argc = o->eal_argc,
 		.eal_argv = o->eal_argv,
-		.ipv4_be = o->ipv4_be,
 		.mode = UROCE_ENGINE_EMBEDDED,
 		.engine_cpu = -1,
 	};
@@ -652,9 +685,12 @@ static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
 		struct uroce_port_attr pa;
 		uint32_t mtu;
 
-		err = uroce_query_port(c->ctx, &pa);
+		err = uroce_query_port(c->ctx, (uint8_t)o->ib_port, &pa);
 		if (err) {
-			fail_call("Unable to query port info for port 1", err);
+			char what[64];
+
+			snprintf(what, sizeof(what), "Unable to query port info for port %u", o->ib_port);
+			fail_call(what, err);
 			return -1;
 		}
 		mtu = uroce_mtu_bytes(pa.active_mtu);
@@ -691,7 +727,7 @@ static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = UROCE_QPS_INIT;
 	attr.pkey_index = 0;
-	attr.port_num = 1;
+	attr.port_num = (uint8_t)o->ib_port;
 	mask = UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT;
 	if (o->mode == PP_UD) {
 		attr.qkey = PP_UD_QKEY;
@@ -733,6 +769,7 @@ static void fill_ah(struct uroce_ah_attr *ah, const struct pp_dest *dest, const 
 	ah->sgid_index = (uint8_t)(o->gidx < 0 ? 0 : o->gidx);
 	ah->hop_limit = 1; /* as rdma-core's examples set it */
 	ah->sl = (uint8_t)o->sl;
+	ah->port_num = (uint8_t)o->ib_port;
 }
 
 /* RESET->INIT happened in pp_init_ctx; here INIT->RTR->RTS with the peer's
@@ -989,7 +1026,7 @@ static void report_stall(const struct pp_opts *o, struct pp_ctx *c, int scnt, in
 			(unsigned long long)qs.rnr_naks_sent, (unsigned long long)qs.rnr_naks_rcvd,
 			(unsigned long long)qs.duplicates, (unsigned long long)qs.out_of_sequence,
 			(unsigned long long)qs.access_errors);
-	if (!uroce_port_stats(c->ctx, &ps)) {
+	if (!uroce_port_stats(c->ctx, (uint8_t)o->ib_port, &ps)) {
 		fprintf(stderr, "  port: rx %llu tx %llu", (unsigned long long)ps.rx_packets,
 			(unsigned long long)ps.tx_packets);
 		for (int i = 1; i < UROCE_DROP__COUNT; i++)
@@ -1017,7 +1054,7 @@ static int run(const struct pp_opts *o, struct pp_ctx *c)
 		fprintf(stderr, "Couldn't post receive (%d): %s\n", routs, uroce_last_error());
 		return 1;
 	}
-	err = uroce_query_port(c->ctx, &pa);
+	err = uroce_query_port(c->ctx, (uint8_t)o->ib_port, &pa);
 	if (err) {
 		fail_call("Couldn't get port info", err);
 		return 1;

@@ -1,4 +1,4 @@
-/* The context: one port, its engine, the QP and MR tables, the list of QPs
+/* The context: its ports (up to UROCE_MAX_PORTS, all on one engine), the engine, the QP and MR tables, the list of QPs
  * with transmit work; uroce_progress; and the small objects around it (PD,
  * MR, CQ, SRQ, AH) plus uroce_last_error. */
 #include <errno.h>
@@ -71,7 +71,24 @@ uint64_t ctx_clock(const struct uroce_context *ctx)
 
 void ctx_count_drop(struct uroce_context *ctx, enum uroce_drop_reason r)
 {
-	ctx->drops[r]++;
+	ctx->ports[ctx->rx_port].drops[r]++;
+}
+
+_Static_assert(UROCE_MAX_PORTS <= ENGINE_MAX_PORTS, "one engine polls every port of a context");
+
+int ctx_port_index(const struct uroce_context *ctx, unsigned port_num, const char *fn)
+{
+	if (port_num < 1 || port_num > ctx->nports)
+		return uroce_fail(-EINVAL, "%s: port_num %u; accepted: 1-%u (the context's ports)", fn, port_num,
+		                  ctx->nports);
+	return (int)port_num - 1;
+}
+
+int uroce_num_ports(const struct uroce_context *ctx)
+{
+	if (!ctx)
+		return uroce_fail(-EINVAL, "uroce_num_ports: ctx is NULL");
+	return (int)ctx->nports;
 }
 
 static void kick_cmd(struct engine *eng, void *arg, uint64_t data)
@@ -149,7 +166,7 @@ static bool ctx_rx(struct engine *eng, unsigned port, struct uroce_frame *f, con
 	struct uroce_qp *qp = pkt->dqpn < QP_TABLE_SIZE ? ctx->qps[pkt->dqpn] : NULL;
 
 	(void)eng;
-	(void)port;
+	ctx->rx_port = port;
 	if (!qp) {
 		ctx_count_drop(ctx, UROCE_DROP_NO_QP);
 		return false;
@@ -196,15 +213,15 @@ int uroce_progress(struct uroce_context *ctx)
 
 /* The port's IPv6 source address: the interface's (global preferred over
  * link-local), or fd00::HHLL for loop port HHLL - 1. */
-static void ctx_find_ipv6(struct uroce_context *ctx, const struct port_config *cfg)
+static void ctx_find_ipv6(struct ctx_port *cp, const struct port_config *cfg)
 {
 	struct ifaddrs *ifa, *i;
 
 	if (cfg->kind == PORT_KIND_LOOP) {
-		memset(ctx->gid6, 0, 16);
-		ctx->gid6[0] = 0xfd;
-		roce_put_be16(ctx->gid6 + 14, (uint16_t)(cfg->loop_index + 1));
-		ctx->have_v6 = true;
+		memset(cp->gid6, 0, 16);
+		cp->gid6[0] = 0xfd;
+		roce_put_be16(cp->gid6 + 14, (uint16_t)(cfg->loop_index + 1));
+		cp->have_v6 = true;
 		return;
 	}
 	if (!cfg->ifname[0] || getifaddrs(&ifa))
@@ -216,9 +233,9 @@ static void ctx_find_ipv6(struct uroce_context *ctx, const struct port_config *c
 		if (!sa || sa->sin6_family != AF_INET6 || strcmp(i->ifa_name, cfg->ifname))
 			continue;
 		ll = sa->sin6_addr.s6_addr[0] == 0xfe && (sa->sin6_addr.s6_addr[1] & 0xc0) == 0x80;
-		if (!ctx->have_v6 || !ll) {
-			memcpy(ctx->gid6, sa->sin6_addr.s6_addr, 16);
-			ctx->have_v6 = true;
+		if (!cp->have_v6 || !ll) {
+			memcpy(cp->gid6, sa->sin6_addr.s6_addr, 16);
+			cp->have_v6 = true;
 			if (!ll)
 				break;
 		}
@@ -226,17 +243,24 @@ static void ctx_find_ipv6(struct uroce_context *ctx, const struct port_config *c
 	freeifaddrs(ifa);
 }
 
-int uroce_query_gid(struct uroce_context *ctx, int index, uint8_t gid[16])
+int uroce_query_gid(struct uroce_context *ctx, uint8_t port_num, int index, uint8_t gid[16])
 {
+	const struct ctx_port *cp;
+	int pi;
+
 	if (!ctx || !gid || index < 0 || index > 2)
 		return uroce_fail(-EINVAL, "uroce_query_gid: ctx and gid are required; index %d, accepted 0-2", index);
+	pi = ctx_port_index(ctx, port_num, "uroce_query_gid");
+	if (pi < 0)
+		return pi;
+	cp = &ctx->ports[pi];
 	if (index < 2) {
-		memcpy(gid, ctx->gid, 16);
+		memcpy(gid, cp->gid, 16);
 		return 0;
 	}
-	if (!ctx->have_v6)
-		return uroce_fail(-ENOENT, "uroce_query_gid: the port has no IPv6 address");
-	memcpy(gid, ctx->gid6, 16);
+	if (!cp->have_v6)
+		return uroce_fail(-ENOENT, "uroce_query_gid: port %u has no IPv6 address", port_num);
+	memcpy(gid, cp->gid6, 16);
 	return 0;
 }
 
@@ -280,35 +304,80 @@ static int ctx_start_thread(struct uroce_context *ctx, int cpu)
 	return 0;
 }
 
+static void ctx_close_ports(struct uroce_context *ctx)
+{
+	for (unsigned i = 0; i < ctx->nports; i++)
+		port_close(ctx->ports[i].port);
+	ctx->nports = 0;
+}
+
+/* Parse every spec before opening any, so a bad one costs no port open
+ * (a DPDK EAL cannot be brought up twice in a process). */
+static int ctx_parse_ports(const struct uroce_context_attr *attr, const char *const *specs, unsigned n,
+                           struct port_config *cfg)
+{
+	char err[256] = "";
+	unsigned nloop = 0;
+	int rc;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (!specs[i])
+			return uroce_fail(-EINVAL, "uroce_context_create: ports[%u] is NULL", i);
+		rc = port_config_parse(specs[i], &cfg[i], err, sizeof(err));
+		if (rc)
+			return uroce_fail(rc, "uroce_context_create: port %u: %s", i + 1, err);
+		for (unsigned j = 0; j < i; j++)
+			if (!strcmp(specs[i], specs[j]))
+				return uroce_fail(-EINVAL, "uroce_context_create: ports %u and %u are both \"%s\"; "
+				                           "a port can be opened once", j + 1, i + 1, specs[i]);
+		if (cfg[i].kind == PORT_KIND_LOOP) {
+			nloop++;
+			if (!attr->loop_fabric)
+				return uroce_fail(-EINVAL, "uroce_context_create: port \"%s\" is a loop port; "
+				                           "attr->loop_fabric must point at the loop_fabric", specs[i]);
+			cfg[i].fabric = attr->loop_fabric;
+		}
+		cfg[i].eal_argc = attr->eal_argc;
+		cfg[i].eal_argv = attr->eal_argv;
+		if (attr->ports ? (attr->ports_ipv4_be && attr->ports_ipv4_be[i]) : attr->ipv4_be)
+			cfg[i].ipv4_be = attr->ports ? attr->ports_ipv4_be[i] : attr->ipv4_be;
+	}
+	if (nloop && nloop != n)
+		return uroce_fail(-EINVAL, "uroce_context_create: loop ports run on the fabric's simulated clock and "
+		                           "cannot share a context with afxdp or dpdk ports");
+	return 0;
+}
+
 int uroce_context_create(struct uroce_context **out, const struct uroce_context_attr *attr)
 {
-	struct port_config cfg;
+	struct port_config cfg[UROCE_MAX_PORTS];
+	struct port *eports[UROCE_MAX_PORTS];
+	const char *const *specs;
 	struct engine_config ec;
 	struct uroce_context *ctx;
 	char err[256] = "";
+	unsigned n;
 	int rc;
 
-	if (!out || !attr || !attr->port)
-		return uroce_fail(-EINVAL, "uroce_context_create: out, attr and attr->port are required");
+	if (!out || !attr || (!attr->port && !attr->ports))
+		return uroce_fail(-EINVAL, "uroce_context_create: out and attr are required, and attr->port (one "
+		                           "port) or attr->ports (several)");
+	if (attr->port && attr->ports)
+		return uroce_fail(-EINVAL, "uroce_context_create: set attr->port or attr->ports, not both");
+	if (attr->ports && (attr->nports < 1 || attr->nports > UROCE_MAX_PORTS))
+		return uroce_fail(-EINVAL, "uroce_context_create: nports %u; accepted: 1-%u", attr->nports,
+		                  UROCE_MAX_PORTS);
 	if (attr->mode != UROCE_ENGINE_EMBEDDED && attr->mode != UROCE_ENGINE_DEDICATED)
 		return uroce_fail(-EINVAL, "uroce_context_create: engine mode %d; accepted: UROCE_ENGINE_EMBEDDED (0), "
 		                           "UROCE_ENGINE_DEDICATED (1)", (int)attr->mode);
 	if (attr->mode == UROCE_ENGINE_DEDICATED && (attr->engine_cpu < -1 || attr->engine_cpu >= CPU_SETSIZE))
 		return uroce_fail(-EINVAL, "uroce_context_create: engine_cpu %d; accepted: -1 (do not pin) or 0-%d",
 		                  attr->engine_cpu, CPU_SETSIZE - 1);
-	rc = port_config_parse(attr->port, &cfg, err, sizeof(err));
+	specs = attr->ports ? attr->ports : &attr->port;
+	n = attr->ports ? attr->nports : 1;
+	rc = ctx_parse_ports(attr, specs, n, cfg);
 	if (rc)
-		return uroce_fail(rc, "uroce_context_create: %s", err);
-	if (cfg.kind == PORT_KIND_LOOP) {
-		if (!attr->loop_fabric)
-			return uroce_fail(-EINVAL, "uroce_context_create: port \"%s\" is a loop port; "
-			                           "attr->loop_fabric must point at the loop_fabric", attr->port);
-		cfg.fabric = attr->loop_fabric;
-	}
-	cfg.eal_argc = attr->eal_argc;
-	cfg.eal_argv = attr->eal_argv;
-	if (attr->ipv4_be)
-		cfg.ipv4_be = attr->ipv4_be;
+		return rc;
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return uroce_fail(-ENOMEM, "uroce_context_create: out of memory");
@@ -322,46 +391,52 @@ int uroce_context_create(struct uroce_context **out, const struct uroce_context_
 	ctx->next_mr = 1;
 	ctx->mr_gen = 1;
 	ctx->mode = attr->mode;
-	rc = port_open(&ctx->port, &cfg, err, sizeof(err));
-	if (rc) {
-		rc = uroce_fail(rc, "uroce_context_create: port \"%s\": %s", attr->port, err);
-		goto free_ctx;
+	for (unsigned i = 0; i < n; i++) {
+		struct ctx_port *cp = &ctx->ports[i];
+
+		rc = port_open(&cp->port, &cfg[i], err, sizeof(err));
+		if (rc) {
+			rc = uroce_fail(rc, "uroce_context_create: port %u \"%s\": %s", i + 1, specs[i], err);
+			goto close_ports;
+		}
+		ctx->nports = i + 1;
+		if (!cp->port->ipv4_be && cfg[i].ipv4_be)
+			cp->port->ipv4_be = cfg[i].ipv4_be;
+		roce_ipv4_mapped(cp->gid, cp->port->ipv4_be);
+		ctx_find_ipv6(cp, &cfg[i]);
+		cp->ip_id = (uint16_t)(cp->port->ipv4_be ^ (uintptr_t)cp);
+		eports[i] = cp->port;
 	}
-	if (!ctx->port->ipv4_be && attr->ipv4_be)
-		ctx->port->ipv4_be = attr->ipv4_be;
-	roce_ipv4_mapped(ctx->gid, ctx->port->ipv4_be);
-	ctx_find_ipv6(ctx, &cfg);
 	memset(&ec, 0, sizeof(ec));
-	ec.ports = &ctx->port;
-	ec.nports = 1;
+	ec.ports = eports;
+	ec.nports = n;
 	ec.ncmd_rings = 1;
-	if (cfg.kind == PORT_KIND_LOOP) {
-		ctx->fabric = cfg.fabric;
+	if (cfg[0].kind == PORT_KIND_LOOP) {
+		ctx->fabric = cfg[0].fabric;
 		ec.clock = loop_fabric_clock;
-		ec.clock_ctx = cfg.fabric;
+		ec.clock_ctx = cfg[0].fabric;
 	}
 	ctx->clock = ec.clock ? ec.clock : engine_clock_monotonic;
 	ctx->clock_ctx = ec.clock_ctx;
 	ctx->eng = engine_create(&ec, err, sizeof(err));
 	if (!ctx->eng) {
 		rc = uroce_fail(-EINVAL, "uroce_context_create: engine: %s", err);
-		goto close_port;
+		goto close_ports;
 	}
 	engine_set_rx_handler(ctx->eng, ctx_rx, ctx);
-	ctx->ip_id = (uint16_t)(ctx->port->ipv4_be ^ (uintptr_t)ctx);
 	pthread_mutex_init(&ctx->post_lock, NULL);
 	if (ctx->mode == UROCE_ENGINE_DEDICATED) {
 		rc = ctx_start_thread(ctx, attr->engine_cpu);
 		if (rc) {
 			engine_destroy(ctx->eng);
-			goto close_port;
+			goto close_ports;
 		}
 	}
 	*out = ctx;
 	return 0;
 
-close_port:
-	port_close(ctx->port);
+close_ports:
+	ctx_close_ports(ctx);
 free_ctx:
 	free(ctx->qps);
 	free(ctx->mrs);
@@ -385,40 +460,47 @@ int uroce_context_destroy(struct uroce_context *ctx)
 	}
 	pthread_mutex_destroy(&ctx->post_lock);
 	engine_destroy(ctx->eng);
-	port_close(ctx->port);
+	ctx_close_ports(ctx);
 	free(ctx->qps);
 	free(ctx->mrs);
 	free(ctx);
 	return 0;
 }
 
-int uroce_query_port(struct uroce_context *ctx, struct uroce_port_attr *attr)
+int uroce_query_port(struct uroce_context *ctx, uint8_t port_num, struct uroce_port_attr *attr)
 {
+	const struct ctx_port *cp;
 	uint32_t l3;
+	int pi;
 
 	if (!ctx || !attr)
 		return uroce_fail(-EINVAL, "uroce_query_port: ctx and attr are required");
+	pi = ctx_port_index(ctx, port_num, "uroce_query_port");
+	if (pi < 0)
+		return pi;
+	cp = &ctx->ports[pi];
 	memset(attr, 0, sizeof(*attr));
-	memcpy(attr->mac, ctx->port->mac, 6);
-	attr->ipv4_be = ctx->port->ipv4_be;
-	memcpy(attr->gid, ctx->gid, 16);
-	attr->l3_mtu = ctx->port->mtu;
+	memcpy(attr->mac, cp->port->mac, 6);
+	attr->ipv4_be = cp->port->ipv4_be;
+	memcpy(attr->gid, cp->gid, 16);
+	attr->l3_mtu = cp->port->mtu;
 	/* RoCE MTU: the largest that leaves room for the headers; like rxe,
 	 * which keeps RXE_MAX_HDR_LENGTH (80) bytes, so both ends of a
 	 * uroce-rxe pair pick the same active MTU */
-	l3 = ctx->port->mtu > ROCE_ACTIVE_MTU_HDR ? ctx->port->mtu - ROCE_ACTIVE_MTU_HDR : 0;
+	l3 = cp->port->mtu > ROCE_ACTIVE_MTU_HDR ? cp->port->mtu - ROCE_ACTIVE_MTU_HDR : 0;
 	attr->active_mtu = UROCE_MTU_256;
 	for (int m = UROCE_MTU_4096; m >= UROCE_MTU_256; m--)
 		if (uroce_mtu_bytes(m) <= l3) {
 			attr->active_mtu = m;
 			break;
 		}
-	attr->link_up = port_link_up(ctx->port);
+	attr->link_up = port_link_up(cp->port);
 	return 0;
 }
 
 struct port_stats_args {
 	struct uroce_context *ctx;
+	uint8_t port_num;
 	struct uroce_port_stats *stats;
 };
 
@@ -426,32 +508,41 @@ static int port_stats_call(void *arg)
 {
 	struct port_stats_args *a = arg;
 
-	return uroce_port_stats(a->ctx, a->stats);
+	return uroce_port_stats(a->ctx, a->port_num, a->stats);
 }
 
-int uroce_port_stats(struct uroce_context *ctx, struct uroce_port_stats *stats)
+int uroce_port_stats(struct uroce_context *ctx, uint8_t port_num, struct uroce_port_stats *stats)
 {
+	const struct ctx_port *cp;
+	int pi;
+
 	if (!ctx || !stats)
 		return uroce_fail(-EINVAL, "uroce_port_stats: ctx and stats are required");
+	pi = ctx_port_index(ctx, port_num, "uroce_port_stats");
+	if (pi < 0)
+		return pi;
 	if (ctx_remote(ctx)) {
-		struct port_stats_args a = { ctx, stats };
+		struct port_stats_args a = { ctx, port_num, stats };
 
 		return ctx_call(ctx, port_stats_call, &a);
 	}
-	*stats = ctx->port->stats;
+	cp = &ctx->ports[pi];
+	*stats = cp->port->stats;
 	for (unsigned r = 0; r < UROCE_DROP__COUNT; r++)
-		stats->drops[r] += ctx->drops[r];
+		stats->drops[r] += cp->drops[r];
 	return 0;
 }
 
 /* Destination of a QP or AH: addresses from the GID, MAC from ah->dmac or
  * resolved once here (never per packet). */
-int ctx_resolve_dest(struct uroce_context *ctx, const struct uroce_ah_attr *ah, struct dest *d)
+int ctx_resolve_dest(struct uroce_context *ctx, unsigned port, const struct uroce_ah_attr *ah, struct dest *d)
 {
 	static const uint8_t zero[6];
+	const struct ctx_port *cp = &ctx->ports[port];
 	int rc;
 
 	memset(d, 0, sizeof(*d));
+	d->port = (uint8_t)port;
 	memcpy(d->dip, ah->dgid, 16);
 	d->ipv6 = !neigh_addr_is_v4(ah->dgid);
 	d->tos = ah->traffic_class;
@@ -459,14 +550,14 @@ int ctx_resolve_dest(struct uroce_context *ctx, const struct uroce_ah_attr *ah, 
 	d->flow_label = ah->flow_label & 0xfffff;
 	if (ah->sgid_index > 2)
 		return uroce_fail(-EINVAL, "sgid_index %u: accepted 0-2 (see uroce_query_gid)", ah->sgid_index);
-	if (d->ipv6 && !ctx->have_v6)
-		return uroce_fail(-EINVAL, "dgid is an IPv6 address but the port has none; accepted: an "
-		                           "IPv4-mapped GID ::ffff:a.b.c.d");
+	if (d->ipv6 && !cp->have_v6)
+		return uroce_fail(-EINVAL, "dgid is an IPv6 address but port %u has none; accepted: an "
+		                           "IPv4-mapped GID ::ffff:a.b.c.d", port + 1);
 	if (memcmp(ah->dmac, zero, 6)) {
 		memcpy(d->dmac, ah->dmac, 6);
 		return 0;
 	}
-	switch (ctx->port->cfg.kind) {
+	switch (cp->port->cfg.kind) {
 	case PORT_KIND_LOOP: {
 		uint32_t ip = roce_get_be32(ah->dgid + 12);
 		uint32_t idx = (ip & 0xffffu) - 1u;
@@ -482,7 +573,7 @@ int ctx_resolve_dest(struct uroce_context *ctx, const struct uroce_ah_attr *ah, 
 		return 0;
 	}
 	case PORT_KIND_AFXDP:
-		rc = neigh_resolve(ctx->port->ifindex, ah->dgid, d->dmac, NEIGH_TIMEOUT_MS);
+		rc = neigh_resolve(cp->port->ifindex, ah->dgid, d->dmac, NEIGH_TIMEOUT_MS);
 		if (rc)
 			return uroce_fail(rc, "cannot resolve the MAC of the dgid: %s (set ah_attr.dmac to skip it)",
 			                  strerror(-rc));
@@ -495,7 +586,7 @@ int ctx_resolve_dest(struct uroce_context *ctx, const struct uroce_ah_attr *ah, 
 		if (d->ipv6)
 			return uroce_fail(-EINVAL, "the dpdk port resolves IPv4 only: set ah_attr.dmac for an IPv6 dgid");
 		memcpy(&ip_be, ah->dgid + 12, 4);
-		rc = port_dpdk_resolve(ctx->port, ip_be, d->dmac, NEIGH_TIMEOUT_MS);
+		rc = port_dpdk_resolve(cp->port, ip_be, d->dmac, NEIGH_TIMEOUT_MS);
 	}
 		if (rc)
 			return uroce_fail(rc, "cannot resolve the MAC of the dgid over the dpdk port: %s", strerror(-rc));
@@ -508,11 +599,13 @@ int ctx_resolve_dest(struct uroce_context *ctx, const struct uroce_ah_attr *ah, 
 
 void ctx_pkt_init(struct uroce_context *ctx, struct roce_pkt *pkt, const struct dest *d, uint16_t sport)
 {
+	const struct ctx_port *cp = &ctx->ports[d->port];
+
 	memset(pkt, 0, sizeof(*pkt));
 	memcpy(pkt->dmac, d->dmac, 6);
-	memcpy(pkt->smac, ctx->port->mac, 6);
+	memcpy(pkt->smac, cp->port->mac, 6);
 	pkt->ipv6 = d->ipv6;
-	memcpy(pkt->sip, d->ipv6 ? ctx->gid6 : ctx->gid, 16);
+	memcpy(pkt->sip, d->ipv6 ? cp->gid6 : cp->gid, 16);
 	memcpy(pkt->dip, d->dip, 16);
 	pkt->tos = d->tos;
 	pkt->ttl = d->ttl;
@@ -523,19 +616,20 @@ void ctx_pkt_init(struct uroce_context *ctx, struct roce_pkt *pkt, const struct 
 	pkt->pkey = ROCE_PKEY_DEFAULT;
 }
 
-int ctx_send_pkt(struct uroce_context *ctx, struct roce_pkt *pkt, gather_fn g, void *garg)
+int ctx_send_pkt(struct uroce_context *ctx, unsigned port, struct roce_pkt *pkt, gather_fn g, void *garg)
 {
+	struct ctx_port *cp = &ctx->ports[port];
 	struct uroce_frame f;
 	uint32_t hdr;
 	int len;
 
-	if (engine_alloc(ctx->eng, 0, &f, 1) != 1)
+	if (engine_alloc(ctx->eng, port, &f, 1) != 1)
 		return -ENOBUFS;
-	pkt->ip_id = ctx->ip_id;
+	pkt->ip_id = cp->ip_id;
 	if (g) {
 		hdr = roce_hdr_len(pkt);
 		if (hdr + pkt->payload_len + 8u > f.room) {
-			port_free(ctx->port, &f, 1);
+			port_free(cp->port, &f, 1);
 			return -EMSGSIZE;
 		}
 		g(garg, f.data + hdr, pkt->payload_len);
@@ -543,15 +637,15 @@ int ctx_send_pkt(struct uroce_context *ctx, struct roce_pkt *pkt, gather_fn g, v
 	}
 	len = roce_build(f.data, f.room, pkt);
 	if (len < 0) {
-		port_free(ctx->port, &f, 1);
+		port_free(cp->port, &f, 1);
 		return len;
 	}
 	f.len = (uint32_t)len;
-	if (engine_tx(ctx->eng, 0, &f)) {
-		port_free(ctx->port, &f, 1);
+	if (engine_tx(ctx->eng, port, &f)) {
+		port_free(cp->port, &f, 1);
 		return -ENOBUFS;
 	}
-	ctx->ip_id++;
+	cp->ip_id++;
 	return 0;
 }
 
@@ -799,7 +893,9 @@ int uroce_ah_create(struct uroce_pd *pd, const struct uroce_ah_attr *attr, struc
 	ah = calloc(1, sizeof(*ah));
 	if (!ah)
 		return uroce_fail(-ENOMEM, "uroce_ah_create: out of memory");
-	rc = ctx_resolve_dest(pd->ctx, attr, &ah->d);
+	rc = ctx_port_index(pd->ctx, attr->port_num ? attr->port_num : 1u, "ah_attr");
+	if (rc >= 0)
+		rc = ctx_resolve_dest(pd->ctx, (unsigned)rc, attr, &ah->d);
 	if (rc) {
 		char why[512];
 

@@ -442,6 +442,7 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 	struct trans_masks t;
 	char have[256], need[256];
 	struct dest d;
+	unsigned port;
 	int ti, req, opt, rc;
 
 	if (!qp || !attr)
@@ -460,6 +461,7 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 	next = (mask & UROCE_QP_STATE) ? attr->qp_state : cur;
 	if ((unsigned)next > UROCE_QPS_ERR)
 		return uroce_fail(-EINVAL, "uroce_qp_modify: qp_state %d; accepted RESET..ERR (0-6)", (int)next);
+	port = qp->port;
 	t = trans_table(cur, next);
 	if (!t.valid)
 		return uroce_fail(-EINVAL, "uroce_qp_modify: QP 0x%x: transition %s -> %s is not allowed", qp->qpn,
@@ -479,6 +481,15 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 		                  uroce_qp_state_str(cur), uroce_qp_state_str(next), have, need);
 	}
 	/* validate values before changing anything */
+	if (mask & UROCE_QP_PORT) {
+		rc = ctx_port_index(qp->ctx, attr->port_num, "uroce_qp_modify");
+		if (rc < 0)
+			return rc;
+		port = (unsigned)rc;
+	}
+	if ((mask & UROCE_QP_AV) && attr->ah_attr.port_num && attr->ah_attr.port_num != port + 1u)
+		return uroce_fail(-EINVAL, "uroce_qp_modify: QP 0x%x is on port %u but ah_attr.port_num is %u; "
+		                           "accepted: 0 or %u", qp->qpn, port + 1u, attr->ah_attr.port_num, port + 1u);
 	if ((mask & UROCE_QP_PATH_MTU) && !uroce_mtu_bytes(attr->path_mtu))
 		return uroce_fail(-EINVAL, "uroce_qp_modify: path_mtu %d; accepted UROCE_MTU_256 (1) .. UROCE_MTU_4096 (5)",
 		                  (int)attr->path_mtu);
@@ -486,13 +497,13 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 		bool v6 = (mask & UROCE_QP_AV) ? !neigh_addr_is_v4(attr->ah_attr.dgid) : qp->d.ipv6;
 		uint32_t hdr = ROCE_PKT_HDR_MAX_V4 + (v6 ? IPV6_HDR_LEN - IPV4_HDR_LEN : 0u);
 
-		if (uroce_mtu_bytes(attr->path_mtu) + hdr > qp->ctx->port->mtu)
-			return uroce_fail(-EINVAL, "uroce_qp_modify: path_mtu %u does not fit the link's IP MTU %u "
+		uint32_t link = qp->ctx->ports[port].port->mtu;
+
+		if (uroce_mtu_bytes(attr->path_mtu) + hdr > link)
+			return uroce_fail(-EINVAL, "uroce_qp_modify: path_mtu %u does not fit port %u's IP MTU %u "
 			                           "(needs %u more for IP/UDP/BTH/RETH/ImmDt/ICRC)",
-			                  uroce_mtu_bytes(attr->path_mtu), qp->ctx->port->mtu, hdr);
+			                  uroce_mtu_bytes(attr->path_mtu), port + 1u, link, hdr);
 	}
-	if ((mask & UROCE_QP_PORT) && attr->port_num != 1)
-		return uroce_fail(-EINVAL, "uroce_qp_modify: port_num %u; accepted: 1", attr->port_num);
 	if ((mask & UROCE_QP_PKEY_INDEX) && attr->pkey_index != 0)
 		return uroce_fail(-EINVAL, "uroce_qp_modify: pkey_index %u; accepted: 0 (P_Key 0xffff)", attr->pkey_index);
 	if ((mask & UROCE_QP_ACCESS_FLAGS) && (attr->qp_access_flags & ~0xf))
@@ -521,7 +532,7 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 		return uroce_fail(-EINVAL, "uroce_qp_modify: max_dest_rd_atomic %u; accepted 0-%u",
 		                  attr->max_dest_rd_atomic, RC_MAX_RD_ATOMIC);
 	if (mask & UROCE_QP_AV) {
-		rc = ctx_resolve_dest(qp->ctx, &attr->ah_attr, &d);
+		rc = ctx_resolve_dest(qp->ctx, port, &attr->ah_attr, &d);
 		if (rc) {
 			char why[512];
 
@@ -530,8 +541,13 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 		}
 		qp->d = d;
 		qp->attr.ah_attr = attr->ah_attr;
+		qp->attr.ah_attr.port_num = (uint8_t)(port + 1u);
 	}
 	/* apply */
+	if (mask & UROCE_QP_PORT) {
+		qp->port = (uint8_t)port;
+		qp->attr.port_num = attr->port_num;
+	}
 	if (mask & UROCE_QP_ACCESS_FLAGS)
 		qp->attr.qp_access_flags = attr->qp_access_flags;
 	if (mask & UROCE_QP_QKEY)

@@ -78,6 +78,7 @@ struct dest {
 	uint8_t tos;
 	uint8_t ttl;
 	uint32_t flow_label;
+	uint8_t port;        /* index into ctx->ports the packets leave by */
 };
 
 struct uroce_ah {
@@ -135,6 +136,7 @@ struct uroce_qp {
 	enum uroce_qp_type type;
 	uint32_t qpn;
 	uint32_t mtu;           /* bytes */
+	uint8_t port;           /* index into ctx->ports (attr.port_num - 1) */
 	uint16_t sport;
 	struct dest d;          /* RC/UC destination */
 
@@ -190,17 +192,25 @@ struct uroce_qp {
 	uint8_t *inl_pool;
 };
 
-struct uroce_context {
+/* One port of a context: its engine port index is its place in ctx->ports. */
+struct ctx_port {
 	struct port *port;
+	uint8_t gid[16];        /* IPv4-mapped */
+	uint8_t gid6[16];       /* the port's IPv6 address, when have_v6 */
+	bool have_v6;
+	uint16_t ip_id;
+	uint64_t drops[UROCE_DROP__COUNT]; /* transport drops of packets that arrived here */
+};
+
+struct uroce_context {
+	struct ctx_port ports[UROCE_MAX_PORTS];
+	unsigned nports;
+	unsigned rx_port;       /* port of the packet being processed: where its drops count */
 	struct engine *eng;
 	struct loop_fabric *fabric;
 	engine_clock_fn clock;  /* the engine's time source, read fresh when arming timers */
 	void *clock_ctx;
 	enum uroce_engine_mode mode;
-	uint8_t gid[16];        /* IPv4-mapped */
-	uint8_t gid6[16];       /* the port's IPv6 address, when have_v6 */
-	bool have_v6;
-	uint16_t ip_id;
 	struct uroce_qp **qps;      /* indexed by QPN */
 	uint32_t next_qpn;
 	struct mr_int **mrs;
@@ -208,7 +218,6 @@ struct uroce_context {
 	uint8_t mr_gen;
 	struct uroce_qp *active_head, *active_tail;
 	unsigned npd, ncq, nqp, nmr;
-	uint64_t drops[UROCE_DROP__COUNT];
 
 	/* DEDICATED: the engine thread, and the lock that makes app threads
 	 * one producer of its command ring */
@@ -232,18 +241,23 @@ int ctx_call(struct uroce_context *ctx, int (*fn)(void *), void *arg);
 
 /* --- helpers (context.c) ------------------------------------------------- */
 void ctx_kick(struct uroce_qp *qp);
-int ctx_resolve_dest(struct uroce_context *ctx, const struct uroce_ah_attr *ah, struct dest *d);
+/* Resolve ah into d for the port with index port (d->port = port). */
+int ctx_resolve_dest(struct uroce_context *ctx, unsigned port, const struct uroce_ah_attr *ah, struct dest *d);
+/* Index into ctx->ports of port number port_num, or -EINVAL with the
+ * reason (prefixed by fn) in uroce_last_error. */
+int ctx_port_index(const struct uroce_context *ctx, unsigned port_num, const char *fn);
 void ctx_count_drop(struct uroce_context *ctx, enum uroce_drop_reason r);
 uint64_t ctx_now(const struct uroce_context *ctx);
 /* The clock itself: engine_now() is the start of the iteration, which can
  * be long ago when the app posts after a pause (a timer armed from it
  * would fire at once). */
 uint64_t ctx_clock(const struct uroce_context *ctx);
-/* Allocate a frame, fill the common headers of pkt for the destination. */
+/* Fill the common headers of pkt for the destination (from d->port). */
 void ctx_pkt_init(struct uroce_context *ctx, struct roce_pkt *pkt, const struct dest *d, uint16_t sport);
-/* Build and stage. gather: copy payload from it before building (NULL = p->payload). */
+/* Allocate a frame on port index port, build pkt into it and stage it.
+ * gather: copy payload from it before building (NULL = p->payload). */
 typedef void (*gather_fn)(void *arg, uint8_t *dst, uint32_t len);
-int ctx_send_pkt(struct uroce_context *ctx, struct roce_pkt *pkt, gather_fn g, void *garg);
+int ctx_send_pkt(struct uroce_context *ctx, unsigned port, struct roce_pkt *pkt, gather_fn g, void *garg);
 
 /* --- MR lookup (the hot-path check) --------------------------------------- */
 static inline struct mr_int *mr_lookup(struct uroce_context *ctx, uint32_t key)

@@ -65,7 +65,8 @@ static int check_sges(struct uroce_qp *qp, const struct uroce_sge *sg, int n, in
 static uint32_t ud_max_payload(const struct uroce_qp *qp)
 {
 	/* IPv6 + UDP + BTH + DETH + ImmDt + ICRC leave room for 4096 on a 4200 link */
-	uint32_t l3 = qp->ctx->port->mtu > 80u ? qp->ctx->port->mtu - 80u : 0;
+	uint32_t mtu = qp->ctx->ports[qp->port].port->mtu;
+	uint32_t l3 = mtu > 80u ? mtu - 80u : 0;
 	uint32_t m = 4096;
 
 	while (m > 256 && m > l3)
@@ -128,6 +129,10 @@ static int post_one_send(struct uroce_qp *qp, const struct uroce_send_wr *wr)
 	if (qp->type == UROCE_QPT_UD) {
 		if (!wr->wr.ud.ah || wr->wr.ud.ah->pd != qp->pd)
 			return uroce_fail(-EINVAL, "uroce_post_send: UD needs wr.ud.ah from the QP's PD");
+		if (wr->wr.ud.ah->d.port != qp->port)
+			return uroce_fail(-EINVAL, "uroce_post_send: the AH is on port %u, the QP on port %u; a UD QP "
+			                           "sends only through AHs of its own port", wr->wr.ud.ah->d.port + 1u,
+			                  qp->port + 1u);
 		if (total > ud_max_payload(qp))
 			return uroce_fail(-EINVAL, "uroce_post_send: UD message of %llu bytes is over one MTU (%u)",
 			                  (unsigned long long)total, ud_max_payload(qp));

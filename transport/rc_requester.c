@@ -126,7 +126,7 @@ static int send_pkt(struct uroce_qp *qp, struct swqe *w)
 		last = true;
 		break;
 	}
-	rc = ctx_send_pkt(qp->ctx, &pkt, len ? gather_sges : NULL, &g);
+	rc = ctx_send_pkt(qp->ctx, qp->port, &pkt, len ? gather_sges : NULL, &g);
 	if (rc)
 		return rc;
 	qp->stats.tx_packets++;

@@ -32,7 +32,7 @@ static void send_aeth(struct uroce_qp *qp, uint8_t syn, uint32_t psn)
 	pkt.psn = psn;
 	pkt.aeth.syndrome = syn;
 	pkt.aeth.msn = qp->msn & ROCE_PSN_MASK;
-	if (ctx_send_pkt(qp->ctx, &pkt, NULL, NULL) == 0)
+	if (ctx_send_pkt(qp->ctx, qp->d.port, &pkt, NULL, NULL) == 0)
 		qp->stats.tx_packets++;
 }
 
@@ -523,7 +523,7 @@ static int send_res(struct uroce_qp *qp, struct rd_res *r)
 		pkt.aeth.syndrome = AETH_ACK_UNLIMITED;
 		pkt.aeth.msn = qp->msn & ROCE_PSN_MASK;
 		pkt.atomic_ack = r->orig;
-		if (ctx_send_pkt(qp->ctx, &pkt, NULL, NULL))
+		if (ctx_send_pkt(qp->ctx, qp->d.port, &pkt, NULL, NULL))
 			return -1;
 		qp->stats.tx_packets++;
 		r->tx_pending = false;
@@ -551,7 +551,7 @@ static int send_res(struct uroce_qp *qp, struct rd_res *r)
 		pkt.aeth.msn = qp->msn & ROCE_PSN_MASK;
 		pkt.payload_len = len;
 		g.src = (const uint8_t *)(uintptr_t)(r->va + off);
-		if (ctx_send_pkt(qp->ctx, &pkt, len ? gather_mem : NULL, &g))
+		if (ctx_send_pkt(qp->ctx, qp->d.port, &pkt, len ? gather_mem : NULL, &g))
 			return -1;
 		qp->stats.tx_packets++;
 		r->tx_off = off + len;

@@ -98,22 +98,35 @@ enum uroce_engine_mode {
 	UROCE_ENGINE_DEDICATED = 1,
 };
 
+/** Most ports one context (one engine core) drives. */
+#define UROCE_MAX_PORTS 8
+
 /** Attributes of a context. Zero-initialise, then set what you need. */
 struct uroce_context_attr {
-	/** Port spec: "afxdp:IFACE[:QUEUE]", "dpdk[:PORTID]" or "loop:INDEX". */
+	/** Port spec of a one-port context: "afxdp:IFACE[:QUEUE]",
+	 * "dpdk[:PORTID]" or "loop:INDEX". Leave NULL when ports is used. */
 	const char *port;
-	/** DPDK EAL arguments (argv[0] included), for a dpdk port. */
+	/** DPDK EAL arguments (argv[0] included), for dpdk ports. */
 	int eal_argc;
 	char **eal_argv;
-	/** For a loop port: the fabric (struct loop_fabric *, from
+	/** For loop ports: the fabric (struct loop_fabric *, from
 	 * dataplane/port_loop.h), which the caller created. */
 	void *loop_fabric;
-	/** Source IPv4 address (network byte order) when the port has none
-	 * (dpdk); 0 = take the interface's address. */
+	/** Source IPv4 address (network byte order) of port 1 when it has
+	 * none (dpdk); 0 = take the interface's address. */
 	uint32_t ipv4_be;
 	enum uroce_engine_mode mode;
 	/** DEDICATED: CPU to pin the engine thread to, -1 = do not pin. */
 	int engine_cpu;
+	/** A context over several ports: nports (1..UROCE_MAX_PORTS) specs,
+	 * port number i + 1 being ports[i]; port must then be NULL. Loop
+	 * ports cannot share a context with afxdp or dpdk ports (they run
+	 * on the fabric's clock). */
+	const char *const *ports;
+	unsigned nports;
+	/** With ports: each port's source IPv4 address (network byte order,
+	 * 0 = the interface's), or NULL; ipv4_be is not used then. */
+	const uint32_t *ports_ipv4_be;
 };
 
 struct uroce_context;
@@ -124,7 +137,7 @@ struct uroce_srq;
 struct uroce_ah;
 struct uroce_qp;
 
-/** Open a context over one port. */
+/** Open a context over one port (attr->port) or several (attr->ports). */
 int uroce_context_create(struct uroce_context **out, const struct uroce_context_attr *attr);
 /** Close a context; every QP, CQ, MR and PD on it must be destroyed first. */
 int uroce_context_destroy(struct uroce_context *ctx);
@@ -146,19 +159,24 @@ struct uroce_port_attr {
 	int link_up;
 };
 
-/** Query the context's port. */
-int uroce_query_port(struct uroce_context *ctx, struct uroce_port_attr *attr);
+/** Number of ports of the context (ibv_device_attr.phys_port_cnt); port
+ * numbers run from 1 to this. Negative errno for a NULL ctx. */
+int uroce_num_ports(const struct uroce_context *ctx);
+
+/** Query port port_num (1..uroce_num_ports) of the context (ibv_query_port). */
+int uroce_query_port(struct uroce_context *ctx, uint8_t port_num, struct uroce_port_attr *attr);
 
 /**
- * A GID of the port (ibv_query_gid): index 0 and 1 are the IPv4-mapped GID
- * (::ffff:a.b.c.d), index 2 the port's IPv6 address (a global one when the
- * interface has one, else its link-local; fd00::HHLL for loop port
- * HHLL - 1). Returns 0, -ENOENT (no IPv6 address) or -EINVAL.
+ * A GID of port port_num (ibv_query_gid): index 0 and 1 are the
+ * IPv4-mapped GID (::ffff:a.b.c.d), index 2 the port's IPv6 address (a
+ * global one when the interface has one, else its link-local; fd00::HHLL
+ * for loop port HHLL - 1). Returns 0, -ENOENT (no IPv6 address) or -EINVAL.
  */
-int uroce_query_gid(struct uroce_context *ctx, int index, uint8_t gid[16]);
+int uroce_query_gid(struct uroce_context *ctx, uint8_t port_num, int index, uint8_t gid[16]);
 
-/** Counters of the context's port (packets, bytes, drops by reason). */
-int uroce_port_stats(struct uroce_context *ctx, struct uroce_port_stats *stats);
+/** Counters of port port_num (packets, bytes, drops by reason). Drops the
+ * transport makes count on the port the packet arrived on. */
+int uroce_port_stats(struct uroce_context *ctx, uint8_t port_num, struct uroce_port_stats *stats);
 
 /** Allocate / free a protection domain. */
 int uroce_pd_alloc(struct uroce_context *ctx, struct uroce_pd **out);
@@ -290,9 +308,13 @@ struct uroce_ah_attr {
 	uint32_t flow_label;
 	uint8_t sl;
 	uint8_t dmac[6];         /**< optional: all zero = resolve from the dgid */
+	/** Port the packets leave by: 1..uroce_num_ports. 0 = port 1 for an
+	 * AH, the QP's own port in a QP's ah_attr (which must not name
+	 * another). */
+	uint8_t port_num;
 };
 
-/** Address handle for UD sends. */
+/** Address handle for UD sends; a UD QP sends only through AHs of its own port. */
 int uroce_ah_create(struct uroce_pd *pd, const struct uroce_ah_attr *attr, struct uroce_ah **out);
 /** Destroy an address handle. */
 int uroce_ah_destroy(struct uroce_ah *ah);
@@ -374,7 +396,7 @@ struct uroce_qp_attr {
 	struct uroce_qp_cap cap;
 	struct uroce_ah_attr ah_attr;
 	uint16_t pkey_index;
-	uint8_t port_num;        /**< 1 */
+	uint8_t port_num;        /**< the QP's port, 1..uroce_num_ports (set in RESET -> INIT) */
 	uint8_t max_rd_atomic;   /**< outstanding READ/atomic as requester */
 	uint8_t max_dest_rd_atomic; /**< responder resources */
 	uint8_t min_rnr_timer;   /**< IBTA encoding 0-31 */

@@ -142,7 +142,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	ca.loop_fabric = fab;
-	if (uroce_context_create(&ctx, &ca) || uroce_query_port(ctx, &pa) || uroce_pd_alloc(ctx, &pd) ||
+	if (uroce_context_create(&ctx, &ca) || uroce_query_port(ctx, 1, &pa) || uroce_pd_alloc(ctx, &pd) ||
 	    uroce_cq_create(ctx, 4096, &cq)) {
 		fprintf(stderr, "qp_scale: setup: %s\n", uroce_last_error());
 		return 1;

@@ -169,7 +169,7 @@ int main(int argc, char **argv)
 	me.qpn = uroce_qp_num(qp);
 	me.rkey = mr->rkey;
 	me.addr = (uint64_t)(uintptr_t)buf;
-	if (uroce_query_gid(ctx, gid_index, me.gid))
+	if (uroce_query_gid(ctx, 1, gid_index, me.gid))
 		DIE("query_gid %d", gid_index);
 	put_info(argv[3], argv[1], &me);
 	get_info(argv[3], client ? "server" : "client", &peer);
@@ -285,7 +285,7 @@ int main(int argc, char **argv)
 		struct uroce_port_stats ps;
 
 		uroce_qp_stats(qp, &st);
-		uroce_port_stats(ctx, &ps);
+		uroce_port_stats(ctx, 1, &ps);
 		printf("%s: tx %llu rx %llu retransmits %llu timeouts %llu seq_naks %llu; port drops:", argv[1],
 		       (unsigned long long)st.tx_packets, (unsigned long long)st.rx_packets,
 		       (unsigned long long)st.retransmits, (unsigned long long)st.timeouts,

@@ -126,7 +126,7 @@ int main(void)
 		struct uroce_qp_attr qa = { 0 };
 		struct uroce_port_attr pa;
 
-		uroce_query_port(a.ctx, &pa);
+		uroce_query_port(a.ctx, 1, &pa);
 		qa.qp_state = UROCE_QPS_INIT;
 		qa.port_num = 1;
 		qa.qp_access_flags = 15;

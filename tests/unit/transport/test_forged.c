@@ -203,7 +203,7 @@ int main(void)
 	}
 	CHECK(memcmp(mem, shadow, GUARD) == 0, "bytes before the region changed");
 	CHECK(memcmp(mem + GUARD + REGION, shadow + GUARD + REGION, GUARD) == 0, "bytes after the region changed");
-	uroce_port_stats(ctx, &st);
+	uroce_port_stats(ctx, 1, &st);
 	for (unsigned i = UROCE_DROP_NO_QP; i < UROCE_DROP__COUNT; i++) {
 		if (st.drops[i])
 			printf("  %-18s %llu\n", uroce_drop_reason_name(i), (unsigned long long)st.drops[i]);

@@ -319,7 +319,7 @@ static void run_uc(double loss, uint64_t seed)
 			}
 		}
 	}
-	uroce_port_stats(b->ctx, &st);
+	uroce_port_stats(b->ctx, 1, &st);
 	printf("uc loss %.3f: %u of %u messages delivered whole, uc_gap drops %llu, no_recv_buffer %llu\n", loss, got,
 	       sent, (unsigned long long)st.drops[UROCE_DROP_UC_GAP],
 	       (unsigned long long)st.drops[UROCE_DROP_NO_RECV_BUFFER]);

@@ -236,9 +236,9 @@ static void test_ud(void)
 	tr_open(&p, &o, 2, NULL, NULL);
 	struct tr_side *a = &p.s[0], *b = &p.s[1];
 
-	uroce_query_port(b->ctx, &pa);
+	uroce_query_port(b->ctx, 1, &pa);
 	memset(&aa, 0, sizeof(aa));
-	REQUIRE(uroce_query_gid(b->ctx, tr_gid_index, aa.dgid) == 0, "gid");
+	REQUIRE(uroce_query_gid(b->ctx, 1, tr_gid_index, aa.dgid) == 0, "gid");
 	REQUIRE(uroce_ah_create(a->pd, &aa, &ah) == 0, "ah: %s", uroce_last_error());
 	for (uint32_t n = 0; n <= 4096; n = n ? n * 4 : 1) {
 		post_recv(b, n, 0, 40 + 4096);
@@ -269,7 +269,7 @@ static void test_ud(void)
 			uint8_t src[16];
 
 			/* IPv6: the GRH area is the IPv6 header */
-			uroce_query_gid(a->ctx, 2, src);
+			uroce_query_gid(a->ctx, 1, 2, src);
 			CHECK((b->buf[0] >> 4) == 6 && memcmp(b->buf + 8, src, 16) == 0,
 			      "ud: GRH area does not hold the sender's IPv6 header");
 		} else {
@@ -291,7 +291,7 @@ static void test_ud(void)
 	for (int i = 0; i < 100; i++)
 		tr_step(&p);
 	CHECK(uroce_poll_cq(b->rcq, 1, &wc) == 0, "bad qkey delivered");
-	uroce_port_stats(b->ctx, &st);
+	uroce_port_stats(b->ctx, 1, &st);
 	CHECK(st.drops[UROCE_DROP_BAD_QKEY] == 1, "bad_qkey drops %llu", (unsigned long long)st.drops[UROCE_DROP_BAD_QKEY]);
 	CHECK(uroce_ah_destroy(ah) == 0, "ah_destroy");
 	tr_close(&p);
@@ -318,9 +318,9 @@ int main(void)
 
 		ca.loop_fabric = fab;
 		REQUIRE(fab && uroce_context_create(&ctx, &ca) == 0, "ctx");
-		CHECK(uroce_query_gid(ctx, 3, gid) == -EINVAL, "gid index 3 accepted");
-		CHECK(uroce_query_gid(ctx, 1, gid) == 0 && gid[10] == 0xff && gid[12] == 10, "IPv4-mapped gid");
-		CHECK(uroce_query_gid(ctx, 2, gid) == 0 && gid[0] == 0xfd && gid[15] == 1, "loop IPv6 gid");
+		CHECK(uroce_query_gid(ctx, 1, 3, gid) == -EINVAL, "gid index 3 accepted");
+		CHECK(uroce_query_gid(ctx, 1, 1, gid) == 0 && gid[10] == 0xff && gid[12] == 10, "IPv4-mapped gid");
+		CHECK(uroce_query_gid(ctx, 1, 2, gid) == 0 && gid[0] == 0xfd && gid[15] == 1, "loop IPv6 gid");
 		uroce_context_destroy(ctx);
 		loop_fabric_destroy(fab);
 	}

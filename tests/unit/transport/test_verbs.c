@@ -194,7 +194,7 @@ static void refused(const char *what, int mr_access, int qp_access, int op, uint
 	CHECK(qa.qp_state == UROCE_QPS_ERR, "%s: requester in %s", what, uroce_qp_state_str(qa.qp_state));
 	uroce_qp_query(b->qp, &qa, NULL);
 	CHECK(qa.qp_state == UROCE_QPS_ERR, "%s: responder in %s", what, uroce_qp_state_str(qa.qp_state));
-	uroce_port_stats(b->ctx, &st);
+	uroce_port_stats(b->ctx, 1, &st);
 	CHECK(st.drops[reason] == 1, "%s: drops[%s] = %llu", what, uroce_drop_reason_name(reason),
 	      (unsigned long long)st.drops[reason]);
 	CHECK(memcmp(copy, b->buf, TR_BUF) == 0, "%s: the responder's memory changed", what);
