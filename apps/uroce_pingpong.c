@@ -66,7 +66,8 @@ struct pp_opts {
 	int use_event;
 	int validate_buf;
 	unsigned timeout_s;
-	uint32_t ipv4_be;
+	uint32_t ipv4_be[UROCE_MAX_PORTS]; /* --ip, per port; 0 = the interface's */
+	unsigned nips;
 	const char *servername;
 	int eal_argc;
 	char **eal_argv;
@@ -156,7 +157,7 @@ static void usage(FILE *f, const char *prog, enum pp_mode mode, int mode_known)
 	fprintf(f, "      --timeout=<sec>    give up when nothing progresses for <sec> seconds\n"
 		   "                         (TCP exchange or completions; default %d, 0 = never)\n",
 		PP_DEFAULT_TIMEOUT_S);
-	fprintf(f, "      --ip=<a.b.c.d>     the port's IPv4 address where it has none of its own (dpdk)\n");
+	fprintf(f, "      --ip=<a.b.c.d>[,...] the ports' IPv4 addresses where they have none of their own (dpdk)\n");
 	fprintf(f, "  -h, --help             this text\n");
 	fprintf(f, "Not supported (refused): -o/--odp, -O/--iodp, -P/--prefetch, -t/--ts, -j/--dm, -N/--new_send\n");
 }
@@ -238,6 +239,11 @@ static void split_port_specs(struct pp_opts *o, const char *base)
 	free(copy);
 	if (!o->nports)
 		bad_arg(o, "-d/--ib-dev '%s' names no port; accepted: SPEC[,SPEC...]%s", o->port_spec, "");
+	if (o->nips > o->nports) {
+		fprintf(stderr, "%s: --ip gives %u addresses for %u port(s); accepted: at most one per -d spec\n", base,
+			o->nips, o->nports);
+		exit(2);
+	}
 	if (o->ib_port > o->nports) {
 		fprintf(stderr, "%s: -i/--ib-port %u: the device has %u port(s), one per -d spec; accepted: 1-%u\n",
 			base, o->ib_port, o->nports, o->nports);
@@ -387,11 +393,27 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 			o->timeout_s = parse_uint(o, "--timeout", optarg, 0, 86400);
 			break;
 		case 'I': {
-			struct in_addr a;
+			/* A.B.C.D[,A.B.C.D...]: one per port, 0.0.0.0 = the interface's */
+			char buf[INET_ADDRSTRLEN];
+			const char *p = optarg;
 
-			if (inet_pton(AF_INET, optarg, &a) != 1 || !a.s_addr)
-				bad_arg(o, "--ip '%s' is not an IPv4 address (A.B.C.D)%s", optarg, "");
-			o->ipv4_be = a.s_addr;
+			o->nips = 0;
+			for (;;) {
+				size_t n = strcspn(p, ",");
+				struct in_addr a;
+
+				if (o->nips == UROCE_MAX_PORTS || n >= sizeof(buf))
+					bad_arg(o, "--ip '%s': accepted: up to 8 IPv4 addresses A.B.C.D, comma-separated, "
+						"one per port%s", optarg, "");
+				memcpy(buf, p, n);
+				buf[n] = 0;
+				if (inet_pton(AF_INET, buf, &a) != 1)
+					bad_arg(o, "--ip '%s' is not an IPv4 address (A.B.C.D[,A.B.C.D...])%s", optarg, "");
+				o->ipv4_be[o->nips++] = a.s_addr;
+				if (!p[n])
+					break;
+				p += n + 1;
+			}
 			break;
 		}
 		case 'h':
@@ -638,11 +660,10 @@ static void fail_call(const char *what, int err)
 
 static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
 {
-	uint32_t ips[UROCE_MAX_PORTS] = { o->ipv4_be };
 	struct uroce_context_attr cattr = {
 		.ports = o->port_specs,
 		.nports = o->nports,
-		.ports_ipv4_be = ips,
+		.ports_ipv4_be = o->ipv4_be,
 		.eal_argc = o->eal_argc,
 		.eal_argv = o->eal_argv,
 		.mode = UROCE_ENGINE_EMBEDDED,
