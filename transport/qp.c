@@ -369,6 +369,8 @@ static void qp_reset(struct uroce_qp *qp)
 	qp->ack_pending = qp->nak_pending = false;
 	qp->write_mr = NULL;
 	qp->msn = 0;
+	qp->lsn = 0;                   /* no credits known: one probing SEND at a time */
+	qp->credit_unlimited = false;
 	memset(qp->res, 0, RC_MAX_RD_ATOMIC * sizeof(*qp->res));
 	qp->res_head = qp->res_tx = 0;
 }

@@ -155,6 +155,8 @@ struct uroce_qp {
 	bool rnr_wait;
 	uint32_t rnr_psn;
 	struct wheel_timer retry_timer;
+	uint32_t lsn;           /* credit limit: highest message number the peer has a receive WQE for */
+	bool credit_unlimited;  /* the peer sent the invalid credit code: no flow control */
 
 	/* receive queue */
 	uint32_t rq_size, rq_mask;
@@ -293,6 +295,15 @@ static inline bool sges_live(struct uroce_context *ctx, const struct uroce_sge *
 			return false;
 	return true;
 }
+
+/* --- RC credits (rc_credit.c) -------------------------------------------- */
+uint8_t rc_credit_code(uint32_t avail);       /* AETH code for avail receive WQEs */
+uint32_t rc_credit_count(uint8_t code);       /* WQEs a code stands for; 31 = UINT32_MAX */
+uint8_t rc_resp_credits(struct uroce_qp *qp); /* the code this responder advertises now */
+void rc_credit_update(struct uroce_qp *qp, uint32_t msn, uint8_t code); /* an ACK-type AETH arrived */
+/* May the WQE at SQ index sq_index (not started yet) start now? */
+bool rc_credit_may_start(struct uroce_qp *qp, uint32_t sq_index, uint8_t opcode);
+void rc_credit_started(struct uroce_qp *qp, uint8_t opcode);
 
 /* --- CQ -------------------------------------------------------------------- */
 void cq_push(struct uroce_cq *cq, const struct uroce_wc *wc);

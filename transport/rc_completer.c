@@ -261,6 +261,10 @@ void comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		ctx_count_drop(qp->ctx, UROCE_DROP_PSN_OUT_OF_WINDOW);
 		return;
 	}
+	/* every ACK-type AETH (ACK, atomic ACK, READ response but its middles)
+	 * carries the peer's credits */
+	if (op != ROCE_OP_READ_RESP_MIDDLE && (pkt->aeth.syndrome >> 5) == 0)
+		rc_credit_update(qp, pkt->aeth.msn, pkt->aeth.syndrome & 0x1f);
 	switch (op) {
 	case ROCE_OP_ACK:
 		on_aeth(qp, pkt);

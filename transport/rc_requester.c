@@ -166,11 +166,15 @@ static bool req_tx(struct uroce_qp *qp, bool drain)
 					return false;
 				if (w->fence && qp->rd_outstanding)
 					return false;
+				if (!rc_credit_may_start(qp, qp->sq_cur, w->opcode))
+					return false; /* an ACK with credits kicks us */
 			}
 		}
 		if (qp->cur_off == 0 && w->state != SWQE_SENDING) {
 			if (w->state == SWQE_POSTED && is_rd(w))
 				qp->rd_outstanding++;
+			if (w->state == SWQE_POSTED && rc_qp)
+				rc_credit_started(qp, w->opcode);
 			w->first_psn = qp->snd_nxt;
 			w->last_psn = psn_add(qp->snd_nxt,
 			                      (w->opcode <= UROCE_WR_SEND_WITH_IMM || w->opcode == UROCE_WR_RDMA_READ) &&

@@ -520,7 +520,7 @@ static int send_res(struct uroce_qp *qp, struct rd_res *r)
 		pkt.opcode = ROCE_TR_RC | ROCE_OP_ATOMIC_ACK;
 		pkt.dqpn = qp->attr.dest_qp_num;
 		pkt.psn = r->first_psn;
-		pkt.aeth.syndrome = AETH_ACK_UNLIMITED;
+		pkt.aeth.syndrome = AETH_ACK | rc_resp_credits(qp);
 		pkt.aeth.msn = qp->msn & ROCE_PSN_MASK;
 		pkt.atomic_ack = r->orig;
 		if (ctx_send_pkt(qp->ctx, qp->d.port, &pkt, NULL, NULL))
@@ -547,7 +547,7 @@ static int send_res(struct uroce_qp *qp, struct rd_res *r)
 		pkt.opcode = ROCE_TR_RC | op;
 		pkt.dqpn = qp->attr.dest_qp_num;
 		pkt.psn = psn_add(r->first_psn, off / qp->mtu);
-		pkt.aeth.syndrome = AETH_ACK_UNLIMITED;
+		pkt.aeth.syndrome = AETH_ACK | rc_resp_credits(qp);
 		pkt.aeth.msn = qp->msn & ROCE_PSN_MASK;
 		pkt.payload_len = len;
 		g.src = (const uint8_t *)(uintptr_t)(r->va + off);
@@ -571,7 +571,7 @@ bool resp_tx(struct uroce_qp *qp)
 		qp->res_tx++;
 	}
 	if (qp->ack_pending) {
-		send_aeth(qp, AETH_ACK_UNLIMITED, qp->ack_psn);
+		send_aeth(qp, AETH_ACK | rc_resp_credits(qp), qp->ack_psn);
 		qp->ack_pending = false;
 	}
 	if (qp->nak_pending) {

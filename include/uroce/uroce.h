@@ -493,6 +493,7 @@ struct uroce_qp_stats {
 	uint64_t duplicates;         /**< duplicate requests seen by the responder */
 	uint64_t out_of_sequence;    /**< packets ahead of the expected PSN */
 	uint64_t access_errors;      /**< requests refused for rkey/bounds/access */
+	uint64_t credit_waits;       /**< RC: a SEND/WRITE_IMM held back for lack of the peer's credits */
 };
 /** Read a QP's counters. */
 int uroce_qp_stats(struct uroce_qp *qp, struct uroce_qp_stats *stats);
