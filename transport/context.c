@@ -1,6 +1,7 @@
-/* The context: its ports (up to UROCE_MAX_PORTS, all on one engine), the engine, the QP and MR tables, the list of QPs
- * with transmit work; uroce_progress; and the small objects around it (PD,
- * MR, CQ, SRQ, AH) plus uroce_last_error. */
+/* The context: its ports (up to UROCE_MAX_PORTS, all polled by one
+ * engine), the QP and MR tables, the list of QPs with transmit work;
+ * uroce_progress; and the small objects around it (PD, MR, CQ, SRQ, AH)
+ * plus uroce_last_error. */
 #include <errno.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
