@@ -30,27 +30,15 @@ int perf_is_mode(const char *name)
 /* -d SPEC[,SPEC...]: one uroce port per spec; -i picks the QP's port. */
 static int split_devs(struct perf_opts *o)
 {
-	char *save = NULL, *tok;
+	char err[256];
+	int n = port_split_spec_list(o->dev, false, o->devs_buf, sizeof(o->devs_buf), o->devs, UROCE_MAX_PORTS, err,
+				     sizeof(err));
 
-	if (strlen(o->dev) >= sizeof(o->devs_buf)) {
-		fprintf(stderr, "uroce-perf: -d/--ib-dev is %zu characters; accepted: fewer than %zu\n", strlen(o->dev),
-			sizeof(o->devs_buf));
+	if (n < 0) {
+		fprintf(stderr, "uroce-perf: -d/--ib-dev %s\n", err);
 		return -1;
 	}
-	strcpy(o->devs_buf, o->dev);
-	o->ndevs = 0;
-	for (tok = strtok_r(o->devs_buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (o->ndevs == UROCE_MAX_PORTS) {
-			fprintf(stderr, "uroce-perf: -d/--ib-dev %s: more than %d ports; accepted: 1-%d specs\n", o->dev,
-				UROCE_MAX_PORTS, UROCE_MAX_PORTS);
-			return -1;
-		}
-		o->devs[o->ndevs++] = tok;
-	}
-	if (!o->ndevs) {
-		fprintf(stderr, "uroce-perf: -d/--ib-dev '%s' names no port; accepted: SPEC[,SPEC...]\n", o->dev);
-		return -1;
-	}
+	o->ndevs = n;
 	if (o->ib_port > o->ndevs) {
 		fprintf(stderr, "uroce-perf: -i/--ib-port %d: the device has %d port(s), one per -d spec; "
 			"accepted: 1-%d\n", o->ib_port, o->ndevs, o->ndevs);

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <stdbool.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdint.h>
@@ -23,6 +22,7 @@
 #include <unistd.h>
 
 #include "uroce/uroce.h"
+#include "dataplane/port.h"
 
 enum {
 	PINGPONG_RECV_WRID = 1,
@@ -215,30 +215,23 @@ static int mode_from_name(const char *s, enum pp_mode *mode)
  * afxdp:IFACE; -i picks the QP's port among them. */
 static void split_port_specs(struct pp_opts *o, const char *base)
 {
-	size_t n = strlen(o->port_spec) + 1;
-	char *out, *tok, *save = NULL, *copy;
-
-	copy = strdup(o->port_spec);
 	/* room for an "afxdp:" in front of each spec */
-	o->port_spec_buf = out = malloc(n + UROCE_MAX_PORTS * sizeof("afxdp:"));
-	if (!copy || !out) {
+	size_t len = strlen(o->port_spec) + 1 + UROCE_MAX_PORTS * sizeof("afxdp:");
+	char err[256];
+	int n;
+
+	o->port_spec_buf = malloc(len);
+	if (!o->port_spec_buf) {
 		fprintf(stderr, "%s: out of memory\n", base);
 		exit(1);
 	}
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		bool bare = !strchr(tok, ':') && strcmp(tok, "dpdk");
-
-		if (o->nports == UROCE_MAX_PORTS) {
-			fprintf(stderr, "%s: -d/--ib-dev %s: more than %u ports; accepted: 1-%u specs\n", base,
-				o->port_spec, UROCE_MAX_PORTS, UROCE_MAX_PORTS);
-			exit(2);
-		}
-		o->port_specs[o->nports++] = out;
-		out += sprintf(out, "%s%s", bare ? "afxdp:" : "", tok) + 1;
+	n = port_split_spec_list(o->port_spec, true, o->port_spec_buf, len, o->port_specs, UROCE_MAX_PORTS, err,
+				 sizeof(err));
+	if (n < 0) {
+		fprintf(stderr, "%s: -d/--ib-dev %s\n", base, err);
+		exit(2);
 	}
-	free(copy);
-	if (!o->nports)
-		bad_arg(o, "-d/--ib-dev '%s' names no port; accepted: SPEC[,SPEC...]%s", o->port_spec, "");
+	o->nports = (unsigned)n;
 	if (o->nips > o->nports) {
 		fprintf(stderr, "%s: --ip gives %u addresses for %u port(s); accepted: at most one per -d spec\n", base,
 			o->nips, o->nports);

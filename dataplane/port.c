@@ -91,6 +91,35 @@ int port_split_eal_args(int argc, char **argv, int *eal_argc, char ***eal_argv)
 	return argc;
 }
 
+int port_split_spec_list(const char *list, bool bare_is_afxdp, char *buf, size_t buflen, const char **specs,
+                         unsigned max, char *err, size_t errlen)
+{
+	const char *p = list;
+	unsigned n = 0;
+	size_t used = 0;
+
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		bool bare = bare_is_afxdp && len && !memchr(p, ':', len) && !(len == 4 && !memcmp(p, "dpdk", 4));
+		size_t need = len + 1 + (bare ? sizeof("afxdp:") - 1 : 0);
+
+		if (len) { /* empty entries (",,") name nothing */
+			if (n == max)
+				return errbuf_fail(err, errlen, -EINVAL, "%s: more than %u ports; accepted: 1-%u specs",
+				                   list, max, max);
+			if (need > buflen - used)
+				return errbuf_fail(err, errlen, -EINVAL, "is %zu characters; accepted: fewer than %zu",
+				                   strlen(list), buflen);
+			specs[n++] = buf + used;
+			used += (size_t)snprintf(buf + used, buflen - used, "%s%.*s", bare ? "afxdp:" : "", (int)len, p) + 1;
+		}
+		p += len + (p[len] == ',');
+	}
+	if (!n)
+		return errbuf_fail(err, errlen, -EINVAL, "'%s' names no port; accepted: SPEC[,SPEC...]", list);
+	return (int)n;
+}
+
 static const struct port_ops *ops_for(enum port_kind kind)
 {
 	switch (kind) {

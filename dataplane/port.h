@@ -117,6 +117,16 @@ int port_config_parse(const char *spec, struct port_config *cfg, char *err, size
  */
 int port_split_eal_args(int argc, char **argv, int *eal_argc, char ***eal_argv);
 
+/*
+ * Split a device list "SPEC[,SPEC...]" (the tools' -d) into at most max
+ * port specs, copied into buf (buflen bytes) and pointed at by specs[].
+ * With bare_is_afxdp a spec without ':' other than "dpdk" gets "afxdp:" in
+ * front (rdma-core's -d takes a bare device name). Returns how many, or
+ * -EINVAL with a message in err (none named, more than max, buf too small).
+ */
+int port_split_spec_list(const char *list, bool bare_is_afxdp, char *buf, size_t buflen, const char **specs,
+                         unsigned max, char *err, size_t errlen);
+
 /* Open a port. Returns 0 and *out, or -errno with a message in err. */
 int port_open(struct port **out, const struct port_config *cfg, char *err, size_t errlen);
 void port_close(struct port *p);
