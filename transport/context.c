@@ -319,6 +319,7 @@ static int ctx_parse_ports(const struct uroce_context_attr *attr, const char *co
 {
 	char err[256] = "";
 	unsigned nloop = 0;
+	uint32_t ip;
 	int rc;
 
 	for (unsigned i = 0; i < n; i++) {
@@ -340,8 +341,9 @@ static int ctx_parse_ports(const struct uroce_context_attr *attr, const char *co
 		}
 		cfg[i].eal_argc = attr->eal_argc;
 		cfg[i].eal_argv = attr->eal_argv;
-		if (attr->ports ? (attr->ports_ipv4_be && attr->ports_ipv4_be[i]) : attr->ipv4_be)
-			cfg[i].ipv4_be = attr->ports ? attr->ports_ipv4_be[i] : attr->ipv4_be;
+		ip = attr->ports ? (attr->ports_ipv4_be ? attr->ports_ipv4_be[i] : 0) : attr->ipv4_be;
+		if (ip)
+			cfg[i].ipv4_be = ip;
 	}
 	if (nloop && nloop != n)
 		return uroce_fail(-EINVAL, "uroce_context_create: loop ports run on the fabric's simulated clock and "
