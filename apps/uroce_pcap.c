@@ -12,7 +12,7 @@
 #include <uroce/uroce.h>
 
 #include "dataplane/pcap_file.h"
-#include "transport/wire.h"
+#include "dataplane/wire.h"
 
 enum { EXIT_GOOD = 0, EXIT_BAD_PACKETS = 1, EXIT_USAGE = 2 };
 

@@ -20,7 +20,7 @@
 #include "apps/perf.h"
 #include "dataplane/pcap_file.h"
 #include "dataplane/port.h"
-#include "transport/wire.h"
+#include "dataplane/wire.h"
 #if UROCE_HAVE_AFXDP
 #include "dataplane/neigh.h"
 #endif

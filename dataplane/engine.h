@@ -18,7 +18,7 @@
 #include "dataplane/port.h"
 #include "dataplane/spsc_ring.h"
 #include "dataplane/timer_wheel.h"
-#include "transport/wire.h"
+#include "dataplane/wire.h"
 
 #define ENGINE_MAX_PORTS 8u        /* ports one core polls; more belong on another core */
 #define ENGINE_MAX_CMD_RINGS 16u   /* app threads feeding one engine */

@@ -1,9 +1,13 @@
-/* Library-wide names: version, drop-reason names, error text. */
+/* Library-wide names: version, drop-reason and completion-status names,
+ * error text (uroce_last_error and the uroce_fail that sets it). */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <uroce/uroce.h>
 
 #include "uroce_config.h"
+#include "transport/qp_internal.h"
 
 static const char *const drop_reason_names[UROCE_DROP__COUNT] = {
 	[UROCE_DROP_NONE] = "none",
@@ -49,4 +53,44 @@ const char *uroce_strerror(int err)
 const char *uroce_version(void)
 {
 	return UROCE_VERSION;
+}
+
+static __thread char last_error[512];
+
+const char *uroce_last_error(void)
+{
+	return last_error;
+}
+
+int uroce_fail(int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static const char *const wc_status_names[] = {
+	"success", "local length error", "local QP operation error", "local EE context operation error",
+	"local protection error", "Work Request Flushed Error", "memory management operation error",
+	"bad response error", "local access error", "remote invalid request error", "remote access error",
+	"remote operation error", "transport retry counter exceeded", "RNR retry counter exceeded",
+	"local RDD violation error", "remote invalid RD request", "aborted error", "invalid EE context number",
+	"invalid EE context state", "fatal error", "response timeout error", "general error",
+};
+
+const char *uroce_wc_status_str(enum uroce_wc_status status)
+{
+	if ((unsigned)status >= sizeof(wc_status_names) / sizeof(wc_status_names[0]))
+		return "unknown";
+	return wc_status_names[status];
+}
+
+uint32_t uroce_mtu_bytes(enum uroce_mtu mtu)
+{
+	if (mtu < UROCE_MTU_256 || mtu > UROCE_MTU_4096)
+		return 0;
+	return 128u << mtu;
 }

@@ -14,7 +14,7 @@
 #include "dataplane/port.h"
 #include "dataplane/spsc_ring.h"
 #include "dataplane/timer_wheel.h"
-#include "transport/wire.h"
+#include "dataplane/wire.h"
 
 #define QPN_FIRST 0x11u           /* 0 is SMI, 1 is GSI: never handed out */
 #define QP_TABLE_SIZE (1u << 16)  /* QPNs 0x11..0xffff: O(1) lookup by number */

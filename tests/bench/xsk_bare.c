@@ -32,7 +32,7 @@
 #include <linux/if_xdp.h>
 #include <xdp/xsk.h>
 
-#include "transport/wire.h"
+#include "dataplane/wire.h"
 
 #define NUM_FRAMES 4096u
 #define FRAME_SIZE XSK_UMEM__DEFAULT_FRAME_SIZE

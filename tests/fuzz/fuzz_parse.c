@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/wire.h"
+#include "dataplane/wire.h"
 
 /* Larger than any IP packet plus Ethernet and VLAN headers. */
 #define FUZZ_MAX_FRAME (65535u + IPV6_HDR_LEN + ETH_HDR_LEN + VLAN_HDR_LEN)

@@ -27,7 +27,7 @@
 
 #include "dataplane/neigh.h"
 #include "dataplane/port.h"
-#include "transport/wire.h"
+#include "dataplane/wire.h"
 
 /* ibv_rc_pingpong's wire contract (rdma-core libibverbs/examples). */
 #define PP_TCP_PORT 18515

@@ -24,7 +24,7 @@
 
 #include "dataplane/port.h"
 #include "dataplane/port_afxdp.h"
-#include "transport/wire.h"
+#include "dataplane/wire.h"
 
 #define NQ 2
 #define FRAMES_PER_QUEUE 200u

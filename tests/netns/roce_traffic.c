@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "dataplane/port.h"
-#include "transport/wire.h"
+#include "dataplane/wire.h"
 #include "uroce_config.h"
 #if UROCE_HAVE_AFXDP
 #include "dataplane/neigh.h"

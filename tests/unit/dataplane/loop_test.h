@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "dataplane/port_loop.h"
-#include "transport/wire.h"
+#include "dataplane/wire.h"
 #include "dp_test.h"
 
 static inline struct port *open_loop_port(struct loop_fabric *fab, unsigned index)

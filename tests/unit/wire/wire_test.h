@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/wire.h"
+#include "dataplane/wire.h"
 
 static int test_failures;
 

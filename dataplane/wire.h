@@ -6,8 +6,8 @@
  *   Ethernet [802.1Q] | IPv4 or IPv6 | UDP (dport 4791) | BTH | ext hdrs |
  *   payload | pad (0-3) | ICRC (4, little-endian)
  */
-#ifndef UROCE_TRANSPORT_WIRE_H
-#define UROCE_TRANSPORT_WIRE_H
+#ifndef UROCE_DATAPLANE_WIRE_H
+#define UROCE_DATAPLANE_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -314,4 +314,4 @@ static inline int32_t roce_psn_diff(uint32_t a, uint32_t b)
 	return (int32_t)((a - b) << 8) >> 8;
 }
 
-#endif /* UROCE_TRANSPORT_WIRE_H */
+#endif /* UROCE_DATAPLANE_WIRE_H */

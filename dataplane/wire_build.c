@@ -2,7 +2,7 @@
  * the extension headers the opcode table lists, then pad and ICRC. */
 #include <errno.h>
 
-#include "transport/wire.h"
+#include "dataplane/wire.h"
 
 #define IPV4_FLAG_DF 0x4000u
 #define IPV6_FLOW_MASK 0xfffffu

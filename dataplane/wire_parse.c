@@ -1,7 +1,7 @@
 /* Parsing and validating received RoCEv2 frames into a struct roce_pkt.
  * Every rejection returns the one drop reason that names it; nothing is
  * read past the frame's length. */
-#include "transport/wire.h"
+#include "dataplane/wire.h"
 
 /* IPv4 flags/fragment field: only DF may be set (no fragments, and the
  * reserved "evil" bit must be clear). */

@@ -2,7 +2,7 @@
  * header checksum. */
 #include <isa-l/crc.h>
 
-#include "transport/wire.h"
+#include "dataplane/wire.h"
 
 /*
  * The ICRC is CRC-32 with zlib's (reflected, Ethernet) polynomial over a

@@ -1,7 +1,7 @@
 /* The BTH opcode table: one row per opcode with its name, the extension
  * headers that follow the BTH and their offsets, and whether it carries
  * payload. The parser and the builder read only this table. */
-#include "transport/wire.h"
+#include "dataplane/wire.h"
 
 /*
  * Extension headers always appear in the IBTA order DETH, RETH, AtomicETH,

@@ -1,0 +1,43 @@
+/* Address handles: a UD destination resolved once, on its port. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/qp_internal.h"
+
+int uroce_ah_create(struct uroce_pd *pd, const struct uroce_ah_attr *attr, struct uroce_ah **out)
+{
+	struct uroce_ah *ah;
+	int rc;
+
+	if (!pd || !attr || !out)
+		return uroce_fail(-EINVAL, "uroce_ah_create: pd, attr and out are required");
+	ah = calloc(1, sizeof(*ah));
+	if (!ah)
+		return uroce_fail(-ENOMEM, "uroce_ah_create: out of memory");
+	rc = ctx_port_index(pd->ctx, attr->port_num ? attr->port_num : 1u, "ah_attr");
+	if (rc >= 0)
+		rc = ctx_resolve_dest(pd->ctx, (unsigned)rc, attr, &ah->d);
+	if (rc) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "%s", uroce_last_error());
+		free(ah);
+		return uroce_fail(rc, "uroce_ah_create: %s", why);
+	}
+	ah->pd = pd;
+	ah->attr = *attr;
+	__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELAXED);
+	*out = ah;
+	return 0;
+}
+
+int uroce_ah_destroy(struct uroce_ah *ah)
+{
+	if (!ah)
+		return uroce_fail(-EINVAL, "uroce_ah_destroy: ah is NULL");
+	__atomic_fetch_sub(&ah->pd->refs, 1, __ATOMIC_RELAXED);
+	free(ah);
+	return 0;
+}

@@ -1,0 +1,56 @@
+/* Completion queues: an SPSC ring the engine fills and the app polls. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/qp_internal.h"
+
+int uroce_cq_create(struct uroce_context *ctx, int cqe, struct uroce_cq **out)
+{
+	struct uroce_cq *cq;
+	uint32_t n = 1;
+
+	if (!ctx || !out)
+		return uroce_fail(-EINVAL, "uroce_cq_create: ctx and out are required");
+	if (cqe < 1 || cqe > (1 << 20))
+		return uroce_fail(-EINVAL, "uroce_cq_create: cqe %d; accepted: 1-%d", cqe, 1 << 20);
+	while (n < (uint32_t)cqe)
+		n <<= 1;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return uroce_fail(-ENOMEM, "uroce_cq_create: out of memory");
+	cq->ring = spsc_ring_create(n, sizeof(struct uroce_wc));
+	if (!cq->ring) {
+		free(cq);
+		return uroce_fail(-ENOMEM, "uroce_cq_create: out of memory");
+	}
+	cq->ctx = ctx;
+	__atomic_fetch_add(&ctx->ncq, 1, __ATOMIC_RELAXED);
+	*out = cq;
+	return 0;
+}
+
+int uroce_cq_destroy(struct uroce_cq *cq)
+{
+	if (!cq)
+		return uroce_fail(-EINVAL, "uroce_cq_destroy: cq is NULL");
+	if (cq->refs)
+		return uroce_fail(-EBUSY, "uroce_cq_destroy: %u QPs still use this CQ", cq->refs);
+	__atomic_fetch_sub(&cq->ctx->ncq, 1, __ATOMIC_RELAXED);
+	spsc_ring_destroy(cq->ring);
+	free(cq);
+	return 0;
+}
+
+void cq_push(struct uroce_cq *cq, const struct uroce_wc *wc)
+{
+	if (!spsc_ring_enqueue(cq->ring, wc))
+		cq->overflows++;
+}
+
+int uroce_poll_cq(struct uroce_cq *cq, int n, struct uroce_wc *wc)
+{
+	if (!cq || n < 0 || (n && !wc))
+		return uroce_fail(-EINVAL, "uroce_poll_cq: cq and wc are required, n >= 0");
+	return (int)spsc_ring_dequeue_burst(cq->ring, wc, (uint32_t)n);
+}
