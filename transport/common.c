@@ -36,6 +36,12 @@ static const char *const drop_reason_names[UROCE_DROP__COUNT] = {
 	[UROCE_DROP_NO_RECV_BUFFER] = "no_recv_buffer",
 	[UROCE_DROP_BAD_LENGTH_MSG] = "bad_msg_length",
 	[UROCE_DROP_UC_GAP] = "uc_gap",
+	[UROCE_DROP_BAD_SRC_ADDR] = "bad_src_addr",
+	[UROCE_DROP_BAD_DST_ADDR] = "bad_dst_addr",
+	[UROCE_DROP_BAD_PKEY] = "bad_pkey",
+	[UROCE_DROP_STALE_RESPONSE] = "stale_response",
+	[UROCE_DROP_RD_ATOMIC_LIMIT] = "rd_atomic_limit",
+	[UROCE_DROP_MISALIGNED] = "misaligned",
 };
 
 const char *uroce_drop_reason_name(enum uroce_drop_reason reason)

@@ -345,7 +345,7 @@ int uroce_context_create(struct uroce_context **out, const struct uroce_context_
 		return uroce_fail(-ENOMEM, "uroce_context_create: out of memory");
 	ctx->qps = calloc(QP_TABLE_SIZE, sizeof(*ctx->qps));
 	ctx->mrs = calloc(MR_TABLE_SIZE, sizeof(*ctx->mrs));
-	if (!ctx->qps || !ctx->mrs) {
+	if (!ctx->qps || !ctx->mrs || ctx_async_init(ctx)) {
 		rc = uroce_fail(-ENOMEM, "uroce_context_create: out of memory");
 		goto free_ctx;
 	}
@@ -400,6 +400,7 @@ int uroce_context_create(struct uroce_context **out, const struct uroce_context_
 close_ports:
 	ctx_close_ports(ctx);
 free_ctx:
+	ctx_async_fini(ctx);
 	free(ctx->qps);
 	free(ctx->mrs);
 	free(ctx);
@@ -423,6 +424,7 @@ int uroce_context_destroy(struct uroce_context *ctx)
 	pthread_mutex_destroy(&ctx->post_lock);
 	engine_destroy(ctx->eng);
 	ctx_close_ports(ctx);
+	ctx_async_fini(ctx);
 	free(ctx->qps);
 	free(ctx->mrs);
 	free(ctx);

@@ -220,6 +220,8 @@ struct uroce_context {
 	uint8_t mr_gen;
 	struct uroce_qp *active_head, *active_tail;
 	unsigned npd, ncq, nqp, nmr;
+	struct spsc_ring *async;    /* struct uroce_async_event: engine raises, app takes */
+	uint64_t async_lost;
 
 	/* DEDICATED: the engine thread, and the lock that makes app threads
 	 * one producer of its command ring */
@@ -304,6 +306,13 @@ void rc_credit_update(struct uroce_qp *qp, uint32_t msn, uint8_t code); /* an AC
 /* May the WQE at SQ index sq_index (not started yet) start now? */
 bool rc_credit_may_start(struct uroce_qp *qp, uint32_t sq_index, uint8_t opcode);
 void rc_credit_started(struct uroce_qp *qp, uint8_t opcode);
+
+/* --- asynchronous events (async.c) ---------------------------------------- */
+int ctx_async_init(struct uroce_context *ctx);
+void ctx_async_fini(struct uroce_context *ctx);
+void ctx_async_event(struct uroce_context *ctx, const struct uroce_async_event *ev);
+/* PORT_ACTIVE, PORT_ERR or GID_CHANGE for the port with index port_index. */
+void ctx_async_port_event(struct uroce_context *ctx, unsigned port_index, enum uroce_event_type type);
 
 /* --- CQ -------------------------------------------------------------------- */
 void cq_push(struct uroce_cq *cq, const struct uroce_wc *wc);

@@ -51,6 +51,12 @@ enum uroce_drop_reason {
 	UROCE_DROP_NO_RECV_BUFFER,  /**< no receive WQE (UC/UD drop, RC RNR NAK) */
 	UROCE_DROP_BAD_LENGTH_MSG,  /**< message longer than the receive buffer or the RETH length */
 	UROCE_DROP_UC_GAP,          /**< UC: rest of a message after a PSN gap */
+	UROCE_DROP_BAD_SRC_ADDR,    /**< RC/UC: source address is not the QP's remote GID */
+	UROCE_DROP_BAD_DST_ADDR,    /**< destination address is not one of the port's GIDs */
+	UROCE_DROP_BAD_PKEY,        /**< BTH P_Key does not match the QP's P_Key */
+	UROCE_DROP_STALE_RESPONSE,  /**< ACK, NAK, RNR NAK, READ response or credit whose PSN is outside the outstanding window (ghost or stale) */
+	UROCE_DROP_RD_ATOMIC_LIMIT, /**< READ or atomic beyond max_dest_rd_atomic (NAKed: invalid request) */
+	UROCE_DROP_MISALIGNED,      /**< atomic VA not 8-byte aligned (NAKed: invalid request) */
 	UROCE_DROP__COUNT
 };
 
@@ -482,6 +488,62 @@ int uroce_post_send(struct uroce_qp *qp, struct uroce_send_wr *wr, struct uroce_
 int uroce_post_recv(struct uroce_qp *qp, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr);
 /** Post a chain of receive WRs to a shared receive queue. */
 int uroce_post_srq_recv(struct uroce_srq *srq, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr);
+
+/* ----------------------------------------------------------------------
+ * Asynchronous events (ibv_get_async_event). uroce is poll-mode, so
+ * uroce_get_async_event never blocks: it returns -EAGAIN when no event is
+ * waiting. Events are kept in a ring of UROCE_ASYNC_EVENT_MAX entries per
+ * context; when it is full the oldest are kept and the newest counted as
+ * lost (uroce_async_events_lost).
+ * ---------------------------------------------------------------------- */
+
+/** Most events waiting in a context at once. */
+#define UROCE_ASYNC_EVENT_MAX 256
+
+/** Event type (same values as enum ibv_event_type). */
+enum uroce_event_type {
+	UROCE_EVENT_CQ_ERR = 0,          /**< a CQ overran: it is in error, its QPs are fatal */
+	UROCE_EVENT_QP_FATAL = 1,        /**< a QP went to ERR on its own (not by uroce_qp_modify) */
+	UROCE_EVENT_QP_REQ_ERR = 2,
+	UROCE_EVENT_QP_ACCESS_ERR = 3,
+	UROCE_EVENT_COMM_EST = 4,
+	UROCE_EVENT_SQ_DRAINED = 5,
+	UROCE_EVENT_PATH_MIG = 6,
+	UROCE_EVENT_PATH_MIG_ERR = 7,
+	UROCE_EVENT_DEVICE_FATAL = 8,
+	UROCE_EVENT_PORT_ACTIVE = 9,     /**< a port's link came up */
+	UROCE_EVENT_PORT_ERR = 10,       /**< a port's link went down */
+	UROCE_EVENT_LID_CHANGE = 11,
+	UROCE_EVENT_PKEY_CHANGE = 12,
+	UROCE_EVENT_SM_CHANGE = 13,
+	UROCE_EVENT_SRQ_ERR = 14,
+	UROCE_EVENT_SRQ_LIMIT_REACHED = 15,
+	UROCE_EVENT_QP_LAST_WQE_REACHED = 16,
+	UROCE_EVENT_CLIENT_REREGISTER = 17,
+	UROCE_EVENT_GID_CHANGE = 18,     /**< a port's GID table changed */
+};
+
+/** Name of an event type ("local catastrophic error" style text, as
+ * ibv_event_type_str gives it). */
+const char *uroce_event_type_str(enum uroce_event_type type);
+
+/** One asynchronous event (ibv_async_event). */
+struct uroce_async_event {
+	union {
+		struct uroce_cq *cq;
+		struct uroce_qp *qp;
+		struct uroce_srq *srq;
+		int port_num;
+	} element;
+	enum uroce_event_type event_type;
+};
+
+/** Take the oldest waiting event: 0, -EAGAIN when none waits, -EINVAL. */
+int uroce_get_async_event(struct uroce_context *ctx, struct uroce_async_event *event);
+/** Acknowledge an event (ibv_ack_async_event); kept for verbs symmetry. */
+void uroce_ack_async_event(struct uroce_async_event *event);
+/** Events lost because the ring was full. */
+uint64_t uroce_async_events_lost(struct uroce_context *ctx);
 
 /** Per-QP counters. */
 struct uroce_qp_stats {
