@@ -224,6 +224,13 @@ int uroce_query_gid(struct uroce_context *ctx, uint8_t port_num, int index, uint
 	return 0;
 }
 
+bool ctx_port_has_gid(const struct uroce_context *ctx, unsigned port, const uint8_t gid[16])
+{
+	const struct ctx_port *cp = &ctx->ports[port];
+
+	return !memcmp(gid, cp->gid, 16) || (cp->have_v6 && !memcmp(gid, cp->gid6, 16));
+}
+
 static void *engine_thread(void *arg)
 {
 	struct uroce_context *ctx = arg;

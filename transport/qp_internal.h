@@ -251,6 +251,9 @@ int ctx_resolve_dest(struct uroce_context *ctx, unsigned port, const struct uroc
  * reason (prefixed by fn) in uroce_last_error. */
 int ctx_port_index(const struct uroce_context *ctx, unsigned port_num, const char *fn);
 void ctx_count_drop(struct uroce_context *ctx, enum uroce_drop_reason r);
+/* True when gid is one of the GIDs of the port with index port: the
+ * destination check every received packet passes (rxe's check_addr). */
+bool ctx_port_has_gid(const struct uroce_context *ctx, unsigned port, const uint8_t gid[16]);
 uint64_t ctx_now(const struct uroce_context *ctx);
 /* The clock itself: engine_now() is the start of the iteration, which can
  * be long ago when the app posts after a pause (a timer armed from it
