@@ -1,0 +1,114 @@
+/* Impairment XDP program for test links: drops RoCEv2 packets (UDP
+ * destination port 4791, IPv4 or IPv6, with or without one 802.1Q tag) with
+ * a seeded probability, in bursts, and passes every other frame. Loaded and
+ * read by apps/uroce_impair.c; the drop pattern depends only on the seed
+ * and the order of the RoCEv2 packets. */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "xdp_impair.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xdp_impair_state);
+} impair_state SEC(".maps");
+
+struct vlan_hdr {
+	__be16 tci;
+	__be16 proto;
+};
+
+/* Nonzero when the frame is UDP to port 4791. Only the first buffer is
+ * read: the headers always sit in it, also in multi-buffer frames. */
+static __always_inline int is_roce(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct udphdr *udp;
+	void *l3 = eth + 1;
+	__u16 proto;
+
+	if (l3 > data_end)
+		return 0;
+	proto = eth->h_proto;
+	if (proto == bpf_htons(ETH_P_8021Q)) {
+		struct vlan_hdr *vh = l3;
+
+		if ((void *)(vh + 1) > data_end)
+			return 0;
+		proto = vh->proto;
+		l3 = vh + 1;
+	}
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = l3;
+
+		if ((void *)(ip + 1) > data_end || ip->protocol != IPPROTO_UDP || ip->ihl < 5)
+			return 0;
+		/* A later fragment has no UDP header; RoCEv2 never fragments. */
+		if (ip->frag_off & bpf_htons(0x1fff))
+			return 0;
+		udp = l3 + ip->ihl * 4u;
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = l3;
+
+		if ((void *)(ip6 + 1) > data_end || ip6->nexthdr != IPPROTO_UDP)
+			return 0;
+		udp = (void *)(ip6 + 1);
+	} else {
+		return 0;
+	}
+	if ((void *)(udp + 1) > data_end)
+		return 0;
+	return udp->dest == bpf_htons(XDP_IMPAIR_UDP_PORT);
+}
+
+static __always_inline __u64 xorshift64(__u64 x)
+{
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return x;
+}
+
+/* "frags": also attachable where the MTU needs multi-buffer frames. */
+SEC("xdp.frags")
+int xdp_impair(struct xdp_md *ctx)
+{
+	__u32 key = 0;
+	struct xdp_impair_state *st = bpf_map_lookup_elem(&impair_state, &key);
+	int drop = 0;
+
+	if (!st)
+		return XDP_PASS;
+	__sync_fetch_and_add(&st->packets, 1);
+	if (!is_roce(ctx))
+		return XDP_PASS;
+
+	bpf_spin_lock(&st->lock);
+	st->roce++;
+	if (st->burst_left) {
+		st->burst_left--;
+		drop = 1;
+	} else {
+		st->rng = xorshift64(st->rng);
+		if ((st->rng >> 32) < st->threshold) {
+			st->burst_left = st->burst ? st->burst - 1 : 0;
+			drop = 1;
+		}
+	}
+	if (drop)
+		st->dropped++;
+	bpf_spin_unlock(&st->lock);
+	return drop ? XDP_DROP : XDP_PASS;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
