@@ -127,6 +127,8 @@ static bool ctx_rx(struct engine *eng, unsigned port, struct uroce_frame *f, con
 
 	(void)eng;
 	ctx->rx_port = port;
+	if (!rx_check_dst(ctx, port, pkt))
+		return false;
 	if (!qp) {
 		ctx_count_drop(ctx, UROCE_DROP_NO_QP);
 		return false;

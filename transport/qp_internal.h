@@ -301,6 +301,14 @@ static inline bool sges_live(struct uroce_context *ctx, const struct uroce_sge *
 	return true;
 }
 
+/* --- receive checks (rx_check.c) ------------------------------------------ */
+/* The destination address is one of the arrival port's GIDs. */
+bool rx_check_dst(struct uroce_context *ctx, unsigned port, const struct roce_pkt *pkt);
+/* P_Key, and for RC/UC the QP's state and the source being its remote GID. */
+bool rx_check_conn(struct uroce_qp *qp, const struct roce_pkt *pkt);
+/* A response PSN lies in [oldest unacknowledged, highest sent]. */
+bool rx_response_in_window(struct uroce_qp *qp, uint32_t psn);
+
 /* --- RC credits (rc_credit.c) -------------------------------------------- */
 uint8_t rc_credit_code(uint32_t avail);       /* AETH code for avail receive WQEs */
 uint32_t rc_credit_count(uint8_t code);       /* WQEs a code stands for; 31 = UINT32_MAX */

@@ -256,11 +256,10 @@ void comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		ctx_count_drop(qp->ctx, UROCE_DROP_QP_STATE);
 		return;
 	}
-	/* a response to a PSN never sent is forged or stale */
-	if (roce_psn_diff(pkt->psn, qp->snd_max) >= 0 || roce_psn_diff(pkt->psn, qp->acked_psn) < -(int32_t)(1u << 22)) {
-		ctx_count_drop(qp->ctx, UROCE_DROP_PSN_OUT_OF_WINDOW);
+	/* a response outside the outstanding window is forged, a ghost or
+	 * stale: neither its AETH nor its credits may act (IBTA 9.9) */
+	if (!rx_response_in_window(qp, pkt->psn))
 		return;
-	}
 	/* every ACK-type AETH (ACK, atomic ACK, READ response but its middles)
 	 * carries the peer's credits */
 	if (op != ROCE_OP_READ_RESP_MIDDLE && (pkt->aeth.syndrome >> 5) == 0)

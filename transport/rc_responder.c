@@ -481,6 +481,8 @@ void qp_rx(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_p
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
 		return;
 	}
+	if (!rx_check_conn(qp, pkt))
+		return;
 	if (!(oi->mask & ROCE_REQ)) {
 		if (qp->type != UROCE_QPT_RC) {
 			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);

@@ -1,0 +1,72 @@
+/* Connection checks on every received packet, before the requester or the
+ * responder sees it (rxe_recv.c's check_addr and check_keys, IBTA 9.6 and
+ * 9.9): the destination is one of the arrival port's GIDs; for RC and UC
+ * the source is the QP's remote GID; the BTH P_Key matches the QP's; a
+ * response is acted on only inside the requester's outstanding window.
+ * Anything else is counted under its own drop reason and never NAKed: a
+ * host that is not the peer learns nothing and changes nothing. */
+#include <string.h>
+
+#include "transport/qp_internal.h"
+
+/* IBTA 10.9.3: the low 15 bits name the partition (0 is invalid), bit 15
+ * is full membership, and two limited members may not talk. */
+static bool pkey_match(uint16_t a, uint16_t b)
+{
+	return (a & 0x7fff) && (a & 0x7fff) == (b & 0x7fff) && ((a | b) & 0x8000);
+}
+
+bool rx_check_dst(struct uroce_context *ctx, unsigned port, const struct roce_pkt *pkt)
+{
+	if (ctx_port_has_gid(ctx, port, pkt->dip))
+		return true;
+	ctx_count_drop(ctx, UROCE_DROP_BAD_DST_ADDR);
+	return false;
+}
+
+bool rx_check_conn(struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	/* The port's P_Key table has one entry (pkey_index 0 is the only one
+	 * uroce_qp_modify accepts). */
+	if (!pkey_match(pkt->pkey, ROCE_PKEY_DEFAULT)) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_PKEY);
+		return false;
+	}
+	if (qp->type == UROCE_QPT_UD)
+		return true; /* datagrams come from anyone who knows the Q_Key */
+	/* Before RTR a connected QP has no peer: nothing may reach it. */
+	if (qp->attr.qp_state < UROCE_QPS_RTR || qp->attr.qp_state > UROCE_QPS_SQD) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_QP_STATE);
+		return false;
+	}
+	if (memcmp(pkt->sip, qp->attr.ah_attr.dgid, 16)) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_SRC_ADDR);
+		return false;
+	}
+	return true;
+}
+
+bool rx_response_in_window(struct uroce_qp *qp, uint32_t psn)
+{
+	/* Outstanding: from the oldest PSN still owed a response to the
+	 * highest one sent (a go-back lowers snd_nxt, not snd_max). An ACK of
+	 * a later request moves acked_psn past a READ whose responses were
+	 * lost, so the oldest incomplete WQE's first PSN bounds it too.
+	 * Nothing outstanding makes the window empty: a ghost falls outside. */
+	uint32_t una = psn_add(qp->acked_psn, 1);
+	int32_t from_una, to_max;
+
+	if (qp->sq_tail != atomic_load_explicit(&qp->sq_head, memory_order_acquire)) {
+		const struct swqe *w = &qp->sq[qp->sq_tail & qp->sq_mask];
+
+		if (w->state != SWQE_POSTED && roce_psn_diff(w->first_psn, una) < 0)
+			una = w->first_psn;
+	}
+	from_una = roce_psn_diff(psn, una);
+	to_max = roce_psn_diff(psn, qp->snd_max);
+
+	if (from_una >= 0 && to_max < 0)
+		return true;
+	ctx_count_drop(qp->ctx, UROCE_DROP_STALE_RESPONSE);
+	return false;
+}
