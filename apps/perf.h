@@ -60,6 +60,7 @@ struct perf_opts {
 	int cq_mod;
 	int out_reads;
 	double timeout;            /* seconds, every wait */
+	int counters;              /* --counters: QP and port counters at exit */
 };
 
 /* Parse "MODE [options] [server]"; argv[0] is the mode. Returns 0, or 2

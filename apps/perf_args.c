@@ -69,7 +69,8 @@ static void usage(FILE *f, const char *mode)
 		"  -o, --outs N            outstanding READs, 1-128 (default 16)\n"
 		"      --report_gbits      report Gb/sec instead of MB/sec\n"
 		"  -F, --CPU-freq          accepted, no effect\n"
-		"      --timeout SEC       longest wait for the peer or a completion (default 30)\n",
+		"      --timeout SEC       longest wait for the peer or a completion (default 30)\n"
+		"      --counters          print the QPs' and the port's counters at exit (retransmits, drops)\n",
 		mode ? mode : "MODE", PERF_MAX_QPS, PERF_DEFAULT_TCP_PORT);
 }
 
@@ -100,7 +101,7 @@ static const char *unsupported[] = {
 
 int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 {
-	enum { OPT_GBITS = 1000, OPT_TIMEOUT };
+	enum { OPT_GBITS = 1000, OPT_TIMEOUT, OPT_COUNTERS };
 	static const struct option longopts[] = {
 		{"ib-dev", required_argument, NULL, 'd'},
 		{"ib-port", required_argument, NULL, 'i'},
@@ -120,6 +121,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 		{"report_gbits", no_argument, NULL, OPT_GBITS},
 		{"CPU-freq", no_argument, NULL, 'F'},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"counters", no_argument, NULL, OPT_COUNTERS},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -254,6 +256,9 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 				return 2;
 			o->timeout = v;
 			break;
+		case OPT_COUNTERS:
+			o->counters = 1;
+			break;
 		case 'h':
 			usage(stdout, mode);
 			return 1;
@@ -269,7 +274,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 				if (name[0] == '-' && name[1] && strstr(unsupported[k], name))
 					fprintf(stderr, " (perftest's %s)", unsupported[k]);
 			fprintf(stderr, "; accepted: -d -i -x -s -n -D -a -q -m -c -p -t -r -Q -o "
-				"--report_gbits -F --timeout -h (see --help)\n");
+				"--report_gbits -F --timeout --counters -h (see --help)\n");
 			return 2;
 		}
 		}

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "perf.h"
+#include "app_counters.h"
 
 #define PERF_LINGER_NS (200ull * 1000 * 1000) /* keep answering ACKs/READs after the end */
 
@@ -200,6 +201,8 @@ out:
 		uint64_t end = perf_now_ns() + PERF_LINGER_NS;
 		while (perf_now_ns() < end && uroce_progress(p.ctx) >= 0)
 			;
+		if (o.counters)
+			app_counters_print(stdout, p.qp, o.num_qps, p.ctx, (uint8_t)o.ib_port);
 	}
 	perf_teardown(&p);
 	if (rc || p.failed) {

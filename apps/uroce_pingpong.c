@@ -23,6 +23,7 @@
 
 #include "uroce/uroce.h"
 #include "dataplane/port.h"
+#include "app_counters.h"
 
 enum {
 	PINGPONG_RECV_WRID = 1,
@@ -66,6 +67,8 @@ struct pp_opts {
 	int use_event;
 	int validate_buf;
 	unsigned timeout_s;
+	unsigned hop_limit;              /* --hop-limit: IP TTL / hop limit of our packets */
+	int counters;                   /* --counters: QP and port counters at exit */
 	uint32_t ipv4_be[UROCE_MAX_PORTS]; /* --ip, per port; 0 = the interface's */
 	unsigned nips;
 	const char *servername;
@@ -158,6 +161,8 @@ static void usage(FILE *f, const char *prog, enum pp_mode mode, int mode_known)
 		   "                         (TCP exchange or completions; default %d, 0 = never)\n",
 		PP_DEFAULT_TIMEOUT_S);
 	fprintf(f, "      --ip=<a.b.c.d>[,...] the ports' IPv4 addresses where they have none of their own (dpdk)\n");
+	fprintf(f, "      --hop-limit=<n>    IP TTL / hop limit, 1-255 (default 1, as rdma-core; more to cross routers)\n");
+	fprintf(f, "      --counters         print the QP's and the port's counters at exit (retransmits, drops)\n");
 	fprintf(f, "  -h, --help             this text\n");
 	fprintf(f, "Not supported (refused): -o/--odp, -O/--iodp, -P/--prefetch, -t/--ts, -j/--dm, -N/--new_send\n");
 }
@@ -266,6 +271,8 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 		{ "new_send", no_argument, NULL, 'N' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "ip", required_argument, NULL, 'I' },
+		{ "hop-limit", required_argument, NULL, 'H' },
+		{ "counters", no_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -282,6 +289,7 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 	o->gidx = -1;
 	o->ib_port = 1;
 	o->timeout_s = PP_DEFAULT_TIMEOUT_S;
+	o->hop_limit = 1; /* as rdma-core's examples set it */
 
 	/* The mode: from the name we were run as, else the first argument. */
 	if (!strncmp(base, "uroce-", 6) && strlen(base) == strlen("uroce-rc-pingpong") &&
@@ -384,6 +392,12 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 			break;
 		case 'T':
 			o->timeout_s = parse_uint(o, "--timeout", optarg, 0, 86400);
+			break;
+		case 'H':
+			o->hop_limit = parse_uint(o, "--hop-limit", optarg, 1, 255);
+			break;
+		case 'K':
+			o->counters = 1;
 			break;
 		case 'I': {
 			/* A.B.C.D[,A.B.C.D...]: one per port, 0.0.0.0 = the interface's */
@@ -781,7 +795,7 @@ static void fill_ah(struct uroce_ah_attr *ah, const struct pp_dest *dest, const 
 {
 	memcpy(ah->dgid, dest->gid, 16);
 	ah->sgid_index = (uint8_t)(o->gidx < 0 ? 0 : o->gidx);
-	ah->hop_limit = 1; /* as rdma-core's examples set it */
+	ah->hop_limit = (uint8_t)o->hop_limit;
 	ah->sl = (uint8_t)o->sl;
 	ah->port_num = (uint8_t)o->ib_port;
 }
@@ -1198,6 +1212,8 @@ int main(int argc, char **argv)
 
 	memset(&c, 0, sizeof(c));
 	rc = run(&o, &c);
+	if (o.counters && c.qp)
+		app_counters_print(stdout, &c.qp, 1, c.ctx, (uint8_t)o.ib_port);
 	pp_close_ctx(&c);
 	free(o.port_spec_buf);
 	return rc;

@@ -1,0 +1,50 @@
+/* The tools' --counters output: QP counters summed over the run's QPs and
+ * one port's counters with its drops by reason. */
+#include "app_counters.h"
+
+void app_counters_print(FILE *f, struct uroce_qp *const *qps, int nqps, struct uroce_context *ctx,
+			uint8_t port_num)
+{
+	struct uroce_qp_stats sum = {0};
+	struct uroce_port_stats ps;
+	unsigned long long drops = 0;
+
+	for (int i = 0; i < nqps; i++) {
+		struct uroce_qp_stats s;
+
+		if (!qps[i] || uroce_qp_stats(qps[i], &s))
+			continue;
+		sum.tx_packets += s.tx_packets;
+		sum.rx_packets += s.rx_packets;
+		sum.retransmits += s.retransmits;
+		sum.timeouts += s.timeouts;
+		sum.seq_naks_sent += s.seq_naks_sent;
+		sum.seq_naks_rcvd += s.seq_naks_rcvd;
+		sum.rnr_naks_sent += s.rnr_naks_sent;
+		sum.rnr_naks_rcvd += s.rnr_naks_rcvd;
+		sum.duplicates += s.duplicates;
+		sum.out_of_sequence += s.out_of_sequence;
+		sum.access_errors += s.access_errors;
+		sum.credit_waits += s.credit_waits;
+	}
+	fprintf(f, "uroce counters: qp tx_packets=%llu rx_packets=%llu retransmits=%llu timeouts=%llu "
+		"seq_naks_sent=%llu seq_naks_rcvd=%llu rnr_naks_sent=%llu rnr_naks_rcvd=%llu duplicates=%llu "
+		"out_of_sequence=%llu access_errors=%llu credit_waits=%llu\n",
+		(unsigned long long)sum.tx_packets, (unsigned long long)sum.rx_packets,
+		(unsigned long long)sum.retransmits, (unsigned long long)sum.timeouts,
+		(unsigned long long)sum.seq_naks_sent, (unsigned long long)sum.seq_naks_rcvd,
+		(unsigned long long)sum.rnr_naks_sent, (unsigned long long)sum.rnr_naks_rcvd,
+		(unsigned long long)sum.duplicates, (unsigned long long)sum.out_of_sequence,
+		(unsigned long long)sum.access_errors, (unsigned long long)sum.credit_waits);
+	if (!ctx || uroce_port_stats(ctx, port_num, &ps))
+		return;
+	for (int i = 1; i < UROCE_DROP__COUNT; i++)
+		drops += ps.drops[i];
+	fprintf(f, "uroce counters: port %u rx_packets=%llu tx_packets=%llu drops=%llu", port_num,
+		(unsigned long long)ps.rx_packets, (unsigned long long)ps.tx_packets, drops);
+	for (int i = 1; i < UROCE_DROP__COUNT; i++)
+		if (ps.drops[i])
+			fprintf(f, " %s=%llu", uroce_drop_reason_name((enum uroce_drop_reason)i),
+				(unsigned long long)ps.drops[i]);
+	fputc('\n', f);
+}
