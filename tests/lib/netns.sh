@@ -31,6 +31,8 @@
 #   netns_mtu MTU NS IF [NS IF]...  set the MTU of interfaces
 #   netns_mac NS IF                 print the interface's MAC
 #   netns_wait_link NS IF [SEC]     until the interface is operationally up
+#   netns_wait_ll NS IF [SEC]       until its IPv6 link-local address has passed
+#                                   duplicate address detection (about a second)
 #   netns_start NS LOG CMD...       run CMD in NS in the background, stdout and
 #                                   stderr to LOG; NETNS_PID is its PID (remembered)
 #   netns_wait PID                  wait for it, forget it; returns its status
@@ -132,6 +134,14 @@ netns_wait_link() {
 
 netns__link_up() {
 	ip -n "$1" -o link show dev "$2" 2>/dev/null | grep -q 'state UP'
+}
+
+netns_wait_ll() {
+	netns_wait_until "${3:-5}" netns__ll_ready "$1" "$2"
+}
+
+netns__ll_ready() {
+	ip -n "$1" -6 addr show dev "$2" scope link | grep inet6 | grep -qv tentative
 }
 
 netns_wait_until() {

@@ -11,68 +11,32 @@
 #     configurable second UDP port.
 #   afxdp_pair.sh ROCE_TRAFFIC TCP_ECHO
 set -u
+. "$(dirname "$0")/../lib/netns.sh"
 TRAFFIC=${1:?usage: afxdp_pair.sh ROCE_TRAFFIC TCP_ECHO}
 TCP=${2:?usage: afxdp_pair.sh ROCE_TRAFFIC TCP_ECHO}
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root (network namespaces, XDP)"
-	exit 77
-fi
+netns_need_root
 
-NA=uroce-afxp-a-$$
-NB=uroce-afxp-b-$$
 IPA=10.81.0.1
 IPB=10.81.0.2
 COUNT=${AFXDP_PAIR_COUNT:-100000}
-TMP=$(mktemp -d)
-PIDS=()
-
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	ip netns del "$NA" 2>/dev/null
-	ip netns del "$NB" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*"
-	for f in "$TMP"/*.log; do [ -f "$f" ] && { echo "--- $f"; cat "$f"; }; done
-	exit 1
-}
-
-# wait_file FILE PID: until FILE exists (bounded), failing if PID died.
-wait_file() {
-	for _ in $(seq 100); do
-		[ -e "$1" ] && return 0
-		kill -0 "$2" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
+netns_init uroce-afxp
+TMP=$NETNS_TMP
+NA=$NETNS_PREFIX-a
+NB=$NETNS_PREFIX-b
+fail() { netns_die "$@"; }
 
 xdp_on() { ip -n "$1" link show dev "$2" | grep -q 'prog/xdp'; }
 
-ip netns add "$NA" || fail "cannot create namespace $NA"
-ip netns add "$NB" || fail "cannot create namespace $NB"
-ip link add va netns "$NA" type veth peer name vb netns "$NB" || fail "cannot create the veth pair"
-ip -n "$NA" addr add $IPA/24 dev va
-ip -n "$NB" addr add $IPB/24 dev vb
-for ns in "$NA" "$NB"; do ip -n "$ns" link set lo up; done
-ip -n "$NA" link set va mtu 4200 up
-ip -n "$NB" link set vb mtu 4200 up
+netns_add "$NA" "$NB"
+netns_veth "$NA" va "$NB" vb --ip-a $IPA/24 --ip-b $IPB/24 --mtu 4200
 
 echo "== kernel traffic next to the XDP program"
-timeout 60 ip netns exec "$NA" "$TRAFFIC" hold --port afxdp:va --ready-file "$TMP/ha" --timeout-ms 50000 \
-	>"$TMP/hold-a.log" 2>&1 &
-HA=$!
-PIDS+=("$HA")
-timeout 60 ip netns exec "$NB" "$TRAFFIC" hold --port afxdp:vb --ready-file "$TMP/hb" --timeout-ms 50000 \
-	>"$TMP/hold-b.log" 2>&1 &
-HB=$!
-PIDS+=("$HB")
-wait_file "$TMP/ha" $HA || fail "port afxdp:va did not open"
-wait_file "$TMP/hb" $HB || fail "port afxdp:vb did not open"
+netns_start "$NA" "$TMP/hold-a.log" timeout 60 "$TRAFFIC" hold --port afxdp:va --ready-file "$TMP/ha" --timeout-ms 50000
+HA=$NETNS_PID
+netns_start "$NB" "$TMP/hold-b.log" timeout 60 "$TRAFFIC" hold --port afxdp:vb --ready-file "$TMP/hb" --timeout-ms 50000
+HB=$NETNS_PID
+netns_wait_file "$TMP/ha" $HA || fail "port afxdp:va did not open"
+netns_wait_file "$TMP/hb" $HB || fail "port afxdp:vb did not open"
 xdp_on "$NA" va || fail "no XDP program on va while its port is open"
 xdp_on "$NB" vb || fail "no XDP program on vb while its port is open"
 
@@ -82,13 +46,12 @@ ip netns exec "$NB" ping -c 3 -i 0.2 -W 2 $IPA >>"$TMP/ping.log" 2>&1 || fail "p
 ip netns exec "$NA" ping -c 2 -i 0.2 -W 2 -M do -s 4172 $IPB >>"$TMP/ping.log" 2>&1 || fail "MTU-sized ping"
 echo "ok: ping both ways, also at the MTU"
 
-timeout 30 ip netns exec "$NB" "$TCP" server 5201 --ready-file "$TMP/tcp" --timeout-ms 20000 >"$TMP/tcp-server.log" 2>&1 &
-TS=$!
-PIDS+=("$TS")
-wait_file "$TMP/tcp" $TS || fail "TCP server did not start"
+netns_start "$NB" "$TMP/tcp-server.log" timeout 30 "$TCP" server 5201 --ready-file "$TMP/tcp" --timeout-ms 20000
+TS=$NETNS_PID
+netns_wait_file "$TMP/tcp" $TS || fail "TCP server did not start"
 timeout 30 ip netns exec "$NA" "$TCP" client $IPB 5201 4194304 --timeout-ms 20000 >"$TMP/tcp-client.log" 2>&1 ||
 	fail "TCP transfer across the pair"
-wait $TS || fail "TCP server"
+netns_wait $TS || fail "TCP server"
 echo "ok: $(cat "$TMP/tcp-client.log")"
 
 # UDP: port 4791 goes to the socket, any other port to the kernel (which
@@ -104,9 +67,8 @@ after=$(noports)
 [ $((after - before)) = 3 ] || fail "UDP to port 4792 should reach vb's kernel 3 times, NoPorts went $before -> $after"
 
 kill -TERM $HA $HB
-wait $HA || fail "hold on va exited with an error"
-wait $HB || fail "hold on vb exited with an error"
-PIDS=()
+netns_wait $HA || fail "hold on va exited with an error"
+netns_wait $HB || fail "hold on vb exited with an error"
 grep -q '^hold: frames=3$' "$TMP/hold-b.log" || fail "the port on vb should have taken the 3 datagrams to 4791: $(grep '^hold' "$TMP/hold-b.log")"
 echo "ok: UDP 4791 to the socket, UDP 4792 to the kernel"
 xdp_on "$NA" va && fail "XDP program still on va after its port closed"
@@ -118,16 +80,14 @@ run_traffic() {
 	local name=$1 rns=$2 sns=$3 sport=$4 rport=$5 dst=$6 count=$7
 	shift 7
 	rm -f "$TMP/ready"
-	timeout 120 ip netns exec "$rns" "$TRAFFIC" recv --port "$rport" --count "$count" \
-		--ready-file "$TMP/ready" --idle-ms 5000 --timeout-ms 100000 "$@" >"$TMP/$name-recv.log" 2>&1 &
-	local rp=$!
-	PIDS+=("$rp")
-	wait_file "$TMP/ready" $rp || fail "$name: receiver did not open its port"
+	netns_start "$rns" "$TMP/$name-recv.log" timeout 120 "$TRAFFIC" recv --port "$rport" --count "$count" \
+		--ready-file "$TMP/ready" --idle-ms 5000 --timeout-ms 100000 "$@"
+	local rp=$NETNS_PID
+	netns_wait_file "$TMP/ready" $rp || fail "$name: receiver did not open its port"
 	timeout 120 ip netns exec "$sns" "$TRAFFIC" send --port "$sport" --count "$count" --dst-ip "$dst" \
 		--idle-ms 5000 --timeout-ms 100000 "$@" >"$TMP/$name-send.log" 2>&1 ||
 		fail "$name: sender failed"
-	wait $rp || fail "$name: receiver reports loss or damage"
-	PIDS=()
+	netns_wait $rp || fail "$name: receiver reports loss or damage"
 	grep '^send:' "$TMP/$name-send.log"
 	grep '^recv:' "$TMP/$name-recv.log"
 	grep -q "^recv: OK intact=$count/$count lost=0 dup=0 corrupt=0" "$TMP/$name-recv.log" ||
@@ -142,8 +102,7 @@ run_traffic jumbo "$NB" "$NA" afxdp:va afxdp:vb $IPB "$COUNT" --window 1024 --l3
 grep -q 'multi-buffer' "$TMP/jumbo-recv.log" || fail "jumbo: the receiver is not in multi-buffer mode"
 
 echo "== 20000 frames vb -> va, MTU 1500, second UDP port 4792"
-ip -n "$NA" link set va mtu 1500
-ip -n "$NB" link set vb mtu 1500
+netns_mtu 1500 "$NA" va "$NB" vb
 run_traffic extra "$NA" "$NB" afxdp:vb afxdp:va $IPA 20000 --window 1024 --l3 mix --seed 11 \
 	--dport 4792 --extra-port 4792
 grep -q 'multi-buffer' "$TMP/extra-recv.log" && fail "extra: MTU 1500 should not need multi-buffer"

@@ -13,37 +13,21 @@
 # (vb2), one context over both kinds. No rate is asserted.
 #   multiport_afxdp.sh UROCE_PINGPONG UROCE_PERF [HAVE_DPDK]
 set -u
+. "$(dirname "$0")/../lib/netns.sh"
 PP=${1:?usage: multiport_afxdp.sh UROCE_PINGPONG UROCE_PERF [HAVE_DPDK]}
 PERF=${2:?usage: multiport_afxdp.sh UROCE_PINGPONG UROCE_PERF [HAVE_DPDK]}
 HAVE_DPDK=${3:-0}
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root (network namespaces, XDP)"
-	exit 77
-fi
+netns_need_root
+netns_init uroce-mp
+TMP=$NETNS_TMP
+NA=$NETNS_PREFIX-a
+NB=$NETNS_PREFIX-b
+fail() { netns_die "$@"; }
 
-NA=uroce-mp-a-$$
-NB=uroce-mp-b-$$
-TMP=$(mktemp -d)
-SPID=
-cleanup() {
-	[ -n "$SPID" ] && { kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null; }
-	ip netns del "$NA" 2>/dev/null
-	ip netns del "$NB" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; for f in "$TMP"/*.log; do [ -f "$f" ] && { echo "--- $f"; cat "$f"; }; done; exit 1; }
-
-ip netns add "$NA" && ip netns add "$NB" || fail "cannot create namespaces"
+netns_add "$NA" "$NB"
 for i in 1 2; do
-	ip link add va$i netns "$NA" type veth peer name vb$i netns "$NB" || fail "cannot create veth pair $i"
-	ip -n "$NA" addr add 10.84.$i.1/24 dev va$i
-	ip -n "$NB" addr add 10.84.$i.2/24 dev vb$i
-	ip -n "$NA" link set va$i up
-	ip -n "$NB" link set vb$i up
+	netns_veth "$NA" va$i "$NB" vb$i --ip-a 10.84.$i.1/24 --ip-b 10.84.$i.2/24
 done
-ip -n "$NA" link set lo up
-ip -n "$NB" link set lo up
 for i in 1 2; do
 	ip netns exec "$NA" ping -c 2 -i 0.2 -W 2 10.84.$i.2 >/dev/null 2>&1 || fail "no IP path across pair $i"
 done
@@ -79,19 +63,18 @@ printf 'leak:xsk_umem__create\n' >"$TMP/lsan.supp"
 port=18700
 pp() {
 	local name=$1 p=$2 other src=$TMP/$1-server.log cli=$TMP/$1-client.log rc src_rc
-	local tx_used tx_other tport=$((port++))
+	local tx_used tx_other spid tport=$((port++))
 	shift 2
 	other=$((3 - p))
 	tx_used=$(txp "$NB" vb$p)
 	tx_other=$(txp "$NB" vb$other)
 	# shellcheck disable=SC2086 # SRV_IP and SRV_EAL are word lists
-	ip netns exec "$NB" timeout 60 env "LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TMP/lsan.supp" \
-		"$PP" "$@" -d "$SRV_D" $SRV_IP -i "$p" -g 0 -p $tport --timeout 20 $SRV_EAL >"$src" 2>&1 &
-	SPID=$!
+	netns_start "$NB" "$src" timeout 60 env "LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TMP/lsan.supp" \
+		"$PP" "$@" -d "$SRV_D" $SRV_IP -i "$p" -g 0 -p $tport --timeout 20 $SRV_EAL
+	spid=$NETNS_PID
 	ip netns exec "$NA" timeout 60 "$PP" "$@" -d afxdp:va$p -g 0 -p $tport --timeout 20 10.84.$p.2 >"$cli" 2>&1
 	rc=$?
-	wait "$SPID"; src_rc=$?
-	SPID=
+	netns_wait $spid; src_rc=$?
 	[ $rc = 0 ] || fail "$name: client exited $rc"
 	[ $src_rc = 0 ] || fail "$name: server exited $src_rc"
 	for f in "$src" "$cli"; do
@@ -118,17 +101,16 @@ pp ud-port2 2 ud -s 1024 -n 200 -c
 
 # uroce-perf: write_bw (RC) and send_bw (UD, AH on port 2), server on port 2.
 perf() { # NAME ARGS...
-	local name=$1 tport=$((port++)) rc src_rc tx_used
+	local name=$1 tport=$((port++)) rc src_rc tx_used spid
 	shift
 	tx_used=$(txp "$NA" va2)
-	ip netns exec "$NB" timeout 60 "$PERF" "$@" -d afxdp:vb1,afxdp:vb2 -i 2 -x 1 -p $tport --timeout 20 \
-		>"$TMP/$name-server.log" 2>&1 &
-	SPID=$!
+	netns_start "$NB" "$TMP/$name-server.log" timeout 60 "$PERF" "$@" -d afxdp:vb1,afxdp:vb2 -i 2 -x 1 -p $tport \
+		--timeout 20
+	spid=$NETNS_PID
 	ip netns exec "$NA" timeout 60 "$PERF" "$@" -d afxdp:va2 -x 1 -p $tport --timeout 20 10.84.2.2 \
 		>"$TMP/$name-client.log" 2>&1
 	rc=$?
-	wait "$SPID"; src_rc=$?
-	SPID=
+	netns_wait $spid; src_rc=$?
 	[ $rc = 0 ] && [ $src_rc = 0 ] || fail "$name: client exited $rc, server $src_rc"
 	grep -q "over uroce port afxdp:vb2" "$TMP/$name-server.log" || fail "$name: server not on port 2"
 	grep -Eq "^ $3 +$5 +[0-9]" "$TMP/$name-client.log" || fail "$name: no result row"

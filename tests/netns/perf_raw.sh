@@ -6,32 +6,18 @@
 # message and exit status 2. No rate is asserted.
 #   perf_raw.sh UROCE_PERF UROCE_PCAP
 set -u
+. "$(dirname "$0")/../lib/netns.sh"
 PERF=${1:?usage: perf_raw.sh UROCE_PERF UROCE_PCAP}
 PCAP=${2:?usage: perf_raw.sh UROCE_PERF UROCE_PCAP}
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root (network namespaces, XDP)"
-	exit 77
-fi
+netns_need_root
+netns_init uroce-perf
+TMP=$NETNS_TMP
+NA=$NETNS_PREFIX-a
+NB=$NETNS_PREFIX-b
+fail() { netns_die "$@"; }
 
-NA=uroce-perf-a-$$
-NB=uroce-perf-b-$$
-TMP=$(mktemp -d)
-RPID=
-cleanup() {
-	[ -n "$RPID" ] && { kill "$RPID" 2>/dev/null; wait "$RPID" 2>/dev/null; }
-	ip netns del "$NA" 2>/dev/null
-	ip netns del "$NB" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; for f in "$TMP"/*.log; do [ -f "$f" ] && { echo "--- $f"; cat "$f"; }; done; exit 1; }
-
-ip netns add "$NA" && ip netns add "$NB" || fail "cannot create namespaces"
-ip link add va netns "$NA" type veth peer name vb netns "$NB" || fail "cannot create the veth pair"
-ip -n "$NA" addr add 10.82.0.1/24 dev va
-ip -n "$NB" addr add 10.82.0.2/24 dev vb
-ip -n "$NA" link set va up
-ip -n "$NB" link set vb up
+netns_add "$NA" "$NB"
+netns_veth "$NA" va "$NB" vb --ip-a 10.82.0.1/24 --ip-b 10.82.0.2/24
 
 # Bad arguments: a message that says what is accepted, exit status 2.
 expect_usage_error() { # EXPECTED_TEXT ARGS...
@@ -53,15 +39,13 @@ out=$(ip netns exec "$NA" "$PERF" raw recv --port afxdp:nosuch0 --duration 1 2>&
 [ $? = 1 ] && grep -q "nosuch0" <<<"$out" || fail "opening a missing interface: '$out'"
 
 # Traffic: the sender resolves the receiver's MAC through the kernel.
-ip netns exec "$NB" "$PERF" raw recv --port afxdp:vb --duration 30 --idle-ms 1000 \
-	--pcap "$TMP/first.pcap" --pcap-count 8 >"$TMP/recv.log" 2>&1 &
-RPID=$!
-for _ in $(seq 100); do grep -q receiving "$TMP/recv.log" && break; sleep 0.05; done
-grep -q receiving "$TMP/recv.log" || fail "receiver did not start"
+netns_start "$NB" "$TMP/recv.log" "$PERF" raw recv --port afxdp:vb --duration 30 --idle-ms 1000 \
+	--pcap "$TMP/first.pcap" --pcap-count 8
+RPID=$NETNS_PID
+netns_wait_until 5 grep -q receiving "$TMP/recv.log" || fail "receiver did not start"
 ip netns exec "$NA" "$PERF" raw send --port afxdp:va --dst-ip 10.82.0.2 --size 1024 --duration 1 \
 	>"$TMP/send.log" 2>&1 || fail "sender failed"
-wait "$RPID"; rc=$?
-RPID=
+netns_wait "$RPID"; rc=$?
 [ $rc = 0 ] || fail "receiver exited $rc"
 cat "$TMP/send.log" "$TMP/recv.log"
 good=$(sed -n 's/.*: \([0-9]*\) good RoCEv2 frames.*/\1/p' "$TMP/recv.log")

@@ -10,42 +10,22 @@
 # No rate is asserted.
 #   perftest_uroce.sh UROCE_PERF
 set -u
+. "$(dirname "$0")/../lib/netns.sh"
 PERF=${1:?usage: perftest_uroce.sh UROCE_PERF}
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root (network namespaces, XDP)"
-	exit 77
-fi
+netns_need_root
 
-NA=uroce-pt-a-$$
-NB=uroce-pt-b-$$
 IPA=10.83.0.1
 IPB=10.83.0.2
 TCP_PORT=$((20000 + $$ % 10000))
-TMP=$(mktemp -d)
-SPID=
+netns_init uroce-pt
+TMP=$NETNS_TMP
+NA=$NETNS_PREFIX-a
+NB=$NETNS_PREFIX-b
+NETNS_LOG_LINES=40
+fail() { netns_die "$@"; }
 
-cleanup() {
-	[ -n "$SPID" ] && { kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null; }
-	ip netns del "$NA" 2>/dev/null
-	ip netns del "$NB" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*"
-	for f in "$TMP"/*.log; do [ -f "$f" ] && { echo "--- $f"; tail -n 40 "$f"; }; done
-	exit 1
-}
-
-ip netns add "$NA" || fail "cannot create namespace $NA"
-ip netns add "$NB" || fail "cannot create namespace $NB"
-ip link add va netns "$NA" type veth peer name vb netns "$NB" || fail "cannot create the veth pair"
-ip -n "$NA" addr add $IPA/24 dev va
-ip -n "$NB" addr add $IPB/24 dev vb
-for ns in "$NA" "$NB"; do ip -n "$ns" link set lo up; done
-ip -n "$NA" link set va up
-ip -n "$NB" link set vb up
+netns_add "$NA" "$NB"
+netns_veth "$NA" va "$NB" vb --ip-a $IPA/24 --ip-b $IPB/24
 ip netns exec "$NA" ping -c 2 -i 0.2 -W 2 $IPB >/dev/null 2>&1 || fail "no IP path across the veth pair"
 
 BW_HDR='#bytes     #iterations    BW peak\[MB/sec\]    BW average\[MB/sec\]   MsgRate\[Mpps\]'
@@ -62,15 +42,14 @@ one() {
 	rows=$iters
 	[ "${1:-}" = -q ] && rows=$((iters * $2))
 	tag="$mode-$conn-$size"
-	timeout 120 ip netns exec "$NB" "$PERF" "$mode" -d afxdp:vb -x 1 -c "$conn" -s "$size" -n "$iters" \
-		-p $TCP_PORT --timeout 20 -F "$@" >"$TMP/$tag-server.log" 2>&1 &
-	SPID=$!
+	netns_start "$NB" "$TMP/$tag-server.log" timeout 120 "$PERF" "$mode" -d afxdp:vb -x 1 -c "$conn" -s "$size" \
+		-n "$iters" -p $TCP_PORT --timeout 20 -F "$@"
+	local spid=$NETNS_PID
 	timeout 120 ip netns exec "$NA" "$PERF" "$mode" -d afxdp:va -x 1 -c "$conn" -s "$size" -n "$iters" \
 		-p $TCP_PORT --timeout 20 -F "$@" $IPB >"$TMP/$tag-client.log" 2>&1
 	local crc=$?
-	wait "$SPID"
+	netns_wait $spid
 	local src=$?
-	SPID=
 	[ $crc = 0 ] || fail "$tag: client exited $crc"
 	[ $src = 0 ] || fail "$tag: server exited $src"
 	case $mode in
@@ -181,12 +160,11 @@ if rd(5) != b"done\x00":
 print("fake client: %s exchange ok" % mode)
 PYEOF
 for mode in write_bw read_bw read_lat; do
-	timeout 60 ip netns exec "$NB" "$PERF" $mode -d afxdp:vb -p $TCP_PORT --timeout 20 >"$TMP/fake-$mode-server.log" 2>&1 &
-	SPID=$!
+	netns_start "$NB" "$TMP/fake-$mode-server.log" timeout 60 "$PERF" $mode -d afxdp:vb -p $TCP_PORT --timeout 20
+	spid=$NETNS_PID
 	timeout 60 ip netns exec "$NA" python3 "$TMP/fake_client.py" $mode $IPB $TCP_PORT >"$TMP/fake-$mode-client.log" 2>&1 ||
 		fail "$mode: the perftest-format client failed"
-	wait "$SPID" || fail "$mode: server exited $? against the perftest-format client"
-	SPID=
+	netns_wait $spid || fail "$mode: server exited $? against the perftest-format client"
 	if [ $mode != read_lat ]; then
 		grep -Eq '^ 65536 +4321 +1234\.50 +1111\.25[[:space:]]+0\.017781' "$TMP/fake-$mode-server.log" ||
 			fail "$mode: the server did not print the client's report"

@@ -12,34 +12,18 @@
 # asserted.
 #   pingpong_uroce.sh UROCE_PINGPONG [HAVE_DPDK]
 set -u
+. "$(dirname "$0")/../lib/netns.sh"
 PP=${1:?usage: pingpong_uroce.sh UROCE_PINGPONG [HAVE_DPDK]}
 HAVE_DPDK=${2:-0}
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root (network namespaces, XDP)"
-	exit 77
-fi
+netns_need_root
+netns_init uroce-pp
+TMP=$NETNS_TMP
+NA=$NETNS_PREFIX-a
+NB=$NETNS_PREFIX-b
+fail() { netns_die "$@"; }
 
-NA=uroce-pp-a-$$
-NB=uroce-pp-b-$$
-TMP=$(mktemp -d)
-SPID=
-cleanup() {
-	[ -n "$SPID" ] && { kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null; }
-	ip netns del "$NA" 2>/dev/null
-	ip netns del "$NB" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; for f in "$TMP"/*.log; do [ -f "$f" ] && { echo "--- $f"; cat "$f"; }; done; exit 1; }
-
-ip netns add "$NA" && ip netns add "$NB" || fail "cannot create namespaces"
-ip link add va netns "$NA" type veth peer name vb netns "$NB" || fail "cannot create the veth pair"
-ip -n "$NA" addr add 10.83.0.1/24 dev va
-ip -n "$NB" addr add 10.83.0.2/24 dev vb
-ip -n "$NA" link set va up
-ip -n "$NB" link set vb up
-ip -n "$NA" link set lo up
-ip -n "$NB" link set lo up
+netns_add "$NA" "$NB"
+netns_veth "$NA" va "$NB" vb --ip-a 10.83.0.1/24 --ip-b 10.83.0.2/24
 
 # Bad arguments: a message that says what is wrong and what is accepted, exit 2.
 expect_usage_error() { # EXPECTED_TEXT ARGS...
@@ -99,13 +83,12 @@ run_pair() { # NAME TCPPORT CMD ARGS... (CMD is the binary, mode word included i
 	local name=$1 tport=$2 src=$TMP/$1-server.log cli=$TMP/$1-client.log rc
 	shift 2
 	# shellcheck disable=SC2046 # word splitting of the port arguments is wanted
-	ip netns exec "$NB" timeout 60 env "LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TMP/lsan.supp" \
-		"$@" $(srv_port_args) -g 0 -p "$tport" --timeout 20 $(srv_eal_args) >"$src" 2>&1 &
-	SPID=$!
+	netns_start "$NB" "$src" timeout 60 env "LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TMP/lsan.supp" \
+		"$@" $(srv_port_args) -g 0 -p "$tport" --timeout 20 $(srv_eal_args)
+	local spid=$NETNS_PID
 	ip netns exec "$NA" timeout 60 "$@" -d afxdp:va -g 0 -p "$tport" --timeout 20 10.83.0.2 >"$cli" 2>&1
 	rc=$?
-	wait "$SPID"; local src_rc=$?
-	SPID=
+	netns_wait $spid; local src_rc=$?
 	[ $rc = 0 ] || fail "$name: client exited $rc"
 	[ $src_rc = 0 ] || fail "$name: server exited $src_rc"
 	for f in "$src" "$cli"; do
@@ -140,12 +123,11 @@ rc=$?
 # wants 100; the client must stop after --timeout with exit 1 and say how
 # far it got, the server exits 0.
 tport=$((port++))
-ip netns exec "$NB" timeout 60 "$PP" ud -d afxdp:vb -g 0 -p $tport -n 50 --timeout 20 >"$TMP/stall-server.log" 2>&1 &
-SPID=$!
+netns_start "$NB" "$TMP/stall-server.log" timeout 60 "$PP" ud -d afxdp:vb -g 0 -p $tport -n 50 --timeout 20
+spid=$NETNS_PID
 out=$(ip netns exec "$NA" timeout 60 "$PP" ud -d afxdp:va -g 0 -p $tport -n 100 --timeout 2 10.83.0.2 2>&1)
 rc=$?
-wait "$SPID"; src_rc=$?
-SPID=
+netns_wait $spid; src_rc=$?
 [ $rc = 1 ] && grep -q "timed out: no completion for 2 s" <<<"$out" &&
 	grep -q "received 50/100" <<<"$out" || fail "stalled peer: client exit $rc, '$out'"
 grep -q "^50 iters in" "$TMP/stall-server.log" && [ $src_rc = 0 ] || fail "stalled peer: server exit $src_rc"

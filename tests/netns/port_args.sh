@@ -4,35 +4,20 @@
 # gateways and reports the unresolvable, on a veth pair in two namespaces.
 #   port_args.sh ROCE_TRAFFIC
 set -u
+. "$(dirname "$0")/../lib/netns.sh"
 TRAFFIC=${1:?usage: port_args.sh ROCE_TRAFFIC}
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root (network namespaces, XDP)"
-	exit 77
-fi
-NA=uroce-afxa-a-$$
-NB=uroce-afxa-b-$$
-TMP=$(mktemp -d)
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	ip netns del "$NA" 2>/dev/null
-	ip netns del "$NB" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+netns_need_root
+netns_init uroce-afxa
+TMP=$NETNS_TMP
+NA=$NETNS_PREFIX-a
+NB=$NETNS_PREFIX-b
 FAILS=0
 
-ip netns add "$NA" && ip netns add "$NB" || { echo "FAIL: cannot create namespaces"; exit 1; }
-ip link add va netns "$NA" type veth peer name vb netns "$NB" || { echo "FAIL: cannot create the veth pair"; exit 1; }
-ip -n "$NA" addr add 10.82.0.1/24 dev va
-ip -n "$NB" addr add 10.82.0.2/24 dev vb
-ip -n "$NA" link set va up
-ip -n "$NB" link set vb up
-ip -n "$NA" link set lo up
+netns_add "$NA" "$NB"
+netns_veth "$NA" va "$NB" vb --ip-a 10.82.0.1/24 --ip-b 10.82.0.2/24
 # An off-link network reached through vb: the sender must use the gateway's MAC.
 ip -n "$NA" route add 10.99.0.0/24 via 10.82.0.2
-MACB=$(ip -n "$NB" link show vb | awk '/link\/ether/ { print $2 }')
+MACB=$(netns_mac "$NB" vb)
 
 # expect STATUS PATTERN ARGS...: run the tool in namespace A and check the
 # exit status and that stderr matches PATTERN (extended regex).
@@ -82,28 +67,24 @@ expect 1 "cannot resolve the MAC of 192.0.2.1: Network is unreachable" send --po
 # A queue another process holds: the port waits for it (a closing socket
 # lets go within a second) and then says who has it.
 rm -f "$TMP/ready"
-ip netns exec "$NA" timeout 30 "$TRAFFIC" hold --port afxdp:va --ready-file "$TMP/ready" --timeout-ms 20000 \
-	>"$TMP/hold.log" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
+netns_start "$NA" "$TMP/hold.log" timeout 30 "$TRAFFIC" hold --port afxdp:va --ready-file "$TMP/ready" \
+	--timeout-ms 20000
+H1=$NETNS_PID
+netns_wait_file "$TMP/ready" $H1 5
 expect 1 "va queue 0 is busy: another AF_XDP socket holds it" hold --port afxdp:va --timeout-ms 100
 # ... and takes the queue over when its holder exits while it waits.
 rm -f "$TMP/ready2"
-ip netns exec "$NA" "$TRAFFIC" hold --port afxdp:va --ready-file "$TMP/ready2" --timeout-ms 500 >"$TMP/hold2.log" 2>&1 &
-H2=$!
-PIDS+=($H2)
+netns_start "$NA" "$TMP/hold2.log" "$TRAFFIC" hold --port afxdp:va --ready-file "$TMP/ready2" --timeout-ms 500
+H2=$NETNS_PID
 sleep 0.5
-kill -TERM "${PIDS[0]}"
-wait "${PIDS[0]}" 2>/dev/null
-for _ in $(seq 60); do [ -e "$TMP/ready2" ] && break; sleep 0.05; done
-if [ -e "$TMP/ready2" ] && wait $H2; then
+netns_stop $H1 2>/dev/null
+if netns_wait_file "$TMP/ready2" "" 3 && netns_wait $H2; then
 	echo "ok: a waiting port takes the queue over once its holder exits"
 else
 	echo "FAIL: the waiting port did not open after the holder exited:"
 	sed 's/^/    /' "$TMP/hold2.log"
 	FAILS=$((FAILS + 1))
 fi
-PIDS=()
 
 if [ $FAILS = 0 ]; then
 	echo PASS
