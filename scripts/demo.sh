@@ -1,64 +1,205 @@
 #!/bin/bash
-# The main demo: install what is needed, build uroce, then move RoCEv2
-# traffic between two network namespaces over a veth pair with a uroce
-# AF_XDP port on each end, and print what arrived: rates, ICRC-checked
-# frames, drops by reason. Run as root.
+# The main demo: a real RC connection between two network namespaces, each
+# end a uroce AF_XDP port, routed through a third namespace. First on a
+# clean link, then with the router dropping a share of the RoCEv2 packets
+# (uroce-impair, a seeded XDP program): uroce-pingpong --chk, uroce-perf
+# write_bw and write_lat, then a summary (bandwidth, latency p50/p99,
+# retransmits, drops by reason, packets the impairment dropped). Run as root.
 #
-#   sudo scripts/demo.sh [--size BYTES] [--duration SEC]
+#   scripts/demo.sh [--drop P] [--seed S] [--build DIR]
+#     --drop P     share of RoCEv2 packets dropped in the second run: 0..1 or N% (default 1%)
+#     --seed S     seed of the drop pattern (default 1)
+#     --build DIR  use this existing meson build (skips installing and building)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SIZE=1024
-DURATION=3
+DROP=1%
+SEED=1
+BUILD=
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--size) SIZE=$2; shift 2 ;;
-	--duration) DURATION=$2; shift 2 ;;
-	-h|--help) sed -n '2,8p' "$0"; exit 0 ;;
-	*) echo "demo: unknown option $1 (accepted: --size BYTES, --duration SEC)" >&2; exit 2 ;;
+	--drop) DROP=${2:?--drop needs a value}; shift 2 ;;
+	--seed) SEED=${2:?--seed needs a value}; shift 2 ;;
+	--build) BUILD=${2:?--build needs a directory}; shift 2 ;;
+	-h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+	*) echo "demo: unknown option $1 (accepted: --drop P, --seed S, --build DIR, --help)" >&2; exit 2 ;;
 	esac
 done
-[ "$(id -u)" = 0 ] || { echo "demo: must run as root (namespaces, XDP)" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || { echo "demo: run as root (network namespaces, XDP); e.g. su -c scripts/demo.sh" >&2; exit 2; }
 
-./scripts/install-deps.sh >/dev/null
-BUILD=build-demo
-[ -d "$BUILD" ] || meson setup "$BUILD" -Dbuildtype=release >/dev/null
-ninja -C "$BUILD" apps/uroce-perf apps/uroce-pcap >/dev/null
+if [ -z "$BUILD" ]; then
+	./scripts/install-deps.sh >/dev/null
+	BUILD=build-demo
+	[ -d "$BUILD" ] || meson setup "$BUILD" --buildtype=release >/dev/null
+	echo "== building uroce-pingpong, uroce-perf, uroce-impair in $BUILD"
+	ninja -C "$BUILD" apps/uroce-pingpong apps/uroce-perf apps/uroce-impair >/dev/null
+fi
+PP=$BUILD/apps/uroce-pingpong
+PERF=$BUILD/apps/uroce-perf
+IMPAIR=$BUILD/apps/uroce-impair
+for t in "$PP" "$PERF" "$IMPAIR"; do
+	[ -x "$t" ] || { echo "demo: $t is missing (a build without AF_XDP? see meson's summary)" >&2; exit 1; }
+done
 
-NA=uroce-demo-a-$$ NB=uroce-demo-b-$$
-RPID=
+# Sizes chosen so that both runs together take well under a minute on two cores.
+PP_SIZE=65536 PP_ITERS=100
+BW_SIZE=65536 BW_ITERS=1000
+LAT_SIZE=64 LAT_ITERS=1000
+
+# The topology (the shared tests/lib/netns.sh has the same shape):
+#   A (va 10.99.1.2) --- (ma 10.99.1.1) M (mb 10.99.2.1) --- (vb 10.99.2.2) B
+# uroce's XDP redirect program sits on va and vb; M is a plain Linux
+# router whose ingress interfaces ma and mb carry the impairment.
+NA=uroce-demo-a-$$ NM=uroce-demo-m-$$ NB=uroce-demo-b-$$
+A_IP=10.99.1.2 B_IP=10.99.2.2
+TMP=$(mktemp -d)
+SPID=
 cleanup() {
-	[ -n "$RPID" ] && kill "$RPID" 2>/dev/null || true
+	[ -n "$SPID" ] && kill "$SPID" 2>/dev/null || true
 	ip netns del "$NA" 2>/dev/null || true
+	ip netns del "$NM" 2>/dev/null || true
 	ip netns del "$NB" 2>/dev/null || true
+	rm -rf "$TMP"
 }
 trap cleanup EXIT
 
-mtu=$(( SIZE + 100 < 1500 ? 1500 : SIZE + 100 ))
 ip netns add "$NA"
+ip netns add "$NM"
 ip netns add "$NB"
-ip link add va netns "$NA" type veth peer name vb netns "$NB"
-ip -n "$NA" addr add 10.98.0.1/24 dev va
-ip -n "$NB" addr add 10.98.0.2/24 dev vb
-ip -n "$NA" link set va mtu $mtu up
-ip -n "$NB" link set vb mtu $mtu up
-ip -n "$NA" link set lo up
-ip -n "$NB" link set lo up
+ip link add va netns "$NA" type veth peer name ma netns "$NM"
+ip link add vb netns "$NB" type veth peer name mb netns "$NM"
+ip -n "$NA" addr add $A_IP/24 dev va
+ip -n "$NM" addr add 10.99.1.1/24 dev ma
+ip -n "$NM" addr add 10.99.2.1/24 dev mb
+ip -n "$NB" addr add $B_IP/24 dev vb
+# One MTU on every hop: the ports' path MTU must fit the router's links.
+for nd in "$NA va" "$NM ma" "$NM mb" "$NB vb" "$NA lo" "$NM lo" "$NB lo"; do
+	read -r ns dev <<<"$nd"
+	[ "$dev" = lo ] || ip -n "$ns" link set dev "$dev" mtu 1500
+	ip -n "$ns" link set dev "$dev" up
+done
+ip netns exec "$NM" sysctl -qw net.ipv4.ip_forward=1
+ip -n "$NA" route add default via 10.99.1.1
+ip -n "$NB" route add default via 10.99.2.1
+ip netns exec "$NA" ping -c 1 -W 2 $B_IP >/dev/null || { echo "demo: $B_IP unreachable through the router" >&2; exit 1; }
 
-echo "== uroce demo: namespace $NA (va, 10.98.0.1) -> namespace $NB (vb, 10.98.0.2), veth, AF_XDP on both ends"
-out=$(mktemp)
-# The receiver also dumps its first frames to a pcap, decoded by uroce-pcap below.
-ip netns exec "$NB" "$BUILD/apps/uroce-perf" raw recv --port afxdp:vb --duration $((DURATION + 20)) \
-	--pcap "$out.pcap" --pcap-count 4 >"$out" 2>"$out.err" &
-RPID=$!
-for _ in $(seq 100); do grep -q receiving "$out.err" && break; sleep 0.05; done
-ip netns exec "$NA" "$BUILD/apps/uroce-perf" raw send --port afxdp:va --dst-ip 10.98.0.2 \
-	--size "$SIZE" --duration "$DURATION"
-wait "$RPID" || true
-RPID=
-cat "$out"
-if [ -s "$out.pcap" ]; then
-	echo "== the first frames the receiver got, decoded by uroce-pcap:"
-	"$BUILD/apps/uroce-pcap" "$out.pcap" || true
+echo "== uroce demo: RC queue pairs between namespaces A (va $A_IP) and B (vb $B_IP),"
+echo "   routed by namespace M; each end is a uroce AF_XDP port"
+
+FAILED=0
+# run_pair TAG PROGRAM ARGS...: the server in B, the client in A (the tools
+# take the server's address last); their output in $TMP/TAG.s and .c.
+run_pair() {
+	local tag=$1 crc=0 src=0
+	shift
+	ip netns exec "$NB" timeout 60 "$@" -d afxdp:vb >"$TMP/$tag.s" 2>&1 &
+	SPID=$!
+	ip netns exec "$NA" timeout 60 "$@" -d afxdp:va $B_IP >"$TMP/$tag.c" 2>&1 || crc=$?
+	wait "$SPID" || src=$?
+	SPID=
+	if [ $crc != 0 ] || [ $src != 0 ]; then
+		echo "   FAILED ($tag: client exit $crc, server exit $src); their output:"
+		sed 's/^/   client| /' "$TMP/$tag.c"
+		sed 's/^/   server| /' "$TMP/$tag.s"
+		FAILED=1
+		return 1
+	fi
+}
+
+# counter FILE... KEY: a QP counter summed over both ends' --counters lines.
+counter() {
+	local key=${*: -1}
+	awk -v k="$key" '/^uroce counters: qp / { for (i = 4; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) s += kv[2] } }
+		END { print s + 0 }' "${@:1:$#-1}"
+}
+# drops FILE...: the ports' drops by reason, summed over both ends.
+drops() {
+	awk '/^uroce counters: port / { for (i = 5; i <= NF; i++) if ($i !~ /^(rx_packets|tx_packets|drops)=/) {
+			split($i, kv, "="); d[kv[1]] += kv[2] } }
+		END { n = 0; for (r in d) { printf "%s%s=%d", n++ ? " " : "", r, d[r] } if (!n) printf "none"; print "" }' "$@"
+}
+# impaired FIELD: a counter of the impairment, summed over ma and mb.
+impaired() {
+	local s=0 v
+	for dev in ma mb; do
+		v=$(ip netns exec "$NM" "$IMPAIR" $dev --stats | sed -n "s/.* $1=\([0-9]*\).*/\1/p")
+		s=$((s + ${v:-0}))
+	done
+	echo $s
+}
+
+# run_suite LABEL: the three runs, their numbers into R_<label>_*.
+run_suite() {
+	local l=$1 r0=0 d0=0
+	[ "$l" = lossy ] && { r0=$(impaired roce); d0=$(impaired dropped); }
+	echo "-- uroce-pingpong rc --chk: $PP_ITERS x $PP_SIZE bytes each way, received data checked"
+	if run_pair "$l.pp" "$PP" rc -g 1 --chk -s $PP_SIZE -n $PP_ITERS --hop-limit 64 --timeout 20 --counters; then
+		grep -E 'iters in' "$TMP/$l.pp.c" | sed 's/^/   /'
+		eval "R_${l}_pp=verified"
+	else
+		eval "R_${l}_pp=FAILED"
+	fi
+	echo "-- uroce-perf write_bw: $BW_ITERS x $BW_SIZE bytes"
+	if run_pair "$l.bw" "$PERF" write_bw -x 1 -s $BW_SIZE -n $BW_ITERS --timeout 20 --counters; then
+		grep -A1 '#bytes' "$TMP/$l.bw.c" | sed 's/^/   /'
+		eval "R_${l}_bw=\"$(awk '/#bytes/ { getline; printf "%.1f MB/s", $4 }' "$TMP/$l.bw.c")\""
+	else
+		eval "R_${l}_bw=FAILED"
+	fi
+	echo "-- uroce-perf write_lat: $LAT_ITERS x $LAT_SIZE bytes"
+	if run_pair "$l.lat" "$PERF" write_lat -x 1 -s $LAT_SIZE -n $LAT_ITERS --timeout 20 --counters; then
+		grep -A1 '#bytes' "$TMP/$l.lat.c" | sed 's/^/   /'
+		eval "R_${l}_lat=\"$(awk '/#bytes/ { getline; printf "%s / %s us", $5, $8 }' "$TMP/$l.lat.c")\""
+	else
+		eval "R_${l}_lat=FAILED"
+	fi
+	for t in pp bw lat; do
+		eval "R_${l}_${t}_rtx=$(counter "$TMP/$l.$t".[cs] retransmits)"
+		eval "R_${l}_${t}_tmo=$(counter "$TMP/$l.$t".[cs] timeouts)"
+	done
+	eval "R_${l}_drops=\"$(drops "$TMP/$l".*.[cs])\""
+	if [ "$l" = lossy ]; then
+		R_lossy_roce=$(($(impaired roce) - r0))
+		R_lossy_dropped=$(($(impaired dropped) - d0))
+	fi
+}
+
+echo
+echo "== 1. clean link"
+run_suite clean
+
+echo
+echo "== 2. the router drops RoCEv2 packets: uroce-impair --drop $DROP --seed $SEED on ma and mb"
+for dev in ma mb; do
+	ip netns exec "$NM" "$IMPAIR" $dev --drop "$DROP" --seed "$SEED" | sed 's/^/   /'
+done
+run_suite lossy
+for dev in ma mb; do
+	ip netns exec "$NM" "$IMPAIR" $dev --stats | sed 's/^/   /'
+	ip netns exec "$NM" "$IMPAIR" $dev --off >/dev/null
+done
+
+echo
+echo "== summary                            clean link              $DROP RoCEv2 loss"
+row() { printf '   %-34s %-23s %s\n' "$1" "$2" "$3"; }
+row "pingpong rc --chk ($PP_ITERS x $((PP_SIZE / 1024)) KiB)" "$R_clean_pp" "$R_lossy_pp"
+row "write_bw ($BW_ITERS x $((BW_SIZE / 1024)) KiB)" "$R_clean_bw" "$R_lossy_bw"
+row "write_lat p50 / p99 ($LAT_SIZE B)" "$R_clean_lat" "$R_lossy_lat"
+row "retransmits: pingpong/bw/lat" "$R_clean_pp_rtx / $R_clean_bw_rtx / $R_clean_lat_rtx" \
+	"$R_lossy_pp_rtx / $R_lossy_bw_rtx / $R_lossy_lat_rtx"
+row "ACK timeouts: pingpong/bw/lat" "$R_clean_pp_tmo / $R_clean_bw_tmo / $R_clean_lat_tmo" \
+	"$R_lossy_pp_tmo / $R_lossy_bw_tmo / $R_lossy_lat_tmo"
+row "RoCEv2 packets dropped by the router" "0 (no impairment)" "$R_lossy_dropped of $R_lossy_roce"
+echo "   drops by reason at the uroce ports (both ends, all runs):"
+echo "     clean: $R_clean_drops"
+echo "     lossy: $R_lossy_drops"
+echo "   (after a lost packet go-back-N discards what follows it as psn_out_of_window and the"
+echo "   requester sends it again; duplicate = a retransmitted request the responder already had)"
+echo "   Verified: every message of every run completed (a QP that gave up would fail the run);"
+echo "   every received packet's ICRC is checked (bad_icrc would show above); pingpong --chk checks"
+echo "   the first byte of every page of the received buffer and that every receive completion is"
+echo "   a RECV of exactly $PP_SIZE bytes. write_bw and write_lat do not check data (neither does perftest)."
+if [ $FAILED != 0 ]; then
+	echo "demo: a run FAILED (see its output above)" >&2
+	exit 1
 fi
-rm -f "$out" "$out.err" "$out.pcap"
