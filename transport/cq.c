@@ -42,15 +42,47 @@ int uroce_cq_destroy(struct uroce_cq *cq)
 	return 0;
 }
 
+/* Verbs' CQ overrun (IBTA 11.6.2): the CQ goes to error and raises
+ * CQ_ERR, and every QP completing into it becomes fatal; completions are
+ * never dropped silently. The QPs move to ERR from their own transmit
+ * pass, not here in the middle of whatever completed. */
+static void cq_overrun(struct uroce_cq *cq)
+{
+	struct uroce_context *ctx = cq->ctx;
+	struct uroce_async_event ev = { .event_type = UROCE_EVENT_CQ_ERR };
+
+	__atomic_store_n(&cq->error, true, __ATOMIC_RELEASE);
+	ev.element.cq = cq;
+	ctx_async_event(ctx, &ev);
+	for (uint32_t i = QPN_FIRST; i < QP_TABLE_SIZE; i++) {
+		struct uroce_qp *qp = ctx->qps[i];
+
+		if (qp && (qp->init.send_cq == cq || qp->init.recv_cq == cq) && qp->attr.qp_state != UROCE_QPS_ERR) {
+			qp->fatal_pending = true;
+			ctx_kick(qp);
+		}
+	}
+}
+
 void cq_push(struct uroce_cq *cq, const struct uroce_wc *wc)
 {
-	if (!spsc_ring_enqueue(cq->ring, wc))
-		cq->overflows++;
+	if (!cq->error && spsc_ring_enqueue(cq->ring, wc))
+		return;
+	cq->overflows++;
+	if (!cq->error)
+		cq_overrun(cq);
 }
 
 int uroce_poll_cq(struct uroce_cq *cq, int n, struct uroce_wc *wc)
 {
 	if (!cq || n < 0 || (n && !wc))
 		return uroce_fail(-EINVAL, "uroce_poll_cq: cq and wc are required, n >= 0");
-	return (int)spsc_ring_dequeue_burst(cq->ring, wc, (uint32_t)n);
+	int got = (int)spsc_ring_dequeue_burst(cq->ring, wc, (uint32_t)n);
+
+	/* what was queued before the overrun is still delivered */
+	if (got == 0 && n && __atomic_load_n(&cq->error, __ATOMIC_ACQUIRE))
+		return uroce_fail(-EIO, "uroce_poll_cq: the CQ overran and is in error (%llu completions lost); "
+		                        "its QPs went to ERR; destroy it and create a larger one",
+		                  (unsigned long long)__atomic_load_n(&cq->overflows, __ATOMIC_RELAXED));
+	return got;
 }

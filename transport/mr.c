@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include "transport/qp_internal.h"
 
@@ -14,6 +16,60 @@ struct mr_args {
 	struct uroce_mr **out;
 	struct uroce_mr *mr;
 };
+
+int mr_keys_init(struct uroce_context *ctx)
+{
+	struct timespec ts;
+
+	ctx->mr_last_keys = calloc(MR_TABLE_SIZE, 2);
+	if (!ctx->mr_last_keys)
+		return -ENOMEM;
+	/* Random at start, as rxe's keys are: a peer that saw one rkey
+	 * cannot name the next region, nor the regions of another run. */
+	if (getrandom(&ctx->mr_rng, sizeof(ctx->mr_rng), GRND_NONBLOCK) != (ssize_t)sizeof(ctx->mr_rng)) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ctx->mr_rng = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)ctx;
+	}
+	ctx->mr_rng |= 1; /* xorshift never leaves 0 */
+	return 0;
+}
+
+void mr_keys_fini(struct uroce_context *ctx)
+{
+	free(ctx->mr_last_keys);
+	ctx->mr_last_keys = NULL;
+}
+
+static uint8_t mr_key_byte(struct uroce_context *ctx)
+{
+	uint64_t x = ctx->mr_rng;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	ctx->mr_rng = x;
+	return (uint8_t)(x >> 32);
+}
+
+/* Key bytes of a new region at index idx: its lkey and rkey differ, and
+ * each differs from the key the last region at this index had, so a
+ * revoked key never names its successor. */
+static void mr_new_keys(struct uroce_context *ctx, uint32_t idx, struct uroce_mr *mr)
+{
+	uint8_t *last = &ctx->mr_last_keys[2 * idx];
+	uint8_t lb, rb;
+
+	do
+		lb = mr_key_byte(ctx);
+	while (lb == last[0] || lb == last[1]);
+	do
+		rb = mr_key_byte(ctx);
+	while (rb == lb || rb == last[0] || rb == last[1]);
+	last[0] = lb;
+	last[1] = rb;
+	mr->lkey = idx << 8 | lb;
+	mr->rkey = idx << 8 | rb;
+}
 
 static int mr_reg_call(void *arg)
 {
@@ -67,8 +123,7 @@ int uroce_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access, str
 	m->pub.addr = addr;
 	m->pub.length = length;
 	m->pub.access = access;
-	/* a fresh generation per registration, so a stale key never matches */
-	m->pub.lkey = m->pub.rkey = idx << 8 | ctx->mr_gen++;
+	mr_new_keys(ctx, idx, &m->pub);
 	ctx->mrs[idx] = m;
 	ctx->next_mr = idx + 1;
 	ctx->nmr++;

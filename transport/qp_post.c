@@ -48,7 +48,7 @@ static int check_sges(struct uroce_qp *qp, const struct uroce_sge *sg, int n, in
 	uint64_t sum = 0;
 
 	for (int i = 0; i < n; i++) {
-		struct mr_int *m = mr_lookup(qp->ctx, sg[i].lkey);
+		struct mr_int *m = mr_lookup_lkey(qp->ctx, sg[i].lkey);
 
 		if (!m)
 			return uroce_fail(-EINVAL, "%s: sge[%d] lkey 0x%x names no registered region", who, i, sg[i].lkey);
@@ -234,7 +234,7 @@ static int post_one_recv(struct uroce_qp *qp, struct uroce_pd *pd, struct rwqe *
 	} else {
 		/* SRQ: same checks against the SRQ's PD */
 		for (int i = 0; i < wr->num_sge; i++) {
-			struct mr_int *m = mr_lookup(pd->ctx, wr->sg_list[i].lkey);
+			struct mr_int *m = mr_lookup_lkey(pd->ctx, wr->sg_list[i].lkey);
 
 			if (!m || !mr_check(m, pd, wr->sg_list[i].addr, wr->sg_list[i].length, UROCE_ACCESS_LOCAL_WRITE))
 				return uroce_fail(-EINVAL, "%s: sge[%d] lkey 0x%x: no such region in the PD, out of its "

@@ -9,8 +9,9 @@
  * receives since its last ACK never waits forever (IBTA lets it send one
  * beyond the limit at any time; holding it back until the older messages
  * are acknowledged spares an RNR NAK that their ACKs would have avoided). Each message that consumes none (WRITE, READ,
- * atomics) moves the LSN on by one when it starts. Once an invalid code arrives the QP
- * sends without limit. */
+ * atomics) moves the LSN on by one when it starts. An invalid code lets the QP send
+ * without limit until a valid code comes again; only AETHs inside the
+ * outstanding window count (rx_check.c). */
 #include "transport/qp_internal.h"
 
 /* receive WQEs each code stands for (IBTA table 45) */
@@ -45,14 +46,23 @@ void rc_credit_update(struct uroce_qp *qp, uint32_t msn, uint8_t code)
 {
 	uint32_t lsn;
 
-	if (qp->credit_unlimited)
-		return;
 	if (code == 31) {
-		qp->credit_unlimited = true;
-		ctx_kick(qp);
+		if (!qp->credit_unlimited) {
+			qp->credit_unlimited = true;
+			ctx_kick(qp);
+		}
 		return;
 	}
 	lsn = (msn + credit_table[code]) & ROCE_PSN_MASK;
+	/* A valid code after the invalid one turns flow control back on: the
+	 * latest in-window AETH says what the peer does now, so no one ACK
+	 * switches credits off for good. */
+	if (qp->credit_unlimited) {
+		qp->credit_unlimited = false;
+		qp->lsn = lsn;
+		ctx_kick(qp);
+		return;
+	}
 	if (roce_psn_diff(lsn, qp->lsn) > 0) {
 		qp->lsn = lsn;
 		ctx_kick(qp);

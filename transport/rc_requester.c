@@ -199,6 +199,8 @@ bool qp_tx(struct uroce_qp *qp)
 {
 	bool more = false;
 
+	if (qp->fatal_pending)
+		qp_fatal(qp);
 	switch (qp->attr.qp_state) {
 	case UROCE_QPS_ERR:
 		qp_flush(qp);

@@ -69,7 +69,7 @@ static void resp_fatal(struct uroce_qp *qp, uint8_t syn, enum uroce_drop_reason 
 
 static struct mr_int *check_remote(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint64_t len, int need)
 {
-	struct mr_int *m = mr_lookup(qp->ctx, rkey);
+	struct mr_int *m = mr_lookup_rkey(qp->ctx, rkey);
 
 	if (!m || m->pub.pd != qp->pd) {
 		qp->stats.access_errors++;
@@ -217,6 +217,23 @@ static void replay(struct uroce_qp *qp, const struct roce_pkt *pkt, uint8_t op)
 	if ((int32_t)(k - qp->res_tx) < 0)
 		qp->res_tx = k;
 	ctx_kick(qp);
+}
+
+/* Responder resources (IBTA 9.5.x, max_dest_rd_atomic): a READ or atomic
+ * holds one until its response has left. A requester that keeps to its
+ * max_rd_atomic never finds them all busy, since it starts a new one only
+ * after a whole response arrived; a request beyond them gets the NAK rxe
+ * sends for max_dest_rd_atomic 0, instead of overwriting a saved result. */
+static bool res_available(struct uroce_qp *qp)
+{
+	uint32_t n = qp->res_head < qp->nres ? qp->res_head : qp->nres, busy = 0;
+
+	for (uint32_t k = qp->res_head - n; k != qp->res_head; k++)
+		busy += qp->res[k % qp->nres].tx_pending;
+	if (qp->attr.max_dest_rd_atomic && busy < qp->attr.max_dest_rd_atomic)
+		return true;
+	resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_RD_ATOMIC_LIMIT);
+	return false;
 }
 
 static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
@@ -401,6 +418,8 @@ static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		struct rd_res *r;
 		uint32_t n = npkts(pkt->reth.dma_len, qp->mtu);
 
+		if (!res_available(qp))
+			return;
 		if (pkt->reth.dma_len && !check_remote(qp, pkt->reth.rkey, pkt->reth.va, pkt->reth.dma_len,
 		                                       UROCE_ACCESS_REMOTE_READ))
 			return;
@@ -431,8 +450,10 @@ static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		struct rd_res *r;
 		uint64_t *p, orig;
 
+		if (!res_available(qp))
+			return;
 		if (pkt->atomic.va & 7) {
-			resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_OUT_OF_BOUNDS);
+			resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_MISALIGNED);
 			return;
 		}
 		if (!check_remote(qp, pkt->atomic.rkey, pkt->atomic.va, 8, UROCE_ACCESS_REMOTE_ATOMIC))
@@ -538,7 +559,7 @@ static int send_res(struct uroce_qp *qp, struct rd_res *r)
 
 		if (len > qp->mtu)
 			len = qp->mtu;
-		if (r->len && !mr_lookup(qp->ctx, r->rkey)) {
+		if (r->len && !mr_lookup_rkey(qp->ctx, r->rkey)) {
 			r->tx_pending = false; /* revoked while answering: the requester times out */
 			return 0;
 		}
