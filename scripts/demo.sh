@@ -46,45 +46,27 @@ PP_SIZE=65536 PP_ITERS=100
 BW_SIZE=65536 BW_ITERS=500
 LAT_SIZE=64 LAT_ITERS=1000
 
-# The topology (the shared tests/lib/netns.sh has the same shape):
-#   A (va 10.99.1.2) --- (ma 10.99.1.1) M (mb 10.99.2.1) --- (vb 10.99.2.2) B
-# uroce's XDP redirect program sits on va and vb; M is a plain Linux
-# router whose ingress interfaces ma and mb carry the impairment.
+# The topology, namespaces and veths from tests/lib/netns.sh (which also
+# cleans up at exit, processes by PID):
+#   A (a0 10.99.1.2) --- (m0 10.99.1.1) M (m1 10.99.2.1) --- (b0 10.99.2.2) B
+# uroce's XDP redirect program sits on a0 and b0; M is a plain Linux
+# router whose ingress interfaces m0 and m1 carry the impairment. One MTU
+# on every hop: the ports' path MTU must fit the router's links.
+. tests/lib/netns.sh
 START=$SECONDS
-NA=uroce-demo-a-$$ NM=uroce-demo-m-$$ NB=uroce-demo-b-$$
+netns_init uroce-demo
+TMP=$NETNS_TMP
+NA=$NETNS_PREFIX-a NM=$NETNS_PREFIX-m NB=$NETNS_PREFIX-b
 A_IP=10.99.1.2 B_IP=10.99.2.2
-TMP=$(mktemp -d)
-SPID=
-cleanup() {
-	[ -n "$SPID" ] && kill "$SPID" 2>/dev/null || true
-	ip netns del "$NA" 2>/dev/null || true
-	ip netns del "$NM" 2>/dev/null || true
-	ip netns del "$NB" 2>/dev/null || true
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-ip netns add "$NA"
-ip netns add "$NM"
-ip netns add "$NB"
-ip link add va netns "$NA" type veth peer name ma netns "$NM"
-ip link add vb netns "$NB" type veth peer name mb netns "$NM"
-ip -n "$NA" addr add $A_IP/24 dev va
-ip -n "$NM" addr add 10.99.1.1/24 dev ma
-ip -n "$NM" addr add 10.99.2.1/24 dev mb
-ip -n "$NB" addr add $B_IP/24 dev vb
-# One MTU on every hop: the ports' path MTU must fit the router's links.
-for nd in "$NA va" "$NM ma" "$NM mb" "$NB vb" "$NA lo" "$NM lo" "$NB lo"; do
-	read -r ns dev <<<"$nd"
-	[ "$dev" = lo ] || ip -n "$ns" link set dev "$dev" mtu 1500
-	ip -n "$ns" link set dev "$dev" up
-done
+netns_add "$NA" "$NM" "$NB"
+netns_veth "$NA" a0 "$NM" m0 --ip-a $A_IP/24 --ip-b 10.99.1.1/24 --mtu 1500
+netns_veth "$NB" b0 "$NM" m1 --ip-a $B_IP/24 --ip-b 10.99.2.1/24 --mtu 1500
 ip netns exec "$NM" sysctl -qw net.ipv4.ip_forward=1
 ip -n "$NA" route add default via 10.99.1.1
 ip -n "$NB" route add default via 10.99.2.1
 ip netns exec "$NA" ping -c 1 -W 2 $B_IP >/dev/null || { echo "demo: $B_IP unreachable through the router" >&2; exit 1; }
 
-echo "== uroce demo: RC queue pairs between namespaces A (va $A_IP) and B (vb $B_IP),"
+echo "== uroce demo: RC queue pairs between namespaces A (a0 $A_IP) and B (b0 $B_IP),"
 echo "   routed by namespace M; each end is a uroce AF_XDP port"
 
 FAILED=0
@@ -93,11 +75,9 @@ FAILED=0
 run_pair() {
 	local tag=$1 crc=0 src=0
 	shift
-	ip netns exec "$NB" timeout 60 "$@" -d afxdp:vb >"$TMP/$tag.s" 2>&1 &
-	SPID=$!
-	ip netns exec "$NA" timeout 60 "$@" -d afxdp:va $B_IP >"$TMP/$tag.c" 2>&1 || crc=$?
-	wait "$SPID" || src=$?
-	SPID=
+	netns_start "$NB" "$TMP/$tag.s" timeout 60 "$@" -d afxdp:b0
+	ip netns exec "$NA" timeout 60 "$@" -d afxdp:a0 $B_IP >"$TMP/$tag.c" 2>&1 || crc=$?
+	netns_wait "$NETNS_PID" || src=$?
 	if [ $crc != 0 ] || [ $src != 0 ]; then
 		echo "   FAILED ($tag: client exit $crc, server exit $src); their output:"
 		sed 's/^/   client| /' "$TMP/$tag.c"
@@ -119,10 +99,10 @@ drops() {
 			split($i, kv, "="); d[kv[1]] += kv[2] } }
 		END { n = 0; for (r in d) { printf "%s%s=%d", n++ ? " " : "", r, d[r] } if (!n) printf "none"; print "" }' "$@"
 }
-# impaired FIELD: a counter of the impairment, summed over ma and mb.
+# impaired FIELD: a counter of the impairment, summed over m0 and m1.
 impaired() {
 	local s=0 v
-	for dev in ma mb; do
+	for dev in m0 m1; do
 		v=$(ip netns exec "$NM" "$IMPAIR" $dev --stats | sed -n "s/.* $1=\([0-9]*\).*/\1/p")
 		s=$((s + ${v:-0}))
 	done
@@ -170,12 +150,12 @@ echo "== 1. clean link"
 run_suite clean
 
 echo
-echo "== 2. the router drops RoCEv2 packets: uroce-impair --drop $DROP --seed $SEED on ma and mb"
-for dev in ma mb; do
+echo "== 2. the router drops RoCEv2 packets: uroce-impair --drop $DROP --seed $SEED on m0 and m1"
+for dev in m0 m1; do
 	ip netns exec "$NM" "$IMPAIR" $dev --drop "$DROP" --seed "$SEED" | sed 's/^/   /'
 done
 run_suite lossy
-for dev in ma mb; do
+for dev in m0 m1; do
 	ip netns exec "$NM" "$IMPAIR" $dev --stats | sed 's/^/   /'
 	ip netns exec "$NM" "$IMPAIR" $dev --off >/dev/null
 done
