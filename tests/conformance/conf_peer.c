@@ -1,0 +1,1273 @@
+/* The uroce end of the conformance suite (tests/conformance). --role server
+ * holds one legitimate RC connection and the victim QPs that the scapy
+ * attacker targets, inside a guarded memory arena, and answers a line
+ * protocol on a Unix socket; --role client drives verified RC
+ * WRITE + SEND + READ traffic to the server for the whole suite.
+ *
+ *   conf_peer --role server --port afxdp:IF --peer-ip ATTACKER_IP --ctl PATH [options]
+ *   conf_peer --role client --port afxdp:IF --server-ip SERVER_IP [options]
+ *
+ * Control commands (one line each, one JSON line back): info, stats,
+ * reset NAME, refill NAME, dump NAME OFF LEN, hold MS, quit. See docs/conformance.md.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <uroce/uroce.h>
+
+/* Only to report the requester's credit state (lsn, credit_unlimited),
+ * which no public call shows: the credit-poisoning cases need it. */
+#include "transport/qp_internal.h"
+
+/* ---- the legitimate traffic: sizes, slots and patterns both roles share */
+#define SLOT_LEN 3000u       /* one WRITE / READ: three 1024-byte packets */
+#define SLOT_STRIDE 4096u
+#define NSLOT 8u             /* the client reuses a slot every NSLOT iterations */
+#define HDR_LEN 64u          /* SEND header buffer (a SEND carries 32 bytes) */
+#define HDR_MAGIC 0x43304e46u
+#define REPLY_LEN 2100u      /* the server's answer: a three-packet SEND */
+#define REPLY_BUFS 4u
+#define LEGIT_NRECV 64u
+#define SEED_WRITE 0x5752u
+#define SEED_REPLY 0x5250u
+#define ITER_TIMEOUT_MS 10000 /* no completion for this long: the connection is broken */
+#define EXCHANGE_TIMEOUT_MS 30000
+#define CLIENT_PAUSE_US 500u /* between iterations: leave CPU to the others */
+
+/* ---- the victims' side */
+#define ARENA_SIZE (256u * 1024u)
+#define GUARD_GAP 512u       /* guard bytes between regions */
+#define VICTIM_QKEY 0x11111111u
+#define ATK_QPN_BASE 0xa70001u
+#define CTL_LINE_MAX 512u
+#define MAX_EVENTS_KEPT 32u
+/* "hold": packets queue in the receive ring and are taken in one burst; kept
+ * below the legit QPs' local ACK timeout (67 ms) so no retransmit follows */
+#define HOLD_MAX_MS 50u
+
+static uint8_t pattern(uint32_t seed, uint64_t seq, uint32_t off)
+{
+	uint32_t h = (uint32_t)seq * 0x9e3779b1u ^ off * 0x85ebca77u ^ seed;
+
+	h ^= h >> 15;
+	h *= 0x2c1b3c6du;
+	h ^= h >> 12;
+	return (uint8_t)h;
+}
+
+static uint8_t guard_byte(uint32_t arena_off)
+{
+	return (uint8_t)(arena_off * 13u + 0xa5u);
+}
+
+static uint8_t fill_byte(unsigned region, uint32_t off)
+{
+	return (uint8_t)(off * 7u + region * 31u + 0x3cu);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "conf_peer: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(1);
+}
+
+static void check(int rc, const char *what)
+{
+	if (rc < 0)
+		die("%s: %s (%s)", what, uroce_strerror(rc), uroce_last_error());
+}
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+struct opts {
+	bool server;
+	const char *port;
+	const char *ctl_path;
+	const char *ready_file;
+	uint32_t peer_ip_be;   /* server: the attacker's address, the victims' peer */
+	uint32_t server_ip_be; /* client */
+	uint16_t tcp_port;
+	unsigned duration_s;
+};
+
+/* ---- the TCP exchange: "qpn psn rkey va\n" each way, client first ---- */
+struct conn_info {
+	uint32_t qpn, psn, rkey;
+	uint64_t va;
+};
+
+static int read_line(int fd, char *buf, size_t cap, uint64_t deadline)
+{
+	size_t n = 0;
+
+	while (n + 1 < cap) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int64_t left = (int64_t)deadline - (int64_t)now_ms();
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return -ETIMEDOUT;
+		if (read(fd, buf + n, 1) != 1)
+			return -ECONNRESET;
+		if (buf[n] == '\n') {
+			buf[n] = 0;
+			return 0;
+		}
+		n++;
+	}
+	return -EMSGSIZE;
+}
+
+static void exchange(int fd, const struct conn_info *mine, struct conn_info *theirs, bool send_first)
+{
+	char line[128];
+	int len = snprintf(line, sizeof(line), "%" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu64 "\n", mine->qpn,
+	                   mine->psn, mine->rkey, mine->va);
+
+	if (send_first && write(fd, line, (size_t)len) != len)
+		die("exchange: cannot send the connection data");
+	if (read_line(fd, line, sizeof(line), now_ms() + EXCHANGE_TIMEOUT_MS) < 0)
+		die("exchange: no connection data from the peer within %d ms", EXCHANGE_TIMEOUT_MS);
+	if (sscanf(line, "%" SCNu32 " %" SCNu32 " %" SCNu32 " %" SCNu64, &theirs->qpn, &theirs->psn, &theirs->rkey,
+	           &theirs->va) != 4)
+		die("exchange: malformed connection data '%s' (want 'qpn psn rkey va')", line);
+	len = snprintf(line, sizeof(line), "%" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu64 "\n", mine->qpn, mine->psn,
+	               mine->rkey, mine->va);
+	if (!send_first && write(fd, line, (size_t)len) != len)
+		die("exchange: cannot send the connection data");
+}
+
+static void gid_of_ipv4(uint8_t gid[16], uint32_t ip_be)
+{
+	memset(gid, 0, 16);
+	gid[10] = gid[11] = 0xff;
+	memcpy(gid + 12, &ip_be, 4);
+}
+
+/* RESET -> INIT -> RTR -> RTS for an RC or UC QP (UD: no address). */
+static void qp_connect(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t peer_ip_be, uint32_t peer_qpn,
+                       uint32_t rq_psn, uint32_t sq_psn, uint8_t max_dest_rd_atomic)
+{
+	struct uroce_qp_attr a;
+	int mask;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = UROCE_QPS_INIT;
+	a.port_num = 1;
+	mask = UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT;
+	if (type == UROCE_QPT_UD) {
+		a.qkey = VICTIM_QKEY;
+		mask |= UROCE_QP_QKEY;
+	} else {
+		a.qp_access_flags = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE |
+		                    (type == UROCE_QPT_RC ? UROCE_ACCESS_REMOTE_READ | UROCE_ACCESS_REMOTE_ATOMIC : 0);
+		mask |= UROCE_QP_ACCESS_FLAGS;
+	}
+	check(uroce_qp_modify(qp, &a, mask), "QP to INIT");
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = UROCE_QPS_RTR;
+	mask = UROCE_QP_STATE;
+	if (type != UROCE_QPT_UD) {
+		a.path_mtu = UROCE_MTU_1024;
+		a.dest_qp_num = peer_qpn;
+		a.rq_psn = rq_psn;
+		gid_of_ipv4(a.ah_attr.dgid, peer_ip_be);
+		a.ah_attr.sgid_index = 1; /* IPv4-mapped, as the dgid */
+		a.ah_attr.hop_limit = 64;
+		a.ah_attr.port_num = 1;
+		mask |= UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN;
+		if (type == UROCE_QPT_RC) {
+			a.max_dest_rd_atomic = max_dest_rd_atomic;
+			a.min_rnr_timer = 12;
+			mask |= UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER;
+		}
+	}
+	check(uroce_qp_modify(qp, &a, mask), "QP to RTR");
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = UROCE_QPS_RTS;
+	a.sq_psn = sq_psn;
+	mask = UROCE_QP_STATE | UROCE_QP_SQ_PSN;
+	if (type == UROCE_QPT_RC) {
+		a.timeout = 14;
+		a.retry_cnt = 7;
+		a.rnr_retry = 7;
+		a.max_rd_atomic = 4;
+		mask |= UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT | UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC;
+	}
+	check(uroce_qp_modify(qp, &a, mask), "QP to RTS");
+}
+
+static struct uroce_qp *qp_new(struct uroce_pd *pd, struct uroce_cq *scq, struct uroce_cq *rcq,
+                               enum uroce_qp_type type, uint32_t nwr)
+{
+	struct uroce_qp_init_attr ia;
+	struct uroce_qp *qp;
+
+	memset(&ia, 0, sizeof(ia));
+	ia.qp_type = type;
+	ia.send_cq = scq;
+	ia.recv_cq = rcq;
+	ia.cap.max_send_wr = nwr;
+	ia.cap.max_recv_wr = nwr;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = 1;
+	check(uroce_qp_create(pd, &ia, &qp), "create a QP");
+	return qp;
+}
+
+static void post_recv1(struct uroce_qp *qp, uint64_t wr_id, void *addr, uint32_t len, uint32_t lkey)
+{
+	struct uroce_sge sge = { .addr = (uint64_t)(uintptr_t)addr, .length = len, .lkey = lkey };
+	struct uroce_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+	struct uroce_recv_wr *bad;
+
+	check(uroce_post_recv(qp, &wr, &bad), "post a receive");
+}
+
+static void post_send1(struct uroce_qp *qp, enum uroce_wr_opcode op, uint64_t wr_id, void *addr, uint32_t len,
+                       uint32_t lkey, uint64_t raddr, uint32_t rkey)
+{
+	struct uroce_sge sge = { .addr = (uint64_t)(uintptr_t)addr, .length = len, .lkey = lkey };
+	struct uroce_send_wr wr;
+	struct uroce_send_wr *bad;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = op;
+	wr.send_flags = UROCE_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	check(uroce_post_send(qp, &wr, &bad), "post a send");
+}
+
+/* The SEND header of one legitimate iteration (little endian on both ends). */
+struct legit_hdr {
+	uint32_t magic;
+	uint32_t slot;
+	uint64_t seq;
+	uint64_t client_errors;
+	uint32_t len;
+	uint32_t reserved;
+};
+
+/* ====================================================================== *
+ * server
+ * ====================================================================== */
+
+enum region_id { R_LEGIT_DATA, R_LEGIT_RECV, R_LEGIT_REPLY, R_RC_DATA, R_RC_RECV, R_RC0_DATA, R_UC_DATA,
+                 R_UD_RECV, R__COUNT };
+
+struct region {
+	const char *name;
+	uint32_t len;
+	bool legit;     /* legit PD; its contents change with the legit traffic */
+	uint32_t off;   /* in the arena */
+	struct uroce_mr *mr;
+	uint8_t *shadow; /* victims: what the region must hold */
+};
+
+static struct region regions[R__COUNT] = {
+	[R_LEGIT_DATA] = { "legit_data", NSLOT * SLOT_STRIDE, true, 0, NULL, NULL },
+	[R_LEGIT_RECV] = { "legit_recv", LEGIT_NRECV * HDR_LEN, true, 0, NULL, NULL },
+	[R_LEGIT_REPLY] = { "legit_reply", REPLY_BUFS * 4096u, true, 0, NULL, NULL },
+	[R_RC_DATA] = { "rc_data", 8192, false, 0, NULL, NULL },
+	[R_RC_RECV] = { "rc_recv", 4 * 64, false, 0, NULL, NULL },
+	[R_RC0_DATA] = { "rc0_data", 4096, false, 0, NULL, NULL },
+	[R_UC_DATA] = { "uc_data", 4096, false, 0, NULL, NULL },
+	[R_UD_RECV] = { "ud_recv", 4 * 512, false, 0, NULL, NULL },
+};
+
+struct victim {
+	const char *name;
+	enum uroce_qp_type type;
+	int data;         /* region, -1 = none */
+	int recv;         /* region of its receive buffers, -1 = none */
+	uint32_t recv_len;
+	uint32_t nrecv;
+	uint8_t max_dest_rd_atomic;
+	uint32_t peer_qpn;
+	struct uroce_qp *qp;
+	uint64_t recv_ok, recv_err, send_ok, send_err;
+	int last_err_status;
+	uint64_t fatal_events;
+};
+
+static struct victim victims[] = {
+	{ "rc", UROCE_QPT_RC, R_RC_DATA, R_RC_RECV, 64, 4, 2, ATK_QPN_BASE, NULL, 0, 0, 0, 0, -1, 0 },
+	{ "rc0", UROCE_QPT_RC, R_RC0_DATA, -1, 0, 0, 0, ATK_QPN_BASE + 1, NULL, 0, 0, 0, 0, -1, 0 },
+	{ "uc", UROCE_QPT_UC, R_UC_DATA, -1, 0, 0, 0, ATK_QPN_BASE + 2, NULL, 0, 0, 0, 0, -1, 0 },
+	{ "ud", UROCE_QPT_UD, -1, R_UD_RECV, 512, 4, 0, ATK_QPN_BASE + 3, NULL, 0, 0, 0, 0, -1, 0 },
+};
+#define NVICTIMS (sizeof(victims) / sizeof(victims[0]))
+
+struct server {
+	struct opts *o;
+	struct uroce_context *ctx;
+	struct uroce_port_attr port;
+	struct uroce_pd *pd_legit, *pd_victim;
+	struct uroce_cq *legit_scq, *legit_rcq, *victim_cq;
+	uint8_t *arena;
+	/* the legit connection */
+	struct uroce_qp *legit;
+	uint32_t client_ip_be;
+	uint64_t seq;           /* last iteration received */
+	uint64_t received, verify_errors, client_errors, replies, reply_errors, legit_fatal;
+	char first_error[160];
+	uint32_t reply_next;
+	/* control socket */
+	int ctl_listen, ctl_fd;
+	char ctl_buf[CTL_LINE_MAX];
+	size_t ctl_len;
+	bool quit;
+	uint64_t hold_until; /* "hold MS": no uroce_progress until then */
+	char events[MAX_EVENTS_KEPT][48];
+	unsigned nevents;
+};
+
+static uint8_t *region_ptr(struct server *s, int r)
+{
+	return s->arena + regions[r].off;
+}
+
+static void legit_error(struct server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void legit_error(struct server *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	s->verify_errors++;
+	if (s->first_error[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(s->first_error, sizeof(s->first_error), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "conf_peer: legit: %s\n", s->first_error);
+}
+
+static void region_refill(struct server *s, int r)
+{
+	uint8_t *p = region_ptr(s, r);
+
+	for (uint32_t i = 0; i < regions[r].len; i++)
+		p[i] = fill_byte((unsigned)r, i);
+	if (regions[r].shadow)
+		memcpy(regions[r].shadow, p, regions[r].len);
+}
+
+static void arena_setup(struct server *s)
+{
+	uint32_t off = GUARD_GAP;
+
+	s->arena = aligned_alloc(4096, ARENA_SIZE);
+	if (!s->arena)
+		die("cannot allocate the %u-byte arena", ARENA_SIZE);
+	for (uint32_t i = 0; i < ARENA_SIZE; i++)
+		s->arena[i] = guard_byte(i);
+	for (int r = 0; r < R__COUNT; r++) {
+		struct region *g = &regions[r];
+		int access = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE | UROCE_ACCESS_REMOTE_READ |
+		             UROCE_ACCESS_REMOTE_ATOMIC;
+
+		g->off = off;
+		off += (g->len + GUARD_GAP + 63u) & ~63u;
+		if (off > ARENA_SIZE)
+			die("the regions do not fit the arena");
+		if (!g->legit) {
+			g->shadow = malloc(g->len);
+			if (!g->shadow)
+				die("out of memory");
+		}
+		region_refill(s, r);
+		check(uroce_mr_reg(g->legit ? s->pd_legit : s->pd_victim, region_ptr(s, r), g->len, access, &g->mr),
+		      "register a region");
+	}
+}
+
+static bool in_region(uint32_t arena_off)
+{
+	for (int r = 0; r < R__COUNT; r++)
+		if (arena_off >= regions[r].off && arena_off < regions[r].off + regions[r].len)
+			return true;
+	return false;
+}
+
+static void victim_post_recvs(struct server *s, struct victim *v)
+{
+	for (uint32_t i = 0; i < v->nrecv; i++)
+		post_recv1(v->qp, i, region_ptr(s, v->recv) + i * v->recv_len, v->recv_len, regions[v->recv].mr->lkey);
+}
+
+static uint32_t rand_psn(void)
+{
+	return (uint32_t)random() & 0xffffffu;
+}
+
+static void victim_connect(struct server *s, struct victim *v)
+{
+	qp_connect(v->qp, v->type, s->o->peer_ip_be, v->peer_qpn, rand_psn(), rand_psn(), v->max_dest_rd_atomic);
+	if (v->recv >= 0)
+		victim_post_recvs(s, v);
+}
+
+static int victim_reset(struct server *s, struct victim *v)
+{
+	struct uroce_qp_attr a;
+	struct uroce_wc wc[16];
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = UROCE_QPS_RESET;
+	if (uroce_qp_modify(v->qp, &a, UROCE_QP_STATE) < 0)
+		return -1;
+	/* flushed completions of the old incarnation: drop them */
+	while (uroce_poll_cq(s->victim_cq, 16, wc) > 0)
+		;
+	if (v->data >= 0)
+		region_refill(s, v->data);
+	if (v->recv >= 0)
+		region_refill(s, v->recv);
+	victim_connect(s, v);
+	return 0;
+}
+
+static void legit_post_reply(struct server *s, uint64_t seq)
+{
+	uint32_t b = s->reply_next++ % REPLY_BUFS;
+	uint8_t *p = region_ptr(s, R_LEGIT_REPLY) + b * 4096u;
+
+	for (uint32_t i = 0; i < REPLY_LEN; i++)
+		p[i] = pattern(SEED_REPLY, seq, i);
+	post_send1(s->legit, UROCE_WR_SEND, seq, p, REPLY_LEN, regions[R_LEGIT_REPLY].mr->lkey, 0, 0);
+}
+
+static void legit_on_recv(struct server *s, const struct uroce_wc *wc)
+{
+	uint32_t idx = (uint32_t)wc->wr_id;
+	uint8_t *buf = region_ptr(s, R_LEGIT_RECV) + idx * HDR_LEN;
+	struct legit_hdr h;
+
+	if (wc->status != UROCE_WC_SUCCESS) {
+		s->legit_fatal++;
+		legit_error(s, "receive completion status %s", uroce_wc_status_str(wc->status));
+		return;
+	}
+	memcpy(&h, buf, sizeof(h));
+	if (wc->byte_len != sizeof(h) || h.magic != HDR_MAGIC || h.slot >= NSLOT || h.len != SLOT_LEN) {
+		legit_error(s, "malformed SEND header (byte_len %u magic 0x%x slot %u)", wc->byte_len, h.magic, h.slot);
+	} else {
+		const uint8_t *d = region_ptr(s, R_LEGIT_DATA) + h.slot * SLOT_STRIDE;
+
+		if (h.seq != s->seq + 1 && s->received)
+			legit_error(s, "iteration %" PRIu64 " after %" PRIu64, h.seq, s->seq);
+		for (uint32_t i = 0; i < SLOT_LEN; i++) {
+			if (d[i] != pattern(SEED_WRITE, h.seq, i)) {
+				legit_error(s, "iteration %" PRIu64 ": WRITE data wrong at byte %u of slot %u", h.seq, i,
+				            h.slot);
+				break;
+			}
+		}
+		s->seq = h.seq;
+		s->client_errors = h.client_errors;
+		s->received++;
+		legit_post_reply(s, h.seq);
+	}
+	post_recv1(s->legit, idx, buf, HDR_LEN, regions[R_LEGIT_RECV].mr->lkey);
+}
+
+static void poll_cqs(struct server *s)
+{
+	struct uroce_wc wc[16];
+	int n;
+
+	while ((n = uroce_poll_cq(s->legit_rcq, 16, wc)) > 0)
+		for (int i = 0; i < n; i++)
+			legit_on_recv(s, &wc[i]);
+	while ((n = uroce_poll_cq(s->legit_scq, 16, wc)) > 0) {
+		for (int i = 0; i < n; i++) {
+			if (wc[i].status == UROCE_WC_SUCCESS) {
+				s->replies++;
+			} else {
+				s->reply_errors++;
+				legit_error(s, "reply completion status %s", uroce_wc_status_str(wc[i].status));
+			}
+		}
+	}
+	while ((n = uroce_poll_cq(s->victim_cq, 16, wc)) > 0) {
+		for (int i = 0; i < n; i++) {
+			for (size_t k = 0; k < NVICTIMS; k++) {
+				struct victim *v = &victims[k];
+				bool recv = wc[i].opcode >= UROCE_WC_RECV;
+
+				if (uroce_qp_num(v->qp) != wc[i].qp_num)
+					continue;
+				if (wc[i].status == UROCE_WC_SUCCESS) {
+					*(recv ? &v->recv_ok : &v->send_ok) += 1;
+				} else {
+					*(recv ? &v->recv_err : &v->send_err) += 1;
+					v->last_err_status = (int)wc[i].status;
+				}
+			}
+		}
+	}
+}
+
+static const char *qp_name(struct server *s, const struct uroce_qp *qp)
+{
+	if (qp == s->legit)
+		return "legit";
+	for (size_t k = 0; k < NVICTIMS; k++)
+		if (victims[k].qp == qp)
+			return victims[k].name;
+	return "?";
+}
+
+static void poll_events(struct server *s)
+{
+	struct uroce_async_event ev;
+
+	while (uroce_get_async_event(s->ctx, &ev) == 0) {
+		const char *who = "port";
+
+		if (ev.event_type == UROCE_EVENT_QP_FATAL || ev.event_type == UROCE_EVENT_QP_REQ_ERR ||
+		    ev.event_type == UROCE_EVENT_QP_ACCESS_ERR || ev.event_type == UROCE_EVENT_COMM_EST ||
+		    ev.event_type == UROCE_EVENT_SQ_DRAINED || ev.event_type == UROCE_EVENT_QP_LAST_WQE_REACHED) {
+			who = qp_name(s, ev.element.qp);
+			if (ev.element.qp == s->legit && ev.event_type != UROCE_EVENT_COMM_EST)
+				s->legit_fatal++;
+			for (size_t k = 0; k < NVICTIMS; k++)
+				if (victims[k].qp == ev.element.qp && ev.event_type != UROCE_EVENT_COMM_EST)
+					victims[k].fatal_events++;
+		} else if (ev.event_type == UROCE_EVENT_CQ_ERR) {
+			who = ev.element.cq == s->victim_cq ? "victim_cq" : "legit_cq";
+		}
+		if (s->nevents < MAX_EVENTS_KEPT)
+			snprintf(s->events[s->nevents++], sizeof(s->events[0]), "%s:%d", who, (int)ev.event_type);
+		uroce_ack_async_event(&ev);
+	}
+}
+
+/* ---- JSON out ---------------------------------------------------------- */
+struct jbuf {
+	char *p;
+	size_t len, cap;
+};
+
+static void jb(struct jbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void jb(struct jbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			die("formatting a reply failed");
+		if (b->p && b->len + (size_t)n < b->cap) {
+			b->len += (size_t)n;
+			return;
+		}
+		b->cap = (b->cap + (size_t)n + 1) * 2;
+		b->p = realloc(b->p, b->cap);
+		if (!b->p)
+			die("out of memory");
+	}
+}
+
+static void jb_qp_info(struct server *s, struct jbuf *b, struct uroce_qp *qp)
+{
+	struct uroce_qp_attr a;
+	struct uroce_qp_init_attr ia;
+
+	(void)s;
+	check(uroce_qp_query(qp, &a, &ia), "query a QP");
+	jb(b, "\"qpn\":%u,\"rq_psn\":%u,\"sq_psn\":%u,\"peer_qpn\":%u,\"state\":\"%s\"", uroce_qp_num(qp), a.rq_psn,
+	   a.sq_psn, a.dest_qp_num, uroce_qp_state_str(a.qp_state));
+}
+
+static void jb_victim_info(struct server *s, struct jbuf *b, struct victim *v)
+{
+	jb(b, "\"%s\":{\"type\":\"%s\",", v->name,
+	   v->type == UROCE_QPT_RC ? "RC" : v->type == UROCE_QPT_UC ? "UC" : "UD");
+	jb_qp_info(s, b, v->qp);
+	jb(b, ",\"max_dest_rd_atomic\":%u,\"qkey\":%u,\"recv_len\":%u,\"nrecv\":%u", v->max_dest_rd_atomic,
+	   VICTIM_QKEY, v->recv_len, v->nrecv);
+	if (v->data >= 0)
+		jb(b, ",\"rkey\":%u,\"va\":%" PRIu64 ",\"len\":%u", regions[v->data].mr->rkey,
+		   (uint64_t)(uintptr_t)region_ptr(s, v->data), regions[v->data].len);
+	jb(b, "}");
+}
+
+static void reply_info(struct server *s, struct jbuf *b)
+{
+	char ip[INET_ADDRSTRLEN];
+	const uint8_t *m = s->port.mac;
+
+	inet_ntop(AF_INET, &s->port.ipv4_be, ip, sizeof(ip));
+	jb(b, "{\"ok\":true,\"ip\":\"%s\",\"mac\":\"%02x:%02x:%02x:%02x:%02x:%02x\",", ip, m[0], m[1], m[2], m[3],
+	   m[4], m[5]);
+	inet_ntop(AF_INET, &s->client_ip_be, ip, sizeof(ip));
+	jb(b, "\"legit\":{\"peer_ip\":\"%s\",", ip);
+	jb_qp_info(s, b, s->legit);
+	jb(b, ",\"rkey\":%u,\"va\":%" PRIu64 ",\"len\":%u},", regions[R_LEGIT_DATA].mr->rkey,
+	   (uint64_t)(uintptr_t)region_ptr(s, R_LEGIT_DATA), regions[R_LEGIT_DATA].len);
+	jb(b, "\"victims\":{");
+	for (size_t k = 0; k < NVICTIMS; k++) {
+		jb_victim_info(s, b, &victims[k]);
+		jb(b, "%s", k + 1 < NVICTIMS ? "," : "");
+	}
+	jb(b, "}}");
+}
+
+static void jb_qp_stats(struct server *s, struct jbuf *b, const char *name, struct uroce_qp *qp)
+{
+	struct uroce_qp_stats st;
+
+	jb(b, "\"%s\":{", name);
+	jb_qp_info(s, b, qp);
+	check(uroce_qp_stats(qp, &st), "QP statistics");
+	jb(b, ",\"lsn\":%u,\"credit_unlimited\":%s,\"rnr_wait\":%s", qp->lsn, qp->credit_unlimited ? "true" : "false",
+	   qp->rnr_wait ? "true" : "false");
+	jb(b,
+	   ",\"tx_packets\":%" PRIu64 ",\"rx_packets\":%" PRIu64 ",\"retransmits\":%" PRIu64 ",\"timeouts\":%" PRIu64
+	   ",\"seq_naks_sent\":%" PRIu64 ",\"seq_naks_rcvd\":%" PRIu64 ",\"rnr_naks_sent\":%" PRIu64
+	   ",\"rnr_naks_rcvd\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"out_of_sequence\":%" PRIu64
+	   ",\"access_errors\":%" PRIu64,
+	   st.tx_packets, st.rx_packets, st.retransmits, st.timeouts, st.seq_naks_sent, st.seq_naks_rcvd,
+	   st.rnr_naks_sent, st.rnr_naks_rcvd, st.duplicates, st.out_of_sequence, st.access_errors);
+}
+
+static void reply_stats(struct server *s, struct jbuf *b)
+{
+	struct uroce_port_stats ps;
+	int32_t guard_first = -1;
+	uint32_t guard_bad = 0;
+
+	check(uroce_port_stats(s->ctx, 1, &ps), "port statistics");
+	jb(b, "{\"ok\":true,\"rx_packets\":%" PRIu64 ",\"tx_packets\":%" PRIu64 ",\"drops\":{", ps.rx_packets,
+	   ps.tx_packets);
+	for (int r = 1; r < UROCE_DROP__COUNT; r++)
+		jb(b, "%s\"%s\":%" PRIu64, r > 1 ? "," : "", uroce_drop_reason_name((enum uroce_drop_reason)r),
+		   ps.drops[r]);
+	jb(b, "},\"qps\":{");
+	jb_qp_stats(s, b, "legit", s->legit);
+	jb(b, "}");
+	for (size_t k = 0; k < NVICTIMS; k++) {
+		struct victim *v = &victims[k];
+
+		jb(b, ",");
+		jb_qp_stats(s, b, v->name, v->qp);
+		jb(b,
+		   ",\"recv_ok\":%" PRIu64 ",\"recv_err\":%" PRIu64 ",\"send_ok\":%" PRIu64 ",\"send_err\":%" PRIu64
+		   ",\"last_err_status\":%d,\"fatal_events\":%" PRIu64 "}",
+		   v->recv_ok, v->recv_err, v->send_ok, v->send_err, v->last_err_status, v->fatal_events);
+	}
+	/* each victim region against what it must hold */
+	jb(b, "},\"regions\":{");
+	bool first = true;
+	for (int r = 0; r < R__COUNT; r++) {
+		const uint8_t *p = region_ptr(s, r);
+		int64_t lo = -1, hi = -1;
+
+		if (!regions[r].shadow)
+			continue;
+		for (uint32_t i = 0; i < regions[r].len; i++) {
+			if (p[i] != regions[r].shadow[i]) {
+				if (lo < 0)
+					lo = i;
+				hi = i;
+			}
+		}
+		jb(b, "%s\"%s\":{\"diff_first\":%" PRId64 ",\"diff_last\":%" PRId64 ",\"len\":%u}", first ? "" : ",",
+		   regions[r].name, lo, hi, regions[r].len);
+		first = false;
+	}
+	/* the legit region's bytes that no legit WRITE touches (slot tails) */
+	{
+		const uint8_t *p = region_ptr(s, R_LEGIT_DATA);
+		int64_t lo = -1, hi = -1;
+
+		for (uint32_t i = 0; i < regions[R_LEGIT_DATA].len; i++) {
+			if (i % SLOT_STRIDE >= SLOT_LEN && p[i] != fill_byte(R_LEGIT_DATA, i)) {
+				if (lo < 0)
+					lo = i;
+				hi = i;
+			}
+		}
+		jb(b, ",\"legit_data_gaps\":{\"diff_first\":%" PRId64 ",\"diff_last\":%" PRId64 ",\"len\":%u}", lo, hi,
+		   regions[R_LEGIT_DATA].len);
+	}
+	/* every byte of the arena outside the regions */
+	for (uint32_t i = 0; i < ARENA_SIZE; i++) {
+		if (s->arena[i] != guard_byte(i) && !in_region(i)) {
+			if (guard_first < 0)
+				guard_first = (int32_t)i;
+			guard_bad++;
+		}
+	}
+	jb(b, "},\"guard_first_bad\":%d,\"guard_bad\":%u,", guard_first, guard_bad);
+	jb(b,
+	   "\"legit\":{\"seq\":%" PRIu64 ",\"received\":%" PRIu64 ",\"verify_errors\":%" PRIu64
+	   ",\"client_errors\":%" PRIu64 ",\"replies\":%" PRIu64 ",\"reply_errors\":%" PRIu64 ",\"fatal\":%" PRIu64
+	   ",\"first_error\":\"%s\"},",
+	   s->seq, s->received, s->verify_errors, s->client_errors, s->replies, s->reply_errors, s->legit_fatal,
+	   s->first_error);
+	jb(b, "\"events\":[");
+	for (unsigned i = 0; i < s->nevents; i++)
+		jb(b, "%s\"%s\"", i ? "," : "", s->events[i]);
+	jb(b, "],\"events_lost\":%" PRIu64 "}", uroce_async_events_lost(s->ctx));
+}
+
+static struct victim *victim_by_name(const char *name)
+{
+	for (size_t k = 0; k < NVICTIMS; k++)
+		if (!strcmp(victims[k].name, name))
+			return &victims[k];
+	return NULL;
+}
+
+static int region_by_name(const char *name)
+{
+	for (int r = 0; r < R__COUNT; r++)
+		if (!strcmp(regions[r].name, name))
+			return r;
+	return -1;
+}
+
+static void ctl_command(struct server *s, char *line, struct jbuf *b)
+{
+	char name[32];
+	unsigned off, len;
+	int r;
+	struct victim *v;
+
+	if (!strcmp(line, "info")) {
+		reply_info(s, b);
+	} else if (!strcmp(line, "stats")) {
+		reply_stats(s, b);
+	} else if (!strcmp(line, "quit")) {
+		s->quit = true;
+		jb(b, "{\"ok\":true}");
+	} else if (sscanf(line, "reset %31s", name) == 1) {
+		v = victim_by_name(name);
+		if (!v || victim_reset(s, v) < 0) {
+			jb(b, "{\"ok\":false,\"error\":\"reset %s: not a victim QP or it cannot reset (%s); victims: rc, "
+			      "rc0, uc, ud\"}",
+			   name, uroce_last_error());
+			return;
+		}
+		jb(b, "{\"ok\":true,");
+		jb_victim_info(s, b, v);
+		jb(b, "}");
+	} else if (sscanf(line, "hold %u", &len) == 1) {
+		if (len < 1 || len > HOLD_MAX_MS) {
+			jb(b, "{\"ok\":false,\"error\":\"hold %u: accepted 1..%u ms\"}", len, HOLD_MAX_MS);
+			return;
+		}
+		s->hold_until = now_ms() + len;
+		jb(b, "{\"ok\":true}");
+	} else if (!strcmp(line, "refill legit_data_gaps")) {
+		uint8_t *p = region_ptr(s, R_LEGIT_DATA);
+
+		for (uint32_t i = 0; i < regions[R_LEGIT_DATA].len; i++)
+			if (i % SLOT_STRIDE >= SLOT_LEN)
+				p[i] = fill_byte(R_LEGIT_DATA, i);
+		jb(b, "{\"ok\":true}");
+	} else if (sscanf(line, "refill %31s", name) == 1) {
+		r = region_by_name(name);
+		if (r < 0 || !regions[r].shadow) {
+			jb(b, "{\"ok\":false,\"error\":\"refill %s: not a victim region\"}", name);
+			return;
+		}
+		region_refill(s, r);
+		jb(b, "{\"ok\":true}");
+	} else if (sscanf(line, "dump %31s %u %u", name, &off, &len) == 3) {
+		r = region_by_name(name);
+		if (r < 0 || off > regions[r].len || len > regions[r].len - off) {
+			jb(b, "{\"ok\":false,\"error\":\"dump %s %u %u: no such region or range\"}", name, off, len);
+			return;
+		}
+		jb(b, "{\"ok\":true,\"hex\":\"");
+		for (unsigned i = 0; i < len; i++)
+			jb(b, "%02x", region_ptr(s, r)[off + i]);
+		jb(b, "\"}");
+	} else {
+		jb(b, "{\"ok\":false,\"error\":\"unknown command; accepted: info, stats, reset NAME, refill NAME, dump "
+		      "NAME OFF LEN, hold MS, quit\"}");
+	}
+}
+
+static void ctl_poll(struct server *s)
+{
+	if (s->ctl_fd < 0) {
+		s->ctl_fd = accept(s->ctl_listen, NULL, NULL);
+		if (s->ctl_fd < 0)
+			return;
+		s->ctl_len = 0;
+	}
+	for (;;) {
+		ssize_t n = recv(s->ctl_fd, s->ctl_buf + s->ctl_len, sizeof(s->ctl_buf) - 1 - s->ctl_len, MSG_DONTWAIT);
+		char *nl;
+
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+			close(s->ctl_fd);
+			s->ctl_fd = -1;
+			return;
+		}
+		if (n < 0)
+			return;
+		s->ctl_len += (size_t)n;
+		s->ctl_buf[s->ctl_len] = 0;
+		while ((nl = strchr(s->ctl_buf, '\n')) != NULL) {
+			struct jbuf b = { 0 };
+			size_t done = 0;
+
+			*nl = 0;
+			ctl_command(s, s->ctl_buf, &b);
+			jb(&b, "\n");
+			while (done < b.len) {
+				ssize_t w = send(s->ctl_fd, b.p + done, b.len - done, MSG_NOSIGNAL);
+
+				if (w < 0 && (errno == EAGAIN || errno == EINTR))
+					continue;
+				if (w <= 0)
+					break;
+				done += (size_t)w;
+			}
+			free(b.p);
+			s->ctl_len -= (size_t)(nl + 1 - s->ctl_buf);
+			memmove(s->ctl_buf, nl + 1, s->ctl_len + 1);
+		}
+		if (s->ctl_len >= sizeof(s->ctl_buf) - 1) {
+			close(s->ctl_fd); /* a line longer than any command */
+			s->ctl_fd = -1;
+			return;
+		}
+	}
+}
+
+static int ctl_open(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(a.sun_path))
+		die("--ctl %s: longer than %zu bytes", path, sizeof(a.sun_path) - 1);
+	strcpy(a.sun_path, path);
+	unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 4) < 0)
+		die("--ctl %s: cannot listen: %s", path, strerror(errno));
+	return fd;
+}
+
+/* Accept the client's TCP connection while the transport keeps running. */
+static int tcp_accept(struct server *s)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(s->o->tcp_port) };
+	socklen_t alen = sizeof(a);
+	uint64_t deadline = now_ms() + EXCHANGE_TIMEOUT_MS;
+	int one = 1, lfd, fd = -1;
+
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(lfd, 1) < 0)
+		die("TCP port %u: cannot listen: %s", s->o->tcp_port, strerror(errno));
+	while (fd < 0 && !stop_flag) {
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+		if (now_ms() > deadline)
+			die("no client connected to TCP port %u within %d ms", s->o->tcp_port, EXCHANGE_TIMEOUT_MS);
+		uroce_progress(s->ctx);
+		if (poll(&p, 1, 1) == 1)
+			fd = accept(lfd, (struct sockaddr *)&a, &alen);
+	}
+	close(lfd);
+	if (fd < 0)
+		die("interrupted while waiting for the client");
+	s->client_ip_be = a.sin_addr.s_addr;
+	return fd;
+}
+
+static int run_server(struct opts *o)
+{
+	struct server s;
+	struct uroce_context_attr ca;
+	struct conn_info mine, theirs;
+	uint64_t deadline = now_ms() + (uint64_t)o->duration_s * 1000u;
+	unsigned idle = 0;
+	int fd;
+
+	memset(&s, 0, sizeof(s));
+	s.o = o;
+	s.ctl_fd = -1;
+	memset(&ca, 0, sizeof(ca));
+	ca.port = o->port;
+	ca.mode = UROCE_ENGINE_EMBEDDED;
+	ca.engine_cpu = -1;
+	check(uroce_context_create(&s.ctx, &ca), o->port);
+	check(uroce_query_port(s.ctx, 1, &s.port), "query port 1");
+	check(uroce_pd_alloc(s.ctx, &s.pd_legit), "allocate a PD");
+	check(uroce_pd_alloc(s.ctx, &s.pd_victim), "allocate a PD");
+	check(uroce_cq_create(s.ctx, 256, &s.legit_scq), "create a CQ");
+	check(uroce_cq_create(s.ctx, 256, &s.legit_rcq), "create a CQ");
+	check(uroce_cq_create(s.ctx, 1024, &s.victim_cq), "create a CQ");
+	arena_setup(&s);
+
+	for (size_t k = 0; k < NVICTIMS; k++) {
+		victims[k].qp = qp_new(s.pd_victim, s.victim_cq, s.victim_cq, victims[k].type, 16);
+		victim_connect(&s, &victims[k]);
+	}
+	s.legit = qp_new(s.pd_legit, s.legit_scq, s.legit_rcq, UROCE_QPT_RC, 128);
+	s.ctl_listen = ctl_open(o->ctl_path);
+	printf("conf_peer: server on %s, waiting for the client on TCP port %u\n", o->port, o->tcp_port);
+	fflush(stdout);
+
+	fd = tcp_accept(&s);
+	mine.qpn = uroce_qp_num(s.legit);
+	mine.psn = rand_psn();
+	mine.rkey = regions[R_LEGIT_DATA].mr->rkey;
+	mine.va = (uint64_t)(uintptr_t)region_ptr(&s, R_LEGIT_DATA);
+	exchange(fd, &mine, &theirs, false);
+	close(fd);
+	qp_connect(s.legit, UROCE_QPT_RC, s.client_ip_be, theirs.qpn, theirs.psn, mine.psn, 4);
+	for (uint32_t i = 0; i < LEGIT_NRECV; i++)
+		post_recv1(s.legit, i, region_ptr(&s, R_LEGIT_RECV) + i * HDR_LEN, HDR_LEN,
+		           regions[R_LEGIT_RECV].mr->lkey);
+	printf("conf_peer: legit connection up (QPN %u to QPN %u)\n", mine.qpn, theirs.qpn);
+	fflush(stdout);
+	if (o->ready_file) {
+		FILE *f = fopen(o->ready_file, "w");
+
+		if (!f)
+			die("--ready %s: %s", o->ready_file, strerror(errno));
+		fclose(f);
+	}
+
+	for (unsigned iter = 0; !s.quit && !stop_flag; iter++) {
+		int n;
+
+		if (s.hold_until) {
+			if (now_ms() < s.hold_until) {
+				usleep(100);
+				continue;
+			}
+			s.hold_until = 0;
+		}
+		n = uroce_progress(s.ctx);
+
+		if (n < 0)
+			die("uroce_progress: %s", uroce_strerror(n));
+		poll_cqs(&s);
+		poll_events(&s);
+		if ((iter & 31u) == 0) {
+			ctl_poll(&s);
+			if (now_ms() > deadline) {
+				fprintf(stderr, "conf_peer: server: --duration %u s is over\n", o->duration_s);
+				break;
+			}
+		}
+		/* idle: yield the CPU a little (2 cores are shared by the whole suite) */
+		idle = n ? 0 : idle + 1;
+		if (idle > 256)
+			usleep(20);
+	}
+	printf("conf_peer: server done: %" PRIu64 " iterations received, %" PRIu64 " verify errors, %" PRIu64
+	       " client errors\n",
+	       s.received, s.verify_errors, s.client_errors);
+
+	if (s.ctl_fd >= 0)
+		close(s.ctl_fd);
+	close(s.ctl_listen);
+	unlink(o->ctl_path);
+	for (size_t k = 0; k < NVICTIMS; k++)
+		uroce_qp_destroy(victims[k].qp);
+	uroce_qp_destroy(s.legit);
+	for (int r = 0; r < R__COUNT; r++) {
+		uroce_mr_dereg(regions[r].mr);
+		free(regions[r].shadow);
+	}
+	uroce_cq_destroy(s.victim_cq);
+	uroce_cq_destroy(s.legit_rcq);
+	uroce_cq_destroy(s.legit_scq);
+	uroce_pd_free(s.pd_victim);
+	uroce_pd_free(s.pd_legit);
+	uroce_context_destroy(s.ctx);
+	free(s.arena);
+	return s.verify_errors || s.client_errors ? 1 : 0;
+}
+
+/* ====================================================================== *
+ * client
+ * ====================================================================== */
+
+struct client {
+	struct uroce_context *ctx;
+	struct uroce_qp *qp;
+	struct uroce_cq *scq, *rcq;
+	struct uroce_mr *mr;
+	uint8_t *buf; /* wbuf | rbuf | hdr | replies */
+	uint64_t errors;
+};
+
+#define C_WBUF 0u
+#define C_RBUF SLOT_STRIDE
+#define C_HDR (2u * SLOT_STRIDE)
+#define C_REPLY (3u * SLOT_STRIDE)
+#define C_NREPLY 8u
+#define C_SIZE (C_REPLY + C_NREPLY * SLOT_STRIDE)
+
+static int tcp_connect(const struct opts *o)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(o->tcp_port) };
+	uint64_t deadline = now_ms() + EXCHANGE_TIMEOUT_MS;
+
+	a.sin_addr.s_addr = o->server_ip_be;
+	while (!stop_flag && now_ms() < deadline) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+		if (fd < 0)
+			die("socket: %s", strerror(errno));
+		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+			return fd;
+		close(fd);
+		usleep(100000);
+	}
+	die("cannot connect to the server's TCP port %u within %d ms", o->tcp_port, EXCHANGE_TIMEOUT_MS);
+}
+
+/* Wait for one completion on cq; a failed one or none in time ends the client. */
+static void client_wait(struct client *c, struct uroce_cq *cq, struct uroce_wc *wc, const char *what, uint64_t seq)
+{
+	uint64_t deadline = now_ms() + ITER_TIMEOUT_MS;
+
+	for (;;) {
+		int n = uroce_poll_cq(cq, 1, wc);
+
+		if (n < 0)
+			die("poll a CQ: %s", uroce_strerror(n));
+		if (n == 1)
+			break;
+		if (stop_flag)
+			return;
+		if (now_ms() > deadline)
+			die("client: iteration %" PRIu64 ": no %s completion in %d ms: the connection stalled", seq, what,
+			    ITER_TIMEOUT_MS);
+		n = uroce_progress(c->ctx);
+		if (n < 0)
+			die("uroce_progress: %s", uroce_strerror(n));
+	}
+	if (wc->status != UROCE_WC_SUCCESS)
+		die("client: iteration %" PRIu64 ": %s completion failed: %s", seq, what,
+		    uroce_wc_status_str(wc->status));
+}
+
+static int run_client(struct opts *o)
+{
+	struct client c;
+	struct uroce_context_attr ca;
+	struct uroce_port_attr pa;
+	struct conn_info mine, theirs;
+	uint64_t deadline = now_ms() + (uint64_t)o->duration_s * 1000u;
+	uint64_t seq = 0;
+	int fd;
+
+	memset(&c, 0, sizeof(c));
+	memset(&ca, 0, sizeof(ca));
+	ca.port = o->port;
+	ca.mode = UROCE_ENGINE_EMBEDDED;
+	ca.engine_cpu = -1;
+	check(uroce_context_create(&c.ctx, &ca), o->port);
+	check(uroce_query_port(c.ctx, 1, &pa), "query port 1");
+	struct uroce_pd *pd;
+	check(uroce_pd_alloc(c.ctx, &pd), "allocate a PD");
+	check(uroce_cq_create(c.ctx, 64, &c.scq), "create a CQ");
+	check(uroce_cq_create(c.ctx, 64, &c.rcq), "create a CQ");
+	c.buf = aligned_alloc(4096, C_SIZE);
+	if (!c.buf)
+		die("out of memory");
+	memset(c.buf, 0, C_SIZE);
+	check(uroce_mr_reg(pd, c.buf, C_SIZE, UROCE_ACCESS_LOCAL_WRITE, &c.mr), "register the buffer");
+	c.qp = qp_new(pd, c.scq, c.rcq, UROCE_QPT_RC, 64);
+
+	fd = tcp_connect(o);
+	mine.qpn = uroce_qp_num(c.qp);
+	mine.psn = rand_psn();
+	mine.rkey = 0;
+	mine.va = 0;
+	exchange(fd, &mine, &theirs, true);
+	close(fd);
+	qp_connect(c.qp, UROCE_QPT_RC, o->server_ip_be, theirs.qpn, theirs.psn, mine.psn, 4);
+	for (uint32_t i = 0; i < C_NREPLY; i++)
+		post_recv1(c.qp, i, c.buf + C_REPLY + i * SLOT_STRIDE, SLOT_STRIDE, c.mr->lkey);
+	printf("conf_peer: client connected (QPN %u to QPN %u)\n", mine.qpn, theirs.qpn);
+	fflush(stdout);
+
+	while (!stop_flag && now_ms() < deadline) {
+		uint32_t slot = (uint32_t)(++seq % NSLOT);
+		uint64_t raddr = theirs.va + slot * SLOT_STRIDE;
+		struct legit_hdr h = { HDR_MAGIC, slot, seq, 0, SLOT_LEN, 0 };
+		struct uroce_wc wc;
+
+		for (uint32_t i = 0; i < SLOT_LEN; i++)
+			c.buf[C_WBUF + i] = pattern(SEED_WRITE, seq, i);
+		memset(c.buf + C_RBUF, 0, SLOT_LEN);
+		h.client_errors = c.errors;
+		memcpy(c.buf + C_HDR, &h, sizeof(h));
+		post_send1(c.qp, UROCE_WR_RDMA_WRITE, 1, c.buf + C_WBUF, SLOT_LEN, c.mr->lkey, raddr, theirs.rkey);
+		post_send1(c.qp, UROCE_WR_SEND, 2, c.buf + C_HDR, sizeof(h), c.mr->lkey, 0, 0);
+		post_send1(c.qp, UROCE_WR_RDMA_READ, 3, c.buf + C_RBUF, SLOT_LEN, c.mr->lkey, raddr, theirs.rkey);
+		client_wait(&c, c.scq, &wc, "WRITE", seq);
+		client_wait(&c, c.scq, &wc, "SEND", seq);
+		client_wait(&c, c.scq, &wc, "READ", seq);
+		client_wait(&c, c.rcq, &wc, "reply", seq);
+		if (stop_flag)
+			break;
+		if (memcmp(c.buf + C_RBUF, c.buf + C_WBUF, SLOT_LEN) != 0) {
+			c.errors++;
+			fprintf(stderr, "conf_peer: client: iteration %" PRIu64 ": READ back differs from what was written\n",
+			        seq);
+		}
+		const uint8_t *rep = c.buf + C_REPLY + wc.wr_id * SLOT_STRIDE;
+		bool ok = wc.byte_len == REPLY_LEN;
+
+		for (uint32_t i = 0; ok && i < REPLY_LEN; i++)
+			ok = rep[i] == pattern(SEED_REPLY, seq, i);
+		if (!ok) {
+			c.errors++;
+			fprintf(stderr, "conf_peer: client: iteration %" PRIu64 ": the server's reply is wrong (%u bytes)\n",
+			        seq, wc.byte_len);
+		}
+		post_recv1(c.qp, wc.wr_id, c.buf + C_REPLY + wc.wr_id * SLOT_STRIDE, SLOT_STRIDE, c.mr->lkey);
+		usleep(CLIENT_PAUSE_US);
+	}
+	printf("conf_peer: client done: %" PRIu64 " iterations, %" PRIu64 " errors\n", seq, c.errors);
+	uroce_qp_destroy(c.qp);
+	uroce_mr_dereg(c.mr);
+	uroce_cq_destroy(c.rcq);
+	uroce_cq_destroy(c.scq);
+	uroce_pd_free(pd);
+	uroce_context_destroy(c.ctx);
+	free(c.buf);
+	return c.errors ? 1 : 0;
+}
+
+/* ====================================================================== */
+
+static void usage(void)
+{
+	fprintf(stderr,
+	        "usage: conf_peer --role server --port afxdp:IF --peer-ip ATTACKER_IP --ctl PATH [--ready FILE]\n"
+	        "       conf_peer --role client --port afxdp:IF --server-ip SERVER_IP\n"
+	        "       common: [--tcp-port N (18777)] [--duration SEC (280)]\n");
+	exit(2);
+}
+
+static uint32_t parse_ip(const char *opt, const char *s)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, s, &a) != 1) {
+		fprintf(stderr, "conf_peer: %s %s: not an IPv4 address (accepted: A.B.C.D)\n", opt, s);
+		exit(2);
+	}
+	return a.s_addr;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "role", required_argument, NULL, 'r' },      { "port", required_argument, NULL, 'p' },
+		{ "peer-ip", required_argument, NULL, 'P' },   { "server-ip", required_argument, NULL, 's' },
+		{ "ctl", required_argument, NULL, 'c' },       { "ready", required_argument, NULL, 'R' },
+		{ "tcp-port", required_argument, NULL, 't' },  { "duration", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },            { NULL, 0, NULL, 0 },
+	};
+	struct opts o = { .tcp_port = 18777, .duration_s = 280 };
+	const char *role = NULL;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'r': role = optarg; break;
+		case 'p': o.port = optarg; break;
+		case 'P': o.peer_ip_be = parse_ip("--peer-ip", optarg); break;
+		case 's': o.server_ip_be = parse_ip("--server-ip", optarg); break;
+		case 'c': o.ctl_path = optarg; break;
+		case 'R': o.ready_file = optarg; break;
+		case 't': {
+			long v = strtol(optarg, NULL, 10);
+			if (v < 1 || v > 65535) {
+				fprintf(stderr, "conf_peer: --tcp-port %s: accepted 1..65535\n", optarg);
+				return 2;
+			}
+			o.tcp_port = (uint16_t)v;
+			break;
+		}
+		case 'd': {
+			long v = strtol(optarg, NULL, 10);
+			if (v < 1 || v > 3600) {
+				fprintf(stderr, "conf_peer: --duration %s: accepted 1..3600 seconds\n", optarg);
+				return 2;
+			}
+			o.duration_s = (unsigned)v;
+			break;
+		}
+		default: usage();
+		}
+	}
+	if (!role || !o.port || optind != argc)
+		usage();
+	if (!strcmp(role, "server")) {
+		o.server = true;
+		if (!o.peer_ip_be || !o.ctl_path) {
+			fprintf(stderr, "conf_peer: the server needs --peer-ip and --ctl\n");
+			return 2;
+		}
+	} else if (strcmp(role, "client") || !o.server_ip_be) {
+		fprintf(stderr, "conf_peer: --role %s: accepted 'server' or 'client' (the client needs --server-ip)\n",
+		        role);
+		return 2;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	srandom((unsigned)(now_ms() ^ (uint64_t)getpid()));
+	return o.server ? run_server(&o) : run_client(&o);
+}

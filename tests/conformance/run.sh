@@ -1,0 +1,65 @@
+#!/bin/bash
+# The conformance suite's entry: four namespaces (srv: conf_peer server on an
+# AF_XDP port; cli: the legitimate conf_peer client on an AF_XDP port; atk:
+# the scapy attacker on the kernel stack; br: the bridge joining them), then
+# conformance.py's cases, then cleanup by PID. Exit 0 only when every case
+# passes and both uroce ends finish clean.
+#   run.sh CONF_PEER CONFORMANCE_PY [--only SUBSTRING]
+set -u
+PEER=${1:?usage: run.sh CONF_PEER CONFORMANCE_PY [--only SUBSTRING]}
+SCRIPT=${2:?usage: run.sh CONF_PEER CONFORMANCE_PY [--only SUBSTRING]}
+shift 2
+. "$(dirname "$0")/../lib/netns.sh"
+netns_need_root
+# Debian's scapy lives in /usr/bin/python3's path (a pyenv python3 on PATH has none)
+PY=/usr/bin/python3
+if ! "$PY" -c 'import scapy.contrib.roce' 2>/dev/null; then
+	echo "SKIP: python3-scapy is not installed for $PY (scripts/install-deps.sh installs it)"
+	exit 77
+fi
+netns_init h5conf
+P=$NETNS_PREFIX
+SRV=$P-srv CLI=$P-cli ATK=$P-atk BR=$P-br
+NET=10.86.$(($$ % 200 + 20))
+SRV_IP=$NET.1 CLI_IP=$NET.2 ATK_IP=$NET.3 SPOOF_IP=$NET.4 OTHER_IP=$NET.99
+netns_add "$SRV" "$CLI" "$ATK" "$BR"
+ip -n "$BR" link add br0 type bridge || netns_die "cannot create the bridge"
+ip -n "$BR" link set br0 up
+# Bridged IPv4 must not go through netfilter, which drops frames shorter than
+# their IP length before the server could count them.
+ip netns exec "$BR" sh -c 'for f in /proc/sys/net/bridge/bridge-nf-call-*; do [ -e "$f" ] && echo 0 >"$f"; done'
+netns_veth "$SRV" h5s "$BR" h5s-b --ip-a "$SRV_IP/24"
+netns_veth "$CLI" h5c "$BR" h5c-b --ip-a "$CLI_IP/24"
+netns_veth "$ATK" h5a "$BR" h5a-b --ip-a "$ATK_IP/24"
+for p in h5s-b h5c-b h5a-b; do ip -n "$BR" link set "$p" master br0 || netns_die "cannot bridge $p"; done
+# Neighbours fixed up front, so no ARP races the first packets of a QP.
+SRV_MAC=$(netns_mac "$SRV" h5s) CLI_MAC=$(netns_mac "$CLI" h5c) ATK_MAC=$(netns_mac "$ATK" h5a)
+ip -n "$SRV" neigh replace "$CLI_IP" lladdr "$CLI_MAC" dev h5s nud permanent
+ip -n "$SRV" neigh replace "$ATK_IP" lladdr "$ATK_MAC" dev h5s nud permanent
+ip -n "$CLI" neigh replace "$SRV_IP" lladdr "$SRV_MAC" dev h5c nud permanent
+ip -n "$ATK" neigh replace "$SRV_IP" lladdr "$SRV_MAC" dev h5a nud permanent
+netns_wait_until 10 ip netns exec "$CLI" ping -c 1 -W 1 "$SRV_IP" >/dev/null ||
+	netns_die "the bridge does not carry traffic between cli and srv"
+
+CTL=$NETNS_TMP/ctl.sock
+netns_start "$SRV" "$NETNS_TMP/server.log" timeout 290 "$PEER" --role server --port afxdp:h5s \
+	--peer-ip "$ATK_IP" --ctl "$CTL" --ready "$NETNS_TMP/ready" --duration 280
+srv=$NETNS_PID
+netns_wait_tcp "$SRV" 18777 "$srv" 30 || netns_die "the server never listened"
+netns_start "$CLI" "$NETNS_TMP/client.log" timeout 290 "$PEER" --role client --port afxdp:h5c \
+	--server-ip "$SRV_IP" --duration 280
+cli=$NETNS_PID
+netns_wait_file "$NETNS_TMP/ready" "$srv" 30 || netns_die "the legit connection did not come up"
+
+ip netns exec "$ATK" timeout 240 "$PY" "$SCRIPT" --iface h5a --my-mac "$ATK_MAC" --ctl "$CTL" \
+	--my-ip "$ATK_IP" --spoof-ip "$SPOOF_IP" --other-ip "$OTHER_IP" "$@"
+rc=$?
+# The client first, so it does not see the server go away mid-iteration.
+netns_stop "$cli"; crc=$?
+netns_stop "$srv"; src=$?
+echo "--- server: $(tail -n 1 "$NETNS_TMP/server.log")"
+echo "--- client: $(tail -n 1 "$NETNS_TMP/client.log")"
+if [ $rc != 0 ] || [ $src != 0 ] || [ $crc != 0 ]; then
+	NETNS_LOG_LINES=40 netns_die "conformance: cases exit $rc, server exit $src, client exit $crc"
+fi
+echo "conformance: all cases passed"
