@@ -54,7 +54,8 @@ static void usage(FILE *f, const char *mode)
 		"  -d, --ib-dev SPEC       uroce port: afxdp:IFACE[:QUEUE] | dpdk[:PORTID] (EAL args after --);\n"
 		"                          SPEC,SPEC,... opens a device of several ports\n"
 		"  -i, --ib-port N         the QP's port, 1..number of -d specs (default 1)\n"
-		"  -x, --gid-index N       0 or 1 (both name the port's IPv4 GID)\n"
+		"  -x, --gid-index N       an entry of the port's GID table: 0 fe80:: link-local, then\n"
+		"                          ::ffff:IPv4, then IPv6 (default 1, the first IPv4)\n"
 		"  -s, --size BYTES        message size (default 65536 for _bw, 2 for _lat)\n"
 		"  -n, --iters N           iterations (default 5000 for _bw, 1000 for _lat)\n"
 		"  -D, --duration SEC      run for SEC seconds (write_bw, read_bw)\n"
@@ -166,7 +167,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 			o->ib_port = (int)v;
 			break;
 		case 'x':
-			if (num("-x/--gid-index", optarg, 0, 1, &v))
+			if (num("-x/--gid-index", optarg, 0, 255, &v))
 				return 2;
 			o->gid_index = (int)v;
 			break;

@@ -78,6 +78,11 @@ int perf_setup(struct perf_ctx *p)
 	rc = uroce_query_port(p->ctx, (uint8_t)o->ib_port, &p->port);
 	if (rc)
 		return fail("cannot query the port", rc);
+	/* -x N: the entry of the port's GID table this end sends from and
+	 * announces (perftest's GID index) */
+	rc = uroce_query_gid(p->ctx, (uint8_t)o->ib_port, o->gid_index, p->port.gid);
+	if (rc)
+		return fail("-x/--gid-index names no GID of the port", rc);
 	rc = uroce_pd_alloc(p->ctx, &p->pd);
 	if (rc)
 		return fail("cannot allocate a PD", rc);
@@ -173,9 +178,13 @@ int perf_connect_qps(struct perf_ctx *p)
 	struct perf_opts *o = p->o;
 	int rc;
 
-	if (!gid_is_v4mapped(p->rem[0].gid)) {
-		fprintf(stderr, "uroce-perf: the peer's GID is not an IPv4-mapped RoCEv2 GID "
-			"(::ffff:a.b.c.d); run perftest with the GID index of its IPv4 GID (-x 1 on rdma_rxe)\n");
+	if (gid_is_v4mapped(p->rem[0].gid) != gid_is_v4mapped(p->port.gid)) {
+		/* perftest's words, so scripts that grep for them keep working */
+		fprintf(stderr, "Found Incompatibility issue with GID types.\n"
+			"uroce-perf: this end's GID (-x %d) is %s but the peer's is %s; pick GID indices of one "
+			"family on both ends (on rdma_rxe: show_gids)\n", o->gid_index,
+			gid_is_v4mapped(p->port.gid) ? "IPv4-mapped" : "IPv6",
+			gid_is_v4mapped(p->rem[0].gid) ? "IPv4-mapped" : "IPv6");
 		return -EPROTO;
 	}
 	for (int i = 0; i < o->num_qps; i++) {

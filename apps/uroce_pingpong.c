@@ -99,6 +99,7 @@ struct pp_ctx {
 	enum pp_mode mode;
 	uint32_t remote_qpn;
 	int validate_buf;
+	int sgid_index;          /* the entry of the GID table the QP/AH sends from */
 };
 
 static long page_size;
@@ -155,7 +156,8 @@ static void usage(FILE *f, const char *prog, enum pp_mode mode, int mode_known)
 	fprintf(f, "  -n, --iters=<iters>    number of exchanges (default 1000)\n");
 	fprintf(f, "  -l, --sl=<sl>          service level value, 0-15 (default 0)\n");
 	fprintf(f, "  -e, --events           accepted; emulated by polling (uroce has no completion channel)\n");
-	fprintf(f, "  -g, --gid-idx=<gid index> local port gid index: 0 or 1, both the port's ::ffff:IPv4 GID\n");
+	fprintf(f, "  -g, --gid-idx=<gid index> local port gid index: an entry of the port's GID table\n"
+		"                            (0 fe80:: link-local, then ::ffff:IPv4, then IPv6; default: its IPv4)\n");
 	fprintf(f, "  -c, --chk              validate received buffer\n");
 	fprintf(f, "      --timeout=<sec>    give up when nothing progresses for <sec> seconds\n"
 		   "                         (TCP exchange or completions; default %d, 0 = never)\n",
@@ -364,10 +366,9 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 			o->use_event = 1;
 			break;
 		case 'g': {
+			/* an index of the port's GID table, checked against
+			 * it once the port is open */
 			unsigned g = parse_uint(o, "-g/--gid-idx", optarg, 0, 255);
-			if (g > 1)
-				bad_arg(o, "-g/--gid-idx %s: a uroce port has one GID (its ::ffff:IPv4 "
-					"address); accepted: 0 or 1%s", optarg, "");
 			o->gidx = (int)g;
 			break;
 		}
@@ -791,10 +792,11 @@ static void pp_close_ctx(struct pp_ctx *c)
 	free(c->buf);
 }
 
-static void fill_ah(struct uroce_ah_attr *ah, const struct pp_dest *dest, const struct pp_opts *o)
+static void fill_ah(struct uroce_ah_attr *ah, const struct pp_ctx *c, const struct pp_dest *dest,
+		    const struct pp_opts *o)
 {
 	memcpy(ah->dgid, dest->gid, 16);
-	ah->sgid_index = (uint8_t)(o->gidx < 0 ? 0 : o->gidx);
+	ah->sgid_index = (uint8_t)c->sgid_index;
 	ah->hop_limit = (uint8_t)o->hop_limit;
 	ah->sl = (uint8_t)o->sl;
 	ah->port_num = (uint8_t)o->ib_port;
@@ -823,7 +825,7 @@ static int pp_connect_ctx(struct pp_ctx *c, const struct pp_opts *o, unsigned my
 		attr.path_mtu = o->mtu;
 		attr.dest_qp_num = dest->qpn;
 		attr.rq_psn = dest->psn;
-		fill_ah(&attr.ah_attr, dest, o);
+		fill_ah(&attr.ah_attr, c, dest, o);
 		mask = UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN;
 		if (o->mode == PP_RC) {
 			attr.max_dest_rd_atomic = 1;
@@ -857,7 +859,7 @@ static int pp_connect_ctx(struct pp_ctx *c, const struct pp_opts *o, unsigned my
 		struct uroce_ah_attr ah;
 
 		memset(&ah, 0, sizeof(ah));
-		fill_ah(&ah, dest, o);
+		fill_ah(&ah, c, dest, o);
 		err = uroce_ah_create(c->pd, &ah, &c->ah);
 		if (err) {
 			fail_call("Failed to create AH", err);
@@ -1065,6 +1067,31 @@ static void report_stall(const struct pp_opts *o, struct pp_ctx *c, int scnt, in
 	}
 }
 
+/* The GID this end announces and sends from: entry -g N of the port's
+ * table, as ibv_*_pingpong reads it; without -g the port's IPv4-mapped GID
+ * (RoCEv2 needs one, where rdma-core would send zeros). */
+static int pp_pick_gid(struct pp_ctx *c, const struct pp_opts *o, const struct uroce_port_attr *pa, uint8_t gid[16])
+{
+	int err;
+
+	if (o->gidx >= 0) {
+		err = uroce_query_gid(c->ctx, (uint8_t)o->ib_port, o->gidx, gid);
+		if (err) {
+			fprintf(stderr, "can't read sgid of index %d: %s\n", o->gidx, uroce_last_error());
+			return 1;
+		}
+		c->sgid_index = o->gidx;
+		return 0;
+	}
+	for (int i = 0; i < pa->gid_tbl_len; i++)
+		if (!uroce_query_gid(c->ctx, (uint8_t)o->ib_port, i, gid) && !memcmp(gid, pa->gid, 16)) {
+			c->sgid_index = i;
+			return 0;
+		}
+	fprintf(stderr, "port %d has no IPv4 address: pick an IPv6 GID with -g N\n", o->ib_port);
+	return 1;
+}
+
 static int run(const struct pp_opts *o, struct pp_ctx *c)
 {
 	struct pp_dest my, rem;
@@ -1090,7 +1117,8 @@ static int run(const struct pp_opts *o, struct pp_ctx *c)
 	/* RoCEv2 always needs the GID, so it is sent even without -g (rdma-core
 	 * sends zeros then, which only works on InfiniBand). */
 	memset(&my, 0, sizeof(my));
-	memcpy(my.gid, pa.gid, 16);
+	if (pp_pick_gid(c, o, &pa, my.gid))
+		return 1;
 	my.lid = 0;
 	my.qpn = uroce_qp_num(c->qp);
 	my.psn = (unsigned)(lrand48() & 0xffffff);

@@ -1,8 +1,8 @@
 /* The context: its ports (up to UROCE_MAX_PORTS, all polled by one
  * engine), the QP and MR tables, the list of QPs with transmit work,
  * uroce_progress, and building and staging a packet on a port. */
+#include <arpa/inet.h>
 #include <errno.h>
-#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -170,67 +170,8 @@ int uroce_progress(struct uroce_context *ctx)
 	n = ctx_tx_pass(ctx);
 	n += engine_poll_once(ctx->eng);
 	n += ctx_tx_pass(ctx);
+	n += gid_slow_path(ctx);
 	return (int)n;
-}
-
-/* The port's IPv6 source address: the interface's (global preferred over
- * link-local), or fd00::HHLL for loop port HHLL - 1. */
-static void ctx_find_ipv6(struct ctx_port *cp, const struct port_config *cfg)
-{
-	struct ifaddrs *ifa, *i;
-
-	if (cfg->kind == PORT_KIND_LOOP) {
-		memset(cp->gid6, 0, 16);
-		cp->gid6[0] = 0xfd;
-		roce_put_be16(cp->gid6 + 14, (uint16_t)(cfg->loop_index + 1));
-		cp->have_v6 = true;
-		return;
-	}
-	if (!cfg->ifname[0] || getifaddrs(&ifa))
-		return;
-	for (i = ifa; i; i = i->ifa_next) {
-		const struct sockaddr_in6 *sa = (const void *)i->ifa_addr;
-		bool ll;
-
-		if (!sa || sa->sin6_family != AF_INET6 || strcmp(i->ifa_name, cfg->ifname))
-			continue;
-		ll = sa->sin6_addr.s6_addr[0] == 0xfe && (sa->sin6_addr.s6_addr[1] & 0xc0) == 0x80;
-		if (!cp->have_v6 || !ll) {
-			memcpy(cp->gid6, sa->sin6_addr.s6_addr, 16);
-			cp->have_v6 = true;
-			if (!ll)
-				break;
-		}
-	}
-	freeifaddrs(ifa);
-}
-
-int uroce_query_gid(struct uroce_context *ctx, uint8_t port_num, int index, uint8_t gid[16])
-{
-	const struct ctx_port *cp;
-	int pi;
-
-	if (!ctx || !gid || index < 0 || index > 2)
-		return uroce_fail(-EINVAL, "uroce_query_gid: ctx and gid are required; index %d, accepted 0-2", index);
-	pi = ctx_port_index(ctx, port_num, "uroce_query_gid");
-	if (pi < 0)
-		return pi;
-	cp = &ctx->ports[pi];
-	if (index < 2) {
-		memcpy(gid, cp->gid, 16);
-		return 0;
-	}
-	if (!cp->have_v6)
-		return uroce_fail(-ENOENT, "uroce_query_gid: port %u has no IPv6 address", port_num);
-	memcpy(gid, cp->gid6, 16);
-	return 0;
-}
-
-bool ctx_port_has_gid(const struct uroce_context *ctx, unsigned port, const uint8_t gid[16])
-{
-	const struct ctx_port *cp = &ctx->ports[port];
-
-	return !memcmp(gid, cp->gid, 16) || (cp->have_v6 && !memcmp(gid, cp->gid6, 16));
 }
 
 static void *engine_thread(void *arg)
@@ -242,6 +183,7 @@ static void *engine_thread(void *arg)
 
 		n += engine_poll_once(ctx->eng);
 		n += ctx_tx_pass(ctx);
+		n += gid_slow_path(ctx);
 		if (!n && ctx->cpu < 0)
 			sched_yield(); /* unpinned: share the core while idle */
 	}
@@ -354,13 +296,12 @@ int uroce_context_create(struct uroce_context **out, const struct uroce_context_
 		return uroce_fail(-ENOMEM, "uroce_context_create: out of memory");
 	ctx->qps = calloc(QP_TABLE_SIZE, sizeof(*ctx->qps));
 	ctx->mrs = calloc(MR_TABLE_SIZE, sizeof(*ctx->mrs));
-	if (!ctx->qps || !ctx->mrs || ctx_async_init(ctx)) {
+	if (!ctx->qps || !ctx->mrs || ctx_async_init(ctx) || mr_keys_init(ctx)) {
 		rc = uroce_fail(-ENOMEM, "uroce_context_create: out of memory");
 		goto free_ctx;
 	}
 	ctx->next_qpn = QPN_FIRST;
 	ctx->next_mr = 1;
-	ctx->mr_gen = 1;
 	ctx->mode = attr->mode;
 	for (unsigned i = 0; i < n; i++) {
 		struct ctx_port *cp = &ctx->ports[i];
@@ -373,8 +314,9 @@ int uroce_context_create(struct uroce_context **out, const struct uroce_context_
 		ctx->nports = i + 1;
 		if (!cp->port->ipv4_be && cfg[i].ipv4_be)
 			cp->port->ipv4_be = cfg[i].ipv4_be;
-		roce_ipv4_mapped(cp->gid, cp->port->ipv4_be);
-		ctx_find_ipv6(cp, &cfg[i]);
+		rc = gid_port_init(ctx, i, &cfg[i]);
+		if (rc)
+			goto close_ports;
 		cp->ip_id = (uint16_t)(cp->port->ipv4_be ^ (uintptr_t)cp);
 		eports[i] = cp->port;
 	}
@@ -407,8 +349,10 @@ int uroce_context_create(struct uroce_context **out, const struct uroce_context_
 	return 0;
 
 close_ports:
+	gid_fini(ctx);
 	ctx_close_ports(ctx);
 free_ctx:
+	mr_keys_fini(ctx);
 	ctx_async_fini(ctx);
 	free(ctx->qps);
 	free(ctx->mrs);
@@ -432,7 +376,9 @@ int uroce_context_destroy(struct uroce_context *ctx)
 	}
 	pthread_mutex_destroy(&ctx->post_lock);
 	engine_destroy(ctx->eng);
+	gid_fini(ctx);
 	ctx_close_ports(ctx);
+	mr_keys_fini(ctx);
 	ctx_async_fini(ctx);
 	free(ctx->qps);
 	free(ctx->mrs);
@@ -455,7 +401,16 @@ int uroce_query_port(struct uroce_context *ctx, uint8_t port_num, struct uroce_p
 	memset(attr, 0, sizeof(*attr));
 	memcpy(attr->mac, cp->port->mac, 6);
 	attr->ipv4_be = cp->port->ipv4_be;
-	memcpy(attr->gid, cp->gid, 16);
+	attr->gid_tbl_len = (int)gid_count(ctx, (unsigned)pi);
+	/* the first IPv4-mapped GID: the table may have changed since the
+	 * port opened */
+	for (int i = 0; i < attr->gid_tbl_len; i++)
+		if (!gid_get(ctx, (unsigned)pi, (unsigned)i, attr->gid) && neigh_addr_is_v4(attr->gid)) {
+			memcpy(&attr->ipv4_be, attr->gid + 12, 4);
+			break;
+		}
+	if (!neigh_addr_is_v4(attr->gid))
+		roce_ipv4_mapped(attr->gid, attr->ipv4_be);
 	attr->l3_mtu = cp->port->mtu;
 	/* RoCE MTU: the largest that leaves room for the headers; like rxe,
 	 * which keeps RXE_MAX_HDR_LENGTH (80) bytes, so both ends of a
@@ -521,11 +476,21 @@ int ctx_resolve_dest(struct uroce_context *ctx, unsigned port, const struct uroc
 	d->tos = ah->traffic_class;
 	d->ttl = ah->hop_limit ? ah->hop_limit : 64;
 	d->flow_label = ah->flow_label & 0xfffff;
-	if (ah->sgid_index > 2)
-		return uroce_fail(-EINVAL, "sgid_index %u: accepted 0-2 (see uroce_query_gid)", ah->sgid_index);
-	if (d->ipv6 && !cp->have_v6)
-		return uroce_fail(-EINVAL, "dgid is an IPv6 address but port %u has none; accepted: an "
-		                           "IPv4-mapped GID ::ffff:a.b.c.d", port + 1);
+	rc = gid_get(ctx, port, ah->sgid_index, d->sip);
+	if (rc)
+		return uroce_fail(-EINVAL, "sgid_index %u: port %u has %u GIDs; accepted: 0-%u (see uroce_query_gid)",
+		                  ah->sgid_index, port + 1, gid_count(ctx, port), gid_count(ctx, port) - 1);
+	if (neigh_addr_is_v4(d->sip) != !d->ipv6) {
+		char sgid[INET6_ADDRSTRLEN], dgid[INET6_ADDRSTRLEN];
+
+		inet_ntop(AF_INET6, d->sip, sgid, sizeof(sgid));
+		inet_ntop(AF_INET6, ah->dgid, dgid, sizeof(dgid));
+		return uroce_fail(-EINVAL, "sgid_index %u is %s, an %s GID, but the dgid %s is %s: RoCEv2 sends "
+		                           "both in one IP header; accepted: an sgid_index of the dgid's family "
+		                           "(IPv4-mapped ::ffff:a.b.c.d or IPv6, see uroce_query_gid)",
+		                  ah->sgid_index, sgid, d->ipv6 ? "IPv4-mapped" : "IPv6", dgid,
+		                  d->ipv6 ? "IPv6" : "IPv4-mapped");
+	}
 	if (memcmp(ah->dmac, zero, 6)) {
 		memcpy(d->dmac, ah->dmac, 6);
 		return 0;
@@ -536,12 +501,15 @@ int ctx_resolve_dest(struct uroce_context *ctx, unsigned port, const struct uroc
 		uint32_t idx = (ip & 0xffffu) - 1u;
 		static const uint8_t fd00[14] = { 0xfd };
 
+		if (d->ipv6 && nl_mac_from_link_local(ah->dgid, d->dmac))
+			return 0; /* GID 0: fe80:: EUI-64 carries the port's MAC */
 		if (d->ipv6 && memcmp(ah->dgid, fd00, 14) == 0)
 			ip = 0x0a000000u | roce_get_be16(ah->dgid + 14); /* fd00::HHLL names the same port */
 		idx = (ip & 0xffffu) - 1u;
 		if ((ip >> 16) != 0x0a00u || idx >= LOOP_FABRIC_MAX_PORTS)
 			return uroce_fail(-EHOSTUNREACH, "dgid is not a loop port address; accepted: 10.0.H.L "
-			                                 "(loop_port_ipv4_be), fd00::HHLL or an explicit dmac");
+			                                 "(loop_port_ipv4_be), fd00::HHLL, fe80:: EUI-64 of a loop "
+			                                 "MAC or an explicit dmac");
 		loop_port_mac(idx, d->dmac);
 		return 0;
 	}
@@ -578,7 +546,7 @@ void ctx_pkt_init(struct uroce_context *ctx, struct roce_pkt *pkt, const struct 
 	memcpy(pkt->dmac, d->dmac, 6);
 	memcpy(pkt->smac, cp->port->mac, 6);
 	pkt->ipv6 = d->ipv6;
-	memcpy(pkt->sip, d->ipv6 ? cp->gid6 : cp->gid, 16);
+	memcpy(pkt->sip, d->sip, 16);
 	memcpy(pkt->dip, d->dip, 16);
 	pkt->tos = d->tos;
 	pkt->ttl = d->ttl;

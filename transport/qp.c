@@ -367,6 +367,7 @@ static void qp_reset(struct uroce_qp *qp)
 	qp->gb_blocked = qp->rnr_wait = false;
 	qp->nak_sent = qp->uc_discard = qp->in_send = qp->in_write = qp->have_rwqe = false;
 	qp->ack_pending = qp->nak_pending = false;
+	qp->fatal_pending = false;
 	qp->write_mr = NULL;
 	qp->msn = 0;
 	qp->lsn = 0;                   /* no credits known: one probing SEND at a time */
@@ -427,6 +428,16 @@ void qp_to_error(struct uroce_qp *qp)
 	for (uint32_t i = 0; i < RC_MAX_RD_ATOMIC; i++)
 		qp->res[i].tx_pending = false;
 	qp_flush(qp);
+}
+
+void qp_fatal(struct uroce_qp *qp)
+{
+	struct uroce_async_event ev = { .event_type = UROCE_EVENT_QP_FATAL };
+
+	qp->fatal_pending = false;
+	ev.element.qp = qp;
+	qp_to_error(qp);
+	ctx_async_event(qp->ctx, &ev);
 }
 
 static uint16_t qp_sport(uint32_t src, uint32_t dst)

@@ -11,6 +11,7 @@
 #include <uroce/uroce.h>
 
 #include "dataplane/engine.h"
+#include "dataplane/nl_watch.h"
 #include "dataplane/port.h"
 #include "dataplane/spsc_ring.h"
 #include "dataplane/timer_wheel.h"
@@ -18,7 +19,7 @@
 
 #define QPN_FIRST 0x11u           /* 0 is SMI, 1 is GSI: never handed out */
 #define QP_TABLE_SIZE (1u << 16)  /* QPNs 0x11..0xffff: O(1) lookup by number */
-#define MR_TABLE_SIZE (1u << 16)  /* key = index << 8 | generation */
+#define MR_TABLE_SIZE (1u << 16)  /* key = index << 8 | random key byte */
 #define QP_MAX_WR (1u << 15)
 #define QP_MAX_SGE 32u
 #define QP_MAX_INLINE 1024u
@@ -50,7 +51,8 @@ struct mr_int {
 struct uroce_cq {
 	struct uroce_context *ctx;
 	struct spsc_ring *ring; /* engine produces, app consumes */
-	uint64_t overflows;
+	uint64_t overflows;     /* completions that found the ring full or the CQ in error */
+	bool error;             /* overran: uroce_poll_cq fails once the ring is drained */
 	unsigned refs;
 };
 
@@ -73,6 +75,7 @@ struct uroce_srq {
 
 struct dest {
 	uint8_t dmac[6];
+	uint8_t sip[16];     /* the source GID sgid_index named when the dest was resolved */
 	uint8_t dip[16];
 	bool ipv6;
 	uint8_t tos;
@@ -185,6 +188,8 @@ struct uroce_qp {
 	struct rd_res *res;     /* max_dest_rd_atomic entries */
 	uint32_t nres, res_head, res_tx;
 
+	bool fatal_pending;     /* its CQ overran: go to ERR and raise QP_FATAL in the next TX pass */
+
 	/* active list: QPs with transmit work */
 	struct uroce_qp *next_active;
 	bool active;
@@ -194,12 +199,21 @@ struct uroce_qp {
 	uint8_t *inl_pool;
 };
 
+/* A port's GID table (gid.c): fe80:: EUI-64 of the MAC, the IPv4
+ * addresses mapped, then the other IPv6 addresses. Only the engine thread
+ * writes it; other threads copy entries out under the sequence count. */
+#define GID_TABLE_MAX 32u
+struct gid_table {
+	_Atomic uint32_t seq;   /* odd while the engine thread rewrites the table */
+	uint32_t n;
+	uint8_t gid[GID_TABLE_MAX][16];
+};
+
 /* One port of a context: its engine port index is its place in ctx->ports. */
 struct ctx_port {
 	struct port *port;
-	uint8_t gid[16];        /* IPv4-mapped */
-	uint8_t gid6[16];       /* the port's IPv6 address, when have_v6 */
-	bool have_v6;
+	struct gid_table gids;
+	bool link_up;           /* as last reported by PORT_ACTIVE / PORT_ERR */
 	uint16_t ip_id;
 	uint64_t drops[UROCE_DROP__COUNT]; /* transport drops of packets that arrived here */
 };
@@ -217,11 +231,14 @@ struct uroce_context {
 	uint32_t next_qpn;
 	struct mr_int **mrs;
 	uint32_t next_mr;
-	uint8_t mr_gen;
+	uint64_t mr_rng;            /* xorshift state for key bytes, seeded from getrandom */
+	uint8_t *mr_last_keys;      /* per MR index: the key bytes of its last lkey and rkey */
 	struct uroce_qp *active_head, *active_tail;
 	unsigned npd, ncq, nqp, nmr;
 	struct spsc_ring *async;    /* struct uroce_async_event: engine raises, app takes */
 	uint64_t async_lost;
+	struct nl_watch *nlw;       /* kernel address/link changes of afxdp ports (NULL without any) */
+	uint64_t gid_poll_ns;       /* CLOCK_MONOTONIC of the last slow-path look at them */
 
 	/* DEDICATED: the engine thread, and the lock that makes app threads
 	 * one producer of its command ring */
@@ -251,9 +268,9 @@ int ctx_resolve_dest(struct uroce_context *ctx, unsigned port, const struct uroc
  * reason (prefixed by fn) in uroce_last_error. */
 int ctx_port_index(const struct uroce_context *ctx, unsigned port_num, const char *fn);
 void ctx_count_drop(struct uroce_context *ctx, enum uroce_drop_reason r);
-/* True when gid is one of the GIDs of the port with index port: the
- * destination check every received packet passes (rxe's check_addr). */
-bool ctx_port_has_gid(const struct uroce_context *ctx, unsigned port, const uint8_t gid[16]);
+/* MR key state of a new context (mr.c). */
+int mr_keys_init(struct uroce_context *ctx);
+void mr_keys_fini(struct uroce_context *ctx);
 uint64_t ctx_now(const struct uroce_context *ctx);
 /* The clock itself: engine_now() is the start of the iteration, which can
  * be long ago when the app posts after a pause (a timer armed from it
@@ -267,7 +284,9 @@ typedef void (*gather_fn)(void *arg, uint8_t *dst, uint32_t len);
 int ctx_send_pkt(struct uroce_context *ctx, unsigned port, struct roce_pkt *pkt, gather_fn g, void *garg);
 
 /* --- MR lookup (the hot-path check) --------------------------------------- */
-static inline struct mr_int *mr_lookup(struct uroce_context *ctx, uint32_t key)
+/* A key is index << 8 | a random byte; lkey and rkey of one region differ
+ * in that byte, so a local key is no remote key (mr.c). */
+static inline struct mr_int *mr_lookup_lkey(struct uroce_context *ctx, uint32_t key)
 {
 	uint32_t idx = key >> 8;
 	struct mr_int *m;
@@ -276,6 +295,17 @@ static inline struct mr_int *mr_lookup(struct uroce_context *ctx, uint32_t key)
 		return NULL;
 	m = ctx->mrs[idx];
 	return (m && m->pub.lkey == key) ? m : NULL;
+}
+
+static inline struct mr_int *mr_lookup_rkey(struct uroce_context *ctx, uint32_t key)
+{
+	uint32_t idx = key >> 8;
+	struct mr_int *m;
+
+	if (idx >= MR_TABLE_SIZE)
+		return NULL;
+	m = ctx->mrs[idx];
+	return (m && m->pub.rkey == key) ? m : NULL;
 }
 
 /* True when [va, va+len) lies inside m and access has every bit of need. */
@@ -296,7 +326,7 @@ static inline bool mr_check(const struct mr_int *m, const struct uroce_pd *pd, u
 static inline bool sges_live(struct uroce_context *ctx, const struct uroce_sge *sge, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
-		if (sge[i].length && !mr_lookup(ctx, sge[i].lkey))
+		if (sge[i].length && !mr_lookup_lkey(ctx, sge[i].lkey))
 			return false;
 	return true;
 }
@@ -325,11 +355,32 @@ void ctx_async_event(struct uroce_context *ctx, const struct uroce_async_event *
 /* PORT_ACTIVE, PORT_ERR or GID_CHANGE for the port with index port_index. */
 void ctx_async_port_event(struct uroce_context *ctx, unsigned port_index, enum uroce_event_type type);
 
+/* --- GID tables (gid.c) --------------------------------------------------- */
+/* Fill the GID table of the port with index pi (just opened) and start
+ * watching the kernel for changes. Returns 0 or -errno (uroce_fail). */
+int gid_port_init(struct uroce_context *ctx, unsigned pi, const struct port_config *cfg);
+/* Stop watching (the tables stay readable). */
+void gid_fini(struct uroce_context *ctx);
+/* Slow path, on the engine's thread: every GID_POLL_NS read the kernel's
+ * address and link changes, refresh the tables and raise GID_CHANGE,
+ * PORT_ACTIVE and PORT_ERR. Returns the events raised. */
+unsigned gid_slow_path(struct uroce_context *ctx);
+/* Copy entry index of port pi's table into gid; any thread. 0 or -ENOENT. */
+int gid_get(struct uroce_context *ctx, unsigned pi, unsigned index, uint8_t gid[16]);
+/* Entries in port pi's table now; any thread. */
+unsigned gid_count(struct uroce_context *ctx, unsigned pi);
+/* True when gid is one of the GIDs of the port with index port: the
+ * destination check every received packet passes (rxe's check_addr).
+ * Engine thread. */
+bool ctx_port_has_gid(const struct uroce_context *ctx, unsigned port, const uint8_t gid[16]);
+
 /* --- CQ -------------------------------------------------------------------- */
 void cq_push(struct uroce_cq *cq, const struct uroce_wc *wc);
 
 /* --- QP internals ------------------------------------------------------- */
 void qp_to_error(struct uroce_qp *qp);
+/* A QP that failed on its own (CQ overrun): ERR, flush, QP_FATAL event. */
+void qp_fatal(struct uroce_qp *qp);
 void qp_flush(struct uroce_qp *qp);
 bool qp_tx(struct uroce_qp *qp);             /* requester + responder transmit work; true = more left */
 void qp_rx(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt);

@@ -158,11 +158,12 @@ int uroce_progress(struct uroce_context *ctx);
 /** A port's attributes, as ibv_query_port/ibv_query_gid would give them. */
 struct uroce_port_attr {
 	uint8_t mac[6];
-	uint32_t ipv4_be;       /**< the port's IPv4 address */
-	uint8_t gid[16];        /**< RoCEv2 GID: ::ffff:a.b.c.d */
+	uint32_t ipv4_be;       /**< the port's (first) IPv4 address */
+	uint8_t gid[16];        /**< its IPv4-mapped GID ::ffff:a.b.c.d (an entry of the GID table) */
 	uint32_t l3_mtu;        /**< the link's IP MTU */
 	int active_mtu;         /**< enum uroce_mtu the link carries */
 	int link_up;
+	int gid_tbl_len;        /**< entries in the port's GID table now: indices 0..gid_tbl_len-1 */
 };
 
 /** Number of ports of the context (ibv_device_attr.phys_port_cnt); port
@@ -173,10 +174,17 @@ int uroce_num_ports(const struct uroce_context *ctx);
 int uroce_query_port(struct uroce_context *ctx, uint8_t port_num, struct uroce_port_attr *attr);
 
 /**
- * A GID of port port_num (ibv_query_gid): index 0 and 1 are the
- * IPv4-mapped GID (::ffff:a.b.c.d), index 2 the port's IPv6 address (a
- * global one when the interface has one, else its link-local; fd00::HHLL
- * for loop port HHLL - 1). Returns 0, -ENOENT (no IPv6 address) or -EINVAL.
+ * Entry index of the GID table of port port_num (ibv_query_gid). The
+ * table is laid out as rxe and ConnectX lay theirs (one entry per address,
+ * RoCEv2 only): index 0 is the link-local fe80:: EUI-64 of the port's MAC,
+ * then every IPv4 address of the interface mapped (::ffff:a.b.c.d), then
+ * its other IPv6 addresses (global ones; addresses still in duplicate
+ * address detection are left out). A loop port has fe80:: EUI-64 of its
+ * MAC, ::ffff:10.0.H.L and fd00::HHLL (port HHLL - 1). The table follows
+ * the kernel's addresses as they come and go (UROCE_EVENT_GID_CHANGE says
+ * it changed, and indices after the first may then name other addresses);
+ * uroce_query_port's gid_tbl_len is its size. Returns 0, -ENOENT (index
+ * past the end) or -EINVAL.
  */
 int uroce_query_gid(struct uroce_context *ctx, uint8_t port_num, int index, uint8_t gid[16]);
 
@@ -308,7 +316,7 @@ uint32_t uroce_mtu_bytes(enum uroce_mtu mtu);
 /** Where packets of a QP or AH go (ibv_ah_attr with a GRH, for RoCEv2). */
 struct uroce_ah_attr {
 	uint8_t dgid[16];        /**< peer GID: ::ffff:a.b.c.d or an IPv6 address */
-	uint8_t sgid_index;      /**< 0-2 (see uroce_query_gid); the source address follows the dgid's family */
+	uint8_t sgid_index;      /**< source GID: an index of the port's table (uroce_query_gid), of the dgid's family */
 	uint8_t traffic_class;   /**< DSCP << 2 | ECN */
 	uint8_t hop_limit;       /**< 0 = 64 */
 	uint32_t flow_label;

@@ -79,6 +79,7 @@ static int run(struct uroce_context *ctx, struct uroce_pd *pd, struct uroce_cq *
 		a.max_dest_rd_atomic = 1;
 		a.min_rnr_timer = 12;
 		memcpy(a.ah_attr.dgid, gid, 16);
+		a.ah_attr.sgid_index = 1; /* IPv4-mapped, as the dgid */
 		a.ah_attr.hop_limit = 64;
 		rc = uroce_qp_modify(qps[i], &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU |
 						       UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN |

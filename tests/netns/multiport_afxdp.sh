@@ -44,7 +44,7 @@ expect_usage_error "accepted: 1-2" "$PP" rc -d afxdp:vb1,afxdp:vb2 -i 3
 expect_usage_error "accepted: 1-2" "$PERF" write_bw -d afxdp:vb1,afxdp:vb2 -i 3
 expect_usage_error "names no port" "$PP" rc -d , -i 1
 # A port named twice: the device cannot open, and says why.
-out=$(ip netns exec "$NB" "$PP" rc -d afxdp:vb1,afxdp:vb1 -g 0 --timeout 1 2>&1)
+out=$(ip netns exec "$NB" "$PP" rc -d afxdp:vb1,afxdp:vb1 -g 1 --timeout 1 2>&1)
 [ $? = 1 ] && grep -q "opened once" <<<"$out" || fail "a port named twice: '$out'"
 
 # packets the namespace's interface sent (veth counts AF_XDP's copy-mode TX)
@@ -70,9 +70,9 @@ pp() {
 	tx_other=$(txp "$NB" vb$other)
 	# shellcheck disable=SC2086 # SRV_IP and SRV_EAL are word lists
 	netns_start "$NB" "$src" timeout 60 env "LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TMP/lsan.supp" \
-		"$PP" "$@" -d "$SRV_D" $SRV_IP -i "$p" -g 0 -p $tport --timeout 20 $SRV_EAL
+		"$PP" "$@" -d "$SRV_D" $SRV_IP -i "$p" -g 1 -p $tport --timeout 20 $SRV_EAL
 	spid=$NETNS_PID
-	ip netns exec "$NA" timeout 60 "$PP" "$@" -d afxdp:va$p -g 0 -p $tport --timeout 20 10.84.$p.2 >"$cli" 2>&1
+	ip netns exec "$NA" timeout 60 "$PP" "$@" -d afxdp:va$p -g 1 -p $tport --timeout 20 10.84.$p.2 >"$cli" 2>&1
 	rc=$?
 	netns_wait $spid; src_rc=$?
 	[ $rc = 0 ] || fail "$name: client exited $rc"

@@ -35,7 +35,7 @@ expect_usage_error() { # EXPECTED_TEXT ARGS...
 }
 expect_usage_error "mode: rc, uc or ud" -d afxdp:va
 expect_usage_error "mode: rc, uc or ud" xx -d afxdp:va
-expect_usage_error "accepted: 0 or 1" rc -d afxdp:va -g 2
+expect_usage_error "0..255" rc -d afxdp:va -g 256
 expect_usage_error "accepted: 256, 512, 1024, 2048, 4096" rc -d afxdp:va -m 1000
 expect_usage_error "not an option of ud_pingpong" ud -d afxdp:va -m 1024
 expect_usage_error "on-demand paging is not supported" rc -d afxdp:va -o
@@ -52,7 +52,7 @@ out=$(ip netns exec "$NA" "$PP" rc -d afxdp:nosuch0 2>&1)
 [ $? = 1 ] && grep -q "nosuch0" <<<"$out" || fail "opening a missing interface: '$out'"
 
 # A server that nobody connects to gives up after --timeout, exit 1.
-out=$(ip netns exec "$NB" timeout 20 "$PP" rc -d afxdp:vb -g 0 -p 18600 --timeout 1 2>&1)
+out=$(ip netns exec "$NB" timeout 20 "$PP" rc -d afxdp:vb -g 1 -p 18600 --timeout 1 2>&1)
 rc=$?
 [ $rc = 1 ] && grep -q "no client connected" <<<"$out" || fail "idle server: exit $rc, '$out'"
 
@@ -84,9 +84,9 @@ run_pair() { # NAME TCPPORT CMD ARGS... (CMD is the binary, mode word included i
 	shift 2
 	# shellcheck disable=SC2046 # word splitting of the port arguments is wanted
 	netns_start "$NB" "$src" timeout 60 env "LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TMP/lsan.supp" \
-		"$@" $(srv_port_args) -g 0 -p "$tport" --timeout 20 $(srv_eal_args)
+		"$@" $(srv_port_args) -g 1 -p "$tport" --timeout 20 $(srv_eal_args)
 	local spid=$NETNS_PID
-	ip netns exec "$NA" timeout 60 "$@" -d afxdp:va -g 0 -p "$tport" --timeout 20 10.83.0.2 >"$cli" 2>&1
+	ip netns exec "$NA" timeout 60 "$@" -d afxdp:va -g 1 -p "$tport" --timeout 20 10.83.0.2 >"$cli" 2>&1
 	rc=$?
 	netns_wait $spid; local src_rc=$?
 	[ $rc = 0 ] || fail "$name: client exited $rc"
@@ -115,7 +115,7 @@ run_pair "ud-default-events" $((port++)) "$TMP/uroce-ud-pingpong" -n 100 -e
 
 # A client with nobody listening gives up after --timeout, exit 1.
 tport=$((port++))
-out=$(ip netns exec "$NA" timeout 20 "$PP" uc -d afxdp:va -g 0 -p $tport --timeout 1 10.83.0.2 2>&1)
+out=$(ip netns exec "$NA" timeout 20 "$PP" uc -d afxdp:va -g 1 -p $tport --timeout 1 10.83.0.2 2>&1)
 rc=$?
 [ $rc = 1 ] && grep -q "Couldn't connect to 10.83.0.2" <<<"$out" || fail "client without server: exit $rc, '$out'"
 
@@ -123,9 +123,9 @@ rc=$?
 # wants 100; the client must stop after --timeout with exit 1 and say how
 # far it got, the server exits 0.
 tport=$((port++))
-netns_start "$NB" "$TMP/stall-server.log" timeout 60 "$PP" ud -d afxdp:vb -g 0 -p $tport -n 50 --timeout 20
+netns_start "$NB" "$TMP/stall-server.log" timeout 60 "$PP" ud -d afxdp:vb -g 1 -p $tport -n 50 --timeout 20
 spid=$NETNS_PID
-out=$(ip netns exec "$NA" timeout 60 "$PP" ud -d afxdp:va -g 0 -p $tport -n 100 --timeout 2 10.83.0.2 2>&1)
+out=$(ip netns exec "$NA" timeout 60 "$PP" ud -d afxdp:va -g 1 -p $tport -n 100 --timeout 2 10.83.0.2 2>&1)
 rc=$?
 netns_wait $spid; src_rc=$?
 [ $rc = 1 ] && grep -q "timed out: no completion for 2 s" <<<"$out" &&

@@ -196,6 +196,7 @@ int main(int argc, char **argv)
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = 12;
 	memcpy(a.ah_attr.dgid, peer.gid, 16);
+	a.ah_attr.sgid_index = (uint8_t)gid_index; /* the source of the dgid's family */
 	if (uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
 	                                    UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER))
 		DIE("RTR");

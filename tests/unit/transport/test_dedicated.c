@@ -139,6 +139,7 @@ int main(void)
 		qa.max_dest_rd_atomic = 4;
 		qa.min_rnr_timer = 1;
 		memcpy(qa.ah_attr.dgid, pa.gid, 16);
+		qa.ah_attr.sgid_index = 1; /* IPv4-mapped, as the dgid */
 		REQUIRE(uroce_qp_modify(a.qp[i], &qa, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
 		                                             UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC |
 		                                             UROCE_QP_MIN_RNR_TIMER) == 0, "rtr: %s", uroce_last_error());

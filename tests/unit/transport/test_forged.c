@@ -70,7 +70,6 @@ static void bring_up(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t peer
 	a.ah_attr.dgid[12] = 10;
 	a.ah_attr.dgid[15] = 2;
 	a.ah_attr.sgid_index = sgid_v4;
-	a.ah_attr.sgid_index = 1; /* IPv4-mapped, as the dgid */
 	if (type == UROCE_QPT_UD)
 		REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE) == 0, "rtr: %s", uroce_last_error());
 	else

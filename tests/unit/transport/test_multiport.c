@@ -119,6 +119,7 @@ static int rc_connect(struct uroce_qp *qp, struct side *peer, struct uroce_qp *p
 	a.min_rnr_timer = 1;
 	a.ah_attr.port_num = ah_port;
 	REQUIRE(uroce_query_gid(peer->ctx, peer_port, 1, a.ah_attr.dgid) == 0, "gid: %s", uroce_last_error());
+	a.ah_attr.sgid_index = 1; /* IPv4-mapped, as the dgid */
 	rc = uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
 	                                     UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER);
 	if (rc)
@@ -326,6 +327,7 @@ static void test_ud(void)
 	a.sq_psn = 7;
 	REQUIRE(uroce_qp_modify(ua, &a, UROCE_QP_STATE | UROCE_QP_SQ_PSN) == 0, "rts: %s", uroce_last_error());
 	REQUIRE(uroce_query_gid(B.ctx, 2, 1, aa.dgid) == 0, "gid");
+	aa.sgid_index = 1; /* IPv4-mapped, as the dgid */
 	aa.port_num = 2;
 	REQUIRE(uroce_ah_create(A.pd, &aa, &ah2) == 0, "ah port 2: %s", uroce_last_error());
 	aa.port_num = 0; /* = port 1 */

@@ -28,6 +28,7 @@ static int modify(struct uroce_qp *qp, enum uroce_qp_state st, int mask)
 	a.ah_attr.dgid[10] = a.ah_attr.dgid[11] = 0xff;
 	a.ah_attr.dgid[12] = 10;
 	a.ah_attr.dgid[15] = 2;
+	a.ah_attr.sgid_index = 1; /* IPv4-mapped, as the dgid */
 	a.dest_qp_num = 0x11;
 	a.timeout = 10;
 	a.retry_cnt = 7;

@@ -118,6 +118,7 @@ static inline int tr_connect(struct tr_pair *p, unsigned i, const struct tr_opts
 	a.max_dest_rd_atomic = o->rd_atomic;
 	a.min_rnr_timer = o->min_rnr_timer;
 	REQUIRE(uroce_query_gid(peer->ctx, 1, tr_gid_index, a.ah_attr.dgid) == 0, "query_gid: %s", uroce_last_error());
+	a.ah_attr.sgid_index = (uint8_t)tr_gid_index; /* the source of the dgid's family */
 	if (o->type == UROCE_QPT_UD)
 		rc = uroce_qp_modify(s->qp, &a, UROCE_QP_STATE);
 	else if (o->type == UROCE_QPT_UC)
