@@ -9,6 +9,8 @@ PKGS=(
 	libisal-dev libxdp-dev libbpf-dev libelf-dev zlib1g-dev libdpdk-dev
 	# tests and tools: namespaces, captures, independent decoders
 	iproute2 iputils-ping tcpdump tshark ethtool python3 libibverbs-dev
+	# the conformance suite's attacker (tests/conformance, run by /usr/bin/python3)
+	python3-scapy
 	# benchmark baselines
 	iperf3 sockperf
 	# Soft-RoCE VM harness (tests/interop)
