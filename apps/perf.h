@@ -11,6 +11,8 @@
 
 #include <uroce/uroce.h>
 
+#include "tcp_exchange.h"
+
 /* Limits, each with its reason. */
 #define PERF_MAX_QPS 64                /* perftest allows more; enough for a software transport */
 #define PERF_MAX_SIZE (1u << 23)       /* -a goes up to 2^23, perftest's largest size */
@@ -86,17 +88,12 @@ struct perf_dest {
 };
 
 struct perf_comm {
-	int fd;
+	/* The connection; its progress callback keeps the transport running
+	 * while a read waits (the server of a write_bw test receives all its
+	 * data then), its activity counter (packets received) keeps a long
+	 * test from timing out while it runs. */
+	struct tcp_exchange tcp;
 	int is_client;
-	double timeout;
-	/* Called while a read waits, so the transport keeps running (the
-	 * server of a write_bw test receives all its data while it waits). */
-	int (*progress)(void *arg);
-	/* A counter that moves while the peer is alive (packets received):
-	 * a TCP wait times out only after --timeout seconds without it
-	 * moving, so a long test is not cut short while it runs. */
-	uint64_t (*activity)(void *arg);
-	void *progress_arg;
 	char rem_version[PERF_VERSION_LEN + 1];
 	double rem_version_num;
 };

@@ -2,209 +2,39 @@
  * every step the client writes first and the server reads, then answers
  * with the same kind of message. Integers travel big-endian, doubles
  * byte-swapped to big-endian, the QP data as perftest's ASCII key message.
- * Every wait is bounded and keeps the transport running.
+ * The connection and its bounded waits, which keep the transport running,
+ * are tcp_exchange.c's.
  */
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "perf.h"
-
-static uint64_t deadline_after(double secs)
-{
-	return perf_now_ns() + (uint64_t)(secs * 1e9);
-}
-
-static int set_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-	return fl < 0 ? -errno : (fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0);
-}
-
-/* Wait for fd to be ready for ev; run the transport meanwhile. The
- * deadline moves on while the peer's packets keep arriving. */
-static int wait_fd(struct perf_comm *c, int fd, short ev, uint64_t deadline)
-{
-	uint64_t seen = c->activity ? c->activity(c->progress_arg) : 0;
-
-	for (;;) {
-		struct pollfd pfd = {.fd = fd, .events = ev};
-		int n = poll(&pfd, 1, c->progress ? 0 : 50);
-		if (n > 0)
-			return 0;
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		if (c->progress && c->progress(c->progress_arg) < 0)
-			return -EIO;
-		uint64_t t = perf_now_ns();
-		if (t < deadline)
-			continue;
-		uint64_t now_seen = c->activity ? c->activity(c->progress_arg) : seen;
-		if (now_seen == seen)
-			return -ETIMEDOUT;
-		seen = now_seen;
-		deadline = t + (uint64_t)(c->timeout * 1e9);
-	}
-}
-
-static int write_all(struct perf_comm *c, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-	uint64_t deadline = deadline_after(c->timeout);
-
-	while (len) {
-		ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
-		if (n > 0) {
-			p += n;
-			len -= (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno != EAGAIN && errno != EINTR) {
-			fprintf(stderr, "uroce-perf: TCP write to the peer failed: %s\n", strerror(errno));
-			return -errno;
-		}
-		int rc = wait_fd(c, c->fd, POLLOUT, deadline);
-		if (rc) {
-			fprintf(stderr, "uroce-perf: TCP write to the peer: %s\n",
-				rc == -ETIMEDOUT ? "timed out (see --timeout)" : strerror(-rc));
-			return rc;
-		}
-	}
-	return 0;
-}
-
-static int read_all(struct perf_comm *c, void *buf, size_t len)
-{
-	uint8_t *p = buf;
-	uint64_t deadline = deadline_after(c->timeout);
-
-	while (len) {
-		ssize_t n = recv(c->fd, p, len, 0);
-		if (n > 0) {
-			p += n;
-			len -= (size_t)n;
-			continue;
-		}
-		if (n == 0) {
-			fprintf(stderr, "uroce-perf: the peer closed the TCP connection early\n");
-			return -ECONNRESET;
-		}
-		if (errno != EAGAIN && errno != EINTR) {
-			fprintf(stderr, "uroce-perf: TCP read from the peer failed: %s\n", strerror(errno));
-			return -errno;
-		}
-		int rc = wait_fd(c, c->fd, POLLIN, deadline);
-		if (rc) {
-			fprintf(stderr, "uroce-perf: waiting for the peer over TCP: %s\n",
-				rc == -ETIMEDOUT ? "timed out (see --timeout)" : strerror(-rc));
-			return rc;
-		}
-	}
-	return 0;
-}
 
 int perf_xchg(struct perf_comm *c, const void *mine, void *theirs, size_t len)
 {
 	int rc;
 
 	if (c->is_client) {
-		rc = write_all(c, mine, len);
-		return rc ? rc : read_all(c, theirs, len);
+		rc = tcp_exchange_send(&c->tcp, mine, len);
+		return rc ? rc : tcp_exchange_recv(&c->tcp, theirs, len);
 	}
-	rc = read_all(c, theirs, len);
-	return rc ? rc : write_all(c, mine, len);
-}
-
-static int client_connect(struct perf_comm *c, const char *server, int port)
-{
-	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res;
-	char service[16];
-	uint64_t deadline = deadline_after(c->timeout);
-	int rc;
-
-	snprintf(service, sizeof(service), "%d", port);
-	rc = getaddrinfo(server, service, &hints, &res);
-	if (rc) {
-		fprintf(stderr, "uroce-perf: cannot resolve server '%s': %s\n", server, gai_strerror(rc));
-		return -EINVAL;
-	}
-	/* The server may not listen yet: retry until the timeout. */
-	for (;;) {
-		int fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, res->ai_protocol);
-		if (fd < 0) {
-			rc = -errno;
-			break;
-		}
-		if (!connect(fd, res->ai_addr, res->ai_addrlen)) {
-			c->fd = fd;
-			rc = 0;
-			break;
-		}
-		rc = -errno;
-		close(fd);
-		if (perf_now_ns() >= deadline) {
-			fprintf(stderr, "uroce-perf: cannot connect to %s:%d within %.0f s: %s\n",
-				server, port, c->timeout, strerror(-rc));
-			break;
-		}
-		usleep(100 * 1000);
-	}
-	freeaddrinfo(res);
-	return rc;
-}
-
-static int server_accept(struct perf_comm *c, int port)
-{
-	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	int one = 1, lfd, rc;
-
-	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (lfd < 0)
-		return -errno;
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) || listen(lfd, 1)) {
-		rc = -errno;
-		fprintf(stderr, "uroce-perf: cannot listen on TCP port %d: %s\n", port, strerror(-rc));
-		close(lfd);
-		return rc;
-	}
-	struct pollfd pfd = {.fd = lfd, .events = POLLIN};
-	rc = poll(&pfd, 1, (int)(c->timeout * 1000));
-	if (rc <= 0) {
-		fprintf(stderr, "uroce-perf: no client connected to TCP port %d within %.0f s (see --timeout)\n",
-			port, c->timeout);
-		close(lfd);
-		return -ETIMEDOUT;
-	}
-	c->fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	rc = c->fd < 0 ? -errno : 0;
-	close(lfd);
-	return rc;
+	rc = tcp_exchange_recv(&c->tcp, theirs, len);
+	return rc ? rc : tcp_exchange_send(&c->tcp, mine, len);
 }
 
 int perf_comm_open(struct perf_comm *c, const char *server, int port, double timeout)
 {
-	int rc, one = 1;
+	int rc;
 
-	c->fd = -1;
+	c->tcp.prog = "uroce-perf";
+	c->tcp.timeout_s = timeout;
 	c->is_client = server != NULL;
-	c->timeout = timeout;
-	rc = server ? client_connect(c, server, port) : server_accept(c, port);
-	if (rc)
-		return rc;
-	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	rc = set_nonblock(c->fd);
+	rc = server ? tcp_exchange_connect(&c->tcp, server, (unsigned)port) : tcp_exchange_accept(&c->tcp, (unsigned)port);
 	if (rc)
 		return rc;
 	if (server)
@@ -214,9 +44,7 @@ int perf_comm_open(struct perf_comm *c, const char *server, int port, double tim
 
 void perf_comm_close(struct perf_comm *c)
 {
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
+	tcp_exchange_close(&c->tcp);
 }
 
 int perf_xchg_versions(struct perf_comm *c)
@@ -410,32 +238,17 @@ int perf_close_connection(struct perf_comm *c, const struct perf_dest *mine)
 
 	if (rc)
 		return rc;
-	rc = write_all(c, "done", 5);
+	rc = tcp_exchange_send(&c->tcp, "done", 5);
 	if (rc)
 		return rc;
 	/* perftest writes its "done" and closes without reading ours; read
 	 * the peer's briefly so its close is not a reset, but do not need it. */
-	double saved = c->timeout;
-	c->timeout = saved < 2 ? saved : 2;
-	int (*prog)(void *) = c->progress;
-	uint64_t (*act)(void *) = c->activity;
-	c->progress = NULL;
-	c->activity = NULL;
-	uint64_t deadline = deadline_after(c->timeout);
-	size_t got = 0;
-	while (got < sizeof(done) && perf_now_ns() < deadline) {
-		ssize_t n = recv(c->fd, done + got, sizeof(done) - got, 0);
-		if (n > 0) {
-			got += (size_t)n;
-			continue;
-		}
-		if (n == 0 || (errno != EAGAIN && errno != EINTR))
-			break;
-		if (wait_fd(c, c->fd, POLLIN, deadline))
-			break;
-	}
-	c->progress = prog;
-	c->activity = act;
-	c->timeout = saved;
+	struct tcp_exchange brief = c->tcp;
+
+	brief.timeout_s = c->tcp.timeout_s < 2 ? c->tcp.timeout_s : 2;
+	brief.progress = NULL;
+	brief.activity = NULL;
+	brief.quiet = true;
+	tcp_exchange_recv(&brief, done, sizeof(done));
 	return 0;
 }

@@ -164,7 +164,7 @@ int perf_main(int argc, char **argv)
 		return rc == 1 ? 0 : 2;
 	memset(&p, 0, sizeof(p));
 	p.o = &o;
-	p.comm.fd = -1;
+	p.comm.tcp.fd = -1;
 
 	rc = perf_setup(&p);
 	if (rc)
@@ -178,9 +178,9 @@ int perf_main(int argc, char **argv)
 	rc = perf_comm_open(&p.comm, o.server, o.tcp_port, o.timeout);
 	if (rc)
 		goto out;
-	p.comm.progress = perf_progress;
-	p.comm.activity = perf_activity;
-	p.comm.progress_arg = &p;
+	p.comm.tcp.progress = perf_progress;
+	p.comm.tcp.activity = perf_activity;
+	p.comm.tcp.arg = &p;
 	int agreed;
 	if ((rc = perf_xchg_versions(&p.comm)) || (rc = perf_xchg_sys(&p.comm)) ||
 	    (rc = perf_xchg_mtu(&p.comm, p.mtu, &agreed)))

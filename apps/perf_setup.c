@@ -161,9 +161,9 @@ int perf_setup(struct perf_ctx *p)
 			uroce_mtu_bytes(p->port.active_mtu));
 		p->mtu = p->port.active_mtu;
 	}
-	p->comm.progress = perf_progress;
-	p->comm.activity = perf_activity;
-	p->comm.progress_arg = p;
+	p->comm.tcp.progress = perf_progress;
+	p->comm.tcp.activity = perf_activity;
+	p->comm.tcp.arg = p;
 	return 0;
 }
 

@@ -8,15 +8,11 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <netdb.h>
-#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +20,7 @@
 #include "uroce/uroce.h"
 #include "dataplane/port.h"
 #include "app_counters.h"
+#include "tcp_exchange.h"
 
 enum {
 	PINGPONG_RECV_WRID = 1,
@@ -116,19 +113,6 @@ static uint64_t now_ns(void)
 static uint64_t deadline_after(unsigned timeout_s)
 {
 	return timeout_s ? now_ns() + (uint64_t)timeout_s * 1000000000ull : 0;
-}
-
-/* Milliseconds left until the deadline (for poll()), -1 when there is none. */
-static int ms_left(uint64_t deadline)
-{
-	uint64_t now;
-
-	if (!deadline)
-		return -1;
-	now = now_ns();
-	if (now >= deadline)
-		return 0;
-	return (int)((deadline - now + 999999) / 1000000);
 }
 
 static void usage(FILE *f, const char *prog, enum pp_mode mode, int mode_known)
@@ -512,150 +496,6 @@ static int parse_dest(const char *prog, const char msg[PP_MSG_LEN], struct pp_de
 	return 0;
 }
 
-/* Read exactly len bytes before the deadline. Returns 0, or -1 with a reason
- * in *why (EOF or timeout or errno text). */
-static int read_full(int fd, void *buf, size_t len, uint64_t deadline, const char **why)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int r = poll(&p, 1, ms_left(deadline));
-		ssize_t n;
-
-		if (r == 0) {
-			*why = "timed out";
-			return -1;
-		}
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			*why = strerror(errno);
-			return -1;
-		}
-		n = read(fd, (char *)buf + got, len - got);
-		if (n == 0) {
-			*why = "the peer closed the connection";
-			return -1;
-		}
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			*why = strerror(errno);
-			return -1;
-		}
-		got += (size_t)n;
-	}
-	return 0;
-}
-
-/* One send, as rdma-core's one write(); MSG_NOSIGNAL so that a peer that
- * already left gives an error message instead of killing us with SIGPIPE. */
-static int write_full(int fd, const void *buf, size_t len)
-{
-	return send(fd, buf, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
-}
-
-/* Connect, retrying while the server is not listening yet, until the deadline. */
-static int tcp_connect(const struct pp_opts *o, uint64_t deadline)
-{
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
-	struct addrinfo *res, *t;
-	char service[8];
-	int n;
-
-	snprintf(service, sizeof(service), "%u", o->tcp_port);
-	n = getaddrinfo(o->servername, service, &hints, &res);
-	if (n) {
-		fprintf(stderr, "%s: %s for %s:%u\n", o->prog, gai_strerror(n), o->servername, o->tcp_port);
-		return -1;
-	}
-	for (;;) {
-		for (t = res; t; t = t->ai_next) {
-			int fd = socket(t->ai_family, t->ai_socktype | SOCK_NONBLOCK, t->ai_protocol);
-			struct pollfd p;
-			int err = 0;
-			socklen_t el = sizeof(err);
-
-			if (fd < 0)
-				continue;
-			if (connect(fd, t->ai_addr, t->ai_addrlen) && errno != EINPROGRESS) {
-				close(fd);
-				continue;
-			}
-			p = (struct pollfd){ .fd = fd, .events = POLLOUT };
-			int left = ms_left(deadline);
-			if (poll(&p, 1, left < 0 || left > 1000 ? 1000 : left) == 1 &&
-			    !getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) && !err) {
-				fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-				freeaddrinfo(res);
-				return fd;
-			}
-			close(fd);
-		}
-		if (deadline && now_ns() >= deadline)
-			break;
-		usleep(100000);
-	}
-	freeaddrinfo(res);
-	fprintf(stderr, "Couldn't connect to %s:%u\n", o->servername, o->tcp_port);
-	return -1;
-}
-
-/* Bind and listen as rdma-core does, then accept exactly one connection. */
-static int tcp_accept_one(const struct pp_opts *o, uint64_t deadline)
-{
-	struct addrinfo hints = { .ai_flags = AI_PASSIVE, .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
-	struct addrinfo *res, *t;
-	char service[8];
-	int n, sockfd = -1, connfd;
-	struct pollfd p;
-
-	snprintf(service, sizeof(service), "%u", o->tcp_port);
-	n = getaddrinfo(NULL, service, &hints, &res);
-	if (n) {
-		fprintf(stderr, "%s: %s for port %u\n", o->prog, gai_strerror(n), o->tcp_port);
-		return -1;
-	}
-	for (t = res; t; t = t->ai_next) {
-		sockfd = socket(t->ai_family, t->ai_socktype, t->ai_protocol);
-		if (sockfd >= 0) {
-			int one = 1;
-
-			setsockopt(sockfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-			if (!bind(sockfd, t->ai_addr, t->ai_addrlen))
-				break;
-			close(sockfd);
-			sockfd = -1;
-		}
-	}
-	freeaddrinfo(res);
-	if (sockfd < 0) {
-		fprintf(stderr, "Couldn't listen to port %u\n", o->tcp_port);
-		return -1;
-	}
-	if (listen(sockfd, 1)) {
-		fprintf(stderr, "Couldn't listen to port %u: %s\n", o->tcp_port, strerror(errno));
-		close(sockfd);
-		return -1;
-	}
-	p = (struct pollfd){ .fd = sockfd, .events = POLLIN };
-	do
-		n = poll(&p, 1, ms_left(deadline));
-	while (n < 0 && errno == EINTR);
-	if (n != 1) {
-		fprintf(stderr, "%s: no client connected to TCP port %u within %u s (--timeout)\n",
-			o->prog, o->tcp_port, o->timeout_s);
-		close(sockfd);
-		return -1;
-	}
-	connfd = accept(sockfd, NULL, NULL);
-	close(sockfd);
-	if (connfd < 0)
-		fprintf(stderr, "accept() failed\n");
-	return connfd;
-}
-
 /* ---- the verbs part ---- */
 
 static void fail_call(const char *what, int err)
@@ -869,23 +709,28 @@ static int pp_connect_ctx(struct pp_ctx *c, const struct pp_opts *o, unsigned my
 	return 0;
 }
 
+/* The connection to the peer, every wait bounded by --timeout. */
+static struct tcp_exchange pp_tcp(const struct pp_opts *o)
+{
+	return (struct tcp_exchange){ .fd = -1, .prog = o->prog, .timeout_s = o->timeout_s };
+}
+
 static int pp_client_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const struct pp_dest *my,
 			       struct pp_dest *rem)
 {
+	struct tcp_exchange x = pp_tcp(o);
 	char msg[PP_MSG_LEN];
-	const char *why = "";
-	int fd, ret = -1;
+	int ret = -1;
 
-	fd = tcp_connect(o, deadline_after(o->timeout_s));
-	if (fd < 0)
+	if (tcp_exchange_connect(&x, o->servername, o->tcp_port))
 		return -1;
 	format_dest(my, msg);
-	if (write_full(fd, msg, sizeof(msg))) {
+	if (tcp_exchange_send(&x, msg, sizeof(msg))) {
 		fprintf(stderr, "Couldn't send local address\n");
 		goto out;
 	}
-	if (read_full(fd, msg, sizeof(msg), deadline_after(o->timeout_s), &why)) {
-		fprintf(stderr, "Couldn't read/write remote address: %s\n", why);
+	if (tcp_exchange_recv(&x, msg, sizeof(msg))) {
+		fprintf(stderr, "Couldn't read/write remote address\n");
 		goto out;
 	}
 	if (parse_dest(o->prog, msg, rem))
@@ -894,29 +739,27 @@ static int pp_client_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const 
 	 * but this way nothing of the peer's can arrive at a QP not in RTR. */
 	if (pp_connect_ctx(c, o, my->psn, rem))
 		goto out;
-	if (write_full(fd, "done", PP_DONE_LEN)) {
-		perror("client write");
+	if (tcp_exchange_send(&x, "done", PP_DONE_LEN)) {
 		fprintf(stderr, "Couldn't read/write remote address\n");
 		goto out;
 	}
 	ret = 0;
 out:
-	close(fd);
+	tcp_exchange_close(&x);
 	return ret;
 }
 
 static int pp_server_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const struct pp_dest *my,
 			       struct pp_dest *rem)
 {
+	struct tcp_exchange x = pp_tcp(o);
 	char msg[PP_MSG_LEN];
-	const char *why = "";
-	int fd, ret = -1;
+	int ret = -1;
 
-	fd = tcp_accept_one(o, deadline_after(o->timeout_s));
-	if (fd < 0)
+	if (tcp_exchange_accept(&x, o->tcp_port))
 		return -1;
-	if (read_full(fd, msg, sizeof(msg), deadline_after(o->timeout_s), &why)) {
-		fprintf(stderr, "Couldn't read remote address: %s\n", why);
+	if (tcp_exchange_recv(&x, msg, sizeof(msg))) {
+		fprintf(stderr, "Couldn't read remote address\n");
 		goto out;
 	}
 	if (parse_dest(o->prog, msg, rem))
@@ -926,19 +769,21 @@ static int pp_server_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const 
 		goto out;
 	}
 	format_dest(my, msg);
-	if (write_full(fd, msg, sizeof(msg))) {
+	if (tcp_exchange_send(&x, msg, sizeof(msg))) {
 		fprintf(stderr, "Couldn't send/recv local address\n");
 		goto out;
 	}
-	if (read_full(fd, msg, PP_DONE_LEN, deadline_after(o->timeout_s), &why) ||
-	    memcmp(msg, "done", PP_DONE_LEN)) {
-		fprintf(stderr, "Couldn't send/recv local address: %s\n",
-			*why ? why : "the peer did not answer \"done\"");
+	if (tcp_exchange_recv(&x, msg, PP_DONE_LEN)) {
+		fprintf(stderr, "Couldn't send/recv local address\n");
+		goto out;
+	}
+	if (memcmp(msg, "done", PP_DONE_LEN)) {
+		fprintf(stderr, "Couldn't send/recv local address: the peer did not answer \"done\"\n");
 		goto out;
 	}
 	ret = 0;
 out:
-	close(fd);
+	tcp_exchange_close(&x);
 	return ret;
 }
 

@@ -194,5 +194,5 @@ expect_usage_error "accepted: raw, write_bw" bogus_bw
 # A client with no server: bounded wait, exit 1.
 out=$(timeout 30 ip netns exec "$NA" "$PERF" write_bw -d afxdp:va -p $TCP_PORT --timeout 2 $IPB 2>&1)
 rc=$?
-[ $rc = 1 ] && grep -q "cannot connect" <<<"$out" || fail "client without a server: exit $rc, '$out'"
+[ $rc = 1 ] && grep -q "Couldn't connect to $IPB:$TCP_PORT within 2 s" <<<"$out" || fail "client without a server: exit $rc, '$out'"
 echo "PASS: perftest-compatible modes, uroce to uroce"
