@@ -916,7 +916,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #include <errno.h>
 
 /* Random inputs after the corpus: a few seconds under the sanitizers. */
-#define RANDOM_INPUTS 1500u
+#define RANDOM_INPUTS 10000u
 #define RANDOM_MAX_LEN 400u
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
