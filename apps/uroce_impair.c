@@ -103,14 +103,13 @@ static void parse_drop(const char *s, struct impair_opts *o)
 
 static uint64_t parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, const char *accepted)
 {
-	char *end;
+	char *end = NULL;
 	unsigned long long v;
 
 	errno = 0;
-	if (*s == '-' || *s == '\0')
-		bad_arg("%s needs a non-negative integer", opt, accepted);
 	v = strtoull(s, &end, 0);
-	if (errno || *end || v < min || v > max) {
+	/* strtoull would take "-3" as 2^64-3 */
+	if (*s == '-' || end == s || errno || *end || v < min || v > max) {
 		fprintf(stderr, "uroce-impair: %s '%s' is not an integer in range; accepted: %s\n", opt, s, accepted);
 		exit(2);
 	}
@@ -179,7 +178,8 @@ static void parse_args(int argc, char **argv, struct impair_opts *o)
 		exit(2);
 	}
 	if (o->action != IMPAIR_ATTACH && (burst_set || seed_set)) {
-		fprintf(stderr, "uroce-impair: --burst and --seed go with --drop only\n");
+		fprintf(stderr, "uroce-impair: --burst and --seed go with --drop only; accepted: "
+			"IFACE --drop P [--burst N] [--seed S] | IFACE --stats | IFACE --off\n");
 		exit(2);
 	}
 	if (strlen(o->ifname) >= IF_NAMESIZE) {
