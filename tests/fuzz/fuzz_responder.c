@@ -76,7 +76,7 @@ enum cmd {
 
 struct fuzz_stats {
 	uint64_t inputs, cmds, pkts;
-	uint64_t recv_ok, recv_multi, write_imm_multi, a_changed, qp_errs, send_wc;
+	uint64_t recv_ok, recv_multi, write_imm_multi, a_changed, qp_errs, send_wc, read_resp_bytes;
 };
 
 static struct {
@@ -97,6 +97,12 @@ static struct {
 	bool have_gid6;
 	bool refill[NQP];
 	uint32_t base_psn;
+	/* READ requests sent to the RC QP in this input (a ring) */
+	struct sent_read {
+		uint32_t psn, len;
+		uint64_t va;
+	} reads[64];
+	unsigned nreads;
 	struct fuzz_stats st;
 } fz;
 
@@ -296,6 +302,57 @@ static void setup(void)
 	fz.ready = true;
 }
 
+/* ---- READ responses may carry only bytes a READ was allowed to see ---- */
+
+static const struct roce_parse_opts trust_icrc = { .skip_icrc = true };
+
+/* Remember every READ request a frame we send carries to the RC QP,
+ * however it was made (structured or raw bytes). */
+static void note_sent(const uint8_t *frame, uint32_t len)
+{
+	struct roce_pkt p;
+
+	if (roce_parse(frame, len, &p, &trust_icrc) != UROCE_DROP_NONE ||
+	    p.opcode != (ROCE_TR_RC | ROCE_OP_READ_REQUEST) || p.dqpn != uroce_qp_num(fz.qp[QP_RC]))
+		return;
+	fz.reads[fz.nreads % 64] = (struct sent_read){ p.psn, p.reth.dma_len, p.reth.va };
+	fz.nreads++;
+}
+
+static bool inside(uint64_t va, uint64_t len, enum area a)
+{
+	return va >= area_va(a) && len <= area_len[a] && va - area_va(a) <= area_len[a] - len;
+}
+
+/* A READ response the context sent: its bytes must be those of a READ
+ * request we sent, at that request's offset, inside a region that allows
+ * remote reads of this PD (A or the read-only D). Anything else is memory
+ * the peer had no right to see. */
+static void check_read_response(const uint8_t *frame, uint32_t len)
+{
+	struct roce_pkt p;
+	unsigned n = fz.nreads < 64 ? fz.nreads : 64;
+
+	if (roce_parse(frame, len, &p, &trust_icrc) != UROCE_DROP_NONE || p.opcode < (ROCE_TR_RC | ROCE_OP_READ_RESP_FIRST) ||
+	    p.opcode > (ROCE_TR_RC | ROCE_OP_READ_RESP_ONLY) || !p.payload_len)
+		return;
+	for (unsigned k = 0; k < n; k++) {
+		const struct sent_read *r = &fz.reads[(fz.nreads - 1 - k) % 64];
+		int32_t d = roce_psn_diff(p.psn, r->psn);
+		uint64_t va = r->va + (uint64_t)d * qp_mtu[QP_RC];
+
+		if (d < 0 || (uint64_t)d * qp_mtu[QP_RC] >= r->len || va < r->va)
+			continue;
+		if (inside(va, p.payload_len, AREA_A) || inside(va, p.payload_len, AREA_D)) {
+			fz.st.read_resp_bytes += p.payload_len;
+			return;
+		}
+	}
+	fprintf(stderr, "fuzz_responder: READ response PSN %#x, %u bytes, answers no READ request inside a readable region\n",
+	        p.psn, p.payload_len);
+	abort();
+}
+
 /* ---- moving time and draining everything the context produced ---- */
 
 static void drain(void)
@@ -306,8 +363,11 @@ static void drain(void)
 	uint16_t got;
 	int n;
 
-	while ((got = port_rx_burst(fz.raw, in, 64)) > 0)
+	while ((got = port_rx_burst(fz.raw, in, 64)) > 0) {
+		for (uint16_t k = 0; k < got; k++)
+			check_read_response(in[k].data, in[k].len);
 		port_free(fz.raw, in, got);
+	}
 	while ((n = uroce_poll_cq(fz.rcq, 64, wc)) > 0) {
 		for (int k = 0; k < n; k++) {
 			for (unsigned i = 0; i < NQP; i++) {
@@ -489,6 +549,7 @@ static bool send_pkt(const struct roce_pkt *p, bool bad_icrc)
 	if (bad_icrc)
 		f.data[len - 1] ^= 0x10;
 	f.len = (uint32_t)len;
+	note_sent(f.data, f.len);
 	if (port_tx_burst(fz.raw, &f, 1) != 1)
 		port_free(fz.raw, &f, 1);
 	fz.st.pkts++;
@@ -509,6 +570,7 @@ static void send_bytes(const uint8_t *b, uint32_t len)
 		len = f.room;
 	memcpy(f.data, b, len);
 	f.len = len;
+	note_sent(f.data, f.len);
 	if (port_tx_burst(fz.raw, &f, 1) != 1)
 		port_free(fz.raw, &f, 1);
 	fz.st.pkts++;
@@ -871,6 +933,7 @@ static void reset_all(uint8_t setup_byte)
 	if (!fz.mr[AREA_A])
 		revoke_toggle();
 	fz.base_psn = psns[setup_byte & 3];
+	fz.nreads = 0;
 	for (unsigned i = 0; i < NQP; i++)
 		bring_up(i);
 	step(1000);
@@ -1201,11 +1264,12 @@ static void print_stats(void)
 
 	uroce_port_stats(fz.ctx, 1, &ps);
 	printf("fuzz_responder: %llu inputs, %llu commands, %llu packets; placed: %llu receives (%llu multi-packet), "
-	       "%llu multi-packet WRITE_IMM, region A written in %llu inputs; %llu QPs recovered from ERR\n",
+	       "%llu multi-packet WRITE_IMM, region A written in %llu inputs, %llu READ response bytes; "
+	       "%llu QPs recovered from ERR\n",
 	       (unsigned long long)fz.st.inputs, (unsigned long long)fz.st.cmds, (unsigned long long)fz.st.pkts,
 	       (unsigned long long)fz.st.recv_ok, (unsigned long long)fz.st.recv_multi,
 	       (unsigned long long)fz.st.write_imm_multi, (unsigned long long)fz.st.a_changed,
-	       (unsigned long long)fz.st.qp_errs);
+	       (unsigned long long)fz.st.read_resp_bytes, (unsigned long long)fz.st.qp_errs);
 	for (unsigned i = UROCE_DROP_SHORT_FRAME; i < UROCE_DROP__COUNT; i++)
 		if (ps.drops[i])
 			printf("  %-18s %llu\n", uroce_drop_reason_name(i), (unsigned long long)ps.drops[i]);
@@ -1249,6 +1313,7 @@ int main(int argc, char **argv)
 	MUST(fz.st.recv_multi > 0);
 	MUST(fz.st.write_imm_multi > 0);
 	MUST(fz.st.a_changed > 0);
+	MUST(fz.st.read_resp_bytes > 0);
 	MUST(fz.st.qp_errs > 0);
 	MUST(ps.drops[UROCE_DROP_BAD_RKEY] > 0);
 	MUST(ps.drops[UROCE_DROP_OUT_OF_BOUNDS] > 0);
