@@ -185,7 +185,7 @@ expect_usage_error "is accepted for send_bw and send_lat only" write_bw -d afxdp
 expect_usage_error "UC has no RDMA READ" read_bw -d afxdp:va -c UC
 expect_usage_error "accepted RC, UC, UD" send_bw -d afxdp:va -c XRC
 expect_usage_error "accepted 256, 512, 1024, 2048, 4096" write_bw -d afxdp:va -m 1500
-expect_usage_error "-x/--gid-index '3' is not a number in 0..1" write_bw -d afxdp:va -x 3
+expect_usage_error "-x/--gid-index '300' is not a number in 0..255" write_bw -d afxdp:va -x 300
 expect_usage_error "rdma_cm" write_bw -d afxdp:va -R
 expect_usage_error "perftest's --use_cuda" write_bw -d afxdp:va --use_cuda=0
 expect_usage_error "-d SPEC is required" write_lat
