@@ -62,6 +62,9 @@ netns_add "$NA" "$NM" "$NB"
 netns_veth "$NA" a0 "$NM" m0 --ip-a $A_IP/24 --ip-b 10.99.1.1/24 --mtu 1500
 netns_veth "$NB" b0 "$NM" m1 --ip-a $B_IP/24 --ip-b 10.99.2.1/24 --mtu 1500
 ip netns exec "$NM" sysctl -qw net.ipv4.ip_forward=1
+# --drop and --seed are checked by the tool itself, before the first run.
+ip netns exec "$NM" "$IMPAIR" m0 --drop "$DROP" --seed "$SEED" >/dev/null || exit 2
+ip netns exec "$NM" "$IMPAIR" m0 --off >/dev/null
 ip -n "$NA" route add default via 10.99.1.1
 ip -n "$NB" route add default via 10.99.2.1
 ip netns exec "$NA" ping -c 1 -W 2 $B_IP >/dev/null || { echo "demo: $B_IP unreachable through the router" >&2; exit 1; }
