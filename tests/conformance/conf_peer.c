@@ -367,12 +367,15 @@ static uint8_t *region_ptr(struct server *s, int r)
 	return s->arena + regions[r].off;
 }
 
-static void legit_error(struct server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void legit_error(struct server *s, const char *fmt, ...)
+/* Count one error of the legit connection in *counter (data that did not
+ * verify, or a failed completion) and keep the first one's text. */
+static void legit_error(struct server *s, uint64_t *counter, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void legit_error(struct server *s, uint64_t *counter, const char *fmt, ...)
 {
 	va_list ap;
 
-	s->verify_errors++;
+	(*counter)++;
 	if (s->first_error[0])
 		return;
 	va_start(ap, fmt);
@@ -483,22 +486,22 @@ static void legit_on_recv(struct server *s, const struct uroce_wc *wc)
 	struct legit_hdr h;
 
 	if (wc->status != UROCE_WC_SUCCESS) {
-		s->legit_fatal++;
-		legit_error(s, "receive completion status %s", uroce_wc_status_str(wc->status));
+		legit_error(s, &s->legit_fatal, "receive completion status %s", uroce_wc_status_str(wc->status));
 		return;
 	}
 	memcpy(&h, buf, sizeof(h));
 	if (wc->byte_len != sizeof(h) || h.magic != HDR_MAGIC || h.slot >= NSLOT || h.len != SLOT_LEN) {
-		legit_error(s, "malformed SEND header (byte_len %u magic 0x%x slot %u)", wc->byte_len, h.magic, h.slot);
+		legit_error(s, &s->verify_errors, "malformed SEND header (byte_len %u magic 0x%x slot %u)",
+		            wc->byte_len, h.magic, h.slot);
 	} else {
 		const uint8_t *d = region_ptr(s, R_LEGIT_DATA) + h.slot * SLOT_STRIDE;
 
 		if (h.seq != s->seq + 1 && s->received)
-			legit_error(s, "iteration %" PRIu64 " after %" PRIu64, h.seq, s->seq);
+			legit_error(s, &s->verify_errors, "iteration %" PRIu64 " after %" PRIu64, h.seq, s->seq);
 		for (uint32_t i = 0; i < SLOT_LEN; i++) {
 			if (d[i] != pattern(SEED_WRITE, h.seq, i)) {
-				legit_error(s, "iteration %" PRIu64 ": WRITE data wrong at byte %u of slot %u", h.seq, i,
-				            h.slot);
+				legit_error(s, &s->verify_errors, "iteration %" PRIu64 ": WRITE data wrong at byte %u of slot %u",
+				            h.seq, i, h.slot);
 				break;
 			}
 		}
@@ -523,8 +526,8 @@ static void poll_cqs(struct server *s)
 			if (wc[i].status == UROCE_WC_SUCCESS) {
 				s->replies++;
 			} else {
-				s->reply_errors++;
-				legit_error(s, "reply completion status %s", uroce_wc_status_str(wc[i].status));
+				legit_error(s, &s->reply_errors, "reply completion status %s",
+				            uroce_wc_status_str(wc[i].status));
 			}
 		}
 	}
@@ -1031,7 +1034,7 @@ static int run_server(struct opts *o)
 	uroce_pd_free(s.pd_legit);
 	uroce_context_destroy(s.ctx);
 	free(s.arena);
-	return s.verify_errors || s.client_errors ? 1 : 0;
+	return s.verify_errors || s.client_errors || s.legit_fatal || s.reply_errors ? 1 : 0;
 }
 
 /* ====================================================================== *
