@@ -41,6 +41,9 @@ expect_usage_error "at most 15 characters" averyveryverylongname --stats
 out=$("$IMPAIR" nosuchif0 --stats 2>&1); rc=$?
 [ $rc = 1 ] && grep -q "no interface 'nosuchif0'" <<<"$out" || fail "missing interface: exit $rc, '$out'"
 "$IMPAIR" --help | grep -q -- "--burst N" || fail "--help does not describe --burst"
+# uroce-pingpong's --hop-limit, which crossing the router needs (rdma-core sends TTL 1)
+out=$("$PP" rc -d afxdp:lo --hop-limit 0 2>&1); rc=$?
+[ $rc = 2 ] && grep -q -- "--hop-limit.*1..255" <<<"$out" || fail "pingpong --hop-limit 0: exit $rc, '$out'"
 
 # ---- the routed topology:  A a0 10.93.1.2 -- m0 10.93.1.1  M  m1 10.93.2.1 -- b0 10.93.2.2 B
 netns_add "$NA" "$NM" "$NB"
