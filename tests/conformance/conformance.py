@@ -39,6 +39,9 @@ WRITE_FIRST, WRITE_MIDDLE, WRITE_LAST, WRITE_ONLY = 0x06, 0x07, 0x08, 0x0A
 READ_REQUEST, READ_RESP_FIRST, READ_RESP_LAST, READ_RESP_ONLY = 0x0C, 0x0D, 0x0F, 0x10
 ACK, ATOMIC_ACK, CMP_SWAP, FETCH_ADD = 0x11, 0x12, 0x13, 0x14
 
+OP_NAMES = {READ_RESP_FIRST: "READ response FIRST", READ_RESP_LAST: "READ response LAST",
+            READ_RESP_ONLY: "READ response ONLY", ACK: "ACK", ATOMIC_ACK: "ATOMIC ACK"}
+
 NAK_INVALID_REQ = 0x61
 NAK_REM_ACCESS = 0x62
 
@@ -51,6 +54,11 @@ class RETH(Packet):
 class AtomicETH(Packet):
     name = "AtomicETH"
     fields_desc = [XLongField("va", 0), XIntField("rkey", 0), LongField("swap_add", 0), LongField("compare", 0)]
+
+
+class AtomicAckETH(Packet):
+    name = "AtomicAckETH"
+    fields_desc = [LongField("orig", 0)]
 
 
 class DETH(Packet):
@@ -272,7 +280,8 @@ class Suite:
 
     @staticmethod
     def describe(got):
-        return ", ".join("op 0x%02x psn %d%s" % (g[0], g[2], " syndrome 0x%02x" % g[3] if g[3] is not None else "")
+        return ", ".join("%s PSN %d%s" % (OP_NAMES.get(g[0], "opcode 0x%02x" % g[0]), g[2],
+                                          " syndrome 0x%02x" % g[3] if g[3] is not None else "")
                          for g in got) or "nothing"
 
     def check_responses(self, exp, got, errs):
@@ -297,7 +306,8 @@ class Suite:
             else:
                 ok = any(g[0] == op and g[2] == psn for g in got)
             if not ok:
-                what = "NAK 0x%02x" % syn if syn is not None and syn >= 0x60 else "opcode 0x%02x" % op
+                what = ("NAK 0x%02x" % syn if syn is not None and syn >= 0x60
+                        else OP_NAMES.get(op, "opcode 0x%02x" % op))
                 errs.append("expected %s at PSN %d, got %s" % (what, psn, self.describe(got)))
         naks = {(psn, syn) for op, psn, syn in want if syn is not None and syn >= 0x20}
         for g in got:
@@ -393,6 +403,14 @@ def cases(s):
     def wrong_src_ip_rc(st):
         v = s.victim("rc")
         s.wire.send([write_only(s, v, 256, payload(64, 4), src=a.spoof_ip)])
+        return dropped("rc", "bad_src_addr")
+
+    @case
+    def wrong_src_ip_read(st):
+        # a READ in another host's name would disclose memory to the peer
+        v = s.victim("rc")
+        s.wire.send([s.frame(RC | READ_REQUEST, v["qpn"], v["rq_psn"], RETH(va=v["va"], rkey=v["rkey"], dma_len=256),
+                             src=a.spoof_ip)])
         return dropped("rc", "bad_src_addr")
 
     @case
@@ -572,6 +590,12 @@ def cases(s):
         return dropped("rc", "stale_response", no_naks_taken=True)
 
     @case
+    def ghost_atomic_ack_idle(st):
+        v = s.victim("rc")
+        s.wire.send([s.frame(RC | ATOMIC_ACK, v["qpn"], v["sq_psn"], AETH(syndrome=0, msn=0) / AtomicAckETH(orig=7))])
+        return dropped("rc", "stale_response")
+
+    @case
     def ghost_read_response_idle(st):
         v = s.victim("rc")
         s.wire.send([s.frame(RC | READ_RESP_ONLY, v["qpn"], v["sq_psn"], AETH(syndrome=0, msn=0), payload(64, 24))])
@@ -614,6 +638,13 @@ def cases(s):
                 "no_rnr_wait": True}
 
     # ---- frames the parser must refuse
+    @case
+    def no_such_qp(st):
+        v = s.victim("rc")
+        s.wire.send([s.frame(RC | WRITE_ONLY, 0xFFFFF0, v["rq_psn"], RETH(va=v["va"], rkey=v["rkey"], dma_len=64),
+                             payload(64, 30))])
+        return dropped("rc", "no_qp")
+
     @case
     def truncated_in_bth(st):
         v = s.victim("rc")
@@ -678,6 +709,8 @@ def main():
         s.run(name, fn)
     fails = [n for n, e in s.results if e]
     st = s.ctl.cmd("stats")
+    print("conformance: asynchronous events raised (element:ibv_event_type): %s"
+          % (" ".join(st["events"]) or "none"))
     print("conformance: %d cases, %d passed, %d failed in %.1f s; legit connection: %d iterations verified"
           % (len(s.results), len(s.results) - len(fails), len(fails), time.monotonic() - t0, st["legit"]["seq"]))
     return 1 if fails else 0
