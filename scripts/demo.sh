@@ -11,6 +11,7 @@
 #     --seed S     seed of the drop pattern (default 1)
 #     --build DIR  use this existing meson build (skips installing and building)
 set -euo pipefail
+CALLER_DIR=$PWD
 cd "$(dirname "$0")/.."
 
 DROP=1%
@@ -25,6 +26,11 @@ while [ $# -gt 0 ]; do
 	*) echo "demo: unknown option $1 (accepted: --drop P, --seed S, --build DIR, --help)" >&2; exit 2 ;;
 	esac
 done
+# --build DIR is relative to where the demo was started from.
+if [ -n "$BUILD" ]; then
+	b=$(cd "$CALLER_DIR" && realpath -e -- "$BUILD" 2>/dev/null) || { echo "demo: --build $BUILD: no such directory" >&2; exit 2; }
+	BUILD=$b
+fi
 [ "$(id -u)" = 0 ] || { echo "demo: run as root (network namespaces, XDP); e.g. su -c scripts/demo.sh" >&2; exit 2; }
 
 if [ -z "$BUILD" ]; then
@@ -76,11 +82,12 @@ FAILED=0
 # run_pair TAG PROGRAM ARGS...: the server in B, the client in A (the tools
 # take the server's address last); their output in $TMP/TAG.s and .c.
 run_pair() {
-	local tag=$1 crc=0 src=0
+	local tag=$1 crc=0 src=0 t0=$SECONDS
 	shift
 	netns_start "$NB" "$TMP/$tag.s" timeout 60 "$@" -d afxdp:b0
 	ip netns exec "$NA" timeout 60 "$@" -d afxdp:a0 $B_IP >"$TMP/$tag.c" 2>&1 || crc=$?
 	netns_wait "$NETNS_PID" || src=$?
+	echo "   ($((SECONDS - t0)) s)"
 	if [ $crc != 0 ] || [ $src != 0 ]; then
 		echo "   FAILED ($tag: client exit $crc, server exit $src); their output:"
 		sed 's/^/   client| /' "$TMP/$tag.c"
