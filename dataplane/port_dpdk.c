@@ -24,6 +24,8 @@
 
 #include "dataplane/errbuf.h"
 #include "dataplane/arp.h"
+#include "dataplane/nd.h"
+#include "dataplane/nl_watch.h"
 #include "dataplane/port.h"
 #include "dataplane/port_dpdk.h"
 
@@ -82,6 +84,9 @@ struct dpdk_priv {
 	struct rte_mbuf *stash[DPDK_STASH];
 	struct arp_table arp;
 	struct arp_stats arp_stats;
+	struct nd_table nd;
+	struct nd_stats nd_stats;
+	uint8_t ll[1][16];  /* the IPv6 addresses ND answers for: fe80:: EUI-64 of the MAC (GID 0) */
 	struct rte_mbuf *pull_buf[PORT_BURST_MAX];
 };
 
@@ -597,6 +602,8 @@ static int dpdk_open(struct port *p, char *err, size_t errlen)
 	p->ipv4_be = cfg->ipv4_be;
 	if (!p->ipv4_be && p->ifindex > 0)
 		p->ipv4_be = kernel_ipv4((unsigned)p->ifindex);
+	nd_table_init(&d->nd);
+	nl_link_local_from_mac(p->mac, d->ll[0]);
 	p->priv = d;
 	port_in_use[d->port_id] = true;
 unlock:
@@ -680,7 +687,31 @@ static __attribute__((noinline)) void handle_arp(struct port *p, struct dpdk_pri
 	rte_pktmbuf_free(m);
 }
 
-/* Sorts a received burst: ARP to the port, frames that do not fit one
+/* Consumes m, like handle_arp: an NS for our link-local is answered in
+ * place, NAs and NS sources are learned. */
+static __attribute__((noinline)) void handle_nd(struct port *p, struct dpdk_priv *d, struct rte_mbuf *m)
+{
+	uint32_t out_len = 0;
+	uint8_t *data = rte_pktmbuf_mtod(m, uint8_t *);
+
+	switch (nd_input(&d->nd, &d->nd_stats, p->mac, (const uint8_t(*)[16])d->ll, 1, data, m->data_len,
+			 (uint32_t)(m->buf_len - m->data_off), rte_get_tsc_cycles(), &out_len)) {
+	case ND_ACTION_REPLY:
+		m->data_len = (uint16_t)out_len;
+		m->pkt_len = out_len;
+		m->ol_flags = 0;
+		queue_ctl(p, d, m);
+		return;
+	case ND_ACTION_MALFORMED:
+		port_count_drop(p, UROCE_DROP_NOT_UDP);
+		break;
+	case ND_ACTION_CONSUMED:
+		break;
+	}
+	rte_pktmbuf_free(m);
+}
+
+/* Sorts a received burst: ARP and IPv6 ND to the port, frames that do not fit one
  * buffer dropped, the rest out as frames. Returns how many went out. */
 static inline uint16_t sort_rx(struct port *p, struct dpdk_priv *d, struct rte_mbuf **m, uint16_t nb,
 			       struct uroce_frame *f, struct rte_mbuf **keep)
@@ -701,6 +732,10 @@ static inline uint16_t sort_rx(struct port *p, struct dpdk_priv *d, struct rte_m
 		}
 		if (unlikely(arp_is_arp(data, mb->data_len))) {
 			handle_arp(p, d, mb);
+			continue;
+		}
+		if (unlikely(nd_is_nd(data, mb->data_len))) {
+			handle_nd(p, d, mb);
 			continue;
 		}
 		if (f)
@@ -999,6 +1034,70 @@ int port_dpdk_resolve(struct port *p, uint32_t ipv4_be, uint8_t mac[6], int time
 		rte_delay_us_sleep(50);
 		now = rte_get_tsc_cycles();
 	}
+}
+
+static int send_ns(struct port *p, struct dpdk_priv *d, const uint8_t target[16])
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(d->pool);
+	int len;
+
+	if (!m)
+		return -ENOBUFS;
+	len = nd_build_ns(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), p->mac, d->ll[0], target);
+	if (len < 0) {
+		rte_pktmbuf_free(m);
+		return len;
+	}
+	m->data_len = (uint16_t)len;
+	m->pkt_len = (uint32_t)len;
+	queue_ctl(p, d, m);
+	d->nd_stats.ns_tx++;
+	flush_ctl(d);
+	return 0;
+}
+
+int port_dpdk_resolve6(struct port *p, const uint8_t ip[16], uint8_t mac[6], int timeout_ms)
+{
+	struct dpdk_priv *d;
+	uint64_t now, deadline, next_req, hz;
+	int rc;
+
+	if (!is_dpdk(p) || timeout_ms < 0 || ip[0] == 0xff)
+		return -EINVAL;
+	d = p->priv;
+	if (nd_table_lookup(&d->nd, ip, mac))
+		return 0;
+	hz = d->tsc_hz;
+	now = rte_get_tsc_cycles();
+	deadline = now + hz / 1000 * (uint64_t)timeout_ms;
+	next_req = now;
+	for (;;) {
+		if (now >= next_req) {
+			rc = send_ns(p, d, ip);
+			if (rc)
+				return rc;
+			next_req = now + hz / 1000 * DPDK_ARP_RETRY_MS;
+		}
+		pull(p, d, true);
+		if (d->n_ctl)
+			flush_ctl(d);
+		if (nd_table_lookup(&d->nd, ip, mac))
+			return 0;
+		now = rte_get_tsc_cycles();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		rte_delay_us_sleep(50);
+		now = rte_get_tsc_cycles();
+	}
+}
+
+void port_dpdk_nd_stats(struct port *p, struct nd_stats *out)
+{
+	if (!is_dpdk(p)) {
+		memset(out, 0, sizeof(*out));
+		return;
+	}
+	*out = ((struct dpdk_priv *)p->priv)->nd_stats;
 }
 
 const struct port_ops port_dpdk_ops = {

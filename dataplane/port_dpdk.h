@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "dataplane/arp.h"
+#include "dataplane/nd.h"
 #include "dataplane/port.h"
 
 /*
@@ -25,5 +26,17 @@ bool port_dpdk_neigh_lookup(struct port *p, uint32_t ipv4_be, uint8_t mac[6]);
 
 /* Copy of the port's ARP counters; zeros for a port that is not dpdk. */
 void port_dpdk_arp_stats(struct port *p, struct arp_stats *out);
+
+/*
+ * The IPv6 twin of port_dpdk_resolve (RFC 4861): from the ND table if
+ * known, else Neighbor Solicitations from the port's link-local address to
+ * ip's solicited-node group every 100 ms until an advertisement arrives or
+ * timeout_ms passes. The port itself answers solicitations for its
+ * link-local fe80:: EUI-64 (GID 0). Same returns; -EINVAL for a multicast ip.
+ */
+int port_dpdk_resolve6(struct port *p, const uint8_t ip[16], uint8_t mac[6], int timeout_ms);
+
+/* Copy of the port's ND counters; zeros for a port that is not dpdk. */
+void port_dpdk_nd_stats(struct port *p, struct nd_stats *out);
 
 #endif /* UROCE_DATAPLANE_PORT_DPDK_H */

@@ -524,10 +524,10 @@ int ctx_resolve_dest(struct uroce_context *ctx, unsigned port, const struct uroc
 	{
 		uint32_t ip_be;
 
-		if (d->ipv6)
-			return uroce_fail(-EINVAL, "the dpdk port resolves IPv4 only: set ah_attr.dmac for an IPv6 dgid");
+		/* the port does ARP and ND itself: it owns the link */
 		memcpy(&ip_be, ah->dgid + 12, 4);
-		rc = port_dpdk_resolve(cp->port, ip_be, d->dmac, NEIGH_TIMEOUT_MS);
+		rc = d->ipv6 ? port_dpdk_resolve6(cp->port, ah->dgid, d->dmac, NEIGH_TIMEOUT_MS)
+		             : port_dpdk_resolve(cp->port, ip_be, d->dmac, NEIGH_TIMEOUT_MS);
 	}
 		if (rc)
 			return uroce_fail(rc, "cannot resolve the MAC of the dgid over the dpdk port: %s", strerror(-rc));

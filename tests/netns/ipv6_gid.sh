@@ -6,13 +6,17 @@
 # the peer's link going down and up gives PORT_ERR and PORT_ACTIVE. Then RC
 # between two uroce ends over IPv6, uroce-pingpong rc --chk and uroce-perf
 # write_bw, with GID 0 (link-local) and with a global address's GID, and a
-# GID of the other family than the peer's refused.
-#   ipv6_gid.sh GID_WATCH UROCE_PINGPONG UROCE_PERF
+# GID of the other family than the peer's refused. When DPDK is built
+# (HAVE_DPDK 1), RC over GID 0 with a DPDK end (net_af_packet on vb, the
+# kernel's IPv6 turned off there), so the port's own NS/NA is what resolves
+# both ways.
+#   ipv6_gid.sh GID_WATCH UROCE_PINGPONG UROCE_PERF [HAVE_DPDK]
 set -u
 . "$(dirname "$0")/../lib/netns.sh"
 WATCH=${1:?usage: ipv6_gid.sh GID_WATCH UROCE_PINGPONG UROCE_PERF}
 PP=${2:?usage: ipv6_gid.sh GID_WATCH UROCE_PINGPONG UROCE_PERF}
 PERF=${3:?usage: ipv6_gid.sh GID_WATCH UROCE_PINGPONG UROCE_PERF}
+HAVE_DPDK=${4:-0}
 netns_need_root
 netns_init uroce-h3gid
 TMP=$NETNS_TMP
@@ -145,4 +149,41 @@ out=$(ip netns exec "$NA" "$PP" rc -d afxdp:va -g 9 -p $((tport + 1)) --timeout 
 	fail "-g 9 accepted"
 grep -q "can't read sgid of index 9" <<<"$out" || fail "-g 9: $out"
 echo "ok: -g past the table refused"
+
+# --- a DPDK end: its own Neighbor Discovery ------------------------------------
+if [ "$HAVE_DPDK" = 1 ]; then
+	mac_b=$(netns_mac "$NB" vb)
+	# vb's kernel link-local is fe80:: EUI-64 of the same MAC: the DPDK port's GID 0
+	ll_b=$(ip -n "$NB" -6 addr show dev vb scope link | sed -n 's/.*inet6 \([^/]*\)\/.*/\1/p' | head -1)
+	[ -n "$ll_b" ] || fail "vb has no link-local address"
+	# The kernel stops answering for vb's fe80:: (and forgets its addresses):
+	# an answer now can only come from the DPDK port on the same MAC.
+	ip netns exec "$NB" sysctl -qw net.ipv6.conf.vb.disable_ipv6=1 || fail "cannot turn IPv6 off on vb"
+	# net_af_packet takes frames up to 1500
+	netns_mtu 1500 "$NA" va "$NB" vb
+	ip -n "$NA" -6 neigh flush dev va
+	printf 'leak:xsk_umem__create\n' >"$TMP/lsan.supp"
+	tport=$((tport + 2))
+	netns_start "$NB" "$TMP/dpdk-server.log" timeout 60 \
+		env "LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$TMP/lsan.supp" \
+		"$PP" rc -d dpdk --ip 10.86.0.3 -g 0 -m 1024 -s 5000 -n 200 -c -p $tport --timeout 20 \
+		-- --no-huge -m 512 --no-pci --vdev net_af_packet0,iface=vb
+	spid=$NETNS_PID
+	netns_wait_tcp "$NB" $tport "$spid" || fail "dpdk: server never listened"
+	ip netns exec "$NA" timeout 60 "$PP" rc -d afxdp:va -g 0 -m 1024 -s 5000 -n 200 -c -p $tport \
+		--timeout 20 10.86.0.2 >"$TMP/dpdk-client.log" 2>&1
+	rc=$?
+	netns_wait "$spid"; src=$?
+	[ $rc = 0 ] && [ $src = 0 ] || fail "dpdk: client exited $rc, server $src"
+	for f in "$TMP/dpdk-server.log" "$TMP/dpdk-client.log"; do
+		grep -q "local address: .*GID fe80::" "$f" || fail "dpdk: no link-local GID in $f"
+		grep -q "^200 iters in" "$f" || fail "dpdk: no iters line in $f"
+		grep -q "invalid data" "$f" && fail "dpdk: --chk found invalid data ($f)"
+	done
+	grep -q "remote address: .*GID $ll_b" "$TMP/dpdk-client.log" || fail "dpdk: server's GID is not $ll_b"
+	# the kernel on va learned the DPDK port's MAC from its NA
+	ip -n "$NA" -6 neigh show dev va | grep -q "^$ll_b lladdr $mac_b" ||
+		fail "dpdk: va has no neighbour entry $ll_b -> $mac_b: $(ip -n "$NA" -6 neigh show dev va)"
+	echo "ok: rc over GID 0 with a DPDK end (its NS/NA): $(grep usec/iter "$TMP/dpdk-client.log")"
+fi
 echo "PASS"
