@@ -30,7 +30,7 @@ PSN_MASK = 0xFFFFFF
 MTU = 1024                    # the victims' path MTU
 SETTLE_S = 0.25               # time for the server to act on a case and answer
 LEGIT_STEPS = 3               # legit iterations that must follow every case
-LEGIT_WAIT_S = 5.0
+LEGIT_WAIT_S = 3.0
 
 # opcodes (transport | operation)
 RC, UC, UD = 0x00, 0x20, 0x60

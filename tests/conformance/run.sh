@@ -51,7 +51,7 @@ netns_start "$CLI" "$NETNS_TMP/client.log" timeout 290 "$PEER" --role client --p
 cli=$NETNS_PID
 netns_wait_file "$NETNS_TMP/ready" "$srv" 30 || netns_die "the legit connection did not come up"
 
-ip netns exec "$ATK" timeout 240 "$PY" "$SCRIPT" --iface h5a --my-mac "$ATK_MAC" --ctl "$CTL" \
+ip netns exec "$ATK" timeout 200 "$PY" "$SCRIPT" --iface h5a --my-mac "$ATK_MAC" --ctl "$CTL" \
 	--my-ip "$ATK_IP" --spoof-ip "$SPOOF_IP" --other-ip "$OTHER_IP" "$@"
 rc=$?
 # The client first, so it does not see the server go away mid-iteration.
