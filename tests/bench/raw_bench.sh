@@ -35,25 +35,12 @@ for b in "$UDP" $( [[ "$ONLY" == *xsk-bare* ]] && echo "$XSK") $( [[ "$ONLY" == 
 	[ -x "$b" ] || { echo "raw_bench: $b not built (ninja -C $BUILD)" >&2; exit 2; }
 done
 
-NA=uroce-bench-a-$$ NB=uroce-bench-b-$$
+. "$(dirname "$0")/../lib/netns.sh"
+netns_init uroce-bench
+NA=$NETNS_PREFIX-a NB=$NETNS_PREFIX-b
 IPA=10.99.0.1 IPB=10.99.0.2
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-	ip netns del "$NA" 2>/dev/null || true
-	ip netns del "$NB" 2>/dev/null || true
-}
-trap cleanup EXIT
-
-ip netns add "$NA"
-ip netns add "$NB"
-ip link add va netns "$NA" type veth peer name vb netns "$NB"
-ip -n "$NA" addr add $IPA/24 dev va
-ip -n "$NB" addr add $IPB/24 dev vb
-for ns in "$NA" "$NB"; do
-	ip -n "$ns" link set lo up
-	ip -n "$ns" link set dev "$( [ "$ns" = "$NA" ] && echo va || echo vb)" up
-done
+netns_add "$NA" "$NB"
+netns_veth "$NA" va "$NB" vb --ip-a $IPA/24 --ip-b $IPB/24
 # Optional: run the receiving veth's NAPI in a kernel thread, so the
 # sender's core does not also carry the receive side (RAW_BENCH_THREADED=1).
 if [ "${RAW_BENCH_THREADED:-0}" = 1 ]; then
@@ -82,26 +69,24 @@ run_pair() {
 	while [ "$1" != "--" ]; do recv+=("$1"); shift; done
 	shift
 	send=("$@")
-	local out err
-	out=$(mktemp) err=$(mktemp)
-	ip netns exec "$NB" "${recv[@]}" >"$out" 2>"$err" &
-	local rpid=$!
-	PIDS+=("$rpid")
-	for _ in $(seq 100); do grep -q receiving "$err" && break; sleep 0.05; done
+	local out=$NETNS_TMP/recv.log rpid
+	netns_start "$NB" "$out" "${recv[@]}"
+	rpid=$NETNS_PID
+	netns_wait_until 5 grep -q receiving "$out" || true
 	local sres
 	if ! sres=$(ip netns exec "$NA" "${send[@]}" 2>&1 | grep '^{' | tail -1); then sres=; fi
-	wait "$rpid" || true
+	netns_wait "$rpid" || true
 	local rres
 	rres=$(grep '^{' "$out" | tail -1 || true)
 	if [ -z "$rres" ]; then
 		echo "raw_bench: $name size $size: receiver gave no result:" >&2
-		cat "$err" >&2
+		cat "$out" >&2
 	fi
 	RES_MPPS[$name:$size]=$(field mpps "$rres")
 	RES_GBPS[$name:$size]=$(field gbps "$rres")
 	RES_TX[$name:$size]=$(field mpps "$sres")
 	RES_DROP[$name:$size]=$(drops "$rres")
-	rm -f "$out" "$err"
+	rm -f "$out"
 	sleep 1 # queues rebind cleanly after the previous process exits
 }
 
@@ -111,8 +96,7 @@ for size in $SIZES; do
 	# The smallest MTU that carries the frame: veth refuses native XDP on
 	# MTUs above a page unless the program and socket handle fragments.
 	mtu=$(( size + 100 < 1500 ? 1500 : size + 100 ))
-	ip -n "$NA" link set dev va mtu $mtu
-	ip -n "$NB" link set dev vb mtu $mtu
+	netns_mtu $mtu "$NA" va "$NB" vb
 	for c in $ONLY; do
 		# DPDK 22.11's net_af_xdp has no multi-buffer: MTU 3434 at most.
 		if [ "$c" = uroce-dpdk ] && [ $mtu -gt 3434 ]; then

@@ -33,46 +33,29 @@ for t in iperf3 sockperf; do
 	command -v $t >/dev/null || { echo "rc_bench: $t missing (scripts/install-deps.sh)" >&2; exit 2; }
 done
 
-NA=uroce-rcb-a-$$ NB=uroce-rcb-b-$$
+. "$(dirname "$0")/../lib/netns.sh"
+netns_init uroce-rcb
+NA=$NETNS_PREFIX-a NB=$NETNS_PREFIX-b
 IPA=10.96.0.1 IPB=10.96.0.2
-PIDS=()
-TMP=$(mktemp -d)
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-	ip netns del "$NA" 2>/dev/null || true
-	ip netns del "$NB" 2>/dev/null || true
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-ip netns add "$NA"
-ip netns add "$NB"
-ip link add va netns "$NA" type veth peer name vb netns "$NB"
-ip -n "$NA" addr add $IPA/24 dev va
-ip -n "$NB" addr add $IPB/24 dev vb
-ip -n "$NA" link set va mtu 4200 up
-ip -n "$NB" link set vb mtu 4200 up
-ip -n "$NA" link set lo up
-ip -n "$NB" link set lo up
+TMP=$NETNS_TMP
+netns_add "$NA" "$NB"
+netns_veth "$NA" va "$NB" vb --ip-a $IPA/24 --ip-b $IPB/24 --mtu 4200
 ip netns exec "$NA" ping -c 1 -W 2 $IPB >/dev/null
 MACB=$(ip netns exec "$NB" cat /sys/class/net/vb/address)
 
 bg() { # NS LOG CMD...: start in the background, remember the PID
-	local ns=$1 log=$2
-	shift 2
-	ip netns exec "$ns" "$@" >"$log" 2>&1 &
-	PIDS+=("$!")
-	LAST=$!
+	netns_start "$@"
+	LAST=$NETNS_PID
 }
 
 # --- frame ceiling: uroce-perf raw, receiver-counted
 raw() { # SIZE -> "mpps gbps_payload"
 	local size=$1
 	bg "$NB" "$TMP/raw.r" "$PERF" raw recv --port afxdp:vb --json --duration $((DURATION + 20))
-	for _ in $(seq 100); do grep -q receiving "$TMP/raw.r" && break; sleep 0.05; done
+	netns_wait_until 5 grep -q receiving "$TMP/raw.r" || true
 	ip netns exec "$NA" "$PERF" raw send --port afxdp:va --dst-ip $IPB --dst-mac "$MACB" --size "$size" \
 		--duration "$DURATION" --json >/dev/null 2>&1
-	wait "$LAST" || true
+	netns_wait "$LAST" || true
 	local mpps
 	mpps=$(sed -n 's/.*"mpps":\([0-9.]*\).*/\1/p' "$TMP/raw.r" | tail -1)
 	awk -v m="$mpps" -v s="$size" 'BEGIN{printf "%s %.3f", m, m * 1e6 * s * 8 / 1e9}'
@@ -86,7 +69,7 @@ perftest() { # MODE ARGS... -> prints the client's output
 	bg "$NB" "$TMP/srv" "$PERF" "$mode" -d afxdp:vb -x 1 "$@"
 	sleep 0.5
 	ip netns exec "$NA" "$PERF" "$mode" -d afxdp:va -x 1 "$@" $IPB 2>&1 || true
-	wait "$LAST" || true
+	netns_wait "$LAST" || true
 	sleep 1
 }
 
@@ -99,7 +82,7 @@ bg "$NB" "$TMP/iperf.s" iperf3 -s -1 -B $IPB
 sleep 0.5
 IPERF_GBPS=$(ip netns exec "$NA" iperf3 -c $IPB -u -b 0 -l 4096 -t "$DURATION" -f g 2>&1 |
 	awk '/receiver/{for (i=1;i<=NF;i++) if ($i=="Gbits/sec") print $(i-1)}' | tail -1)
-wait "$LAST" || true
+netns_wait "$LAST" || true
 
 echo "rc_bench: write_bw" >&2
 WBW_OUT=$(perftest write_bw -s 65536 -m 4096 -n 20000 --report_gbits)
@@ -119,14 +102,14 @@ WLAT_P99=$(awk '$1=="64"{print $8}' <<<"$WLAT_OUT" | tail -1)
 bg "$NB" "$TMP/sp" sockperf server -i $IPB -p 11111
 sleep 0.5
 SP_OUT=$(ip netns exec "$NA" sockperf ping-pong -i $IPB -p 11111 -m 64 -t "$DURATION" 2>&1 | sed 's/\x1b\[[0-9;]*m//g')
-kill "$LAST" 2>/dev/null || true
+netns_stop "$LAST" 2>/dev/null || true
 SP_AVG=$(sed -n 's/.*avg-latency=\([0-9.]*\).*/\1/p' <<<"$SP_OUT" | tail -1)
 SP_P50=$(awk '/percentile 50.000/{print $NF}' <<<"$SP_OUT" | tail -1)
 SP_P99=$(awk '/percentile 99.000/{print $NF}' <<<"$SP_OUT" | tail -1)
 bg "$NB" "$TMP/upp" "$UPP" server --ip $IPB --duration 60
-for _ in $(seq 100); do grep -q serving "$TMP/upp" && break; sleep 0.05; done
+netns_wait_until 5 grep -q serving "$TMP/upp" || true
 UPP_OUT=$(ip netns exec "$NA" "$UPP" client --ip $IPB --size 64 --iters 20000 2>&1 || true)
-kill "$LAST" 2>/dev/null || true
+netns_stop "$LAST" 2>/dev/null || true
 UPP_P50=$(sed -n 's/.*"median_us":\([0-9.]*\).*/\1/p' <<<"$UPP_OUT")
 UPP_AVG=$(sed -n 's/.*"avg_us":\([0-9.]*\).*/\1/p' <<<"$UPP_OUT")
 UPP_P99=$(sed -n 's/.*"p99_us":\([0-9.]*\).*/\1/p' <<<"$UPP_OUT")

@@ -64,49 +64,23 @@ if [ $LIST = 1 ]; then
 	exit 0
 fi
 [ ${#CASES[@]} -gt 0 ] || { echo "matrix_veth.sh: no case left by --only '$ONLY' --skip '$SKIP'" >&2; exit 2; }
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root (network namespaces, XDP)"
-	exit 77
-fi
+. "$(dirname "$0")/../lib/netns.sh"
+netns_need_root
 for b in "$PP_BIN" "$PERF_BIN"; do
 	[ -x "$b" ] || { echo "FAIL: $b is not an executable" >&2; exit 1; }
 done
 
-PFX=uvmv$$
-NS_S=${PFX}s # server end
-NS_C=${PFX}c # client end
-WORK=$(mktemp -d /tmp/uroce-matrix-veth.XXXXXX)
-PIDS=()
-# shellcheck disable=SC2317 # run by the trap
-cleanup() {
-	local rc=$? p
-	for p in "${PIDS[@]}"; do
-		kill "$p" 2>/dev/null || true
-	done
-	ip netns del "$NS_S" 2>/dev/null || true
-	ip netns del "$NS_C" 2>/dev/null || true
-	rm -rf "$WORK"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+netns_init uroce-matrix-veth
+NS_S=$NETNS_PREFIX-s # server end
+NS_C=$NETNS_PREFIX-c # client end
+WORK=$NETNS_TMP
 
-ip netns add "$NS_S"
-ip netns add "$NS_C"
-ip link add vs netns "$NS_S" type veth peer name vc netns "$NS_C"
-ip link add ts netns "$NS_S" type veth peer name tc netns "$NS_C"
+netns_add "$NS_S" "$NS_C"
 for ns in "$NS_S" "$NS_C"; do
-	ip -n "$ns" link set lo up
 	ip netns exec "$ns" sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
 done
-ip -n "$NS_S" addr add 10.85.0.2/24 dev vs
-ip -n "$NS_C" addr add 10.85.0.1/24 dev vc
-ip -n "$NS_S" addr add 10.86.0.2/24 dev ts
-ip -n "$NS_C" addr add 10.86.0.1/24 dev tc
-for l in "$NS_S vs" "$NS_S ts" "$NS_C vc" "$NS_C tc"; do
-	read -r ns dev <<<"$l"
-	ip -n "$ns" link set "$dev" up
-done
+netns_veth "$NS_S" vs "$NS_C" vc --ip-a 10.85.0.2/24 --ip-b 10.85.0.1/24
+netns_veth "$NS_S" ts "$NS_C" tc --ip-a 10.86.0.2/24 --ip-b 10.86.0.1/24
 
 # DPDK processes: no hugepages, the vdev on the data veth. LeakSanitizer's
 # one known PMD leak is suppressed for them only (docs/ports.md).
@@ -130,18 +104,7 @@ tool_cmd() { # TOOL SIZE MTU BACKEND IFACE SERVER
 set_mtu() {
 	local lmtu=1500
 	[ "$1" = 1024 ] || lmtu=4200
-	ip -n "$NS_S" link set vs mtu $lmtu
-	ip -n "$NS_C" link set vc mtu $lmtu
-}
-
-listening() { # PID: TCP 18515 in LISTEN in the server's netns (never probed)
-	for _ in $(seq 300); do
-		ip netns exec "$NS_S" cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
-			awk '$4 == "0A" && substr($2, length($2) - 4) == ":4853" { f = 1 } END { exit !f }' && return 0
-		kill -0 "$1" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
+	netns_mtu $lmtu "$NS_S" vs "$NS_C" vc
 }
 
 check_out() { # TOOL SIZE OUT
@@ -168,11 +131,11 @@ for c in "${CASES[@]}"; do
 	echo "$c_cmd" >"$d/client.cmd"
 	t0=$SECONDS s_rc=0 c_rc=0 why=
 	# shellcheck disable=SC2086
-	LSAN_OPTIONS=suppressions=$WORK/lsan.supp ip netns exec "$NS_S" timeout -k 5 $CASE_TIMEOUT $s_cmd \
-		>"$d/server.out" 2>&1 </dev/null &
-	spid=$!
-	PIDS+=("$spid")
-	if listening "$spid"; then
+	netns_start "$NS_S" "$d/server.out" env LSAN_OPTIONS=suppressions=$WORK/lsan.supp \
+		timeout -k 5 $CASE_TIMEOUT $s_cmd
+	spid=$NETNS_PID
+	# TCP 18515, perftest's and rdma-core's port, in LISTEN (never probed)
+	if netns_wait_tcp "$NS_S" 18515 "$spid" 30; then
 		# shellcheck disable=SC2086
 		LSAN_OPTIONS=suppressions=$WORK/lsan.supp ip netns exec "$NS_C" timeout -k 5 $CASE_TIMEOUT $c_cmd \
 			>"$d/client.out" 2>&1 </dev/null || c_rc=$?
@@ -181,7 +144,7 @@ for c in "${CASES[@]}"; do
 		: >"$d/client.out"
 	fi
 	[ "$c_rc" = 0 ] || kill "$spid" 2>/dev/null || true
-	wait "$spid" || s_rc=$?
+	netns_wait "$spid" || s_rc=$?
 	[ -n "$why" ] || [ $c_rc = 0 ] || why="client exited $c_rc; "
 	[ $s_rc = 0 ] || why="${why}server exited $s_rc; "
 	[ $s_rc != 0 ] || check_out "$tool" "$size" "$d/server.out" || why="${why}server did not report its iterations; "

@@ -36,7 +36,7 @@
 #   netns_start NS LOG CMD...       run CMD in NS in the background, stdout and
 #                                   stderr to LOG; NETNS_PID is its PID (remembered)
 #   netns_wait PID                  wait for it, forget it; returns its status
-#   netns_stop PID                  SIGTERM, then netns_wait
+#   netns_stop PID                  SIGTERM (SIGKILL after 5 s), then netns_wait
 #   netns_forget PID...             no longer kill these at exit
 #   netns_wait_file FILE [PID] [SEC]         until FILE exists; 1 if PID ends first
 #   netns_wait_tcp NS PORT [PID] [SEC]       until a TCP socket listens on PORT in NS
@@ -180,7 +180,19 @@ netns_wait() {
 
 netns_stop() {
 	kill -TERM "$1" 2>/dev/null || true
+	netns__kill_after 5 "$1"
 	netns_wait "$1"
+}
+
+# netns__kill_after SEC PID: SIGKILL if PID is still there after SEC seconds
+# (a process that ignores SIGTERM must not hang the test).
+netns__kill_after() {
+	local i
+	for ((i = 0; i < $1 * 10; i++)); do
+		kill -0 "$2" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -KILL "$2" 2>/dev/null || true
 }
 
 netns_wait_file() {
@@ -231,16 +243,12 @@ netns_die() {
 # Kill what is left by PID (SIGTERM, then SIGKILL after 5 s), delete the
 # namespaces, remove NETNS_TMP; the test's exit status stays its own.
 netns_cleanup() {
-	local rc=$? p ns i
+	local rc=$? p ns
 	set +e
 	[ -z "$NETNS_ON_EXIT" ] || eval "$NETNS_ON_EXIT"
 	for p in "${NETNS_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	for p in "${NETNS_PIDS[@]}"; do
-		for ((i = 0; i < 50; i++)); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$p" 2>/dev/null
+		netns__kill_after 5 "$p"
 		wait "$p" 2>/dev/null
 	done
 	NETNS_PIDS=()
