@@ -363,6 +363,7 @@ struct server {
 	size_t ctl_len;
 	bool quit;
 	uint64_t hold_until; /* "hold MS": no uroce_progress until then */
+	uint32_t revoked_rkey; /* of a region over rc_data, deregistered at start */
 	char events[MAX_EVENTS_KEPT][48];
 	unsigned nevents;
 };
@@ -426,6 +427,18 @@ static void arena_setup(struct server *s)
 		check(uroce_mr_reg(g->legit ? s->pd_legit : s->pd_victim, region_ptr(s, r), g->len, access, &g->mr),
 		      "register a region");
 	}
+}
+
+/* A key that was valid once: a second registration of rc_data, gone. */
+static void make_revoked_rkey(struct server *s)
+{
+	struct uroce_mr *mr;
+
+	check(uroce_mr_reg(s->pd_victim, region_ptr(s, R_RC_DATA), regions[R_RC_DATA].len,
+	                   UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE, &mr),
+	      "register a region");
+	s->revoked_rkey = mr->rkey;
+	check(uroce_mr_dereg(mr), "deregister a region");
 }
 
 static bool in_region(uint32_t arena_off)
@@ -639,8 +652,8 @@ static void jb_victim_info(struct server *s, struct jbuf *b, struct victim *v)
 	jb(b, ",\"max_dest_rd_atomic\":%u,\"qkey\":%u,\"recv_len\":%u,\"nrecv\":%u", v->max_dest_rd_atomic,
 	   VICTIM_QKEY, v->recv_len, v->nrecv);
 	if (v->data >= 0)
-		jb(b, ",\"rkey\":%u,\"va\":%" PRIu64 ",\"len\":%u", regions[v->data].mr->rkey,
-		   (uint64_t)(uintptr_t)region_ptr(s, v->data), regions[v->data].len);
+		jb(b, ",\"rkey\":%u,\"lkey\":%u,\"va\":%" PRIu64 ",\"len\":%u", regions[v->data].mr->rkey,
+		   regions[v->data].mr->lkey, (uint64_t)(uintptr_t)region_ptr(s, v->data), regions[v->data].len);
 	jb(b, "}");
 }
 
@@ -657,7 +670,7 @@ static void reply_info(struct server *s, struct jbuf *b)
 	jb_qp_info(s, b, s->legit);
 	jb(b, ",\"rkey\":%u,\"va\":%" PRIu64 ",\"len\":%u},", regions[R_LEGIT_DATA].mr->rkey,
 	   (uint64_t)(uintptr_t)region_ptr(s, R_LEGIT_DATA), regions[R_LEGIT_DATA].len);
-	jb(b, "\"victims\":{");
+	jb(b, "\"revoked_rkey\":%u,\"victims\":{", s->revoked_rkey);
 	for (size_t k = 0; k < NVICTIMS; k++) {
 		jb_victim_info(s, b, &victims[k]);
 		jb(b, "%s", k + 1 < NVICTIMS ? "," : "");
@@ -959,6 +972,7 @@ static int run_server(struct opts *o)
 	check(uroce_cq_create(s.ctx, 256, &s.legit_rcq), "create a CQ");
 	check(uroce_cq_create(s.ctx, 1024, &s.victim_cq), "create a CQ");
 	arena_setup(&s);
+	make_revoked_rkey(&s);
 
 	for (size_t k = 0; k < NVICTIMS; k++) {
 		victims[k].qp = qp_new(s.pd_victim, s.victim_cq, s.victim_cq, victims[k].type, 16);

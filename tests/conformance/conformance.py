@@ -11,7 +11,7 @@ a region the case must not touch) changed, and the legitimate connection
 went on with its data verified. One line per case, PASS or FAIL; exit 1 on
 any failure.
 
-  conformance.py --iface IF --ctl UNIX_SOCKET --my-ip A --spoof-ip B --other-ip C
+  conformance.py --iface IF --my-mac MAC --ctl UNIX_SOCKET --my-ip A --spoof-ip B --other-ip C [--only TEXT]
 """
 import argparse
 import json
@@ -444,6 +444,23 @@ def cases(s):
         v = s.victim("rc")
         s.wire.send([s.frame(RC | WRITE_ONLY, v["qpn"], v["rq_psn"],
                              RETH(va=v["va"] + 256, rkey=v["rkey"] ^ 0x5A, dma_len=64), payload(64, 9))])
+        return naked("rc", "bad_rkey", v["rq_psn"], NAK_REM_ACCESS)
+
+    @case
+    def lkey_as_rkey(st):
+        v = s.victim("rc")
+        if v["lkey"] == v["rkey"]:
+            raise Failed("the region's lkey is its rkey (0x%x): a local key opens it to the peer" % v["rkey"])
+        s.wire.send([s.frame(RC | WRITE_ONLY, v["qpn"], v["rq_psn"],
+                             RETH(va=v["va"] + 256, rkey=v["lkey"], dma_len=64), payload(64, 31))])
+        return naked("rc", "bad_rkey", v["rq_psn"], NAK_REM_ACCESS)
+
+    @case
+    def revoked_rkey(st):
+        # the rkey of a registration of the same memory, deregistered
+        v = s.victim("rc")
+        s.wire.send([s.frame(RC | WRITE_ONLY, v["qpn"], v["rq_psn"],
+                             RETH(va=v["va"] + 256, rkey=s.info["revoked_rkey"], dma_len=64), payload(64, 32))])
         return naked("rc", "bad_rkey", v["rq_psn"], NAK_REM_ACCESS)
 
     @case
