@@ -17,7 +17,10 @@
 #   --outdir DIR (keep every case's commands and output there)
 #   --case-timeout S (default 90)  --keep-going (default; a failing case does
 #   not stop the run)  --list (print the case names and exit)
-# Case names: MTU/TOOL/SIZE/DIRECTION, e.g. 4096/ib_write_bw/65536/uroce-srv.
+# Case names: MTU/TOOL/SIZE/DIRECTION, e.g. 4096/ib_write_bw/65536/uroce-srv,
+# over IPv4 GIDs; rxe mode adds MTU/TOOL/SIZE/DIRECTION/GID over IPv6, GID
+# ipv6-ll (GID 0 on both ends: fe80:: EUI-64) or ipv6-global (fd47::),
+# e.g. 1024/ib_write_bw/65536/uroce-cli/ipv6-ll (--only ipv6 runs just them).
 # Exit 0 only when every case passed; the output of both sides of each
 # failing case is printed after the table.
 set -euo pipefail
@@ -87,8 +90,24 @@ directions() {
 	if [ "$MODE" = rxe ]; then echo "uroce-srv uroce-cli"; else echo "rxe-rxe"; fi
 }
 
+# IPv6 cases (rxe mode): few, at the first MTU only, since both address
+# kinds and both directions multiply them: rc_pingpong (data checked) and
+# ib_write_bw.
+IPV6_GIDS="ipv6-ll ipv6-global"
+ipv6_cases() {
+	local mtu=${MTUS%% *} g d
+	[ "$MODE" = rxe ] || return 0
+	for g in $IPV6_GIDS; do
+		for d in $(directions); do
+			echo "$mtu/ibv_rc_pingpong/8192/$d/$g"
+			echo "$mtu/ib_write_bw/65536/$d/$g"
+		done
+	done
+}
+
 all_cases() {
 	local mtu t s d
+	ipv6_cases
 	for mtu in $MTUS; do
 		for t in rc uc ud; do
 			for s in $(pp_sizes $t "$mtu"); do
@@ -174,6 +193,52 @@ else
 	done
 	[ $ok = 1 ] || { echo "FAIL: guest $SRV_IP does not answer ping from the host netns" >&2; exit 1; }
 fi
+
+# IPv6 for the ipv6-* cases: fd47::11 on the guest, fd47::2 on the host end
+# (no DAD: both are fresh on a private bridge), link-locals past DAD; then
+# rxe's indices of its RoCE v2 entries for the guest's fe80:: and fd47::11
+# (rxe adds GIDs on the address events, asynchronously).
+GLOBAL6_SRV=fd47::11
+GLOBAL6_HOST=fd47::2
+setup_ipv6() {
+	local ll
+	# vmlab attach turns IPv6 off on the host end to keep the wire quiet;
+	# back on, still without router solicitations
+	ip netns exec "$HOSTNS" sysctl -q -w "net.ipv6.conf.$IFACE.accept_ra=0" \
+		"net.ipv6.conf.$IFACE.router_solicitations=0" "net.ipv6.conf.$IFACE.disable_ipv6=0" ||
+		{ echo "FAIL: cannot turn IPv6 on for $IFACE" >&2; exit 1; }
+	ip netns exec "$HOSTNS" ip addr add $GLOBAL6_HOST/64 dev "$IFACE" nodad ||
+		{ echo "FAIL: cannot add $GLOBAL6_HOST to $IFACE" >&2; exit 1; }
+	# (the guest's busybox ip has no nodad: DAD is turned off instead)
+	"$VMLAB" exec srv --timeout 20 "echo 0 >/proc/sys/net/ipv6/conf/eth0/accept_dad && \
+		ip addr add $GLOBAL6_SRV/64 dev eth0" >/dev/null ||
+		{ echo "FAIL: cannot add $GLOBAL6_SRV in guest srv" >&2; exit 1; }
+	for _ in $(seq 100); do
+		ip netns exec "$HOSTNS" ip -6 addr show dev "$IFACE" scope link | grep inet6 | grep -qv tentative && break
+		sleep 0.1
+	done
+	ll=$(ip netns exec "$HOSTNS" ip -6 addr show dev "$IFACE" scope link | grep inet6 | grep -v tentative)
+	[ -n "$ll" ] || { echo "FAIL: $IFACE's link-local address never left DAD" >&2; exit 1; }
+	# shellcheck disable=SC2016 # expanded in the guest
+	RXE_GIDX_LL=$("$VMLAB" exec srv --timeout 30 'for n in $(seq 200); do
+		for i in $(seq 0 15); do
+			g=$(cat /sys/class/infiniband/rxe0/ports/1/gids/$i 2>/dev/null)
+			t=$(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/$i 2>/dev/null)
+			case "$g" in fe80:*) [ "$t" = "RoCE v2" ] && { echo $i; exit 0; } ;; esac
+		done; usleep 100000; done; exit 1') ||
+		{ echo "FAIL: rxe0 in guest srv shows no RoCE v2 link-local GID" >&2; exit 1; }
+	# shellcheck disable=SC2016 # expanded in the guest
+	RXE_GIDX_GLOBAL=$("$VMLAB" exec srv --timeout 30 'for n in $(seq 200); do
+		for i in $(seq 0 15); do
+			g=$(cat /sys/class/infiniband/rxe0/ports/1/gids/$i 2>/dev/null)
+			t=$(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/$i 2>/dev/null)
+			case "$g" in fd47:0000:0000:0000:0000:0000:0000:0011) [ "$t" = "RoCE v2" ] && { echo $i; exit 0; } ;; esac
+		done; usleep 100000; done; exit 1') ||
+		{ echo "FAIL: rxe0 in guest srv shows no RoCE v2 GID for $GLOBAL6_SRV" >&2; exit 1; }
+	RXE_GIDX_LL=${RXE_GIDX_LL//[!0-9]/}
+	RXE_GIDX_GLOBAL=${RXE_GIDX_GLOBAL//[!0-9]/}
+	log "IPv6: rxe GID $RXE_GIDX_LL (fe80::) and $RXE_GIDX_GLOBAL ($GLOBAL6_SRV), uroce 0 and 2"
+}
 
 # Link MTU for a path MTU: rxe's port MTU is the largest IB MTU that fits
 # the netdev MTU less 80 bytes of headers (4096 needs >= 4176); 4200 also
@@ -281,25 +346,48 @@ side_listening() { # SIDE HANDLE: wait (<= 30 s) until TCP_PORT listens
 # ------------------------------------------------------------------ commands
 # Command lines for each tool on each kind of side. SERVER is empty for the
 # server, the server's address for the client.
-rxe_cmd() { # TOOL SIZE MTU SERVER
-	local tool=$1 size=$2 mtu=$3 srv=$4
-	case "$tool" in
-	ibv_ud_pingpong) echo "ibv_ud_pingpong -d rxe0 -g 1 -s $size -n $ITERS_PP -c $srv" ;;
-	ibv_*) echo "$tool -d rxe0 -g 1 -s $size -n $ITERS_PP -m $mtu -c $srv" ;;
-	ib_*) echo "$tool -d rxe0 -x 1 -F -s $size -n $ITERS_PERF -m $mtu $srv" ;;
+# GID indices (-g / -x) per case kind: rxe's table holds a RoCE v1 and a
+# v2 entry per address, so its indices are read from its sysfs (rxe_gidx);
+# uroce's is fe80:: 0, ::ffff:IPv4 1, then the IPv6 addresses (docs/api.md).
+RXE_GIDX_V4=1
+RXE_GIDX_LL=
+RXE_GIDX_GLOBAL=
+rxe_gidx() { # GID kind ('' = IPv4)
+	case "$1" in
+	ipv6-ll) echo "$RXE_GIDX_LL" ;;
+	ipv6-global) echo "$RXE_GIDX_GLOBAL" ;;
+	*) echo "$RXE_GIDX_V4" ;;
+	esac
+}
+uroce_gidx() { # GID kind ('' = IPv4)
+	case "$1" in
+	ipv6-ll) echo 0 ;;
+	ipv6-global) echo 2 ;;
+	*) echo 1 ;;
 	esac
 }
 
-uroce_cmd() { # TOOL SIZE MTU SERVER
-	local tool=$1 size=$2 mtu=$3 srv=$4 t
+rxe_cmd() { # TOOL SIZE MTU SERVER [GID kind]
+	local tool=$1 size=$2 mtu=$3 srv=$4 g
+	g=$(rxe_gidx "${5:-}")
 	case "$tool" in
-	ibv_ud_pingpong) echo "$PP_BIN ud -d afxdp:$IFACE -g 1 -s $size -n $ITERS_PP -c $srv" ;;
+	ibv_ud_pingpong) echo "ibv_ud_pingpong -d rxe0 -g $g -s $size -n $ITERS_PP -c $srv" ;;
+	ibv_*) echo "$tool -d rxe0 -g $g -s $size -n $ITERS_PP -m $mtu -c $srv" ;;
+	ib_*) echo "$tool -d rxe0 -x $g -F -s $size -n $ITERS_PERF -m $mtu $srv" ;;
+	esac
+}
+
+uroce_cmd() { # TOOL SIZE MTU SERVER [GID kind]
+	local tool=$1 size=$2 mtu=$3 srv=$4 t g
+	g=$(uroce_gidx "${5:-}")
+	case "$tool" in
+	ibv_ud_pingpong) echo "$PP_BIN ud -d afxdp:$IFACE -g $g -s $size -n $ITERS_PP -c $srv" ;;
 	ibv_*)
 		t=${tool#ibv_}
 		t=${t%_pingpong}
-		echo "$PP_BIN $t -d afxdp:$IFACE -g 1 -s $size -n $ITERS_PP -m $mtu -c $srv"
+		echo "$PP_BIN $t -d afxdp:$IFACE -g $g -s $size -n $ITERS_PP -m $mtu -c $srv"
 		;;
-	ib_*) echo "$PERF_BIN ${tool#ib_} -d afxdp:$IFACE -x 1 -s $size -n $ITERS_PERF -m $mtu $srv" ;;
+	ib_*) echo "$PERF_BIN ${tool#ib_} -d afxdp:$IFACE -x $g -s $size -n $ITERS_PERF -m $mtu $srv" ;;
 	esac
 }
 
@@ -329,12 +417,21 @@ check_out() { # TOOL SIZE OUT ROLE(server|client)
 # to ICRC) carry at most MTU bytes of payload, and a message larger than
 # the MTU goes out in full-MTU packets. Headers between BTH and payload:
 # BTH 12 + ICRC 4, plus at most RETH 16 / AETH 4 / ImmDt 4 / DETH 8.
-check_wire() { # TOOL SIZE MTU PCAP: prints what is wrong, nothing if fine
-	local tool=$1 size=$2 mtu=$3 pcap=$4 n max
-	read -r n max < <(tcpdump -r "$pcap" -nn -q 'udp dst port 4791' 2>/dev/null |
+check_wire() { # TOOL SIZE MTU PCAP [GID kind]: prints what is wrong, nothing if fine
+	local tool=$1 size=$2 mtu=$3 pcap=$4 gk=${5:-} n max filter='ip and udp dst port 4791' other='ip6'
+	case "$gk" in
+	ipv6-ll) filter='ip6 and src net fe80::/64 and dst net fe80::/64 and udp dst port 4791' other=ip ;;
+	ipv6-global) filter='ip6 and src net fd47::/64 and dst net fd47::/64 and udp dst port 4791' other=ip ;;
+	esac
+	# every RoCEv2 packet of the case in the GIDs' family
+	if tcpdump -r "$pcap" -nn -q "$other and udp dst port 4791" 2>/dev/null | grep -q .; then
+		echo "RoCEv2 packets over $other in a case whose GIDs are not"
+		return
+	fi
+	read -r n max < <(tcpdump -r "$pcap" -nn -q "$filter" 2>/dev/null |
 		awk '{ n++; l = $NF + 0; if (l > m) m = l } END { print n + 0, m + 0 }')
 	if [ "$n" = 0 ]; then
-		echo "no RoCEv2 packet on the bridge"
+		echo "no RoCEv2 packet ($filter) on the bridge"
 	elif [ "$max" -gt $((mtu + 16 + 24)) ]; then
 		echo "a RoCEv2 packet of $max bytes (BTH to ICRC) exceeds path MTU $mtu"
 	elif [ "$size" -gt "$mtu" ] && [ "$max" -lt $((mtu + 16)) ]; then
@@ -346,11 +443,12 @@ RESULTS=()
 FAILED=()
 
 run_case() { # CASE
-	local c=$1 mtu tool size dir s_side c_side s_cmd c_cmd h s_rc=0 c_rc=0 why="" t0=$SECONDS
-	IFS=/ read -r mtu tool size dir <<<"$c"
+	local c=$1 mtu tool size dir gk s_side c_side s_cmd c_cmd h s_rc=0 c_rc=0 why="" t0=$SECONDS
+	IFS=/ read -r mtu tool size dir gk <<<"$c"
+	# the TCP exchange stays on IPv4 whatever the GIDs are
 	case "$dir" in
-	uroce-srv) s_side=h c_side=g:srv s_cmd=$(uroce_cmd "$tool" "$size" "$mtu" "") c_cmd=$(rxe_cmd "$tool" "$size" "$mtu" "$HOST_IP") ;;
-	uroce-cli) s_side=g:srv c_side=h s_cmd=$(rxe_cmd "$tool" "$size" "$mtu" "") c_cmd=$(uroce_cmd "$tool" "$size" "$mtu" "$SRV_IP") ;;
+	uroce-srv) s_side=h c_side=g:srv s_cmd=$(uroce_cmd "$tool" "$size" "$mtu" "" "$gk") c_cmd=$(rxe_cmd "$tool" "$size" "$mtu" "$HOST_IP" "$gk") ;;
+	uroce-cli) s_side=g:srv c_side=h s_cmd=$(rxe_cmd "$tool" "$size" "$mtu" "" "$gk") c_cmd=$(uroce_cmd "$tool" "$size" "$mtu" "$SRV_IP" "$gk") ;;
 	rxe-rxe) s_side=g:srv c_side=g:cli s_cmd=$(rxe_cmd "$tool" "$size" "$mtu" "") c_cmd=$(rxe_cmd "$tool" "$size" "$mtu" "$SERVER_IP") ;;
 	esac
 	local d=$WORK/${c//\//_}
@@ -394,7 +492,7 @@ run_case() { # CASE
 		fi
 	done
 	if [ -z "$why" ]; then
-		why=$(check_wire "$tool" "$size" "$mtu" "$d/wire.pcap")
+		why=$(check_wire "$tool" "$size" "$mtu" "$d/wire.pcap" "$gk")
 	fi
 	local secs=$((SECONDS - t0)) line
 	if [ -z "$why" ]; then
@@ -407,6 +505,9 @@ run_case() { # CASE
 	RESULTS+=("$line")
 }
 
+if [[ " ${CASES[*]}" == *"/ipv6-"* ]]; then
+	setup_ipv6
+fi
 cur_mtu=1024
 for c in "${CASES[@]}"; do
 	mtu=${c%%/*}
