@@ -183,6 +183,30 @@ static void gid_of_ipv4(uint8_t gid[16], uint32_t ip_be)
 	memcpy(gid + 12, &ip_be, 4);
 }
 
+/* The index of port 1's IPv4-mapped GID (the GID table starts with the
+ * link-local IPv6 one where the port has it). */
+static uint8_t sgid_v4;
+
+static void find_sgid_v4(struct uroce_context *ctx)
+{
+	struct uroce_port_attr pa;
+	uint8_t want[16], gid[16];
+
+	check(uroce_query_port(ctx, 1, &pa), "query port 1");
+	gid_of_ipv4(want, pa.ipv4_be);
+	for (int i = 0; i < 256; i++) {
+		int rc = uroce_query_gid(ctx, 1, i, gid);
+
+		if (rc == 0 && !memcmp(gid, want, 16)) {
+			sgid_v4 = (uint8_t)i;
+			return;
+		}
+		if (rc < 0 && rc != -ENOENT)
+			break;
+	}
+	die("port 1 has no IPv4-mapped GID for its address in its GID table");
+}
+
 /* RESET -> INIT -> RTR -> RTS for an RC or UC QP (UD: no address). */
 static void qp_connect(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t peer_ip_be, uint32_t peer_qpn,
                        uint32_t rq_psn, uint32_t sq_psn, uint8_t max_dest_rd_atomic, uint8_t timeout)
@@ -212,6 +236,7 @@ static void qp_connect(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t pe
 		a.dest_qp_num = peer_qpn;
 		a.rq_psn = rq_psn;
 		gid_of_ipv4(a.ah_attr.dgid, peer_ip_be);
+		a.ah_attr.sgid_index = sgid_v4;
 		a.ah_attr.sgid_index = 1; /* IPv4-mapped, as the dgid */
 		a.ah_attr.hop_limit = 64;
 		a.ah_attr.port_num = 1;
@@ -966,6 +991,7 @@ static int run_server(struct opts *o)
 	ca.engine_cpu = -1;
 	check(uroce_context_create(&s.ctx, &ca), o->port);
 	check(uroce_query_port(s.ctx, 1, &s.port), "query port 1");
+	find_sgid_v4(s.ctx);
 	check(uroce_pd_alloc(s.ctx, &s.pd_legit), "allocate a PD");
 	check(uroce_pd_alloc(s.ctx, &s.pd_victim), "allocate a PD");
 	check(uroce_cq_create(s.ctx, 256, &s.legit_scq), "create a CQ");
@@ -1139,6 +1165,7 @@ static int run_client(struct opts *o)
 	ca.engine_cpu = -1;
 	check(uroce_context_create(&c.ctx, &ca), o->port);
 	check(uroce_query_port(c.ctx, 1, &pa), "query port 1");
+	find_sgid_v4(c.ctx);
 	struct uroce_pd *pd;
 	check(uroce_pd_alloc(c.ctx, &pd), "allocate a PD");
 	check(uroce_cq_create(c.ctx, 64, &c.scq), "create a CQ");
