@@ -7,6 +7,8 @@ PKGS=(
 	# build
 	build-essential meson ninja-build pkg-config clang llvm gcc-multilib
 	libisal-dev libxdp-dev libbpf-dev libelf-dev zlib1g-dev libdpdk-dev
+	# libFuzzer and the sanitizer runtimes for the clang fuzz build
+	libclang-rt-14-dev
 	# tests and tools: namespaces, captures, independent decoders
 	iproute2 iputils-ping tcpdump tshark ethtool python3 libibverbs-dev
 	# the conformance suite's attacker (tests/conformance, run by /usr/bin/python3)

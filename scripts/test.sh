@@ -1,32 +1,104 @@
 #!/bin/bash
 # Install what is needed, build uroce with AddressSanitizer and UBSan, and
-# run the whole test suite (unit, netns, interop). Ends with one line
-# "N passed, N failed, N skipped". Run as root: the netns and interop tests
-# create network namespaces, veth pairs, XDP programs and QEMU guests.
+# run the whole test suite (unit, netns, interop), then build again with
+# clang and run every libFuzzer target for a fixed, seeded number of inputs
+# (suite fuzz). Ends with one line "N passed, N failed, N skipped" over both
+# builds, and fails on any skipped test unless UROCE_ALLOW_SKIP=1: a missing
+# backend must not shrink CI quietly. Run as root: the netns and interop
+# tests create network namespaces, veth pairs, XDP programs and QEMU guests.
+#
+#   scripts/test.sh [TEST...]    TEST names restrict the gcc build's run
+# Environment:
+#   UROCE_ALLOW_SKIP=1        skipped tests do not fail the run
+#   UROCE_TEST_BUILD=DIR      the sanitizer build (default build-test)
+#   UROCE_FUZZ_BUILD=DIR      the clang libFuzzer build (default build-fuzz)
+#   UROCE_TEST_FUZZ=0         leave the fuzz build out (reported as skipped)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 BUILD=${UROCE_TEST_BUILD:-build-test}
+FUZZ_BUILD=${UROCE_FUZZ_BUILD:-build-fuzz}
+ALLOW_SKIP=${UROCE_ALLOW_SKIP:-0}
+SANITIZE=(-Db_sanitize=address,undefined -Dwerror=true)
 
-./scripts/install-deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+./scripts/install-deps.sh || { echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 
-if [ -d "$BUILD" ]; then
-	meson setup --reconfigure "$BUILD" -Db_sanitize=address,undefined -Dwerror=true >"$BUILD.setup.log" 2>&1
+# setup DIR ARGS...: configure (or reconfigure) a build directory.
+setup() {
+	local dir=$1
+	shift
+	if [ -d "$dir" ]; then
+		meson setup --reconfigure "$dir" "$@"
+	else
+		meson setup "$dir" "$@"
+	fi >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
+}
+
+logs=()      # testlog.json of each meson test run
+errors=0     # stages that failed before any test could report
+rc=0
+
+setup "$BUILD" "${SANITIZE[@]}" && ninja -C "$BUILD" || { echo "FAIL: the build in $BUILD"; errors=$((errors + 1)); }
+if [ -f "$BUILD/build.ninja" ] && [ $errors = 0 ]; then
+	rm -f "$BUILD/meson-logs/testlog.json"
+	# The fuzz suite runs from the clang build below; here it only skips.
+	meson test -C "$BUILD" --no-suite fuzz --print-errorlogs --num-processes 2 "$@" || rc=1
+	logs+=("$BUILD/meson-logs/testlog.json")
+fi
+
+fuzz_skipped=
+if [ "${UROCE_TEST_FUZZ:-1}" = 0 ]; then
+	fuzz_skipped="fuzz: the clang libFuzzer build was left out (UROCE_TEST_FUZZ=0)"
+elif CC=clang setup "$FUZZ_BUILD" -Dfuzz=enabled "${SANITIZE[@]}" -Db_lundef=false; then
+	rm -f "$FUZZ_BUILD/meson-logs/testlog.json"
+	# libFuzzer adds the inputs it finds to the scratch corpus folders;
+	# empty them so every run starts from the checked-in corpus alone.
+	find "$FUZZ_BUILD/tests/fuzz" -mindepth 2 -path '*-scratch/*' -delete 2>/dev/null
+	# meson test builds only what the fuzz tests need, not the whole tree.
+	meson test -C "$FUZZ_BUILD" --suite fuzz --print-errorlogs --num-processes 2 || rc=1
+	logs+=("$FUZZ_BUILD/meson-logs/testlog.json")
 else
-	meson setup "$BUILD" -Db_sanitize=address,undefined -Dwerror=true >"$BUILD.setup.log" 2>&1
-fi || { cat "$BUILD.setup.log"; echo "0 passed, 1 failed"; exit 1; }
+	echo "FAIL: cannot configure the clang libFuzzer build in $FUZZ_BUILD"
+	errors=$((errors + 1))
+fi
 
-ninja -C "$BUILD" || { echo "0 passed, 1 failed"; exit 1; }
+# Count from meson's machine-readable logs (one JSON object per test); list
+# every skipped test with the reason it printed.
+python3 - "$errors" "$ALLOW_SKIP" "$fuzz_skipped" "${logs[@]}" <<'EOF'
+import json, sys
 
-meson test -C "$BUILD" --print-errorlogs --num-processes 2 "$@"
-rc=$?
-
-# Count from meson's machine-readable log (one JSON object per test).
-log="$BUILD/meson-logs/testlog.json"
-count() { grep -o "\"result\": \"$1\"" "$log" 2>/dev/null | wc -l; }
-passed=$(( $(count OK) + $(count EXPECTEDFAIL) ))
-failed=$(( $(count FAIL) + $(count UNEXPECTEDPASS) + $(count TIMEOUT) + $(count ERROR) ))
-skipped=$(count SKIP)
-[ -f "$log" ] || failed=$((failed + 1))
-echo "$passed passed, $failed failed, $skipped skipped"
-exit $rc
+errors, allow_skip, extra_skip, logs = int(sys.argv[1]), sys.argv[2] == "1", sys.argv[3], sys.argv[4:]
+passed = failed = 0
+skips = [extra_skip] if extra_skip else []
+for path in logs:
+    try:
+        lines = open(path).read().splitlines()
+    except OSError:
+        print(f"FAIL: {path} is missing: meson test did not run")
+        failed += 1
+        continue
+    for line in lines:
+        t = json.loads(line)
+        result = t["result"]
+        if result in ("OK", "EXPECTEDFAIL"):
+            passed += 1
+        elif result == "SKIP":
+            out = [l for l in (t.get("stdout") or "").splitlines() if l.strip()]
+            why = next((l for l in reversed(out) if "SKIP" in l), out[-1] if out else "no reason printed")
+            skips.append(f"{t['name']}: {why.strip()}")
+        else:
+            failed += 1
+failed += errors
+for s in skips:
+    print(f"skipped: {s}")
+if skips and not allow_skip:
+    print(f"FAIL: {len(skips)} skipped, counted as failed below "
+          "(a skip is a test that did not run; UROCE_ALLOW_SKIP=1 allows skips)")
+    failed, shown_skipped = failed + len(skips), 0
+else:
+    shown_skipped = len(skips)
+print(f"{passed} passed, {failed} failed, {shown_skipped} skipped")
+sys.exit(1 if failed else 0)
+EOF
+count_rc=$?
+[ $rc = 0 ] && [ $count_rc = 0 ]
