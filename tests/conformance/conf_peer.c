@@ -658,12 +658,11 @@ static void jb(struct jbuf *b, const char *fmt, ...)
 	}
 }
 
-static void jb_qp_info(struct server *s, struct jbuf *b, struct uroce_qp *qp)
+static void jb_qp_info(struct jbuf *b, struct uroce_qp *qp)
 {
 	struct uroce_qp_attr a;
 	struct uroce_qp_init_attr ia;
 
-	(void)s;
 	check(uroce_qp_query(qp, &a, &ia), "query a QP");
 	jb(b, "\"qpn\":%u,\"rq_psn\":%u,\"sq_psn\":%u,\"peer_qpn\":%u,\"state\":\"%s\"", uroce_qp_num(qp), a.rq_psn,
 	   a.sq_psn, a.dest_qp_num, uroce_qp_state_str(a.qp_state));
@@ -673,7 +672,7 @@ static void jb_victim_info(struct server *s, struct jbuf *b, struct victim *v)
 {
 	jb(b, "\"%s\":{\"type\":\"%s\",", v->name,
 	   v->type == UROCE_QPT_RC ? "RC" : v->type == UROCE_QPT_UC ? "UC" : "UD");
-	jb_qp_info(s, b, v->qp);
+	jb_qp_info(b, v->qp);
 	jb(b, ",\"max_dest_rd_atomic\":%u,\"qkey\":%u,\"recv_len\":%u,\"nrecv\":%u", v->max_dest_rd_atomic,
 	   VICTIM_QKEY, v->recv_len, v->nrecv);
 	if (v->data >= 0)
@@ -692,7 +691,7 @@ static void reply_info(struct server *s, struct jbuf *b)
 	   m[4], m[5]);
 	inet_ntop(AF_INET, &s->client_ip_be, ip, sizeof(ip));
 	jb(b, "\"legit\":{\"peer_ip\":\"%s\",", ip);
-	jb_qp_info(s, b, s->legit);
+	jb_qp_info(b, s->legit);
 	jb(b, ",\"rkey\":%u,\"va\":%" PRIu64 ",\"len\":%u},", regions[R_LEGIT_DATA].mr->rkey,
 	   (uint64_t)(uintptr_t)region_ptr(s, R_LEGIT_DATA), regions[R_LEGIT_DATA].len);
 	jb(b, "\"revoked_rkey\":%u,\"victims\":{", s->revoked_rkey);
@@ -708,7 +707,7 @@ static void jb_qp_stats(struct server *s, struct jbuf *b, const char *name, stru
 	struct uroce_qp_stats st;
 
 	jb(b, "\"%s\":{", name);
-	jb_qp_info(s, b, qp);
+	jb_qp_info(b, qp);
 	check(uroce_qp_stats(qp, &st), "QP statistics");
 	jb(b, ",\"lsn\":%u,\"credit_unlimited\":%s,\"rnr_wait\":%s", qp->lsn, qp->credit_unlimited ? "true" : "false",
 	   qp->rnr_wait ? "true" : "false");

@@ -447,6 +447,14 @@ def cases(s):
         return naked("rc", "bad_rkey", v["rq_psn"], NAK_REM_ACCESS)
 
     @case
+    def uc_bad_rkey(st):
+        # UC has no NAK: the message is dropped and the QP stays in RTS
+        v = s.victim("uc")
+        s.wire.send([s.frame(UC | WRITE_ONLY, v["qpn"], v["rq_psn"],
+                             RETH(va=v["va"] + 256, rkey=v["rkey"] ^ 0x5A, dma_len=64), payload(64, 33))])
+        return dropped("uc", "bad_rkey", psn_unchanged=False)
+
+    @case
     def lkey_as_rkey(st):
         v = s.victim("rc")
         if v["lkey"] == v["rkey"]:
