@@ -421,7 +421,8 @@ int main(void)
 	}
 	CHECK(refused > NPKT / 4, "only %llu refusals counted", (unsigned long long)refused);
 	CHECK(st.drops[UROCE_DROP_NO_QP] && st.drops[UROCE_DROP_BAD_RKEY] && st.drops[UROCE_DROP_OUT_OF_BOUNDS] &&
-	      st.drops[UROCE_DROP_BAD_QKEY] && st.drops[UROCE_DROP_PSN_OUT_OF_WINDOW] && st.drops[UROCE_DROP_BAD_OPCODE],
+	      st.drops[UROCE_DROP_BAD_QKEY] && st.drops[UROCE_DROP_PSN_OUT_OF_WINDOW] && st.drops[UROCE_DROP_BAD_OPCODE] &&
+	      st.drops[UROCE_DROP_STALE_RESPONSE],
 	      "a refusal reason was never counted");
 	CHECK(wrong_sent[0] && wrong_sent[1] && wrong_sent[2], "a wrong-address case was never sent");
 	CHECK(st.drops[UROCE_DROP_BAD_SRC_ADDR] >= wrong_sent[0], "bad_src_addr: %llu counted, %u sent",
