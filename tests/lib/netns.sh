@@ -30,16 +30,17 @@
 #   netns_addr NS IF CIDR...        more addresses on an interface (IPv6 without DAD)
 #   netns_mtu MTU NS IF [NS IF]...  set the MTU of interfaces
 #   netns_mac NS IF                 print the interface's MAC
-#   netns_wait_link NS IF [SEC]     until the interface is operationally up
+#   netns_wait_link NS IF [SEC]     until the interface is operationally up (10 s)
 #   netns_wait_ll NS IF [SEC]       until its IPv6 link-local address has passed
-#                                   duplicate address detection (about a second)
+#                                   duplicate address detection (5 s; DAD takes ~1 s)
 #   netns_start NS LOG CMD...       run CMD in NS in the background, stdout and
 #                                   stderr to LOG; NETNS_PID is its PID (remembered)
 #   netns_wait PID                  wait for it, forget it; returns its status
 #   netns_stop PID                  SIGTERM (SIGKILL after 5 s), then netns_wait
 #   netns_forget PID...             no longer kill these at exit
-#   netns_wait_file FILE [PID] [SEC]         until FILE exists; 1 if PID ends first
-#   netns_wait_tcp NS PORT [PID] [SEC]       until a TCP socket listens on PORT in NS
+#   netns_wait_file FILE [PID] [SEC]         until FILE exists (10 s); 1 if PID ends first
+#   netns_wait_tcp NS PORT [PID] [SEC]       until a TCP socket listens on PORT in NS (30 s),
+#                                            read from /proc: the port is never connected to
 #   netns_wait_until SEC CMD...              until CMD succeeds (polled every 0.1 s)
 #   netns_die MSG                   "FAIL: MSG", the logs in NETNS_TMP, exit 1
 #   netns_show_logs                 print NETNS_TMP/*.log (NETNS_LOG_LINES: only the last N)
