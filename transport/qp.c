@@ -367,7 +367,7 @@ static void qp_reset(struct uroce_qp *qp)
 	qp->gb_blocked = qp->rnr_wait = false;
 	qp->nak_sent = qp->uc_discard = qp->in_send = qp->in_write = qp->have_rwqe = false;
 	qp->ack_pending = qp->nak_pending = false;
-	qp->fatal_pending = false;
+	qp->fatal_pending = qp->fatal_nak = false;
 	qp->write_mr = NULL;
 	qp->msn = 0;
 	qp->lsn = 0;                   /* no credits known: one probing SEND at a time */
@@ -424,7 +424,7 @@ void qp_to_error(struct uroce_qp *qp)
 	engine_timer_cancel(qp->ctx->eng, &qp->retry_timer);
 	qp->in_send = qp->in_write = false;
 	qp->write_mr = NULL;
-	qp->ack_pending = qp->nak_pending = false;
+	qp->ack_pending = qp->nak_pending = qp->fatal_nak = false;
 	for (uint32_t i = 0; i < RC_MAX_RD_ATOMIC; i++)
 		qp->res[i].tx_pending = false;
 	qp_flush(qp);

@@ -189,6 +189,9 @@ struct uroce_qp {
 	uint32_t nres, res_head, res_tx;
 
 	bool fatal_pending;     /* its CQ overran: go to ERR and raise QP_FATAL in the next TX pass */
+	bool fatal_nak;         /* a class B/C responder error waits for owed responses, then NAKs */
+	uint8_t fatal_syn;
+	uint32_t fatal_psn;
 
 	/* active list: QPs with transmit work */
 	struct uroce_qp *next_active;

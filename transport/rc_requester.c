@@ -206,13 +206,12 @@ bool qp_tx(struct uroce_qp *qp)
 		qp_flush(qp);
 		return false;
 	case UROCE_QPS_RTS:
-		if (qp->type == UROCE_QPT_RC)
-			more = resp_tx(qp);
-		return req_tx(qp, false) || more;
 	case UROCE_QPS_SQD:
 		if (qp->type == UROCE_QPT_RC)
 			more = resp_tx(qp);
-		return req_tx(qp, true) || more;
+		if (qp->attr.qp_state == UROCE_QPS_ERR)
+			return false; /* the responder's fatal NAK just left */
+		return req_tx(qp, qp->attr.qp_state == UROCE_QPS_SQD) || more;
 	case UROCE_QPS_RTR:
 		if (qp->type == UROCE_QPT_RC)
 			more = resp_tx(qp);

@@ -54,7 +54,42 @@ static void queue_nak(struct uroce_qp *qp, uint8_t syn, uint32_t psn)
 	ctx_kick(qp);
 }
 
-/* A fatal responder error (class B/C): NAK now, then the QP goes to ERR. */
+static bool res_tx_pending(const struct uroce_qp *qp)
+{
+	for (uint32_t k = qp->res_tx; k != qp->res_head; k++)
+		if (qp->res[k % qp->nres].tx_pending)
+			return true;
+	return false;
+}
+
+/* A fatal RC responder error (class B/C): NAK, then the QP goes to ERR.
+ * The requests before the bad one were valid, so READ responses and
+ * atomic results still owed for them leave first, then the NAK (as rxe,
+ * which answers each request before it looks at the next); meanwhile no
+ * new request is taken. */
+static void resp_nak_error(struct uroce_qp *qp, uint8_t syn)
+{
+	/* IBTA 11.6.3: the responder's QP reports its own error too (the
+	 * requester learns it from the NAK's completion) */
+	struct uroce_async_event ev = { .event_type = syn == AETH_NAK_INVALID_REQ ? UROCE_EVENT_QP_REQ_ERR :
+	                                              syn == AETH_NAK_REM_ACC_ERR ? UROCE_EVENT_QP_ACCESS_ERR :
+	                                                                            UROCE_EVENT_QP_FATAL };
+
+	ev.element.qp = qp;
+	ctx_async_event(qp->ctx, &ev);
+	if (res_tx_pending(qp)) {
+		qp->fatal_nak = true;
+		qp->fatal_syn = syn;
+		qp->fatal_psn = qp->epsn;
+		ctx_kick(qp);
+		return;
+	}
+	send_aeth(qp, syn, qp->epsn);
+	qp_to_error(qp);
+}
+
+/* A request refused for why: RC answers with a NAK and ends the QP, UC
+ * drops the rest of the message. */
 static void resp_fatal(struct uroce_qp *qp, uint8_t syn, enum uroce_drop_reason why)
 {
 	ctx_count_drop(qp->ctx, why);
@@ -63,8 +98,7 @@ static void resp_fatal(struct uroce_qp *qp, uint8_t syn, enum uroce_drop_reason 
 		qp->uc_discard = true;
 		return;
 	}
-	send_aeth(qp, syn, qp->epsn);
-	qp_to_error(qp);
+	resp_nak_error(qp, syn);
 }
 
 static struct mr_int *check_remote(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint64_t len, int need)
@@ -335,8 +369,7 @@ static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
 			if (rc) {
 				post_recv_wc(qp, UROCE_WC_RECV, qp->recv_off + len, pkt, false, UROCE_WC_LOC_LEN_ERR);
-				send_aeth(qp, AETH_NAK_INVALID_REQ, qp->epsn);
-				qp_to_error(qp);
+				resp_nak_error(qp, AETH_NAK_INVALID_REQ);
 			} else {
 				qp->in_send = false;
 				qp->uc_discard = !op_last(op);
@@ -349,8 +382,7 @@ static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 			ctx_count_drop(qp->ctx, UROCE_DROP_ACCESS_DENIED);
 			post_recv_wc(qp, UROCE_WC_RECV, qp->recv_off, pkt, false, UROCE_WC_LOC_PROT_ERR);
 			if (rc) {
-				send_aeth(qp, AETH_NAK_REM_OP_ERR, qp->epsn);
-				qp_to_error(qp);
+				resp_nak_error(qp, AETH_NAK_REM_OP_ERR);
 			} else {
 				qp->in_send = false;
 				qp->uc_discard = !op_last(op);
@@ -522,6 +554,10 @@ void qp_rx(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_p
 		ud_rx(qp, f, pkt);
 		return;
 	}
+	if (qp->fatal_nak) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_QP_STATE); /* on its way to ERR */
+		return;
+	}
 	rcuc_rx(qp, pkt);
 }
 
@@ -600,6 +636,10 @@ bool resp_tx(struct uroce_qp *qp)
 	if (qp->nak_pending) {
 		send_aeth(qp, qp->nak_syn, qp->nak_psn);
 		qp->nak_pending = false;
+	}
+	if (qp->fatal_nak) {
+		send_aeth(qp, qp->fatal_syn, qp->fatal_psn);
+		qp_to_error(qp);
 	}
 	return false;
 }

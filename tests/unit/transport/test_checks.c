@@ -96,6 +96,20 @@ static uint64_t drops(enum uroce_drop_reason r)
 	return st.drops[r];
 }
 
+/* Drain the context's events; true when one of type for qp was among them. */
+static bool saw_qp_event(enum uroce_event_type type, struct uroce_qp *qp)
+{
+	struct uroce_async_event ev;
+	bool seen = false;
+
+	while (uroce_get_async_event(ctx, &ev) == 0) {
+		if (ev.event_type == type && ev.element.qp == qp)
+			seen = true;
+		uroce_ack_async_event(&ev);
+	}
+	return seen;
+}
+
 static enum uroce_qp_state qp_state(struct uroce_qp *qp)
 {
 	struct uroce_qp_attr a;
@@ -302,6 +316,7 @@ static void case_responder_resources(void)
 	      "READ with max_dest_rd_atomic 0: rd_atomic_limit +%llu, NAK 0x%x",
 	      (unsigned long long)(drops(UROCE_DROP_RD_ATOMIC_LIMIT) - lim0), last_syn);
 	CHECK(qp_state(qp) == UROCE_QPS_ERR, "QP not in ERR after the class C error");
+	CHECK(saw_qp_event(UROCE_EVENT_QP_REQ_ERR, qp), "no QP_REQ_ERR event for the responder's error");
 	CHECK(uroce_qp_destroy(qp) == 0, "destroy");
 
 	/* two resources, three READs of 32 KiB in one burst: the third finds
@@ -315,10 +330,13 @@ static void case_responder_resources(void)
 		p.reth.dma_len = 32768;
 		send_raw(&p);
 	}
+	got_pkts = 0;
 	settle();
 	CHECK(drops(UROCE_DROP_RD_ATOMIC_LIMIT) == lim0 + 1 && last_syn == AETH_NAK_INVALID_REQ,
 	      "third READ past 2 resources: rd_atomic_limit +%llu, NAK 0x%x",
 	      (unsigned long long)(drops(UROCE_DROP_RD_ATOMIC_LIMIT) - lim0), last_syn);
+	/* the two valid READs are answered in full before the NAK */
+	CHECK(got_pkts == 2 * 32 + 1, "%u packets back, want 64 READ responses and the NAK", got_pkts);
 	CHECK(uroce_qp_destroy(qp) == 0, "destroy");
 
 	/* one resource used and answered, then the next: both served */
@@ -406,7 +424,8 @@ static void case_cq_overrun(void)
 	int got = 0, n;
 	bool saw_cq = false, saw_qp = false;
 
-	CHECK(uroce_get_async_event(ctx, &ev) == -EAGAIN, "an event before any failure");
+	saw_qp_event(UROCE_EVENT_QP_FATAL, NULL); /* forget the earlier cases' events */
+	CHECK(uroce_get_async_event(ctx, &ev) == -EAGAIN, "an event left after draining");
 	REQUIRE(uroce_cq_create(ctx, 4, &small) == 0, "cq");
 	ia.send_cq = ia.recv_cq = small;
 	ia.cap.max_send_wr = ia.cap.max_recv_wr = 32;
