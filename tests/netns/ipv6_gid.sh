@@ -5,8 +5,8 @@
 # GID_CHANGE event, in rxe's order (fe80:: EUI-64, ::ffff:IPv4..., IPv6...);
 # the peer's link going down and up gives PORT_ERR and PORT_ACTIVE. Then RC
 # between two uroce ends over IPv6, uroce-pingpong rc --chk and uroce-perf
-# write_bw, with GID 0 (link-local) and with a global address's GID, and a
-# GID of the other family than the peer's refused. When DPDK is built
+# write_bw, with GID 0 (link-local) and with a global address's GID (and
+# UD pingpong over GID 0), and a GID of the other family than the peer's refused. When DPDK is built
 # (HAVE_DPDK 1), RC over GID 0 with a DPDK end (net_af_packet on vb, the
 # kernel's IPv6 turned off there), so the port's own NS/NA is what resolves
 # both ways.
@@ -91,14 +91,17 @@ netns_wait_ll "$NA" va || fail "va's link-local address never left DAD"
 ip -n "$NA" addr add fd86::1/64 dev va nodad
 ip -n "$NB" addr add fd86::2/64 dev vb nodad
 tport=18860
-# pingpong NAME GIDX WANT_GID_PREFIX: rc --chk, both ends on GID index GIDX
+# pingpong NAME GIDX WANT_GID_PREFIX [MODE ARGS...]: --chk, both ends on GID
+# index GIDX (default: rc, 5000-byte messages at path MTU 1024)
 pingpong() {
 	local name=$1 g=$2 want=$3 srv=$TMP/$1-server.log cli=$TMP/$1-client.log rc
+	shift 3
+	[ $# -gt 0 ] || set -- rc -m 1024 -s 5000
 	tport=$((tport + 1))
-	netns_start "$NB" "$srv" timeout 60 "$PP" rc -d afxdp:vb -g "$g" -m 1024 -s 5000 -n 200 -c -p $tport --timeout 20
+	netns_start "$NB" "$srv" timeout 60 "$PP" "$@" -d afxdp:vb -g "$g" -n 200 -c -p $tport --timeout 20
 	local spid=$NETNS_PID
 	netns_wait_tcp "$NB" $tport "$spid" || fail "$name: server never listened"
-	ip netns exec "$NA" timeout 60 "$PP" rc -d afxdp:va -g "$g" -m 1024 -s 5000 -n 200 -c -p $tport \
+	ip netns exec "$NA" timeout 60 "$PP" "$@" -d afxdp:va -g "$g" -n 200 -c -p $tport \
 		--timeout 20 10.86.0.2 >"$cli" 2>&1
 	rc=$?
 	netns_wait "$spid"; local src=$?
@@ -114,6 +117,7 @@ pingpong() {
 pingpong "rc-gid0-link-local" 0 "fe80::"
 pingpong "rc-gid2-global" 2 "fd86::"
 pingpong "rc-gid1-ipv4" 1 "::ffff:10.86.0."
+pingpong "ud-gid0-link-local" 0 "fe80::" ud -s 1024
 
 # write_bw NAME GIDX: uroce-perf both ends on GID index GIDX
 write_bw() {
