@@ -314,7 +314,7 @@ int uroce_context_create(struct uroce_context **out, const struct uroce_context_
 		ctx->nports = i + 1;
 		if (!cp->port->ipv4_be && cfg[i].ipv4_be)
 			cp->port->ipv4_be = cfg[i].ipv4_be;
-		rc = gid_port_init(ctx, i, &cfg[i]);
+		rc = gid_port_init(ctx, i);
 		if (rc)
 			goto close_ports;
 		cp->ip_id = (uint16_t)(cp->port->ipv4_be ^ (uintptr_t)cp);

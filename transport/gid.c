@@ -108,14 +108,13 @@ static bool port_running_now(const struct port *p)
 	return port_link_up((struct port *)p);
 }
 
-int gid_port_init(struct uroce_context *ctx, unsigned pi, const struct port_config *cfg)
+int gid_port_init(struct uroce_context *ctx, unsigned pi)
 {
 	struct ctx_port *cp = &ctx->ports[pi];
 	struct gid_table next = { 0 };
 	char err[256];
 	int rc;
 
-	(void)cfg;
 	if (port_is_kernel(cp->port)) {
 		rc = table_build_kernel(cp->port, &next);
 		if (rc)

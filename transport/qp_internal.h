@@ -361,7 +361,7 @@ void ctx_async_port_event(struct uroce_context *ctx, unsigned port_index, enum u
 /* --- GID tables (gid.c) --------------------------------------------------- */
 /* Fill the GID table of the port with index pi (just opened) and start
  * watching the kernel for changes. Returns 0 or -errno (uroce_fail). */
-int gid_port_init(struct uroce_context *ctx, unsigned pi, const struct port_config *cfg);
+int gid_port_init(struct uroce_context *ctx, unsigned pi);
 /* Stop watching (the tables stay readable). */
 void gid_fini(struct uroce_context *ctx);
 /* Slow path, on the engine's thread: every GID_POLL_NS read the kernel's
