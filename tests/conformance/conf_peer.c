@@ -237,7 +237,6 @@ static void qp_connect(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t pe
 		a.rq_psn = rq_psn;
 		gid_of_ipv4(a.ah_attr.dgid, peer_ip_be);
 		a.ah_attr.sgid_index = sgid_v4;
-		a.ah_attr.sgid_index = 1; /* IPv4-mapped, as the dgid */
 		a.ah_attr.hop_limit = 64;
 		a.ah_attr.port_num = 1;
 		mask |= UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN;

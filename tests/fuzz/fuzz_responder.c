@@ -176,7 +176,6 @@ static void bring_up(unsigned i)
 	a.min_rnr_timer = 1;
 	roce_ipv4_mapped(a.ah_attr.dgid, loop_port_ipv4_be(RAW_PORT));
 	a.ah_attr.sgid_index = fz.sgid_v4;
-	a.ah_attr.sgid_index = 1; /* IPv4-mapped, as the dgid */
 	if (t == UROCE_QPT_UD)
 		mask = UROCE_QP_STATE;
 	else
