@@ -96,7 +96,7 @@ netns_mtu() {
 	local mtu=$1
 	shift
 	while [ $# -ge 2 ]; do
-		ip -n "$1" link set "$2" mtu "$mtu" || { echo "FAIL: cannot set MTU $mtu on $2 in $1"; exit 1; }
+		ip -n "$1" link set dev "$2" mtu "$mtu" || { echo "FAIL: cannot set MTU $mtu on $2 in $1"; exit 1; }
 		shift 2
 	done
 }
@@ -114,12 +114,12 @@ netns_veth() {
 		esac
 		shift 2
 	done
-	ip link add "$ifa" "${queues[@]}" netns "$nsa" type veth peer name "$ifb" "${queues[@]}" netns "$nsb" ||
+	ip link add name "$ifa" "${queues[@]}" netns "$nsa" type veth peer name "$ifb" "${queues[@]}" netns "$nsb" ||
 		{ echo "FAIL: cannot create the veth pair $ifa-$ifb"; exit 1; }
 	[ ${#ipa[@]} = 0 ] || netns_addr "$nsa" "$ifa" "${ipa[@]}"
 	[ ${#ipb[@]} = 0 ] || netns_addr "$nsb" "$ifb" "${ipb[@]}"
 	[ -z "$mtu" ] || netns_mtu "$mtu" "$nsa" "$ifa" "$nsb" "$ifb"
-	ip -n "$nsa" link set "$ifa" up && ip -n "$nsb" link set "$ifb" up ||
+	ip -n "$nsa" link set dev "$ifa" up && ip -n "$nsb" link set dev "$ifb" up ||
 		{ echo "FAIL: cannot bring $ifa and $ifb up"; exit 1; }
 	netns_wait_link "$nsa" "$ifa" && netns_wait_link "$nsb" "$ifb" ||
 		{ echo "FAIL: the veth pair $ifa-$ifb did not come up"; exit 1; }
