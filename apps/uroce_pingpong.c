@@ -147,7 +147,7 @@ static void usage(FILE *f, const char *prog, enum pp_mode mode, int mode_known)
 		   "                         (TCP exchange or completions; default %d, 0 = never)\n",
 		PP_DEFAULT_TIMEOUT_S);
 	fprintf(f, "      --ip=<a.b.c.d>[,...] the ports' IPv4 addresses where they have none of their own (dpdk)\n");
-	fprintf(f, "      --hop-limit=<n>    IP TTL / hop limit, 1-255 (default 1, as rdma-core; more to cross routers)\n");
+	fprintf(f, "      --hop-limit=<n>    IP TTL / hop limit, 1-255 (default 64: what the kernel sends for rdma-core's 1)\n");
 	fprintf(f, "      --counters         print the QP's and the port's counters at exit (retransmits, drops)\n");
 	fprintf(f, "  -h, --help             this text\n");
 	fprintf(f, "Not supported (refused): -o/--odp, -O/--iodp, -P/--prefetch, -t/--ts, -j/--dm, -N/--new_send\n");
@@ -275,7 +275,10 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 	o->gidx = -1;
 	o->ib_port = 1;
 	o->timeout_s = PP_DEFAULT_TIMEOUT_S;
-	o->hop_limit = 1; /* as rdma-core's examples set it */
+	/* rdma-core's examples put 1 in the AV, but the kernel's RDMA core
+	 * replaces it with the route's hop limit (64) before rxe or a NIC
+	 * sends: 64 is what ibv_rc_pingpong puts on the wire */
+	o->hop_limit = 64;
 
 	/* The mode: from the name we were run as, else the first argument. */
 	if (!strncmp(base, "uroce-", 6) && strlen(base) == strlen("uroce-rc-pingpong") &&

@@ -41,7 +41,7 @@ expect_usage_error "at most 15 characters" averyveryverylongname --stats
 out=$("$IMPAIR" nosuchif0 --stats 2>&1); rc=$?
 [ $rc = 1 ] && grep -q "no interface 'nosuchif0'" <<<"$out" || fail "missing interface: exit $rc, '$out'"
 "$IMPAIR" --help | grep -q -- "--burst N" || fail "--help does not describe --burst"
-# uroce-pingpong's --hop-limit, which crossing the router needs (rdma-core sends TTL 1)
+# uroce-pingpong's --hop-limit: its range (the default, 64, crosses the router; rdma-core's AV says 1, the kernel sends 64)
 out=$("$PP" rc -d afxdp:lo --hop-limit 0 2>&1); rc=$?
 [ $rc = 2 ] && grep -q -- "--hop-limit.*1..255" <<<"$out" || fail "pingpong --hop-limit 0: exit $rc, '$out'"
 
