@@ -1000,24 +1000,29 @@ void port_dpdk_arp_stats(struct port *p, struct arp_stats *out)
 	*out = ((struct dpdk_priv *)p->priv)->arp_stats;
 }
 
-int port_dpdk_resolve(struct port *p, uint32_t ipv4_be, uint8_t mac[6], int timeout_ms)
+/* One neighbour protocol for the solicit-and-wait loop: ask for addr,
+ * and look it up in the table the answers fill. */
+struct resolver {
+	int (*ask)(struct port *p, struct dpdk_priv *d, const void *addr);
+	bool (*known)(const struct dpdk_priv *d, const void *addr, uint8_t mac[6]);
+};
+
+/* Ask every DPDK_ARP_RETRY_MS and poll the port (so the answer is taken
+ * in) until the table knows addr or timeout_ms passes. A slow path. */
+static int resolve_wait(struct port *p, struct dpdk_priv *d, const struct resolver *r, const void *addr,
+                        uint8_t mac[6], int timeout_ms)
 {
-	struct dpdk_priv *d;
-	uint64_t now, deadline, next_req, hz;
+	uint64_t hz = d->tsc_hz, now, deadline, next_req;
 	int rc;
 
-	if (!is_dpdk(p) || !ipv4_be || timeout_ms < 0)
-		return -EINVAL;
-	d = p->priv;
-	if (arp_table_lookup(&d->arp, ipv4_be, mac))
+	if (r->known(d, addr, mac))
 		return 0;
-	hz = d->tsc_hz;
 	now = rte_get_tsc_cycles();
 	deadline = now + hz / 1000 * (uint64_t)timeout_ms;
 	next_req = now;
 	for (;;) {
 		if (now >= next_req) {
-			rc = send_arp_request(p, d, ipv4_be);
+			rc = r->ask(p, d, addr);
 			if (rc)
 				return rc;
 			next_req = now + hz / 1000 * DPDK_ARP_RETRY_MS;
@@ -1025,15 +1030,34 @@ int port_dpdk_resolve(struct port *p, uint32_t ipv4_be, uint8_t mac[6], int time
 		pull(p, d, true);
 		if (d->n_ctl)
 			flush_ctl(d);
-		if (arp_table_lookup(&d->arp, ipv4_be, mac))
+		if (r->known(d, addr, mac))
 			return 0;
 		now = rte_get_tsc_cycles();
 		if (now >= deadline)
 			return -ETIMEDOUT;
-		/* A slow path: yield the CPU to whoever must answer us. */
+		/* yield the CPU to whoever must answer us */
 		rte_delay_us_sleep(50);
 		now = rte_get_tsc_cycles();
 	}
+}
+
+static int arp_ask(struct port *p, struct dpdk_priv *d, const void *addr)
+{
+	return send_arp_request(p, d, *(const uint32_t *)addr);
+}
+
+static bool arp_known(const struct dpdk_priv *d, const void *addr, uint8_t mac[6])
+{
+	return arp_table_lookup(&d->arp, *(const uint32_t *)addr, mac);
+}
+
+int port_dpdk_resolve(struct port *p, uint32_t ipv4_be, uint8_t mac[6], int timeout_ms)
+{
+	static const struct resolver arp = { arp_ask, arp_known };
+
+	if (!is_dpdk(p) || !ipv4_be || timeout_ms < 0)
+		return -EINVAL;
+	return resolve_wait(p, p->priv, &arp, &ipv4_be, mac, timeout_ms);
 }
 
 static int send_ns(struct port *p, struct dpdk_priv *d, const uint8_t target[16])
@@ -1056,39 +1080,23 @@ static int send_ns(struct port *p, struct dpdk_priv *d, const uint8_t target[16]
 	return 0;
 }
 
+static int nd_ask(struct port *p, struct dpdk_priv *d, const void *addr)
+{
+	return send_ns(p, d, addr);
+}
+
+static bool nd_known(const struct dpdk_priv *d, const void *addr, uint8_t mac[6])
+{
+	return nd_table_lookup(&d->nd, addr, mac);
+}
+
 int port_dpdk_resolve6(struct port *p, const uint8_t ip[16], uint8_t mac[6], int timeout_ms)
 {
-	struct dpdk_priv *d;
-	uint64_t now, deadline, next_req, hz;
-	int rc;
+	static const struct resolver nd = { nd_ask, nd_known };
 
 	if (!is_dpdk(p) || timeout_ms < 0 || ip[0] == 0xff)
 		return -EINVAL;
-	d = p->priv;
-	if (nd_table_lookup(&d->nd, ip, mac))
-		return 0;
-	hz = d->tsc_hz;
-	now = rte_get_tsc_cycles();
-	deadline = now + hz / 1000 * (uint64_t)timeout_ms;
-	next_req = now;
-	for (;;) {
-		if (now >= next_req) {
-			rc = send_ns(p, d, ip);
-			if (rc)
-				return rc;
-			next_req = now + hz / 1000 * DPDK_ARP_RETRY_MS;
-		}
-		pull(p, d, true);
-		if (d->n_ctl)
-			flush_ctl(d);
-		if (nd_table_lookup(&d->nd, ip, mac))
-			return 0;
-		now = rte_get_tsc_cycles();
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		rte_delay_us_sleep(50);
-		now = rte_get_tsc_cycles();
-	}
+	return resolve_wait(p, p->priv, &nd, ip, mac, timeout_ms);
 }
 
 void port_dpdk_nd_stats(struct port *p, struct nd_stats *out)
