@@ -3,14 +3,7 @@
  * a seeded probability, in bursts, and passes every other frame. Loaded and
  * read by apps/uroce_impair.c; the drop pattern depends only on the seed
  * and the order of the RoCEv2 packets. */
-#include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/in.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <linux/udp.h>
-#include <bpf/bpf_endian.h>
-#include <bpf/bpf_helpers.h>
+#include "xdp_udp.h"
 
 #include "xdp_impair.h"
 
@@ -21,54 +14,12 @@ struct {
 	__type(value, struct xdp_impair_state);
 } impair_state SEC(".maps");
 
-struct vlan_hdr {
-	__be16 tci;
-	__be16 proto;
-};
-
-/* Nonzero when the frame is UDP to port 4791. Only the first buffer is
- * read: the headers always sit in it, also in multi-buffer frames. */
+/* Nonzero when the frame is UDP to port 4791. */
 static __always_inline int is_roce(struct xdp_md *ctx)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = data;
-	struct udphdr *udp;
-	void *l3 = eth + 1;
-	__u16 proto;
+	struct udphdr *udp = xdp_udp_hdr(ctx);
 
-	if (l3 > data_end)
-		return 0;
-	proto = eth->h_proto;
-	if (proto == bpf_htons(ETH_P_8021Q)) {
-		struct vlan_hdr *vh = l3;
-
-		if ((void *)(vh + 1) > data_end)
-			return 0;
-		proto = vh->proto;
-		l3 = vh + 1;
-	}
-	if (proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr *ip = l3;
-
-		if ((void *)(ip + 1) > data_end || ip->protocol != IPPROTO_UDP || ip->ihl < 5)
-			return 0;
-		/* A later fragment has no UDP header; RoCEv2 never fragments. */
-		if (ip->frag_off & bpf_htons(0x1fff))
-			return 0;
-		udp = l3 + ip->ihl * 4u;
-	} else if (proto == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6 = l3;
-
-		if ((void *)(ip6 + 1) > data_end || ip6->nexthdr != IPPROTO_UDP)
-			return 0;
-		udp = (void *)(ip6 + 1);
-	} else {
-		return 0;
-	}
-	if ((void *)(udp + 1) > data_end)
-		return 0;
-	return udp->dest == bpf_htons(XDP_IMPAIR_UDP_PORT);
+	return udp && udp->dest == bpf_htons(XDP_IMPAIR_UDP_PORT);
 }
 
 static __always_inline __u64 xorshift64(__u64 x)
