@@ -150,10 +150,11 @@ int uroce_mr_dereg(struct uroce_mr *mr)
 	for (uint32_t i = 0; i < QP_TABLE_SIZE; i++) {
 		struct uroce_qp *qp = ctx->qps[i];
 
-		if (qp && qp->write_mr == m) {
+		/* the WRITE stays in progress with no region: its next
+		 * packet is refused as bad_rkey (NAK remote access error),
+		 * as any packet naming the revoked key is */
+		if (qp && qp->write_mr == m)
 			qp->write_mr = NULL;
-			qp->in_write = false;
-		}
 	}
 	ctx->nmr--;
 	__atomic_fetch_sub(&mr->pd->refs, 1, __ATOMIC_RELAXED);
