@@ -54,7 +54,7 @@ static void cq_overrun(struct uroce_cq *cq)
 	__atomic_store_n(&cq->error, true, __ATOMIC_RELEASE);
 	ev.element.cq = cq;
 	ctx_async_event(ctx, &ev);
-	for (uint32_t i = QPN_FIRST; i < QP_TABLE_SIZE; i++) {
+	for (uint32_t i = QPN_FIRST; i < ctx->qpn_end; i++) {
 		struct uroce_qp *qp = ctx->qps[i];
 
 		if (qp && (qp->init.send_cq == cq || qp->init.recv_cq == cq) && qp->attr.qp_state != UROCE_QPS_ERR) {

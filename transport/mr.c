@@ -147,7 +147,7 @@ int uroce_mr_dereg(struct uroce_mr *mr)
 		return ctx_call(ctx, mr_dereg_call, &a);
 	}
 	ctx->mrs[m->index] = NULL; /* revoked: lookups fail from now on */
-	for (uint32_t i = 0; i < QP_TABLE_SIZE; i++) {
+	for (uint32_t i = QPN_FIRST; i < ctx->qpn_end; i++) {
 		struct uroce_qp *qp = ctx->qps[i];
 
 		/* the WRITE stays in progress with no region: its next

@@ -295,6 +295,8 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 	wheel_timer_init(&qp->retry_timer, rc_retry_timer_fn, qp);
 	ctx->qps[qpn] = qp;
 	ctx->next_qpn = qpn + 1;
+	if (ctx->qpn_end < qpn + 1)
+		ctx->qpn_end = qpn + 1;
 	ctx->nqp++;
 	__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&attr->send_cq->refs, 1, __ATOMIC_RELAXED);

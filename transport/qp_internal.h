@@ -232,6 +232,7 @@ struct uroce_context {
 	enum uroce_engine_mode mode;
 	struct uroce_qp **qps;      /* indexed by QPN */
 	uint32_t next_qpn;
+	uint32_t qpn_end;           /* one past the highest QPN ever handed out: bounds walks of qps */
 	struct mr_int **mrs;
 	uint32_t next_mr;
 	uint64_t mr_rng;            /* xorshift state for key bytes, seeded from getrandom */
