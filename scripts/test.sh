@@ -35,8 +35,9 @@ setup() {
 }
 
 logs=()      # testlog.json of each meson test run
-errors=0     # stages that failed before any test could report
+errors=0     # stages that failed outside what the logs report
 rc=0
+netns_before=$(ip netns list 2>/dev/null | awk '{print $1}' | sort)
 
 setup "$BUILD" "${SANITIZE[@]}" && ninja -C "$BUILD" || { echo "FAIL: the build in $BUILD"; errors=$((errors + 1)); }
 if [ -f "$BUILD/build.ninja" ] && [ $errors = 0 ]; then
@@ -44,6 +45,13 @@ if [ -f "$BUILD/build.ninja" ] && [ $errors = 0 ]; then
 	# The fuzz suite runs from the clang build below; here it only skips.
 	meson test -C "$BUILD" --no-suite fuzz --print-errorlogs --num-processes 2 "$@" || rc=1
 	logs+=("$BUILD/meson-logs/testlog.json")
+	# Every test deletes the namespaces it made, also when it fails or is
+	# killed at its timeout: one left behind is a failure of its own.
+	leaked=$(comm -13 <(echo "$netns_before") <(ip netns list 2>/dev/null | awk '{print $1}' | sort))
+	if [ -n "$leaked" ]; then
+		echo "FAIL: network namespaces left behind by the tests:" $leaked
+		errors=$((errors + 1))
+	fi
 fi
 
 fuzz_skipped=
@@ -64,10 +72,11 @@ fi
 
 # Count from meson's machine-readable logs (one JSON object per test); list
 # every skipped test with the reason it printed.
-python3 - "$errors" "$ALLOW_SKIP" "$fuzz_skipped" "${logs[@]}" <<'EOF'
+python3 - "$errors" "$ALLOW_SKIP" "$fuzz_skipped" "$rc" "${logs[@]}" <<'EOF'
 import json, sys
 
-errors, allow_skip, extra_skip, logs = int(sys.argv[1]), sys.argv[2] == "1", sys.argv[3], sys.argv[4:]
+errors, allow_skip, extra_skip = int(sys.argv[1]), sys.argv[2] == "1", sys.argv[3]
+meson_rc, logs = int(sys.argv[4]), sys.argv[5:]
 passed = failed = 0
 skips = [extra_skip] if extra_skip else []
 for path in logs:
@@ -78,8 +87,14 @@ for path in logs:
         failed += 1
         continue
     for line in lines:
-        t = json.loads(line)
-        result = t["result"]
+        try:
+            t = json.loads(line)
+            result = t["result"]
+        except (ValueError, KeyError, TypeError):
+            # a line cut short (meson killed) or not a test's record
+            print(f"FAIL: {path}: unreadable record {line[:80]!r}")
+            failed += 1
+            continue
         if result in ("OK", "EXPECTEDFAIL"):
             passed += 1
         elif result == "SKIP":
@@ -89,6 +104,11 @@ for path in logs:
         else:
             failed += 1
 failed += errors
+if meson_rc and not failed:
+    # meson said something failed that no record shows (no test matched,
+    # or it stopped before writing): not a pass
+    print("FAIL: meson test exited non-zero, yet the logs show no failed test")
+    failed += 1
 for s in skips:
     print(f"skipped: {s}")
 if skips and not allow_skip:

@@ -242,19 +242,23 @@ netns_die() {
 }
 
 # Kill what is left by PID (SIGTERM, then SIGKILL after 5 s), delete the
-# namespaces, remove NETNS_TMP; the test's exit status stays its own.
+# namespaces, remove NETNS_TMP; the test's exit status stays its own. The
+# namespaces and NETNS_TMP go right after the SIGTERMs, before any wait:
+# meson kills a timed-out test half a second after its own SIGTERM, and a
+# namespace deleted while a process still runs in it is freed when that
+# process ends.
 netns_cleanup() {
 	local rc=$? p ns
 	set +e
 	[ -z "$NETNS_ON_EXIT" ] || eval "$NETNS_ON_EXIT"
 	for p in "${NETNS_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for ns in "${NETNS_NAMES[@]}"; do ip netns del "$ns" 2>/dev/null; done
+	NETNS_NAMES=()
+	[ -z "$NETNS_TMP" ] || rm -rf "$NETNS_TMP"
 	for p in "${NETNS_PIDS[@]}"; do
 		netns__kill_after 5 "$p"
 		wait "$p" 2>/dev/null
 	done
 	NETNS_PIDS=()
-	for ns in "${NETNS_NAMES[@]}"; do ip netns del "$ns" 2>/dev/null; done
-	NETNS_NAMES=()
-	[ -z "$NETNS_TMP" ] || rm -rf "$NETNS_TMP"
 	exit "$rc"
 }
