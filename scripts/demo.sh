@@ -97,11 +97,12 @@ run_pair() {
 	fi
 }
 
-# counter FILE... KEY: a QP counter summed over both ends' --counters lines.
+# counter FILE... KEY: a QP counter summed over both ends' --counters lines;
+# prints nothing and returns 1 when no line carries KEY.
 counter() {
 	local key=${*: -1}
-	awk -v k="$key" '/^uroce counters: qp / { for (i = 4; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) s += kv[2] } }
-		END { print s + 0 }' "${@:1:$#-1}"
+	awk -v k="$key" '/^uroce counters: qp / { for (i = 4; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) { s += kv[2]; f = 1 } } }
+		END { if (!f) exit 1; print s + 0 }' "${@:1:$#-1}"
 }
 # drops FILE...: the ports' drops by reason, summed over both ends.
 drops() {
@@ -109,20 +110,32 @@ drops() {
 			split($i, kv, "="); d[kv[1]] += kv[2] } }
 		END { n = 0; for (r in d) { printf "%s%s=%d", n++ ? " " : "", r, d[r] } if (!n) printf "none"; print "" }' "$@"
 }
-# impaired FIELD: a counter of the impairment, summed over m0 and m1.
+# impaired FIELD: a counter of the impairment, summed over m0 and m1; says
+# why on stderr and returns 1 when a device's counter cannot be read.
 impaired() {
-	local s=0 v
+	local s=0 v out dev
 	for dev in m0 m1; do
-		v=$(ip netns exec "$NM" "$IMPAIR" $dev --stats | sed -n "s/.* $1=\([0-9]*\).*/\1/p")
-		s=$((s + ${v:-0}))
+		out=$(ip netns exec "$NM" "$IMPAIR" $dev --stats 2>&1) ||
+			{ echo "demo: uroce-impair $dev --stats failed: $out" >&2; return 1; }
+		v=$(sed -n "s/.* $1=\([0-9][0-9]*\).*/\1/p" <<<"$out")
+		[[ $v =~ ^[0-9]+$ ]] || { echo "demo: no $1= counter in uroce-impair $dev --stats: $out" >&2; return 1; }
+		s=$((s + v))
 	done
 	echo $s
+}
+# demo_fail MSG: the demo cannot be trusted; the EXIT trap still cleans up.
+demo_fail() {
+	echo "demo: FAIL: $*" >&2
+	exit 1
 }
 
 # run_suite LABEL: the three runs, their numbers into R_<label>_*.
 run_suite() {
-	local l=$1 r0=0 d0=0
-	[ "$l" = lossy ] && { r0=$(impaired roce); d0=$(impaired dropped); }
+	local l=$1 r0=0 d0=0 r1 d1
+	if [ "$l" = lossy ]; then
+		r0=$(impaired roce) || demo_fail "cannot read the impairment's roce counter before the lossy run"
+		d0=$(impaired dropped) || demo_fail "cannot read the impairment's dropped counter before the lossy run"
+	fi
 	echo "-- uroce-pingpong rc --chk: $PP_ITERS x $PP_SIZE bytes each way, received data checked"
 	if run_pair "$l.pp" "$PP" rc -g 1 --chk -s $PP_SIZE -n $PP_ITERS --hop-limit 64 --timeout 20 --counters; then
 		grep -E 'iters in' "$TMP/$l.pp.c" | sed 's/^/   /'
@@ -144,14 +157,19 @@ run_suite() {
 	else
 		eval "R_${l}_lat=FAILED"
 	fi
+	# "unread": the run printed no counters (checked after the summary)
+	local t rtx tmo
 	for t in pp bw lat; do
-		eval "R_${l}_${t}_rtx=$(counter "$TMP/$l.$t".[cs] retransmits)"
-		eval "R_${l}_${t}_tmo=$(counter "$TMP/$l.$t".[cs] timeouts)"
+		rtx=$(counter "$TMP/$l.$t".[cs] retransmits) || rtx=unread
+		tmo=$(counter "$TMP/$l.$t".[cs] timeouts) || tmo=unread
+		eval "R_${l}_${t}_rtx=$rtx R_${l}_${t}_tmo=$tmo"
 	done
 	eval "R_${l}_drops=\"$(drops "$TMP/$l".*.[cs])\""
 	if [ "$l" = lossy ]; then
-		R_lossy_roce=$(($(impaired roce) - r0))
-		R_lossy_dropped=$(($(impaired dropped) - d0))
+		r1=$(impaired roce) || demo_fail "cannot read the impairment's roce counter after the lossy run"
+		d1=$(impaired dropped) || demo_fail "cannot read the impairment's dropped counter after the lossy run"
+		R_lossy_roce=$((r1 - r0))
+		R_lossy_dropped=$((d1 - d0))
 	fi
 }
 
@@ -195,3 +213,22 @@ if [ $FAILED != 0 ]; then
 	echo "demo: a run FAILED (see its output above)" >&2
 	exit 1
 fi
+# The lossy run must have been lossy, and uroce must have recovered by
+# retransmitting: otherwise the second half of the demo showed nothing.
+for l in clean lossy; do
+	for t in pp bw lat; do
+		for c in rtx tmo; do
+			v=R_${l}_${t}_$c
+			[[ ${!v} =~ ^[0-9]+$ ]] || demo_fail "the $l $t run printed no QP counters (--counters), $c unread"
+		done
+	done
+done
+# (--drop 0 asks for no loss: then only the counters are checked)
+if awk -v d="${DROP%\%}" 'BEGIN { exit !(d + 0 == 0) }'; then
+	exit 0
+fi
+[ "$R_lossy_roce" -gt 0 ] || demo_fail "the router saw no RoCEv2 packets in the lossy run (uroce-impair not in the path?)"
+[ "$R_lossy_dropped" -gt 0 ] ||
+	demo_fail "the router dropped 0 of $R_lossy_roce RoCEv2 packets in the lossy run (--drop $DROP): nothing was lost"
+[ $((R_lossy_pp_rtx + R_lossy_bw_rtx + R_lossy_lat_rtx)) -gt 0 ] ||
+	demo_fail "the lossy runs counted no retransmits although the router dropped $R_lossy_dropped packets"
