@@ -59,6 +59,14 @@ ip netns exec "$NA" ping -c 1 -W 2 10.93.2.2 >/dev/null || fail "B is not reacha
 m_impair() { ip netns exec "$NM" "$IMPAIR" "$@"; }
 # stat DEV FIELD: one counter of the program on DEV in M
 impair_stat() { m_impair "$1" --stats | sed -n "s/.* $2=\([0-9]*\).*/\1/p"; }
+# impair_get VAR DEV FIELD: VAR = that counter, for arithmetic; fails the
+# test when it cannot be read as a number (fail inside $(...) would not)
+impair_get() {
+	local v
+	v=$(impair_stat "$2" "$3")
+	[[ $v =~ ^[0-9]+$ ]] || fail "cannot read the counter $3 on $2: uroce-impair $2 --stats says '$(m_impair "$2" --stats 2>&1)'"
+	printf -v "$1" %s "$v"
+}
 
 # ---- nothing attached yet: --stats and --off say so, exit 1
 out=$(m_impair m0 --stats 2>&1) && fail "--stats with nothing attached succeeded: $out"
@@ -147,8 +155,8 @@ for side in client server; do
 done
 rtx=$(cat "$TMP/pp_client.log" "$TMP/pp_server.log" | sed -n 's/^uroce counters: qp .* retransmits=\([0-9]*\) .*/\1/p' |
 	awk '{ s += $1 } END { print s + 0 }')
-dropped=$(( $(impair_stat m0 dropped) + $(impair_stat m1 dropped) ))
-roce=$(( $(impair_stat m0 roce) + $(impair_stat m1 roce) ))
+impair_get d0 m0 dropped; impair_get d1 m1 dropped; impair_get r0 m0 roce; impair_get r1 m1 roce
+dropped=$((d0 + d1)) roce=$((r0 + r1))
 echo "pingpong rc --chk 300 x 16 KiB through the router: $dropped of $roce RoCEv2 packets dropped, $rtx retransmits"
 [ "$dropped" -gt 0 ] || fail "the impairment dropped nothing ($(m_impair m0 --stats); $(m_impair m1 --stats))"
 [ "$rtx" -gt 0 ] || fail "the QPs counted no retransmits although $dropped packets were dropped"
@@ -160,11 +168,12 @@ udp_recv_start "$NB" 4792 "$TMP/other"
 udp_send "$NA" 10.93.2.2 4792 200 || fail "UDP sender failed"
 udp_recv_wait
 [ "$(wc -l <"$TMP/other")" = 200 ] || fail "UDP to port 4792: $(wc -l <"$TMP/other") of 200 arrived under --drop 100%"
-base_r=$(impair_stat m0 roce) base_d=$(impair_stat m0 dropped)
+impair_get base_r m0 roce; impair_get base_d m0 dropped
 udp_send "$NA" 10.93.1.1 4791 50 || fail "UDP sender failed (IPv4)"
 udp_send "$NA" fd00:93:1::1 4791 50 || fail "UDP sender failed (IPv6)"
 vlan_send "$NA" a0 "$(netns_mac "$NM" m0)" 50 || fail "raw sender failed (802.1Q)"
-r=$(( $(impair_stat m0 roce) - base_r )) d=$(( $(impair_stat m0 dropped) - base_d ))
+impair_get r m0 roce; impair_get d m0 dropped
+r=$((r - base_r)) d=$((d - base_d))
 [ "$r" = 150 ] && [ "$d" = 150 ] || fail "IPv4 + IPv6 + 802.1Q RoCEv2: saw $r, dropped $d, wanted 150 and 150"
 
 # ---- the drop pattern: a model of the documented generator (splitmix64 of the
