@@ -3,68 +3,55 @@
 # ends of a veth pair (MTU 4200) in namespaces this test creates; RDMA
 # WRITE, READ and SEND of sizes 1 B .. 1 MB at path MTU 1024 and 4096 over
 # IPv4, and at 4096 over IPv6 GIDs, every byte verified at both ends.
+# Namespaces, processes and cleanup (by PID, also on INT/TERM) come from
+# tests/lib/netns.sh.
 #   rc_afxdp.sh RC_AFXDP_PEER
 set -u
 PEER=${1:?usage: rc_afxdp.sh RC_AFXDP_PEER}
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root (network namespaces, XDP)"
-	exit 77
-fi
-NA=uroce-rcx-a-$$
-NB=uroce-rcx-b-$$
-TMP=$(mktemp -d)
-PIDS=()
+. "$(dirname "$0")/../../lib/netns.sh"
+netns_need_root "network namespaces, XDP"
+netns_init uroce-rcx
+TMP=$NETNS_TMP
+NA=$NETNS_PREFIX-a NB=$NETNS_PREFIX-b
+fail() { netns_die "$@"; }
 
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	ip netns del "$NA" 2>/dev/null
-	ip netns del "$NB" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+netns_add "$NA" "$NB"
+netns_veth "$NA" va "$NB" vb --ip-a 10.82.0.1/24 --ip-a fd82::1/64 --ip-b 10.82.0.2/24 --ip-b fd82::2/64 --mtu 4200
 
-fail() {
-	echo "FAIL: $*"
-	for f in "$TMP"/*.log; do [ -f "$f" ] && { echo "--- $f"; cat "$f"; }; done
-	exit 1
-}
-
-ip netns add "$NA" || fail "cannot create namespace $NA"
-ip netns add "$NB" || fail "cannot create namespace $NB"
-ip link add va netns "$NA" type veth peer name vb netns "$NB" || fail "cannot create the veth pair"
-ip -n "$NA" addr add 10.82.0.1/24 dev va
-ip -n "$NB" addr add 10.82.0.2/24 dev vb
-ip -n "$NA" addr add fd82::1/64 dev va nodad
-ip -n "$NB" addr add fd82::2/64 dev vb nodad
-ip -n "$NA" link set va mtu 4200 up
-ip -n "$NB" link set vb mtu 4200 up
-ip -n "$NA" link set lo up
-ip -n "$NB" link set lo up
-
+# Each peer bounds its own waits (30 s per step); GUARD is the outer bound
+# of one run, after which whatever still runs is killed and the test fails.
+GUARD=120
 for run in 1024:1 4096:1 4096:2; do
 	mtu=${run%:*}
 	gid=${run#*:}
 	d="$TMP/run-$mtu-$gid"
-	mkdir -p "$d"
-	ip netns exec "$NB" "$PEER" server vb "$d" $mtu $gid >"$TMP/server-$mtu.log" 2>&1 &
-	S=$!
-	PIDS+=("$S")
-	ip netns exec "$NA" "$PEER" client va "$d" $mtu $gid >"$TMP/client-$mtu.log" 2>&1 &
-	C=$!
-	PIDS+=("$C")
-	# both bound their own waits (30 s per step); this is the outer guard
-	for _ in $(seq 1200); do
+	mkdir -p "$d" || fail "cannot create $d"
+	slog=$TMP/server-$mtu-$gid.log clog=$TMP/client-$mtu-$gid.log
+	netns_start "$NB" "$slog" "$PEER" server vb "$d" "$mtu" "$gid"
+	S=$NETNS_PID
+	netns_start "$NA" "$clog" "$PEER" client va "$d" "$mtu" "$gid"
+	C=$NETNS_PID
+	for ((i = 0; i < GUARD * 10; i++)); do
 		kill -0 "$C" 2>/dev/null || kill -0 "$S" 2>/dev/null || break
 		sleep 0.1
 	done
-	wait "$C"; rc_c=$?
-	wait "$S"; rc_s=$?
-	PIDS=()
-	[ $rc_c = 0 ] || fail "client at MTU $mtu exited $rc_c"
-	[ $rc_s = 0 ] || fail "server at MTU $mtu exited $rc_s"
-	grep -q "1000000 bytes: write, read, send ok" "$TMP/client-$mtu.log" || fail "client at MTU $mtu did not finish"
-	grep -q "1000000 bytes: write and send verified" "$TMP/server-$mtu.log" || fail "server at MTU $mtu did not verify"
-	echo "MTU $mtu, GID index $gid:"; cat "$TMP/client-$mtu.log" "$TMP/server-$mtu.log" | grep -E "tx|1000000"
+	late=
+	kill -0 "$C" 2>/dev/null && late="client "
+	kill -0 "$S" 2>/dev/null && late="${late}server "
+	if [ -n "$late" ]; then
+		netns_stop "$C"
+		netns_stop "$S"
+		fail "MTU $mtu, GID index $gid: ${late}still running after $GUARD s (killed)"
+	fi
+	rc_c=0 rc_s=0
+	netns_wait "$C" || rc_c=$?
+	netns_wait "$S" || rc_s=$?
+	[ $rc_c = 0 ] || fail "client at MTU $mtu, GID index $gid exited $rc_c"
+	[ $rc_s = 0 ] || fail "server at MTU $mtu, GID index $gid exited $rc_s"
+	grep -q "1000000 bytes: write, read, send ok" "$clog" || fail "client at MTU $mtu, GID index $gid did not finish"
+	grep -q "1000000 bytes: write and send verified" "$slog" ||
+		fail "server at MTU $mtu, GID index $gid did not verify"
+	echo "MTU $mtu, GID index $gid:"
+	cat "$clog" "$slog" | grep -E "tx|1000000"
 done
 echo "PASS"
