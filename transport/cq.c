@@ -68,7 +68,7 @@ void cq_push(struct uroce_cq *cq, const struct uroce_wc *wc)
 {
 	if (!cq->error && spsc_ring_enqueue(cq->ring, wc))
 		return;
-	cq->overflows++;
+	__atomic_fetch_add(&cq->overflows, 1, __ATOMIC_RELAXED);
 	if (!cq->error)
 		cq_overrun(cq);
 }
@@ -77,10 +77,13 @@ int uroce_poll_cq(struct uroce_cq *cq, int n, struct uroce_wc *wc)
 {
 	if (!cq || n < 0 || (n && !wc))
 		return uroce_fail(-EINVAL, "uroce_poll_cq: cq and wc are required, n >= 0");
+	/* the flag first: completions queued before the overrun are all in
+	 * the ring by the time it is set, so an empty ring then means none is
+	 * left to deliver */
+	bool error = __atomic_load_n(&cq->error, __ATOMIC_ACQUIRE);
 	int got = (int)spsc_ring_dequeue_burst(cq->ring, wc, (uint32_t)n);
 
-	/* what was queued before the overrun is still delivered */
-	if (got == 0 && n && __atomic_load_n(&cq->error, __ATOMIC_ACQUIRE))
+	if (got == 0 && n && error)
 		return uroce_fail(-EIO, "uroce_poll_cq: the CQ overran and is in error (%llu completions lost); "
 		                        "its QPs went to ERR; destroy it and create a larger one",
 		                  (unsigned long long)__atomic_load_n(&cq->overflows, __ATOMIC_RELAXED));

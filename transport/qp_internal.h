@@ -129,6 +129,7 @@ struct rd_res {
 	uint64_t orig;     /* atomic: value before the operation */
 	uint32_t tx_off;   /* READ: next byte to send */
 	bool tx_pending;
+	bool replay;       /* sending again for a duplicate request: holds no resource */
 };
 
 struct uroce_qp {

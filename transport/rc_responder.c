@@ -248,22 +248,30 @@ static void replay(struct uroce_qp *qp, const struct roce_pkt *pkt, uint8_t op)
 		return;
 	}
 	r->tx_pending = true;
+	r->replay = true;
 	if ((int32_t)(k - qp->res_tx) < 0)
 		qp->res_tx = k;
 	ctx_kick(qp);
 }
 
 /* Responder resources (IBTA 9.5.x, max_dest_rd_atomic): a READ or atomic
- * holds one until its response has left. A requester that keeps to its
- * max_rd_atomic never finds them all busy, since it starts a new one only
- * after a whole response arrived; a request beyond them gets the NAK rxe
- * sends for max_dest_rd_atomic 0, instead of overwriting a saved result. */
+ * holds one until its first response has left. A requester that keeps to
+ * its max_rd_atomic never finds them all busy, since it starts a new one
+ * only after a whole response arrived; a request beyond them gets the NAK
+ * rxe sends for max_dest_rd_atomic 0, instead of overwriting a saved
+ * result. A response sent again for a duplicate holds none: a duplicate
+ * needs no in-window PSN, so counting it would let anyone on the link
+ * make the next valid READ fail. Responses leave in ring order, so with
+ * fewer than all busy the slot reused next is done with its first send. */
 static bool res_available(struct uroce_qp *qp)
 {
 	uint32_t n = qp->res_head < qp->nres ? qp->res_head : qp->nres, busy = 0;
 
-	for (uint32_t k = qp->res_head - n; k != qp->res_head; k++)
-		busy += qp->res[k % qp->nres].tx_pending;
+	for (uint32_t k = qp->res_head - n; k != qp->res_head; k++) {
+		const struct rd_res *r = &qp->res[k % qp->nres];
+
+		busy += r->tx_pending && !r->replay;
+	}
 	if (qp->attr.max_dest_rd_atomic && busy < qp->attr.max_dest_rd_atomic)
 		return true;
 	resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_RD_ATOMIC_LIMIT);
@@ -595,9 +603,16 @@ static int send_res(struct uroce_qp *qp, struct rd_res *r)
 
 		if (len > qp->mtu)
 			len = qp->mtu;
-		if (r->len && !mr_lookup_rkey(qp->ctx, r->rkey)) {
-			r->tx_pending = false; /* revoked while answering: the requester times out */
-			return 0;
+		if (r->len) {
+			const struct mr_int *m = mr_lookup_rkey(qp->ctx, r->rkey);
+
+			/* revoked since the request, or the key names a newer
+			 * region now (key bytes can recur): never send it, the
+			 * requester times out */
+			if (!m || !mr_check(m, qp->pd, r->va, r->len, UROCE_ACCESS_REMOTE_READ)) {
+				r->tx_pending = false;
+				return 0;
+			}
 		}
 		op = r->len <= qp->mtu ? ROCE_OP_READ_RESP_ONLY :
 		     off == 0 ? ROCE_OP_READ_RESP_FIRST :
