@@ -21,10 +21,12 @@ D=$NETNS_TMP/destdir
 
 meson install -C "$BUILD" --destdir "$D" --no-rebuild >"$NETNS_TMP/install.log" 2>&1 ||
 	netns_die "meson install --destdir failed"
-pc=$(find "$D" -name uroce.pc -path '*/pkgconfig/*' | head -n1)
+# (find -print -quit, not | head -n1: under pipefail find's SIGPIPE would
+# end the test without a message)
+pc=$(find "$D" -name uroce.pc -path '*/pkgconfig/*' -print -quit)
 [ -n "$pc" ] || netns_die "meson install put no pkgconfig/uroce.pc under the DESTDIR"
 libdir=$(dirname "$(dirname "$pc")")
-header=$(find "$D" -path '*/include/uroce/uroce.h' | head -n1)
+header=$(find "$D" -path '*/include/uroce/uroce.h' -print -quit)
 [ -n "$header" ] || netns_die "no include/uroce/uroce.h under the DESTDIR"
 for f in liburoce.so liburoce.so.0 liburoce.a; do
 	[ -e "$libdir/$f" ] || netns_die "$libdir/$f not installed"
@@ -54,9 +56,15 @@ PKG_CONFIG_PATH=$(dirname "${pc/#$D/$S}") PKG_CONFIG_SYSROOT_DIR=$S \
 	netns_die "cannot build verbs_example against liburoce.a with pkg-config --static"
 
 export LD_LIBRARY_PATH=$libdir
-ldd "$NETNS_TMP/verbs_shared" | grep -q "liburoce.so.0 => $libdir/liburoce.so.0" ||
-	netns_die "verbs_shared does not load the installed liburoce.so.0: $(ldd "$NETNS_TMP/verbs_shared")"
-! readelf -d "$NETNS_TMP/verbs_static" | grep -q 'NEEDED.*liburoce' ||
+# The tools' output is captured and grepped, not piped into grep -q: under
+# pipefail grep's early exit can kill the writer with SIGPIPE, and a
+# negated check (! readelf | grep -q) would then pass whatever it read.
+deps=$(ldd "$NETNS_TMP/verbs_shared" 2>&1) || netns_die "ldd verbs_shared failed: $deps"
+grep -q "liburoce.so.0 => $libdir/liburoce.so.0" <<<"$deps" ||
+	netns_die "verbs_shared does not load the installed liburoce.so.0: $deps"
+dyn=$(readelf -d "$NETNS_TMP/verbs_static" 2>&1) || netns_die "readelf -d verbs_static failed: $dyn"
+grep -q 'NEEDED' <<<"$dyn" || netns_die "readelf -d verbs_static lists no NEEDED entry (not a dynamic program?): $dyn"
+! grep -q 'NEEDED.*liburoce' <<<"$dyn" ||
 	netns_die "verbs_static needs liburoce.so; it should have linked liburoce.a"
 
 NA=$NETNS_PREFIX-a NB=$NETNS_PREFIX-b
