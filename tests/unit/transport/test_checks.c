@@ -355,8 +355,26 @@ static void case_responder_resources(void)
 	CHECK(drops(UROCE_DROP_RD_ATOMIC_LIMIT) == lim0 && qp_state(qp) == UROCE_QPS_RTS,
 	      "a READ within the limit was refused");
 
+	/* a duplicate of the answered READ (anyone can send one: no in-window
+	 * PSN needed) and a new READ in one burst: the replay holds no
+	 * resource, so the new READ is answered in full (it takes the one
+	 * slot, ending the replay: a requester with max_rd_atomic 1 that
+	 * still waits for READ 14 would not have sent READ 18) */
+	got_pkts = 0;
+	for (unsigned i = 0; i < 2; i++) {
+		pkt_init(&p, ROCE_TR_RC | ROCE_OP_READ_REQUEST, uroce_qp_num(qp), 14 + 4 * i);
+		p.reth.va = (uint64_t)(uintptr_t)region;
+		p.reth.rkey = mr->rkey;
+		p.reth.dma_len = 4096;
+		send_raw(&p);
+	}
+	settle();
+	CHECK(got_pkts == 4 && drops(UROCE_DROP_RD_ATOMIC_LIMIT) == lim0 && qp_state(qp) == UROCE_QPS_RTS,
+	      "duplicate + new READ: %u response packets (want the new READ's 4), rd_atomic_limit +%llu", got_pkts,
+	      (unsigned long long)(drops(UROCE_DROP_RD_ATOMIC_LIMIT) - lim0));
+
 	/* misaligned atomic */
-	pkt_init(&p, ROCE_TR_RC | ROCE_OP_FETCH_ADD, uroce_qp_num(qp), 18);
+	pkt_init(&p, ROCE_TR_RC | ROCE_OP_FETCH_ADD, uroce_qp_num(qp), 22);
 	p.atomic.va = (uint64_t)(uintptr_t)region + 4;
 	p.atomic.rkey = mr->rkey;
 	p.atomic.swap_add = 1;
