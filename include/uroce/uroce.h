@@ -176,15 +176,21 @@ int uroce_query_port(struct uroce_context *ctx, uint8_t port_num, struct uroce_p
 /**
  * Entry index of the GID table of port port_num (ibv_query_gid). The
  * table is laid out as rxe and ConnectX lay theirs (one entry per address,
- * RoCEv2 only): index 0 is the link-local fe80:: EUI-64 of the port's MAC,
- * then every IPv4 address of the interface mapped (::ffff:a.b.c.d), then
- * its other IPv6 addresses (global ones; addresses still in duplicate
- * address detection are left out). A loop port has fe80:: EUI-64 of its
- * MAC, ::ffff:10.0.H.L and fd00::HHLL (port HHLL - 1). The table follows
- * the kernel's addresses as they come and go (UROCE_EVENT_GID_CHANGE says
- * it changed, and indices after the first may then name other addresses);
- * uroce_query_port's gid_tbl_len is its size. Returns 0, -ENOENT (index
- * past the end) or -EINVAL.
+ * RoCEv2 only): index 0 is the link-local fe80:: EUI-64 computed from the
+ * port's MAC (not necessarily an address the kernel has), then every IPv4
+ * address of the interface mapped (::ffff:a.b.c.d), then its other IPv6
+ * addresses that are neither host-scope nor still in duplicate address
+ * detection: global ones, and a kernel link-local that differs from the
+ * EUI-64 one (as with addr_gen_mode stable_privacy). A loop port has
+ * fe80:: EUI-64 of its MAC, ::ffff:10.0.H.L and fd00::HHLL (port
+ * HHLL - 1); a dpdk port only fe80:: EUI-64 of its MAC and its IPv4 GID.
+ * The table follows the kernel's addresses as they come and go
+ * (UROCE_EVENT_GID_CHANGE says it changed, and indices after the first may
+ * then name other addresses); uroce_query_port's gid_tbl_len is its size.
+ * Returns 0; -EINVAL for a NULL ctx or gid, a negative index or a port_num
+ * outside 1..uroce_num_ports; -ENOENT for an index past the end (the
+ * message gives the accepted range); -EAGAIN when the engine thread kept
+ * rewriting the table while it was read (rare: try again).
  */
 int uroce_query_gid(struct uroce_context *ctx, uint8_t port_num, int index, uint8_t gid[16]);
 
@@ -511,9 +517,12 @@ int uroce_post_srq_recv(struct uroce_srq *srq, struct uroce_recv_wr *wr, struct 
 /** Event type (same values as enum ibv_event_type). */
 enum uroce_event_type {
 	UROCE_EVENT_CQ_ERR = 0,          /**< a CQ overran: it is in error, its QPs are fatal */
-	UROCE_EVENT_QP_FATAL = 1,        /**< a QP went to ERR on its own (not by uroce_qp_modify) */
-	UROCE_EVENT_QP_REQ_ERR = 2,
-	UROCE_EVENT_QP_ACCESS_ERR = 3,
+	UROCE_EVENT_QP_FATAL = 1,        /**< a QP moves to ERR after a CQ overrun, or its RC responder
+	                                  * NAKed a syndrome other than invalid request or remote
+	                                  * access error; a requester whose WRs complete in error
+	                                  * (retries exceeded, NAKs received) raises no event */
+	UROCE_EVENT_QP_REQ_ERR = 2,      /**< a QP's RC responder NAKed invalid request; the QP moves to ERR */
+	UROCE_EVENT_QP_ACCESS_ERR = 3,   /**< a QP's RC responder NAKed remote access error; the QP moves to ERR */
 	UROCE_EVENT_COMM_EST = 4,
 	UROCE_EVENT_SQ_DRAINED = 5,
 	UROCE_EVENT_PATH_MIG = 6,
@@ -546,9 +555,17 @@ struct uroce_async_event {
 	enum uroce_event_type event_type;
 };
 
-/** Take the oldest waiting event: 0, -EAGAIN when none waits, -EINVAL. */
+/** Take the oldest waiting event: 0, -EAGAIN when none waits, -EINVAL.
+ * One thread at a time may call it: the ring has a single consumer. An
+ * event names its object: take and handle the events of a QP or CQ before
+ * destroying it (as ibverbs requires), since an event still waiting after
+ * the destroy names a freed object. */
 int uroce_get_async_event(struct uroce_context *ctx, struct uroce_async_event *event);
-/** Acknowledge an event (ibv_ack_async_event); kept for verbs symmetry. */
+/** Acknowledge an event (ibv_ack_async_event); kept for verbs symmetry.
+ * It does nothing: destroying a QP or CQ does not wait for its events to be
+ * acknowledged, so take and handle them before the destroy (an event still
+ * waiting after it names a freed object). Events are taken by one thread at
+ * a time. */
 void uroce_ack_async_event(struct uroce_async_event *event);
 /** Events lost because the ring was full. */
 uint64_t uroce_async_events_lost(struct uroce_context *ctx);
