@@ -728,7 +728,12 @@ def main():
     args = ap.parse_args()
     random.seed(7)
     s = Suite(args)
-    todo = [c for c in cases(s) if not args.only or args.only in c[0]]
+    table = cases(s)
+    todo = [c for c in table if not args.only or args.only in c[0]]
+    if not todo:
+        print("conformance: FAIL: --only %r matches none of the %d cases (e.g. %s)"
+              % (args.only, len(table), ", ".join(n for n, _ in table[:5])), flush=True)
+        return 1
     t0 = time.monotonic()
     for name, fn in todo:
         s.run(name, fn)
@@ -738,6 +743,9 @@ def main():
           % (" ".join(st["events"]) or "none"))
     print("conformance: %d cases, %d passed, %d failed in %.1f s; legit connection: %d iterations verified"
           % (len(s.results), len(s.results) - len(fails), len(fails), time.monotonic() - t0, st["legit"]["seq"]))
+    if not args.only and len(s.results) < len(table):
+        print("conformance: FAIL: %d of the table's %d cases ran" % (len(s.results), len(table)), flush=True)
+        return 1
     return 1 if fails else 0
 
 
