@@ -213,12 +213,18 @@ setup_ipv6() {
 	"$VMLAB" exec srv --timeout 20 "echo 0 >/proc/sys/net/ipv6/conf/eth0/accept_dad && \
 		ip addr add $GLOBAL6_SRV/64 dev eth0" >/dev/null ||
 		{ echo "FAIL: cannot add $GLOBAL6_SRV in guest srv" >&2; exit 1; }
+	# Up to 10 s for the link-local address to leave DAD (~1 s). The output
+	# is captured, not piped into grep -q: under pipefail an early grep exit
+	# could fail ip with SIGPIPE, and a bare failing $(...) under set -e
+	# would end the matrix without a FAIL line.
+	ll=
 	for _ in $(seq 100); do
-		ip netns exec "$HOSTNS" ip -6 addr show dev "$IFACE" scope link | grep inet6 | grep -qv tentative && break
+		ll=$(ip netns exec "$HOSTNS" ip -6 addr show dev "$IFACE" scope link 2>/dev/null) || ll=
+		ll=$(grep inet6 <<<"$ll" | grep -v tentative) || ll=
+		[ -n "$ll" ] && break
 		sleep 0.1
 	done
-	ll=$(ip netns exec "$HOSTNS" ip -6 addr show dev "$IFACE" scope link | grep inet6 | grep -v tentative)
-	[ -n "$ll" ] || { echo "FAIL: $IFACE's link-local address never left DAD" >&2; exit 1; }
+	[ -n "$ll" ] || { echo "FAIL: $IFACE's link-local address never left DAD (10 s) or could not be read" >&2; exit 1; }
 	# shellcheck disable=SC2016 # expanded in the guest
 	RXE_GIDX_LL=$("$VMLAB" exec srv --timeout 30 'for n in $(seq 200); do
 		for i in $(seq 0 15); do
