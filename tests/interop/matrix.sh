@@ -424,14 +424,19 @@ check_out() { # TOOL SIZE OUT ROLE(server|client)
 # the MTU goes out in full-MTU packets. Headers between BTH and payload:
 # BTH 12 + ICRC 4, plus at most RETH 16 / AETH 4 / ImmDt 4 / DETH 8.
 check_wire() { # TOOL SIZE MTU PCAP [GID kind]: prints what is wrong, nothing if fine
-	local tool=$1 size=$2 mtu=$3 pcap=$4 gk=${5:-} n max filter='ip and udp dst port 4791' other='ip6'
+	local tool=$1 size=$2 mtu=$3 pcap=$4 gk=${5:-} n max wrong filter='ip and udp dst port 4791' other='ip6'
 	case "$gk" in
 	ipv6-ll) filter='ip6 and src net fe80::/64 and dst net fe80::/64 and udp dst port 4791' other=ip ;;
 	ipv6-global) filter='ip6 and src net fd47::/64 and dst net fd47::/64 and udp dst port 4791' other=ip ;;
 	esac
-	# every RoCEv2 packet of the case in the GIDs' family
-	if tcpdump -r "$pcap" -nn -q "$other and udp dst port 4791" 2>/dev/null | grep -q .; then
-		echo "RoCEv2 packets over $other in a case whose GIDs are not"
+	# every RoCEv2 packet of the case in the GIDs' family (captured, not
+	# piped into grep -q: under pipefail tcpdump's SIGPIPE would hide them)
+	if ! wrong=$(tcpdump -r "$pcap" -nn -q "$other and udp dst port 4791" 2>/dev/null); then
+		echo "tcpdump cannot read $pcap"
+		return
+	fi
+	if [ -n "$wrong" ]; then
+		echo "RoCEv2 packets over $other in a case whose GIDs are not: $(head -n 1 <<<"$wrong")"
 		return
 	fi
 	read -r n max < <(tcpdump -r "$pcap" -nn -q "$filter" 2>/dev/null |
