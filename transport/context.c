@@ -127,7 +127,7 @@ static bool ctx_rx(struct engine *eng, unsigned port, struct uroce_frame *f, con
 
 	(void)eng;
 	ctx->rx_port = port;
-	if (!rx_check_dst(ctx, port, pkt))
+	if (!rx_check_dst(ctx, port, qp, pkt))
 		return false;
 	if (!qp) {
 		ctx_count_drop(ctx, UROCE_DROP_NO_QP);

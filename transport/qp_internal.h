@@ -337,8 +337,9 @@ static inline bool sges_live(struct uroce_context *ctx, const struct uroce_sge *
 }
 
 /* --- receive checks (rx_check.c) ------------------------------------------ */
-/* The destination address is one of the arrival port's GIDs. */
-bool rx_check_dst(struct uroce_context *ctx, unsigned port, const struct roce_pkt *pkt);
+/* The destination address is a connected QP's own source GID, or for
+ * datagrams and unknown QPNs one of the arrival port's GIDs. */
+bool rx_check_dst(struct uroce_context *ctx, unsigned port, const struct uroce_qp *qp, const struct roce_pkt *pkt);
 /* P_Key, and for RC/UC the QP's state and the source being its remote GID. */
 bool rx_check_conn(struct uroce_qp *qp, const struct roce_pkt *pkt);
 /* A response PSN lies in [oldest unacknowledged, highest sent]. */

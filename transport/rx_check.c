@@ -1,6 +1,7 @@
 /* Connection checks on every received packet, before the requester or the
  * responder sees it (rxe_recv.c's check_addr and check_keys, IBTA 9.6 and
- * 9.9): the destination is one of the arrival port's GIDs; for RC and UC
+ * 9.9): the destination is the connected QP's own GID (else one of the
+ * arrival port's GIDs); for RC and UC
  * the source is the QP's remote GID; the BTH P_Key matches the QP's; a
  * response is acted on only inside the requester's outstanding window.
  * Anything else is counted under its own drop reason and never NAKed: a
@@ -16,9 +17,20 @@ static bool pkey_match(uint16_t a, uint16_t b)
 	return (a & 0x7fff) && (a & 0x7fff) == (b & 0x7fff) && ((a | b) & 0x8000);
 }
 
-bool rx_check_dst(struct uroce_context *ctx, unsigned port, const struct roce_pkt *pkt)
+bool rx_check_dst(struct uroce_context *ctx, unsigned port, const struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
-	if (ctx_port_has_gid(ctx, port, pkt->dip))
+	bool ok;
+
+	/* A connected QP takes packets only at the GID it sends from, as
+	 * rxe's check_addr: one compare per packet, and stricter than any
+	 * GID of the port. Datagrams, unknown QPNs and QPs without a peer
+	 * yet are checked against the port's table. */
+	if (qp && qp->type != UROCE_QPT_UD && qp->attr.qp_state >= UROCE_QPS_RTR &&
+	    qp->attr.qp_state <= UROCE_QPS_SQD)
+		ok = !memcmp(pkt->dip, qp->d.sip, 16);
+	else
+		ok = ctx_port_has_gid(ctx, port, pkt->dip);
+	if (ok)
 		return true;
 	ctx_count_drop(ctx, UROCE_DROP_BAD_DST_ADDR);
 	return false;
