@@ -153,7 +153,7 @@ void nd_table_init(struct nd_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-void nd_table_learn(struct nd_table *t, const uint8_t ip[16], const uint8_t mac[6], uint64_t now)
+static struct nd_neigh *nd_table_slot(struct nd_table *t, const uint8_t ip[16])
 {
 	struct nd_neigh *victim = &t->e[0];
 
@@ -167,16 +167,44 @@ void nd_table_learn(struct nd_table *t, const uint8_t ip[16], const uint8_t mac[
 		if (!e->used || (victim->used && e->stamp < victim->stamp))
 			victim = e;
 	}
-	memcpy(victim->ip, ip, 16);
-	memcpy(victim->mac, mac, 6);
-	victim->used = true;
-	victim->stamp = now;
+	return victim;
+}
+
+static struct nd_neigh *nd_table_find(struct nd_table *t, const uint8_t ip[16])
+{
+	for (unsigned i = 0; i < ND_NEIGH_MAX; i++)
+		if (t->e[i].used && !memcmp(t->e[i].ip, ip, 16))
+			return &t->e[i];
+	return NULL;
+}
+
+void nd_table_learn(struct nd_table *t, const uint8_t ip[16], const uint8_t mac[6], uint64_t now)
+{
+	struct nd_neigh *e = nd_table_slot(t, ip);
+
+	memcpy(e->ip, ip, 16);
+	memcpy(e->mac, mac, 6);
+	e->used = e->complete = true;
+	e->stamp = now;
+}
+
+void nd_table_solicit(struct nd_table *t, const uint8_t ip[16], uint64_t now)
+{
+	struct nd_neigh *e;
+
+	if (nd_table_find(t, ip))
+		return;
+	e = nd_table_slot(t, ip);
+	memcpy(e->ip, ip, 16);
+	e->used = true;
+	e->complete = false;
+	e->stamp = now;
 }
 
 bool nd_table_lookup(const struct nd_table *t, const uint8_t ip[16], uint8_t mac[6])
 {
 	for (unsigned i = 0; i < ND_NEIGH_MAX; i++)
-		if (t->e[i].used && !memcmp(t->e[i].ip, ip, 16)) {
+		if (t->e[i].used && t->e[i].complete && !memcmp(t->e[i].ip, ip, 16)) {
 			memcpy(mac, t->e[i].mac, 6);
 			return true;
 		}
@@ -196,17 +224,32 @@ enum nd_action nd_input(struct nd_table *t, struct nd_stats *st, const uint8_t m
 	for (unsigned i = 0; i < n_ips; i++)
 		mine |= !memcmp(m.target, my_ips[i], 16);
 	if (m.type == ND_TYPE_NA) {
-		/* an unsolicited NA for an address we have learned refreshes it too */
-		nd_table_learn(t, m.target, m.has_lladdr ? m.lladdr : m.smac, now);
+		const uint8_t *mac = m.has_lladdr ? m.lladdr : m.smac;
+		struct nd_neigh *e = nd_table_find(t, m.target);
+
+		if (m.dst[0] == 0xff && (m.flags & ND_NA_SOLICITED)) {
+			st->malformed++;
+			return ND_ACTION_MALFORMED;
+		}
+		/* only a solicited or known address, and a known one changes
+		 * its MAC only with Override */
+		if (!e || (e->complete && memcmp(e->mac, mac, 6) && !(m.flags & ND_NA_OVERRIDE))) {
+			st->ignored++;
+			return ND_ACTION_CONSUMED;
+		}
+		memcpy(e->mac, mac, 6);
+		e->complete = true;
+		e->stamp = now;
 		st->na_rx++;
 		return ND_ACTION_CONSUMED;
 	}
-	if (!is_zero(m.src) && m.has_lladdr)
-		nd_table_learn(t, m.src, m.lladdr, now);
 	if (!mine) {
 		st->ignored++;
 		return ND_ACTION_CONSUMED;
 	}
+	/* who solicits us is a neighbour we will answer (RFC 4861 7.2.3) */
+	if (!is_zero(m.src) && m.has_lladdr)
+		nd_table_learn(t, m.src, m.lladdr, now);
 	st->ns_rx++;
 	if (room < ND_FRAME_LEN)
 		return ND_ACTION_CONSUMED;

@@ -79,6 +79,7 @@ struct nd_neigh {
 	uint8_t ip[16];
 	uint8_t mac[6];
 	bool used;
+	bool complete;  /* false: we solicited it and wait for its NA */
 	uint64_t stamp; /* caller's clock when last confirmed; picks the victim */
 };
 
@@ -98,6 +99,9 @@ struct nd_stats {
 void nd_table_init(struct nd_table *t);
 /* Add or refresh ip -> mac; when full, replaces the least recently confirmed. */
 void nd_table_learn(struct nd_table *t, const uint8_t ip[16], const uint8_t mac[6], uint64_t now);
+/* We are about to solicit ip: an incomplete entry that its NA may fill. */
+void nd_table_solicit(struct nd_table *t, const uint8_t ip[16], uint64_t now);
+/* The MAC of a complete entry for ip. */
 bool nd_table_lookup(const struct nd_table *t, const uint8_t ip[16], uint8_t mac[6]);
 
 enum nd_action {
@@ -108,10 +112,13 @@ enum nd_action {
 
 /*
  * Handle one received NS/NA for the host my_mac with addresses my_ips[0..n):
- * an NA is learned (target -> its link-layer option, else the Ethernet
- * source); an NS with a source address is learned from; an NS for one of
- * my_ips is rewritten in place into the solicited NA (frame needs room for
- * ND_FRAME_LEN bytes). A DAD probe (source ::) for our address is answered
+ * an NA fills the entry of its target only when the table has one (we
+ * solicited it, or learned it before), and changes a known MAC only with
+ * the Override flag (RFC 4861 7.2.5); a solicited NA sent to a multicast
+ * address is malformed (7.1.2). An NS for one of my_ips teaches its
+ * source and is rewritten in place into the solicited NA (frame needs room
+ * for ND_FRAME_LEN bytes). So no host on the link can fill the table, or
+ * take over a known peer's address without an Override. A DAD probe (source ::) for our address is answered
  * to all-nodes, as RFC 4861 7.2.4 says.
  */
 enum nd_action nd_input(struct nd_table *t, struct nd_stats *st, const uint8_t my_mac[6], const uint8_t (*my_ips)[16],

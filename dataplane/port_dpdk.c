@@ -1067,6 +1067,7 @@ static int send_ns(struct port *p, struct dpdk_priv *d, const uint8_t target[16]
 
 	if (!m)
 		return -ENOBUFS;
+	nd_table_solicit(&d->nd, target, rte_get_tsc_cycles()); /* only what we asked for is learned */
 	len = nd_build_ns(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), p->mac, d->ll[0], target);
 	if (len < 0) {
 		rte_pktmbuf_free(m);

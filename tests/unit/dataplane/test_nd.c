@@ -66,8 +66,15 @@ static void test_kernel_frames(void)
 		memcpy(frame, kernel_ns, 86);
 		CHECK(nd_input(&t, &st, mac_b, &ip_a, 1, frame, 86, sizeof(frame), 2, &out) == ND_ACTION_CONSUMED &&
 		      st.ignored == 1, "an NS for another address answered");
-		/* an NA is learned */
+		/* an NA nobody asked for fills nothing: no host on the link can
+		 * fill the table or claim an address we never solicited */
 		nd_table_init(&t);
+		memcpy(frame, kernel_na, 86);
+		CHECK(nd_input(&t, &st, mac_a, &ip_a, 1, frame, 86, sizeof(frame), 3, &out) == ND_ACTION_CONSUMED &&
+		      !nd_table_lookup(&t, ip_b, mac) && st.na_rx == 0 && st.ignored == 2, "an unsolicited NA was learned");
+		/* the answer to our solicitation is learned */
+		nd_table_solicit(&t, ip_b, 3);
+		CHECK(!nd_table_lookup(&t, ip_b, mac), "an incomplete entry gives a MAC");
 		memcpy(frame, kernel_na, 86);
 		CHECK(nd_input(&t, &st, mac_a, &ip_a, 1, frame, 86, sizeof(frame), 3, &out) == ND_ACTION_CONSUMED &&
 		      nd_table_lookup(&t, ip_b, mac) && !memcmp(mac, mac_b, 6) && st.na_rx == 1, "NA not learned");
