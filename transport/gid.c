@@ -116,15 +116,17 @@ int gid_port_init(struct uroce_context *ctx, unsigned pi)
 	int rc;
 
 	if (port_is_kernel(cp->port)) {
-		rc = table_build_kernel(cp->port, &next);
-		if (rc)
-			return uroce_fail(rc, "port %u: cannot read the addresses of interface %d over netlink: %s", pi + 1,
-			                  cp->port->ifindex, strerror(-rc));
+		/* watch first, then read: a change between the two is then a
+		 * notification, not lost */
 		if (!ctx->nlw) {
 			ctx->nlw = nl_watch_open(err, sizeof(err));
 			if (!ctx->nlw)
 				return uroce_fail(-EIO, "port %u: %s", pi + 1, err);
 		}
+		rc = table_build_kernel(cp->port, &next);
+		if (rc)
+			return uroce_fail(rc, "port %u: cannot read the addresses of interface %d over netlink: %s", pi + 1,
+			                  cp->port->ifindex, strerror(-rc));
 	} else {
 		table_build_synthetic(cp->port, &next);
 	}
@@ -187,12 +189,13 @@ unsigned gid_slow_path(struct uroce_context *ctx)
 		struct ctx_port *cp = &ctx->ports[i];
 		bool up;
 
-		if (r.addr_dirty[i]) {
+		if (r.addr_dirty[i] || cp->gid_dirty) {
 			struct gid_table next = { 0 };
 
-			/* a failed read keeps the table it has: the next
-			 * notification tries again */
-			if (!table_build_kernel(cp->port, &next) && table_publish(cp, &next)) {
+			/* a failed read keeps the table it has and tries again
+			 * at the next poll, notified or not */
+			cp->gid_dirty = table_build_kernel(cp->port, &next) != 0;
+			if (!cp->gid_dirty && table_publish(cp, &next)) {
 				ctx_async_port_event(ctx, i, UROCE_EVENT_GID_CHANGE);
 				raised++;
 			}

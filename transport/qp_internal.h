@@ -217,6 +217,7 @@ struct gid_table {
 struct ctx_port {
 	struct port *port;
 	struct gid_table gids;
+	bool gid_dirty;         /* the last read of the kernel's addresses failed: read again */
 	bool link_up;           /* as last reported by PORT_ACTIVE / PORT_ERR */
 	uint16_t ip_id;
 	uint64_t drops[UROCE_DROP__COUNT]; /* transport drops of packets that arrived here */

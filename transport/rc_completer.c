@@ -260,6 +260,7 @@ void comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	 * stale: neither its AETH nor its credits may act (IBTA 9.9) */
 	if (!rx_response_in_window(qp, pkt->psn))
 		return;
+	qp->stats.rx_packets++;
 	/* every ACK-type AETH (ACK, atomic ACK, READ response but its middles)
 	 * carries the peer's credits */
 	if (op != ROCE_OP_READ_RESP_MIDDLE && (pkt->aeth.syndrome >> 5) == 0)

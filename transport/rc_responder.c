@@ -549,7 +549,6 @@ void qp_rx(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_p
 			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
 			return;
 		}
-		qp->stats.rx_packets++;
 		comp_rx(qp, pkt);
 		return;
 	}
