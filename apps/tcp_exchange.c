@@ -207,13 +207,16 @@ int tcp_exchange_accept(struct tcp_exchange *x, unsigned port)
 
 /* Until fd is ready for ev, running the transport meanwhile. The deadline
  * moves on while the peer's packets keep arriving. */
-static int wait_fd(struct tcp_exchange *x, short ev, uint64_t deadline)
+/* Wait for ev on the connection until *deadline; while the peer's packets
+ * keep arriving (activity) the deadline moves on, and the caller keeps the
+ * moved one for the rest of its message. */
+static int wait_fd(struct tcp_exchange *x, short ev, uint64_t *deadline)
 {
 	uint64_t seen = x->activity ? x->activity(x->arg) : 0;
 
 	for (;;) {
 		struct pollfd pfd = { .fd = x->fd, .events = ev };
-		int n = poll(&pfd, 1, x->progress ? PROGRESS_POLL_MS : ms_left(deadline, -1));
+		int n = poll(&pfd, 1, x->progress ? PROGRESS_POLL_MS : ms_left(*deadline, -1));
 
 		if (n > 0)
 			return 0;
@@ -223,14 +226,14 @@ static int wait_fd(struct tcp_exchange *x, short ev, uint64_t deadline)
 			return -EIO;
 		uint64_t t = now_ns();
 
-		if (!deadline || t < deadline)
+		if (!*deadline || t < *deadline)
 			continue;
 		uint64_t now_seen = x->activity ? x->activity(x->arg) : seen;
 
 		if (now_seen == seen)
 			return -ETIMEDOUT;
 		seen = now_seen;
-		deadline = deadline_after(x->timeout_s);
+		*deadline = deadline_after(x->timeout_s);
 	}
 }
 
@@ -259,7 +262,7 @@ int tcp_exchange_send(struct tcp_exchange *x, const void *buf, size_t len)
 		} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
 			rc = errno == EPIPE ? -ECONNRESET : -errno;
 		} else {
-			rc = wait_fd(x, POLLOUT, deadline);
+			rc = wait_fd(x, POLLOUT, &deadline);
 		}
 	}
 	if (rc)
@@ -284,7 +287,7 @@ int tcp_exchange_recv(struct tcp_exchange *x, void *buf, size_t len)
 		} else if (errno != EAGAIN && errno != EINTR) {
 			rc = -errno;
 		} else {
-			rc = wait_fd(x, POLLIN, deadline);
+			rc = wait_fd(x, POLLIN, &deadline);
 		}
 	}
 	if (rc)

@@ -107,7 +107,9 @@ static uint64_t parse_u64(const char *opt, const char *s, uint64_t min, uint64_t
 	unsigned long long v;
 
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	/* decimal, or hex after 0x, as the help says: base 0 would read a
+	 * leading 0 as octal ("010" = 8) */
+	v = strtoull(s, &end, (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? 16 : 10);
 	/* strtoull would take "-3" as 2^64-3 */
 	if (*s == '-' || end == s || errno || *end || v < min || v > max) {
 		fprintf(stderr, "uroce-impair: %s '%s' is not an integer in range; accepted: %s\n", opt, s, accepted);
