@@ -118,10 +118,12 @@ static enum uroce_qp_state qp_state(struct uroce_qp *qp)
 	return a.qp_state;
 }
 
-static struct uroce_qp *make_qp(enum uroce_qp_type type, uint8_t max_dest_rd_atomic, uint32_t rq_psn,
-                                uint32_t sq_psn)
+/* A QP of type connected to the raw port's PEER_QPN, taken to RTS, with
+ * both its CQs on qcq and queues of 64 WRs. */
+static struct uroce_qp *make_qp_cq(enum uroce_qp_type type, uint8_t max_dest_rd_atomic, uint32_t rq_psn,
+                                   uint32_t sq_psn, struct uroce_cq *qcq)
 {
-	struct uroce_qp_init_attr ia = { .qp_type = type, .send_cq = cq, .recv_cq = cq };
+	struct uroce_qp_init_attr ia = { .qp_type = type, .send_cq = qcq, .recv_cq = qcq };
 	struct uroce_qp_attr a;
 	struct uroce_qp *qp;
 
@@ -164,6 +166,12 @@ static struct uroce_qp *make_qp(enum uroce_qp_type type, uint8_t max_dest_rd_ato
 	                                                                        UROCE_QP_MAX_QP_RD_ATOMIC : 0)) == 0,
 	        "rts: %s", uroce_last_error());
 	return qp;
+}
+
+static struct uroce_qp *make_qp(enum uroce_qp_type type, uint8_t max_dest_rd_atomic, uint32_t rq_psn,
+                                uint32_t sq_psn)
+{
+	return make_qp_cq(type, max_dest_rd_atomic, rq_psn, sq_psn, cq);
 }
 
 static void write_only(struct roce_pkt *p, uint32_t dqpn, uint32_t psn, uint32_t off, const uint8_t *data, uint32_t len)
@@ -434,8 +442,6 @@ static void case_cq_overrun(void)
 {
 	struct uroce_cq *small;
 	struct uroce_qp *qp;
-	struct uroce_qp_init_attr ia = { .qp_type = UROCE_QPT_UC };
-	struct uroce_qp_attr a;
 	struct uroce_async_event ev;
 	struct uroce_wc wc[16];
 	struct roce_pkt p;
@@ -445,24 +451,7 @@ static void case_cq_overrun(void)
 	saw_qp_event(UROCE_EVENT_QP_FATAL, NULL); /* forget the earlier cases' events */
 	CHECK(uroce_get_async_event(ctx, &ev) == -EAGAIN, "an event left after draining");
 	REQUIRE(uroce_cq_create(ctx, 4, &small) == 0, "cq");
-	ia.send_cq = ia.recv_cq = small;
-	ia.cap.max_send_wr = ia.cap.max_recv_wr = 32;
-	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
-	REQUIRE(uroce_qp_create(pd, &ia, &qp) == 0, "qp: %s", uroce_last_error());
-	memset(&a, 0, sizeof(a));
-	a.qp_state = UROCE_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = 15;
-	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS) == 0,
-	        "init");
-	a.qp_state = UROCE_QPS_RTR;
-	a.path_mtu = UROCE_MTU_1024;
-	a.dest_qp_num = PEER_QPN;
-	a.rq_psn = 0;
-	roce_ipv4_mapped(a.ah_attr.dgid, raw->ipv4_be);
-	a.ah_attr.sgid_index = 1; /* IPv4-mapped, as the dgid */
-	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
-	                                        UROCE_QP_RQ_PSN) == 0, "rtr: %s", uroce_last_error());
+	qp = make_qp_cq(UROCE_QPT_UC, 0, 0, 0, small);
 	for (unsigned i = 0; i < 32; i++) {
 		struct uroce_sge sg = { (uint64_t)(uintptr_t)(region + 64 * i), 64, mr->lkey };
 		struct uroce_recv_wr wr = { .wr_id = i, .sg_list = &sg, .num_sge = 1 };
