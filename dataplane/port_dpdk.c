@@ -959,14 +959,10 @@ static void dpdk_poll(struct port *p)
 
 /* ---- neighbours ------------------------------------------------------ */
 
-static int send_arp_request(struct port *p, struct dpdk_priv *d, uint32_t tip_be)
+/* Send a control frame the caller built into m (len bytes, or a negative
+ * errno from its builder, which frees m). */
+static int send_ctl(struct port *p, struct dpdk_priv *d, struct rte_mbuf *m, int len)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(d->pool);
-	int len;
-
-	if (!m)
-		return -ENOBUFS;
-	len = arp_build_request(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), p->mac, p->ipv4_be, tip_be);
 	if (len < 0) {
 		rte_pktmbuf_free(m);
 		return len;
@@ -974,9 +970,22 @@ static int send_arp_request(struct port *p, struct dpdk_priv *d, uint32_t tip_be
 	m->data_len = (uint16_t)len;
 	m->pkt_len = (uint32_t)len;
 	queue_ctl(p, d, m);
-	d->arp_stats.requests_tx++;
 	flush_ctl(d);
 	return 0;
+}
+
+static int send_arp_request(struct port *p, struct dpdk_priv *d, uint32_t tip_be)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(d->pool);
+	int rc;
+
+	if (!m)
+		return -ENOBUFS;
+	rc = send_ctl(p, d, m, arp_build_request(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), p->mac,
+	                                         p->ipv4_be, tip_be));
+	if (!rc)
+		d->arp_stats.requests_tx++;
+	return rc;
 }
 
 static bool is_dpdk(const struct port *p)
@@ -1063,22 +1072,16 @@ int port_dpdk_resolve(struct port *p, uint32_t ipv4_be, uint8_t mac[6], int time
 static int send_ns(struct port *p, struct dpdk_priv *d, const uint8_t target[16])
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(d->pool);
-	int len;
+	int rc;
 
 	if (!m)
 		return -ENOBUFS;
 	nd_table_solicit(&d->nd, target, rte_get_tsc_cycles()); /* only what we asked for is learned */
-	len = nd_build_ns(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), p->mac, d->ll[0], target);
-	if (len < 0) {
-		rte_pktmbuf_free(m);
-		return len;
-	}
-	m->data_len = (uint16_t)len;
-	m->pkt_len = (uint32_t)len;
-	queue_ctl(p, d, m);
-	d->nd_stats.ns_tx++;
-	flush_ctl(d);
-	return 0;
+	rc = send_ctl(p, d, m, nd_build_ns(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), p->mac, d->ll[0],
+	                                   target));
+	if (!rc)
+		d->nd_stats.ns_tx++;
+	return rc;
 }
 
 static int nd_ask(struct port *p, struct dpdk_priv *d, const void *addr)
