@@ -6,6 +6,19 @@
 
 #include "transport/qp_internal.h"
 
+struct ah_args {
+	struct uroce_pd *pd;
+	const struct uroce_ah_attr *attr;
+	struct uroce_ah **out;
+};
+
+static int ah_create_call(void *arg)
+{
+	struct ah_args *a = arg;
+
+	return uroce_ah_create(a->pd, a->attr, a->out);
+}
+
 int uroce_ah_create(struct uroce_pd *pd, const struct uroce_ah_attr *attr, struct uroce_ah **out)
 {
 	struct uroce_ah *ah;
@@ -13,6 +26,14 @@ int uroce_ah_create(struct uroce_pd *pd, const struct uroce_ah_attr *attr, struc
 
 	if (!pd || !attr || !out)
 		return uroce_fail(-EINVAL, "uroce_ah_create: pd, attr and out are required");
+	/* The MAC is resolved on the engine thread, as for a QP's AV: a DPDK
+	 * port resolves by polling its own receive queue, which only the
+	 * engine may touch. */
+	if (ctx_remote(pd->ctx)) {
+		struct ah_args a = { pd, attr, out };
+
+		return ctx_call(pd->ctx, ah_create_call, &a);
+	}
 	ah = calloc(1, sizeof(*ah));
 	if (!ah)
 		return uroce_fail(-ENOMEM, "uroce_ah_create: out of memory");

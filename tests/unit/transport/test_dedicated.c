@@ -107,6 +107,18 @@ int main(void)
 		CHECK(uroce_context_create(&bad, &ca) == -EINVAL, "mode 7 accepted");
 	}
 	REQUIRE(uroce_pd_alloc(a.ctx, &a.pd) == 0, "pd");
+	{
+		/* an AH from an app thread resolves on the engine thread; its
+		 * errors come back with their text */
+		struct uroce_ah_attr aa = { .sgid_index = 1 };
+		struct uroce_ah *ah;
+
+		REQUIRE(uroce_query_gid(a.ctx, 1, 1, aa.dgid) == 0, "gid: %s", uroce_last_error());
+		CHECK(uroce_ah_create(a.pd, &aa, &ah) == 0 && uroce_ah_destroy(ah) == 0, "ah: %s", uroce_last_error());
+		aa.port_num = 9;
+		CHECK(uroce_ah_create(a.pd, &aa, &ah) == -EINVAL && strstr(uroce_last_error(), "uroce_ah_create"),
+		      "a bad AH from an app thread: '%s'", uroce_last_error());
+	}
 	a.buf = aligned_alloc(4096, 4 * NSLOTS * SLOT);
 	REQUIRE(a.buf, "buf");
 	memset(a.buf, 0, 4 * NSLOTS * SLOT);
