@@ -11,7 +11,7 @@ a region the case must not touch) changed, and the legitimate connection
 went on with its data verified. One line per case, PASS or FAIL; exit 1 on
 any failure.
 
-  conformance.py --iface IF --my-mac MAC --ctl UNIX_SOCKET --my-ip A --spoof-ip B --other-ip C [--only TEXT]
+  conformance.py --iface IF --my-mac MAC --ctl UNIX_SOCKET --my-ip A --spoof-ip B --other-ip C --srv-ip2 D [--only TEXT]
 """
 import argparse
 import json
@@ -426,6 +426,14 @@ def cases(s):
         return dropped("rc", "bad_dst_addr")
 
     @case
+    def dst_other_gid_of_port(st):
+        # rxe's check_addr: a connected QP takes packets at its own GID
+        # only, not at any address of the port
+        v = s.victim("rc")
+        s.wire.send([write_only(s, v, 256, payload(64, 61), dst=a.srv_ip2)])
+        return dropped("rc", "bad_dst_addr")
+
+    @case
     def wrong_pkey(st):
         v = s.victim("rc")
         s.wire.send([write_only(s, v, 256, payload(64, 7), pkey=0x1234)])
@@ -581,6 +589,26 @@ def cases(s):
                                [(ACK, psn_add(p, n), NAK_INVALID_REQ)])
 
     @case
+    def duplicate_read_holds_no_resource(st):
+        # Anyone on the link can send a duplicate READ (it needs no
+        # in-window PSN). Its answer, sent again, must not hold a responder
+        # resource: with both resources' READs answered, duplicates of them
+        # and a new READ in one burst: the new READ is answered, no NAK.
+        v = s.victim("rc")
+        n = v["max_dest_rd_atomic"]
+        p = v["rq_psn"]
+
+        def read(i):
+            return s.frame(RC | READ_REQUEST, v["qpn"], psn_add(p, i), RETH(va=v["va"] + 64 * i, rkey=v["rkey"],
+                                                                            dma_len=64))
+        s.wire.send([read(i) for i in range(n)])
+        time.sleep(0.2)  # their answers have left: no resource is busy
+        s.ctl.cmd("hold 30")
+        s.wire.send([read(i) for i in range(n)] + [read(n)])
+        return {"drops": {"duplicate": n}, "qp": "rc", "state": "RTS", "rq_psn": psn_add(p, n + 1),
+                "responses": [(RC | READ_RESP_ONLY, psn_add(p, i), None) for i in range(n + 1)]}
+
+    @case
     def read_with_zero_responder_resources(st):
         v = s.victim("rc0")
         s.wire.send([s.frame(RC | READ_REQUEST, v["qpn"], v["rq_psn"],
@@ -724,6 +752,8 @@ def main():
     ap.add_argument("--my-ip", required=True, help="this host: the victims' connected peer")
     ap.add_argument("--spoof-ip", required=True, help="a source address no QP is connected to")
     ap.add_argument("--other-ip", required=True, help="a destination address that is not the server's")
+    ap.add_argument("--srv-ip2", required=True,
+                    help="a second address of the server's port (in its GID table), not the one its QPs use")
     ap.add_argument("--only", help="run only the cases whose names contain this")
     args = ap.parse_args()
     random.seed(7)

@@ -22,13 +22,14 @@ P=$NETNS_PREFIX
 SRV=$P-srv CLI=$P-cli ATK=$P-atk BR=$P-br
 NET=10.86.$(($$ % 200 + 20))
 SRV_IP=$NET.1 CLI_IP=$NET.2 ATK_IP=$NET.3 SPOOF_IP=$NET.4 OTHER_IP=$NET.99
+SRV_IP2=$NET.5 # a second address of the server's port: in its GID table, not the QPs' own
 netns_add "$SRV" "$CLI" "$ATK" "$BR"
 ip -n "$BR" link add br0 type bridge || netns_die "cannot create the bridge"
 ip -n "$BR" link set br0 up
 # Bridged IPv4 must not go through netfilter, which drops frames shorter than
 # their IP length before the server could count them.
 ip netns exec "$BR" sh -c 'for f in /proc/sys/net/bridge/bridge-nf-call-*; do [ -e "$f" ] && echo 0 >"$f"; done'
-netns_veth "$SRV" h5s "$BR" h5s-b --ip-a "$SRV_IP/24"
+netns_veth "$SRV" h5s "$BR" h5s-b --ip-a "$SRV_IP/24" --ip-a "$SRV_IP2/24"
 netns_veth "$CLI" h5c "$BR" h5c-b --ip-a "$CLI_IP/24"
 netns_veth "$ATK" h5a "$BR" h5a-b --ip-a "$ATK_IP/24"
 for p in h5s-b h5c-b h5a-b; do ip -n "$BR" link set "$p" master br0 || netns_die "cannot bridge $p"; done
@@ -52,7 +53,7 @@ cli=$NETNS_PID
 netns_wait_file "$NETNS_TMP/ready" "$srv" 30 || netns_die "the legit connection did not come up"
 
 ip netns exec "$ATK" timeout 200 "$PY" "$SCRIPT" --iface h5a --my-mac "$ATK_MAC" --ctl "$CTL" \
-	--my-ip "$ATK_IP" --spoof-ip "$SPOOF_IP" --other-ip "$OTHER_IP" "$@"
+	--my-ip "$ATK_IP" --spoof-ip "$SPOOF_IP" --other-ip "$OTHER_IP" --srv-ip2 "$SRV_IP2" "$@"
 rc=$?
 # The client first, so it does not see the server go away mid-iteration.
 netns_stop "$cli"; crc=$?
