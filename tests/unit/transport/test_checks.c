@@ -174,6 +174,18 @@ static struct uroce_qp *make_qp(enum uroce_qp_type type, uint8_t max_dest_rd_ato
 	return make_qp_cq(type, max_dest_rd_atomic, rq_psn, sq_psn, cq);
 }
 
+/* The peer READs len bytes from the start of the region at psn. */
+static void send_read(struct uroce_qp *qp, uint32_t psn, uint32_t len)
+{
+	struct roce_pkt p;
+
+	pkt_init(&p, ROCE_TR_RC | ROCE_OP_READ_REQUEST, uroce_qp_num(qp), psn);
+	p.reth.va = (uint64_t)(uintptr_t)region;
+	p.reth.rkey = mr->rkey;
+	p.reth.dma_len = len;
+	send_raw(&p);
+}
+
 static void write_only(struct roce_pkt *p, uint32_t dqpn, uint32_t psn, uint32_t off, const uint8_t *data, uint32_t len)
 {
 	pkt_init(p, ROCE_TR_RC | ROCE_OP_WRITE_ONLY, dqpn, psn);
@@ -314,11 +326,7 @@ static void case_responder_resources(void)
 	struct roce_pkt p;
 	uint64_t lim0 = drops(UROCE_DROP_RD_ATOMIC_LIMIT), mis0 = drops(UROCE_DROP_MISALIGNED);
 
-	pkt_init(&p, ROCE_TR_RC | ROCE_OP_READ_REQUEST, uroce_qp_num(qp), 10);
-	p.reth.va = (uint64_t)(uintptr_t)region;
-	p.reth.rkey = mr->rkey;
-	p.reth.dma_len = 256;
-	send_raw(&p);
+	send_read(qp, 10, 256);
 	settle();
 	CHECK(drops(UROCE_DROP_RD_ATOMIC_LIMIT) == lim0 + 1 && last_syn == AETH_NAK_INVALID_REQ,
 	      "READ with max_dest_rd_atomic 0: rd_atomic_limit +%llu, NAK 0x%x",
@@ -332,11 +340,7 @@ static void case_responder_resources(void)
 	qp = make_qp(UROCE_QPT_RC, 2, 10, 0);
 	lim0 = drops(UROCE_DROP_RD_ATOMIC_LIMIT);
 	for (unsigned i = 0; i < 3; i++) {
-		pkt_init(&p, ROCE_TR_RC | ROCE_OP_READ_REQUEST, uroce_qp_num(qp), 10 + 32 * i);
-		p.reth.va = (uint64_t)(uintptr_t)region;
-		p.reth.rkey = mr->rkey;
-		p.reth.dma_len = 32768;
-		send_raw(&p);
+		send_read(qp, 10 + 32 * i, 32768);
 	}
 	got_pkts = 0;
 	settle();
@@ -352,11 +356,7 @@ static void case_responder_resources(void)
 	lim0 = drops(UROCE_DROP_RD_ATOMIC_LIMIT);
 	for (unsigned i = 0; i < 2; i++) {
 		got_pkts = 0;
-		pkt_init(&p, ROCE_TR_RC | ROCE_OP_READ_REQUEST, uroce_qp_num(qp), 10 + 4 * i);
-		p.reth.va = (uint64_t)(uintptr_t)region;
-		p.reth.rkey = mr->rkey;
-		p.reth.dma_len = 4096;
-		send_raw(&p);
+		send_read(qp, 10 + 4 * i, 4096);
 		settle();
 		CHECK(got_pkts == 4, "READ %u: %u response packets, want 4", i, got_pkts);
 	}
@@ -370,11 +370,7 @@ static void case_responder_resources(void)
 	 * still waits for READ 14 would not have sent READ 18) */
 	got_pkts = 0;
 	for (unsigned i = 0; i < 2; i++) {
-		pkt_init(&p, ROCE_TR_RC | ROCE_OP_READ_REQUEST, uroce_qp_num(qp), 14 + 4 * i);
-		p.reth.va = (uint64_t)(uintptr_t)region;
-		p.reth.rkey = mr->rkey;
-		p.reth.dma_len = 4096;
-		send_raw(&p);
+		send_read(qp, 14 + 4 * i, 4096);
 	}
 	settle();
 	CHECK(got_pkts == 4 && drops(UROCE_DROP_RD_ATOMIC_LIMIT) == lim0 && qp_state(qp) == UROCE_QPS_RTS,
