@@ -34,9 +34,13 @@ enum {
 #define PP_MAX_SIZE (1u << 30)     /* largest message we allocate for */
 #define PP_MAX_RX_DEPTH 65536u     /* receives kept posted; CQ is one more */
 #define PP_DEFAULT_TIMEOUT_S 60
-/* After the last completion an RC end keeps the transport running this long,
- * so the ACK of the peer's last message leaves before the QP is destroyed. */
-#define PP_RC_LINGER_NS 100000000ull
+/* After the last completion an RC end keeps the transport running until it
+ * has been quiet this long (at most PP_RC_LINGER_MAX_NS), so that the ACK
+ * of the peer's last message leaves before the QP is destroyed, and is
+ * sent again when the peer retransmits because the first one was lost
+ * (rdma-core's local ACK timeout 14 is 67 ms: several fit in the quiet). */
+#define PP_RC_LINGER_QUIET_NS 300000000ull
+#define PP_RC_LINGER_MAX_NS 3000000000ull
 
 /* "LID:QPN:PSN:GID" as rdma-core writes it: 4+1+6+1+6+1+32 chars and a NUL. */
 #define PP_MSG_LEN (sizeof "0000:000000:000000:00000000000000000000000000000000")
@@ -1064,11 +1068,16 @@ static int run(const struct pp_opts *o, struct pp_ctx *c)
 	}
 
 	if (o->mode == PP_RC) {
-		uint64_t until = now_ns() + PP_RC_LINGER_NS;
+		uint64_t t = now_ns(), quiet_until = t + PP_RC_LINGER_QUIET_NS, stop = t + PP_RC_LINGER_MAX_NS;
 
-		while (now_ns() < until)
-			if (uroce_progress(c->ctx) < 0)
+		while ((t = now_ns()) < quiet_until && t < stop) {
+			int n = uroce_progress(c->ctx);
+
+			if (n < 0)
 				break;
+			if (n > 0) /* the peer still sends: it has not had our last ACK */
+				quiet_until = t + PP_RC_LINGER_QUIET_NS;
+		}
 	}
 	return 0;
 }
