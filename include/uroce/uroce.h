@@ -368,6 +368,52 @@ struct uroce_qp_cap {
 	uint32_t max_inline_data;
 };
 
+/** How a connected QP recovers from loss; both ends must choose the same
+ * (docs/reliability.md). */
+enum uroce_reliability {
+	UROCE_REL_RC = 0, /**< IBTA go-back-N: wire-compatible with rdma-core and RoCE NICs */
+	UROCE_REL_SR,     /**< selective repeat: SACK bitmaps, time-based loss detection (uroce at both ends) */
+	UROCE_REL_EC,     /**< erasure coding (k data + m parity chunks), repaired by sr when decoding fails */
+	UROCE_REL__COUNT
+};
+
+/** When the receiver completes messages (sr/ec; rc is always ordered). */
+enum uroce_ordering {
+	UROCE_ORDER_ORDERED = 0, /**< in the order the peer posted them */
+	UROCE_ORDER_UNORDERED,   /**< each as soon as it is whole */
+	UROCE_ORDER__COUNT
+};
+
+/** Erasure code of an ec QP. */
+enum uroce_ec_code {
+	UROCE_EC_RS = 0, /**< Reed-Solomon (ISA-L): any k of the k+m chunks decode */
+	UROCE_EC_XOR,    /**< parity i = XOR of the data chunks j with j % m == i */
+	UROCE_EC__COUNT
+};
+
+/** How an sr sender decides a packet is lost. */
+enum uroce_loss_detect {
+	UROCE_LOSS_RACK = 0, /**< a later packet was acknowledged and a reordering window passed; tail-loss probe; RTO */
+	UROCE_LOSS_RTO,      /**< only the retransmission timeout (SDR's "SR RTO") */
+	UROCE_LOSS__COUNT
+};
+
+/** Reliability attributes of a QP; all zero = rc. Zero fields take the
+ * defaults named. */
+struct uroce_rel_attr {
+	enum uroce_reliability reliability;
+	enum uroce_ordering ordering;
+	enum uroce_loss_detect loss;
+	uint32_t rto_min_us;     /**< floor of the RTO (srtt + 4 rttvar); 0 = 200 us */
+	uint32_t rto_rtts;       /**< nonzero: RTO = rto_rtts x srtt instead (still >= the floor) */
+	uint32_t window_pkts;    /**< packets in flight, 16..1024; 0 = 256 */
+	uint32_t window_bytes;   /**< bytes in flight; 0 = window_pkts x MTU */
+	enum uroce_ec_code ec_code;
+	uint8_t ec_k, ec_m;      /**< chunks per submessage: 1 <= k <= 64, 1 <= m <= 32; 0 = 32 and 8 */
+	uint32_t ec_fto_us;      /**< receiver's fallback timeout after a message's expected end; 0 = 2 x RTO */
+	uint32_t chunk_pkts;     /**< partial-completion bitmap: MTUs per chunk; 0 = 1 */
+};
+
 struct uroce_qp_init_attr {
 	enum uroce_qp_type qp_type;
 	struct uroce_cq *send_cq;
@@ -376,7 +422,19 @@ struct uroce_qp_init_attr {
 	struct uroce_qp_cap cap; /**< in: wanted; out: granted */
 	int sq_sig_all;          /**< every send WR is signaled */
 	void *qp_context;
+	/** RC only: rc, sr or ec. An sr/ec QP takes two QP numbers: its own
+	 * for data and the next one for control (SACK/NACK). */
+	struct uroce_rel_attr rel;
 };
+
+/** Name of a reliability mode ("sr"), or NULL. */
+const char *uroce_reliability_str(enum uroce_reliability rel);
+/** Parse "rc", "sr" or "ec"; 0 or -EINVAL. */
+int uroce_reliability_parse(const char *s, enum uroce_reliability *out);
+/** Name of an ordering ("ordered"/"unordered"), or NULL. */
+const char *uroce_ordering_str(enum uroce_ordering ord);
+/** Parse "ordered" or "unordered"; 0 or -EINVAL. */
+int uroce_ordering_parse(const char *s, enum uroce_ordering *out);
 
 /** Attribute mask for uroce_qp_modify (same values as enum ibv_qp_attr_mask). */
 enum uroce_qp_attr_mask {
@@ -581,6 +639,16 @@ struct uroce_qp_stats {
 	uint64_t out_of_sequence;    /**< packets ahead of the expected PSN */
 	uint64_t access_errors;      /**< requests refused for rkey/bounds/access */
 	uint64_t credit_waits;       /**< RC: a SEND/WRITE_IMM held back for lack of the peer's credits */
+	/* sr / ec */
+	uint64_t sacks_sent, sacks_rcvd;
+	uint64_t rack_losses;        /**< packets declared lost by RACK (a later one was acknowledged) */
+	uint64_t tlp_probes;         /**< tail-loss probes sent */
+	uint64_t rto_losses;         /**< packets declared lost by the retransmission timeout */
+	uint64_t spurious_retx;      /**< retransmitted packets whose first copy had arrived (seen as duplicates) */
+	uint64_t parity_sent;        /**< ec parity packets sent */
+	uint64_t ec_recovered;       /**< ec data packets rebuilt by decoding */
+	uint64_t ec_nacks_sent, ec_nacks_rcvd;
+	uint64_t srtt_ns, rto_ns;    /**< the sr sender's smoothed RTT and RTO now */
 };
 /** Read a QP's counters. */
 int uroce_qp_stats(struct uroce_qp *qp, struct uroce_qp_stats *stats);
