@@ -82,8 +82,8 @@ def _ymax(M, p):
 #            = clamp(M + a + floor((b - (y-1)*O)/t), 0, M)
 # (y_i(s) = 1 + floor((s - i*t)/O) is the most transmissions chunk i can
 # have made by s) we have log F(s) = sum_y (n_y - n_{y+1}) * log(1 - p**y).
-# Writing the deficits m_y = M - n_y and v_y = w_y - w_{y-1} (w_y = log(1 - p**y),
-# w_{Y+1} = 0, so every v_y > 0):   log F = -sum_{y>=2} v_y * m_y,
+# Writing the deficits m_y = M - n_y and v_y = w_y - w_{y-1}
+# (w_y = log(1 - p**y), w_{Y+1} = 0, so every v_y > 0):   log F = -sum_{y>=2} v_y * m_y,
 # a sum of same-sign terms (no cancellation).
 #
 # The jumps of floor((b - (y-1)O)/t) in b sit at fmod((y-1)O, t), the same
@@ -315,7 +315,8 @@ def ec_expected(M, t_inj, rtt, p, code="rs", k=32, m=8, rto=None, beta=1.0,
         no retransmission time at all, though a fallback happens 26% of the
         time) - hence the default is the other variant.
     variant="exact" (default): base + P_fallback*(rtt + beta*rtt)
-                     + sum_{f>=1} P(F=f) * E[T_SR(f*k)],  F ~ Binomial(L, 1-P_EC)
+                     + sum_{f>=1} P(F=f) * E[T_SR(f*k)],
+        F ~ Binomial(L, 1-P_EC)
         i.e. the mean over the actual number of failed submessages.
 
     rto is the fallback SR's timeout (default 3*rtt, "SR RTO").  Like the
