@@ -83,7 +83,8 @@ def _ymax(M, p):
 # (y_i(s) = 1 + floor((s - i*t)/O) is the most transmissions chunk i can
 # have made by s) we have log F(s) = sum_y (n_y - n_{y+1}) * log(1 - p**y).
 # Writing the deficits m_y = M - n_y and v_y = w_y - w_{y-1}
-# (w_y = log(1 - p**y), w_{Y+1} = 0, so every v_y > 0):   log F = -sum_{y>=2} v_y * m_y,
+# (w_y = log(1 - p**y), w_{Y+1} = 0, so every v_y > 0):
+#     log F = -sum_{y>=2} v_y * m_y,
 # a sum of same-sign terms (no cancellation).
 #
 # The jumps of floor((b - (y-1)O)/t) in b sit at fmod((y-1)O, t), the same
