@@ -1,0 +1,243 @@
+/* The reliability options shared by uroce-perf and uroce-pingpong; see
+ * rel_args.h. Ranges are uroce.h's (struct uroce_rel_attr).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rel_args.h"
+
+#define REL_RTO_MIN_US_MAX 10000000u /* 10 s: a floor above that is no floor */
+#define REL_RTO_RTTS_MAX 1000u
+#define REL_WINDOW_MIN 16u
+#define REL_WINDOW_MAX 1024u
+#define REL_EC_K_MAX 64u
+#define REL_EC_M_MAX 32u
+
+static const char *const opt_names[REL_OPT__END - REL_OPT_RELIABILITY] = {
+	[REL_OPT_RELIABILITY - REL_OPT_RELIABILITY] = "--reliability",
+	[REL_OPT_ORDERING - REL_OPT_RELIABILITY] = "--ordering",
+	[REL_OPT_EC - REL_OPT_RELIABILITY] = "--ec",
+	[REL_OPT_EC_K - REL_OPT_RELIABILITY] = "--ec-k",
+	[REL_OPT_EC_M - REL_OPT_RELIABILITY] = "--ec-m",
+	[REL_OPT_RTO_MIN_US - REL_OPT_RELIABILITY] = "--rto-min-us",
+	[REL_OPT_RTO_RTTS - REL_OPT_RELIABILITY] = "--rto-rtts",
+	[REL_OPT_LOSS - REL_OPT_RELIABILITY] = "--loss",
+	[REL_OPT_WINDOW_PKTS - REL_OPT_RELIABILITY] = "--window-pkts",
+};
+
+#define BIT(opt) (1u << ((opt) - REL_OPT_RELIABILITY))
+#define EC_OPTS (BIT(REL_OPT_EC) | BIT(REL_OPT_EC_K) | BIT(REL_OPT_EC_M))
+#define TUNING_OPTS (BIT(REL_OPT_RTO_MIN_US) | BIT(REL_OPT_RTO_RTTS) | BIT(REL_OPT_LOSS) | BIT(REL_OPT_WINDOW_PKTS))
+
+static const char *const ec_names[UROCE_EC__COUNT] = { [UROCE_EC_RS] = "rs", [UROCE_EC_XOR] = "xor" };
+static const char *const loss_names[UROCE_LOSS__COUNT] = { [UROCE_LOSS_RACK] = "rack", [UROCE_LOSS_RTO] = "rto" };
+
+static int name_index(const char *s, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return -1;
+}
+
+/* A decimal number in lo..hi: digits only, no sign, no suffix. */
+static int number(const char *s, unsigned long lo, unsigned long hi, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int rel_args_option(struct rel_args *ra, int opt, const char *value, char *err, size_t errlen)
+{
+	struct uroce_rel_attr *a = &ra->attr;
+	const char *name;
+	uint32_t v;
+	int i;
+
+	if (opt < REL_OPT_RELIABILITY || opt >= REL_OPT__END)
+		return 0;
+	name = opt_names[opt - REL_OPT_RELIABILITY];
+	switch ((enum rel_opt)opt) {
+	case REL_OPT_RELIABILITY: {
+		enum uroce_reliability r;
+
+		if (uroce_reliability_parse(value, &r)) {
+			snprintf(err, errlen, "%s '%s': accepted: rc, sr, ec", name, value);
+			return -1;
+		}
+		a->reliability = r;
+		break;
+	}
+	case REL_OPT_ORDERING: {
+		enum uroce_ordering o;
+
+		if (uroce_ordering_parse(value, &o)) {
+			snprintf(err, errlen, "%s '%s': accepted: ordered, unordered", name, value);
+			return -1;
+		}
+		a->ordering = o;
+		break;
+	}
+	case REL_OPT_EC:
+		i = name_index(value, ec_names, UROCE_EC__COUNT);
+		if (i < 0) {
+			snprintf(err, errlen, "%s '%s': accepted: rs, xor", name, value);
+			return -1;
+		}
+		a->ec_code = (enum uroce_ec_code)i;
+		break;
+	case REL_OPT_LOSS:
+		i = name_index(value, loss_names, UROCE_LOSS__COUNT);
+		if (i < 0) {
+			snprintf(err, errlen, "%s '%s': accepted: rack, rto", name, value);
+			return -1;
+		}
+		a->loss = (enum uroce_loss_detect)i;
+		break;
+	case REL_OPT_EC_K:
+	case REL_OPT_EC_M:
+	case REL_OPT_RTO_MIN_US:
+	case REL_OPT_RTO_RTTS:
+	case REL_OPT_WINDOW_PKTS: {
+		static const uint32_t lo[] = { 1, 1, 1, 1, REL_WINDOW_MIN };
+		static const uint32_t hi[] = { REL_EC_K_MAX, REL_EC_M_MAX, REL_RTO_MIN_US_MAX, REL_RTO_RTTS_MAX,
+					       REL_WINDOW_MAX };
+		int k = opt == REL_OPT_EC_K ? 0 : opt == REL_OPT_EC_M ? 1 : opt == REL_OPT_RTO_MIN_US ? 2
+			: opt == REL_OPT_RTO_RTTS ? 3 : 4;
+
+		if (number(value, lo[k], hi[k], &v)) {
+			snprintf(err, errlen, "%s '%s' is not a number in %u..%u", name, value, lo[k], hi[k]);
+			return -1;
+		}
+		if (opt == REL_OPT_EC_K)
+			a->ec_k = (uint8_t)v;
+		else if (opt == REL_OPT_EC_M)
+			a->ec_m = (uint8_t)v;
+		else if (opt == REL_OPT_RTO_MIN_US)
+			a->rto_min_us = v;
+		else if (opt == REL_OPT_RTO_RTTS)
+			a->rto_rtts = v;
+		else
+			a->window_pkts = v;
+		break;
+	}
+	case REL_OPT__END:
+		return 0;
+	}
+	ra->given |= BIT(opt);
+	return 1;
+}
+
+/* The first option of MASK on the command line, for a message. */
+static const char *first_given(const struct rel_args *ra, unsigned mask)
+{
+	for (int i = 0; i < REL_OPT__END - REL_OPT_RELIABILITY; i++)
+		if (ra->given & mask & (1u << i))
+			return opt_names[i];
+	return "?";
+}
+
+int rel_args_check(const struct rel_args *ra, const char *not_rc, const char *use_rc, char *err, size_t errlen)
+{
+	const struct uroce_rel_attr *a = &ra->attr;
+	const char *rel = uroce_reliability_str(a->reliability);
+
+	if (a->reliability != UROCE_REL_RC && not_rc) {
+		snprintf(err, errlen, "--reliability %s works over RC only (sr and ec are RC's loss recovery), "
+			 "not %s; accepted: %s, or --reliability rc", rel, not_rc, use_rc);
+		return -1;
+	}
+	if (a->reliability != UROCE_REL_EC && (ra->given & EC_OPTS)) {
+		snprintf(err, errlen, "%s applies to --reliability ec only (this end: %s)",
+			 first_given(ra, EC_OPTS), rel);
+		return -1;
+	}
+	if (a->reliability == UROCE_REL_RC && (ra->given & TUNING_OPTS)) {
+		snprintf(err, errlen, "%s applies to --reliability sr or ec only (rc recovers by go-back-N "
+			 "with the QP's timeout and retry count)", first_given(ra, TUNING_OPTS));
+		return -1;
+	}
+	if (a->reliability == UROCE_REL_RC && a->ordering != UROCE_ORDER_ORDERED) {
+		snprintf(err, errlen, "--ordering %s needs --reliability sr or ec (rc always completes in order)",
+			 uroce_ordering_str(a->ordering));
+		return -1;
+	}
+	return 0;
+}
+
+void rel_args_usage(FILE *f, int col)
+{
+	static const char *const lines[][2] = {
+		{ "--reliability rc|sr|ec", "loss recovery: rc go-back-N (default; with rdma-core and NICs),\n"
+					    "sr selective repeat, ec erasure coding (sr/ec: uroce at both ends,\n"
+					    "RC only, SEND and WRITE only; both ends must agree)" },
+		{ "--ordering ordered|unordered", "sr/ec: complete messages in the order posted (default), or each\n"
+						  "as soon as it is whole (unordered)" },
+		{ "--ec rs|xor", "ec's code: Reed-Solomon (default) or XOR parity" },
+		{ "--ec-k N", "ec data chunks per submessage, 1-64 (default 32)" },
+		{ "--ec-m N", "ec parity chunks per submessage, 1-32 (default 8)" },
+		{ "--rto-min-us N", "sr/ec: floor of the retransmission timeout in us (default 200)" },
+		{ "--rto-rtts N", "sr/ec: RTO = N x the smoothed RTT instead of srtt + 4 rttvar" },
+		{ "--loss rack|rto", "sr/ec loss detection: rack (default) or the RTO alone" },
+		{ "--window-pkts N", "sr/ec: packets in flight, 16-1024 (default 256)" },
+	};
+	int w = col > 8 ? col - 6 : 2;
+
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		const char *d = lines[i][1];
+		int first = 1;
+
+		/* a name too long for its column gets a line of its own */
+		if ((int)strlen(lines[i][0]) >= w) {
+			fprintf(f, "      %s\n", lines[i][0]);
+			first = 0;
+		}
+		/* descriptions of several lines continue at the same column */
+		while (*d) {
+			size_t n = strcspn(d, "\n");
+
+			fprintf(f, "      %-*s%.*s\n", w, first ? lines[i][0] : "", (int)n, d);
+			d += n + (d[n] == '\n');
+			first = 0;
+		}
+	}
+}
+
+const char *rel_args_describe(const struct uroce_rel_attr *rel, char *buf, size_t len)
+{
+	const char *r = uroce_reliability_str(rel->reliability), *o = uroce_ordering_str(rel->ordering);
+
+	if (rel->reliability == UROCE_REL_EC)
+		snprintf(buf, len, "reliability %s %s, ec %s %u+%u", r ? r : "?", o ? o : "?",
+			 (unsigned)rel->ec_code < UROCE_EC__COUNT ? ec_names[rel->ec_code] : "?",
+			 rel->ec_k ? rel->ec_k : REL_EC_K_DEFAULT, rel->ec_m ? rel->ec_m : REL_EC_M_DEFAULT);
+	else
+		snprintf(buf, len, "reliability %s %s", r ? r : "?", o ? o : "?");
+	return buf;
+}
+
+/* For rel_exchange.c: the names of the ec codes. */
+const char *rel_args_ec_str(enum uroce_ec_code code)
+{
+	return (unsigned)code < UROCE_EC__COUNT ? ec_names[code] : NULL;
+}
+
+int rel_args_ec_parse(const char *s, enum uroce_ec_code *out)
+{
+	int i = name_index(s, ec_names, UROCE_EC__COUNT);
+
+	if (i < 0)
+		return -EINVAL;
+	*out = (enum uroce_ec_code)i;
+	return 0;
+}
