@@ -1,0 +1,57 @@
+/* The reliability modes in the tools' TCP exchange, both ends checked to
+ * agree, with the rc format left byte for byte as perftest's and
+ * rdma-core's (uroce-perf talks to ib_*_bw/lat, uroce-pingpong to
+ * ibv_rc_pingpong).
+ *
+ * Each tool exchanges a standard message of a fixed length S (pingpong:
+ * the 52-byte "LID:QPN:PSN:GID"; perf: the first 108-byte key message).
+ * An rc end sends exactly that. An sr/ec end sends, instead, a prefix of
+ * REL_PREFIX_LEN (P = 48) bytes and then the standard message: P + S bytes.
+ * The prefix is text, padded with spaces to 47 bytes and ended by '\n':
+ *
+ *   "UROCE-REL1 <reliability> <ordering> <ec code> <ec k> <ec m>   ...   \n"
+ *   e.g. "UROCE-REL1 sr ordered rs 32 8" + 18 spaces + "\n"
+ *
+ * (k and m as the QP uses them: the defaults 32 and 8 when not given.)
+ * Every end first reads S bytes (P <= S). If they start with "UROCE-REL1 "
+ * the peer is sr/ec and P more bytes follow: the end reads them and
+ * rebuilds the standard message from the S - P bytes after the prefix and
+ * those P. An rc end that sees the prefix fails ("peer uses reliability
+ * sr, this end rc: ..."); an sr/ec end that does not see it fails ("peer
+ * uses reliability rc (or is not uroce), this end sr: ..."); two sr/ec ends
+ * compare reliability, ordering and, for ec, the code, k and m, and fail
+ * naming both values of each difference.
+ */
+#ifndef UROCE_APPS_REL_EXCHANGE_H
+#define UROCE_APPS_REL_EXCHANGE_H
+
+#include <stddef.h>
+
+#include <uroce/uroce.h>
+
+#include "tcp_exchange.h"
+
+#define REL_MAGIC "UROCE-REL1"
+#define REL_PREFIX_LEN 48 /* P: fits in front of the shortest standard message (pingpong's 52) */
+
+/* rel_exchange_recv's answer when the modes differ (said on stderr). */
+#define REL_EXCHANGE_MISMATCH 1
+
+/* Send this end's standard message MSG of LEN bytes; an sr/ec end puts the
+ * prefix of MINE in front. 0 or negative errno (tcp_exchange_send's). */
+int rel_exchange_send(struct tcp_exchange *x, const struct uroce_rel_attr *mine, const void *msg, size_t len);
+
+/* Read the peer's standard message into MSG (LEN bytes, LEN >= P) and check
+ * its modes against MINE. 0: they agree (MSG holds the standard message);
+ * REL_EXCHANGE_MISMATCH: they differ, or the prefix is unreadable (a line
+ * on stderr says how); negative errno: the read failed (tcp_exchange_recv's
+ * message, and a hint when an sr/ec end's peer closed on it). */
+int rel_exchange_recv(struct tcp_exchange *x, const struct uroce_rel_attr *mine, void *msg, size_t len);
+
+/* The prefix of MINE, exactly REL_PREFIX_LEN bytes (no NUL). */
+void rel_prefix_format(const struct uroce_rel_attr *mine, char out[REL_PREFIX_LEN]);
+/* Parse a prefix into the reliability, ordering and ec fields of *out
+ * (k and m as sent: never 0). 0 or -EINVAL. */
+int rel_prefix_parse(const char in[REL_PREFIX_LEN], struct uroce_rel_attr *out);
+
+#endif
