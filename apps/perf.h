@@ -11,6 +11,7 @@
 
 #include <uroce/uroce.h>
 
+#include "rel_args.h"
 #include "tcp_exchange.h"
 
 /* Limits, each with its reason. */
@@ -63,6 +64,7 @@ struct perf_opts {
 	int out_reads;
 	double timeout;            /* seconds, every wait */
 	int counters;              /* --counters: QP and port counters at exit */
+	struct rel_args rel;       /* --reliability and the sr/ec options; .attr goes to the QPs */
 };
 
 /* Parse "MODE [options] [server]"; argv[0] is the mode. Returns 0, or 2
@@ -96,12 +98,19 @@ struct perf_comm {
 	int is_client;
 	char rem_version[PERF_VERSION_LEN + 1];
 	double rem_version_num;
+	/* This end's reliability modes: the first key message carries them
+	 * (rel_exchange.h; rc: perftest's bytes), both ends must agree. */
+	const struct uroce_rel_attr *rel;
+	int rel_checked;
 };
 
 int perf_comm_open(struct perf_comm *c, const char *server, int port, double timeout);
 void perf_comm_close(struct perf_comm *c);
 /* Client writes then reads, server reads then writes, as perftest does. */
 int perf_xchg(struct perf_comm *c, const void *mine, void *theirs, size_t len);
+/* The same with the reliability modes (rel_exchange.h): -EPROTO when the
+ * two ends' modes differ (each end says how). */
+int perf_xchg_rel(struct perf_comm *c, const void *mine, void *theirs, size_t len);
 int perf_xchg_versions(struct perf_comm *c);
 int perf_xchg_sys(struct perf_comm *c);
 /* Both MTUs as enum uroce_mtu; the agreed one (the smaller) is returned in *out. */

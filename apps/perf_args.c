@@ -73,6 +73,7 @@ static void usage(FILE *f, const char *mode)
 		"      --timeout SEC       longest wait for the peer or a completion (default 30)\n"
 		"      --counters          print the QPs' and the port's counters at exit (retransmits, drops)\n",
 		mode ? mode : "MODE", PERF_MAX_QPS, PERF_DEFAULT_TCP_PORT);
+	rel_args_usage(f, 26);
 }
 
 static int num(const char *opt, const char *s, double lo, double hi, double *out)
@@ -124,10 +125,12 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"counters", no_argument, NULL, OPT_COUNTERS},
 		{"help", no_argument, NULL, 'h'},
+		REL_ARGS_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	const char *mode = argv[0];
-	int size_set = 0, iters_set = 0, tx_set = 0, c;
+	int size_set = 0, iters_set = 0, tx_set = 0, c, r;
+	char err[256];
 	double v;
 
 	memset(o, 0, sizeof(*o));
@@ -157,6 +160,13 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(nargs, argv, ":d:i:x:s:n:D:aq:m:c:p:t:r:Q:o:Fh", longopts, NULL)) != -1) {
+		r = rel_args_option(&o->rel, c, optarg, err, sizeof(err));
+		if (r < 0) {
+			fprintf(stderr, "uroce-perf: %s\n", err);
+			return 2;
+		}
+		if (r)
+			continue;
 		switch (c) {
 		case 'd':
 			o->dev = optarg;
@@ -275,7 +285,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 				if (name[0] == '-' && name[1] && strstr(unsupported[k], name))
 					fprintf(stderr, " (perftest's %s)", unsupported[k]);
 			fprintf(stderr, "; accepted: -d -i -x -s -n -D -a -q -m -c -p -t -r -Q -o "
-				"--report_gbits -F --timeout --counters -h (see --help)\n");
+				"--report_gbits -F --timeout --counters " REL_ARGS_NAMES " -h (see --help)\n");
 			return 2;
 		}
 		}
@@ -298,6 +308,17 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 	}
 	if (o->conn == UROCE_QPT_UC && (o->test == PERF_READ_BW || o->test == PERF_READ_LAT)) {
 		fprintf(stderr, "uroce-perf: %s: UC has no RDMA READ; accepted: -c RC\n", mode);
+		return 2;
+	}
+	if (rel_args_check(&o->rel, o->conn == UROCE_QPT_RC ? NULL : o->conn == UROCE_QPT_UC ? "-c UC" : "-c UD",
+			   "-c RC", err, sizeof(err))) {
+		fprintf(stderr, "uroce-perf: %s: %s\n", mode, err);
+		return 2;
+	}
+	if (o->rel.attr.reliability != UROCE_REL_RC && (o->test == PERF_READ_BW || o->test == PERF_READ_LAT)) {
+		fprintf(stderr, "uroce-perf: %s: read needs --reliability rc (sr and ec carry SEND and WRITE only); "
+			"accepted with --reliability %s: write_bw, send_bw, write_lat, send_lat\n", mode,
+			uroce_reliability_str(o->rel.attr.reliability));
 		return 2;
 	}
 	if (o->duration && o->test != PERF_WRITE_BW && o->test != PERF_READ_BW) {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "perf.h"
+#include "rel_exchange.h"
 
 int perf_xchg(struct perf_comm *c, const void *mine, void *theirs, size_t len)
 {
@@ -25,6 +26,32 @@ int perf_xchg(struct perf_comm *c, const void *mine, void *theirs, size_t len)
 	}
 	rc = tcp_exchange_recv(&c->tcp, theirs, len);
 	return rc ? rc : tcp_exchange_send(&c->tcp, mine, len);
+}
+
+int perf_xchg_rel(struct perf_comm *c, const void *mine, void *theirs, size_t len)
+{
+	static const struct uroce_rel_attr rc_attr;
+	const struct uroce_rel_attr *rel = c->rel ? c->rel : &rc_attr;
+	int rc;
+
+	if (c->is_client) {
+		rc = rel_exchange_send(&c->tcp, rel, mine, len);
+		if (!rc)
+			rc = rel_exchange_recv(&c->tcp, rel, theirs, len);
+	} else {
+		rc = rel_exchange_recv(&c->tcp, rel, theirs, len);
+		if (rc == REL_EXCHANGE_MISMATCH) {
+			/* Answer anyway, so the client sees the difference
+			 * and says so too, rather than a closed connection. */
+			struct tcp_exchange q = c->tcp;
+
+			q.quiet = true;
+			rel_exchange_send(&q, rel, mine, len);
+		} else if (!rc) {
+			rc = rel_exchange_send(&c->tcp, rel, mine, len);
+		}
+	}
+	return rc == REL_EXCHANGE_MISMATCH ? -EPROTO : rc;
 }
 
 int perf_comm_open(struct perf_comm *c, const char *server, int port, double timeout)
@@ -170,7 +197,13 @@ int perf_handshake(struct perf_comm *c, const struct perf_dest *mine, struct per
 	int rc;
 
 	perf_key_format(mine, m);
-	rc = perf_xchg(c, m, t, sizeof(m));
+	/* The first key message carries the reliability modes. */
+	if (!c->rel_checked) {
+		c->rel_checked = 1;
+		rc = perf_xchg_rel(c, m, t, sizeof(m));
+	} else {
+		rc = perf_xchg(c, m, t, sizeof(m));
+	}
 	if (rc)
 		return rc;
 	if (perf_key_parse(t, sizeof(t), theirs ? theirs : &scratch)) {

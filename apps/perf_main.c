@@ -165,6 +165,7 @@ int perf_main(int argc, char **argv)
 	memset(&p, 0, sizeof(p));
 	p.o = &o;
 	p.comm.tcp.fd = -1;
+	p.comm.rel = &o.rel.attr;
 
 	rc = perf_setup(&p);
 	if (rc)

@@ -122,6 +122,7 @@ int perf_setup(struct perf_ctx *p)
 		ia.cap.max_recv_wr = (uint32_t)o->rx_depth;
 		ia.cap.max_send_sge = 1;
 		ia.cap.max_recv_sge = 1;
+		ia.rel = o->rel.attr;
 		rc = uroce_qp_create(p->pd, &ia, &p->qp[i]);
 		if (rc)
 			return fail("cannot create a QP", rc);
@@ -237,8 +238,11 @@ int perf_connect_qps(struct perf_ctx *p)
 				return fail("cannot create the address handle", rc);
 		}
 	}
-	printf(" Transport: %s over uroce port %s, %d QP(s), MTU %u\n", qpt_name(o->conn), o->devs[o->ib_port - 1],
-	       o->num_qps, uroce_mtu_bytes(p->mtu));
+	char rel[96];
+
+	printf(" Transport: %s over uroce port %s, %d QP(s), MTU %u, %s\n", qpt_name(o->conn),
+	       o->devs[o->ib_port - 1], o->num_qps, uroce_mtu_bytes(p->mtu),
+	       rel_args_describe(&o->rel.attr, rel, sizeof(rel)));
 	return 0;
 }
 
