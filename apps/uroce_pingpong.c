@@ -20,6 +20,8 @@
 #include "uroce/uroce.h"
 #include "dataplane/port.h"
 #include "app_counters.h"
+#include "rel_args.h"
+#include "rel_exchange.h"
 #include "tcp_exchange.h"
 
 enum {
@@ -72,6 +74,7 @@ struct pp_opts {
 	int counters;                   /* --counters: QP and port counters at exit */
 	uint32_t ipv4_be[UROCE_MAX_PORTS]; /* --ip, per port; 0 = the interface's */
 	unsigned nips;
+	struct rel_args rel;            /* --reliability and the sr/ec options (rc mode only) */
 	const char *servername;
 	int eal_argc;
 	char **eal_argv;
@@ -153,6 +156,7 @@ static void usage(FILE *f, const char *prog, enum pp_mode mode, int mode_known)
 	fprintf(f, "      --ip=<a.b.c.d>[,...] the ports' IPv4 addresses where they have none of their own (dpdk)\n");
 	fprintf(f, "      --hop-limit=<n>    IP TTL / hop limit, 1-255 (default 64: what the kernel sends for rdma-core's 1)\n");
 	fprintf(f, "      --counters         print the QP's and the port's counters at exit (retransmits, drops)\n");
+	rel_args_usage(f, 25);
 	fprintf(f, "  -h, --help             this text\n");
 	fprintf(f, "Not supported (refused): -o/--odp, -O/--iodp, -P/--prefetch, -t/--ts, -j/--dm, -N/--new_send\n");
 }
@@ -264,10 +268,12 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 		{ "hop-limit", required_argument, NULL, 'H' },
 		{ "counters", no_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
+		REL_ARGS_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *base = strrchr(argv[0], '/');
-	int mode_known = 0, size_set = 0, nargs = argc, c;
+	int mode_known = 0, size_set = 0, nargs = argc, c, r;
+	char err[256];
 
 	base = base ? base + 1 : argv[0];
 	memset(o, 0, sizeof(*o));
@@ -322,6 +328,11 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 
 	optind = 1;
 	while ((c = getopt_long(nargs, argv, "p:d:i:s:m:r:n:l:eg:coOPtjNh", longopts, NULL)) != -1) {
+		r = rel_args_option(&o->rel, c, optarg, err, sizeof(err));
+		if (r < 0)
+			bad_arg(o, "%s%s", err, "");
+		if (r)
+			continue;
 		switch (c) {
 		case 'p':
 			o->tcp_port = parse_uint(o, "-p/--port", optarg, 1, 65535);
@@ -431,6 +442,9 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 			argv[optind + 1]);
 		exit(2);
 	}
+	if (rel_args_check(&o->rel, o->mode == PP_UC ? "uc mode" : o->mode == PP_UD ? "ud mode" : NULL,
+			   "rc mode (uroce-pingpong rc, uroce-rc-pingpong)", err, sizeof(err)))
+		bad_arg(o, "%s%s", err, "");
 	if (!size_set)
 		o->size = o->mode == PP_UD ? 1024 : 4096;
 	if (!o->port_spec)
@@ -532,6 +546,7 @@ static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
 			.max_send_sge = 1,
 			.max_recv_sge = 1,
 		},
+		.rel = o->rel.attr,
 	};
 	struct uroce_qp_attr attr;
 	int err, mask;
@@ -727,17 +742,20 @@ static int pp_client_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const 
 {
 	struct tcp_exchange x = pp_tcp(o);
 	char msg[PP_MSG_LEN];
-	int ret = -1;
+	int ret = -1, rc;
 
 	if (tcp_exchange_connect(&x, o->servername, o->tcp_port))
 		return -1;
 	format_dest(my, msg);
-	if (tcp_exchange_send(&x, msg, sizeof(msg))) {
+	/* rc: rdma-core's bytes; sr/ec: the mode prefix in front (rel_exchange.h) */
+	if (rel_exchange_send(&x, &o->rel.attr, msg, sizeof(msg))) {
 		fprintf(stderr, "Couldn't send local address\n");
 		goto out;
 	}
-	if (tcp_exchange_recv(&x, msg, sizeof(msg))) {
-		fprintf(stderr, "Couldn't read/write remote address\n");
+	rc = rel_exchange_recv(&x, &o->rel.attr, msg, sizeof(msg));
+	if (rc) {
+		if (rc != REL_EXCHANGE_MISMATCH)
+			fprintf(stderr, "Couldn't read/write remote address\n");
 		goto out;
 	}
 	if (parse_dest(o->prog, msg, rem))
@@ -761,11 +779,22 @@ static int pp_server_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const 
 {
 	struct tcp_exchange x = pp_tcp(o);
 	char msg[PP_MSG_LEN];
-	int ret = -1;
+	int ret = -1, rc;
 
 	if (tcp_exchange_accept(&x, o->tcp_port))
 		return -1;
-	if (tcp_exchange_recv(&x, msg, sizeof(msg))) {
+	rc = rel_exchange_recv(&x, &o->rel.attr, msg, sizeof(msg));
+	if (rc == REL_EXCHANGE_MISMATCH) {
+		/* Answer anyway, so the client sees the difference and says
+		 * so too, rather than a closed connection. */
+		struct tcp_exchange q = x;
+
+		q.quiet = true;
+		format_dest(my, msg);
+		rel_exchange_send(&q, &o->rel.attr, msg, sizeof(msg));
+		goto out;
+	}
+	if (rc) {
 		fprintf(stderr, "Couldn't read remote address\n");
 		goto out;
 	}
@@ -776,7 +805,7 @@ static int pp_server_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const 
 		goto out;
 	}
 	format_dest(my, msg);
-	if (tcp_exchange_send(&x, msg, sizeof(msg))) {
+	if (rel_exchange_send(&x, &o->rel.attr, msg, sizeof(msg))) {
 		fprintf(stderr, "Couldn't send/recv local address\n");
 		goto out;
 	}
@@ -1048,9 +1077,13 @@ static int run(const struct pp_opts *o, struct pp_ctx *c)
 	{
 		float usec = (end.tv_sec - start.tv_sec) * 1000000 + (end.tv_usec - start.tv_usec);
 		long long bytes = (long long)o->size * iters * 2;
+		char rel[96] = "", desc[80];
 
+		/* rc: rdma-core's lines as they are; sr/ec name the mode */
+		if (o->rel.attr.reliability != UROCE_REL_RC)
+			snprintf(rel, sizeof(rel), " (%s)", rel_args_describe(&o->rel.attr, desc, sizeof(desc)));
 		printf("%lld bytes in %.2f seconds = %.2f Mbit/sec\n", bytes, usec / 1000000., bytes * 8. / usec);
-		printf("%d iters in %.2f seconds = %.2f usec/iter\n", iters, usec / 1000000., usec / iters);
+		printf("%d iters in %.2f seconds = %.2f usec/iter%s\n", iters, usec / 1000000., usec / iters, rel);
 	}
 
 	if (!o->servername && o->validate_buf) {
