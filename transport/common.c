@@ -42,6 +42,8 @@ static const char *const drop_reason_names[UROCE_DROP__COUNT] = {
 	[UROCE_DROP_STALE_RESPONSE] = "stale_response",
 	[UROCE_DROP_RD_ATOMIC_LIMIT] = "rd_atomic_limit",
 	[UROCE_DROP_MISALIGNED] = "misaligned",
+	[UROCE_DROP_STALE_MSG] = "stale_msg",
+	[UROCE_DROP_BAD_CTRL] = "bad_ctrl",
 };
 
 const char *uroce_drop_reason_name(enum uroce_drop_reason reason)

@@ -8,6 +8,7 @@
 
 #include "dataplane/neigh.h"
 #include "transport/qp_internal.h"
+#include "transport/rel.h"
 
 static const char *const qp_state_names[] = {
 	[UROCE_QPS_RESET] = "RESET", [UROCE_QPS_INIT] = "INIT", [UROCE_QPS_RTR] = "RTR",
@@ -198,13 +199,39 @@ static void mask_names(int mask, char *buf, size_t len)
 		snprintf(buf, len, "none");
 }
 
+/* The first QPN >= from with span free numbers after it, or 0. */
+static uint32_t qpn_find(const struct uroce_context *ctx, uint32_t from, uint32_t span)
+{
+	for (uint32_t q = from; q + span <= QP_TABLE_SIZE; q++) {
+		uint32_t i;
+
+		for (i = 0; i < span && !ctx->qps[q + i]; i++)
+			;
+		if (i == span)
+			return q;
+		q += i; /* q + i is taken: skip past it */
+	}
+	return 0;
+}
+
+static void qp_free_mem(struct uroce_qp *qp)
+{
+	free(qp->sq);
+	free(qp->rq);
+	free(qp->sge_pool);
+	free(qp->inl_pool);
+	free(qp->res);
+	free(qp);
+}
+
 int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct uroce_qp **out)
 {
 	struct uroce_context *ctx;
 	struct uroce_qp *qp;
 	struct uroce_qp_cap *cap;
-	uint32_t sq = 1, rq = 1, ssge, rsge, qpn, cur_sges;
+	uint32_t sq = 1, rq = 1, ssge, rsge, qpn, cur_sges, span;
 	const char *why = NULL;
+	int rc;
 
 	if (!pd || !attr || !out)
 		return uroce_fail(-EINVAL, "uroce_qp_create: pd, attr and out are required");
@@ -229,16 +256,21 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 		why = "cap.max_send_sge / max_recv_sge: accepted 0-32";
 	else if (cap->max_inline_data > QP_MAX_INLINE)
 		why = "cap.max_inline_data: accepted 0-1024";
+	else if ((unsigned)attr->rel.reliability >= UROCE_REL__COUNT)
+		why = "rel.reliability: accepted UROCE_REL_RC (0), UROCE_REL_SR (1), UROCE_REL_EC (2)";
+	else if ((unsigned)attr->rel.ordering >= UROCE_ORDER__COUNT)
+		why = "rel.ordering: accepted UROCE_ORDER_ORDERED (0), UROCE_ORDER_UNORDERED (1)";
+	else if (attr->rel.reliability != UROCE_REL_RC && attr->qp_type != UROCE_QPT_RC)
+		why = "rel.reliability sr and ec are modes of a connected reliable QP: qp_type must be UROCE_QPT_RC";
 	if (why)
 		return uroce_fail(-EINVAL, "uroce_qp_create: %s", why);
-	for (qpn = ctx->next_qpn; qpn < QP_TABLE_SIZE && ctx->qps[qpn]; qpn++)
-		;
-	if (qpn >= QP_TABLE_SIZE) {
-		for (qpn = QPN_FIRST; qpn < QP_TABLE_SIZE && ctx->qps[qpn]; qpn++)
-			;
-		if (qpn >= QP_TABLE_SIZE)
-			return uroce_fail(-ENOMEM, "uroce_qp_create: all %u QP numbers in use", QP_TABLE_SIZE - QPN_FIRST);
-	}
+	/* sr/ec take two numbers: qpn for data, qpn + 1 for control */
+	span = attr->rel.reliability == UROCE_REL_RC ? 1 : 2;
+	qpn = qpn_find(ctx, ctx->next_qpn, span);
+	if (!qpn)
+		qpn = qpn_find(ctx, QPN_FIRST, span);
+	if (!qpn)
+		return uroce_fail(-ENOMEM, "uroce_qp_create: all %u QP numbers in use", QP_TABLE_SIZE - QPN_FIRST);
 	while (sq < cap->max_send_wr)
 		sq <<= 1;
 	while (!attr->srq && rq < cap->max_recv_wr)
@@ -258,12 +290,7 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 	qp->inl_pool = cap->max_inline_data ? malloc((size_t)sq * cap->max_inline_data) : NULL;
 	qp->res = calloc(RC_MAX_RD_ATOMIC, sizeof(*qp->res));
 	if (!qp->sq || (rq && !qp->rq) || !qp->sge_pool || (cap->max_inline_data && !qp->inl_pool) || !qp->res) {
-		free(qp->sq);
-		free(qp->rq);
-		free(qp->sge_pool);
-		free(qp->inl_pool);
-		free(qp->res);
-		free(qp);
+		qp_free_mem(qp);
 		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
 	}
 	for (uint32_t i = 0; i < sq; i++) {
@@ -292,11 +319,20 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 	qp->attr.cap = *cap;
 	qp->nres = 1;
 	qp->cur_rwqe.sge = qp->sge_pool + (size_t)sq * ssge + (size_t)rq * rsge;
-	wheel_timer_init(&qp->retry_timer, rc_retry_timer_fn, qp);
+	qp->rel = rel_ops_of(attr->rel.reliability);
+	qp->ctrl_qpn = span == 2 ? qpn + 1 : 0;
+	rc = qp->rel->init(qp);
+	if (rc) {
+		qp_free_mem(qp);
+		return rc;
+	}
+	wheel_timer_init(&qp->retry_timer, qp->rel->timer, qp);
 	ctx->qps[qpn] = qp;
-	ctx->next_qpn = qpn + 1;
-	if (ctx->qpn_end < qpn + 1)
-		ctx->qpn_end = qpn + 1;
+	if (qp->ctrl_qpn)
+		ctx->qps[qp->ctrl_qpn] = qp;
+	ctx->next_qpn = qpn + span;
+	if (ctx->qpn_end < qpn + span)
+		ctx->qpn_end = qpn + span;
 	ctx->nqp++;
 	__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&attr->send_cq->refs, 1, __ATOMIC_RELAXED);
@@ -340,19 +376,17 @@ int uroce_qp_destroy(struct uroce_qp *qp)
 	}
 	engine_timer_cancel(ctx->eng, &qp->retry_timer);
 	qp_unlink_active(qp);
+	qp->rel->fini(qp);
 	ctx->qps[qp->qpn] = NULL;
+	if (qp->ctrl_qpn)
+		ctx->qps[qp->ctrl_qpn] = NULL;
 	ctx->nqp--;
 	__atomic_fetch_sub(&qp->pd->refs, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&qp->init.send_cq->refs, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&qp->init.recv_cq->refs, 1, __ATOMIC_RELAXED);
 	if (qp->init.srq)
 		__atomic_fetch_sub(&qp->init.srq->refs, 1, __ATOMIC_RELAXED);
-	free(qp->sq);
-	free(qp->rq);
-	free(qp->sge_pool);
-	free(qp->inl_pool);
-	free(qp->res);
-	free(qp);
+	qp_free_mem(qp);
 	return 0;
 }
 
@@ -376,6 +410,7 @@ static void qp_reset(struct uroce_qp *qp)
 	qp->credit_unlimited = false;
 	memset(qp->res, 0, RC_MAX_RD_ATOMIC * sizeof(*qp->res));
 	qp->res_head = qp->res_tx = 0;
+	qp->rel->reset(qp);
 }
 
 /* Complete every outstanding send and receive WQE with WR_FLUSH_ERR. */
@@ -409,8 +444,13 @@ void qp_flush(struct uroce_qp *qp)
 	if (!qp->init.srq) {
 		head = atomic_load_explicit(&qp->rq_head, memory_order_acquire);
 		while (qp->rq_tail != head) {
+			struct rwqe *r = &qp->rq[qp->rq_tail & qp->rq_mask];
+
 			memset(&wc, 0, sizeof(wc));
-			wc.wr_id = qp->rq[qp->rq_tail & qp->rq_mask].wr_id;
+			wc.wr_id = r->wr_id;
+			if (r->precv)
+				wc.wc_flags = precv_finish(r->precv, false);
+			r->precv = NULL;
 			wc.status = UROCE_WC_WR_FLUSH_ERR;
 			wc.opcode = UROCE_WC_RECV;
 			wc.qp_num = qp->qpn;
@@ -429,6 +469,7 @@ void qp_to_error(struct uroce_qp *qp)
 	qp->ack_pending = qp->nak_pending = qp->fatal_nak = false;
 	for (uint32_t i = 0; i < RC_MAX_RD_ATOMIC; i++)
 		qp->res[i].tx_pending = false;
+	qp->rel->error(qp);
 	qp_flush(qp);
 }
 
@@ -605,6 +646,11 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 		qp->sport = qp_sport(qp->qpn, 0);
 	qp->retry_left = qp->attr.retry_cnt;
 	qp->rnr_left = qp->attr.rnr_retry;
+	if (next == UROCE_QPS_RTR && cur == UROCE_QPS_INIT) {
+		rc = qp->rel->ready(qp);
+		if (rc)
+			return rc;
+	}
 	qp->attr.qp_state = next;
 	if (next == UROCE_QPS_RESET)
 		qp_reset(qp);

@@ -56,8 +56,11 @@ struct uroce_cq {
 	unsigned refs;
 };
 
+struct uroce_precv;
+
 struct rwqe {
 	uint64_t wr_id;
+	struct uroce_precv *precv; /* sr/ec partial-completion handle, or NULL */
 	uint32_t num_sge;
 	uint32_t length;
 	struct uroce_sge *sge; /* max_sge entries, preallocated */
@@ -109,6 +112,12 @@ struct swqe {
 	uint64_t swap;
 	uint32_t first_psn, last_psn;
 	uint32_t resp_psn;   /* READ: next response PSN expected */
+	/* sr/ec: the message this WQE carries (or a part of, for a stream) */
+	uint32_t msg_seq;    /* slot message number (SEND, WRITE_IMM, streams) */
+	uint32_t msg_off;    /* offset of this WQE's bytes in the message */
+	uint32_t msg_len;    /* the whole message's length */
+	uint32_t unacked;    /* packets sent and not yet acknowledged */
+	uint8_t sr_flags;    /* SRW_* in rel_sr.h */
 	/* UD */
 	struct dest ud;
 	uint32_t ud_qpn, ud_qkey;
@@ -132,8 +141,13 @@ struct rd_res {
 	bool replay;       /* sending again for a duplicate request: holds no resource */
 };
 
+struct rel_ops;
+
 struct uroce_qp {
 	struct uroce_context *ctx;
+	const struct rel_ops *rel; /* reliability policy (rel.h) */
+	void *rel_state;        /* the policy's own state (sr/ec) */
+	uint32_t ctrl_qpn;      /* sr/ec: the QP's control QPN (qpn + 1); 0 for rc */
 	struct uroce_pd *pd;
 	struct uroce_qp_init_attr init;
 	struct uroce_qp_attr attr;
@@ -398,6 +412,11 @@ void comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt);
 extern const uint64_t rnr_timer_ns[32];
 void req_complete(struct uroce_qp *qp, struct swqe *w, enum uroce_wc_status st);
 bool qp_take_rwqe(struct uroce_qp *qp, struct rwqe *out);
+/* Post one receive WR carrying a partial-completion handle (partial.c). */
+int qp_post_recv_precv(struct uroce_qp *qp, const struct uroce_recv_wr *wr, struct uroce_precv *h);
+/* A handle's receive WR completes (flush included): the wc_flags it adds;
+ * frees the handle if the application already gave it back. */
+unsigned precv_finish(struct uroce_precv *h, bool whole);
 void sge_copy_out(const struct uroce_sge *sge, uint32_t nsge, uint32_t off, uint8_t *dst, uint32_t len);
 void sge_copy_in(const struct uroce_sge *sge, uint32_t nsge, uint32_t off, const uint8_t *src, uint32_t len);
 static inline uint32_t psn_add(uint32_t psn, uint32_t n)

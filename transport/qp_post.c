@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "transport/qp_internal.h"
+#include "transport/rel.h"
 
 void sge_copy_out(const struct uroce_sge *sge, uint32_t nsge, uint32_t off, uint8_t *dst, uint32_t len)
 {
@@ -181,6 +182,9 @@ static int post_one_send(struct uroce_qp *qp, const struct uroce_send_wr *wr)
 		w->raddr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 	}
+	rc = qp->rel->post(qp, wr, w);
+	if (rc)
+		return rc;
 	atomic_store_explicit(&qp->sq_head, head + 1, memory_order_release);
 	return 0;
 }
@@ -218,7 +222,7 @@ int uroce_post_send(struct uroce_qp *qp, struct uroce_send_wr *wr, struct uroce_
 
 static int post_one_recv(struct uroce_qp *qp, struct uroce_pd *pd, struct rwqe *q, uint32_t mask, uint32_t size,
                          uint32_t max_sge, _Atomic uint32_t *headp, uint32_t tail, const struct uroce_recv_wr *wr,
-                         const char *who)
+                         const char *who, struct uroce_precv *precv)
 {
 	uint32_t head = atomic_load_explicit(headp, memory_order_relaxed);
 	struct rwqe *r;
@@ -250,6 +254,7 @@ static int post_one_recv(struct uroce_qp *qp, struct uroce_pd *pd, struct rwqe *
 		                  (unsigned long long)total, UROCE_MAX_MSG);
 	r = &q[head & mask];
 	r->wr_id = wr->wr_id;
+	r->precv = precv;
 	r->num_sge = (uint32_t)wr->num_sge;
 	r->length = (uint32_t)total;
 	memcpy(r->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*r->sge));
@@ -282,7 +287,7 @@ int uroce_post_recv(struct uroce_qp *qp, struct uroce_recv_wr *wr, struct uroce_
 	}
 	for (; wr; wr = wr->next) {
 		rc = post_one_recv(qp, qp->pd, qp->rq, qp->rq_mask, qp->rq_size, qp->attr.cap.max_recv_sge, &qp->rq_head,
-		                   __atomic_load_n(&qp->rq_tail, __ATOMIC_ACQUIRE), wr, "uroce_post_recv");
+		                   __atomic_load_n(&qp->rq_tail, __ATOMIC_ACQUIRE), wr, "uroce_post_recv", NULL);
 		if (rc) {
 			if (bad_wr)
 				*bad_wr = wr;
@@ -307,7 +312,7 @@ int uroce_post_srq_recv(struct uroce_srq *srq, struct uroce_recv_wr *wr, struct 
 	}
 	for (; wr; wr = wr->next) {
 		rc = post_one_recv(NULL, srq->pd, srq->q, srq->mask, srq->size, srq->max_sge, &srq->head,
-		                   atomic_load_explicit(&srq->tail, memory_order_acquire), wr, "uroce_post_srq_recv");
+		                   atomic_load_explicit(&srq->tail, memory_order_acquire), wr, "uroce_post_srq_recv", NULL);
 		if (rc) {
 			if (bad_wr)
 				*bad_wr = wr;
@@ -315,6 +320,12 @@ int uroce_post_srq_recv(struct uroce_srq *srq, struct uroce_recv_wr *wr, struct 
 		}
 	}
 	return rc;
+}
+
+int qp_post_recv_precv(struct uroce_qp *qp, const struct uroce_recv_wr *wr, struct uroce_precv *h)
+{
+	return post_one_recv(qp, qp->pd, qp->rq, qp->rq_mask, qp->rq_size, qp->attr.cap.max_recv_sge, &qp->rq_head,
+	                     __atomic_load_n(&qp->rq_tail, __ATOMIC_ACQUIRE), wr, "uroce_precv_post", h);
 }
 
 /* Engine side: take the next receive WQE (own RQ or SRQ) into out. */
@@ -330,6 +341,7 @@ bool qp_take_rwqe(struct uroce_qp *qp, struct rwqe *out)
 			return false;
 		r = &srq->q[t & srq->mask];
 		out->wr_id = r->wr_id;
+		out->precv = r->precv;
 		out->num_sge = r->num_sge;
 		out->length = r->length;
 		memcpy(out->sge, r->sge, r->num_sge * sizeof(*r->sge));
@@ -340,6 +352,7 @@ bool qp_take_rwqe(struct uroce_qp *qp, struct rwqe *out)
 		return false;
 	r = &qp->rq[qp->rq_tail & qp->rq_mask];
 	out->wr_id = r->wr_id;
+	out->precv = r->precv;
 	out->num_sge = r->num_sge;
 	out->length = r->length;
 	memcpy(out->sge, r->sge, r->num_sge * sizeof(*r->sge));

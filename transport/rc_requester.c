@@ -1,11 +1,12 @@
 /* Requester: turns send WQEs into packets (RC, UC and UD share the path):
  * segmentation at the path MTU, PSN assignment, AckReq, the RC send window
- * and READ/atomic credits; UC/UD WQEs complete once sent. Also qp_tx, the
- * per-QP transmit step the context runs for QPs with work. */
+ * and READ/atomic credits; UC/UD WQEs complete once sent. Also rc_tx, the
+ * policy's transmit step (rel_rc.c). */
 #include <errno.h>
 #include <string.h>
 
 #include "transport/qp_internal.h"
+#include "transport/rel.h"
 
 struct gather {
 	const struct uroce_sge *sge;
@@ -195,12 +196,10 @@ static bool req_tx(struct uroce_qp *qp, bool drain)
 	return qp->sq_cur != head && !qp->rnr_wait;
 }
 
-bool qp_tx(struct uroce_qp *qp)
+bool rc_tx(struct uroce_qp *qp)
 {
 	bool more = false;
 
-	if (qp->fatal_pending)
-		qp_fatal(qp);
 	switch (qp->attr.qp_state) {
 	case UROCE_QPS_ERR:
 		qp_flush(qp);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "transport/qp_internal.h"
+#include "transport/rel.h"
 
 static bool op_first(uint8_t op)
 {
@@ -531,27 +532,11 @@ static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		queue_ack(qp, pkt->psn);
 }
 
-void qp_rx(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt)
+/* Requests of an RC, UC or UD QP (rel_rc's rx_data). */
+void rc_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt)
 {
-	static const uint8_t tr_of[5] = { [UROCE_QPT_RC] = ROCE_TR_RC, [UROCE_QPT_UC] = ROCE_TR_UC,
-		                          [UROCE_QPT_UD] = ROCE_TR_UD };
-	const struct roce_opcode_info *oi = roce_opcode_info(pkt->opcode);
 	enum uroce_qp_state st = qp->attr.qp_state;
 
-	if ((pkt->opcode & 0xe0) != tr_of[qp->type] || !oi) {
-		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
-		return;
-	}
-	if (!rx_check_conn(qp, pkt))
-		return;
-	if (!(oi->mask & ROCE_REQ)) {
-		if (qp->type != UROCE_QPT_RC) {
-			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
-			return;
-		}
-		comp_rx(qp, pkt);
-		return;
-	}
 	if (st != UROCE_QPS_RTR && st != UROCE_QPS_RTS && st != UROCE_QPS_SQD) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_QP_STATE);
 		return;

@@ -57,6 +57,8 @@ enum uroce_drop_reason {
 	UROCE_DROP_STALE_RESPONSE,  /**< ACK, NAK, RNR NAK, READ response or credit whose PSN is outside the outstanding window (ghost or stale) */
 	UROCE_DROP_RD_ATOMIC_LIMIT, /**< READ or atomic beyond max_dest_rd_atomic (NAKed: invalid request) */
 	UROCE_DROP_MISALIGNED,      /**< atomic VA not 8-byte aligned (NAKed: invalid request) */
+	UROCE_DROP_STALE_MSG,       /**< sr/ec: message number outside the receiver's window, or the message is finished (late packet) */
+	UROCE_DROP_BAD_CTRL,        /**< sr/ec: control packet malformed, of another version, or not answering anything sent */
 	UROCE_DROP__COUNT
 };
 
@@ -275,6 +277,9 @@ enum uroce_wc_opcode {
 enum uroce_wc_flags {
 	UROCE_WC_GRH = 1 << 0,
 	UROCE_WC_WITH_IMM = 1 << 1,
+	/** sr/ec partial-completion receive: the message was completed with
+	 * chunks missing; byte_len is the bytes placed. */
+	UROCE_WC_PARTIAL = 1 << 8,
 };
 
 /** One work completion. */
@@ -627,6 +632,41 @@ int uroce_get_async_event(struct uroce_context *ctx, struct uroce_async_event *e
 void uroce_ack_async_event(struct uroce_async_event *event);
 /** Events lost because the ring was full. */
 uint64_t uroce_async_events_lost(struct uroce_context *ctx);
+
+/** Partial completion (SDR-RDMA's API) on sr and ec QPs; docs/api.md.
+ *
+ * A receive handle is a receive WR with a chunk bitmap: bit i says chunk i
+ * (rel.chunk_pkts x path MTU bytes of the buffer) has arrived whole. The
+ * application can watch the bitmap while the message arrives and complete
+ * the receive before it is whole; later packets of the message are then
+ * dropped (they cannot write into the buffer any more). Either way exactly
+ * one completion comes for the handle on the receive CQ, with
+ * UROCE_WC_PARTIAL when chunks were missing. Every handle is given back
+ * with uroce_precv_complete, before the QP is destroyed. */
+struct uroce_precv;
+/** Post a receive of one buffer with a chunk bitmap (own receive queue,
+ * not an SRQ). The handle is valid until uroce_precv_complete. */
+int uroce_precv_post(struct uroce_qp *qp, const struct uroce_sge *sge, uint64_t wr_id, struct uroce_precv **out);
+/** Copy up to nwords 64-bit words of the chunk bitmap into bits; returns
+ * the message's chunk count (of the posted buffer until the message's
+ * length is known), or a negative errno. Any thread. */
+int uroce_precv_bitmap(struct uroce_precv *h, uint64_t *bits, uint32_t nwords);
+/** Give the handle back. If its message is not complete yet it completes
+ * now, as it is (UROCE_WC_PARTIAL). 0, or -EBUSY when the receive cannot be
+ * completed yet because SR_MSG_WIN (64) earlier messages are unfinished. */
+int uroce_precv_complete(struct uroce_precv *h);
+
+/** Streaming send on sr and ec QPs: one message of length bytes, sent in
+ * pieces at any offsets (a retransmission of a chunk is a piece sent
+ * again); the receiver sees one message. The one-shot send is an ordinary
+ * SEND. Offsets are multiples of the path MTU; a piece is a multiple of the
+ * MTU long unless it ends the message. wr_id completes on the send CQ once
+ * uroce_pstream_end was called and every piece is acknowledged; the handle
+ * is freed by uroce_pstream_end. */
+struct uroce_pstream;
+int uroce_pstream_start(struct uroce_qp *qp, uint32_t length, uint64_t wr_id, struct uroce_pstream **out);
+int uroce_pstream_continue(struct uroce_pstream *s, uint32_t offset, const struct uroce_sge *sge);
+int uroce_pstream_end(struct uroce_pstream *s);
 
 /** Per-QP counters. */
 struct uroce_qp_stats {

@@ -1,0 +1,97 @@
+/* rc: the IBTA go-back-N of RC (and the plain paths of UC and UD) behind
+ * the reliability table. The requester, responder and completer files hold
+ * the machinery; this file only names it, so rc is wire-compatible with
+ * rdma-core and RoCE NICs exactly as before the table existed. */
+#include <errno.h>
+
+#include "transport/qp_internal.h"
+#include "transport/rel.h"
+
+static const uint8_t tr_of[5] = {
+	[UROCE_QPT_RC] = ROCE_TR_RC,
+	[UROCE_QPT_UC] = ROCE_TR_UC,
+	[UROCE_QPT_UD] = ROCE_TR_UD,
+};
+
+static int rc_init(struct uroce_qp *qp)
+{
+	(void)qp;
+	return 0;
+}
+
+static void rc_nop(struct uroce_qp *qp)
+{
+	(void)qp;
+}
+
+static int rc_ready(struct uroce_qp *qp)
+{
+	(void)qp;
+	return 0;
+}
+
+static int rc_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct swqe *w)
+{
+	(void)qp;
+	(void)wr;
+	(void)w;
+	return 0; /* qp_post.c checks opcodes against the QP type */
+}
+
+/* Responses (ACK, NAK, READ response, atomic ACK) are control. */
+static bool rc_is_ctrl(const struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	const struct roce_opcode_info *oi = roce_opcode_info(pkt->opcode);
+
+	(void)qp;
+	return oi && !(oi->mask & ROCE_REQ);
+}
+
+static bool rc_opcode_ok(const struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	if ((pkt->opcode & 0xe0) != tr_of[qp->type] || !roce_opcode_info(pkt->opcode)) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
+		return false;
+	}
+	return true;
+}
+
+static void rc_rx_data_checked(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt)
+{
+	if (rc_opcode_ok(qp, pkt))
+		rc_rx_data(qp, f, pkt);
+}
+
+static void rc_rx_ctrl(struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	if (!rc_opcode_ok(qp, pkt))
+		return;
+	if (qp->type != UROCE_QPT_RC) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
+		return;
+	}
+	comp_rx(qp, pkt);
+}
+
+static size_t rc_state_bytes(const struct uroce_qp *qp)
+{
+	(void)qp;
+	return 0; /* all of it lives in struct uroce_qp */
+}
+
+const struct rel_ops rel_rc_ops = {
+	.name = "rc",
+	.init = rc_init,
+	.fini = rc_nop,
+	.ready = rc_ready,
+	.post = rc_post,
+	.tx = rc_tx,
+	.rx_data = rc_rx_data_checked,
+	.rx_ctrl = rc_rx_ctrl,
+	.is_ctrl = rc_is_ctrl,
+	.timer = rc_retry_timer_fn,
+	.complete = req_complete,
+	.error = rc_nop,
+	.reset = rc_nop,
+	.state_bytes = rc_state_bytes,
+};

@@ -1,0 +1,1446 @@
+/* sr: selective repeat. Every packet is a self-contained RDMA WRITE Only
+ * (sr_wire.h) placed on arrival; the receiver answers with SACKs (a
+ * cumulative PSN plus a bitmap of the window) on the sender's control QP.
+ * A packet is declared lost by time, not by duplicate counts (RACK, RFC
+ * 8985): once a packet sent after it was acknowledged and a reordering
+ * window has passed; a tail-loss probe covers the last packets of a burst,
+ * and the RTO (srtt + 4 rttvar, floored) everything else. Only the holes
+ * are sent again, with their original PSNs. */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/rel.h"
+#include "transport/rel_sr.h"
+
+enum { PH_START = 0, PH_DESC1, PH_DATA, PH_PARITY, PH_DESC2, PH_DONE };
+
+static void push_recv_wc(struct uroce_qp *qp, struct sr_rmsg *m);
+
+/* --- configuration ------------------------------------------------------ */
+
+int sr_init_common(struct uroce_qp *qp, bool ec)
+{
+	const struct uroce_rel_attr *a = &qp->init.rel;
+	struct sr_state *st;
+	int rc;
+
+	if ((unsigned)a->loss >= UROCE_LOSS__COUNT)
+		return uroce_fail(-EINVAL, "uroce_qp_create: rel.loss %d; accepted UROCE_LOSS_RACK (0), UROCE_LOSS_RTO (1)",
+		                  (int)a->loss);
+	if (a->window_pkts && (a->window_pkts < SR_WIN_MIN || a->window_pkts > SR_WIN_MAX))
+		return uroce_fail(-EINVAL, "uroce_qp_create: rel.window_pkts %u; accepted 0 (= %u) or %u-%u",
+		                  a->window_pkts, SR_WIN_DEFAULT, SR_WIN_MIN, SR_WIN_MAX);
+	if (a->chunk_pkts > 4096)
+		return uroce_fail(-EINVAL, "uroce_qp_create: rel.chunk_pkts %u; accepted 0 (= 1) to 4096", a->chunk_pkts);
+	if (ec && (unsigned)a->ec_code >= UROCE_EC__COUNT)
+		return uroce_fail(-EINVAL, "uroce_qp_create: rel.ec_code %d; accepted UROCE_EC_RS (0), UROCE_EC_XOR (1)",
+		                  (int)a->ec_code);
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
+	st->cfg = *a;
+	st->ec = ec;
+	if (!st->cfg.window_pkts)
+		st->cfg.window_pkts = SR_WIN_DEFAULT;
+	if (!st->cfg.chunk_pkts)
+		st->cfg.chunk_pkts = 1;
+	st->rto_min_ns = (a->rto_min_us ? a->rto_min_us : SR_RTO_MIN_DEFAULT_NS / 1000) * 1000ull;
+	if (ec) {
+		unsigned k = a->ec_k ? a->ec_k : 32, m = a->ec_m ? a->ec_m : 8;
+
+		rc = ec_code_init(&st->code, a->ec_code == UROCE_EC_XOR ? EC_KIND_XOR : EC_KIND_RS, k, m);
+		if (rc) {
+			free(st);
+			return uroce_fail(rc, "uroce_qp_create: rel.ec_k %u, ec_m %u; accepted 1 <= k <= %u, 1 <= m <= %u, "
+			                      "k + m <= %u (0 = 32 and 8)", k, m, EC_MAX_K, EC_MAX_M, EC_MAX_N);
+		}
+		st->cfg.ec_k = (uint8_t)k;
+		st->cfg.ec_m = (uint8_t)m;
+		if (st->cfg.window_pkts < 2 * (k + m) + 4)
+			st->cfg.window_pkts = 2 * (k + m) + 4; /* a whole submessage and its parity fit */
+	}
+	qp->rel_state = st;
+	return 0;
+}
+
+static int sr_init(struct uroce_qp *qp)
+{
+	return sr_init_common(qp, false);
+}
+
+static void sr_free_bufs(struct sr_state *st)
+{
+	free(st->tx.ring);
+	free(st->tx.par);
+	free(st->rx.bits);
+	free(st->rx.par);
+	free(st->rx.par_msg);
+	free(st->rx.par_idx);
+	free(st->rx.par_ok);
+	free(st->rx.scratch);
+	for (unsigned i = 0; i < SR_MSG_WIN; i++) {
+		free(st->rx.slot[i].bits);
+		free(st->rx.slot[i].subdone);
+		free(st->rx.slot[i].wqe.sge);
+	}
+	memset(&st->tx, 0, sizeof(st->tx));
+	memset(&st->rx, 0, sizeof(st->rx));
+}
+
+void sr_fini(struct uroce_qp *qp)
+{
+	struct sr_state *st = sr_of(qp);
+
+	if (!st)
+		return;
+	sr_free_bufs(st);
+	if (st->ec)
+		ec_code_fini(&st->code);
+	free(st);
+	qp->rel_state = NULL;
+}
+
+/* RTR: the MTU is known, size the rings and bitmaps. */
+int sr_ready(struct uroce_qp *qp)
+{
+	struct sr_state *st = sr_of(qp);
+	uint32_t ring = 1, rbits = 1, sge;
+	bool ok = true;
+
+	if (qp->attr.qp_state == UROCE_QPS_RTR) {
+		/* RTR -> RTS: the send PSN is known now */
+		st->tx.una = st->tx.nxt = qp->snd_nxt;
+		return 0;
+	}
+	sr_free_bufs(st);
+	while (ring < st->cfg.window_pkts)
+		ring <<= 1;
+	/* the receiver's window has slack over the sender's: ec parity the
+	 * sender gave up on leaves holes until its message is done */
+	while (rbits < 2 * ring)
+		rbits <<= 1;
+	st->tx.ring = calloc(ring, sizeof(*st->tx.ring));
+	st->tx.mask = ring - 1;
+	st->tx.win_pkts = st->cfg.window_pkts;
+	st->tx.win_bytes = st->cfg.window_bytes ? st->cfg.window_bytes : st->cfg.window_pkts * qp->mtu;
+	st->rx.bits = calloc(rbits / 64 ? rbits / 64 : 1, sizeof(uint64_t));
+	st->rx.nbits = rbits;
+	st->rx.mask = rbits - 1;
+	st->rx.max_pkts = SR_MAX_MSG_PKTS;
+	st->chunk_bytes = st->cfg.chunk_pkts * qp->mtu;
+	sge = qp->init.srq ? qp->init.srq->max_sge : qp->attr.cap.max_recv_sge;
+	if (!sge)
+		sge = 1;
+	ok = st->tx.ring && st->rx.bits;
+	for (unsigned i = 0; ok && i < SR_MSG_WIN; i++) {
+		struct sr_rmsg *m = &st->rx.slot[i];
+
+		/* one bit per packet a message may have: 16 KiB a slot */
+		m->bits = calloc(SR_MAX_MSG_PKTS / 64, sizeof(uint64_t));
+		m->wqe.sge = calloc(sge, sizeof(struct uroce_sge));
+		ok = m->bits && m->wqe.sge;
+		if (ok && st->ec) {
+			m->subdone = calloc(SR_MAX_MSG_PKTS / 64, sizeof(uint64_t));
+			ok = m->subdone != NULL;
+		}
+	}
+	if (ok && st->ec) {
+		uint32_t km = st->cfg.ec_k + st->cfg.ec_m;
+
+		st->tx.par = malloc((size_t)ring * qp->mtu);
+		st->rx.par = malloc((size_t)rbits * qp->mtu);
+		st->rx.par_msg = calloc(rbits, sizeof(uint32_t));
+		st->rx.par_idx = calloc(rbits, sizeof(uint32_t));
+		st->rx.par_ok = calloc(rbits, 1);
+		st->rx.scratch = malloc((size_t)km * qp->mtu);
+		ok = st->tx.par && st->rx.par && st->rx.par_msg && st->rx.par_idx && st->rx.par_ok && st->rx.scratch;
+	}
+	if (!ok) {
+		sr_free_bufs(st);
+		return uroce_fail(-ENOMEM, "uroce_qp_modify: QP 0x%x: out of memory for the %s window", qp->qpn,
+		                  st->ec ? "ec" : "sr");
+	}
+	st->tx.una = st->tx.nxt = qp->snd_nxt;
+	st->tx.rto = SR_RTO_INIT_NS > st->rto_min_ns ? SR_RTO_INIT_NS : st->rto_min_ns;
+	st->rx.cum = qp->epsn;
+	st->rx.high = psn_add(qp->epsn, ROCE_PSN_MASK);
+	st->fto_ns = st->cfg.ec_fto_us ? st->cfg.ec_fto_us * 1000ull : 1000000ull;
+	return 0;
+}
+
+void sr_reset(struct uroce_qp *qp)
+{
+	struct sr_state *st = sr_of(qp);
+
+	sr_free_bufs(st);
+	st->tx.msg_post = 0;
+}
+
+size_t sr_state_bytes(const struct uroce_qp *qp)
+{
+	const struct sr_state *st = sr_of(qp);
+	size_t n = sizeof(*st);
+
+	if (!st || !st->tx.ring)
+		return n;
+	n += (size_t)(st->tx.mask + 1) * sizeof(struct sr_txp) + st->rx.nbits / 8;
+	n += (size_t)SR_MSG_WIN * (SR_MAX_MSG_PKTS / 8);
+	if (st->ec)
+		n += (size_t)(st->tx.mask + 1 + st->rx.nbits) * qp->mtu;
+	return n;
+}
+
+/* --- posting -------------------------------------------------------------- */
+
+int sr_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct swqe *w)
+{
+	struct sr_state *st = sr_of(qp);
+	uint32_t mtu = qp->mtu;
+
+	switch (wr->opcode) {
+	case UROCE_WR_SEND:
+	case UROCE_WR_SEND_WITH_IMM:
+	case UROCE_WR_RDMA_WRITE:
+	case UROCE_WR_RDMA_WRITE_WITH_IMM:
+		break;
+	default:
+		return uroce_fail(-EINVAL, "uroce_post_send: opcode %d on a QP with reliability %s; accepted SEND, "
+		                           "SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM (READ and atomics need rc)",
+		                  (int)wr->opcode, st->ec ? "ec" : "sr");
+	}
+	if (npkts(w->length, mtu) > SR_MAX_MSG_PKTS)
+		return uroce_fail(-EINVAL, "uroce_post_send: %u bytes is %u packets at MTU %u; reliability %s carries "
+		                           "at most %u packets a message", w->length, npkts(w->length, mtu), mtu,
+		                  st->ec ? "ec" : "sr", SR_MAX_MSG_PKTS);
+	w->msg_off = 0;
+	w->msg_len = w->length;
+	w->unacked = 0;
+	w->sr_flags = 0;
+	if (st->tx.posting) {
+		pstream_fill(st->tx.posting, wr, w); /* a piece of a stream (partial.c) */
+		return 0;
+	}
+	if (wr->opcode == UROCE_WR_RDMA_WRITE)
+		return 0; /* placed by its own RETH: no slot, no metadata */
+	w->sr_flags = SRW_F_SLOT;
+	w->msg_seq = st->tx.msg_post++;
+	if (wr->opcode != UROCE_WR_SEND)
+		w->sr_flags |= SRW_F_DESC; /* the immediate travels in the descriptor */
+	if (st->ec)
+		w->sr_flags |= SRW_F_DESC | SRW_F_EC;
+	return 0;
+}
+
+/* --- sending -------------------------------------------------------------- */
+
+void sr_tx_gather(const struct swqe *w, uint32_t off, uint8_t *dst, uint32_t len)
+{
+	sge_copy_out(w->sge, w->num_sge, off - w->msg_off, dst, len);
+}
+
+struct sr_gather {
+	const struct swqe *w;
+	uint32_t off;
+};
+
+static void gather_wqe(void *arg, uint8_t *dst, uint32_t len)
+{
+	const struct sr_gather *g = arg;
+
+	sr_tx_gather(g->w, g->off, dst, len);
+}
+
+static struct swqe *wqe_at(struct uroce_qp *qp, uint32_t sq_idx)
+{
+	return &qp->sq[sq_idx & qp->sq_mask];
+}
+
+static void desc_fill(const struct uroce_qp *qp, const struct swqe *w, uint32_t first_psn, uint8_t *b)
+{
+	struct srw_desc d;
+	uint32_t v;
+	uint64_t v64;
+
+	(void)qp;
+	memset(b, 0, SRW_DESC_LEN);
+	d.version = SRW_VERSION;
+	d.op = w->opcode;
+	d.flags = w->opcode == UROCE_WR_SEND ? 0 : SRW_DESC_IMM;
+	d.ec = (w->sr_flags & SRW_F_EC) ? 1 : 0;
+	b[0] = d.version;
+	b[1] = d.op;
+	b[2] = d.flags;
+	b[3] = d.ec;
+	v = htobe32(w->msg_len);
+	memcpy(b + 4, &v, 4);
+	memcpy(b + 8, &w->imm, 4); /* as posted: network order */
+	v = htobe32(w->rkey);
+	memcpy(b + 12, &v, 4);
+	v64 = htobe64(w->raddr);
+	memcpy(b + 16, &v64, 8);
+	v = htobe32(first_psn);
+	memcpy(b + 24, &v, 4);
+}
+
+/* Build and stage the packet at ring entry psn. */
+static int send_txp(struct uroce_qp *qp, uint32_t psn)
+{
+	struct sr_state *st = sr_of(qp);
+	struct sr_txp *p = &st->tx.ring[psn & st->tx.mask];
+	struct swqe *w = wqe_at(qp, p->sq_idx);
+	struct roce_pkt pkt;
+	struct sr_gather g = { .w = w, .off = p->off };
+	uint8_t desc[SRW_DESC_LEN];
+	gather_fn gf = NULL;
+	int rc;
+
+	ctx_pkt_init(qp->ctx, &pkt, &qp->d, qp->sport);
+	pkt.dqpn = qp->attr.dest_qp_num;
+	pkt.psn = psn;
+	pkt.payload_len = p->len;
+	pkt.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
+	pkt.imm = p->imm;
+	pkt.reth.rkey = SRW_MSG_RKEY;
+	pkt.reth.dma_len = p->len;
+	switch (p->kind) {
+	case SRP_PLAIN:
+		pkt.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY;
+		pkt.reth.va = w->raddr + p->off;
+		pkt.reth.rkey = w->rkey;
+		gf = p->len ? gather_wqe : NULL;
+		break;
+	case SRW_DESC:
+		/* a retransmitted descriptor needs its message's first PSN: it
+		 * is kept in the entry's offset field */
+		desc_fill(qp, w, p->off, desc);
+		pkt.payload = desc;
+		pkt.reth.va = 0;
+		break;
+	case SRW_PARITY:
+		pkt.payload = st->tx.par + (size_t)(psn & st->tx.mask) * qp->mtu;
+		pkt.reth.va = (uint64_t)p->off * qp->mtu;
+		break;
+	default: /* data */
+		if (w->opcode == UROCE_WR_RDMA_WRITE_WITH_IMM) {
+			pkt.reth.va = w->raddr + p->off;
+			pkt.reth.rkey = w->rkey;
+		} else {
+			pkt.reth.va = p->off;
+		}
+		gf = p->len ? gather_wqe : NULL;
+		break;
+	}
+	rc = ctx_send_pkt(qp->ctx, qp->port, &pkt, gf, &g);
+	if (rc)
+		return rc;
+	qp->stats.tx_packets++;
+	p->sent_ns = ctx_now(qp->ctx);
+	p->ntx++;
+	st->tx.last_tx_ns = p->sent_ns;
+	return 0;
+}
+
+/* Take a new PSN for a packet of w. */
+static struct sr_txp *txp_new(struct uroce_qp *qp, uint32_t sq_idx, uint8_t kind, uint32_t off, uint32_t len,
+                              uint32_t imm)
+{
+	struct sr_state *st = sr_of(qp);
+	struct sr_txp *p = &st->tx.ring[st->tx.nxt & st->tx.mask];
+
+	memset(p, 0, sizeof(*p));
+	p->sq_idx = sq_idx;
+	p->kind = kind;
+	p->off = off;
+	p->len = (uint16_t)len;
+	p->imm = imm;
+	return p;
+}
+
+static bool window_open(const struct sr_state *st, uint32_t n, uint32_t bytes)
+{
+	uint32_t used = (st->tx.nxt - st->tx.una) & ROCE_PSN_MASK;
+
+	if (used + n > st->tx.win_pkts)
+		return false;
+	return used == 0 || st->tx.inflight_bytes + bytes <= st->tx.win_bytes;
+}
+
+static void sr_arm(struct uroce_qp *qp);
+
+/* The next new packet of the WQE at sq_cur; false when it cannot go now. */
+static int tx_new(struct uroce_qp *qp, struct swqe *w)
+{
+	struct sr_state *st = sr_of(qp);
+	struct sr_tx *t = &st->tx;
+	uint32_t mtu = qp->mtu, sq_idx = qp->sq_cur, npk, k = st->cfg.ec_k, m = st->cfg.ec_m;
+	uint32_t msg12 = w->msg_seq & SRW_MSG_MASK, psn = t->nxt;
+	struct sr_txp *p;
+	int rc;
+
+	npk = npkts(w->length, mtu);
+	for (;;) {
+		switch (t->phase) {
+		case PH_START:
+			if (w->sr_flags & SRW_F_STREAM_END) {
+				t->phase = PH_DONE;
+				continue;
+			}
+			if ((w->sr_flags & SRW_F_SLOT) &&
+			    (int32_t)(w->msg_seq - (t->peer_msg_cum + SR_MSG_WIN)) >= 0)
+				return -EAGAIN; /* the receiver's slots are all taken: a SACK reopens them */
+			t->pidx = 0;
+			t->sub = 0;
+			t->par_j = 0;
+			t->first_psn = t->nxt;
+			t->phase = (w->sr_flags & SRW_F_DESC) && w->msg_off == 0 ? PH_DESC1 : PH_DATA;
+			continue;
+		case PH_DESC1:
+		case PH_DESC2:
+			if (!window_open(st, 1, SRW_DESC_LEN))
+				return -EAGAIN;
+			p = txp_new(qp, sq_idx, SRW_DESC, t->first_psn, SRW_DESC_LEN, srw_imm(msg12, SRW_DESC, 0));
+			p->flags = (w->sr_flags & SRW_F_EC) ? SRP_EC : 0;
+			rc = send_txp(qp, psn);
+			if (rc)
+				return rc;
+			t->phase = t->phase == PH_DESC1 ? PH_DATA : PH_DONE;
+			break;
+		case PH_DATA: {
+			uint32_t off = t->pidx * mtu, len = w->length - off < mtu ? w->length - off : mtu;
+			uint32_t moff = w->msg_off + off, idx = moff / mtu;
+			bool last = moff + len >= w->msg_len;
+			uint8_t kind;
+
+			if (w->length == 0)
+				len = 0;
+			if ((w->sr_flags & SRW_F_EC) && t->pidx && t->pidx % k == 0 && t->par_j < m) {
+				/* parity of the submessage just sent goes out right after it */
+				t->sub = t->pidx / k - 1;
+				t->phase = PH_PARITY;
+				continue;
+			}
+			if (t->pidx >= npk) {
+				if (w->sr_flags & SRW_F_EC) {
+					t->sub = (npk - 1) / k;
+					t->phase = t->par_j < m ? PH_PARITY : PH_DESC2;
+				} else {
+					t->phase = PH_DONE;
+				}
+				continue;
+			}
+			if (!window_open(st, 1, len))
+				return -EAGAIN;
+			if (!(w->sr_flags & SRW_F_SLOT))
+				kind = SRP_PLAIN;
+			else if (!last)
+				kind = SRW_DATA;
+			else
+				kind = (w->sr_flags & SRW_F_DESC) ? SRW_LAST_DESC : SRW_LAST;
+			p = txp_new(qp, sq_idx, kind, moff, len, srw_imm(msg12, kind == SRP_PLAIN ? 0 : kind, idx));
+			p->flags = (w->sr_flags & SRW_F_EC) ? SRP_EC : 0;
+			rc = send_txp(qp, psn);
+			if (rc)
+				return rc;
+			t->pidx++;
+			t->par_j = 0;
+			break;
+		}
+		case PH_PARITY:
+			if (t->par_j == 0) {
+				/* all m parity packets take consecutive PSNs: encode into them at once */
+				if (!window_open(st, m, m * mtu))
+					return -EAGAIN;
+				ec_tx_encode(qp, w, t->sub, psn);
+			}
+			p = txp_new(qp, sq_idx, SRW_PARITY, t->sub * m + t->par_j, mtu,
+			            srw_imm(msg12, SRW_PARITY, t->sub * m + t->par_j));
+			p->flags = SRP_EC;
+			rc = send_txp(qp, psn);
+			if (rc)
+				return rc;
+			qp->stats.parity_sent++;
+			if (++t->par_j == m)
+				t->phase = t->pidx >= npk ? PH_DESC2 : PH_DATA;
+			break;
+		case PH_DONE:
+		default:
+			t->phase = PH_START;
+			w->state = SWQE_SENT;
+			qp->sq_cur++;
+			return 0;
+		}
+		/* a packet left: account it */
+		w->unacked++;
+		t->inflight_bytes += t->ring[psn & t->mask].len;
+		t->nxt = psn_add(t->nxt, 1);
+		return 0;
+	}
+}
+
+/* Retransmit the packets marked lost; false when the TX stage is full. */
+static bool tx_lost(struct uroce_qp *qp)
+{
+	struct sr_state *st = sr_of(qp);
+	struct sr_tx *t = &st->tx;
+
+	for (uint32_t psn = t->una; t->nlost && psn != t->nxt; psn = psn_add(psn, 1)) {
+		struct sr_txp *p = &t->ring[psn & t->mask];
+
+		if (!(p->flags & SRP_LOST))
+			continue;
+		if (p->ntx > qp->attr.retry_cnt) {
+			/* out of retries: as rc, the oldest WQE fails and the QP
+			 * goes to ERR, which flushes the others */
+			qp->rel->complete(qp, wqe_at(qp, qp->sq_tail), UROCE_WC_RETRY_EXC_ERR);
+			qp->sq_tail++;
+			qp_to_error(qp);
+			return true;
+		}
+		if (send_txp(qp, psn))
+			return false;
+		p->flags &= (uint8_t)~SRP_LOST;
+		t->nlost--;
+		qp->stats.retransmits++;
+	}
+	return true;
+}
+
+/* --- receiving: SACK generation ------------------------------------------- */
+
+int sr_send_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len)
+{
+	struct sr_state *st = sr_of(qp);
+	struct roce_pkt pkt;
+	int rc;
+
+	ctx_pkt_init(qp->ctx, &pkt, &qp->d, qp->sport);
+	pkt.opcode = ROCE_TR_UC | ROCE_OP_SEND_ONLY;
+	pkt.dqpn = psn_add(qp->attr.dest_qp_num, 1) & ROCE_QPN_MASK;
+	pkt.psn = st->tx.ctrl_psn;
+	pkt.payload = body;
+	pkt.payload_len = len;
+	rc = ctx_send_pkt(qp->ctx, qp->port, &pkt, NULL, NULL);
+	if (rc)
+		return rc;
+	st->tx.ctrl_psn = psn_add(st->tx.ctrl_psn, 1);
+	qp->stats.tx_packets++;
+	return 0;
+}
+
+static void put32(uint8_t *b, uint32_t v)
+{
+	v = htobe32(v);
+	memcpy(b, &v, 4);
+}
+
+static uint32_t get32(const uint8_t *b)
+{
+	uint32_t v;
+
+	memcpy(&v, b, 4);
+	return be32toh(v);
+}
+
+static int send_sack(struct uroce_qp *qp)
+{
+	struct sr_state *st = sr_of(qp);
+	struct sr_rx *r = &st->rx;
+	uint8_t b[SRW_CTRL_HDR_LEN + SRW_SACK_FIXED + SRW_SACK_MAX_BITS / 8];
+	uint32_t nbits = (st->cfg.window_pkts + 31) & ~31u, msg_bits = 0, len;
+	uint16_t v16;
+	int rc;
+
+	if (nbits > SRW_SACK_MAX_BITS)
+		nbits = SRW_SACK_MAX_BITS;
+	len = SRW_CTRL_HDR_LEN + SRW_SACK_FIXED + nbits / 8;
+	memset(b, 0, len);
+	b[0] = SRW_VERSION;
+	b[1] = SRW_CTRL_SACK;
+	v16 = htobe16((uint16_t)len);
+	memcpy(b + 2, &v16, 2);
+	put32(b + 4, r->cum);
+	put32(b + 8, r->msg_cum);
+	for (uint32_t i = 0; i < 32; i++) {
+		const struct sr_rmsg *m = &r->slot[(r->msg_cum + 1 + i) % SR_MSG_WIN];
+
+		if (i + 1 < SR_MSG_WIN && m->bound && m->seq == r->msg_cum + 1 + i && m->done)
+			msg_bits |= 1u << i;
+	}
+	put32(b + 12, msg_bits);
+	put32(b + 16, r->dups);
+	v16 = htobe16((uint16_t)nbits);
+	memcpy(b + 20, &v16, 2);
+	for (uint32_t i = 0; i < nbits; i++) {
+		uint32_t psn = psn_add(r->cum, 1 + i);
+
+		if (bit_get(r->bits, psn & r->mask))
+			b[24 + i / 8] |= (uint8_t)(1u << (i % 8));
+	}
+	rc = sr_send_ctrl(qp, b, len);
+	if (!rc) {
+		r->sack_pending = false;
+		qp->stats.sacks_sent++;
+	}
+	return rc;
+}
+
+/* --- transmit pass ---------------------------------------------------------- */
+
+static void sr_retire(struct uroce_qp *qp);
+
+bool sr_tx(struct uroce_qp *qp)
+{
+	struct sr_state *st = sr_of(qp);
+	uint32_t head = atomic_load_explicit(&qp->sq_head, memory_order_acquire);
+	enum uroce_qp_state s = qp->attr.qp_state;
+	unsigned budget = 64;
+
+	if (s == UROCE_QPS_ERR) {
+		qp_flush(qp);
+		return false;
+	}
+	if (s != UROCE_QPS_RTR && s != UROCE_QPS_RTS && s != UROCE_QPS_SQD)
+		return false;
+	if (st->rx.sack_pending && send_sack(qp))
+		return true;
+	if (st->ec && ec_rx_nacks(qp, ctx_clock(qp->ctx)))
+		return true; /* a NACK did not fit in the TX stage */
+	if (s == UROCE_QPS_RTR)
+		return false;
+	if (!tx_lost(qp))
+		return true;
+	if (qp->attr.qp_state != s)
+		return false; /* out of retries */
+	while (qp->sq_cur != head && budget--) {
+		struct swqe *w = wqe_at(qp, qp->sq_cur);
+		int rc;
+
+		if (s == UROCE_QPS_SQD && w->state == SWQE_POSTED && st->tx.phase == PH_START)
+			break;
+		w->state = SWQE_SENDING;
+		rc = tx_new(qp, w);
+		if (rc == -EAGAIN)
+			break; /* window or slots full: a SACK kicks us */
+		if (rc)
+			return true; /* TX stage full */
+	}
+	sr_retire(qp);
+	sr_arm(qp);
+	return budget == (unsigned)-1 && qp->sq_cur != head;
+}
+
+/* --- ACKing the sender's WQEs ------------------------------------------------ */
+
+void sr_error(struct uroce_qp *qp)
+{
+	struct sr_state *st = sr_of(qp);
+	struct sr_rx *r = &st->rx;
+
+	/* receive WQEs bound to unfinished messages flush, in message order */
+	for (uint32_t seq = r->msg_cum; seq != r->bind_next; seq++) {
+		struct sr_rmsg *m = &r->slot[seq % SR_MSG_WIN];
+
+		if (m->bound && m->seq == seq && !m->delivered) {
+			m->st = UROCE_WC_WR_FLUSH_ERR;
+			push_recv_wc(qp, m);
+		}
+		m->bound = false;
+	}
+	r->msg_cum = r->bind_next;
+	st->tx.phase = PH_START;
+	st->tx.nlost = 0;
+	st->tx.una = st->tx.nxt;
+	st->tx.inflight_bytes = 0;
+}
+
+/* Complete the WQEs at the tail whose packets are all acknowledged. */
+static void sr_retire(struct uroce_qp *qp)
+{
+	while (qp->sq_tail != qp->sq_cur) {
+		struct swqe *w = wqe_at(qp, qp->sq_tail);
+
+		if (w->state != SWQE_SENT || w->unacked)
+			break;
+		qp->rel->complete(qp, w, UROCE_WC_SUCCESS);
+		qp->sq_tail++;
+	}
+}
+
+static void txp_acked(struct uroce_qp *qp, struct sr_txp *p)
+{
+	struct sr_state *st = sr_of(qp);
+	struct swqe *w = wqe_at(qp, p->sq_idx);
+
+	if (p->flags & SRP_LOST)
+		st->tx.nlost--;
+	p->flags = (uint8_t)((p->flags | SRP_SACKED) & ~SRP_LOST);
+	st->tx.inflight_bytes -= p->len;
+	if (w->unacked)
+		w->unacked--;
+}
+
+static void rtt_sample(struct sr_state *st, uint64_t rtt)
+{
+	struct sr_tx *t = &st->tx;
+	uint64_t rto;
+
+	if (!t->srtt) {
+		t->srtt = rtt;
+		t->rttvar = rtt / 2;
+	} else {
+		uint64_t d = rtt > t->srtt ? rtt - t->srtt : t->srtt - rtt;
+
+		t->rttvar = (3 * t->rttvar + d) / 4;
+		t->srtt = (7 * t->srtt + rtt) / 8;
+	}
+	if (!t->min_rtt || rtt < t->min_rtt)
+		t->min_rtt = rtt;
+	rto = st->cfg.rto_rtts ? st->cfg.rto_rtts * t->srtt : t->srtt + 4 * t->rttvar;
+	if (rto < st->rto_min_ns)
+		rto = st->rto_min_ns;
+	if (rto > SR_RTO_MAX_NS)
+		rto = SR_RTO_MAX_NS;
+	t->rto = rto;
+}
+
+/* RACK's reordering window: a quarter of the smallest RTT, or more when
+ * packets sent once were seen arriving that much behind later ones. */
+static uint64_t reo_wnd(const struct sr_tx *t)
+{
+	uint64_t w = t->min_rtt / 4;
+
+	if (t->reo_max + t->reo_max / 4 > w)
+		w = t->reo_max + t->reo_max / 4;
+	return w;
+}
+
+/* RACK: packets sent before the newest acknowledged one are lost once the
+ * RTT plus the reordering window has passed since they left. Returns the
+ * earliest time one of the others would be. */
+static uint64_t rack_detect(struct uroce_qp *qp, uint64_t now)
+{
+	struct sr_state *st = sr_of(qp);
+	struct sr_tx *t = &st->tx;
+	uint64_t next = UINT64_MAX, wnd = reo_wnd(t);
+
+	if (st->cfg.loss != UROCE_LOSS_RACK || !t->rack_xmit)
+		return next;
+	for (uint32_t psn = t->una; psn != t->nxt; psn = psn_add(psn, 1)) {
+		struct sr_txp *p = &t->ring[psn & t->mask];
+		uint64_t when;
+
+		if (p->flags & (SRP_SACKED | SRP_LOST | SRP_EC))
+			continue;
+		if (p->sent_ns > t->rack_xmit || (p->sent_ns == t->rack_xmit && roce_psn_diff(psn, t->rack_psn) >= 0))
+			continue; /* not sent before the newest delivered one */
+		when = p->sent_ns + t->rack_rtt + wnd;
+		if (when <= now) {
+			p->flags |= SRP_LOST;
+			t->nlost++;
+			qp->stats.rack_losses++;
+		} else if (when < next) {
+			next = when;
+		}
+	}
+	return next;
+}
+
+static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
+{
+	struct sr_state *st = sr_of(qp);
+	struct sr_tx *t = &st->tx;
+	uint32_t cum = get32(b), msg_cum = get32(b + 4), dups = get32(b + 12), nbits;
+	uint16_t v16;
+	uint64_t now = ctx_clock(qp->ctx);
+	const struct sr_txp *newest = NULL;
+	bool progress = false;
+	int32_t d_cum = roce_psn_diff(cum, t->una), d_nxt = roce_psn_diff(cum, t->nxt);
+
+	memcpy(&v16, b + 16, 2);
+	nbits = be16toh(v16);
+	if (nbits % 32 || nbits > SRW_SACK_MAX_BITS || len < SRW_SACK_FIXED + nbits / 8 || d_nxt > 0) {
+		ctx_count_drop(qp->ctx, d_nxt > 0 ? UROCE_DROP_STALE_RESPONSE : UROCE_DROP_BAD_CTRL);
+		return; /* acknowledges what was never sent: forged */
+	}
+	if ((int32_t)(msg_cum - st->tx.msg_post) > 0) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_STALE_RESPONSE);
+		return;
+	}
+	qp->stats.sacks_rcvd++;
+	t->last_ack_ns = now;
+	if ((int32_t)(msg_cum - t->peer_msg_cum) > 0)
+		t->peer_msg_cum = msg_cum;
+	if ((int32_t)(dups - t->peer_dups) > 0) {
+		/* the receiver saw copies it had: some retransmissions were not
+		 * needed, so reordering is larger than assumed */
+		qp->stats.spurious_retx += dups - t->peer_dups;
+		t->peer_dups = dups;
+		if (t->reo_max < t->min_rtt)
+			t->reo_max = t->min_rtt ? t->min_rtt : t->rto / 4;
+		else
+			t->reo_max *= 2;
+		if (t->reo_max > t->srtt * 2 && t->srtt)
+			t->reo_max = t->srtt * 2;
+	}
+	/* everything before cum, then the bitmap: bit j = PSN cum + 1 + j */
+	for (uint32_t j = 0, psn = d_cum > 0 ? t->una : cum; psn != t->nxt; psn = psn_add(psn, 1)) {
+		struct sr_txp *p = &t->ring[psn & t->mask];
+		int32_t dc = roce_psn_diff(psn, cum);
+
+		if (dc > 0) {
+			j = (uint32_t)dc - 1;
+			if (j >= nbits)
+				break;
+			if (!((b[20 + j / 8] >> (j % 8)) & 1))
+				continue;
+		} else if (dc == 0 || roce_psn_diff(psn, t->una) < 0) {
+			continue;
+		}
+		if (p->flags & SRP_SACKED)
+			continue;
+		txp_acked(qp, p);
+		progress = true;
+		if (p->ntx == 1) {
+			if (!newest || p->sent_ns >= newest->sent_ns)
+				newest = p;
+			/* sent before the newest packet delivered earlier and only
+			 * arriving now: that much reordering is real */
+			if (t->rack_xmit > p->sent_ns && t->rack_ack_ns && now - t->rack_ack_ns > t->reo_max)
+				t->reo_max = now - t->rack_ack_ns;
+		}
+		if (p->sent_ns > t->rack_xmit ||
+		    (p->sent_ns == t->rack_xmit && roce_psn_diff(psn, t->rack_psn) > 0)) {
+			/* a retransmission acknowledged sooner than an RTT may answer its first copy */
+			if (p->ntx == 1 || now - p->sent_ns >= t->min_rtt) {
+				t->rack_xmit = p->sent_ns;
+				t->rack_psn = psn;
+				t->rack_rtt = now - p->sent_ns;
+				t->rack_ack_ns = now;
+			}
+		}
+	}
+	if (newest)
+		rtt_sample(st, now > newest->sent_ns ? now - newest->sent_ns : 1);
+	while (t->una != t->nxt && (t->ring[t->una & t->mask].flags & SRP_SACKED))
+		t->una = psn_add(t->una, 1);
+	if (progress) {
+		t->backoff = 0;
+		t->tlp_out = false;
+		qp->retry_left = qp->attr.retry_cnt;
+	}
+	rack_detect(qp, now);
+	sr_retire(qp);
+	sr_arm(qp);
+	ctx_kick(qp);
+}
+
+/* --- control QP ----------------------------------------------------------- */
+
+bool sr_is_ctrl(const struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	return pkt->dqpn == qp->ctrl_qpn;
+}
+
+void sr_rx_ctrl(struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	struct sr_state *st = sr_of(qp);
+	const uint8_t *b = pkt->payload;
+	uint16_t v16;
+	uint32_t len;
+
+	if (pkt->opcode != (ROCE_TR_UC | ROCE_OP_SEND_ONLY)) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
+		return;
+	}
+	if (qp->attr.qp_state != UROCE_QPS_RTS && qp->attr.qp_state != UROCE_QPS_SQD) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_QP_STATE);
+		return;
+	}
+	if (!st->tx.ring || pkt->payload_len < SRW_CTRL_HDR_LEN || b[0] != SRW_VERSION) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
+		return;
+	}
+	memcpy(&v16, b + 2, 2);
+	len = be16toh(v16);
+	if (len > pkt->payload_len || len < SRW_CTRL_HDR_LEN) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
+		return;
+	}
+	qp->stats.rx_packets++;
+	switch (b[1]) {
+	case SRW_CTRL_SACK:
+		if (len < SRW_CTRL_HDR_LEN + SRW_SACK_FIXED) {
+			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
+			return;
+		}
+		on_sack(qp, b + SRW_CTRL_HDR_LEN, len - SRW_CTRL_HDR_LEN);
+		break;
+	case SRW_CTRL_NACK:
+		if (!st->ec || len < SRW_CTRL_HDR_LEN + SRW_NACK_FIXED) {
+			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
+			return;
+		}
+		ec_tx_nack(qp, b + SRW_CTRL_HDR_LEN, len - SRW_CTRL_HDR_LEN);
+		break;
+	default:
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
+	}
+}
+
+/* --- timer ----------------------------------------------------------------- */
+
+/* Arm the QP's one timer for the earliest of: RTO of the oldest packet,
+ * the tail-loss probe, a RACK reordering window, an ec fallback timeout. */
+static void sr_arm(struct uroce_qp *qp)
+{
+	struct sr_state *st = sr_of(qp);
+	struct sr_tx *t = &st->tx;
+	uint64_t when = UINT64_MAX, now = ctx_clock(qp->ctx), rto;
+	bool any = false;
+
+	if (!t->ring)
+		return;
+	rto = t->rto << (t->backoff < 10 ? t->backoff : 10);
+	if (rto > SR_RTO_MAX_NS)
+		rto = SR_RTO_MAX_NS;
+	for (uint32_t psn = t->una; psn != t->nxt; psn = psn_add(psn, 1)) {
+		const struct sr_txp *p = &t->ring[psn & t->mask];
+		uint64_t d;
+
+		if (p->flags & (SRP_SACKED | SRP_LOST))
+			continue;
+		/* ec packets wait for the receiver's fallback NACK first */
+		d = p->sent_ns + rto + ((p->flags & SRP_EC) ? st->fto_ns + t->rto : 0);
+		if (d < when)
+			when = d;
+		any = true;
+	}
+	if (any && st->cfg.loss == UROCE_LOSS_RACK && !t->tlp_out && t->srtt) {
+		uint64_t pto = t->last_tx_ns + 2 * t->srtt + t->min_rtt / 4;
+
+		if (pto < when)
+			when = pto;
+	}
+	if (t->rack_xmit) {
+		uint64_t r = rack_detect(qp, now);
+
+		if (r < when)
+			when = r;
+	}
+	if (st->ec) {
+		uint64_t f = ec_rx_fto_next(qp);
+
+		if (f < when)
+			when = f;
+	}
+	if (when == UINT64_MAX) {
+		engine_timer_cancel(qp->ctx->eng, &qp->retry_timer);
+		return;
+	}
+	if (when <= now)
+		when = now + 1000;
+	engine_timer_arm(qp->ctx->eng, &qp->retry_timer, when);
+}
+
+void sr_timer(struct wheel_timer *tm, void *arg)
+{
+	struct uroce_qp *qp = arg;
+	struct sr_state *st = sr_of(qp);
+	struct sr_tx *t = &st->tx;
+	uint64_t now = ctx_clock(qp->ctx), rto;
+	uint32_t last = 0;
+	bool lost = false, any = false;
+
+	(void)tm;
+	if (qp->attr.qp_state < UROCE_QPS_RTR || qp->attr.qp_state > UROCE_QPS_SQD || !t->ring)
+		return;
+	rto = t->rto << (t->backoff < 10 ? t->backoff : 10);
+	if (rto > SR_RTO_MAX_NS)
+		rto = SR_RTO_MAX_NS;
+	rack_detect(qp, now);
+	for (uint32_t psn = t->una; psn != t->nxt; psn = psn_add(psn, 1)) {
+		struct sr_txp *p = &t->ring[psn & t->mask];
+		uint64_t extra = (p->flags & SRP_EC) ? st->fto_ns + t->rto : 0;
+
+		if (p->flags & (SRP_SACKED | SRP_LOST))
+			continue;
+		any = true;
+		last = psn;
+		if (p->sent_ns + rto + extra <= now) {
+			if (p->kind == SRW_PARITY) {
+				/* parity is never sent again: the data it protects is */
+				txp_acked(qp, p);
+				continue;
+			}
+			p->flags = (uint8_t)((p->flags | SRP_LOST) & ~SRP_EC);
+			t->nlost++;
+			qp->stats.rto_losses++;
+			lost = true;
+		}
+	}
+	if (lost) {
+		qp->stats.timeouts++;
+		if (t->backoff < 16)
+			t->backoff++;
+		t->tlp_out = false;
+	} else if (any && st->cfg.loss == UROCE_LOSS_RACK && !t->tlp_out && t->srtt && !t->nlost &&
+	           now >= t->last_tx_ns + 2 * t->srtt + t->min_rtt / 4) {
+		/* tail-loss probe: send the last packet again so a SACK shows the holes */
+		struct sr_txp *p = &t->ring[last & t->mask];
+
+		if (!(p->flags & SRP_EC)) {
+			p->flags |= SRP_LOST;
+			t->nlost++;
+			t->tlp_out = true;
+			qp->stats.tlp_probes++;
+		}
+	}
+	while (t->una != t->nxt && (t->ring[t->una & t->mask].flags & SRP_SACKED))
+		t->una = psn_add(t->una, 1);
+	sr_retire(qp);
+	sr_arm(qp);
+	ctx_kick(qp);
+}
+
+/* --- receiving: data --------------------------------------------------------- */
+
+void sr_rx_mark_psn(struct uroce_qp *qp, uint32_t psn)
+{
+	struct sr_rx *r = &sr_of(qp)->rx;
+	int32_t d = roce_psn_diff(psn, r->cum);
+
+	if (d < 0 || (uint32_t)d >= r->nbits)
+		return;
+	bit_set(r->bits, psn & r->mask);
+	if (roce_psn_diff(psn, r->high) > 0)
+		r->high = psn;
+	while (bit_get(r->bits, r->cum & r->mask)) {
+		r->bits[(r->cum & r->mask) >> 6] &= ~(1ull << (r->cum & 63));
+		r->cum = psn_add(r->cum, 1);
+	}
+	r->sack_pending = true;
+}
+
+uint32_t sr_pkt_len(const struct uroce_qp *qp, const struct sr_rmsg *m, uint32_t idx)
+{
+	uint32_t off = idx * qp->mtu;
+
+	if (!m->have_npk || off >= m->len)
+		return m->have_npk && m->len == 0 && idx == 0 ? 0 : qp->mtu;
+	return m->len - off < qp->mtu ? m->len - off : qp->mtu;
+}
+
+void sr_rx_place(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t off, const uint8_t *src, uint32_t len)
+{
+	if (!len)
+		return;
+	if (m->write)
+		memcpy((uint8_t *)(uintptr_t)(m->wqe.sge[0].addr + off), src, len); /* sge[0] holds the target */
+	else
+		sge_copy_in(m->wqe.sge, m->wqe.num_sge, off, src, len);
+	(void)qp;
+}
+
+void sr_rx_read(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t off, uint8_t *dst, uint32_t len)
+{
+	if (!len)
+		return;
+	if (m->write)
+		memcpy(dst, (const uint8_t *)(uintptr_t)(m->wqe.sge[0].addr + off), len);
+	else
+		sge_copy_out(m->wqe.sge, m->wqe.num_sge, off, dst, len);
+	(void)qp;
+}
+
+static void push_recv_wc(struct uroce_qp *qp, struct sr_rmsg *m)
+{
+	struct uroce_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = m->wqe.wr_id;
+	wc.status = m->st;
+	wc.qp_num = qp->qpn;
+	wc.src_qp = qp->attr.dest_qp_num;
+	wc.opcode = m->op == UROCE_WR_RDMA_WRITE_WITH_IMM ? UROCE_WC_RECV_RDMA_WITH_IMM : UROCE_WC_RECV;
+	wc.byte_len = m->st == UROCE_WC_SUCCESS ? m->len : m->placed;
+	if (m->op != UROCE_WR_SEND && m->have_desc) {
+		wc.wc_flags |= UROCE_WC_WITH_IMM;
+		wc.imm_data = m->imm;
+	}
+	if (m->wqe.precv) {
+		wc.wc_flags |= precv_finish(m->wqe.precv, m->st == UROCE_WC_SUCCESS && m->have_npk && m->nrecv >= m->npk);
+		m->wqe.precv = NULL;
+	}
+	cq_push(qp->init.recv_cq, &wc);
+}
+
+/* Deliver finished messages: in order, or (unordered) as they finish;
+ * the window's base moves past delivered ones. */
+static void deliver(struct uroce_qp *qp, struct sr_rmsg *m)
+{
+	struct sr_state *st = sr_of(qp);
+	struct sr_rx *r = &st->rx;
+
+	if (m && st->cfg.ordering == UROCE_ORDER_UNORDERED && !m->delivered) {
+		push_recv_wc(qp, m);
+		m->delivered = true;
+	}
+	for (;;) {
+		struct sr_rmsg *b = &r->slot[r->msg_cum % SR_MSG_WIN];
+
+		if (!b->bound || b->seq != r->msg_cum || !b->done)
+			break;
+		if (!b->delivered) {
+			push_recv_wc(qp, b);
+			b->delivered = true;
+		}
+		b->bound = false;
+		r->msg_cum++;
+	}
+	r->sack_pending = true;
+}
+
+static void finish_msg(struct uroce_qp *qp, struct sr_rmsg *m, enum uroce_wc_status st)
+{
+	struct sr_state *s = sr_of(qp);
+
+	if (m->done)
+		return;
+	m->done = true;
+	m->st = st;
+	if (s->ec && m->have_first && m->have_npk) {
+		/* every PSN of the message counts as arrived: lost parity, rebuilt data */
+		uint32_t total = ec_total_pkts(s, m->npk);
+
+		for (uint32_t i = 0; i < total; i++)
+			sr_rx_mark_psn(qp, psn_add(m->first_psn, i));
+	}
+	deliver(qp, m);
+}
+
+void sr_rx_finish(struct uroce_qp *qp, struct sr_rmsg *m)
+{
+	finish_msg(qp, m, UROCE_WC_SUCCESS);
+}
+
+void sr_rx_check_done(struct uroce_qp *qp, struct sr_rmsg *m)
+{
+	if (m->done || !m->have_npk || m->nrecv < m->npk || (m->desc_expected && !m->have_desc))
+		return;
+	finish_msg(qp, m, UROCE_WC_SUCCESS);
+}
+
+void sr_rx_note_pkt(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t idx)
+{
+	(void)qp;
+	if (m->wqe.precv)
+		precv_note(m->wqe.precv, m, idx);
+}
+
+/* Bind receive WQEs to messages up to seq (order-based matching). */
+static struct sr_rmsg *bind_upto(struct uroce_qp *qp, uint32_t seq)
+{
+	struct sr_rx *r = &sr_of(qp)->rx;
+
+	while ((int32_t)(seq - r->bind_next) >= 0) {
+		struct sr_rmsg *m = &r->slot[r->bind_next % SR_MSG_WIN];
+		struct uroce_sge *sge = m->wqe.sge;
+		uint64_t *bits = m->bits, *sub = m->subdone;
+
+		if (m->bound)
+			return NULL; /* its previous message is not delivered yet */
+		memset(m, 0, offsetof(struct sr_rmsg, bits));
+		m->bits = bits;
+		m->subdone = sub;
+		m->wqe.sge = sge;
+		if (!qp_take_rwqe(qp, &m->wqe)) {
+			ctx_count_drop(qp->ctx, UROCE_DROP_NO_RECV_BUFFER);
+			return NULL;
+		}
+		memset(bits, 0, SR_MAX_MSG_PKTS / 8);
+		if (sub)
+			memset(sub, 0, SR_MAX_MSG_PKTS / 8);
+		m->seq = r->bind_next;
+		m->bound = true;
+		m->op = UROCE_WR_SEND;
+		m->st = UROCE_WC_SUCCESS;
+		if (m->wqe.precv)
+			precv_bind(m->wqe.precv, qp, m);
+		r->bind_next++;
+	}
+	return &r->slot[seq % SR_MSG_WIN];
+}
+
+bool sr_rx_bind_next(struct uroce_qp *qp)
+{
+	struct sr_rx *r = &sr_of(qp)->rx;
+
+	if (r->bind_next - r->msg_cum >= SR_MSG_WIN)
+		return false;
+	return bind_upto(qp, r->bind_next) != NULL;
+}
+
+/* The receiver cannot go on (a message longer than its buffer): like
+ * rc's responder it goes to ERR; the sender runs out of retries. */
+static void rx_fatal(struct uroce_qp *qp, struct sr_rmsg *m, enum uroce_wc_status st, enum uroce_drop_reason why)
+{
+	ctx_count_drop(qp->ctx, why);
+	m->st = st;
+	push_recv_wc(qp, m);
+	m->delivered = true;
+	m->bound = false;
+	qp_to_error(qp);
+}
+
+static struct mr_int *check_rkey(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len)
+{
+	struct mr_int *mr = mr_lookup_rkey(qp->ctx, rkey);
+
+	bool allowed;
+
+	if (!mr || mr->pub.pd != qp->pd) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_RKEY);
+		return NULL;
+	}
+	allowed = (qp->attr.qp_access_flags & UROCE_ACCESS_REMOTE_WRITE) && (mr->pub.access & UROCE_ACCESS_REMOTE_WRITE);
+	if (!allowed || !mr_check(mr, qp->pd, va, len, UROCE_ACCESS_REMOTE_WRITE)) {
+		ctx_count_drop(qp->ctx, allowed ? UROCE_DROP_OUT_OF_BOUNDS : UROCE_DROP_ACCESS_DENIED);
+		qp->stats.access_errors++;
+		return NULL;
+	}
+	return mr;
+}
+
+static void rx_desc(struct uroce_qp *qp, struct sr_rmsg *m, const struct roce_pkt *pkt)
+{
+	const uint8_t *b = pkt->payload;
+	uint32_t len, rkey;
+	uint64_t raddr;
+
+	if (pkt->payload_len < SRW_DESC_LEN || b[0] != SRW_VERSION ||
+	    (b[1] != UROCE_WR_SEND && b[1] != UROCE_WR_SEND_WITH_IMM && b[1] != UROCE_WR_RDMA_WRITE_WITH_IMM) ||
+	    (b[3] != 0) != sr_of(qp)->ec) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
+		return;
+	}
+	len = get32(b + 4);
+	rkey = get32(b + 12);
+	memcpy(&raddr, b + 16, 8);
+	raddr = be64toh(raddr);
+	if (m->have_npk && len != m->len) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
+		return;
+	}
+	if (npkts(len, qp->mtu) > sr_of(qp)->rx.max_pkts) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
+		return;
+	}
+	if (b[1] == UROCE_WR_RDMA_WRITE_WITH_IMM) {
+		if (!check_rkey(qp, rkey, raddr, len))
+			return;
+		if (!m->write) {
+			m->write = true;
+			m->wqe.sge[0].addr = raddr; /* the target, for rebuilt chunks */
+		} else if (m->wqe.sge[0].addr != raddr) {
+			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
+			return;
+		}
+	} else if (m->write) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
+		return;
+	} else if (len > m->wqe.length) {
+		rx_fatal(qp, m, UROCE_WC_LOC_LEN_ERR, UROCE_DROP_BAD_LENGTH_MSG);
+		return;
+	}
+	m->op = b[1];
+	memcpy(&m->imm, b + 8, 4);
+	m->len = len;
+	m->npk = npkts(len, qp->mtu);
+	m->have_npk = true;
+	m->have_desc = true;
+	m->desc_expected = true;
+	if (!m->have_first) {
+		m->first_psn = get32(b + 24) & ROCE_PSN_MASK;
+		m->have_first = true;
+	}
+	sr_rx_mark_psn(qp, pkt->psn);
+	sr_rx_note_pkt(qp, m, m->npk - 1); /* the last chunk may be whole now that its end is known */
+	if (sr_of(qp)->ec)
+		for (uint32_t s = 0; s * sr_of(qp)->cfg.ec_k < m->npk; s++)
+			ec_rx_sub(qp, m, s, true);
+	sr_rx_check_done(qp, m);
+}
+
+static void rx_plain_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	struct mr_int *mr;
+
+	if (pkt->payload_len != pkt->reth.dma_len || pkt->payload_len > qp->mtu) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
+		return;
+	}
+	if (pkt->payload_len) {
+		mr = check_rkey(qp, pkt->reth.rkey, pkt->reth.va, pkt->payload_len);
+		if (!mr)
+			return;
+		memcpy((uint8_t *)(uintptr_t)pkt->reth.va, pkt->payload, pkt->payload_len);
+	}
+	sr_rx_mark_psn(qp, pkt->psn);
+}
+
+void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt)
+{
+	struct sr_state *st = sr_of(qp);
+	struct sr_rx *r = &st->rx;
+	uint32_t imm, seq, kind, idx, mtu = qp->mtu;
+	struct sr_rmsg *m;
+	bool late;
+	int32_t d;
+
+	(void)f;
+	if (pkt->opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY) && pkt->opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM)) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
+		return;
+	}
+	if (qp->attr.qp_state < UROCE_QPS_RTR || qp->attr.qp_state > UROCE_QPS_SQD || !r->bits) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_QP_STATE);
+		return;
+	}
+	d = roce_psn_diff(pkt->psn, r->cum);
+	if (d >= (int32_t)r->nbits) {
+		qp->stats.out_of_sequence++;
+		ctx_count_drop(qp->ctx, UROCE_DROP_PSN_OUT_OF_WINDOW);
+		return;
+	}
+	if (d < 0 || bit_get(r->bits, pkt->psn & r->mask)) {
+		/* a copy of what arrived: answer so the sender stops, count it so
+		 * it learns its retransmission was not needed */
+		qp->stats.duplicates++;
+		r->dups++;
+		r->sack_pending = true;
+		ctx_count_drop(qp->ctx, UROCE_DROP_DUPLICATE);
+		ctx_kick(qp);
+		return;
+	}
+	qp->stats.rx_packets++;
+	ctx_kick(qp); /* the SACK leaves in the next transmit pass: one per burst */
+	if (pkt->opcode == (ROCE_TR_UC | ROCE_OP_WRITE_ONLY)) {
+		rx_plain_write(qp, pkt);
+		return;
+	}
+	imm = pkt->imm;
+	kind = srw_imm_kind(imm);
+	idx = srw_imm_idx(imm);
+	seq = r->msg_cum + ((srw_imm_msg(imm) - r->msg_cum) & SRW_MSG_MASK);
+	if (seq - r->msg_cum >= SR_MSG_WIN || kind > SRW_PARITY || (kind == SRW_PARITY && !st->ec)) {
+		ctx_count_drop(qp->ctx, kind > SRW_PARITY || kind == SRW_PARITY ? UROCE_DROP_BAD_OPCODE : UROCE_DROP_STALE_MSG);
+		return;
+	}
+	m = &r->slot[seq % SR_MSG_WIN];
+	if (!(m->bound && m->seq == seq)) {
+		m = bind_upto(qp, seq);
+		if (!m)
+			return; /* no receive WQE: dropped unmarked, the sender sends it again */
+	}
+	if (m->done) {
+		/* its message finished (partial completion, or decoded): a late copy */
+		sr_rx_mark_psn(qp, pkt->psn);
+		ctx_count_drop(qp->ctx, UROCE_DROP_STALE_MSG);
+		return;
+	}
+	m->last_rx_ns = ctx_now(qp->ctx);
+	switch (kind) {
+	case SRW_DESC:
+		if (pkt->reth.rkey != SRW_MSG_RKEY || m->have_desc) {
+			ctx_count_drop(qp->ctx, m->have_desc ? UROCE_DROP_DUPLICATE : UROCE_DROP_BAD_RKEY);
+			if (m->have_desc)
+				sr_rx_mark_psn(qp, pkt->psn);
+			return;
+		}
+		rx_desc(qp, m, pkt);
+		return;
+	case SRW_PARITY:
+		if (pkt->reth.rkey != SRW_MSG_RKEY || pkt->payload_len != mtu || pkt->reth.va != (uint64_t)idx * mtu) {
+			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
+			return;
+		}
+		ec_rx_parity(qp, m, pkt, idx);
+		return;
+	default:
+		break;
+	}
+	/* a data packet */
+	if (idx >= r->max_pkts || pkt->payload_len != pkt->reth.dma_len || pkt->payload_len > mtu ||
+	    (kind == SRW_DATA && pkt->payload_len != mtu) || (m->have_npk && idx >= m->npk) ||
+	    (m->have_npk && kind != SRW_DATA && idx + 1 != m->npk)) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
+		return;
+	}
+	if (pkt->reth.rkey == SRW_MSG_RKEY) {
+		if (m->write || pkt->reth.va != (uint64_t)idx * mtu) {
+			ctx_count_drop(qp->ctx, UROCE_DROP_OUT_OF_BOUNDS);
+			return;
+		}
+		if ((uint64_t)idx * mtu + pkt->payload_len > m->wqe.length) {
+			rx_fatal(qp, m, UROCE_WC_LOC_LEN_ERR, UROCE_DROP_BAD_LENGTH_MSG);
+			return;
+		}
+	} else {
+		/* WRITE with immediate: into the rkey's region, at a consistent offset */
+		uint64_t base = pkt->reth.va - (uint64_t)idx * mtu;
+
+		if (pkt->reth.va < (uint64_t)idx * mtu || (m->write && m->wqe.sge[0].addr != base) ||
+		    (!m->write && m->nrecv)) {
+			ctx_count_drop(qp->ctx, UROCE_DROP_OUT_OF_BOUNDS);
+			return;
+		}
+		if (!check_rkey(qp, pkt->reth.rkey, pkt->reth.va, pkt->payload_len))
+			return;
+		m->write = true;
+		m->op = UROCE_WR_RDMA_WRITE_WITH_IMM;
+		m->wqe.sge[0].addr = base;
+	}
+	if (!m->have_first) {
+		m->first_psn = st->ec ? psn_add(pkt->psn, (uint32_t)-(int32_t)ec_psn_data(st, 0, idx)) & ROCE_PSN_MASK
+		                      : pkt->psn;
+		m->have_first = st->ec;
+	}
+	if (kind != SRW_DATA && !m->have_npk) {
+		m->npk = idx + 1;
+		m->len = idx * mtu + pkt->payload_len;
+		m->have_npk = true;
+	}
+	sr_rx_place(qp, m, idx * mtu, pkt->payload, pkt->payload_len);
+	if (!bit_get(m->bits, idx)) {
+		bit_set(m->bits, idx);
+		m->nrecv++;
+		m->placed += pkt->payload_len;
+		sr_rx_note_pkt(qp, m, idx);
+	}
+	if (kind == SRW_LAST_DESC)
+		m->desc_expected = true;
+	late = roce_psn_diff(pkt->psn, r->high) < 0; /* something sent after it came first */
+	sr_rx_mark_psn(qp, pkt->psn);
+	if (st->ec)
+		ec_rx_sub(qp, m, idx / st->cfg.ec_k, late);
+	sr_rx_check_done(qp, m);
+}
+
+const struct rel_ops rel_sr_ops = {
+	.name = "sr",
+	.init = sr_init,
+	.fini = sr_fini,
+	.ready = sr_ready,
+	.post = sr_post,
+	.tx = sr_tx,
+	.rx_data = sr_rx_data,
+	.rx_ctrl = sr_rx_ctrl,
+	.is_ctrl = sr_is_ctrl,
+	.timer = sr_timer,
+	.complete = req_complete,
+	.error = sr_error,
+	.reset = sr_reset,
+	.state_bytes = sr_state_bytes,
+};

@@ -1,0 +1,212 @@
+/* State of the sr and ec reliability modes (rel_sr.c, rel_ec.c, precv.c).
+ * The sender keeps every packet in flight in a ring indexed by PSN, with
+ * its send time and what it carries, so a loss costs one retransmission of
+ * that packet; the receiver places every packet on arrival and keeps a PSN
+ * bitmap (for the SACK) and per message a packet bitmap. */
+#ifndef UROCE_TRANSPORT_REL_SR_H
+#define UROCE_TRANSPORT_REL_SR_H
+
+#include <stdatomic.h>
+
+#include "transport/ec_code.h"
+#include "transport/qp_internal.h"
+#include "transport/sr_wire.h"
+
+#define SR_MSG_WIN 64u              /* messages in flight: receiver slots */
+#define SR_WIN_DEFAULT 256u         /* packets in flight; the SACK bitmap covers them */
+#define SR_WIN_MIN 16u
+#define SR_WIN_MAX SRW_SACK_MAX_BITS
+#define SR_RTO_MIN_DEFAULT_NS 200000ull
+#define SR_RTO_INIT_NS 1000000ull   /* before the first RTT sample */
+#define SR_RTO_MAX_NS 500000000ull
+#define SR_MAX_MSG_PKTS (1u << SRW_IDX_BITS)
+
+/* swqe.sr_flags */
+enum {
+	SRW_F_SLOT = 1,      /* the message takes a receiver slot (SEND, WRITE_IMM, stream) */
+	SRW_F_DESC = 2,      /* it has a descriptor */
+	SRW_F_EC = 4,        /* it carries parity */
+	SRW_F_STREAM_END = 8 /* a stream's end marker: no packets, completes the stream */
+};
+
+/* sr_txp.flags */
+enum {
+	SRP_SACKED = 1,
+	SRP_LOST = 2,    /* waits for retransmission */
+	SRP_EC = 4,      /* ec protects it: RACK and the tail probe leave it to the receiver */
+};
+
+enum { SRP_PLAIN = 7 }; /* kind of a plain WRITE packet (no immediate) */
+
+struct sr_txp {
+	uint64_t sent_ns;    /* its last transmission */
+	uint32_t sq_idx;     /* the WQE (unmasked SQ index) */
+	uint32_t off;        /* data: byte offset in the message; parity: parity index */
+	uint32_t imm;        /* metadata immediate, host order (not for SRP_PLAIN) */
+	uint16_t len;
+	uint8_t kind;        /* enum srw_kind or SRP_PLAIN */
+	uint8_t flags;
+	uint8_t ntx;         /* transmissions */
+};
+
+struct sr_tx {
+	struct sr_txp *ring;    /* ring[psn & mask] for PSNs in [una, nxt) */
+	uint8_t *par;           /* ec: parity payload of ring entry i at i * mtu */
+	uint32_t mask;
+	uint32_t una, nxt;
+	uint32_t win_pkts, win_bytes, inflight_bytes;
+	uint32_t nlost;
+	uint64_t srtt, rttvar, min_rtt, rto;
+	uint64_t rack_xmit, rack_rtt; /* send time and RTT of the most recently sent packet acknowledged */
+	uint32_t rack_psn;
+	uint64_t reo_max;       /* largest reordering delay seen on packets sent once */
+	uint64_t rack_ack_ns;   /* when rack_xmit last moved forward */
+	uint64_t last_tx_ns, last_ack_ns;
+	uint32_t backoff;       /* RTO doublings since the last progress */
+	bool tlp_out;           /* a tail probe is out and unanswered */
+	uint32_t peer_dups;
+	uint32_t msg_post;      /* next message number (poster's thread) */
+	uint32_t peer_msg_cum;  /* the receiver has finished every message before this */
+	/* transmission of the WQE at sq_cur */
+	uint8_t phase;
+	uint32_t pidx;          /* next data packet of the WQE (index in the WQE) */
+	uint32_t sub, par_j;    /* ec: submessage whose parity is going out, and which */
+	uint32_t first_psn;     /* PSN of the current message's first packet */
+	uint32_t ctrl_psn;
+	struct uroce_pstream *posting; /* poster's thread: the stream a post belongs to */
+};
+
+struct sr_rmsg {
+	uint32_t seq;
+	bool bound, done, delivered;
+	bool have_npk, desc_expected, have_desc, have_first;
+	bool write;             /* data goes to an rkey (WRITE with immediate) */
+	uint8_t op;             /* enum uroce_wr_opcode from the descriptor */
+	enum uroce_wc_status st;
+	uint32_t npk, nrecv;
+	uint32_t len;           /* bytes, once known */
+	uint32_t placed;
+	uint32_t imm;
+	uint32_t first_psn;
+	uint64_t last_rx_ns;    /* ec: fallback timeout runs from here */
+	uint64_t nack_ns;       /* ec: last NACK sent */
+	uint64_t *bits;         /* packets arrived (or rebuilt) */
+	uint64_t *subdone;      /* ec: submessages whole */
+	struct rwqe wqe;
+};
+
+struct sr_rx {
+	uint32_t cum;           /* every PSN before it arrived */
+	uint64_t *bits;         /* ring[psn & mask] for PSNs in [cum, cum + nbits) */
+	uint32_t nbits, mask;
+	uint32_t msg_cum;       /* every message before it is finished */
+	uint32_t bind_next;     /* next message to take a receive WQE */
+	uint32_t dups;
+	uint32_t high;          /* highest PSN arrived */
+	bool sack_pending;
+	uint32_t max_pkts;      /* packets a message may have */
+	struct sr_rmsg slot[SR_MSG_WIN];
+	/* ec: parity packets by PSN, their message and index */
+	uint8_t *par;
+	uint32_t *par_msg, *par_idx;
+	uint8_t *par_ok;
+	uint8_t *scratch;       /* (k + m) x mtu for encode and decode */
+};
+
+struct sr_state {
+	struct uroce_rel_attr cfg;  /* with defaults filled in */
+	bool ec;
+	struct ec_code code;
+	uint64_t rto_min_ns, fto_ns;
+	uint32_t chunk_bytes;
+	struct sr_tx tx;
+	struct sr_rx rx;
+};
+
+static inline struct sr_state *sr_of(const struct uroce_qp *qp)
+{
+	return qp->rel_state;
+}
+
+static inline bool bit_get(const uint64_t *b, uint32_t i)
+{
+	return (b[i >> 6] >> (i & 63)) & 1;
+}
+static inline void bit_set(uint64_t *b, uint32_t i)
+{
+	b[i >> 6] |= 1ull << (i & 63);
+}
+
+/* rel_sr.c, for rel_ec.c and precv.c */
+int sr_init_common(struct uroce_qp *qp, bool ec);
+void sr_fini(struct uroce_qp *qp);
+int sr_ready(struct uroce_qp *qp);
+int sr_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct swqe *w);
+bool sr_tx(struct uroce_qp *qp);
+void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt);
+void sr_rx_ctrl(struct uroce_qp *qp, const struct roce_pkt *pkt);
+bool sr_is_ctrl(const struct uroce_qp *qp, const struct roce_pkt *pkt);
+void sr_timer(struct wheel_timer *t, void *arg);
+void sr_error(struct uroce_qp *qp);
+void sr_reset(struct uroce_qp *qp);
+size_t sr_state_bytes(const struct uroce_qp *qp);
+/* Mark PSN psn arrived at the receiver (if inside its window). */
+void sr_rx_mark_psn(struct uroce_qp *qp, uint32_t psn);
+/* Write len bytes at byte off of message m's target (receive WQE or rkey). */
+void sr_rx_place(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t off, const uint8_t *src, uint32_t len);
+/* Read them back (ec decoding). */
+void sr_rx_read(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t off, uint8_t *dst, uint32_t len);
+/* A packet of m arrived or was rebuilt: the chunk bitmap of a partial-completion handle. */
+void sr_rx_note_pkt(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t idx);
+/* Is m whole? Then finish it (completion, ordering). */
+void sr_rx_check_done(struct uroce_qp *qp, struct sr_rmsg *m);
+/* Payload bytes of data packet idx of m, once its length is known. */
+uint32_t sr_pkt_len(const struct uroce_qp *qp, const struct sr_rmsg *m, uint32_t idx);
+int sr_send_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len);
+/* Bind the next posted receive WQE to the next message; false if none or
+ * the window is full. */
+bool sr_rx_bind_next(struct uroce_qp *qp);
+/* Finish m now (a partial completion asked for by the application). */
+void sr_rx_finish(struct uroce_qp *qp, struct sr_rmsg *m);
+
+/* precv.c: partial-completion receive handles */
+struct uroce_precv {
+	struct uroce_qp *qp;
+	uint32_t chunk_pkts, chunk_bytes;
+	uint32_t nchunks;           /* chunks of the posted buffer */
+	uint32_t msg_chunks;        /* of the message, once its length is known (atomic) */
+	struct sr_rmsg *m;          /* bound message (engine thread) */
+	bool done;                  /* its completion is queued (atomic) */
+	bool release;               /* the application let go: free when done */
+	uint64_t bits[];            /* chunk bitmap (atomic words) */
+};
+void pstream_fill(const struct uroce_pstream *s, const struct uroce_send_wr *wr, struct swqe *w);
+void precv_bind(struct uroce_precv *h, struct uroce_qp *qp, struct sr_rmsg *m);
+/* Packet idx of h's message arrived: set its chunk's bit if whole. */
+void precv_note(struct uroce_precv *h, const struct sr_rmsg *m, uint32_t idx);
+
+/* Gather len bytes at message offset off of WQE w into dst. */
+void sr_tx_gather(const struct swqe *w, uint32_t off, uint8_t *dst, uint32_t len);
+
+/* rel_ec.c */
+/* PSN of data packet idx / parity index q of an ec message that starts at first. */
+uint32_t ec_psn_data(const struct sr_state *st, uint32_t first, uint32_t idx);
+uint32_t ec_psn_parity(const struct sr_state *st, uint32_t first, uint32_t npk, uint32_t q);
+uint32_t ec_total_pkts(const struct sr_state *st, uint32_t npk);
+/* Sender: encode the parity of submessage sub of w into the ring entries
+ * of the next m PSNs. */
+void ec_tx_encode(struct uroce_qp *qp, struct swqe *w, uint32_t sub, uint32_t first_ring_psn);
+/* Receiver: a parity packet (stored) or a data packet of sub arrived:
+ * mark the submessage's PSNs once it is whole; with try_decode, rebuild
+ * its lost data if what arrived allows. */
+void ec_rx_sub(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t sub, bool try_decode);
+void ec_rx_parity(struct uroce_qp *qp, struct sr_rmsg *m, const struct roce_pkt *pkt, uint32_t q);
+/* Receiver: NACK the messages whose fallback timeout passed and that
+ * cannot be decoded; -ENOBUFS when the TX stage is full. */
+int ec_rx_nacks(struct uroce_qp *qp, uint64_t now);
+/* The earliest fallback deadline, or UINT64_MAX. */
+uint64_t ec_rx_fto_next(struct uroce_qp *qp);
+/* Sender: a NACK arrived. */
+void ec_tx_nack(struct uroce_qp *qp, const uint8_t *body, uint32_t len);
+
+#endif /* UROCE_TRANSPORT_REL_SR_H */

@@ -1,0 +1,107 @@
+/* Wire format of the sr and ec reliability modes, version 1 (docs/wire.md).
+ *
+ * Data: every packet is a UC "RDMA WRITE Only" or "RDMA WRITE Only with
+ * Immediate" to the peer's data QPN, carrying its own RETH, so a NIC's UC
+ * QP (or uroce) places it on arrival in any order. A plain WRITE goes
+ * without immediate to the WR's (raddr + offset, rkey). Packets of a
+ * message the receiver must match (SEND, WRITE with immediate, ec) carry
+ * the immediate below; their RETH uses rkey 0, which addresses the
+ * receiving QP's message space (va = byte offset in the message; parity:
+ * parity index x MTU), or the WR's rkey for WRITE with immediate.
+ *
+ * Control: SEND Only to the peer's control QPN (its data QPN + 1), payload
+ * = struct srw_ctrl + a type's body, all big endian. */
+#ifndef UROCE_TRANSPORT_SR_WIRE_H
+#define UROCE_TRANSPORT_SR_WIRE_H
+
+#include <stdint.h>
+
+#define SRW_VERSION 1u
+
+/* Immediate (host order): | msg 12 (slot 8 + generation 4) | kind 3 | idx 17 |
+ * The 12-bit message number is the sender's message sequence number mod
+ * 4096: its low 8 bits name the slot, the next 4 the generation, so a late
+ * packet of a finished message never matches the slot's next message. */
+#define SRW_MSG_BITS 12u
+#define SRW_MSG_MASK ((1u << SRW_MSG_BITS) - 1)
+#define SRW_KIND_BITS 3u
+#define SRW_IDX_BITS 17u
+#define SRW_IDX_MASK ((1u << SRW_IDX_BITS) - 1)
+
+enum srw_kind {
+	SRW_DATA = 0,      /* data packet idx of the message */
+	SRW_LAST = 1,      /* the last data packet: the message has idx + 1 packets */
+	SRW_LAST_DESC = 2, /* the last data packet of a message that also has a descriptor */
+	SRW_DESC = 3,      /* the message's descriptor (struct srw_desc) */
+	SRW_PARITY = 4,    /* ec: parity packet idx = submessage x m + j */
+};
+
+static inline uint32_t srw_imm(uint32_t msg, enum srw_kind kind, uint32_t idx)
+{
+	return (msg & SRW_MSG_MASK) << (SRW_KIND_BITS + SRW_IDX_BITS) | (uint32_t)kind << SRW_IDX_BITS |
+	       (idx & SRW_IDX_MASK);
+}
+static inline uint32_t srw_imm_msg(uint32_t imm)
+{
+	return imm >> (SRW_KIND_BITS + SRW_IDX_BITS);
+}
+static inline uint32_t srw_imm_kind(uint32_t imm)
+{
+	return (imm >> SRW_IDX_BITS) & ((1u << SRW_KIND_BITS) - 1);
+}
+static inline uint32_t srw_imm_idx(uint32_t imm)
+{
+	return imm & SRW_IDX_MASK;
+}
+
+/* rkey 0: the receiving QP's message space (never a real key: key index 0
+ * is never handed out). */
+#define SRW_MSG_RKEY 0u
+
+/* Descriptor: the receiver's metadata of a message, sent before its data
+ * (and, for ec, once more after its parity). */
+#define SRW_DESC_LEN 32u
+enum srw_desc_flag { SRW_DESC_IMM = 1 };
+struct srw_desc {
+	uint8_t version;   /* SRW_VERSION */
+	uint8_t op;        /* enum uroce_wr_opcode: SEND, SEND_WITH_IMM or RDMA_WRITE_WITH_IMM */
+	uint8_t flags;     /* enum srw_desc_flag */
+	uint8_t ec;        /* 1: the message carries parity */
+	uint32_t len;      /* message bytes */
+	uint32_t imm;      /* the WR's immediate (as posted, network order) */
+	uint32_t rkey;     /* WRITE with immediate: the target */
+	uint64_t raddr;
+	uint32_t first_psn; /* PSN of the message's first packet */
+	uint32_t rsvd;
+};
+
+/* Control header */
+#define SRW_CTRL_HDR_LEN 4u
+enum srw_ctrl_type {
+	SRW_CTRL_SACK = 1,
+	SRW_CTRL_NACK = 2,
+};
+
+/* SACK body: cumulative PSN, bitmap, message completion.
+ *   be32 cum_psn    every PSN before it has arrived
+ *   be32 msg_cum    every message before it is done (completed or given up)
+ *   be32 msg_bits   bit i: message msg_cum + 1 + i is done too
+ *   be32 dups       duplicates the receiver has seen (cumulative): a
+ *                   retransmission that was not needed
+ *   be16 nbits      bitmap bits, a multiple of 32, at most SRW_SACK_MAX_BITS
+ *   be16 rsvd
+ *   bitmap          bit i (byte i/8, bit i%8) = PSN cum_psn + 1 + i arrived */
+#define SRW_SACK_FIXED 20u
+#define SRW_SACK_MAX_BITS 1024u
+
+/* NACK body (ec): the submessages of one message that cannot be decoded.
+ *   be32 msg        message sequence number
+ *   be16 first_sub  bit i of the bitmap = submessage first_sub + i
+ *   be16 nbits      a multiple of 32, at most SRW_NACK_MAX_BITS
+ *   be32 flags      SRW_NACK_DESC: the descriptor never arrived
+ *   bitmap */
+#define SRW_NACK_FIXED 12u
+#define SRW_NACK_MAX_BITS 1024u
+enum srw_nack_flag { SRW_NACK_DESC = 1 };
+
+#endif /* UROCE_TRANSPORT_SR_WIRE_H */
