@@ -126,6 +126,8 @@ struct loop_node {
 
 	uint32_t *rxq; /* slot indices */
 	uint32_t rx_head, rx_tail;
+	loop_filter_fn filter; /* tests: drop chosen frames */
+	void *filter_arg;
 };
 
 struct loop_fabric {
@@ -452,6 +454,17 @@ int loop_fabric_set_impairment(struct loop_fabric *fab, unsigned from, const str
 	return 0;
 }
 
+int loop_fabric_set_filter(struct loop_fabric *fab, unsigned from, loop_filter_fn fn, void *arg)
+{
+	if (from >= fab->nports) {
+		set_err(fab, "set_filter: port %u of %u", from, fab->nports);
+		return -EINVAL;
+	}
+	fab->nodes[from].filter = fn;
+	fab->nodes[from].filter_arg = arg;
+	return 0;
+}
+
 int loop_fabric_set_link(struct loop_fabric *fab, unsigned a, bool up)
 {
 	struct loop_node *n;
@@ -704,6 +717,11 @@ static bool link_send(struct loop_fabric *fab, unsigned from, uint32_t s, uint64
 	n->st.tx_frames++;
 	n->st.tx_bytes += len;
 
+	if (n->filter && n->filter(n->filter_arg, slot_data(fab, s), len)) {
+		n->st.filtered++;
+		pool_put(fab, s);
+		return true;
+	}
 	if (chance(&n->rng, n->thr_loss)) {
 		n->st.lost++;
 		pool_put(fab, s);

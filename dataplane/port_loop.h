@@ -80,6 +80,7 @@ struct loop_link_stats {
 	uint64_t duplicated;      /* extra copies made */
 	uint64_t dup_no_frame;    /* copy not made: the pool was empty */
 	uint64_t reordered;       /* given the extra reorder delay */
+	uint64_t filtered;        /* dropped by a test's filter */
 	uint64_t link_down;       /* sent while the link was down or unwired */
 	uint64_t rx_no_port;      /* arrived at a port that is not open */
 	uint64_t rx_ring_full;    /* arrived at a full RX ring (port NO_BUFFER) */
@@ -122,6 +123,10 @@ int loop_fabric_connect(struct loop_fabric *fab, unsigned a, unsigned b,
  * time; frames already on the wire keep their fate. Returns 0 or -EINVAL
  * (from is not wired, or a bad impairment). */
 int loop_fabric_set_impairment(struct loop_fabric *fab, unsigned from, const struct loop_impairment *imp);
+/* Tests: fn sees every frame port from sends (after the rate limiter) and
+ * returns true to drop it (counted as filtered); NULL removes it. */
+typedef bool (*loop_filter_fn)(void *arg, const uint8_t *frame, uint32_t len);
+int loop_fabric_set_filter(struct loop_fabric *fab, unsigned from, loop_filter_fn fn, void *arg);
 
 /* Take the link of port a (both directions) down or up. A down link drops
  * what is sent into it (counted as link_down) and port_link_up() says

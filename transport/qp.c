@@ -646,8 +646,8 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 		qp->sport = qp_sport(qp->qpn, 0);
 	qp->retry_left = qp->attr.retry_cnt;
 	qp->rnr_left = qp->attr.rnr_retry;
-	if (next == UROCE_QPS_RTR && cur == UROCE_QPS_INIT) {
-		rc = qp->rel->ready(qp);
+	if ((next == UROCE_QPS_RTR && cur == UROCE_QPS_INIT) || (next == UROCE_QPS_RTS && cur == UROCE_QPS_RTR)) {
+		rc = qp->rel->ready(qp); /* sizes by the MTU at RTR, takes the send PSN at RTS */
 		if (rc)
 			return rc;
 	}

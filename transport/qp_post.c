@@ -167,7 +167,8 @@ static int post_one_send(struct uroce_qp *qp, const struct uroce_send_wr *wr)
 		w->sge[0].lkey = 0;
 	} else {
 		w->num_sge = (uint32_t)wr->num_sge;
-		memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*w->sge));
+		if (wr->num_sge) /* a zero-length send may come with no sg_list */
+			memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*w->sge));
 	}
 	if (wr->opcode == UROCE_WR_ATOMIC_CMP_AND_SWP || wr->opcode == UROCE_WR_ATOMIC_FETCH_AND_ADD) {
 		w->raddr = wr->wr.atomic.remote_addr;
@@ -257,7 +258,8 @@ static int post_one_recv(struct uroce_qp *qp, struct uroce_pd *pd, struct rwqe *
 	r->precv = precv;
 	r->num_sge = (uint32_t)wr->num_sge;
 	r->length = (uint32_t)total;
-	memcpy(r->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*r->sge));
+	if (wr->num_sge)
+		memcpy(r->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*r->sge));
 	atomic_store_explicit(headp, head + 1, memory_order_release);
 	return 0;
 }

@@ -14,7 +14,8 @@ struct rel_ops {
 	/* creation: validate qp->init.rel and allocate the policy's state */
 	int (*init)(struct uroce_qp *qp);
 	void (*fini)(struct uroce_qp *qp);
-	/* the QP reached RTR: size what depends on the path MTU */
+	/* INIT -> RTR: size what depends on the path MTU; RTR -> RTS: the
+	 * send PSN is known (called with the attributes applied, the state not) */
 	int (*ready)(struct uroce_qp *qp);
 	/* post time, on the poster's thread, after the generic checks filled w:
 	 * can this policy carry the WR, and its per-WR fields (the chunking of

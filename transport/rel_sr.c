@@ -8,6 +8,7 @@
  * are sent again, with their original PSNs. */
 #include <endian.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -570,13 +571,14 @@ static int send_sack(struct uroce_qp *qp)
 	}
 	put32(b + 12, msg_bits);
 	put32(b + 16, r->dups);
+	put32(b + 20, r->dup_psn);
 	v16 = htobe16((uint16_t)nbits);
-	memcpy(b + 20, &v16, 2);
+	memcpy(b + 24, &v16, 2);
 	for (uint32_t i = 0; i < nbits; i++) {
 		uint32_t psn = psn_add(r->cum, 1 + i);
 
 		if (bit_get(r->bits, psn & r->mask))
-			b[24 + i / 8] |= (uint8_t)(1u << (i % 8));
+			b[SRW_CTRL_HDR_LEN + SRW_SACK_FIXED + i / 8] |= (uint8_t)(1u << (i % 8));
 	}
 	rc = sr_send_ctrl(qp, b, len);
 	if (!rc) {
@@ -705,6 +707,12 @@ static void rtt_sample(struct sr_state *st, uint64_t rtt)
 	t->rto = rto;
 }
 
+static void rtt_stats(struct uroce_qp *qp)
+{
+	qp->stats.srtt_ns = sr_of(qp)->tx.srtt;
+	qp->stats.rto_ns = sr_of(qp)->tx.rto;
+}
+
 /* RACK's reordering window: a quarter of the smallest RTT, or more when
  * packets sent once were seen arriving that much behind later ones. */
 static uint64_t reo_wnd(const struct sr_tx *t)
@@ -751,14 +759,14 @@ static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 {
 	struct sr_state *st = sr_of(qp);
 	struct sr_tx *t = &st->tx;
-	uint32_t cum = get32(b), msg_cum = get32(b + 4), dups = get32(b + 12), nbits;
+	uint32_t cum = get32(b), msg_cum = get32(b + 4), dups = get32(b + 12), dup_psn = get32(b + 16), nbits;
 	uint16_t v16;
 	uint64_t now = ctx_clock(qp->ctx);
 	const struct sr_txp *newest = NULL;
 	bool progress = false;
-	int32_t d_cum = roce_psn_diff(cum, t->una), d_nxt = roce_psn_diff(cum, t->nxt);
+	int32_t d_nxt = roce_psn_diff(cum, t->nxt);
 
-	memcpy(&v16, b + 16, 2);
+	memcpy(&v16, b + 20, 2);
 	nbits = be16toh(v16);
 	if (nbits % 32 || nbits > SRW_SACK_MAX_BITS || len < SRW_SACK_FIXED + nbits / 8 || d_nxt > 0) {
 		ctx_count_drop(qp->ctx, d_nxt > 0 ? UROCE_DROP_STALE_RESPONSE : UROCE_DROP_BAD_CTRL);
@@ -773,29 +781,34 @@ static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 	if ((int32_t)(msg_cum - t->peer_msg_cum) > 0)
 		t->peer_msg_cum = msg_cum;
 	if ((int32_t)(dups - t->peer_dups) > 0) {
-		/* the receiver saw copies it had: some retransmissions were not
-		 * needed, so reordering is larger than assumed */
-		qp->stats.spurious_retx += dups - t->peer_dups;
+		/* the receiver saw a copy of what it had (DSACK): if that copy was
+		 * a retransmission, it was not needed, and reordering is larger
+		 * than RACK's window assumed */
+		uint32_t back = (t->nxt - dup_psn) & ROCE_PSN_MASK;
+		const struct sr_txp *dp = &t->ring[dup_psn & t->mask];
+
 		t->peer_dups = dups;
-		if (t->reo_max < t->min_rtt)
-			t->reo_max = t->min_rtt ? t->min_rtt : t->rto / 4;
-		else
-			t->reo_max *= 2;
-		if (t->reo_max > t->srtt * 2 && t->srtt)
-			t->reo_max = t->srtt * 2;
+		if (back >= 1 && back <= t->mask + 1 && dp->ntx > 1 && !(dp->flags & SRP_EC)) {
+			qp->stats.spurious_retx++;
+			t->reo_max = t->reo_max < t->min_rtt / 4 ? t->min_rtt / 4 : t->reo_max * 2;
+			if (t->srtt && t->reo_max > t->srtt)
+				t->reo_max = t->srtt;
+		}
 	}
 	/* everything before cum, then the bitmap: bit j = PSN cum + 1 + j */
-	for (uint32_t j = 0, psn = d_cum > 0 ? t->una : cum; psn != t->nxt; psn = psn_add(psn, 1)) {
+	for (uint32_t j = 0, psn = t->una; psn != t->nxt; psn = psn_add(psn, 1)) {
 		struct sr_txp *p = &t->ring[psn & t->mask];
 		int32_t dc = roce_psn_diff(psn, cum);
 
+		if (roce_psn_diff(psn, t->una) < 0)
+			continue; /* an old SACK: below una the ring holds newer packets */
 		if (dc > 0) {
 			j = (uint32_t)dc - 1;
 			if (j >= nbits)
 				break;
-			if (!((b[20 + j / 8] >> (j % 8)) & 1))
+			if (!((b[SRW_SACK_FIXED + j / 8] >> (j % 8)) & 1))
 				continue;
-		} else if (dc == 0 || roce_psn_diff(psn, t->una) < 0) {
+		} else if (dc == 0) {
 			continue;
 		}
 		if (p->flags & SRP_SACKED)
@@ -821,8 +834,10 @@ static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 			}
 		}
 	}
-	if (newest)
+	if (newest) {
 		rtt_sample(st, now > newest->sent_ns ? now - newest->sent_ns : 1);
+		rtt_stats(qp);
+	}
 	while (t->una != t->nxt && (t->ring[t->una & t->mask].flags & SRP_SACKED))
 		t->una = psn_add(t->una, 1);
 	if (progress) {
@@ -1057,6 +1072,7 @@ void sr_rx_read(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t off, uint8_t *d
 static void push_recv_wc(struct uroce_qp *qp, struct sr_rmsg *m)
 {
 	struct uroce_wc wc;
+	bool whole = m->st == UROCE_WC_SUCCESS && m->have_npk && m->nrecv >= m->npk;
 
 	memset(&wc, 0, sizeof(wc));
 	wc.wr_id = m->wqe.wr_id;
@@ -1064,13 +1080,13 @@ static void push_recv_wc(struct uroce_qp *qp, struct sr_rmsg *m)
 	wc.qp_num = qp->qpn;
 	wc.src_qp = qp->attr.dest_qp_num;
 	wc.opcode = m->op == UROCE_WR_RDMA_WRITE_WITH_IMM ? UROCE_WC_RECV_RDMA_WITH_IMM : UROCE_WC_RECV;
-	wc.byte_len = m->st == UROCE_WC_SUCCESS ? m->len : m->placed;
+	wc.byte_len = whole ? m->len : m->placed; /* a partial completion reports what was placed */
 	if (m->op != UROCE_WR_SEND && m->have_desc) {
 		wc.wc_flags |= UROCE_WC_WITH_IMM;
 		wc.imm_data = m->imm;
 	}
 	if (m->wqe.precv) {
-		wc.wc_flags |= precv_finish(m->wqe.precv, m->st == UROCE_WC_SUCCESS && m->have_npk && m->nrecv >= m->npk);
+		wc.wc_flags |= precv_finish(m->wqe.precv, whole);
 		m->wqe.precv = NULL;
 	}
 	cq_push(qp->init.recv_cq, &wc);
@@ -1319,6 +1335,7 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		 * it learns its retransmission was not needed */
 		qp->stats.duplicates++;
 		r->dups++;
+		r->dup_psn = pkt->psn;
 		r->sack_pending = true;
 		ctx_count_drop(qp->ctx, UROCE_DROP_DUPLICATE);
 		ctx_kick(qp);
@@ -1334,8 +1351,17 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 	kind = srw_imm_kind(imm);
 	idx = srw_imm_idx(imm);
 	seq = r->msg_cum + ((srw_imm_msg(imm) - r->msg_cum) & SRW_MSG_MASK);
-	if (seq - r->msg_cum >= SR_MSG_WIN || kind > SRW_PARITY || (kind == SRW_PARITY && !st->ec)) {
-		ctx_count_drop(qp->ctx, kind > SRW_PARITY || kind == SRW_PARITY ? UROCE_DROP_BAD_OPCODE : UROCE_DROP_STALE_MSG);
+	if (kind > SRW_PARITY || (kind == SRW_PARITY && !st->ec)) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
+		return;
+	}
+	if (seq - r->msg_cum >= SR_MSG_WIN) {
+		/* a late packet of a message already finished (completed early,
+		 * or whole by decoding): it lands nowhere, but its PSN counts so
+		 * the sender stops. One from too far ahead is dropped unmarked. */
+		if (((r->msg_cum - srw_imm_msg(imm)) & SRW_MSG_MASK) <= SRW_MSG_MASK + 1 - 2 * SR_MSG_WIN)
+			sr_rx_mark_psn(qp, pkt->psn);
+		ctx_count_drop(qp->ctx, UROCE_DROP_STALE_MSG);
 		return;
 	}
 	m = &r->slot[seq % SR_MSG_WIN];

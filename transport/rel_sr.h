@@ -103,6 +103,7 @@ struct sr_rx {
 	uint32_t bind_next;     /* next message to take a receive WQE */
 	uint32_t dups;
 	uint32_t high;          /* highest PSN arrived */
+	uint32_t dup_psn;       /* the last duplicate's PSN, for the sender's DSACK check */
 	bool sack_pending;
 	uint32_t max_pkts;      /* packets a message may have */
 	struct sr_rmsg slot[SR_MSG_WIN];

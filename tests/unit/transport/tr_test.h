@@ -42,6 +42,7 @@ struct tr_opts {
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer, rd_atomic;
 	uint32_t sq_psn[2];
 	uint32_t max_wr;
+	struct uroce_rel_attr rel; /* reliability mode (all zero = rc) */
 };
 
 static inline void tr_opts_default(struct tr_opts *o, enum uroce_qp_type type)
@@ -92,6 +93,7 @@ static inline void tr_side_open(struct tr_pair *p, unsigned i, const struct tr_o
 	ia.cap.max_send_sge = 4;
 	ia.cap.max_recv_sge = 4;
 	ia.cap.max_inline_data = 256;
+	ia.rel = o->rel;
 	rc = uroce_qp_create(s->pd, &ia, &s->qp);
 	REQUIRE(rc == 0, "qp_create: %s", uroce_last_error());
 }

@@ -1,0 +1,627 @@
+/* The sr and ec reliability modes over the loop fabric (simulated time):
+ * - every mode, ordered and unordered, delivers a mix of SEND, SEND with
+ *   immediate, WRITE and WRITE with immediate at 0, 1e-4, 1e-3 and 1e-2
+ *   loss with reordering and duplication both ways: data checked, every
+ *   message completed exactly once, in order where ordered;
+ * - ec rebuilds up to m lost chunks of every submessage with no
+ *   retransmission (RS and XOR);
+ * - a partial-completion bitmap shows exactly the chunks that arrived, the
+ *   early completion is PARTIAL with the bytes placed, and a late copy of
+ *   the missing packet is not written;
+ * - a stream sent in pieces out of order arrives as one message;
+ * - sr that loses every copy of one packet ends in RETRY_EXC_ERR and ERR;
+ * - reordering alone causes (almost) no retransmission;
+ * - bad attributes and opcodes are refused with a message. */
+#include "tr_test.h"
+
+#include "dataplane/wire.h"
+
+#define NSLOTS 24u
+#define SLOT 20480u
+#define MAXLEN 20000u
+#define OUTSTANDING 16u
+#define SRC_OFF 0u
+#define RECV_OFF 0u
+#define WRITE_OFF (NSLOTS * SLOT)
+
+enum kind { K_SEND, K_SEND_IMM, K_WRITE, K_WRITE_IMM };
+
+struct msg {
+	uint8_t kind;
+	uint32_t len;
+	uint32_t recv;  /* receive index it consumes (not K_WRITE) */
+	uint64_t sum;
+};
+
+static uint64_t sum_of(const uint8_t *b, uint32_t n)
+{
+	return test_hash(0x1234567ull, b, n);
+}
+
+static void rel_opts(struct tr_opts *o, enum uroce_reliability r, enum uroce_ordering ord, enum uroce_ec_code code,
+                     unsigned k, unsigned m)
+{
+	tr_opts_default(o, UROCE_QPT_RC);
+	o->rel.reliability = r;
+	o->rel.ordering = ord;
+	o->rel.ec_code = code;
+	o->rel.ec_k = (uint8_t)k;
+	o->rel.ec_m = (uint8_t)m;
+	o->max_wr = 64;
+}
+
+static void post_recv(struct tr_side *b, uint32_t id)
+{
+	struct uroce_sge sg;
+	struct uroce_recv_wr wr = { .wr_id = id, .sg_list = &sg, .num_sge = 1 };
+
+	tr_sge(&sg, b, RECV_OFF + (id % NSLOTS) * SLOT, SLOT);
+	REQUIRE(uroce_post_recv(b->qp, &wr, NULL) == 0, "post_recv: %s", uroce_last_error());
+}
+
+static const char *mode_name(const struct tr_opts *o)
+{
+	static char b[64];
+
+	snprintf(b, sizeof(b), "%s%s %s", uroce_reliability_str(o->rel.reliability),
+	         o->rel.reliability == UROCE_REL_EC ? (o->rel.ec_code == UROCE_EC_XOR ? "-xor" : "-rs") : "",
+	         uroce_ordering_str(o->rel.ordering));
+	return b;
+}
+
+/* The mixed workload at one loss rate. */
+static void run_mix(const struct tr_opts *o, double loss, uint64_t seed, uint32_t nmsg)
+{
+	struct loop_impairment imp = { 0 };
+	struct tr_pair p;
+	struct test_rng rng = { seed };
+	struct msg *msgs = calloc(nmsg, sizeof(*msgs));
+	uint32_t *recv_msg = calloc(nmsg, sizeof(*recv_msg));
+	uint8_t *recv_seen = calloc(nmsg, 1);
+	uint32_t posted = 0, completed = 0, nrecv = 0, recv_posted = 0, recv_done = 0, next_recv = 0, steps = 0;
+	struct uroce_qp_stats sa, sb;
+	bool ordered = o->rel.ordering == UROCE_ORDER_ORDERED;
+
+	REQUIRE(msgs && recv_msg && recv_seen, "alloc");
+	imp.loss = loss;
+	imp.duplicate = 0.01;
+	imp.reorder = 0.01;
+	imp.reorder_max_ns = 8000;
+	imp.delay_ns = 2000;
+	imp.jitter_ns = 500;
+	tr_open(&p, o, seed, &imp, &imp);
+	struct tr_side *a = &p.s[0], *b = &p.s[1];
+
+	for (uint32_t i = 0; i < nmsg; i++) {
+		msgs[i].kind = (uint8_t)test_rng_below(&rng, 4);
+		msgs[i].len = (uint32_t)(test_rng_below(&rng, 4) == 0 ? test_rng_below(&rng, 64)
+		                                                       : test_rng_below(&rng, MAXLEN + 1));
+		if (msgs[i].kind != K_WRITE) {
+			msgs[i].recv = nrecv;
+			recv_msg[nrecv++] = i;
+		}
+	}
+	while ((completed < nmsg || recv_done < nrecv) && steps < 6000000u) {
+		struct uroce_wc wc[16];
+		int n;
+
+		while (recv_posted < nrecv && recv_posted < recv_done + 16) {
+			post_recv(b, recv_posted);
+			recv_posted++;
+		}
+		while (posted < nmsg && posted < completed + OUTSTANDING) {
+			struct msg *m = &msgs[posted];
+			uint32_t slot = posted % NSLOTS;
+			struct uroce_sge sg;
+			struct uroce_send_wr wr;
+
+			tr_fill(a->buf + SRC_OFF + slot * SLOT, m->len, (uint32_t)posted * 2654435761u);
+			m->sum = sum_of(a->buf + SRC_OFF + slot * SLOT, m->len);
+			memset(&wr, 0, sizeof(wr));
+			tr_sge(&sg, a, SRC_OFF + slot * SLOT, m->len);
+			wr.wr_id = posted;
+			wr.sg_list = &sg;
+			wr.num_sge = 1;
+			wr.send_flags = UROCE_SEND_SIGNALED;
+			wr.imm_data = htobe32(0xabc00000u + posted);
+			wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)(b->buf + WRITE_OFF + slot * SLOT);
+			wr.wr.rdma.rkey = b->mr->rkey;
+			wr.opcode = m->kind == K_SEND ? UROCE_WR_SEND : m->kind == K_SEND_IMM ? UROCE_WR_SEND_WITH_IMM
+			            : m->kind == K_WRITE ? UROCE_WR_RDMA_WRITE : UROCE_WR_RDMA_WRITE_WITH_IMM;
+			REQUIRE(uroce_post_send(a->qp, &wr, NULL) == 0, "post_send: %s", uroce_last_error());
+			posted++;
+		}
+		tr_step(&p);
+		steps++;
+		n = uroce_poll_cq(a->scq, 16, wc);
+		for (int i = 0; i < n; i++) {
+			REQUIRE(wc[i].status == UROCE_WC_SUCCESS, "%s loss %g: send %llu: %s", mode_name(o), loss,
+			        (unsigned long long)wc[i].wr_id, uroce_wc_status_str(wc[i].status));
+			REQUIRE(wc[i].wr_id == completed, "%s: send completion %llu, expected %u (in post order)",
+			        mode_name(o), (unsigned long long)wc[i].wr_id, completed);
+			if (msgs[completed].kind == K_WRITE) {
+				uint32_t slot = completed % NSLOTS;
+
+				if (sum_of(b->buf + WRITE_OFF + slot * SLOT, msgs[completed].len) != msgs[completed].sum) {
+					uint32_t off = 0;
+
+					tr_fill(a->buf + SRC_OFF + slot * SLOT, msgs[completed].len, (uint32_t)completed * 2654435761u);
+					while (off < msgs[completed].len &&
+					       b->buf[WRITE_OFF + slot * SLOT + off] == a->buf[SRC_OFF + slot * SLOT + off])
+						off++;
+					REQUIRE(0, "%s loss %g: WRITE %u (%u bytes) placed wrong bytes from offset %u", mode_name(o),
+					        loss, completed, msgs[completed].len, off);
+				}
+			}
+			completed++;
+		}
+		n = uroce_poll_cq(b->rcq, 16, wc);
+		for (int i = 0; i < n; i++) {
+			uint32_t r = (uint32_t)wc[i].wr_id, mi;
+			const struct msg *m;
+			const uint8_t *data;
+
+			REQUIRE(wc[i].status == UROCE_WC_SUCCESS, "%s loss %g: recv %u: %s", mode_name(o), loss, r,
+			        uroce_wc_status_str(wc[i].status));
+			REQUIRE(r < nrecv && !recv_seen[r], "%s: receive %u completed twice or unknown", mode_name(o), r);
+			if (ordered)
+				REQUIRE(r == next_recv, "%s: receive %u completed before %u", mode_name(o), r, next_recv);
+			next_recv++;
+			recv_seen[r] = 1;
+			mi = recv_msg[r];
+			m = &msgs[mi];
+			REQUIRE(wc[i].byte_len == m->len, "%s: receive %u: %u bytes, sent %u", mode_name(o), r,
+			        wc[i].byte_len, m->len);
+			REQUIRE(!(wc[i].wc_flags & UROCE_WC_PARTIAL), "partial flag on a whole message");
+			if (m->kind == K_SEND) {
+				REQUIRE(!(wc[i].wc_flags & UROCE_WC_WITH_IMM), "SEND with an immediate");
+				REQUIRE(wc[i].opcode == UROCE_WC_RECV, "opcode");
+			} else {
+				REQUIRE((wc[i].wc_flags & UROCE_WC_WITH_IMM) && wc[i].imm_data == htobe32(0xabc00000u + mi),
+				        "%s: receive %u: immediate 0x%x", mode_name(o), r, be32toh(wc[i].imm_data));
+				REQUIRE(wc[i].opcode == (m->kind == K_SEND_IMM ? UROCE_WC_RECV : UROCE_WC_RECV_RDMA_WITH_IMM),
+				        "opcode %d", wc[i].opcode);
+			}
+			data = m->kind == K_WRITE_IMM ? b->buf + WRITE_OFF + (mi % NSLOTS) * SLOT
+			                              : b->buf + RECV_OFF + (r % NSLOTS) * SLOT;
+			REQUIRE(sum_of(data, m->len) == m->sum, "%s loss %g: message %u (kind %d, %u bytes) arrived wrong",
+			        mode_name(o), loss, mi, m->kind, m->len);
+			recv_done++;
+		}
+	}
+	REQUIRE(completed == nmsg && recv_done == nrecv, "%s loss %g: %u/%u sends, %u/%u receives after %u steps",
+	        mode_name(o), loss, completed, nmsg, recv_done, nrecv, steps);
+	uroce_qp_stats(a->qp, &sa);
+	uroce_qp_stats(b->qp, &sb);
+	printf("  %-16s loss %-6g %u msgs: retx %llu (rack %llu, tlp %llu, rto %llu, spurious %llu), sacks %llu, "
+	       "parity %llu, rebuilt %llu, nacks %llu, srtt %llu us\n",
+	       mode_name(o), loss, nmsg, (unsigned long long)sa.retransmits, (unsigned long long)sa.rack_losses,
+	       (unsigned long long)sa.tlp_probes, (unsigned long long)sa.rto_losses,
+	       (unsigned long long)sa.spurious_retx, (unsigned long long)sb.sacks_sent,
+	       (unsigned long long)sa.parity_sent, (unsigned long long)sb.ec_recovered,
+	       (unsigned long long)sb.ec_nacks_sent, (unsigned long long)(sa.srtt_ns / 1000));
+	if (loss == 0)
+		CHECK(sa.rto_losses == 0, "%s: RTO fired without loss", mode_name(o));
+	tr_close(&p);
+	free(msgs);
+	free(recv_msg);
+	free(recv_seen);
+}
+
+/* --- a filter that drops chosen data packets of A -> B -------------------- */
+
+struct drop_rule {
+	bool every_copy;        /* drop retransmissions too */
+	uint32_t k, m;          /* ec: drop data chunks j < drop_per_sub of every submessage */
+	uint32_t drop_per_sub;
+	uint32_t idx[4];        /* sr: drop these packet indexes */
+	unsigned nidx;
+	uint32_t seen[4096 / 32]; /* PSNs (mod 4096) already dropped once */
+	uint64_t dropped;
+	bool off;
+};
+
+static bool drop_filter(void *arg, const uint8_t *frame, uint32_t len)
+{
+	struct drop_rule *d = arg;
+	struct roce_pkt pkt;
+	uint32_t kind, idx, bit;
+
+	if (d->off || roce_parse(frame, len, &pkt, NULL) != UROCE_DROP_NONE)
+		return false;
+	if (pkt.opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM))
+		return false;
+	kind = (pkt.imm >> 17) & 7;
+	idx = pkt.imm & 0x1ffff;
+	if (kind > 2)
+		return false; /* descriptor, parity */
+	bit = pkt.psn & 4095;
+	if (d->drop_per_sub) {
+		if (idx % d->k >= d->drop_per_sub)
+			return false;
+	} else {
+		bool hit = false;
+
+		for (unsigned i = 0; i < d->nidx; i++)
+			hit |= d->idx[i] == idx;
+		if (!hit)
+			return false;
+	}
+	if (!d->every_copy && (d->seen[bit / 32] >> (bit % 32) & 1))
+		return false;
+	d->seen[bit / 32] |= 1u << (bit % 32);
+	d->dropped++;
+	return true;
+}
+
+static void send_one(struct tr_side *a, struct tr_side *b, uint32_t len, uint64_t id, enum uroce_wr_opcode op)
+{
+	struct uroce_sge sg;
+	struct uroce_send_wr wr;
+
+	memset(&wr, 0, sizeof(wr));
+	tr_sge(&sg, a, SRC_OFF, len);
+	wr.wr_id = id;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.opcode = op;
+	wr.send_flags = UROCE_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)(b->buf + WRITE_OFF);
+	wr.wr.rdma.rkey = b->mr->rkey;
+	REQUIRE(uroce_post_send(a->qp, &wr, NULL) == 0, "post_send: %s", uroce_last_error());
+}
+
+/* ec: m of every k data chunks lost on their only transmission, every
+ * message still arrives whole, nothing is sent again. */
+static void run_ec_zero_retx(enum uroce_ec_code code, unsigned k, unsigned m, unsigned drop_per_sub)
+{
+	struct tr_opts o;
+	struct tr_pair p;
+	struct drop_rule d = { 0 };
+	struct uroce_qp_stats sa, sb;
+	struct uroce_wc wc;
+	const uint32_t len = 200000; /* 196 packets: several submessages and a short last one */
+	const unsigned nmsg = 4;
+
+	rel_opts(&o, UROCE_REL_EC, UROCE_ORDER_ORDERED, code, k, m);
+	tr_open(&p, &o, 77, NULL, NULL);
+	struct tr_side *a = &p.s[0], *b = &p.s[1];
+
+	d.k = k;
+	d.m = m;
+	d.drop_per_sub = drop_per_sub;
+	REQUIRE(loop_fabric_set_filter(p.fab, 0, drop_filter, &d) == 0, "filter");
+	tr_fill(a->buf + SRC_OFF, len, 99);
+	for (unsigned i = 0; i < nmsg; i++) {
+		struct uroce_sge sg;
+		struct uroce_recv_wr wr = { .wr_id = i, .sg_list = &sg, .num_sge = 1 };
+
+		tr_sge(&sg, b, i * len, len);
+		REQUIRE(uroce_post_recv(b->qp, &wr, NULL) == 0, "post_recv: %s", uroce_last_error());
+		send_one(a, b, len, i, UROCE_WR_SEND);
+	}
+	for (unsigned i = 0; i < nmsg; i++) {
+		REQUIRE(tr_wait(&p, b->rcq, &wc, 400000) == 0, "ec %s(%u,%u): receive %u never completed",
+		        code == UROCE_EC_XOR ? "xor" : "rs", k, m, i);
+		REQUIRE(wc.status == UROCE_WC_SUCCESS && wc.byte_len == len, "receive: %s, %u bytes",
+		        uroce_wc_status_str(wc.status), wc.byte_len);
+		REQUIRE(!memcmp(b->buf + i * len, a->buf + SRC_OFF, len), "rebuilt bytes differ");
+	}
+	for (unsigned i = 0; i < nmsg; i++) {
+		REQUIRE(tr_wait(&p, a->scq, &wc, 400000) == 0, "send %u never completed", i);
+		REQUIRE(wc.status == UROCE_WC_SUCCESS, "send: %s", uroce_wc_status_str(wc.status));
+	}
+	uroce_qp_stats(a->qp, &sa);
+	uroce_qp_stats(b->qp, &sb);
+	printf("  ec %s(%u,%u), %u of every %u data lost: dropped %llu, rebuilt %llu, retransmits %llu, nacks %llu\n",
+	       code == UROCE_EC_XOR ? "xor" : "rs", k, m, drop_per_sub, k, (unsigned long long)d.dropped,
+	       (unsigned long long)sb.ec_recovered, (unsigned long long)sa.retransmits,
+	       (unsigned long long)sb.ec_nacks_sent);
+	REQUIRE(d.dropped > 0 && sb.ec_recovered == d.dropped, "rebuilt %llu of %llu lost",
+	        (unsigned long long)sb.ec_recovered, (unsigned long long)d.dropped);
+	REQUIRE(sa.retransmits == 0 && sb.ec_nacks_sent == 0, "ec sent %llu packets again (%llu NACKs)",
+	        (unsigned long long)sa.retransmits, (unsigned long long)sb.ec_nacks_sent);
+	tr_close(&p);
+}
+
+/* ec beyond its reach: more than m lost in a submessage; the NACK brings
+ * sr's repair. */
+static void run_ec_fallback(void)
+{
+	struct tr_opts o;
+	struct tr_pair p;
+	struct drop_rule d = { 0 };
+	struct uroce_qp_stats sa, sb;
+	struct uroce_wc wc;
+	const uint32_t len = 40000;
+
+	rel_opts(&o, UROCE_REL_EC, UROCE_ORDER_ORDERED, UROCE_EC_RS, 8, 2);
+	tr_open(&p, &o, 78, NULL, NULL);
+	struct tr_side *a = &p.s[0], *b = &p.s[1];
+
+	d.k = 8;
+	d.drop_per_sub = 3; /* 3 of 8 with m = 2: cannot decode */
+	REQUIRE(loop_fabric_set_filter(p.fab, 0, drop_filter, &d) == 0, "filter");
+	tr_fill(a->buf + SRC_OFF, len, 7);
+	{
+		struct uroce_sge sg;
+		struct uroce_recv_wr wr = { .wr_id = 0, .sg_list = &sg, .num_sge = 1 };
+
+		tr_sge(&sg, b, RECV_OFF, len);
+		REQUIRE(uroce_post_recv(b->qp, &wr, NULL) == 0, "post_recv: %s", uroce_last_error());
+	}
+	send_one(a, b, len, 0, UROCE_WR_SEND);
+	REQUIRE(tr_wait(&p, b->rcq, &wc, 400000) == 0, "ec fallback: receive never completed");
+	REQUIRE(wc.status == UROCE_WC_SUCCESS && wc.byte_len == len, "receive: %s", uroce_wc_status_str(wc.status));
+	REQUIRE(!memcmp(b->buf + RECV_OFF, a->buf + SRC_OFF, len), "repaired bytes differ");
+	REQUIRE(tr_wait(&p, a->scq, &wc, 400000) == 0 && wc.status == UROCE_WC_SUCCESS, "send");
+	uroce_qp_stats(a->qp, &sa);
+	uroce_qp_stats(b->qp, &sb);
+	printf("  ec rs(8,2), 3 of every 8 lost: dropped %llu, NACKs %llu, retransmits %llu\n",
+	       (unsigned long long)d.dropped, (unsigned long long)sb.ec_nacks_sent, (unsigned long long)sa.retransmits);
+	REQUIRE(sb.ec_nacks_sent >= 1 && sa.ec_nacks_rcvd >= 1, "no NACK");
+	REQUIRE(sa.retransmits >= d.dropped, "fewer retransmissions (%llu) than holes (%llu)",
+	        (unsigned long long)sa.retransmits, (unsigned long long)d.dropped);
+	tr_close(&p);
+}
+
+/* Partial completion: the bitmap is exactly what arrived. */
+static void run_bitmap(void)
+{
+	struct tr_opts o;
+	struct tr_pair p;
+	struct drop_rule d = { 0 };
+	struct uroce_precv *h;
+	struct uroce_sge sg;
+	struct uroce_wc wc;
+	struct uroce_qp_stats sa;
+	uint64_t bits[2];
+	const uint32_t len = 30 * 1024 + 100, buflen = 32 * 1024, chunk = 2048;
+	uint32_t placed = 0;
+	int nch;
+
+	rel_opts(&o, UROCE_REL_SR, UROCE_ORDER_ORDERED, UROCE_EC_RS, 0, 0);
+	o.rel.chunk_pkts = 2;
+	tr_open(&p, &o, 79, NULL, NULL);
+	struct tr_side *a = &p.s[0], *b = &p.s[1];
+
+	d.every_copy = true;
+	d.idx[0] = 5;  /* chunk 2 */
+	d.idx[1] = 17; /* chunk 8 */
+	d.nidx = 2;
+	REQUIRE(loop_fabric_set_filter(p.fab, 0, drop_filter, &d) == 0, "filter");
+	memset(b->buf + RECV_OFF, 0xee, buflen);
+	tr_sge(&sg, b, RECV_OFF, buflen);
+	REQUIRE(uroce_precv_post(b->qp, &sg, 42, &h) == 0, "precv_post: %s", uroce_last_error());
+	nch = uroce_precv_bitmap(h, bits, 2);
+	REQUIRE(nch >= 0 && bits[0] == 0, "bitmap before anything arrived: %d chunks, 0x%llx", nch,
+	        (unsigned long long)bits[0]);
+	tr_fill(a->buf + SRC_OFF, len, 3);
+	send_one(a, b, len, 1, UROCE_WR_SEND);
+	for (unsigned i = 0; i < 200000; i++) {
+		uroce_qp_stats(a->qp, &sa);
+		if (sa.retransmits >= 4)
+			break;
+		tr_step(&p);
+	}
+	REQUIRE(sa.retransmits >= 4, "the lost packets were never sent again");
+	nch = uroce_precv_bitmap(h, bits, 2);
+	REQUIRE(nch == 16, "%d chunks, expected 16 (30 KiB + 100 in 2 KiB chunks)", nch);
+	REQUIRE(bits[0] == (0xffffull & ~(1ull << 2) & ~(1ull << 8)), "bitmap 0x%llx, expected 0x%llx",
+	        (unsigned long long)bits[0], (unsigned long long)(0xffffull & ~(1ull << 2) & ~(1ull << 8)));
+	REQUIRE(uroce_poll_cq(b->rcq, 1, &wc) == 0, "a receive with holes completed on its own");
+	REQUIRE(uroce_precv_complete(h) == 0, "precv_complete: %s", uroce_last_error());
+	REQUIRE(uroce_poll_cq(b->rcq, 1, &wc) == 1, "no completion after precv_complete");
+	placed = len - 2 * 1024;
+	REQUIRE(wc.wr_id == 42 && wc.status == UROCE_WC_SUCCESS && (wc.wc_flags & UROCE_WC_PARTIAL) &&
+	        wc.byte_len == placed, "completion: id %llu %s flags 0x%x %u bytes (expected PARTIAL, %u)",
+	        (unsigned long long)wc.wr_id, uroce_wc_status_str(wc.status), wc.wc_flags, wc.byte_len, placed);
+	for (uint32_t c = 0; c < 16; c++) {
+		uint32_t off = c * chunk, n = c == 15 ? len - off : chunk;
+		bool lost = c == 2 || c == 8;
+
+		if (lost) {
+			/* the lost packet's half stays as it was; the other half arrived */
+			const uint8_t *x = b->buf + RECV_OFF + (c == 2 ? 5 : 17) * 1024u;
+
+			for (uint32_t i = 0; i < 1024; i++)
+				REQUIRE(x[i] == 0xee, "chunk %u: byte %u written though its packet never arrived", c, i);
+			continue;
+		}
+		REQUIRE(!memcmp(b->buf + RECV_OFF + off, a->buf + SRC_OFF + off, n), "chunk %u differs", c);
+	}
+	/* the missing packets get through now: too late, they must not land */
+	d.off = true;
+	REQUIRE(tr_wait(&p, a->scq, &wc, 400000) == 0 && wc.status == UROCE_WC_SUCCESS,
+	        "send after the late packets: %s", uroce_wc_status_str(wc.status));
+	for (uint32_t i = 0; i < 1024; i++)
+		REQUIRE(b->buf[RECV_OFF + 5 * 1024 + i] == 0xee && b->buf[RECV_OFF + 17 * 1024 + i] == 0xee,
+		        "a late packet wrote into a completed receive");
+	printf("  bitmap: 16 chunks, 2 missing, PARTIAL completion of %u bytes, late packets not placed\n", placed);
+	tr_close(&p);
+}
+
+/* A stream in pieces, out of order; the receiver sees one message. */
+static void run_stream(void)
+{
+	struct tr_opts o;
+	struct tr_pair p;
+	struct uroce_pstream *s;
+	struct uroce_precv *h;
+	struct uroce_sge sg;
+	struct uroce_wc wc;
+	uint64_t bits[1];
+	const uint32_t len = 10 * 1024 + 300;
+
+	rel_opts(&o, UROCE_REL_SR, UROCE_ORDER_ORDERED, UROCE_EC_RS, 0, 0);
+	tr_open(&p, &o, 80, NULL, NULL);
+	struct tr_side *a = &p.s[0], *b = &p.s[1];
+
+	tr_sge(&sg, b, RECV_OFF, SLOT);
+	REQUIRE(uroce_precv_post(b->qp, &sg, 7, &h) == 0, "precv_post: %s", uroce_last_error());
+	tr_fill(a->buf + SRC_OFF, len, 11);
+	REQUIRE(uroce_pstream_start(a->qp, len, 99, &s) == 0, "pstream_start: %s", uroce_last_error());
+	for (int piece = 5; piece >= 0; piece--) {
+		uint32_t off = (uint32_t)piece * 2048, n = len - off < 2048 ? len - off : 2048;
+
+		tr_sge(&sg, a, SRC_OFF + off, n);
+		REQUIRE(uroce_pstream_continue(s, off, &sg) == 0, "pstream_continue: %s", uroce_last_error());
+	}
+	tr_sge(&sg, a, SRC_OFF, 100);
+	REQUIRE(uroce_pstream_continue(s, 100, &sg) == -EINVAL, "an unaligned offset was accepted");
+	REQUIRE(uroce_pstream_end(s) == 0, "pstream_end: %s", uroce_last_error());
+	REQUIRE(tr_wait(&p, b->rcq, &wc, 100000) == 0, "stream never arrived");
+	REQUIRE(wc.wr_id == 7 && wc.status == UROCE_WC_SUCCESS && wc.byte_len == len && !(wc.wc_flags & UROCE_WC_PARTIAL),
+	        "stream receive: %s %u bytes flags 0x%x", uroce_wc_status_str(wc.status), wc.byte_len, wc.wc_flags);
+	REQUIRE(uroce_precv_bitmap(h, bits, 1) == 11 && bits[0] == 0x7ff, "bitmap of a whole message 0x%llx",
+	        (unsigned long long)bits[0]);
+	REQUIRE(uroce_precv_complete(h) == 0, "precv_complete");
+	REQUIRE(!memcmp(b->buf + RECV_OFF, a->buf + SRC_OFF, len), "stream bytes differ");
+	REQUIRE(tr_wait(&p, a->scq, &wc, 100000) == 0 && wc.wr_id == 99 && wc.status == UROCE_WC_SUCCESS &&
+	        wc.byte_len == len, "stream send completion");
+	REQUIRE(uroce_poll_cq(a->scq, 1, &wc) == 0, "a stream completed more than once");
+	printf("  stream: 6 pieces in reverse order, one message of %u bytes\n", len);
+	tr_close(&p);
+}
+
+/* Every copy of one packet lost: RETRY_EXC_ERR, ERR, the rest flushed. */
+static void run_lost_forever(void)
+{
+	struct tr_opts o;
+	struct tr_pair p;
+	struct drop_rule d = { 0 };
+	struct uroce_wc wc;
+	struct uroce_qp_attr qa;
+	struct uroce_qp_init_attr qi;
+	unsigned steps = 0;
+
+	rel_opts(&o, UROCE_REL_SR, UROCE_ORDER_ORDERED, UROCE_EC_RS, 0, 0);
+	o.retry_cnt = 3;
+	tr_open(&p, &o, 81, NULL, NULL);
+	struct tr_side *a = &p.s[0], *b = &p.s[1];
+
+	d.every_copy = true;
+	d.idx[0] = 2;
+	d.nidx = 1;
+	REQUIRE(loop_fabric_set_filter(p.fab, 0, drop_filter, &d) == 0, "filter");
+	tr_fill(a->buf + SRC_OFF, 8192, 5);
+	for (unsigned i = 0; i < 4; i++) {
+		post_recv(b, i);
+		send_one(a, b, i ? 1024 : 8192, i, UROCE_WR_SEND); /* only the first has a packet 2 */
+	}
+	while (uroce_poll_cq(a->scq, 1, &wc) == 0 && steps++ < 2000000)
+		tr_step(&p);
+	REQUIRE(steps < 2000000, "no completion: the QP hangs");
+	REQUIRE(wc.wr_id == 0 && wc.status == UROCE_WC_RETRY_EXC_ERR, "first completion: %llu %s",
+	        (unsigned long long)wc.wr_id, uroce_wc_status_str(wc.status));
+	for (unsigned i = 1; i < 4; i++) {
+		REQUIRE(tr_wait(&p, a->scq, &wc, 1000) == 0, "WR %u never flushed", i);
+		REQUIRE(wc.wr_id == i && wc.status == UROCE_WC_WR_FLUSH_ERR, "WR %u: %s", i,
+		        uroce_wc_status_str(wc.status));
+	}
+	REQUIRE(uroce_qp_query(a->qp, &qa, &qi) == 0 && qa.qp_state == UROCE_QPS_ERR, "QP state %s",
+	        uroce_qp_state_str(qa.qp_state));
+	printf("  sr: every copy of packet 2 lost (%llu copies): RETRY_EXC_ERR after %u steps, 3 flushed, ERR\n",
+	       (unsigned long long)d.dropped, steps);
+	REQUIRE(d.dropped == 4, "%llu copies sent with retry_cnt 3, expected 4", (unsigned long long)d.dropped);
+	tr_close(&p);
+}
+
+/* Reordering without loss: RACK waits out the reordering window. */
+static void run_reorder(void)
+{
+	struct loop_impairment imp = { 0 };
+	struct tr_opts o;
+	struct tr_pair p;
+	struct uroce_wc wc;
+	struct uroce_qp_stats sa;
+	const unsigned nmsg = 200;
+	uint64_t pkts;
+
+	imp.reorder = 0.05;
+	imp.reorder_max_ns = 20000;
+	imp.delay_ns = 10000;
+	rel_opts(&o, UROCE_REL_SR, UROCE_ORDER_ORDERED, UROCE_EC_RS, 0, 0);
+	tr_open(&p, &o, 82, &imp, &imp);
+	struct tr_side *a = &p.s[0], *b = &p.s[1];
+
+	tr_fill(a->buf + SRC_OFF, 16384, 9);
+	for (unsigned i = 0; i < nmsg; i++) {
+		send_one(a, b, 16384, i, UROCE_WR_RDMA_WRITE);
+		REQUIRE(tr_wait(&p, a->scq, &wc, 200000) == 0 && wc.status == UROCE_WC_SUCCESS, "write %u", i);
+	}
+	uroce_qp_stats(a->qp, &sa);
+	pkts = sa.tx_packets;
+	printf("  sr, 5%% reordered by up to 20 us, no loss: %llu packets, %llu sent again (%llu spurious)\n",
+	       (unsigned long long)pkts, (unsigned long long)sa.retransmits, (unsigned long long)sa.spurious_retx);
+	REQUIRE(sa.retransmits * 200 <= pkts, "%llu retransmissions of %llu packets with no loss",
+	        (unsigned long long)sa.retransmits, (unsigned long long)pkts);
+	tr_close(&p);
+}
+
+static void run_bad_args(void)
+{
+	struct tr_opts o;
+	struct tr_pair p;
+	struct uroce_qp_init_attr ia;
+	struct uroce_qp *qp;
+	struct uroce_sge sg;
+	struct uroce_send_wr wr;
+
+	rel_opts(&o, UROCE_REL_SR, UROCE_ORDER_ORDERED, UROCE_EC_RS, 0, 0);
+	tr_open(&p, &o, 83, NULL, NULL);
+	struct tr_side *a = &p.s[0];
+
+	memset(&ia, 0, sizeof(ia));
+	ia.qp_type = UROCE_QPT_UC;
+	ia.send_cq = a->scq;
+	ia.recv_cq = a->rcq;
+	ia.cap.max_send_wr = ia.cap.max_recv_wr = 4;
+	ia.rel.reliability = UROCE_REL_SR;
+	REQUIRE(uroce_qp_create(a->pd, &ia, &qp) == -EINVAL && strstr(uroce_last_error(), "UROCE_QPT_RC"),
+	        "sr on UC: %s", uroce_last_error());
+	ia.qp_type = UROCE_QPT_RC;
+	ia.rel.reliability = UROCE_REL_EC;
+	ia.rel.ec_k = 65;
+	REQUIRE(uroce_qp_create(a->pd, &ia, &qp) == -EINVAL && strstr(uroce_last_error(), "accepted"),
+	        "ec k 65: %s", uroce_last_error());
+	ia.rel.ec_k = 0;
+	ia.rel.reliability = (enum uroce_reliability)7;
+	REQUIRE(uroce_qp_create(a->pd, &ia, &qp) == -EINVAL, "reliability 7 accepted");
+	memset(&wr, 0, sizeof(wr));
+	tr_sge(&sg, a, 0, 64);
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.opcode = UROCE_WR_RDMA_READ;
+	REQUIRE(uroce_post_send(a->qp, &wr, NULL) == -EINVAL && strstr(uroce_last_error(), "need rc"),
+	        "READ on sr: %s", uroce_last_error());
+	printf("  bad attributes and opcodes refused with a message\n");
+	tr_close(&p);
+}
+
+int main(void)
+{
+	static const double losses[] = { 0, 1e-4, 1e-3, 1e-2 };
+	struct tr_opts o;
+
+	run_bad_args();
+	for (unsigned mode = 0; mode < 3; mode++) {
+		for (unsigned ord = 0; ord < 2; ord++) {
+			if (mode == 0)
+				rel_opts(&o, UROCE_REL_SR, (enum uroce_ordering)ord, UROCE_EC_RS, 0, 0);
+			else
+				rel_opts(&o, UROCE_REL_EC, (enum uroce_ordering)ord, mode == 1 ? UROCE_EC_RS : UROCE_EC_XOR, 8, 2);
+			for (unsigned l = 0; l < 4; l++)
+				run_mix(&o, losses[l], 1000 + mode * 10 + ord * 100 + l, ord ? 300 : 600);
+		}
+	}
+	run_ec_zero_retx(UROCE_EC_RS, 32, 8, 8);
+	run_ec_zero_retx(UROCE_EC_RS, 8, 2, 2);
+	run_ec_zero_retx(UROCE_EC_XOR, 8, 2, 2);
+	run_ec_fallback();
+	run_bitmap();
+	run_stream();
+	run_lost_forever();
+	run_reorder();
+	return test_done("tr_rel");
+}
