@@ -296,7 +296,7 @@ int uroce_post_recv(struct uroce_qp *qp, struct uroce_recv_wr *wr, struct uroce_
 			break;
 		}
 	}
-	if (qp->attr.qp_state == UROCE_QPS_ERR)
+	if (qp->attr.qp_state == UROCE_QPS_ERR || (qp->ctrl_qpn && sr_rx_wants_kick(qp)))
 		ctx_kick(qp);
 	return rc;
 }
@@ -326,8 +326,12 @@ int uroce_post_srq_recv(struct uroce_srq *srq, struct uroce_recv_wr *wr, struct 
 
 int qp_post_recv_precv(struct uroce_qp *qp, const struct uroce_recv_wr *wr, struct uroce_precv *h)
 {
-	return post_one_recv(qp, qp->pd, qp->rq, qp->rq_mask, qp->rq_size, qp->attr.cap.max_recv_sge, &qp->rq_head,
-	                     __atomic_load_n(&qp->rq_tail, __ATOMIC_ACQUIRE), wr, "uroce_precv_post", h);
+	int rc = post_one_recv(qp, qp->pd, qp->rq, qp->rq_mask, qp->rq_size, qp->attr.cap.max_recv_sge, &qp->rq_head,
+	                       __atomic_load_n(&qp->rq_tail, __ATOMIC_ACQUIRE), wr, "uroce_precv_post", h);
+
+	if (!rc && sr_rx_wants_kick(qp))
+		ctx_kick(qp);
+	return rc;
 }
 
 /* Engine side: take the next receive WQE (own RQ or SRQ) into out. */

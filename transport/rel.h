@@ -56,6 +56,10 @@ static inline const struct rel_ops *rel_ops_of(enum uroce_reliability r)
 	}
 }
 
+/* sr/ec: a message found no receive posted; a post_recv kicks the QP so
+ * its SACK tells the waiting sender (rel_sr.c). */
+bool sr_rx_wants_kick(const struct uroce_qp *qp);
+
 /* rel_rc.c: IBTA go-back-N, also the path of UC and UD QPs */
 bool rc_tx(struct uroce_qp *qp);
 void rc_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt);

@@ -137,6 +137,7 @@ void ec_rx_parity(struct uroce_qp *qp, struct sr_rmsg *m, const struct roce_pkt 
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
 		return;
 	}
+	m->is_ec = true;
 	memcpy(r->par + (size_t)slot * qp->mtu, pkt->payload, qp->mtu);
 	r->par_msg[slot] = m->seq;
 	r->par_idx[slot] = q;
@@ -259,7 +260,7 @@ static bool sub_overdue(const struct sr_state *st, const struct sr_rmsg *m, uint
 
 static bool nack_due(const struct sr_state *st, const struct sr_rmsg *m, uint64_t now)
 {
-	if (!m->bound || m->done || !m->last_rx_ns)
+	if (!m->bound || m->done || !m->last_rx_ns || !m->is_ec)
 		return false;
 	if (now - m->last_rx_ns < st->fto_ns)
 		return false;
@@ -331,7 +332,7 @@ uint64_t ec_rx_fto_next(struct uroce_qp *qp)
 		const struct sr_rmsg *m = &r->slot[seq % SR_MSG_WIN];
 		uint64_t d;
 
-		if (!m->bound || m->seq != seq || m->done || !m->last_rx_ns)
+		if (!m->bound || m->seq != seq || m->done || !m->last_rx_ns || !m->is_ec)
 			continue;
 		d = m->last_rx_ns + st->fto_ns;
 		if (m->nack_ns && m->nack_ns + st->fto_ns > d)

@@ -391,6 +391,16 @@ static int tx_new(struct uroce_qp *qp, struct swqe *w)
 			if ((w->sr_flags & SRW_F_SLOT) &&
 			    (int32_t)(w->msg_seq - (t->peer_msg_cum + SR_MSG_WIN)) >= 0)
 				return -EAGAIN; /* the receiver's slots are all taken: a SACK reopens them */
+			if ((w->sr_flags & SRW_F_SLOT) && t->have_limit &&
+			    (int32_t)(w->msg_seq - t->peer_msg_limit) >= 0) {
+				/* no receive posted for it: one probe when nothing is in
+				 * flight (its SACK brings the credits), else wait */
+				if (t->una != t->nxt) {
+					qp->stats.credit_waits++;
+					return -EAGAIN;
+				}
+				t->probing = true;
+			}
 			t->pidx = 0;
 			t->sub = 0;
 			t->par_j = 0;
@@ -402,7 +412,7 @@ static int tx_new(struct uroce_qp *qp, struct swqe *w)
 			if (!window_open(st, 1, SRW_DESC_LEN))
 				return -EAGAIN;
 			p = txp_new(qp, sq_idx, SRW_DESC, t->first_psn, SRW_DESC_LEN, srw_imm(msg12, SRW_DESC, 0));
-			p->flags = (w->sr_flags & SRW_F_EC) ? SRP_EC : 0;
+			p->flags = (uint8_t)(((w->sr_flags & SRW_F_EC) ? SRP_EC : 0) | (t->probing ? SRP_NOCREDIT : 0));
 			rc = send_txp(qp, psn);
 			if (rc)
 				return rc;
@@ -440,7 +450,7 @@ static int tx_new(struct uroce_qp *qp, struct swqe *w)
 			else
 				kind = (w->sr_flags & SRW_F_DESC) ? SRW_LAST_DESC : SRW_LAST;
 			p = txp_new(qp, sq_idx, kind, moff, len, srw_imm(msg12, kind == SRP_PLAIN ? 0 : kind, idx));
-			p->flags = (w->sr_flags & SRW_F_EC) ? SRP_EC : 0;
+			p->flags = (uint8_t)(((w->sr_flags & SRW_F_EC) ? SRP_EC : 0) | (t->probing ? SRP_NOCREDIT : 0));
 			rc = send_txp(qp, psn);
 			if (rc)
 				return rc;
@@ -457,7 +467,7 @@ static int tx_new(struct uroce_qp *qp, struct swqe *w)
 			}
 			p = txp_new(qp, sq_idx, SRW_PARITY, t->sub * m + t->par_j, mtu,
 			            srw_imm(msg12, SRW_PARITY, t->sub * m + t->par_j));
-			p->flags = SRP_EC;
+			p->flags = (uint8_t)(SRP_EC | (t->probing ? SRP_NOCREDIT : 0));
 			rc = send_txp(qp, psn);
 			if (rc)
 				return rc;
@@ -468,6 +478,7 @@ static int tx_new(struct uroce_qp *qp, struct swqe *w)
 		case PH_DONE:
 		default:
 			t->phase = PH_START;
+			t->probing = false;
 			w->state = SWQE_SENT;
 			qp->sq_cur++;
 			return 0;
@@ -491,7 +502,10 @@ static bool tx_lost(struct uroce_qp *qp)
 
 		if (!(p->flags & SRP_LOST))
 			continue;
-		if (p->ntx > qp->attr.retry_cnt) {
+		if (p->flags & SRP_NOCREDIT) {
+			/* a probe waiting for receives: not a loss, no retry spent */
+			p->ntx = 1;
+		} else if (p->ntx > qp->attr.retry_cnt) {
 			/* out of retries: as rc, the oldest WQE fails and the QP
 			 * goes to ERR, which flushes the others */
 			qp->rel->complete(qp, wqe_at(qp, qp->sq_tail), UROCE_WC_RETRY_EXC_ERR);
@@ -544,6 +558,22 @@ static uint32_t get32(const uint8_t *b)
 	return be32toh(v);
 }
 
+bool sr_rx_wants_kick(const struct uroce_qp *qp)
+{
+	return __atomic_load_n(&sr_of(qp)->rx.rnr, __ATOMIC_ACQUIRE);
+}
+
+/* Messages before this have a receive: those bound plus those posted. An
+ * SRQ's receives are shared, so its QP does not limit (as rc's code 31). */
+static uint32_t rx_msg_limit(const struct uroce_qp *qp)
+{
+	const struct sr_rx *r = &sr_of(qp)->rx;
+
+	if (qp->init.srq)
+		return r->bind_next + (1u << 30);
+	return r->bind_next + (atomic_load_explicit(&qp->rq_head, memory_order_acquire) - qp->rq_tail);
+}
+
 static int send_sack(struct uroce_qp *qp)
 {
 	struct sr_state *st = sr_of(qp);
@@ -572,8 +602,9 @@ static int send_sack(struct uroce_qp *qp)
 	put32(b + 12, msg_bits);
 	put32(b + 16, r->dups);
 	put32(b + 20, r->dup_psn);
+	put32(b + 24, rx_msg_limit(qp));
 	v16 = htobe16((uint16_t)nbits);
-	memcpy(b + 24, &v16, 2);
+	memcpy(b + 28, &v16, 2);
 	for (uint32_t i = 0; i < nbits; i++) {
 		uint32_t psn = psn_add(r->cum, 1 + i);
 
@@ -605,6 +636,10 @@ bool sr_tx(struct uroce_qp *qp)
 	}
 	if (s != UROCE_QPS_RTR && s != UROCE_QPS_RTS && s != UROCE_QPS_SQD)
 		return false;
+	if (__atomic_load_n(&st->rx.rnr, __ATOMIC_ACQUIRE) && rx_msg_limit(qp) != st->rx.bind_next) {
+		__atomic_store_n(&st->rx.rnr, false, __ATOMIC_RELEASE);
+		st->rx.sack_pending = true; /* receives arrived: tell the waiting sender */
+	}
 	if (st->rx.sack_pending && send_sack(qp))
 		return true;
 	if (st->ec && ec_rx_nacks(qp, ctx_clock(qp->ctx)))
@@ -755,18 +790,41 @@ static uint64_t rack_detect(struct uroce_qp *qp, uint64_t now)
 	return next;
 }
 
+/* Probes sent beyond the receiver's receives were dropped there: once it
+ * has receives for them, send them again at once. */
+static void credit_arrived(struct uroce_qp *qp, uint64_t now)
+{
+	struct sr_tx *t = &sr_of(qp)->tx;
+
+	for (uint32_t psn = t->una; psn != t->nxt; psn = psn_add(psn, 1)) {
+		struct sr_txp *p = &t->ring[psn & t->mask];
+		const struct swqe *w = wqe_at(qp, p->sq_idx);
+
+		if (!(p->flags & SRP_NOCREDIT) || (int32_t)(w->msg_seq - t->peer_msg_limit) >= 0)
+			continue;
+		p->flags &= (uint8_t)~SRP_NOCREDIT;
+		/* one sent an RTT ago and not acknowledged found no receive */
+		if (!(p->flags & (SRP_SACKED | SRP_LOST)) && t->srtt && now - p->sent_ns >= t->srtt) {
+			p->flags |= SRP_LOST;
+			t->nlost++;
+		}
+	}
+}
+
 static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 {
 	struct sr_state *st = sr_of(qp);
 	struct sr_tx *t = &st->tx;
 	uint32_t cum = get32(b), msg_cum = get32(b + 4), dups = get32(b + 12), dup_psn = get32(b + 16), nbits;
+	uint32_t msg_limit;
 	uint16_t v16;
 	uint64_t now = ctx_clock(qp->ctx);
 	const struct sr_txp *newest = NULL;
 	bool progress = false;
 	int32_t d_nxt = roce_psn_diff(cum, t->nxt);
 
-	memcpy(&v16, b + 20, 2);
+	msg_limit = get32(b + 20);
+	memcpy(&v16, b + 24, 2);
 	nbits = be16toh(v16);
 	if (nbits % 32 || nbits > SRW_SACK_MAX_BITS || len < SRW_SACK_FIXED + nbits / 8 || d_nxt > 0) {
 		ctx_count_drop(qp->ctx, d_nxt > 0 ? UROCE_DROP_STALE_RESPONSE : UROCE_DROP_BAD_CTRL);
@@ -780,6 +838,11 @@ static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 	t->last_ack_ns = now;
 	if ((int32_t)(msg_cum - t->peer_msg_cum) > 0)
 		t->peer_msg_cum = msg_cum;
+	if ((int32_t)(msg_limit - t->peer_msg_limit) > 0 || !t->have_limit) {
+		t->peer_msg_limit = msg_limit;
+		t->have_limit = true;
+		credit_arrived(qp, now);
+	}
 	if ((int32_t)(dups - t->peer_dups) > 0) {
 		/* the receiver saw a copy of what it had (DSACK): if that copy was
 		 * a retransmission, it was not needed, and reordering is larger
@@ -1126,7 +1189,7 @@ static void finish_msg(struct uroce_qp *qp, struct sr_rmsg *m, enum uroce_wc_sta
 		return;
 	m->done = true;
 	m->st = st;
-	if (s->ec && m->have_first && m->have_npk) {
+	if (m->is_ec && m->have_first && m->have_npk) {
 		/* every PSN of the message counts as arrived: lost parity, rebuilt data */
 		uint32_t total = ec_total_pkts(s, m->npk);
 
@@ -1237,7 +1300,7 @@ static void rx_desc(struct uroce_qp *qp, struct sr_rmsg *m, const struct roce_pk
 
 	if (pkt->payload_len < SRW_DESC_LEN || b[0] != SRW_VERSION ||
 	    (b[1] != UROCE_WR_SEND && b[1] != UROCE_WR_SEND_WITH_IMM && b[1] != UROCE_WR_RDMA_WRITE_WITH_IMM) ||
-	    (b[3] != 0) != sr_of(qp)->ec) {
+	    (b[3] && !sr_of(qp)->ec)) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
 		return;
 	}
@@ -1277,13 +1340,14 @@ static void rx_desc(struct uroce_qp *qp, struct sr_rmsg *m, const struct roce_pk
 	m->have_npk = true;
 	m->have_desc = true;
 	m->desc_expected = true;
+	m->is_ec = b[3] != 0;
 	if (!m->have_first) {
 		m->first_psn = get32(b + 24) & ROCE_PSN_MASK;
 		m->have_first = true;
 	}
 	sr_rx_mark_psn(qp, pkt->psn);
 	sr_rx_note_pkt(qp, m, m->npk - 1); /* the last chunk may be whole now that its end is known */
-	if (sr_of(qp)->ec)
+	if (m->is_ec)
 		for (uint32_t s = 0; s * sr_of(qp)->cfg.ec_k < m->npk; s++)
 			ec_rx_sub(qp, m, s, true);
 	sr_rx_check_done(qp, m);
@@ -1367,8 +1431,13 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 	m = &r->slot[seq % SR_MSG_WIN];
 	if (!(m->bound && m->seq == seq)) {
 		m = bind_upto(qp, seq);
-		if (!m)
-			return; /* no receive WQE: dropped unmarked, the sender sends it again */
+		if (!m) {
+			/* no receive WQE: dropped unmarked; the SACK tells the sender
+			 * how many receives there are, and a post_recv brings the next */
+			__atomic_store_n(&r->rnr, true, __ATOMIC_RELEASE);
+			r->sack_pending = true;
+			return;
+		}
 	}
 	if (m->done) {
 		/* its message finished (partial completion, or decoded): a late copy */
@@ -1428,10 +1497,10 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		m->op = UROCE_WR_RDMA_WRITE_WITH_IMM;
 		m->wqe.sge[0].addr = base;
 	}
-	if (!m->have_first) {
-		m->first_psn = st->ec ? psn_add(pkt->psn, (uint32_t)-(int32_t)ec_psn_data(st, 0, idx)) & ROCE_PSN_MASK
-		                      : pkt->psn;
-		m->have_first = st->ec;
+	if (m->is_ec && !m->have_first) {
+		/* ec messages take consecutive PSNs: this packet tells where it starts */
+		m->first_psn = psn_add(pkt->psn, (uint32_t)-(int32_t)ec_psn_data(st, 0, idx)) & ROCE_PSN_MASK;
+		m->have_first = true;
 	}
 	if (kind != SRW_DATA && !m->have_npk) {
 		m->npk = idx + 1;
@@ -1449,7 +1518,7 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		m->desc_expected = true;
 	late = roce_psn_diff(pkt->psn, r->high) < 0; /* something sent after it came first */
 	sr_rx_mark_psn(qp, pkt->psn);
-	if (st->ec)
+	if (m->is_ec)
 		ec_rx_sub(qp, m, idx / st->cfg.ec_k, late);
 	sr_rx_check_done(qp, m);
 }

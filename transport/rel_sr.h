@@ -34,6 +34,7 @@ enum {
 	SRP_SACKED = 1,
 	SRP_LOST = 2,    /* waits for retransmission */
 	SRP_EC = 4,      /* ec protects it: RACK and the tail probe leave it to the receiver */
+	SRP_NOCREDIT = 8 /* sent as a probe beyond the receiver's posted receives */
 };
 
 enum { SRP_PLAIN = 7 }; /* kind of a plain WRITE packet (no immediate) */
@@ -67,6 +68,9 @@ struct sr_tx {
 	uint32_t peer_dups;
 	uint32_t msg_post;      /* next message number (poster's thread) */
 	uint32_t peer_msg_cum;  /* the receiver has finished every message before this */
+	uint32_t peer_msg_limit; /* ... and has receives posted for every message before this */
+	bool have_limit;        /* a SACK brought peer_msg_limit */
+	bool probing;           /* the message going out is a probe beyond the limit */
 	/* transmission of the WQE at sq_cur */
 	uint8_t phase;
 	uint32_t pidx;          /* next data packet of the WQE (index in the WQE) */
@@ -81,6 +85,7 @@ struct sr_rmsg {
 	bool bound, done, delivered;
 	bool have_npk, desc_expected, have_desc, have_first;
 	bool write;             /* data goes to an rkey (WRITE with immediate) */
+	bool is_ec;             /* carries parity (known from its descriptor or a parity packet) */
 	uint8_t op;             /* enum uroce_wr_opcode from the descriptor */
 	enum uroce_wc_status st;
 	uint32_t npk, nrecv;
@@ -104,6 +109,7 @@ struct sr_rx {
 	uint32_t dups;
 	uint32_t high;          /* highest PSN arrived */
 	uint32_t dup_psn;       /* the last duplicate's PSN, for the sender's DSACK check */
+	bool rnr;               /* a message found no receive posted (atomic: post_recv reads it) */
 	bool sack_pending;
 	uint32_t max_pkts;      /* packets a message may have */
 	struct sr_rmsg slot[SR_MSG_WIN];

@@ -89,10 +89,13 @@ enum srw_ctrl_type {
  *   be32 dups       duplicates the receiver has seen (cumulative)
  *   be32 dup_psn    the PSN of the last one (a DSACK: if the sender had
  *                   retransmitted it, the retransmission was not needed)
+ *   be32 msg_limit  receives are posted for every message before it (the
+ *                   credits: a sender starts no message at or past it,
+ *                   except one probe when nothing is in flight)
  *   be16 nbits      bitmap bits, a multiple of 32, at most SRW_SACK_MAX_BITS
  *   be16 rsvd
  *   bitmap          bit i (byte i/8, bit i%8) = PSN cum_psn + 1 + i arrived */
-#define SRW_SACK_FIXED 24u
+#define SRW_SACK_FIXED 28u
 #define SRW_SACK_MAX_BITS 1024u
 
 /* NACK body (ec): the submessages of one message that cannot be decoded.

@@ -1,0 +1,241 @@
+/* sr and ec in DEDICATED engine mode: the transport runs on its own
+ * thread over a real-time loop port with loss, reordering and duplication;
+ * one app thread sends (one-shot SENDs and streams sent in reverse-order
+ * pieces), another receives through partial-completion handles, watching
+ * each handle's bitmap from its own thread until the message is whole, then
+ * giving the handle back. Every message arrives once, intact, in order. */
+#include <pthread.h>
+#include <sched.h>
+
+#include "tr_test.h"
+
+#define NMSG 400u
+#define SLOT 16384u
+#define NSLOTS 16u
+#define OUTSTANDING 6u
+#define LIMIT_NS (60ull * 1000000000ull)
+
+struct app {
+	struct uroce_context *ctx;
+	struct uroce_pd *pd;
+	struct uroce_mr *mr;
+	uint8_t *buf;
+	struct uroce_cq *scq[2], *rcq[2];
+	struct uroce_qp *qp[2];
+	uint32_t lens[NMSG];
+	int failures;
+	uint32_t received;
+	uint64_t bitmap_reads;
+};
+
+/* region 0: sources, region 1: receive buffers */
+static uint8_t *slot(struct app *a, unsigned region, uint32_t i)
+{
+	return a->buf + (size_t)(region * NSLOTS + i % NSLOTS) * SLOT;
+}
+
+static void *receiver(void *arg)
+{
+	struct app *a = arg;
+	struct uroce_precv *h[NSLOTS];
+	uint32_t posted = 0;
+	uint64_t t0 = test_mono_ns();
+
+	while (a->received < NMSG && test_mono_ns() - t0 < LIMIT_NS) {
+		uint32_t i = a->received, n = a->lens[i], chunks = n ? (n + 1023) / 1024 : 1;
+		struct uroce_wc wc;
+		uint64_t bits[SLOT / 1024 / 64 + 1];
+		uint8_t want[SLOT];
+		int nc;
+		bool whole = false;
+
+		while (posted < NMSG && posted < a->received + NSLOTS / 2) {
+			struct uroce_sge sg = { (uint64_t)(uintptr_t)slot(a, 1, posted), SLOT, a->mr->lkey };
+
+			if (uroce_precv_post(a->qp[1], &sg, posted, &h[posted % NSLOTS])) {
+				a->failures++;
+				return NULL;
+			}
+			posted++;
+		}
+		/* watch the bitmap from this thread until every chunk is there */
+		while (!whole && test_mono_ns() - t0 < LIMIT_NS) {
+			nc = uroce_precv_bitmap(h[i % NSLOTS], bits, 1);
+			a->bitmap_reads++;
+			whole = nc == (int)chunks && bits[0] == (chunks == 64 ? ~0ull : (1ull << chunks) - 1);
+			if (!whole)
+				sched_yield();
+		}
+		while (uroce_poll_cq(a->rcq[1], 1, &wc) != 1 && test_mono_ns() - t0 < LIMIT_NS)
+			sched_yield();
+		tr_fill(want, n, i);
+		if (!whole || wc.status != UROCE_WC_SUCCESS || wc.wr_id != i || wc.byte_len != n ||
+		    (wc.wc_flags & UROCE_WC_PARTIAL) || memcmp(want, slot(a, 1, i), n)) {
+			fprintf(stderr, "receive %u: whole %d %s id %llu %u bytes (want %u) flags 0x%x\n", i, whole,
+			        uroce_wc_status_str(wc.status), (unsigned long long)wc.wr_id, wc.byte_len, n, wc.wc_flags);
+			a->failures++;
+		}
+		if (uroce_precv_complete(h[i % NSLOTS]))
+			a->failures++;
+		a->received++;
+	}
+	return NULL;
+}
+
+static void connect_qps(struct app *a)
+{
+	for (int i = 0; i < 2; i++) {
+		struct uroce_qp_attr qa = { 0 };
+		struct uroce_port_attr pa;
+
+		uroce_query_port(a->ctx, 1, &pa);
+		qa.qp_state = UROCE_QPS_INIT;
+		qa.port_num = 1;
+		qa.qp_access_flags = 15;
+		REQUIRE(uroce_qp_modify(a->qp[i], &qa, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT |
+		                                              UROCE_QP_ACCESS_FLAGS) == 0, "init: %s", uroce_last_error());
+		qa.qp_state = UROCE_QPS_RTR;
+		qa.path_mtu = UROCE_MTU_1024;
+		qa.dest_qp_num = uroce_qp_num(a->qp[!i]);
+		qa.rq_psn = 500;
+		qa.min_rnr_timer = 1;
+		memcpy(qa.ah_attr.dgid, pa.gid, 16);
+		qa.ah_attr.sgid_index = 1;
+		REQUIRE(uroce_qp_modify(a->qp[i], &qa, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU |
+		                                              UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN |
+		                                              UROCE_QP_MIN_RNR_TIMER | UROCE_QP_MAX_DEST_RD_ATOMIC) == 0,
+		        "rtr: %s", uroce_last_error());
+		qa.qp_state = UROCE_QPS_RTS;
+		qa.sq_psn = 500;
+		qa.retry_cnt = 7;
+		qa.timeout = 8;
+		qa.rnr_retry = 7;
+		REQUIRE(uroce_qp_modify(a->qp[i], &qa, UROCE_QP_STATE | UROCE_QP_SQ_PSN | UROCE_QP_RETRY_CNT |
+		                                              UROCE_QP_TIMEOUT | UROCE_QP_RNR_RETRY |
+		                                              UROCE_QP_MAX_QP_RD_ATOMIC) == 0,
+		        "rts: %s", uroce_last_error());
+	}
+}
+
+static void run(enum uroce_reliability rel)
+{
+	struct loop_fabric_opts fo = { .nports = 1, .seed = 23, .real_time = true };
+	struct loop_impairment imp = { .loss = 0.005, .duplicate = 0.005, .reorder = 0.005,
+		                       .reorder_max_ns = 20000 };
+	struct uroce_context_attr ca = { .port = "loop:0", .mode = UROCE_ENGINE_DEDICATED, .engine_cpu = -1 };
+	struct loop_fabric *fab;
+	struct app a;
+	struct test_rng rng = { 6 };
+	struct uroce_qp_stats st;
+	char err[256];
+	pthread_t th;
+	uint32_t posted = 0, completed = 0;
+	uint64_t t0;
+
+	memset(&a, 0, sizeof(a));
+	fab = loop_fabric_create_opts(&fo, err, sizeof(err));
+	REQUIRE(fab, "fabric: %s", err);
+	REQUIRE(loop_fabric_connect(fab, 0, 0, &imp, &imp) == 0, "loopback");
+	ca.loop_fabric = fab;
+	REQUIRE(uroce_context_create(&a.ctx, &ca) == 0, "context: %s", uroce_last_error());
+	REQUIRE(uroce_pd_alloc(a.ctx, &a.pd) == 0, "pd");
+	a.buf = aligned_alloc(4096, 2 * NSLOTS * SLOT);
+	REQUIRE(a.buf, "buf");
+	memset(a.buf, 0, 2 * NSLOTS * SLOT);
+	REQUIRE(uroce_mr_reg(a.pd, a.buf, 2 * NSLOTS * SLOT, 15, &a.mr) == 0, "mr: %s", uroce_last_error());
+	for (int i = 0; i < 2; i++) {
+		struct uroce_qp_init_attr ia = { 0 };
+
+		REQUIRE(uroce_cq_create(a.ctx, 256, &a.scq[i]) == 0 && uroce_cq_create(a.ctx, 256, &a.rcq[i]) == 0, "cq");
+		ia.qp_type = UROCE_QPT_RC;
+		ia.send_cq = a.scq[i];
+		ia.recv_cq = a.rcq[i];
+		ia.cap.max_send_wr = ia.cap.max_recv_wr = 64;
+		ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+		ia.rel.reliability = rel;
+		ia.rel.ec_k = 8;
+		ia.rel.ec_m = 2;
+		REQUIRE(uroce_qp_create(a.pd, &ia, &a.qp[i]) == 0, "qp: %s", uroce_last_error());
+	}
+	connect_qps(&a);
+	for (uint32_t i = 0; i < NMSG; i++)
+		a.lens[i] = (uint32_t)test_rng_below(&rng, SLOT + 1);
+	REQUIRE(pthread_create(&th, NULL, receiver, &a) == 0, "thread");
+
+	t0 = test_mono_ns();
+	while (completed < NMSG && test_mono_ns() - t0 < LIMIT_NS) {
+		struct uroce_wc wc;
+
+		while (posted < NMSG && posted - completed < OUTSTANDING) {
+			uint32_t n = a.lens[posted];
+
+			tr_fill(slot(&a, 0, posted), n, posted);
+			if (posted % 2 == 0) {
+				/* one-shot */
+				struct uroce_sge sg = { (uint64_t)(uintptr_t)slot(&a, 0, posted), n, a.mr->lkey };
+				struct uroce_send_wr wr = { .wr_id = posted, .sg_list = &sg, .num_sge = 1,
+				                            .opcode = UROCE_WR_SEND, .send_flags = UROCE_SEND_SIGNALED };
+
+				REQUIRE(uroce_post_send(a.qp[0], &wr, NULL) == 0, "post: %s", uroce_last_error());
+			} else {
+				/* a stream: 4 KiB pieces, last first */
+				struct uroce_pstream *s;
+				uint32_t pieces = n ? (n + 4095) / 4096 : 1;
+
+				REQUIRE(uroce_pstream_start(a.qp[0], n, posted, &s) == 0, "start: %s", uroce_last_error());
+				for (uint32_t p = pieces; p-- > 0;) {
+					uint32_t off = p * 4096, len = n - off < 4096 ? n - off : 4096;
+					struct uroce_sge sg = { (uint64_t)(uintptr_t)slot(&a, 0, posted) + off, len, a.mr->lkey };
+
+					REQUIRE(uroce_pstream_continue(s, off, &sg) == 0, "continue: %s", uroce_last_error());
+				}
+				REQUIRE(uroce_pstream_end(s) == 0, "end: %s", uroce_last_error());
+			}
+			posted++;
+		}
+		if (uroce_poll_cq(a.scq[0], 1, &wc) != 1) {
+			sched_yield();
+			continue;
+		}
+		CHECK(wc.status == UROCE_WC_SUCCESS && wc.wr_id == completed, "send %u: %s id %llu", completed,
+		      uroce_wc_status_str(wc.status), (unsigned long long)wc.wr_id);
+		completed++;
+	}
+	REQUIRE(pthread_join(th, NULL) == 0, "join");
+	uroce_qp_stats(a.qp[0], &st);
+	printf("  %s, DEDICATED: %u sends (half streams), %u receives through handles (%llu bitmap reads), "
+	       "%llu packets, %llu retransmits (rack %llu tlp %llu rto %llu spurious %llu), srtt %llu us\n",
+	       uroce_reliability_str(rel), completed, a.received, (unsigned long long)a.bitmap_reads,
+	       (unsigned long long)st.tx_packets, (unsigned long long)st.retransmits,
+	       (unsigned long long)st.rack_losses, (unsigned long long)st.tlp_probes, (unsigned long long)st.rto_losses,
+	       (unsigned long long)st.spurious_retx, (unsigned long long)(st.srtt_ns / 1000));
+	{
+		struct uroce_port_stats ps;
+
+		REQUIRE(uroce_port_stats(a.ctx, 1, &ps) == 0, "port stats");
+		printf("    drops:");
+		for (int r = 1; r < UROCE_DROP__COUNT; r++)
+			if (ps.drops[r])
+				printf(" %s %llu", uroce_drop_reason_name((enum uroce_drop_reason)r),
+				       (unsigned long long)ps.drops[r]);
+		printf("\n");
+	}
+	CHECK(completed == NMSG && a.received == NMSG && a.failures == 0, "%s: %u/%u sent, %u received, %d failures",
+	      uroce_reliability_str(rel), completed, NMSG, a.received, a.failures);
+	for (int i = 0; i < 2; i++) {
+		CHECK(uroce_qp_destroy(a.qp[i]) == 0, "qp destroy");
+		CHECK(uroce_cq_destroy(a.scq[i]) == 0 && uroce_cq_destroy(a.rcq[i]) == 0, "cq destroy");
+	}
+	CHECK(uroce_mr_dereg(a.mr) == 0, "mr");
+	CHECK(uroce_pd_free(a.pd) == 0, "pd");
+	CHECK(uroce_context_destroy(a.ctx) == 0, "ctx: %s", uroce_last_error());
+	loop_fabric_destroy(fab);
+	free(a.buf);
+}
+
+int main(void)
+{
+	run(UROCE_REL_SR);
+	run(UROCE_REL_EC);
+	return test_done("tr_rel_dedicated");
+}
