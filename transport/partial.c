@@ -174,7 +174,7 @@ int uroce_pstream_start(struct uroce_qp *qp, uint32_t length, uint64_t wr_id, st
 	if (!s)
 		return uroce_fail(-ENOMEM, "uroce_pstream_start: out of memory");
 	s->qp = qp;
-	s->seq = sr_of(qp)->tx.msg_post++;
+	s->seq = __atomic_fetch_add(&sr_of(qp)->tx.msg_post, 1, __ATOMIC_RELAXED);
 	s->length = length;
 	s->wr_id = wr_id;
 	*out = s;

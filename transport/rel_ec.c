@@ -189,6 +189,7 @@ void ec_rx_sub(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t sub, bool try_de
 	uint8_t present[EC_MAX_N];
 	uint8_t *chunks[EC_MAX_N];
 	int32_t pslot[EC_MAX_M];
+	bool failed = false;
 	int n;
 
 	if (!m->have_npk || sub * k >= m->npk || bit_get(m->subdone, sub))
@@ -234,13 +235,18 @@ void ec_rx_sub(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t sub, bool try_de
 		if (present[j])
 			continue;
 		len = sr_pkt_len(qp, m, idx);
-		sr_rx_place(qp, m, idx * mtu, chunks[j], len);
+		if (!sr_rx_place(qp, m, idx * mtu, chunks[j], len)) {
+			failed = true; /* outside the WRITE's region: dropped, counted */
+			continue;
+		}
 		bit_set(m->bits, idx);
 		m->nrecv++;
 		m->placed += len;
 		qp->stats.ec_recovered++;
 		sr_rx_note_pkt(qp, m, idx);
 	}
+	if (failed)
+		return;
 	for (uint32_t j = 0; j < em; j++)
 		if (pslot[j] >= 0)
 			r->par_ok[pslot[j]] = 0; /* its parity slots are free again */

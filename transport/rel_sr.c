@@ -18,6 +18,7 @@
 enum { PH_START = 0, PH_DESC1, PH_DATA, PH_PARITY, PH_DESC2, PH_DONE };
 
 static void push_recv_wc(struct uroce_qp *qp, struct sr_rmsg *m);
+static struct mr_int *check_rkey(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len);
 
 /* --- configuration ------------------------------------------------------ */
 
@@ -226,7 +227,7 @@ int sr_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct swqe *w)
 	if (wr->opcode == UROCE_WR_RDMA_WRITE)
 		return 0; /* placed by its own RETH: no slot, no metadata */
 	w->sr_flags = SRW_F_SLOT;
-	w->msg_seq = st->tx.msg_post++;
+	w->msg_seq = __atomic_fetch_add(&st->tx.msg_post, 1, __ATOMIC_RELAXED);
 	if (wr->opcode != UROCE_WR_SEND)
 		w->sr_flags |= SRW_F_DESC; /* the immediate travels in the descriptor */
 	if (st->ec)
@@ -830,7 +831,7 @@ static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 		ctx_count_drop(qp->ctx, d_nxt > 0 ? UROCE_DROP_STALE_RESPONSE : UROCE_DROP_BAD_CTRL);
 		return; /* acknowledges what was never sent: forged */
 	}
-	if ((int32_t)(msg_cum - st->tx.msg_post) > 0) {
+	if ((int32_t)(msg_cum - __atomic_load_n(&st->tx.msg_post, __ATOMIC_RELAXED)) > 0) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_STALE_RESPONSE);
 		return;
 	}
@@ -1110,15 +1111,20 @@ uint32_t sr_pkt_len(const struct uroce_qp *qp, const struct sr_rmsg *m, uint32_t
 	return m->len - off < qp->mtu ? m->len - off : qp->mtu;
 }
 
-void sr_rx_place(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t off, const uint8_t *src, uint32_t len)
+bool sr_rx_place(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t off, const uint8_t *src, uint32_t len)
 {
 	if (!len)
-		return;
-	if (m->write)
-		memcpy((uint8_t *)(uintptr_t)(m->wqe.sge[0].addr + off), src, len); /* sge[0] holds the target */
-	else
+		return true;
+	if (m->write) {
+		/* sge[0] holds the target; a rebuilt chunk never came with a RETH
+		 * of its own, so the key is checked here for every write */
+		if (!check_rkey(qp, m->rkey, m->wqe.sge[0].addr + off, len))
+			return false;
+		memcpy((uint8_t *)(uintptr_t)(m->wqe.sge[0].addr + off), src, len);
+	} else {
 		sge_copy_in(m->wqe.sge, m->wqe.num_sge, off, src, len);
-	(void)qp;
+	}
+	return true;
 }
 
 void sr_rx_read(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t off, uint8_t *dst, uint32_t len)
@@ -1321,8 +1327,9 @@ static void rx_desc(struct uroce_qp *qp, struct sr_rmsg *m, const struct roce_pk
 			return;
 		if (!m->write) {
 			m->write = true;
+			m->rkey = rkey;
 			m->wqe.sge[0].addr = raddr; /* the target, for rebuilt chunks */
-		} else if (m->wqe.sge[0].addr != raddr) {
+		} else if (m->wqe.sge[0].addr != raddr || m->rkey != rkey) {
 			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
 			return;
 		}
@@ -1486,7 +1493,7 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		/* WRITE with immediate: into the rkey's region, at a consistent offset */
 		uint64_t base = pkt->reth.va - (uint64_t)idx * mtu;
 
-		if (pkt->reth.va < (uint64_t)idx * mtu || (m->write && m->wqe.sge[0].addr != base) ||
+		if (pkt->reth.va < (uint64_t)idx * mtu || (m->write && (m->wqe.sge[0].addr != base || m->rkey != pkt->reth.rkey)) ||
 		    (!m->write && m->nrecv)) {
 			ctx_count_drop(qp->ctx, UROCE_DROP_OUT_OF_BOUNDS);
 			return;
@@ -1494,6 +1501,7 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		if (!check_rkey(qp, pkt->reth.rkey, pkt->reth.va, pkt->payload_len))
 			return;
 		m->write = true;
+		m->rkey = pkt->reth.rkey;
 		m->op = UROCE_WR_RDMA_WRITE_WITH_IMM;
 		m->wqe.sge[0].addr = base;
 	}
@@ -1507,7 +1515,8 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		m->len = idx * mtu + pkt->payload_len;
 		m->have_npk = true;
 	}
-	sr_rx_place(qp, m, idx * mtu, pkt->payload, pkt->payload_len);
+	if (!sr_rx_place(qp, m, idx * mtu, pkt->payload, pkt->payload_len))
+		return;
 	if (!bit_get(m->bits, idx)) {
 		bit_set(m->bits, idx);
 		m->nrecv++;

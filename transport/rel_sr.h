@@ -86,6 +86,7 @@ struct sr_rmsg {
 	bool have_npk, desc_expected, have_desc, have_first;
 	bool write;             /* data goes to an rkey (WRITE with immediate) */
 	bool is_ec;             /* carries parity (known from its descriptor or a parity packet) */
+	uint32_t rkey;          /* WRITE with immediate: the key of its target */
 	uint8_t op;             /* enum uroce_wr_opcode from the descriptor */
 	enum uroce_wc_status st;
 	uint32_t npk, nrecv;
@@ -159,8 +160,9 @@ void sr_reset(struct uroce_qp *qp);
 size_t sr_state_bytes(const struct uroce_qp *qp);
 /* Mark PSN psn arrived at the receiver (if inside its window). */
 void sr_rx_mark_psn(struct uroce_qp *qp, uint32_t psn);
-/* Write len bytes at byte off of message m's target (receive WQE or rkey). */
-void sr_rx_place(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t off, const uint8_t *src, uint32_t len);
+/* Write len bytes at byte off of message m's target (receive WQE or rkey);
+ * false (counted) when the rkey no longer covers them. */
+bool sr_rx_place(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t off, const uint8_t *src, uint32_t len);
 /* Read them back (ec decoding). */
 void sr_rx_read(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t off, uint8_t *dst, uint32_t len);
 /* A packet of m arrived or was rebuilt: the chunk bitmap of a partial-completion handle. */
