@@ -26,6 +26,16 @@ void app_counters_print(FILE *f, struct uroce_qp *const *qps, int nqps, struct u
 		sum.out_of_sequence += s.out_of_sequence;
 		sum.access_errors += s.access_errors;
 		sum.credit_waits += s.credit_waits;
+		sum.sacks_sent += s.sacks_sent;
+		sum.sacks_rcvd += s.sacks_rcvd;
+		sum.rack_losses += s.rack_losses;
+		sum.tlp_probes += s.tlp_probes;
+		sum.rto_losses += s.rto_losses;
+		sum.spurious_retx += s.spurious_retx;
+		sum.parity_sent += s.parity_sent;
+		sum.ec_recovered += s.ec_recovered;
+		sum.ec_nacks_sent += s.ec_nacks_sent;
+		sum.ec_nacks_rcvd += s.ec_nacks_rcvd;
 	}
 	fprintf(f, "uroce counters: qp tx_packets=%llu rx_packets=%llu retransmits=%llu timeouts=%llu "
 		"seq_naks_sent=%llu seq_naks_rcvd=%llu rnr_naks_sent=%llu rnr_naks_rcvd=%llu duplicates=%llu "
@@ -36,6 +46,15 @@ void app_counters_print(FILE *f, struct uroce_qp *const *qps, int nqps, struct u
 		(unsigned long long)sum.rnr_naks_sent, (unsigned long long)sum.rnr_naks_rcvd,
 		(unsigned long long)sum.duplicates, (unsigned long long)sum.out_of_sequence,
 		(unsigned long long)sum.access_errors, (unsigned long long)sum.credit_waits);
+	if (sum.sacks_sent || sum.sacks_rcvd) /* sr / ec */
+		fprintf(f, "uroce counters: rel sacks_sent=%llu sacks_rcvd=%llu rack_losses=%llu tlp_probes=%llu "
+			"rto_losses=%llu spurious_retx=%llu parity_sent=%llu ec_recovered=%llu ec_nacks_sent=%llu "
+			"ec_nacks_rcvd=%llu\n",
+			(unsigned long long)sum.sacks_sent, (unsigned long long)sum.sacks_rcvd,
+			(unsigned long long)sum.rack_losses, (unsigned long long)sum.tlp_probes,
+			(unsigned long long)sum.rto_losses, (unsigned long long)sum.spurious_retx,
+			(unsigned long long)sum.parity_sent, (unsigned long long)sum.ec_recovered,
+			(unsigned long long)sum.ec_nacks_sent, (unsigned long long)sum.ec_nacks_rcvd);
 	if (!ctx || uroce_port_stats(ctx, port_num, &ps))
 		return;
 	for (int i = 1; i < UROCE_DROP__COUNT; i++)
