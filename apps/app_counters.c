@@ -36,6 +36,10 @@ void app_counters_print(FILE *f, struct uroce_qp *const *qps, int nqps, struct u
 		sum.ec_recovered += s.ec_recovered;
 		sum.ec_nacks_sent += s.ec_nacks_sent;
 		sum.ec_nacks_rcvd += s.ec_nacks_rcvd;
+		if (s.srtt_ns > sum.srtt_ns) /* the largest: the QP that waited most */
+			sum.srtt_ns = s.srtt_ns;
+		if (s.rto_ns > sum.rto_ns)
+			sum.rto_ns = s.rto_ns;
 	}
 	fprintf(f, "uroce counters: qp tx_packets=%llu rx_packets=%llu retransmits=%llu timeouts=%llu "
 		"seq_naks_sent=%llu seq_naks_rcvd=%llu rnr_naks_sent=%llu rnr_naks_rcvd=%llu duplicates=%llu "
@@ -49,12 +53,13 @@ void app_counters_print(FILE *f, struct uroce_qp *const *qps, int nqps, struct u
 	if (sum.sacks_sent || sum.sacks_rcvd) /* sr / ec */
 		fprintf(f, "uroce counters: rel sacks_sent=%llu sacks_rcvd=%llu rack_losses=%llu tlp_probes=%llu "
 			"rto_losses=%llu spurious_retx=%llu parity_sent=%llu ec_recovered=%llu ec_nacks_sent=%llu "
-			"ec_nacks_rcvd=%llu\n",
+			"ec_nacks_rcvd=%llu srtt_us=%llu rto_us=%llu\n",
 			(unsigned long long)sum.sacks_sent, (unsigned long long)sum.sacks_rcvd,
 			(unsigned long long)sum.rack_losses, (unsigned long long)sum.tlp_probes,
 			(unsigned long long)sum.rto_losses, (unsigned long long)sum.spurious_retx,
 			(unsigned long long)sum.parity_sent, (unsigned long long)sum.ec_recovered,
-			(unsigned long long)sum.ec_nacks_sent, (unsigned long long)sum.ec_nacks_rcvd);
+			(unsigned long long)sum.ec_nacks_sent, (unsigned long long)sum.ec_nacks_rcvd,
+			(unsigned long long)(sum.srtt_ns / 1000), (unsigned long long)(sum.rto_ns / 1000));
 	if (!ctx || uroce_port_stats(ctx, port_num, &ps))
 		return;
 	for (int i = 1; i < UROCE_DROP__COUNT; i++)

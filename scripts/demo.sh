@@ -3,8 +3,10 @@
 # end a uroce AF_XDP port, routed through a third namespace. First on a
 # clean link, then with the router dropping a share of the RoCEv2 packets
 # (uroce-impair, a seeded XDP program): uroce-pingpong --chk, uroce-perf
-# write_bw and write_lat, then a summary (bandwidth, latency p50/p99,
-# retransmits, drops by reason, packets the impairment dropped). Run as root.
+# write_bw and write_lat with rc (go-back-N); then on the same lossy link
+# with the reliability chosen in software (sr: selective repeat, ec:
+# Reed-Solomon); then a summary (bandwidth, latency p50/p99, retransmits,
+# drops by reason, packets the impairment dropped). Run as root.
 #
 #   scripts/demo.sh [--drop P] [--seed S] [--build DIR]
 #     --drop P     share of RoCEv2 packets dropped in the second run: 0..1 or N% (default 1%)
@@ -183,6 +185,44 @@ for dev in m0 m1; do
 	ip netns exec "$NM" "$IMPAIR" $dev --drop "$DROP" --seed "$SEED" | sed 's/^/   /'
 done
 run_suite lossy
+
+# rel_counter FILE... KEY: an sr/ec counter (the "rel" line of --counters),
+# summed over both ends.
+rel_counter() {
+	local key=${*: -1}
+	awk -v k="$key" '/^uroce counters: rel / { for (i = 4; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) { s += kv[2]; f = 1 } } }
+		END { if (!f) exit 1; print s + 0 }' "${@:1:$#-1}"
+}
+
+echo
+echo "== 3. the same lossy link, reliability chosen in software (docs/reliability.md)"
+echo "-- uroce-pingpong rc --chk --reliability sr: selective repeat, received data checked"
+if run_pair sr.pp "$PP" rc -g 1 --chk -s $PP_SIZE -n $PP_ITERS --hop-limit 64 --timeout 20 --counters \
+	--reliability sr; then
+	R_sr_pp=verified
+else
+	R_sr_pp=FAILED
+fi
+echo "-- uroce-perf write_bw --reliability sr: $BW_ITERS x $BW_SIZE bytes"
+if run_pair sr.bw "$PERF" write_bw -x 1 -s $BW_SIZE -n $BW_ITERS --timeout 20 --counters --reliability sr; then
+	grep -A1 '#bytes' "$TMP/sr.bw.c" | sed 's/^/   /'
+	R_sr_bw=$(awk '/#bytes/ { getline; printf "%.1f MB/s", $4 }' "$TMP/sr.bw.c")
+else
+	R_sr_bw=FAILED
+fi
+echo "-- uroce-perf send_bw --reliability ec: Reed-Solomon 32 + 8, $BW_ITERS x $BW_SIZE bytes"
+if run_pair ec.bw "$PERF" send_bw -x 1 -s $BW_SIZE -n $BW_ITERS --timeout 20 --counters --reliability ec; then
+	grep -A1 '#bytes' "$TMP/ec.bw.c" | sed 's/^/   /'
+	R_ec_bw=$(awk '/#bytes/ { getline; printf "%.1f MB/s", $4 }' "$TMP/ec.bw.c")
+else
+	R_ec_bw=FAILED
+fi
+for t in sr.pp sr.bw ec.bw; do
+	v=$(counter "$TMP/$t".[cs] retransmits) || v=unread
+	eval "R_${t/./_}_rtx=$v"
+	v=$(rel_counter "$TMP/$t".[cs] ec_recovered) || v=unread
+	eval "R_${t/./_}_rec=$v"
+done
 for dev in m0 m1; do
 	ip netns exec "$NM" "$IMPAIR" $dev --stats | sed 's/^/   /'
 	ip netns exec "$NM" "$IMPAIR" $dev --off >/dev/null
@@ -199,7 +239,11 @@ row "retransmits: pingpong/bw/lat" "$R_clean_pp_rtx / $R_clean_bw_rtx / $R_clean
 row "ACK timeouts: pingpong/bw/lat" "$R_clean_pp_tmo / $R_clean_bw_tmo / $R_clean_lat_tmo" \
 	"$R_lossy_pp_tmo / $R_lossy_bw_tmo / $R_lossy_lat_tmo"
 row "RoCEv2 packets dropped by the router" "0 (no impairment)" "$R_lossy_dropped of $R_lossy_roce"
-echo "   drops by reason at the uroce ports (both ends, all runs):"
+echo "   the same lossy link with the reliability chosen in software:"
+row "pingpong sr --chk" "" "$R_sr_pp, $R_sr_pp_rtx retransmits"
+row "write_bw sr (selective repeat)" "" "$R_sr_bw, $R_sr_bw_rtx retransmits"
+row "send_bw ec (RS 32+8)" "" "$R_ec_bw, $R_ec_bw_rtx retransmits, $R_ec_bw_rec rebuilt"
+echo "   drops by reason at the uroce ports (both ends, runs 1 and 2):"
 echo "     clean: $R_clean_drops"
 echo "     lossy: $R_lossy_drops"
 echo "   (after a lost packet go-back-N discards what follows it as psn_out_of_window and the"

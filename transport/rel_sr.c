@@ -338,7 +338,7 @@ static int send_txp(struct uroce_qp *qp, uint32_t psn)
 	if (rc)
 		return rc;
 	qp->stats.tx_packets++;
-	p->sent_ns = ctx_now(qp->ctx);
+	p->sent_ns = st->tx.now;
 	p->ntx++;
 	st->tx.last_tx_ns = p->sent_ns;
 	return 0;
@@ -637,6 +637,9 @@ bool sr_tx(struct uroce_qp *qp)
 	}
 	if (s != UROCE_QPS_RTR && s != UROCE_QPS_RTS && s != UROCE_QPS_SQD)
 		return false;
+	/* the clock, not the engine's iteration start: an application that
+	 * posts after a pause would date its packets in the past */
+	st->tx.now = ctx_clock(qp->ctx);
 	if (__atomic_load_n(&st->rx.rnr, __ATOMIC_ACQUIRE) && rx_msg_limit(qp) != st->rx.bind_next) {
 		__atomic_store_n(&st->rx.rnr, false, __ATOMIC_RELEASE);
 		st->rx.sack_pending = true; /* receives arrived: tell the waiting sender */

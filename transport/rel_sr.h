@@ -63,6 +63,7 @@ struct sr_tx {
 	uint64_t reo_max;       /* largest reordering delay seen on packets sent once */
 	uint64_t rack_ack_ns;   /* when rack_xmit last moved forward */
 	uint64_t last_tx_ns, last_ack_ns;
+	uint64_t now;           /* the clock at the start of this transmit pass */
 	uint32_t backoff;       /* RTO doublings since the last progress */
 	bool tlp_out;           /* a tail probe is out and unanswered */
 	uint32_t peer_dups;
