@@ -1,8 +1,9 @@
 /* The uroce end of the conformance suite (tests/conformance). --role server
- * holds one legitimate RC connection and the victim QPs that the scapy
- * attacker targets, inside a guarded memory arena, and answers a line
- * protocol on a Unix socket; --role client drives verified RC
- * WRITE + SEND + READ traffic to the server for the whole suite.
+ * holds two legitimate connections (one rc, one sr) and the victim QPs that
+ * the scapy attacker targets, inside a guarded memory arena, and answers a
+ * line protocol on a Unix socket; --role client drives verified RC
+ * WRITE + SEND + READ traffic and sr WRITE + SEND traffic to the server for
+ * the whole suite.
  *
  *   conf_peer --role server --port afxdp:IF --peer-ip ATTACKER_IP --ctl PATH [options]
  *   conf_peer --role client --port afxdp:IF --server-ip SERVER_IP [options]
@@ -32,6 +33,9 @@
 /* Only to report the requester's credit state (lsn, credit_unlimited),
  * which no public call shows: the credit-poisoning cases need it. */
 #include "transport/qp_internal.h"
+/* ... and the sr state (receiver window, sender window, credits) the sr
+ * cases check did not move. */
+#include "transport/rel_sr.h"
 
 /* ---- the legitimate traffic: sizes, slots and patterns both roles share */
 #define SLOT_LEN 3000u       /* one WRITE / READ: three 1024-byte packets */
@@ -44,6 +48,8 @@
 #define LEGIT_NRECV 64u
 #define SEED_WRITE 0x5752u
 #define SEED_REPLY 0x5250u
+#define SEED_WRITE_SR 0x5753u /* the sr connection's patterns */
+#define SEED_REPLY_SR 0x5251u
 #define ITER_TIMEOUT_MS 10000 /* no completion for this long: the connection is broken */
 #define EXCHANGE_TIMEOUT_MS 30000
 #define CLIENT_PAUSE_US 500u /* between iterations: leave CPU to the others */
@@ -52,6 +58,10 @@
  * duplicates would blur the cases' exact drop counts. */
 #define LEGIT_TIMEOUT 18u
 #define VICTIM_TIMEOUT 14u
+/* sr QPs: loss by RTO only (no RACK, no tail-loss probe) with a floor of
+ * 1 s (the sr code caps the RTO at 500 ms): as LEGIT_TIMEOUT, no spurious
+ * retransmission, so no duplicate counted while a case is measured. */
+#define SR_RTO_MIN_US 1000000u
 
 /* ---- the victims' side */
 #define ARENA_SIZE (256u * 1024u)
@@ -262,14 +272,20 @@ static void qp_connect(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t pe
 	check(uroce_qp_modify(qp, &a, mask), "QP to RTS");
 }
 
+/* rel: UROCE_REL_RC, or sr/ec with SR_RTO_MIN_US and RTO-only loss detection */
 static struct uroce_qp *qp_new(struct uroce_pd *pd, struct uroce_cq *scq, struct uroce_cq *rcq,
-                               enum uroce_qp_type type, uint32_t nwr)
+                               enum uroce_qp_type type, uint32_t nwr, enum uroce_reliability rel)
 {
 	struct uroce_qp_init_attr ia;
 	struct uroce_qp *qp;
 
 	memset(&ia, 0, sizeof(ia));
 	ia.qp_type = type;
+	if (rel != UROCE_REL_RC) {
+		ia.rel.reliability = rel;
+		ia.rel.loss = UROCE_LOSS_RTO;
+		ia.rel.rto_min_us = SR_RTO_MIN_US;
+	}
 	ia.send_cq = scq;
 	ia.recv_cq = rcq;
 	ia.cap.max_send_wr = nwr;
@@ -322,7 +338,8 @@ struct legit_hdr {
  * ====================================================================== */
 
 enum region_id { R_LEGIT_DATA, R_LEGIT_RECV, R_LEGIT_REPLY, R_RC_DATA, R_RC_RECV, R_RC0_DATA, R_UC_DATA,
-                 R_UD_RECV, R__COUNT };
+                 R_UD_RECV, R_LEGIT_SR_DATA, R_LEGIT_SR_RECV, R_LEGIT_SR_REPLY, R_SR_DATA, R_SR_RECV, R_SRX_RECV,
+                 R__COUNT };
 
 struct region {
 	const char *name;
@@ -342,11 +359,19 @@ static struct region regions[R__COUNT] = {
 	[R_RC0_DATA] = { "rc0_data", 4096, false, 0, NULL, NULL },
 	[R_UC_DATA] = { "uc_data", 4096, false, 0, NULL, NULL },
 	[R_UD_RECV] = { "ud_recv", 4 * 512, false, 0, NULL, NULL },
+	[R_LEGIT_SR_DATA] = { "legit_sr_data", NSLOT * SLOT_STRIDE, true, 0, NULL, NULL },
+	[R_LEGIT_SR_RECV] = { "legit_sr_recv", LEGIT_NRECV * HDR_LEN, true, 0, NULL, NULL },
+	[R_LEGIT_SR_REPLY] = { "legit_sr_reply", REPLY_BUFS * 4096u, true, 0, NULL, NULL },
+	[R_SR_DATA] = { "sr_data", 8192, false, 0, NULL, NULL },
+	[R_SR_RECV] = { "sr_recv", 4 * 2048, false, 0, NULL, NULL },
+	[R_SRX_RECV] = { "srx_recv", 4 * 256, false, 0, NULL, NULL },
 };
 
 struct victim {
 	const char *name;
 	enum uroce_qp_type type;
+	enum uroce_reliability rel;
+	bool peer_client; /* connected to the legit client's address (an unused QPN there), not the attacker's */
 	int data;         /* region, -1 = none */
 	int recv;         /* region of its receive buffers, -1 = none */
 	uint32_t recv_len;
@@ -359,28 +384,50 @@ struct victim {
 	uint64_t fatal_events;
 };
 
+#define VICTIM(n, t, r, pc, d, rv, rl, nr, mdra, pq)                                                         \
+	{ .name = n, .type = t, .rel = r, .peer_client = pc, .data = d, .recv = rv, .recv_len = rl, .nrecv = nr,   \
+	  .max_dest_rd_atomic = mdra, .peer_qpn = pq, .last_err_status = -1 }
+/* An sr/ec victim takes two QPNs (data, data + 1 for control), and so does
+ * its peer's number: the attacker's sr "QP" is ATK_QPN_BASE + 4 (+ 5). */
 static struct victim victims[] = {
-	{ "rc", UROCE_QPT_RC, R_RC_DATA, R_RC_RECV, 64, 4, 2, ATK_QPN_BASE, NULL, 0, 0, 0, 0, -1, 0 },
-	{ "rc0", UROCE_QPT_RC, R_RC0_DATA, -1, 0, 0, 0, ATK_QPN_BASE + 1, NULL, 0, 0, 0, 0, -1, 0 },
-	{ "uc", UROCE_QPT_UC, R_UC_DATA, -1, 0, 0, 0, ATK_QPN_BASE + 2, NULL, 0, 0, 0, 0, -1, 0 },
-	{ "ud", UROCE_QPT_UD, -1, R_UD_RECV, 512, 4, 0, ATK_QPN_BASE + 3, NULL, 0, 0, 0, 0, -1, 0 },
+	VICTIM("rc", UROCE_QPT_RC, UROCE_REL_RC, false, R_RC_DATA, R_RC_RECV, 64, 4, 2, ATK_QPN_BASE),
+	VICTIM("rc0", UROCE_QPT_RC, UROCE_REL_RC, false, R_RC0_DATA, -1, 0, 0, 0, ATK_QPN_BASE + 1),
+	VICTIM("uc", UROCE_QPT_UC, UROCE_REL_RC, false, R_UC_DATA, -1, 0, 0, 0, ATK_QPN_BASE + 2),
+	VICTIM("ud", UROCE_QPT_UD, UROCE_REL_RC, false, -1, R_UD_RECV, 512, 4, 0, ATK_QPN_BASE + 3),
+	VICTIM("sr", UROCE_QPT_RC, UROCE_REL_SR, false, R_SR_DATA, R_SR_RECV, 2048, 4, 0, ATK_QPN_BASE + 4),
+	VICTIM("srx", UROCE_QPT_RC, UROCE_REL_SR, true, -1, R_SRX_RECV, 256, 4, 0, ATK_QPN_BASE + 6),
+	VICTIM("ec", UROCE_QPT_RC, UROCE_REL_EC, false, -1, -1, 0, 0, 0, ATK_QPN_BASE + 8),
 };
 #define NVICTIMS (sizeof(victims) / sizeof(victims[0]))
+
+/* One legitimate connection: rc (LC_RC) or sr (LC_SR). Per iteration the
+ * client WRITEs a slot of `data` and SENDs a header naming it; the server
+ * checks the slot and answers with a SEND from `reply`. */
+enum { LC_RC, LC_SR, LC__COUNT };
+struct legit_conn {
+	const char *name;       /* "legit", "legit_sr" */
+	enum uroce_reliability rel;
+	int data, recv, reply;  /* regions */
+	uint32_t seed_write, seed_reply;
+	struct uroce_qp *qp;
+	struct uroce_cq *scq, *rcq;
+	uint64_t seq;           /* last iteration received */
+	uint64_t received, replies;
+	uint32_t reply_next;
+};
 
 struct server {
 	struct opts *o;
 	struct uroce_context *ctx;
 	struct uroce_port_attr port;
 	struct uroce_pd *pd_legit, *pd_victim;
-	struct uroce_cq *legit_scq, *legit_rcq, *victim_cq;
+	struct uroce_cq *victim_cq;
 	uint8_t *arena;
-	/* the legit connection */
-	struct uroce_qp *legit;
+	/* the legit connections */
+	struct legit_conn lc[LC__COUNT];
 	uint32_t client_ip_be;
-	uint64_t seq;           /* last iteration received */
-	uint64_t received, verify_errors, client_errors, replies, reply_errors, legit_fatal;
+	uint64_t verify_errors, client_errors, reply_errors, legit_fatal; /* both connections */
 	char first_error[160];
-	uint32_t reply_next;
 	/* control socket */
 	int ctl_listen, ctl_fd;
 	char ctl_buf[CTL_LINE_MAX];
@@ -486,8 +533,8 @@ static uint32_t rand_psn(void)
 
 static void victim_connect(struct server *s, struct victim *v)
 {
-	qp_connect(v->qp, v->type, s->o->peer_ip_be, v->peer_qpn, rand_psn(), rand_psn(), v->max_dest_rd_atomic,
-	           VICTIM_TIMEOUT);
+	qp_connect(v->qp, v->type, v->peer_client ? s->client_ip_be : s->o->peer_ip_be, v->peer_qpn, rand_psn(),
+	           rand_psn(), v->max_dest_rd_atomic, VICTIM_TIMEOUT);
 	if (v->recv >= 0)
 		victim_post_recvs(s, v);
 }
@@ -512,48 +559,52 @@ static int victim_reset(struct server *s, struct victim *v)
 	return 0;
 }
 
-static void legit_post_reply(struct server *s, uint64_t seq)
+static void legit_post_reply(struct server *s, struct legit_conn *lc, uint64_t seq)
 {
-	uint32_t b = s->reply_next++ % REPLY_BUFS;
-	uint8_t *p = region_ptr(s, R_LEGIT_REPLY) + b * 4096u;
+	uint32_t b = lc->reply_next++ % REPLY_BUFS;
+	uint8_t *p = region_ptr(s, lc->reply) + b * 4096u;
 
 	for (uint32_t i = 0; i < REPLY_LEN; i++)
-		p[i] = pattern(SEED_REPLY, seq, i);
-	post_send1(s->legit, UROCE_WR_SEND, seq, p, REPLY_LEN, regions[R_LEGIT_REPLY].mr->lkey, 0, 0);
+		p[i] = pattern(lc->seed_reply, seq, i);
+	post_send1(lc->qp, UROCE_WR_SEND, seq, p, REPLY_LEN, regions[lc->reply].mr->lkey, 0, 0);
 }
 
-static void legit_on_recv(struct server *s, const struct uroce_wc *wc)
+static void legit_on_recv(struct server *s, struct legit_conn *lc, const struct uroce_wc *wc)
 {
 	uint32_t idx = (uint32_t)wc->wr_id;
-	uint8_t *buf = region_ptr(s, R_LEGIT_RECV) + idx * HDR_LEN;
+	uint8_t *buf = region_ptr(s, lc->recv) + idx * HDR_LEN;
 	struct legit_hdr h;
 
 	if (wc->status != UROCE_WC_SUCCESS) {
-		legit_error(s, &s->legit_fatal, "receive completion status %s", uroce_wc_status_str(wc->status));
+		legit_error(s, &s->legit_fatal, "%s: receive completion status %s", lc->name,
+		            uroce_wc_status_str(wc->status));
 		return;
 	}
 	memcpy(&h, buf, sizeof(h));
 	if (wc->byte_len != sizeof(h) || h.magic != HDR_MAGIC || h.slot >= NSLOT || h.len != SLOT_LEN) {
-		legit_error(s, &s->verify_errors, "malformed SEND header (byte_len %u magic 0x%x slot %u)",
+		legit_error(s, &s->verify_errors, "%s: malformed SEND header (byte_len %u magic 0x%x slot %u)", lc->name,
 		            wc->byte_len, h.magic, h.slot);
 	} else {
-		const uint8_t *d = region_ptr(s, R_LEGIT_DATA) + h.slot * SLOT_STRIDE;
+		const uint8_t *d = region_ptr(s, lc->data) + h.slot * SLOT_STRIDE;
 
-		if (h.seq != s->seq + 1 && s->received)
-			legit_error(s, &s->verify_errors, "iteration %" PRIu64 " after %" PRIu64, h.seq, s->seq);
+		if (h.seq != lc->seq + 1 && lc->received)
+			legit_error(s, &s->verify_errors, "%s: iteration %" PRIu64 " after %" PRIu64, lc->name, h.seq,
+			            lc->seq);
 		for (uint32_t i = 0; i < SLOT_LEN; i++) {
-			if (d[i] != pattern(SEED_WRITE, h.seq, i)) {
-				legit_error(s, &s->verify_errors, "iteration %" PRIu64 ": WRITE data wrong at byte %u of slot %u",
-				            h.seq, i, h.slot);
+			if (d[i] != pattern(lc->seed_write, h.seq, i)) {
+				legit_error(s, &s->verify_errors,
+				            "%s: iteration %" PRIu64 ": WRITE data wrong at byte %u of slot %u", lc->name, h.seq,
+				            i, h.slot);
 				break;
 			}
 		}
-		s->seq = h.seq;
-		s->client_errors = h.client_errors;
-		s->received++;
-		legit_post_reply(s, h.seq);
+		lc->seq = h.seq;
+		if (h.client_errors > s->client_errors)
+			s->client_errors = h.client_errors;
+		lc->received++;
+		legit_post_reply(s, lc, h.seq);
 	}
-	post_recv1(s->legit, idx, buf, HDR_LEN, regions[R_LEGIT_RECV].mr->lkey);
+	post_recv1(lc->qp, idx, buf, HDR_LEN, regions[lc->recv].mr->lkey);
 }
 
 static void poll_cqs(struct server *s)
@@ -561,16 +612,20 @@ static void poll_cqs(struct server *s)
 	struct uroce_wc wc[16];
 	int n;
 
-	while ((n = uroce_poll_cq(s->legit_rcq, 16, wc)) > 0)
-		for (int i = 0; i < n; i++)
-			legit_on_recv(s, &wc[i]);
-	while ((n = uroce_poll_cq(s->legit_scq, 16, wc)) > 0) {
-		for (int i = 0; i < n; i++) {
-			if (wc[i].status == UROCE_WC_SUCCESS) {
-				s->replies++;
-			} else {
-				legit_error(s, &s->reply_errors, "reply completion status %s",
-				            uroce_wc_status_str(wc[i].status));
+	for (int c = 0; c < LC__COUNT; c++) {
+		struct legit_conn *lc = &s->lc[c];
+
+		while ((n = uroce_poll_cq(lc->rcq, 16, wc)) > 0)
+			for (int i = 0; i < n; i++)
+				legit_on_recv(s, lc, &wc[i]);
+		while ((n = uroce_poll_cq(lc->scq, 16, wc)) > 0) {
+			for (int i = 0; i < n; i++) {
+				if (wc[i].status == UROCE_WC_SUCCESS) {
+					lc->replies++;
+				} else {
+					legit_error(s, &s->reply_errors, "%s: reply completion status %s", lc->name,
+					            uroce_wc_status_str(wc[i].status));
+				}
 			}
 		}
 	}
@@ -595,8 +650,9 @@ static void poll_cqs(struct server *s)
 
 static const char *qp_name(struct server *s, const struct uroce_qp *qp)
 {
-	if (qp == s->legit)
-		return "legit";
+	for (int c = 0; c < LC__COUNT; c++)
+		if (qp == s->lc[c].qp)
+			return s->lc[c].name;
 	for (size_t k = 0; k < NVICTIMS; k++)
 		if (victims[k].qp == qp)
 			return victims[k].name;
@@ -614,8 +670,9 @@ static void poll_events(struct server *s)
 		    ev.event_type == UROCE_EVENT_QP_ACCESS_ERR || ev.event_type == UROCE_EVENT_COMM_EST ||
 		    ev.event_type == UROCE_EVENT_SQ_DRAINED || ev.event_type == UROCE_EVENT_QP_LAST_WQE_REACHED) {
 			who = qp_name(s, ev.element.qp);
-			if (ev.element.qp == s->legit && ev.event_type != UROCE_EVENT_COMM_EST)
-				s->legit_fatal++;
+			for (int c = 0; c < LC__COUNT; c++)
+				if (ev.element.qp == s->lc[c].qp && ev.event_type != UROCE_EVENT_COMM_EST)
+					s->legit_fatal++;
 			for (size_t k = 0; k < NVICTIMS; k++)
 				if (victims[k].qp == ev.element.qp && ev.event_type != UROCE_EVENT_COMM_EST)
 					victims[k].fatal_events++;
@@ -665,6 +722,28 @@ static void jb_qp_info(struct jbuf *b, struct uroce_qp *qp)
 	check(uroce_qp_query(qp, &a, &ia), "query a QP");
 	jb(b, "\"qpn\":%u,\"rq_psn\":%u,\"sq_psn\":%u,\"peer_qpn\":%u,\"state\":\"%s\"", uroce_qp_num(qp), a.rq_psn,
 	   a.sq_psn, a.dest_qp_num, uroce_qp_state_str(a.qp_state));
+	jb(b, ",\"rel\":\"%s\"", uroce_reliability_str(qp->init.rel.reliability));
+	if (qp->init.rel.reliability != UROCE_REL_RC && qp->rel_state) {
+		/* sr/ec: the receiver's PSN and message windows, the sender's
+		 * window and what the peer's SACKs told it (credits), read on the
+		 * engine's own thread (EMBEDDED mode: the control socket is polled
+		 * between progress calls) */
+		const struct sr_state *st = sr_of(qp);
+		const struct sr_rx *r = &st->rx;
+		const struct sr_tx *t = &st->tx;
+		uint32_t marked = 0;
+
+		if (r->bits)
+			for (uint32_t i = 0; i < r->nbits / 64 + (r->nbits < 64); i++)
+				marked += (uint32_t)__builtin_popcountll(r->bits[i]);
+		jb(b, ",\"ctrl_qpn\":%u,\"sr\":{\"rx_cum\":%u,\"rx_high\":%u,\"rx_marked\":%u,\"rx_nbits\":%u,"
+		      "\"rx_msg_cum\":%u,\"rx_bind_next\":%u,\"rx_dups\":%u,\"tx_una\":%u,\"tx_nxt\":%u,"
+		      "\"tx_msg_post\":%u,\"tx_nlost\":%u,\"peer_msg_cum\":%u,\"peer_msg_limit\":%u,"
+		      "\"have_limit\":%s,\"peer_dups\":%u}",
+		   qp->ctrl_qpn, r->cum, r->high, marked, r->nbits, r->msg_cum, r->bind_next, r->dups, t->una, t->nxt,
+		   __atomic_load_n(&t->msg_post, __ATOMIC_RELAXED), t->nlost, t->peer_msg_cum, t->peer_msg_limit,
+		   t->have_limit ? "true" : "false", t->peer_dups);
+	}
 }
 
 static void jb_victim_info(struct server *s, struct jbuf *b, struct victim *v)
@@ -689,10 +768,14 @@ static void reply_info(struct server *s, struct jbuf *b)
 	jb(b, "{\"ok\":true,\"ip\":\"%s\",\"mac\":\"%02x:%02x:%02x:%02x:%02x:%02x\",", ip, m[0], m[1], m[2], m[3],
 	   m[4], m[5]);
 	inet_ntop(AF_INET, &s->client_ip_be, ip, sizeof(ip));
-	jb(b, "\"legit\":{\"peer_ip\":\"%s\",", ip);
-	jb_qp_info(b, s->legit);
-	jb(b, ",\"rkey\":%u,\"va\":%" PRIu64 ",\"len\":%u},", regions[R_LEGIT_DATA].mr->rkey,
-	   (uint64_t)(uintptr_t)region_ptr(s, R_LEGIT_DATA), regions[R_LEGIT_DATA].len);
+	for (int c = 0; c < LC__COUNT; c++) {
+		const struct legit_conn *lc = &s->lc[c];
+
+		jb(b, "\"%s\":{\"peer_ip\":\"%s\",", lc->name, ip);
+		jb_qp_info(b, lc->qp);
+		jb(b, ",\"rkey\":%u,\"va\":%" PRIu64 ",\"len\":%u},", regions[lc->data].mr->rkey,
+		   (uint64_t)(uintptr_t)region_ptr(s, lc->data), regions[lc->data].len);
+	}
 	jb(b, "\"revoked_rkey\":%u,\"victims\":{", s->revoked_rkey);
 	for (size_t k = 0; k < NVICTIMS; k++) {
 		jb_victim_info(s, b, &victims[k]);
@@ -717,6 +800,13 @@ static void jb_qp_stats(struct server *s, struct jbuf *b, const char *name, stru
 	   ",\"access_errors\":%" PRIu64,
 	   st.tx_packets, st.rx_packets, st.retransmits, st.timeouts, st.seq_naks_sent, st.seq_naks_rcvd,
 	   st.rnr_naks_sent, st.rnr_naks_rcvd, st.duplicates, st.out_of_sequence, st.access_errors);
+	if (qp->init.rel.reliability != UROCE_REL_RC)
+		jb(b,
+		   ",\"sacks_sent\":%" PRIu64 ",\"sacks_rcvd\":%" PRIu64 ",\"rack_losses\":%" PRIu64 ",\"tlp_probes\":%" PRIu64
+		   ",\"rto_losses\":%" PRIu64 ",\"spurious_retx\":%" PRIu64 ",\"ec_nacks_sent\":%" PRIu64
+		   ",\"ec_nacks_rcvd\":%" PRIu64 ",\"credit_waits\":%" PRIu64,
+		   st.sacks_sent, st.sacks_rcvd, st.rack_losses, st.tlp_probes, st.rto_losses, st.spurious_retx,
+		   st.ec_nacks_sent, st.ec_nacks_rcvd, st.credit_waits);
 }
 
 static void reply_stats(struct server *s, struct jbuf *b)
@@ -732,8 +822,10 @@ static void reply_stats(struct server *s, struct jbuf *b)
 		jb(b, "%s\"%s\":%" PRIu64, r > 1 ? "," : "", uroce_drop_reason_name((enum uroce_drop_reason)r),
 		   ps.drops[r]);
 	jb(b, "},\"qps\":{");
-	jb_qp_stats(s, b, "legit", s->legit);
-	jb(b, "}");
+	for (int c = 0; c < LC__COUNT; c++) {
+		jb_qp_stats(s, b, s->lc[c].name, s->lc[c].qp);
+		jb(b, "}%s", c + 1 < LC__COUNT ? "," : "");
+	}
 	for (size_t k = 0; k < NVICTIMS; k++) {
 		struct victim *v = &victims[k];
 
@@ -764,20 +856,22 @@ static void reply_stats(struct server *s, struct jbuf *b)
 		   regions[r].name, lo, hi, regions[r].len);
 		first = false;
 	}
-	/* the legit region's bytes that no legit WRITE touches (slot tails) */
-	{
-		const uint8_t *p = region_ptr(s, R_LEGIT_DATA);
+	/* the legit regions' bytes that no legit WRITE touches (slot tails):
+	 * "legit_data_gaps", "legit_sr_data_gaps" */
+	for (int c = 0; c < LC__COUNT; c++) {
+		int r = s->lc[c].data;
+		const uint8_t *p = region_ptr(s, r);
 		int64_t lo = -1, hi = -1;
 
-		for (uint32_t i = 0; i < regions[R_LEGIT_DATA].len; i++) {
-			if (i % SLOT_STRIDE >= SLOT_LEN && p[i] != fill_byte(R_LEGIT_DATA, i)) {
+		for (uint32_t i = 0; i < regions[r].len; i++) {
+			if (i % SLOT_STRIDE >= SLOT_LEN && p[i] != fill_byte((unsigned)r, i)) {
 				if (lo < 0)
 					lo = i;
 				hi = i;
 			}
 		}
-		jb(b, ",\"legit_data_gaps\":{\"diff_first\":%" PRId64 ",\"diff_last\":%" PRId64 ",\"len\":%u}", lo, hi,
-		   regions[R_LEGIT_DATA].len);
+		jb(b, ",\"%s_gaps\":{\"diff_first\":%" PRId64 ",\"diff_last\":%" PRId64 ",\"len\":%u}", regions[r].name,
+		   lo, hi, regions[r].len);
 	}
 	/* every byte of the arena outside the regions */
 	for (uint32_t i = 0; i < ARENA_SIZE; i++) {
@@ -792,8 +886,11 @@ static void reply_stats(struct server *s, struct jbuf *b)
 	   "\"legit\":{\"seq\":%" PRIu64 ",\"received\":%" PRIu64 ",\"verify_errors\":%" PRIu64
 	   ",\"client_errors\":%" PRIu64 ",\"replies\":%" PRIu64 ",\"reply_errors\":%" PRIu64 ",\"fatal\":%" PRIu64
 	   ",\"first_error\":\"%s\"},",
-	   s->seq, s->received, s->verify_errors, s->client_errors, s->replies, s->reply_errors, s->legit_fatal,
-	   s->first_error);
+	   s->lc[LC_RC].seq, s->lc[LC_RC].received, s->verify_errors, s->client_errors, s->lc[LC_RC].replies,
+	   s->reply_errors, s->legit_fatal, s->first_error);
+	/* the sr connection (its errors count in "legit" above) */
+	jb(b, "\"legit_sr\":{\"seq\":%" PRIu64 ",\"received\":%" PRIu64 ",\"replies\":%" PRIu64 "},",
+	   s->lc[LC_SR].seq, s->lc[LC_SR].received, s->lc[LC_SR].replies);
 	jb(b, "\"events\":[");
 	for (unsigned i = 0; i < s->nevents; i++)
 		jb(b, "%s\"%s\"", i ? "," : "", s->events[i]);
@@ -834,7 +931,7 @@ static void ctl_command(struct server *s, char *line, struct jbuf *b)
 		v = victim_by_name(name);
 		if (!v || victim_reset(s, v) < 0) {
 			jb(b, "{\"ok\":false,\"error\":\"reset %s: not a victim QP or it cannot reset (%s); victims: rc, "
-			      "rc0, uc, ud\"}",
+			      "rc0, uc, ud, sr, srx, ec\"}",
 			   name, uroce_last_error());
 			return;
 		}
@@ -848,12 +945,13 @@ static void ctl_command(struct server *s, char *line, struct jbuf *b)
 		}
 		s->hold_until = now_ms() + len;
 		jb(b, "{\"ok\":true}");
-	} else if (!strcmp(line, "refill legit_data_gaps")) {
-		uint8_t *p = region_ptr(s, R_LEGIT_DATA);
+	} else if (!strcmp(line, "refill legit_data_gaps") || !strcmp(line, "refill legit_sr_data_gaps")) {
+		r = strstr(line, "_sr_") ? R_LEGIT_SR_DATA : R_LEGIT_DATA;
+		uint8_t *p = region_ptr(s, r);
 
-		for (uint32_t i = 0; i < regions[R_LEGIT_DATA].len; i++)
+		for (uint32_t i = 0; i < regions[r].len; i++)
 			if (i % SLOT_STRIDE >= SLOT_LEN)
-				p[i] = fill_byte(R_LEGIT_DATA, i);
+				p[i] = fill_byte((unsigned)r, i);
 		jb(b, "{\"ok\":true}");
 	} else if (sscanf(line, "refill %31s", name) == 1) {
 		r = region_by_name(name);
@@ -975,12 +1073,18 @@ static int run_server(struct opts *o)
 {
 	struct server s;
 	struct uroce_context_attr ca;
-	struct conn_info mine, theirs;
+	struct conn_info mine[LC__COUNT], theirs[LC__COUNT];
 	uint64_t deadline = now_ms() + (uint64_t)o->duration_s * 1000u;
 	unsigned idle = 0;
 	int fd;
 
 	memset(&s, 0, sizeof(s));
+	s.lc[LC_RC] = (struct legit_conn){ .name = "legit", .rel = UROCE_REL_RC, .data = R_LEGIT_DATA,
+	                                   .recv = R_LEGIT_RECV, .reply = R_LEGIT_REPLY, .seed_write = SEED_WRITE,
+	                                   .seed_reply = SEED_REPLY };
+	s.lc[LC_SR] = (struct legit_conn){ .name = "legit_sr", .rel = UROCE_REL_SR, .data = R_LEGIT_SR_DATA,
+	                                   .recv = R_LEGIT_SR_RECV, .reply = R_LEGIT_SR_REPLY,
+	                                   .seed_write = SEED_WRITE_SR, .seed_reply = SEED_REPLY_SR };
 	s.o = o;
 	s.ctl_fd = -1;
 	memset(&ca, 0, sizeof(ca));
@@ -992,33 +1096,49 @@ static int run_server(struct opts *o)
 	find_sgid_v4(s.ctx);
 	check(uroce_pd_alloc(s.ctx, &s.pd_legit), "allocate a PD");
 	check(uroce_pd_alloc(s.ctx, &s.pd_victim), "allocate a PD");
-	check(uroce_cq_create(s.ctx, 256, &s.legit_scq), "create a CQ");
-	check(uroce_cq_create(s.ctx, 256, &s.legit_rcq), "create a CQ");
+	for (int c = 0; c < LC__COUNT; c++) {
+		check(uroce_cq_create(s.ctx, 256, &s.lc[c].scq), "create a CQ");
+		check(uroce_cq_create(s.ctx, 256, &s.lc[c].rcq), "create a CQ");
+	}
 	check(uroce_cq_create(s.ctx, 1024, &s.victim_cq), "create a CQ");
 	arena_setup(&s);
 	make_revoked_rkey(&s);
 
 	for (size_t k = 0; k < NVICTIMS; k++) {
-		victims[k].qp = qp_new(s.pd_victim, s.victim_cq, s.victim_cq, victims[k].type, 16);
-		victim_connect(&s, &victims[k]);
+		victims[k].qp = qp_new(s.pd_victim, s.victim_cq, s.victim_cq, victims[k].type, 16, victims[k].rel);
+		if (!victims[k].peer_client)
+			victim_connect(&s, &victims[k]);
 	}
-	s.legit = qp_new(s.pd_legit, s.legit_scq, s.legit_rcq, UROCE_QPT_RC, 128);
+	for (int c = 0; c < LC__COUNT; c++)
+		s.lc[c].qp = qp_new(s.pd_legit, s.lc[c].scq, s.lc[c].rcq, UROCE_QPT_RC, 128, s.lc[c].rel);
 	s.ctl_listen = ctl_open(o->ctl_path);
 	printf("conf_peer: server on %s, waiting for the client on TCP port %u\n", o->port, o->tcp_port);
 	fflush(stdout);
 
 	fd = tcp_accept(&s);
-	mine.qpn = uroce_qp_num(s.legit);
-	mine.psn = rand_psn();
-	mine.rkey = regions[R_LEGIT_DATA].mr->rkey;
-	mine.va = (uint64_t)(uintptr_t)region_ptr(&s, R_LEGIT_DATA);
-	exchange(fd, &mine, &theirs, false);
+	/* one line each way per connection: rc, then sr */
+	for (int c = 0; c < LC__COUNT; c++) {
+		mine[c].qpn = uroce_qp_num(s.lc[c].qp);
+		mine[c].psn = rand_psn();
+		mine[c].rkey = regions[s.lc[c].data].mr->rkey;
+		mine[c].va = (uint64_t)(uintptr_t)region_ptr(&s, s.lc[c].data);
+		exchange(fd, &mine[c], &theirs[c], false);
+	}
 	close(fd);
-	qp_connect(s.legit, UROCE_QPT_RC, s.client_ip_be, theirs.qpn, theirs.psn, mine.psn, 4, LEGIT_TIMEOUT);
-	for (uint32_t i = 0; i < LEGIT_NRECV; i++)
-		post_recv1(s.legit, i, region_ptr(&s, R_LEGIT_RECV) + i * HDR_LEN, HDR_LEN,
-		           regions[R_LEGIT_RECV].mr->lkey);
-	printf("conf_peer: legit connection up (QPN %u to QPN %u)\n", mine.qpn, theirs.qpn);
+	for (int c = 0; c < LC__COUNT; c++) {
+		struct legit_conn *lc = &s.lc[c];
+
+		qp_connect(lc->qp, UROCE_QPT_RC, s.client_ip_be, theirs[c].qpn, theirs[c].psn, mine[c].psn, 4,
+		           LEGIT_TIMEOUT);
+		for (uint32_t i = 0; i < LEGIT_NRECV; i++)
+			post_recv1(lc->qp, i, region_ptr(&s, lc->recv) + i * HDR_LEN, HDR_LEN, regions[lc->recv].mr->lkey);
+		printf("conf_peer: %s connection up (%s, QPN %u to QPN %u)\n", lc->name,
+		       uroce_reliability_str(lc->rel), mine[c].qpn, theirs[c].qpn);
+	}
+	/* victims that take the client's address as their peer's */
+	for (size_t k = 0; k < NVICTIMS; k++)
+		if (victims[k].peer_client)
+			victim_connect(&s, &victims[k]);
 	fflush(stdout);
 	if (o->ready_file) {
 		FILE *f = fopen(o->ready_file, "w");
@@ -1056,9 +1176,9 @@ static int run_server(struct opts *o)
 		if (idle > 256)
 			usleep(20);
 	}
-	printf("conf_peer: server done: %" PRIu64 " iterations received, %" PRIu64 " verify errors, %" PRIu64
-	       " client errors\n",
-	       s.received, s.verify_errors, s.client_errors);
+	printf("conf_peer: server done: %" PRIu64 " rc and %" PRIu64 " sr iterations received, %" PRIu64
+	       " verify errors, %" PRIu64 " client errors\n",
+	       s.lc[LC_RC].received, s.lc[LC_SR].received, s.verify_errors, s.client_errors);
 
 	if (s.ctl_fd >= 0)
 		close(s.ctl_fd);
@@ -1066,14 +1186,17 @@ static int run_server(struct opts *o)
 	unlink(o->ctl_path);
 	for (size_t k = 0; k < NVICTIMS; k++)
 		uroce_qp_destroy(victims[k].qp);
-	uroce_qp_destroy(s.legit);
+	for (int c = 0; c < LC__COUNT; c++)
+		uroce_qp_destroy(s.lc[c].qp);
 	for (int r = 0; r < R__COUNT; r++) {
 		uroce_mr_dereg(regions[r].mr);
 		free(regions[r].shadow);
 	}
 	uroce_cq_destroy(s.victim_cq);
-	uroce_cq_destroy(s.legit_rcq);
-	uroce_cq_destroy(s.legit_scq);
+	for (int c = 0; c < LC__COUNT; c++) {
+		uroce_cq_destroy(s.lc[c].rcq);
+		uroce_cq_destroy(s.lc[c].scq);
+	}
 	uroce_pd_free(s.pd_victim);
 	uroce_pd_free(s.pd_legit);
 	uroce_context_destroy(s.ctx);
@@ -1087,10 +1210,10 @@ static int run_server(struct opts *o)
 
 struct client {
 	struct uroce_context *ctx;
-	struct uroce_qp *qp;
-	struct uroce_cq *scq, *rcq;
+	struct uroce_qp *qp, *sr;            /* the rc and the sr connection */
+	struct uroce_cq *scq, *rcq, *sr_scq, *sr_rcq;
 	struct uroce_mr *mr;
-	uint8_t *buf; /* wbuf | rbuf | hdr | replies */
+	uint8_t *buf; /* wbuf | rbuf | hdr | replies | sr wbuf | sr hdr | sr replies */
 	uint64_t errors;
 };
 
@@ -1099,7 +1222,10 @@ struct client {
 #define C_HDR (2u * SLOT_STRIDE)
 #define C_REPLY (3u * SLOT_STRIDE)
 #define C_NREPLY 8u
-#define C_SIZE (C_REPLY + C_NREPLY * SLOT_STRIDE)
+#define C_SR_WBUF (C_REPLY + C_NREPLY * SLOT_STRIDE)
+#define C_SR_HDR (C_SR_WBUF + SLOT_STRIDE)
+#define C_SR_REPLY (C_SR_HDR + SLOT_STRIDE)
+#define C_SIZE (C_SR_REPLY + C_NREPLY * SLOT_STRIDE)
 
 static int tcp_connect(const struct opts *o)
 {
@@ -1146,12 +1272,30 @@ static void client_wait(struct client *c, struct uroce_cq *cq, struct uroce_wc *
 		    uroce_wc_status_str(wc->status));
 }
 
+/* The server's reply to iteration seq arrived in wc (at reply area base):
+ * check its length and pattern, post the buffer again. */
+static void client_check_reply(struct client *c, struct uroce_qp *qp, const struct uroce_wc *wc, uint32_t base,
+                               uint32_t seed, uint64_t seq, const char *what)
+{
+	const uint8_t *rep = c->buf + base + wc->wr_id * SLOT_STRIDE;
+	bool ok = wc->byte_len == REPLY_LEN;
+
+	for (uint32_t i = 0; ok && i < REPLY_LEN; i++)
+		ok = rep[i] == pattern(seed, seq, i);
+	if (!ok) {
+		c->errors++;
+		fprintf(stderr, "conf_peer: client: iteration %" PRIu64 ": the server's %s reply is wrong (%u bytes)\n",
+		        seq, what, wc->byte_len);
+	}
+	post_recv1(qp, wc->wr_id, c->buf + base + wc->wr_id * SLOT_STRIDE, SLOT_STRIDE, c->mr->lkey);
+}
+
 static int run_client(struct opts *o)
 {
 	struct client c;
 	struct uroce_context_attr ca;
 	struct uroce_port_attr pa;
-	struct conn_info mine, theirs;
+	struct conn_info mine, theirs, mine_sr, theirs_sr;
 	uint64_t deadline = now_ms() + (uint64_t)o->duration_s * 1000u;
 	uint64_t seq = 0;
 	int fd;
@@ -1168,43 +1312,60 @@ static int run_client(struct opts *o)
 	check(uroce_pd_alloc(c.ctx, &pd), "allocate a PD");
 	check(uroce_cq_create(c.ctx, 64, &c.scq), "create a CQ");
 	check(uroce_cq_create(c.ctx, 64, &c.rcq), "create a CQ");
+	check(uroce_cq_create(c.ctx, 64, &c.sr_scq), "create a CQ");
+	check(uroce_cq_create(c.ctx, 64, &c.sr_rcq), "create a CQ");
 	c.buf = aligned_alloc(4096, C_SIZE);
 	if (!c.buf)
 		die("out of memory");
 	memset(c.buf, 0, C_SIZE);
 	check(uroce_mr_reg(pd, c.buf, C_SIZE, UROCE_ACCESS_LOCAL_WRITE, &c.mr), "register the buffer");
-	c.qp = qp_new(pd, c.scq, c.rcq, UROCE_QPT_RC, 64);
+	c.qp = qp_new(pd, c.scq, c.rcq, UROCE_QPT_RC, 64, UROCE_REL_RC);
+	c.sr = qp_new(pd, c.sr_scq, c.sr_rcq, UROCE_QPT_RC, 64, UROCE_REL_SR);
 
 	fd = tcp_connect(o);
-	mine.qpn = uroce_qp_num(c.qp);
-	mine.psn = rand_psn();
-	mine.rkey = 0;
-	mine.va = 0;
+	mine = (struct conn_info){ .qpn = uroce_qp_num(c.qp), .psn = rand_psn() };
 	exchange(fd, &mine, &theirs, true);
+	mine_sr = (struct conn_info){ .qpn = uroce_qp_num(c.sr), .psn = rand_psn() };
+	exchange(fd, &mine_sr, &theirs_sr, true);
 	close(fd);
 	qp_connect(c.qp, UROCE_QPT_RC, o->server_ip_be, theirs.qpn, theirs.psn, mine.psn, 4, LEGIT_TIMEOUT);
-	for (uint32_t i = 0; i < C_NREPLY; i++)
+	qp_connect(c.sr, UROCE_QPT_RC, o->server_ip_be, theirs_sr.qpn, theirs_sr.psn, mine_sr.psn, 4, LEGIT_TIMEOUT);
+	for (uint32_t i = 0; i < C_NREPLY; i++) {
 		post_recv1(c.qp, i, c.buf + C_REPLY + i * SLOT_STRIDE, SLOT_STRIDE, c.mr->lkey);
-	printf("conf_peer: client connected (QPN %u to QPN %u)\n", mine.qpn, theirs.qpn);
+		post_recv1(c.sr, i, c.buf + C_SR_REPLY + i * SLOT_STRIDE, SLOT_STRIDE, c.mr->lkey);
+	}
+	printf("conf_peer: client connected (rc QPN %u to QPN %u, sr QPN %u to QPN %u)\n", mine.qpn, theirs.qpn,
+	       mine_sr.qpn, theirs_sr.qpn);
 	fflush(stdout);
 
 	while (!stop_flag && now_ms() < deadline) {
 		uint32_t slot = (uint32_t)(++seq % NSLOT);
-		uint64_t raddr = theirs.va + slot * SLOT_STRIDE;
+		uint64_t raddr = theirs.va + slot * SLOT_STRIDE, sr_raddr = theirs_sr.va + slot * SLOT_STRIDE;
 		struct legit_hdr h = { HDR_MAGIC, slot, seq, 0, SLOT_LEN, 0 };
 		struct uroce_wc wc;
 
-		for (uint32_t i = 0; i < SLOT_LEN; i++)
+		for (uint32_t i = 0; i < SLOT_LEN; i++) {
 			c.buf[C_WBUF + i] = pattern(SEED_WRITE, seq, i);
+			c.buf[C_SR_WBUF + i] = pattern(SEED_WRITE_SR, seq, i);
+		}
 		memset(c.buf + C_RBUF, 0, SLOT_LEN);
 		h.client_errors = c.errors;
 		memcpy(c.buf + C_HDR, &h, sizeof(h));
+		memcpy(c.buf + C_SR_HDR, &h, sizeof(h));
 		post_send1(c.qp, UROCE_WR_RDMA_WRITE, 1, c.buf + C_WBUF, SLOT_LEN, c.mr->lkey, raddr, theirs.rkey);
 		post_send1(c.qp, UROCE_WR_SEND, 2, c.buf + C_HDR, sizeof(h), c.mr->lkey, 0, 0);
 		post_send1(c.qp, UROCE_WR_RDMA_READ, 3, c.buf + C_RBUF, SLOT_LEN, c.mr->lkey, raddr, theirs.rkey);
+		/* sr: the WRITE and the SEND are separate messages placed on
+		 * arrival in any order; the SEND goes once the WRITE is
+		 * acknowledged (placed), so the server finds the slot written */
+		post_send1(c.sr, UROCE_WR_RDMA_WRITE, 11, c.buf + C_SR_WBUF, SLOT_LEN, c.mr->lkey, sr_raddr,
+		           theirs_sr.rkey);
+		client_wait(&c, c.sr_scq, &wc, "sr WRITE", seq);
+		post_send1(c.sr, UROCE_WR_SEND, 12, c.buf + C_SR_HDR, sizeof(h), c.mr->lkey, 0, 0);
 		client_wait(&c, c.scq, &wc, "WRITE", seq);
 		client_wait(&c, c.scq, &wc, "SEND", seq);
 		client_wait(&c, c.scq, &wc, "READ", seq);
+		client_wait(&c, c.sr_scq, &wc, "sr SEND", seq);
 		client_wait(&c, c.rcq, &wc, "reply", seq);
 		if (stop_flag)
 			break;
@@ -1213,22 +1374,19 @@ static int run_client(struct opts *o)
 			fprintf(stderr, "conf_peer: client: iteration %" PRIu64 ": READ back differs from what was written\n",
 			        seq);
 		}
-		const uint8_t *rep = c.buf + C_REPLY + wc.wr_id * SLOT_STRIDE;
-		bool ok = wc.byte_len == REPLY_LEN;
-
-		for (uint32_t i = 0; ok && i < REPLY_LEN; i++)
-			ok = rep[i] == pattern(SEED_REPLY, seq, i);
-		if (!ok) {
-			c.errors++;
-			fprintf(stderr, "conf_peer: client: iteration %" PRIu64 ": the server's reply is wrong (%u bytes)\n",
-			        seq, wc.byte_len);
-		}
-		post_recv1(c.qp, wc.wr_id, c.buf + C_REPLY + wc.wr_id * SLOT_STRIDE, SLOT_STRIDE, c.mr->lkey);
+		client_check_reply(&c, c.qp, &wc, C_REPLY, SEED_REPLY, seq, "rc");
+		client_wait(&c, c.sr_rcq, &wc, "sr reply", seq);
+		if (stop_flag)
+			break;
+		client_check_reply(&c, c.sr, &wc, C_SR_REPLY, SEED_REPLY_SR, seq, "sr");
 		usleep(CLIENT_PAUSE_US);
 	}
-	printf("conf_peer: client done: %" PRIu64 " iterations, %" PRIu64 " errors\n", seq, c.errors);
+	printf("conf_peer: client done: %" PRIu64 " iterations (rc and sr), %" PRIu64 " errors\n", seq, c.errors);
+	uroce_qp_destroy(c.sr);
 	uroce_qp_destroy(c.qp);
 	uroce_mr_dereg(c.mr);
+	uroce_cq_destroy(c.sr_rcq);
+	uroce_cq_destroy(c.sr_scq);
 	uroce_cq_destroy(c.rcq);
 	uroce_cq_destroy(c.scq);
 	uroce_pd_free(pd);
