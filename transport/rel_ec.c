@@ -159,9 +159,9 @@ static void mark_sub(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t sub, uint3
 	if (!m->have_first)
 		return; /* the message's end marks them all */
 	for (uint32_t j = 0; j < kk; j++)
-		sr_rx_mark_psn(qp, ec_psn_data(st, m->first_psn, sub * st->cfg.ec_k + j));
+		sr_rx_count_psn(qp, ec_psn_data(st, m->first_psn, sub * st->cfg.ec_k + j));
 	for (uint32_t j = 0; j < st->cfg.ec_m; j++)
-		sr_rx_mark_psn(qp, ec_psn_parity(st, m->first_psn, m->npk, sub * st->cfg.ec_m + j));
+		sr_rx_count_psn(qp, ec_psn_parity(st, m->first_psn, m->npk, sub * st->cfg.ec_m + j));
 }
 
 /* The parity store's slot holding parity q of m, or -1. With the
@@ -270,7 +270,8 @@ static bool nack_due(const struct sr_state *st, const struct sr_rmsg *m, uint64_
 		return false;
 	if (now - m->last_rx_ns < st->fto_ns)
 		return false;
-	return !m->nack_ns || now - m->nack_ns >= st->fto_ns;
+	/* a repeated NACK waits longer each time: the repair needs an RTT */
+	return !m->nack_ns || now - m->nack_ns >= st->fto_ns << (m->nacks < 6 ? m->nacks : 6);
 }
 
 int ec_rx_nacks(struct uroce_qp *qp, uint64_t now)
@@ -323,6 +324,7 @@ int ec_rx_nacks(struct uroce_qp *qp, uint64_t now)
 		if (rc)
 			return rc;
 		m->nack_ns = now;
+		m->nacks++;
 		qp->stats.ec_nacks_sent++;
 	}
 	return 0;
@@ -341,8 +343,8 @@ uint64_t ec_rx_fto_next(struct uroce_qp *qp)
 		if (!m->bound || m->seq != seq || m->done || !m->last_rx_ns || !m->is_ec)
 			continue;
 		d = m->last_rx_ns + st->fto_ns;
-		if (m->nack_ns && m->nack_ns + st->fto_ns > d)
-			d = m->nack_ns + st->fto_ns;
+		if (m->nack_ns && m->nack_ns + (st->fto_ns << (m->nacks < 6 ? m->nacks : 6)) > d)
+			d = m->nack_ns + (st->fto_ns << (m->nacks < 6 ? m->nacks : 6));
 		if (d < next)
 			next = d;
 	}

@@ -77,6 +77,7 @@ static void sr_free_bufs(struct sr_state *st)
 	free(st->tx.ring);
 	free(st->tx.par);
 	free(st->rx.bits);
+	free(st->rx.pend);
 	free(st->rx.par);
 	free(st->rx.par_msg);
 	free(st->rx.par_idx);
@@ -128,6 +129,7 @@ int sr_ready(struct uroce_qp *qp)
 	st->tx.win_pkts = st->cfg.window_pkts;
 	st->tx.win_bytes = st->cfg.window_bytes ? st->cfg.window_bytes : st->cfg.window_pkts * qp->mtu;
 	st->rx.bits = calloc(rbits / 64 ? rbits / 64 : 1, sizeof(uint64_t));
+	st->rx.pend = calloc(rbits / 64 ? rbits / 64 : 1, sizeof(uint64_t));
 	st->rx.nbits = rbits;
 	st->rx.mask = rbits - 1;
 	st->rx.max_pkts = SR_MAX_MSG_PKTS;
@@ -135,7 +137,7 @@ int sr_ready(struct uroce_qp *qp)
 	sge = qp->init.srq ? qp->init.srq->max_sge : qp->attr.cap.max_recv_sge;
 	if (!sge)
 		sge = 1;
-	ok = st->tx.ring && st->rx.bits;
+	ok = st->tx.ring && st->rx.bits && st->rx.pend;
 	for (unsigned i = 0; ok && i < SR_MSG_WIN; i++) {
 		struct sr_rmsg *m = &st->rx.slot[i];
 
@@ -1088,6 +1090,22 @@ void sr_timer(struct wheel_timer *tm, void *arg)
 
 /* --- receiving: data --------------------------------------------------------- */
 
+static void rx_set_arrived(struct sr_rx *r, uint32_t psn)
+{
+	bit_set(r->bits, psn & r->mask);
+}
+
+static void rx_advance_cum(struct uroce_qp *qp)
+{
+	struct sr_rx *r = &sr_of(qp)->rx;
+
+	while (bit_get(r->bits, r->cum & r->mask)) {
+		r->bits[(r->cum & r->mask) >> 6] &= ~(1ull << (r->cum & 63));
+		r->cum = psn_add(r->cum, 1);
+	}
+	r->sack_pending = true;
+}
+
 void sr_rx_mark_psn(struct uroce_qp *qp, uint32_t psn)
 {
 	struct sr_rx *r = &sr_of(qp)->rx;
@@ -1095,14 +1113,33 @@ void sr_rx_mark_psn(struct uroce_qp *qp, uint32_t psn)
 
 	if (d < 0 || (uint32_t)d >= r->nbits)
 		return;
-	bit_set(r->bits, psn & r->mask);
-	if (roce_psn_diff(psn, r->high) > 0)
-		r->high = psn;
-	while (bit_get(r->bits, r->cum & r->mask)) {
-		r->bits[(r->cum & r->mask) >> 6] &= ~(1ull << (r->cum & 63));
-		r->cum = psn_add(r->cum, 1);
+	rx_set_arrived(r, psn);
+	/* the sender has gone past every PSN up to this one: those counted
+	 * in advance (parity of a whole submessage) count now */
+	while (roce_psn_diff(psn, r->high) > 0) {
+		r->high = psn_add(r->high, 1);
+		if (bit_get(r->pend, r->high & r->mask)) {
+			r->pend[(r->high & r->mask) >> 6] &= ~(1ull << (r->high & 63));
+			rx_set_arrived(r, r->high);
+		}
 	}
-	r->sack_pending = true;
+	rx_advance_cum(qp);
+}
+
+void sr_rx_count_psn(struct uroce_qp *qp, uint32_t psn)
+{
+	struct sr_rx *r = &sr_of(qp)->rx;
+	int32_t d = roce_psn_diff(psn, r->cum);
+
+	if (d < 0 || (uint32_t)d >= r->nbits)
+		return;
+	if (roce_psn_diff(psn, r->high) <= 0) {
+		rx_set_arrived(r, psn);
+		rx_advance_cum(qp);
+	} else {
+		/* not sent yet: acknowledging it would acknowledge the future */
+		bit_set(r->pend, psn & r->mask);
+	}
 }
 
 uint32_t sr_pkt_len(const struct uroce_qp *qp, const struct sr_rmsg *m, uint32_t idx)
@@ -1203,7 +1240,7 @@ static void finish_msg(struct uroce_qp *qp, struct sr_rmsg *m, enum uroce_wc_sta
 		uint32_t total = ec_total_pkts(s, m->npk);
 
 		for (uint32_t i = 0; i < total; i++)
-			sr_rx_mark_psn(qp, psn_add(m->first_psn, i));
+			sr_rx_count_psn(qp, psn_add(m->first_psn, i));
 	}
 	deliver(qp, m);
 }
@@ -1433,9 +1470,12 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		/* a late packet of a message already finished (completed early,
 		 * or whole by decoding): it lands nowhere, but its PSN counts so
 		 * the sender stops. One from too far ahead is dropped unmarked. */
-		if (((r->msg_cum - srw_imm_msg(imm)) & SRW_MSG_MASK) <= SRW_MSG_MASK + 1 - 2 * SR_MSG_WIN)
+		bool behind = ((r->msg_cum - srw_imm_msg(imm)) & SRW_MSG_MASK) <= SRW_MSG_MASK + 1 - 2 * SR_MSG_WIN;
+
+		if (behind)
 			sr_rx_mark_psn(qp, pkt->psn);
-		ctx_count_drop(qp->ctx, UROCE_DROP_STALE_MSG);
+		if (!behind || (kind != SRW_PARITY && kind != SRW_DESC))
+			ctx_count_drop(qp->ctx, UROCE_DROP_STALE_MSG);
 		return;
 	}
 	m = &r->slot[seq % SR_MSG_WIN];
@@ -1450,9 +1490,12 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		}
 	}
 	if (m->done) {
-		/* its message finished (partial completion, or decoded): a late copy */
+		/* its message finished (partial completion, or decoded): a late
+		 * copy; an ec message's trailing parity and descriptor are
+		 * expected, not counted */
 		sr_rx_mark_psn(qp, pkt->psn);
-		ctx_count_drop(qp->ctx, UROCE_DROP_STALE_MSG);
+		if (kind != SRW_PARITY && kind != SRW_DESC)
+			ctx_count_drop(qp->ctx, UROCE_DROP_STALE_MSG);
 		return;
 	}
 	m->last_rx_ns = ctx_now(qp->ctx);

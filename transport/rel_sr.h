@@ -97,6 +97,7 @@ struct sr_rmsg {
 	uint32_t first_psn;
 	uint64_t last_rx_ns;    /* ec: fallback timeout runs from here */
 	uint64_t nack_ns;       /* ec: last NACK sent */
+	uint32_t nacks;         /* ec: NACKs sent for it (each waits twice as long) */
 	uint64_t *bits;         /* packets arrived (or rebuilt) */
 	uint64_t *subdone;      /* ec: submessages whole */
 	struct rwqe wqe;
@@ -105,6 +106,7 @@ struct sr_rmsg {
 struct sr_rx {
 	uint32_t cum;           /* every PSN before it arrived */
 	uint64_t *bits;         /* ring[psn & mask] for PSNs in [cum, cum + nbits) */
+	uint64_t *pend;         /* PSNs that count as arrived once one after them arrives */
 	uint32_t nbits, mask;
 	uint32_t msg_cum;       /* every message before it is finished */
 	uint32_t bind_next;     /* next message to take a receive WQE */
@@ -161,6 +163,10 @@ void sr_reset(struct uroce_qp *qp);
 size_t sr_state_bytes(const struct uroce_qp *qp);
 /* Mark PSN psn arrived at the receiver (if inside its window). */
 void sr_rx_mark_psn(struct uroce_qp *qp, uint32_t psn);
+/* Count psn as arrived without its packet (lost parity of a whole
+ * submessage, rebuilt data): at once if the sender has gone past it, else
+ * when a later packet arrives. */
+void sr_rx_count_psn(struct uroce_qp *qp, uint32_t psn);
 /* Write len bytes at byte off of message m's target (receive WQE or rkey);
  * false (counted) when the rkey no longer covers them. */
 bool sr_rx_place(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t off, const uint8_t *src, uint32_t len);
