@@ -1,10 +1,13 @@
 /* Fuzz target for the receive side of connected RC, UC and UD QPs (the
- * responder, and the RC completer for responses): each input is decoded
- * into a short sequence of forged packets, multi-packet messages, raw
- * frames, local work requests, time jumps and region revocations, sent
- * from a raw loop port to a context. After every input every byte outside
- * the registered regions (guard zones, a read-only region, another PD's
- * region, a deregistered one) must be unchanged, or the target aborts.
+ * responder, and the RC completer for responses) and of an sr and an ec
+ * QP (their receiver, and their sender's SACK and NACK handling): each
+ * input is decoded into a short sequence of forged packets, multi-packet
+ * messages, raw frames, local work requests, time jumps and region
+ * revocations, sent from a raw loop port to a context. After every input
+ * every byte outside the registered regions (guard zones, a read-only
+ * region, another PD's region, a deregistered one) must be unchanged, or
+ * the target aborts; an sr/ec message that completes must hold exactly
+ * the bytes sent, also where ec rebuilt them.
  * Built for libFuzzer with clang; with -DFUZZ_STANDALONE_MAIN it carries a
  * main() that replays a corpus and seeded random inputs (every build), and
  * writes the seed corpus with --write-corpus DIR. */
@@ -17,6 +20,8 @@
 #include "dataplane/port.h"
 #include "dataplane/port_loop.h"
 #include "dataplane/wire.h"
+#include "transport/ec_code.h"
+#include "transport/sr_wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -49,12 +54,34 @@ static const uint32_t area_len[AREA__COUNT] = { A_LEN, B1_LEN, B2_LEN, C_LEN, D_
 #define PEER_QPN 0x99u
 #define UD_QKEY 0x42u
 
-enum { QP_RC, QP_UC, QP_UD, NQP };
-static const enum uroce_qp_type qp_type[NQP] = { UROCE_QPT_RC, UROCE_QPT_UC, UROCE_QPT_UD };
-static const uint8_t qp_tr[NQP] = { ROCE_TR_RC, ROCE_TR_UC, ROCE_TR_UD };
-/* RC at 1024, UC at 256 (long messages cheaply), UD up to 1024 */
-static const enum uroce_mtu qp_mtu_enum[NQP] = { UROCE_MTU_1024, UROCE_MTU_256, UROCE_MTU_1024 };
-static const uint32_t qp_mtu[NQP] = { 1024, 256, 1024 };
+/* QP_SR and QP_EC are connected RC QPs with reliability sr and ec: each
+ * takes two QPNs (data, and data + 1 for control) and sends UC opcodes.
+ * The structured packet commands address the first NQP_IB only. */
+enum { QP_RC, QP_UC, QP_UD, QP_SR, QP_EC, NQP };
+#define NQP_IB 3u
+static const enum uroce_qp_type qp_type[NQP] = { UROCE_QPT_RC, UROCE_QPT_UC, UROCE_QPT_UD, UROCE_QPT_RC,
+	                                         UROCE_QPT_RC };
+static const uint8_t qp_tr[NQP] = { ROCE_TR_RC, ROCE_TR_UC, ROCE_TR_UD, ROCE_TR_UC, ROCE_TR_UC };
+/* RC at 1024, UC at 256 (long messages cheaply), UD up to 1024; sr and ec
+ * at 256, so a receive buffer takes messages of up to 13 packets and ec
+ * submessages are short */
+static const enum uroce_mtu qp_mtu_enum[NQP] = { UROCE_MTU_1024, UROCE_MTU_256, UROCE_MTU_1024, UROCE_MTU_256,
+	                                         UROCE_MTU_256 };
+static const uint32_t qp_mtu[NQP] = { 1024, 256, 1024, 256, 256 };
+/* The peer's QPN each QP is connected to: the sr and ec QPs get their own,
+ * so the raw port tells their packets apart (control goes to it + 1). */
+static const uint32_t peer_qpn[NQP] = { PEER_QPN, PEER_QPN, PEER_QPN, 0x200, 0x300 };
+
+/* sr and ec: a window of 32 packets (the receiver's PSN bitmap is twice
+ * the sender's ring: 64), ec with RS 4+2 so short inputs decode, a
+ * fallback timeout of 20 us (a time jump brings NACKs). */
+#define SR_WINDOW 32u
+#define SR_RX_BITS 64u
+#define EC_K 4u
+#define EC_M 2u
+#define EC_FTO_US 20u
+#define SR_MSG_WINDOW 64u /* the receiver's message slots */
+#define SR_RECV_LEN (B1_LEN + B2_LEN)
 
 /* Operations of each transport (low 5 bits), as the opcode table has them. */
 static const uint8_t rc_ops[] = { 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b,
@@ -74,10 +101,45 @@ enum cmd {
 	CMD_REVOKE = 15,   /* then a byte: 0 mod 4 deregisters region A or registers it again, else a packet */
 };
 
+/* sr/ec commands: a command byte with both top bits set and low bits 0..7
+ * (the other bytes keep the meanings above; the low 4 bits of these alone
+ * would be one structured packet). Bit 5 picks the QP (0 sr, 1 ec), bit 4
+ * is a variant bit of the command, bits 0..2 the command. */
+#define SR_CMD(c) (((c) & 0xc8) == 0xc0)
+enum sr_cmd {
+	SR_PKT = 0,    /* one data packet: WRITE Only (with Immediate), any kind, key, va, length, PSN */
+	SR_DESC = 1,   /* one descriptor (kind 3) */
+	SR_PARITY = 2, /* one parity packet (kind 4) */
+	SR_MSG = 3,    /* a whole message, packets shuffled, some lost, sometimes one flaw */
+	SR_SACK = 4,   /* a SACK to the QP's sender */
+	SR_NACK = 5,   /* a NACK to the QP's sender */
+	SR_POST = 6,   /* a local SEND/WRITE (with immediate) on the QP */
+	SR_CTRL = 7,   /* a control packet of raw bytes, or another opcode to the control QPN */
+};
+
 struct fuzz_stats {
 	uint64_t inputs, cmds, pkts;
 	uint64_t recv_ok, recv_multi, write_imm_multi, a_changed, qp_errs, send_wc, read_resp_bytes;
 	uint64_t local_reads_done;
+	/* sr (0) and ec (1) */
+	uint64_t sr_cmds[2], sr_recv_ok[2], sr_recv_multi[2], sr_recv_err[2], sr_send_ok[2], sr_qp_errs[2];
+	uint64_t sr_verified[2]; /* completed messages whose bytes were checked */
+	uint64_t ec_rebuilt_verified; /* ... of them ec messages with rebuilt packets */
+};
+
+/* What the forged peer of an sr/ec QP knows: its own sending side (to the
+ * QP's receiver) and what the QP's sender sent it. */
+struct sr_peer {
+	uint32_t rx_psn;    /* next data PSN it sends */
+	uint32_t rx_msg;    /* next message number it sends */
+	uint32_t ctrl_psn;  /* next PSN of its control packets */
+	uint32_t dups;      /* duplicates its SACKs report */
+	uint32_t tx_psn0;   /* the QP's first send PSN */
+	uint32_t tx_nxt;    /* one past the newest data PSN the QP sent */
+	uint32_t tx_msgs;   /* messages posted on the QP that take a receiver slot */
+	uint64_t wc_ok;     /* successful receive completions of the QP, and the last one's length */
+	uint32_t wc_len;
+	uint64_t touched[(SRW_MSG_MASK + 1) / 64]; /* message numbers single packets used */
 };
 
 static struct {
@@ -104,6 +166,8 @@ static struct {
 		uint64_t va;
 	} reads[64];
 	unsigned nreads;
+	struct sr_peer sr[2]; /* of QP_SR, QP_EC */
+	struct ec_code code;  /* the peer's encoder: RS 4+2, as the ec QP */
 	struct fuzz_stats st;
 } fz;
 
@@ -170,7 +234,7 @@ static void bring_up(unsigned i)
 		die("qp to INIT");
 	a.qp_state = UROCE_QPS_RTR;
 	a.path_mtu = qp_mtu_enum[i];
-	a.dest_qp_num = PEER_QPN;
+	a.dest_qp_num = peer_qpn[i];
 	a.rq_psn = fz.base_psn;
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = 1;
@@ -195,6 +259,17 @@ static void bring_up(unsigned i)
 	if (uroce_qp_modify(fz.qp[i], &a, mask))
 		die("qp to RTS");
 	fz.refill[i] = true;
+	if (i >= QP_SR) {
+		/* the peer starts over with the QP */
+		struct sr_peer *sp = &fz.sr[i - QP_SR];
+
+		sp->rx_psn = a.rq_psn;
+		sp->rx_msg = 0;
+		sp->dups = 0;
+		sp->tx_psn0 = sp->tx_nxt = a.sq_psn;
+		sp->tx_msgs = 0;
+		memset(sp->touched, 0, sizeof(sp->touched));
+	}
 }
 
 static void post_recvs(unsigned i)
@@ -296,9 +371,21 @@ static void setup(void)
 		ia.cap.max_recv_wr = RECV_DEPTH;
 		ia.cap.max_send_sge = 2;
 		ia.cap.max_recv_sge = 2;
+		if (i == QP_SR || i == QP_EC) {
+			/* sr completes in order, ec as each message is whole */
+			ia.rel.reliability = i == QP_SR ? UROCE_REL_SR : UROCE_REL_EC;
+			ia.rel.ordering = i == QP_SR ? UROCE_ORDER_ORDERED : UROCE_ORDER_UNORDERED;
+			ia.rel.window_pkts = SR_WINDOW;
+			ia.rel.ec_code = UROCE_EC_RS;
+			ia.rel.ec_k = EC_K;
+			ia.rel.ec_m = EC_M;
+			ia.rel.ec_fto_us = EC_FTO_US;
+		}
 		if (uroce_qp_create(fz.pd, &ia, &fz.qp[i]))
 			die("qp_create");
 	}
+	if (ec_code_init(&fz.code, EC_KIND_RS, EC_K, EC_M))
+		die("ec_code_init");
 	fz.ready = true;
 }
 
@@ -355,6 +442,41 @@ static void check_read_response(const uint8_t *frame, uint32_t len)
 
 /* ---- moving time and draining everything the context produced ---- */
 
+/* A data packet the sr or ec QP's sender sent to its peer: the peer's
+ * SACKs are forged relative to the newest PSN sent. */
+static void note_sr_sent(const uint8_t *frame, uint32_t len)
+{
+	struct roce_pkt p;
+
+	if (roce_parse(frame, len, &p, &trust_icrc) != UROCE_DROP_NONE ||
+	    (p.opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY) && p.opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM)))
+		return;
+	for (unsigned i = QP_SR; i <= QP_EC; i++) {
+		struct sr_peer *sp = &fz.sr[i - QP_SR];
+		uint32_t nxt = (p.psn + 1) & ROCE_PSN_MASK;
+
+		if (p.dqpn == peer_qpn[i] && roce_psn_diff(nxt, sp->tx_nxt) > 0 &&
+		    roce_psn_diff(nxt, sp->tx_psn0) > 0 && roce_psn_diff(nxt, sp->tx_psn0) < 0x10000)
+			sp->tx_nxt = nxt;
+	}
+}
+
+static void sr_wc(unsigned i, const struct uroce_wc *wc)
+{
+	struct sr_peer *sp = &fz.sr[i - QP_SR];
+
+	if (wc->status != UROCE_WC_SUCCESS) {
+		if (wc->status != UROCE_WC_WR_FLUSH_ERR)
+			fz.st.sr_recv_err[i - QP_SR]++;
+		return;
+	}
+	fz.st.sr_recv_ok[i - QP_SR]++;
+	if (wc->byte_len > qp_mtu[i])
+		fz.st.sr_recv_multi[i - QP_SR]++;
+	sp->wc_ok++;
+	sp->wc_len = wc->byte_len;
+}
+
 static void drain(void)
 {
 	struct uroce_frame in[64];
@@ -364,8 +486,10 @@ static void drain(void)
 	int n;
 
 	while ((got = port_rx_burst(fz.raw, in, 64)) > 0) {
-		for (uint16_t k = 0; k < got; k++)
+		for (uint16_t k = 0; k < got; k++) {
 			check_read_response(in[k].data, in[k].len);
+			note_sr_sent(in[k].data, in[k].len);
+		}
 		port_free(fz.raw, in, got);
 	}
 	while ((n = uroce_poll_cq(fz.rcq, 64, wc)) > 0) {
@@ -374,6 +498,10 @@ static void drain(void)
 				if (wc[k].qp_num != uroce_qp_num(fz.qp[i]))
 					continue;
 				fz.refill[i] = true;
+				if (i >= QP_SR) {
+					sr_wc(i, &wc[k]);
+					continue;
+				}
 				if (wc[k].status != UROCE_WC_SUCCESS)
 					continue;
 				if (wc[k].opcode == UROCE_WC_RECV) {
@@ -389,6 +517,9 @@ static void drain(void)
 	while ((n = uroce_poll_cq(fz.scq, 64, wc)) > 0) {
 		for (int k = 0; k < n; k++) {
 			fz.st.send_wc++;
+			for (unsigned i = QP_SR; i <= QP_EC; i++)
+				if (wc[k].qp_num == uroce_qp_num(fz.qp[i]) && wc[k].status == UROCE_WC_SUCCESS)
+					fz.st.sr_send_ok[i - QP_SR]++;
 			if (wc[k].status == UROCE_WC_SUCCESS &&
 			    (wc[k].opcode == UROCE_WC_RDMA_READ || wc[k].opcode == UROCE_WC_COMP_SWAP ||
 			     wc[k].opcode == UROCE_WC_FETCH_ADD))
@@ -417,7 +548,10 @@ static void recover(void)
 		if (uroce_qp_query(fz.qp[i], &qa, NULL))
 			die("qp_query");
 		if (qa.qp_state == UROCE_QPS_ERR) {
-			fz.st.qp_errs++;
+			if (i < NQP_IB)
+				fz.st.qp_errs++;
+			else
+				fz.st.sr_qp_errs[i - QP_SR]++;
 			step(1000); /* let the flush completions out first */
 			bring_up(i);
 			post_recvs(i);
@@ -934,6 +1068,715 @@ static void cmd_time(struct reader *r)
 			post_recvs(i);
 }
 
+/* ---- sr and ec: the forged peer of QP_SR and QP_EC ---- */
+
+static struct sr_peer *peer_of(unsigned qi)
+{
+	return &fz.sr[qi - QP_SR];
+}
+
+/* Message payloads: a pattern that differs from one MTU to the next, so
+ * a chunk rebuilt from the wrong data shows. */
+static void fill_msg(uint8_t *p, uint32_t len, uint32_t seed)
+{
+	for (uint32_t k = 0; k < len; k++)
+		p[k] = (uint8_t)(seed * 41u + k * 7u + (k >> 8) * 13u + 1u);
+}
+
+/* Message numbers single packets used: a message made of those is not
+ * the forged sender's own, and its bytes are not checked. */
+static void touch(unsigned qi, uint32_t msg)
+{
+	msg &= SRW_MSG_MASK;
+	peer_of(qi)->touched[msg / 64] |= 1ull << (msg % 64);
+}
+
+static bool touched(unsigned qi, uint32_t msg)
+{
+	msg &= SRW_MSG_MASK;
+	return peer_of(qi)->touched[msg / 64] >> (msg % 64) & 1;
+}
+
+/* PSN of a packet of the forged sender, by the top 3 bits of sel. */
+static uint32_t sr_pick_psn(unsigned qi, uint8_t sel, struct reader *r)
+{
+	struct sr_peer *sp = peer_of(qi);
+	uint32_t x = sel & 31, psn;
+
+	switch (sel >> 5) {
+	case 4: psn = sp->rx_psn + 1 + x; break;          /* ahead, inside the window: a hole before it */
+	case 5: psn = sp->rx_psn - 1 - x; break;          /* a copy of one sent */
+	case 6: psn = rd32(r); break;                     /* anywhere */
+	case 7: psn = sp->rx_psn + SR_RX_BITS + x; break; /* past the receiver's window */
+	default: psn = sp->rx_psn++; break;               /* the next */
+	}
+	sp->rx_psn &= ROCE_PSN_MASK;
+	return psn & ROCE_PSN_MASK;
+}
+
+/* Message number of a single packet, by the top 2 bits of sel. */
+static uint32_t sr_pick_msg(unsigned qi, uint8_t sel, struct reader *r)
+{
+	struct sr_peer *sp = peer_of(qi);
+	uint32_t x = sel & 63, msg;
+
+	switch (sel >> 6) {
+	case 1: /* a later one inside the window; with bit 5, the sender moves on to it */
+		msg = sp->rx_msg + 1 + (x & 7);
+		if (x & 32)
+			sp->rx_msg = msg;
+		break;
+	case 2: msg = sp->rx_msg - 1 - x; break; /* an earlier one: finished, or still open */
+	case 3: msg = x & 32 ? rd16(r) : sp->rx_msg + SR_MSG_WINDOW + x; break; /* beyond the window, or any */
+	default: msg = sp->rx_msg; break;        /* the one being sent */
+	}
+	touch(qi, msg);
+	return msg & SRW_MSG_MASK;
+}
+
+/* rkey of an sr packet: 0-2 the message space (rkey 0), 3 A, 4 the
+ * read-only D, 5 E of another PD, 6 revoked, 7 from the input. */
+static uint32_t sr_pick_rkey(uint8_t sel, struct reader *r, uint64_t *base, uint64_t *len)
+{
+	uint32_t rkey;
+
+	if ((sel & 7) < 3) {
+		*base = 0;
+		*len = SR_RECV_LEN;
+		return SRW_MSG_RKEY;
+	}
+	pick_key((uint8_t)((sel & 7) == 3 ? 0 : sel & 7), r, &rkey, base, len);
+	return rkey;
+}
+
+static const uint8_t sr_other_ops[8] = {
+	ROCE_TR_UC | ROCE_OP_SEND_ONLY,     ROCE_TR_UC | ROCE_OP_WRITE_FIRST, ROCE_TR_RC | ROCE_OP_WRITE_ONLY,
+	ROCE_TR_UC | ROCE_OP_WRITE_LAST_IMM, ROCE_TR_RC | ROCE_OP_SEND_ONLY, ROCE_TR_UD | ROCE_OP_SEND_ONLY,
+	ROCE_TR_RC | ROCE_OP_READ_REQUEST,  ROCE_TR_RC | ROCE_OP_WRITE_ONLY_IMM,
+};
+
+/* One data packet: 10 bytes after the command (more for a random PSN,
+ * message number or rkey). */
+static void cmd_sr_pkt(struct reader *r, unsigned qi, bool twice)
+{
+	static const uint8_t kinds[8] = { SRW_DATA, SRW_DATA, SRW_DATA, SRW_LAST, SRW_LAST_DESC, SRW_DESC, SRW_PARITY, 5 };
+	uint8_t psnsel = rd8(r), opsel = rd8(r), msgsel = rd8(r);
+	uint16_t idxsel = rd16(r);
+	uint8_t keysel = rd8(r);
+	uint16_t vaoff = rd16(r);
+	uint8_t lensel = rd8(r), flags = rd8(r);
+	static uint8_t payload[MAX_PAYLOAD];
+	uint32_t mtu = qp_mtu[qi], idx, kind, msg;
+	uint64_t base, rlen, mbase;
+	struct roce_pkt p;
+
+	pkt_init(&p, qi);
+	p.psn = sr_pick_psn(qi, psnsel, r);
+	msg = sr_pick_msg(qi, msgsel, r);
+	idx = idxsel & 0x8000 ? ((uint32_t)idxsel << 2 | 3) & SRW_IDX_MASK : idxsel % 16u;
+	kind = kinds[opsel >> 3 & 7];
+	if (kind == 5)
+		kind = 5 + (opsel >> 6) % 3u; /* reserved */
+	switch (opsel & 7) {
+	case 5: p.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY; break; /* a plain WRITE */
+	case 6: p.opcode = sr_other_ops[opsel >> 5]; break;
+	case 7: /* data to the control QPN */
+		p.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
+		p.dqpn = (uroce_qp_num(fz.qp[qi]) + 1) & ROCE_QPN_MASK;
+		break;
+	default: p.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM; break;
+	}
+	p.imm = srw_imm(msg, (enum srw_kind)kind, idx);
+	p.reth.rkey = sr_pick_rkey(keysel, r, &base, &rlen);
+	/* where the message starts: an MTU multiple inside the region */
+	mbase = p.reth.rkey == SRW_MSG_RKEY && (keysel & 7) < 3 ? 0 : base + (vaoff % rlen) / mtu * mtu;
+	switch (keysel >> 3 & 7) {
+	case 5: p.reth.va = mbase + (uint64_t)idx * mtu + 1 + vaoff % (mtu - 1); break; /* not where idx goes */
+	case 6: p.reth.va = pick_va((uint8_t)(2 + (vaoff & 1)), vaoff, base, rlen); break; /* at the end, before the start */
+	case 7: p.reth.va = pick_va((uint8_t)(4 + vaoff % 3), vaoff, base, rlen); break; /* past the end, wrapping, far */
+	default: p.reth.va = mbase + (uint64_t)idx * mtu; break;
+	}
+	switch (lensel & 7) {
+	case 4: p.payload_len = 1 + vaoff % mtu; break; /* a LAST's length */
+	case 5: p.payload_len = 0; break;
+	case 6: p.payload_len = mtu + 1 + (lensel >> 3 & 7) * 97u; break; /* longer than the MTU */
+	case 7: p.payload_len = (lensel >> 3 & 7) ? (lensel >> 3 & 7) : SRW_DESC_LEN; break;
+	default: p.payload_len = mtu; break;
+	}
+	fill_msg(payload, p.payload_len, (uint32_t)fz.st.pkts);
+	p.payload = payload;
+	switch (lensel >> 6) {
+	case 2: p.reth.dma_len = p.payload_len + 1; break;
+	case 3: p.reth.dma_len = p.payload_len - 1; break; /* 0 - 1 wraps */
+	default: p.reth.dma_len = p.payload_len; break;
+	}
+	p.ackreq = flags & 1;
+	p.se = flags & 2;
+	pkt_addressing(&p, flags);
+	if (send_pkt(&p, flags_bad_icrc(flags)) && twice)
+		send_pkt(&p, false); /* a copy: a duplicate, and the DSACK of the next SACK */
+}
+
+/* Descriptor bytes (docs/wire.md, "sr and ec"). */
+static void put_desc(uint8_t *d, uint8_t version, uint8_t op, uint8_t ec, uint32_t len, uint32_t imm, uint32_t rkey,
+                     uint64_t raddr, uint32_t first_psn)
+{
+	memset(d, 0, SRW_DESC_LEN);
+	d[0] = version;
+	d[1] = op;
+	d[2] = op == UROCE_WR_SEND ? 0 : SRW_DESC_IMM;
+	d[3] = ec;
+	roce_put_be32(d + 4, len);
+	roce_put_be32(d + 8, imm);
+	roce_put_be32(d + 12, rkey);
+	roce_put_be64(d + 16, raddr);
+	roce_put_be32(d + 24, first_psn);
+}
+
+/* One descriptor: 9 bytes after the command (more for random fields). */
+static void cmd_sr_desc(struct reader *r, unsigned qi, bool twice)
+{
+	static const uint8_t ops[8] = { UROCE_WR_SEND, UROCE_WR_SEND_WITH_IMM, UROCE_WR_RDMA_WRITE_WITH_IMM,
+		                        UROCE_WR_SEND, UROCE_WR_SEND_WITH_IMM, UROCE_WR_RDMA_WRITE_WITH_IMM,
+		                        UROCE_WR_RDMA_WRITE, 0xff };
+	uint8_t psnsel = rd8(r), msgsel = rd8(r), opsel = rd8(r), misc = rd8(r);
+	uint16_t lensel = rd16(r);
+	uint8_t keysel = rd8(r);
+	uint16_t vaoff = rd16(r);
+	uint8_t d[48], op, ec, version;
+	uint32_t len, rkey = 0, first, msg;
+	uint64_t base, rlen, raddr = 0;
+	struct roce_pkt p;
+
+	pkt_init(&p, qi);
+	p.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
+	p.psn = sr_pick_psn(qi, psnsel, r);
+	msg = sr_pick_msg(qi, msgsel, r);
+	p.imm = srw_imm(msg, SRW_DESC, misc & 0x80 ? misc & 0x7fu : 0);
+	/* up to 4 KiB (a receive buffer takes 3504), or up to 32 MiB: past
+	 * the 2^17 packets a message may have */
+	len = lensel & 0x8000 ? (uint32_t)(lensel & 0x7fff) << 10 : lensel % 4096u;
+	op = ops[opsel & 7] == 0xff ? (uint8_t)(opsel >> 3) : ops[opsel & 7];
+	if (op != UROCE_WR_SEND && op != UROCE_WR_SEND_WITH_IMM) {
+		pick_key(keysel, r, &rkey, &base, &rlen);
+		raddr = pick_va(keysel >> 3, vaoff, base, rlen);
+	}
+	version = (misc & 7) ? SRW_VERSION : (uint8_t)(misc >> 3 & 3);
+	ec = (uint8_t)((qi == QP_EC) ^ !!(opsel & 0x40)); /* the ec flag on an sr QP, or an ec message without it */
+	switch (misc >> 5 & 3) {
+	case 2: first = p.psn - 1 - (vaoff & 15); break;
+	case 3: first = rd32(r); break;
+	default: first = p.psn; break;
+	}
+	memset(d, 0, sizeof(d));
+	put_desc(d, version, op, ec, len, 0x11220000u | msg, rkey, raddr, first);
+	p.payload = d;
+	p.payload_len = !(opsel & 0x80) ? SRW_DESC_LEN : (misc & 8) ? sizeof(d) : 31u - (misc >> 4 & 7);
+	p.reth.rkey = keysel & 0x80 && fz.mr[AREA_A] ? fz.mr[AREA_A]->rkey : SRW_MSG_RKEY;
+	p.reth.va = 0;
+	p.reth.dma_len = p.payload_len;
+	if (send_pkt(&p, false) && twice)
+		send_pkt(&p, false);
+}
+
+/* One parity packet: 5 bytes after the command. */
+static void cmd_sr_parity(struct reader *r, unsigned qi, bool twice)
+{
+	uint8_t psnsel = rd8(r), msgsel = rd8(r), qsel = rd8(r), lensel = rd8(r), flags = rd8(r);
+	static uint8_t payload[MAX_PAYLOAD];
+	uint32_t mtu = qp_mtu[qi], q;
+	struct roce_pkt p;
+
+	pkt_init(&p, qi);
+	p.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
+	p.psn = sr_pick_psn(qi, psnsel, r);
+	q = qsel & 0x80 ? (uint32_t)(qsel & 0x7f) << 10 : qsel % 8u;
+	p.imm = srw_imm(sr_pick_msg(qi, msgsel, r), SRW_PARITY, q);
+	p.reth.rkey = (lensel & 0x30) == 0x30 && fz.mr[AREA_A] ? fz.mr[AREA_A]->rkey : SRW_MSG_RKEY;
+	p.reth.va = (uint64_t)q * mtu + ((lensel & 0x30) == 0x20 ? 1 + (lensel >> 6) : 0);
+	switch (lensel & 7) {
+	case 5: p.payload_len = mtu - 1 - (lensel >> 6); break;
+	case 6: p.payload_len = mtu + 1 + (lensel >> 6); break;
+	case 7: p.payload_len = 0; break;
+	default: p.payload_len = mtu; break;
+	}
+	fill_msg(payload, p.payload_len, (uint32_t)fz.st.pkts);
+	p.payload = payload;
+	p.reth.dma_len = p.payload_len;
+	pkt_addressing(&p, flags);
+	if (send_pkt(&p, flags_bad_icrc(flags)) && twice)
+		send_pkt(&p, false);
+}
+
+/* Positions of a message on the wire, in PSN order: the descriptor, data
+ * packets, and with ec each submessage's parity after its data and the
+ * descriptor again at the end. */
+#define SR_MSG_MAX_PKTS 24u
+#define SR_MSG_MAX_POS (2u + SR_MSG_MAX_PKTS + (SR_MSG_MAX_PKTS / EC_K) * EC_M)
+enum { POS_DATA, POS_PARITY, POS_DESC };
+struct sr_pos {
+	uint8_t what;
+	uint32_t idx; /* data or parity index */
+	uint32_t psn;
+	bool lost;
+};
+
+static uint32_t xorshift32(uint32_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 17;
+	*s ^= *s << 5;
+	return *s;
+}
+
+/* An area of guarded memory holds exactly what was sent. */
+static void check_bytes(const uint8_t *now, const uint8_t *want, uint32_t len, const char *what, unsigned qi,
+                        uint32_t msg)
+{
+	for (uint32_t k = 0; k < len; k++) {
+		if (now[k] != want[k]) {
+			fprintf(stderr,
+			        "fuzz_responder: %s QP completed message %u of %u bytes, but byte %u of %s is %02x, "
+			        "sent %02x\n",
+			        qi == QP_EC ? "ec" : "sr", msg, len, k, what, now[k], want[k]);
+			abort();
+		}
+	}
+}
+
+/* A whole message of the forged sender: 18 bytes after the command.
+ *   t: bits 0-1 SEND, SEND with immediate, WRITE with immediate to A,
+ *      plain WRITE to A; 2-3 losses: none, one data packet per
+ *      submessage (ec rebuilds it, sr gets it again at the end), by the
+ *      masks and sent again at the end, by the masks for good; 4-7 a
+ *      flaw (8-15) or none
+ *   n: packets; lastsel: the last one's length; vaoff: WRITE offset in A,
+ *   and which packet a flaw hits; order: 0 in PSN order, 1 reversed,
+ *   else a shuffle; dropd: data packets lost (bit i = index i); dropo:
+ *   bit 0/1 the first/second descriptor, bits 2-7 parity q % 6; dup: bit
+ *   7 sends packet (dup & 31) twice; msgsel: the message number (0-1 the
+ *   next, 2 an earlier one, 3 skipping some); flags: the first packet's
+ *   addressing. late_copy: a copy of the first data packet after all. */
+static void cmd_sr_msg(struct reader *r, unsigned qi, bool late_copy)
+{
+	uint8_t t = rd8(r), n = rd8(r);
+	uint16_t lastsel = rd16(r), vaoff = rd16(r), order = rd16(r);
+	uint32_t dropd = rd32(r);
+	uint8_t dropo = rd8(r), dup = rd8(r), msgsel = rd8(r), flags = rd8(r);
+	static uint8_t msgbuf[SR_MSG_MAX_PKTS * 256], parity[(SR_MSG_MAX_PKTS / EC_K) * EC_M][256];
+	static uint8_t chunk[EC_K][256];
+	static struct sr_pos pos[SR_MSG_MAX_POS];
+	uint8_t desc[SRW_DESC_LEN], sendorder[SR_MSG_MAX_POS];
+	struct sr_peer *sp = peer_of(qi);
+	unsigned optype = t & 3, loss = t >> 2 & 3, flaw = t >> 4;
+	bool write = optype >= 2, plain = optype == 3;
+	bool has_desc = !plain && (qi == QP_EC || optype != 0), ec = qi == QP_EC && !plain;
+	uint32_t mtu = qp_mtu[qi], npk = 1 + n % (write ? SR_MSG_MAX_PKTS : 13u);
+	uint32_t last = 1 + lastsel % mtu, total, npos = 0, nsub, msg = 0, first_psn, rkey = 0, fi, seed;
+	uint64_t base = 0, wc_before = sp->wc_ok, rec_before = 0;
+	bool resend = loss == 2 || (loss == 1 && !ec), check;
+	struct uroce_qp_stats qs;
+
+	if (n == 0xff) { /* a message of no bytes */
+		npk = 1;
+		last = 0;
+	}
+	total = (npk - 1) * mtu + last;
+	nsub = (npk + EC_K - 1) / EC_K;
+	fi = vaoff % npk;
+	if (write || flaw == 13 || flaw == 14) {
+		rkey = fz.mr[AREA_A] ? fz.mr[AREA_A]->rkey : fz.revoked_rkey;
+		base = area_va(AREA_A) + vaoff % (A_LEN - total + 1);
+		if (flaw == 14) /* the target straddles A's start or end */
+			base = vaoff & 1 ? area_va(AREA_A) - mtu * (1u + (vaoff >> 1) % 2u)
+			                 : area_va(AREA_A) + A_LEN - total + mtu * (1u + (vaoff >> 1) % 2u);
+	}
+	if (!plain) {
+		switch (msgsel >> 6) {
+		case 2: msg = sp->rx_msg - 1 - (msgsel & 63); break; /* an earlier number: finished, or open */
+		case 3: /* skips some: they never come */
+			msg = sp->rx_msg + 1 + (msgsel & 3);
+			sp->rx_msg = msg + 1;
+			break;
+		default: msg = sp->rx_msg++; break;
+		}
+	}
+	check = !plain && flaw < 8 && loss != 3 && (msgsel >> 6) < 2 && !touched(qi, msg) && fz.mr[AREA_A];
+	touch(qi, msg);
+
+	/* the layout, PSNs in order from the next one */
+	first_psn = sp->rx_psn;
+	if (has_desc)
+		pos[npos++] = (struct sr_pos){ POS_DESC, 0, 0, false };
+	for (uint32_t i = 0; i < npk; i++) {
+		pos[npos++] = (struct sr_pos){ POS_DATA, i, 0, false };
+		if (ec && ((i + 1) % EC_K == 0 || i + 1 == npk))
+			for (uint32_t j = 0; j < EC_M; j++)
+				pos[npos++] = (struct sr_pos){ POS_PARITY, i / EC_K * EC_M + j, 0, false };
+	}
+	if (ec)
+		pos[npos++] = (struct sr_pos){ POS_DESC, 1, 0, false };
+	for (uint32_t k = 0; k < npos; k++)
+		pos[k].psn = (first_psn + k) & ROCE_PSN_MASK;
+	sp->rx_psn = (first_psn + npos) & ROCE_PSN_MASK;
+	if (flaw == 15) { /* two PSNs swapped: the layout the receiver infers is off */
+		uint32_t a = vaoff % npos, b = (uint32_t)(vaoff >> 8) % npos, tmp = pos[a].psn;
+
+		pos[a].psn = pos[b].psn;
+		pos[b].psn = tmp;
+	}
+
+	/* losses */
+	for (uint32_t k = 0; k < npos; k++) {
+		struct sr_pos *ps = &pos[k];
+
+		if (loss == 1 && ps->what == POS_DATA) {
+			uint32_t s = ps->idx / EC_K, kk = npk - s * EC_K < EC_K ? npk - s * EC_K : EC_K;
+
+			ps->lost = ps->idx % EC_K == ((dropd >> (2 * (s % 16))) & 3) % kk;
+		} else if (loss >= 2) {
+			if (ps->what == POS_DATA)
+				ps->lost = ps->idx < 32 && (dropd >> ps->idx & 1);
+			else if (ps->what == POS_DESC)
+				ps->lost = dropo >> ps->idx & 1;
+			else
+				ps->lost = dropo >> (2 + ps->idx % 6) & 1;
+		}
+	}
+
+	/* the bytes: data, parity of each submessage, the descriptor */
+	seed = (uint32_t)fz.st.pkts ^ msg << 8;
+	fill_msg(msgbuf, total, seed);
+	if (ec) {
+		for (uint32_t s = 0; s < nsub; s++) {
+			uint8_t *data[EC_K], *par[EC_M];
+
+			for (uint32_t j = 0; j < EC_K; j++) {
+				uint32_t idx = s * EC_K + j, len = idx < npk ? (idx + 1 < npk ? mtu : last) : 0;
+
+				memset(chunk[j], 0, mtu);
+				memcpy(chunk[j], msgbuf + idx * mtu, len);
+				data[j] = chunk[j];
+			}
+			for (uint32_t j = 0; j < EC_M; j++)
+				par[j] = parity[s * EC_M + j];
+			ec_encode(&fz.code, mtu, data, par);
+		}
+	}
+	if (has_desc)
+		put_desc(desc, SRW_VERSION,
+		         optype == 0 ? UROCE_WR_SEND : optype == 1 ? UROCE_WR_SEND_WITH_IMM : UROCE_WR_RDMA_WRITE_WITH_IMM,
+		         ec, flaw == 10 ? total + mtu : total, 0xfeed0000u | msg, write ? rkey : 0, write ? base : 0,
+		         first_psn);
+
+	/* the order they go in */
+	for (uint32_t k = 0; k < npos; k++)
+		sendorder[k] = (uint8_t)(order == 1 ? npos - 1 - k : k);
+	if (order > 1) {
+		uint32_t s = order;
+
+		for (uint32_t k = npos - 1; k > 0; k--) {
+			uint32_t j = xorshift32(&s) % (k + 1);
+			uint8_t tmp = sendorder[k];
+
+			sendorder[k] = sendorder[j];
+			sendorder[j] = tmp;
+		}
+	}
+	if (qi == QP_EC && uroce_qp_stats(fz.qp[qi], &qs) == 0)
+		rec_before = qs.ec_recovered;
+
+	for (uint32_t round = 0; round < 2; round++) {
+		bool first = true;
+
+		for (uint32_t o = 0; o < npos; o++) {
+			const struct sr_pos *ps = &pos[round ? o : sendorder[o]];
+			struct roce_pkt p;
+
+			if (ps->lost == !round)
+				continue; /* round 0 sends what is not lost, round 1 (resend) the rest in order */
+			pkt_init(&p, qi);
+			p.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
+			p.psn = ps->psn;
+			p.reth.rkey = SRW_MSG_RKEY;
+			switch (ps->what) {
+			case POS_DESC:
+				p.imm = srw_imm(msg, SRW_DESC, 0);
+				p.payload = desc;
+				p.payload_len = SRW_DESC_LEN;
+				p.reth.va = 0;
+				break;
+			case POS_PARITY:
+				p.imm = srw_imm(msg, SRW_PARITY, ps->idx);
+				if (flaw == 12 && ps->idx == 0)
+					p.imm = srw_imm(msg, SRW_PARITY, EC_M); /* says it belongs to the next submessage */
+				p.payload = parity[ps->idx];
+				p.payload_len = mtu;
+				p.reth.va = (uint64_t)ps->idx * mtu;
+				break;
+			default: {
+				uint32_t i = ps->idx;
+				enum srw_kind kind = i + 1 < npk ? SRW_DATA : has_desc ? SRW_LAST_DESC : SRW_LAST;
+
+				if (flaw == 11 && i == fi)
+					kind = kind == SRW_DATA ? SRW_LAST : SRW_DATA; /* a LAST in the middle, or none */
+				if (plain)
+					p.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY;
+				p.imm = srw_imm(msg, kind, i);
+				p.payload = msgbuf + i * mtu;
+				p.payload_len = i + 1 < npk ? mtu : last;
+				if (write || flaw == 14 || (flaw == 13 && i == fi)) {
+					/* into A; a flaw 13 SEND has one packet say WRITE, a WRITE
+					 * has one packet to another PD's region */
+					p.reth.rkey = flaw == 13 && write ? fz.mr[AREA_E]->rkey : rkey;
+					p.reth.va = base + (uint64_t)i * mtu;
+				} else {
+					p.reth.va = (uint64_t)i * mtu;
+				}
+				if (flaw == 8 && i == fi)
+					p.reth.va++;
+				if (flaw == 9 && i == fi)
+					p.payload_len = p.payload_len == mtu ? mtu - 1 : p.payload_len + 1;
+				break;
+			}
+			}
+			p.reth.dma_len = p.payload_len;
+			if (first && !round)
+				pkt_addressing(&p, flags);
+			send_pkt(&p, first && !round && flags_bad_icrc(flags));
+			first = false;
+			if ((dup & 0x80) && !round && o == (dup & 31u) % npos)
+				send_pkt(&p, false);
+		}
+		if (!resend)
+			break;
+	}
+	if (late_copy) {
+		/* a late copy of a packet of a finished message, or a duplicate */
+		struct roce_pkt p;
+
+		pkt_init(&p, qi);
+		p.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
+		p.psn = pos[has_desc ? 1 : 0].psn;
+		p.imm = srw_imm(msg, npk > 1 ? SRW_DATA : has_desc ? SRW_LAST_DESC : SRW_LAST, 0);
+		p.payload = msgbuf;
+		p.payload_len = p.reth.dma_len = npk > 1 ? mtu : last;
+		p.reth.rkey = write ? rkey : SRW_MSG_RKEY;
+		p.reth.va = write ? base : 0;
+		send_pkt(&p, false);
+	}
+
+	/* A message of the forged sender's own that completed holds what was
+	 * sent, also the packets ec rebuilt. */
+	if (check && sp->wc_ok != wc_before && sp->wc_len == total) {
+		if (write) {
+			check_bytes((const uint8_t *)(uintptr_t)base, msgbuf, total, "region A", qi, msg);
+		} else {
+			check_bytes(area(AREA_B1), msgbuf, total < B1_LEN ? total : B1_LEN, "receive buffer B1", qi, msg);
+			if (total > B1_LEN)
+				check_bytes(area(AREA_B2), msgbuf + B1_LEN, total - B1_LEN, "receive buffer B2", qi, msg);
+		}
+		fz.st.sr_verified[qi - QP_SR]++;
+		if (qi == QP_EC && uroce_qp_stats(fz.qp[qi], &qs) == 0 && qs.ec_recovered > rec_before)
+			fz.st.ec_rebuilt_verified++;
+	}
+}
+
+/* A control packet to the QP's control QPN: UC SEND Only unless op says. */
+static void sr_send_ctrl(unsigned qi, const uint8_t *b, uint32_t len, uint8_t op, uint8_t flags, bool to_data)
+{
+	struct roce_pkt p;
+
+	pkt_init(&p, qi);
+	if (!to_data)
+		p.dqpn = (uroce_qp_num(fz.qp[qi]) + 1) & ROCE_QPN_MASK;
+	p.opcode = op;
+	p.psn = peer_of(qi)->ctrl_psn++ & ROCE_PSN_MASK;
+	p.payload = b;
+	p.payload_len = len;
+	pkt_addressing(&p, flags);
+	send_pkt(&p, flags_bad_icrc(flags));
+}
+
+/* Control header, and the payload cut short by flags bits 0-1 = 3. */
+static uint32_t ctrl_hdr(uint8_t *b, uint8_t type, uint32_t len, uint8_t flags, uint8_t cut)
+{
+	b[0] = SRW_VERSION;
+	b[1] = type;
+	roce_put_be16(b + 2, (uint16_t)len);
+	if ((flags & 3) == 3)
+		return cut % 8u < len ? len - 1 - cut % 8u : 0;
+	return len;
+}
+
+/* A SACK to the QP's sender: 8 bytes after the command, then the bitmap
+ * (ones with the variant bit). */
+static void cmd_sr_sack(struct reader *r, unsigned qi, bool ones)
+{
+	uint8_t cumsel = rd8(r), msgsel = rd8(r), dupsel = rd8(r), limsel = rd8(r), nbsel = rd8(r), flags = rd8(r);
+	uint16_t msgbits = rd16(r);
+	struct sr_peer *sp = peer_of(qi);
+	static uint8_t b[SRW_CTRL_HDR_LEN + SRW_SACK_FIXED + SRW_SACK_MAX_BITS / 8];
+	uint8_t *body = b + SRW_CTRL_HDR_LEN;
+	uint32_t x = cumsel & 31, cum, msg_cum, limit, nbits, bytes, len;
+
+	switch (cumsel >> 5) {
+	case 3: cum = sp->tx_nxt - 1 - (x & 15); break;   /* all but the newest: the bitmap tells */
+	case 4: cum = sp->tx_psn0 + x; break;              /* counted from the first PSN */
+	case 5: cum = sp->tx_nxt + 1 + x; break;           /* PSNs never sent */
+	case 6: cum = sp->tx_nxt - SR_WINDOW - 1 - x; break; /* behind what is in flight */
+	case 7: cum = rd32(r); break;
+	default: cum = sp->tx_nxt; break;                   /* everything sent */
+	}
+	switch (msgsel >> 6) {
+	case 1: msg_cum = sp->tx_msgs - 1 - (msgsel & 7); break;
+	case 2: msg_cum = sp->tx_msgs + 1 + (msgsel & 63); break; /* messages never posted */
+	case 3: msg_cum = rd32(r); break;
+	default: msg_cum = sp->tx_msgs; break;
+	}
+	switch (limsel >> 6) {
+	case 1: limit = sp->tx_msgs + (limsel & 7); break; /* few credits, or none */
+	case 2: limit = sp->tx_msgs - 1 - (limsel & 7); break;
+	case 3: limit = rd32(r); break;
+	default: limit = sp->tx_msgs + SR_MSG_WINDOW; break;
+	}
+	switch (nbsel >> 6) {
+	case 2: nbits = (nbsel & 31) * 32u; break;
+	case 3: nbits = nbsel & 32 ? rd16(r) : nbsel & 63u; break; /* mostly not a multiple of 32 */
+	default: nbits = SR_WINDOW; break;
+	}
+	if (dupsel & 1)
+		sp->dups += 1 + (dupsel >> 1 & 3); /* the receiver saw copies, the last of dup_psn */
+	bytes = nbits / 8 < SRW_SACK_MAX_BITS / 8 ? nbits / 8 : SRW_SACK_MAX_BITS / 8;
+	memset(b, 0, sizeof(b));
+	roce_put_be32(body, cum & ROCE_PSN_MASK);
+	roce_put_be32(body + 4, msg_cum);
+	roce_put_be32(body + 8, (uint32_t)msgbits << (msgsel & 32 ? 16 : 0));
+	roce_put_be32(body + 12, sp->dups);
+	roce_put_be32(body + 16, (sp->tx_nxt - 1 - (dupsel >> 3 & 31)) & ROCE_PSN_MASK);
+	roce_put_be32(body + 20, limit);
+	roce_put_be16(body + 24, (uint16_t)nbits);
+	for (uint32_t k = 0; k < bytes; k++)
+		body[SRW_SACK_FIXED + k] = ones ? 0xff : rd8(r);
+	len = SRW_CTRL_HDR_LEN + SRW_SACK_FIXED + nbits / 8;
+	len = ctrl_hdr(b, SRW_CTRL_SACK, len, flags, msgsel);
+	sr_send_ctrl(qi, b, len < sizeof(b) ? len : sizeof(b), ROCE_TR_UC | ROCE_OP_SEND_ONLY, flags, false);
+}
+
+/* A NACK to the QP's sender: 5 bytes after the command, then the bitmap
+ * (ones with the variant bit). */
+static void cmd_sr_nack(struct reader *r, unsigned qi, bool ones)
+{
+	uint8_t msgsel = rd8(r), subsel = rd8(r), nbsel = rd8(r), flagsel = rd8(r), flags = rd8(r);
+	struct sr_peer *sp = peer_of(qi);
+	static uint8_t b[SRW_CTRL_HDR_LEN + SRW_NACK_FIXED + SRW_NACK_MAX_BITS / 8];
+	uint8_t *body = b + SRW_CTRL_HDR_LEN;
+	uint32_t msg, nbits, bytes, len;
+
+	switch (msgsel >> 6) {
+	case 1: msg = sp->tx_msgs + (msgsel & 7); break; /* not posted */
+	case 2: msg = rd32(r); break;
+	default: msg = sp->tx_msgs - 1 - (msgsel & 7); break; /* a recent one */
+	}
+	nbits = nbsel >> 6 == 3 ? (nbsel & 32 ? rd16(r) : nbsel & 63u) : (nbsel & 3) * 32u;
+	bytes = nbits / 8 < SRW_NACK_MAX_BITS / 8 ? nbits / 8 : SRW_NACK_MAX_BITS / 8;
+	memset(b, 0, sizeof(b));
+	roce_put_be32(body, msg);
+	roce_put_be16(body + 4, subsel & 0x80 ? rd16(r) : subsel & 7);
+	roce_put_be16(body + 6, (uint16_t)nbits);
+	roce_put_be32(body + 8, (flagsel & 1 ? SRW_NACK_DESC : 0) | (flagsel & 0x80 ? rd32(r) : 0));
+	for (uint32_t k = 0; k < bytes; k++)
+		body[SRW_NACK_FIXED + k] = ones ? 0xff : rd8(r);
+	len = SRW_CTRL_HDR_LEN + SRW_NACK_FIXED + nbits / 8;
+	len = ctrl_hdr(b, SRW_CTRL_NACK, len, flags, flagsel);
+	sr_send_ctrl(qi, b, len < sizeof(b) ? len : sizeof(b), ROCE_TR_UC | ROCE_OP_SEND_ONLY, flags, false);
+}
+
+/* A control packet of raw bytes: 2 bytes after the command, then the
+ * payload. opsel: bits 0-2 the opcode (0-4 UC SEND Only), bit 3 a right
+ * header (version 1, type = bits 4-5, length = the payload's + bits 6-7).
+ * to_data: to the data QPN instead. */
+static void cmd_sr_ctrl(struct reader *r, unsigned qi, bool to_data)
+{
+	static const uint8_t ops[8] = { ROCE_TR_UC | ROCE_OP_SEND_ONLY, ROCE_TR_UC | ROCE_OP_SEND_ONLY,
+		                        ROCE_TR_UC | ROCE_OP_SEND_ONLY, ROCE_TR_UC | ROCE_OP_SEND_ONLY,
+		                        ROCE_TR_UC | ROCE_OP_SEND_ONLY, ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM,
+		                        ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM, ROCE_TR_RC | ROCE_OP_SEND_ONLY };
+	uint8_t opsel = rd8(r), n = rd8(r), b[128];
+	uint32_t len = n % sizeof(b);
+
+	for (uint32_t k = 0; k < len; k++)
+		b[k] = rd8(r);
+	if ((opsel & 8) && len >= SRW_CTRL_HDR_LEN) {
+		b[0] = SRW_VERSION;
+		b[1] = opsel >> 4 & 3;
+		roce_put_be16(b + 2, (uint16_t)(len + (opsel >> 6)));
+	}
+	sr_send_ctrl(qi, b, len, ops[opsel & 7], 0, to_data);
+}
+
+/* A local work request on the sr or ec QP, sent to the forged peer, whose
+ * SACKs complete it: 4 bytes after the command; the variant bit posts
+ * three. */
+static void cmd_sr_post(struct reader *r, unsigned qi, bool burst)
+{
+	static const enum uroce_wr_opcode ops[8] = { UROCE_WR_SEND, UROCE_WR_SEND_WITH_IMM, UROCE_WR_RDMA_WRITE,
+		                                     UROCE_WR_RDMA_WRITE_WITH_IMM, UROCE_WR_SEND, UROCE_WR_RDMA_WRITE,
+		                                     UROCE_WR_SEND_WITH_IMM, UROCE_WR_RDMA_READ };
+	uint8_t sel = rd8(r);
+	uint16_t len = rd16(r);
+	uint8_t off = rd8(r);
+	enum uroce_wr_opcode op = ops[sel & 7];
+	struct uroce_sge sg[2];
+	struct uroce_send_wr wr;
+	uint32_t length = sel & 0x40 ? len % 8u : len % 3000u; /* up to 12 packets */
+
+	memset(&wr, 0, sizeof(wr));
+	sg[0].lkey = sg[1].lkey = fz.mr[AREA_C]->lkey;
+	sg[0].addr = area_va(AREA_C) + (off * 8u) % (C_LEN - length + 1);
+	sg[0].length = length;
+	wr.num_sge = 1;
+	if ((sel & 0x10) && length > 1) {
+		/* two pieces: the sender gathers, ec encodes from a copy */
+		sg[0].length = length / 2;
+		sg[1].addr = area_va(AREA_C) + C_LEN - (length - length / 2);
+		sg[1].length = length - length / 2;
+		wr.num_sge = 2;
+	}
+	wr.wr_id = sel;
+	wr.sg_list = sg;
+	wr.opcode = op;
+	wr.send_flags = sel & 0x20 ? 0 : UROCE_SEND_SIGNALED;
+	wr.imm_data = 0x12345678u;
+	wr.wr.rdma.remote_addr = 0x10000ull * off;
+	wr.wr.rdma.rkey = 0x1234;
+	for (unsigned k = 0; k < (burst ? 3u : 1u); k++) {
+		/* a full queue or an opcode sr does not carry refuses: fine */
+		if (uroce_post_send(fz.qp[qi], &wr, NULL) == 0 && op != UROCE_WR_RDMA_WRITE)
+			peer_of(qi)->tx_msgs++;
+	}
+	for (unsigned k = 0; k < STEPS_PER_PKT; k++)
+		step(1000);
+}
+
+static void cmd_sr(struct reader *r, uint8_t cmd)
+{
+	unsigned qi = cmd & 0x20 ? QP_EC : QP_SR;
+	bool v = cmd & 0x10;
+
+	fz.st.sr_cmds[qi - QP_SR]++;
+	switch ((enum sr_cmd)(cmd & 7)) {
+	case SR_PKT: cmd_sr_pkt(r, qi, v); break;
+	case SR_DESC: cmd_sr_desc(r, qi, v); break;
+	case SR_PARITY: cmd_sr_parity(r, qi, v); break;
+	case SR_MSG: cmd_sr_msg(r, qi, v); break;
+	case SR_SACK: cmd_sr_sack(r, qi, v); break;
+	case SR_NACK: cmd_sr_nack(r, qi, v); break;
+	case SR_POST: cmd_sr_post(r, qi, v); break;
+	case SR_CTRL: cmd_sr_ctrl(r, qi, v); break;
+	}
+}
+
 /* Back to a known state: nothing in flight, QPs fresh, memory refilled. */
 static void reset_all(uint8_t setup_byte)
 {
@@ -965,6 +1808,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint8_t cmd = rd8(&r);
 
 		fz.st.cmds++;
+		if (SR_CMD(cmd)) {
+			cmd_sr(&r, cmd);
+			recover();
+			continue;
+		}
 		switch (cmd & 15) {
 		case CMD_MSG:
 		case CMD_MSG2: cmd_msg(&r); break;
@@ -1148,6 +1996,134 @@ static void put_pkt_simple(struct seed *s, unsigned qi, uint8_t op, uint8_t keys
 	put_pkt(s, &k);
 }
 
+/* sr/ec command bytes and their fields (cmd_sr_*) */
+static uint8_t srcmd(unsigned qi, bool v, enum sr_cmd c)
+{
+	return (uint8_t)(0xc0 | (qi == QP_EC ? 0x20 : 0) | (v ? 0x10 : 0) | c);
+}
+
+struct sr_msg_spec {
+	unsigned qi;
+	bool late;
+	uint8_t optype, loss, flaw, n;
+	uint16_t lastsel, vaoff, order;
+	uint32_t dropd;
+	uint8_t dropo, dup, msgsel, flags;
+};
+
+static void put_sr_msg(struct seed *s, const struct sr_msg_spec *m)
+{
+	put8(s, srcmd(m->qi, m->late, SR_MSG));
+	put8(s, (uint8_t)(m->optype | m->loss << 2 | m->flaw << 4));
+	put8(s, m->n);
+	put16(s, m->lastsel);
+	put16(s, m->vaoff);
+	put16(s, m->order);
+	put32(s, m->dropd);
+	put8(s, m->dropo);
+	put8(s, m->dup);
+	put8(s, m->msgsel);
+	put8(s, m->flags);
+}
+
+/* opsel: bits 0-2 the opcode (0 WRITE Only with Immediate, 5 WRITE Only,
+ * 6 another, 7 to the control QPN), bits 3-5 the kind (0 data, 3 last,
+ * 4 last with descriptor, 5 descriptor, 6 parity, 7 reserved) */
+#define OPK(op, k) ((uint8_t)((op) | (k) << 3))
+struct sr_pkt_spec {
+	unsigned qi;
+	bool twice;
+	uint8_t psnsel, opsel, msgsel;
+	uint16_t idx;
+	uint8_t keysel;
+	uint16_t vaoff;
+	uint8_t lensel, flags;
+};
+
+static void put_sr_pkt(struct seed *s, const struct sr_pkt_spec *k)
+{
+	put8(s, srcmd(k->qi, k->twice, SR_PKT));
+	put8(s, k->psnsel);
+	put8(s, k->opsel);
+	put8(s, k->msgsel);
+	put16(s, k->idx);
+	put8(s, k->keysel);
+	put16(s, k->vaoff);
+	put8(s, k->lensel);
+	put8(s, k->flags);
+}
+
+/* opsel: 0 SEND, 1 SEND_IMM, 2 WRITE_IMM, 6 RDMA_WRITE; misc: 1 = version 1 */
+static void put_sr_desc(struct seed *s, unsigned qi, uint8_t psnsel, uint8_t msgsel, uint8_t opsel, uint8_t misc,
+                        uint16_t len, uint8_t keysel, uint16_t vaoff)
+{
+	put8(s, srcmd(qi, false, SR_DESC));
+	put8(s, psnsel);
+	put8(s, msgsel);
+	put8(s, opsel);
+	put8(s, misc);
+	put16(s, len);
+	put8(s, keysel);
+	put16(s, vaoff);
+}
+
+static void put_sr_parity(struct seed *s, unsigned qi, uint8_t psnsel, uint8_t msgsel, uint8_t qsel, uint8_t lensel)
+{
+	put8(s, srcmd(qi, false, SR_PARITY));
+	put8(s, psnsel);
+	put8(s, msgsel);
+	put8(s, qsel);
+	put8(s, lensel);
+	put8(s, 0);
+}
+
+/* cumsel 0: all sent; msgsel 0: every message posted; limsel 0: 64
+ * credits; nbsel 0: 32 bits; ones: the bitmap all ones (else 4 zero
+ * bytes for 32 bits follow) */
+static void put_sr_sack(struct seed *s, unsigned qi, bool ones, uint8_t cumsel, uint8_t msgsel, uint8_t dupsel,
+                        uint8_t limsel, uint8_t nbsel, uint8_t flags)
+{
+	put8(s, srcmd(qi, ones, SR_SACK));
+	put8(s, cumsel);
+	put8(s, msgsel);
+	put8(s, dupsel);
+	put8(s, limsel);
+	put8(s, nbsel);
+	put8(s, flags);
+	put16(s, 0);
+	if (!ones && nbsel >> 6 < 2)
+		put32(s, 0);
+}
+
+static void put_sr_nack(struct seed *s, unsigned qi, bool ones, uint8_t msgsel, uint8_t subsel, uint8_t nbsel,
+                        uint8_t flagsel)
+{
+	put8(s, srcmd(qi, ones, SR_NACK));
+	put8(s, msgsel);
+	put8(s, subsel);
+	put8(s, nbsel);
+	put8(s, flagsel);
+	put8(s, 0);
+}
+
+/* sel: bits 0-2 SEND, SEND_IMM, WRITE, WRITE_IMM, SEND, WRITE, SEND_IMM,
+ * READ; 0x10 two SGEs; 0x20 unsignaled; 0x40 up to 7 bytes */
+static void put_sr_post(struct seed *s, unsigned qi, bool three, uint8_t sel, uint16_t len)
+{
+	put8(s, srcmd(qi, three, SR_POST));
+	put8(s, sel);
+	put16(s, len);
+	put8(s, 0);
+}
+
+static void put_sr_ctrl(struct seed *s, unsigned qi, bool to_data, uint8_t opsel, const uint8_t *b, uint8_t n)
+{
+	put8(s, srcmd(qi, to_data, SR_CTRL));
+	put8(s, opsel);
+	put8(s, n);
+	put(s, b, n);
+}
+
 static void write_seed(const char *dir, const char *name, const struct seed *s)
 {
 	char path[4096];
@@ -1272,6 +2248,173 @@ static int write_corpus(const char *dir)
 	SEED("revoke_then_write", 0, put8(s, CMD_REVOKE); put8(s, 0);
 	     put_pkt_simple(s, QP_RC, ROCE_OP_WRITE_ONLY, KEY(6, 0), 0, LEN(6, 0), 1); put8(s, CMD_REVOKE); put8(s, 0);
 	     put_pkt_simple(s, QP_RC, ROCE_OP_WRITE_ONLY, KEY(0, 0), 0, LEN(6, 0), 1));
+	/* sr and ec, the receiver: whole messages (in order, shuffled,
+	 * reversed), ec rebuilding lost packets, flaws */
+#define SRMSG(...)                                                      \
+	do {                                                            \
+		struct sr_msg_spec m_ = { __VA_ARGS__ };               \
+		put_sr_msg(s, &m_);                                    \
+	} while (0)
+#define SRPKT(...)                                                      \
+	do {                                                            \
+		struct sr_pkt_spec k_ = { __VA_ARGS__ };               \
+		put_sr_pkt(s, &k_);                                    \
+	} while (0)
+	SEED("sr_send_msg", 0, SRMSG(.qi = QP_SR, .n = 4, .lastsel = 99));
+	SEED("sr_send_msg_psn_wrap", 1, SRMSG(.qi = QP_SR, .n = 12, .lastsel = 7));
+	SEED("sr_send_imm_shuffled", 0, SRMSG(.qi = QP_SR, .optype = 1, .n = 8, .lastsel = 200, .order = 0x1234));
+	SEED("sr_write_imm_reversed", 0, SRMSG(.qi = QP_SR, .optype = 2, .n = 11, .lastsel = 30, .vaoff = 3000,
+	                                       .order = 1));
+	SEED("sr_plain_write_msg", 0, SRMSG(.qi = QP_SR, .optype = 3, .n = 5, .lastsel = 17, .vaoff = 100,
+	                                    .order = 7));
+	SEED("sr_msg_lost_resent", 0, SRMSG(.qi = QP_SR, .n = 7, .lastsel = 255, .loss = 2, .dropd = 0x24,
+	                                    .order = 99));
+	SEED("sr_msg_one_lost_per_sub", 0, SRMSG(.qi = QP_SR, .optype = 1, .n = 9, .lastsel = 5, .loss = 1,
+	                                         .dropd = 0x1b));
+	SEED("sr_msg_zero_len", 0, SRMSG(.qi = QP_SR, .optype = 1, .n = 0xff));
+	SEED("sr_msg_dup_and_late_copy", 0, SRMSG(.qi = QP_SR, .late = true, .n = 2, .lastsel = 9, .dup = 0x81));
+	SEED("sr_msg_old_number", 0, SRMSG(.qi = QP_SR, .n = 1); SRMSG(.qi = QP_SR, .n = 1, .msgsel = 0x80));
+	SEED("sr_msg_skipped_number", 0, SRMSG(.qi = QP_SR, .n = 2, .msgsel = 0xc0); SRMSG(.qi = QP_SR, .n = 2);
+	     put8(s, CMD_TIME); put8(s, 12));
+	SEED("sr_msg_never_whole", 0, SRMSG(.qi = QP_SR, .n = 6, .loss = 3, .dropd = 0x4); put8(s, CMD_TIME);
+	     put8(s, 14));
+	SEED("ec_send_decode", 0, SRMSG(.qi = QP_EC, .n = 9, .lastsel = 70, .loss = 1, .dropd = 0x39,
+	                                .order = 0x77));
+	SEED("ec_send_imm_decode_short_sub", 0, SRMSG(.qi = QP_EC, .optype = 1, .n = 5, .lastsel = 3, .loss = 1,
+	                                              .dropd = 0x7));
+	SEED("ec_write_imm_decode", 0, SRMSG(.qi = QP_EC, .optype = 2, .n = 15, .lastsel = 128, .vaoff = 5000,
+	                                     .loss = 1, .dropd = 0xe4, .order = 0x4321));
+	SEED("ec_write_imm_decode_reversed", 0, SRMSG(.qi = QP_EC, .optype = 2, .n = 23, .lastsel = 255, .vaoff = 77,
+	                                              .loss = 1, .dropd = 0x1234, .order = 1));
+	SEED("ec_plain_write_msg", 0, SRMSG(.qi = QP_EC, .optype = 3, .n = 6, .lastsel = 40, .vaoff = 9000));
+	SEED("ec_desc_lost_then_again", 0, SRMSG(.qi = QP_EC, .n = 6, .lastsel = 10, .loss = 3, .dropo = 1));
+	SEED("ec_parity_lost_data_whole", 0, SRMSG(.qi = QP_EC, .n = 7, .lastsel = 10, .loss = 3, .dropo = 0xfc));
+	SEED("ec_undecodable_nack", 0, SRMSG(.qi = QP_EC, .n = 7, .lastsel = 10, .loss = 3, .dropd = 0x3,
+	                                     .dropo = 0x4); put8(s, CMD_TIME); put8(s, 6); put8(s, CMD_TIME);
+	     put8(s, 8));
+	SEED("ec_lost_resent", 0, SRMSG(.qi = QP_EC, .optype = 1, .n = 10, .lastsel = 1, .loss = 2, .dropd = 0x303,
+	                                .dropo = 0x5c, .order = 5));
+	SEED("ec_msg_late_copy", 0, SRMSG(.qi = QP_EC, .late = true, .n = 3, .lastsel = 9, .loss = 1));
+	SEED("ec_msg_old_number", 0, SRMSG(.qi = QP_EC, .n = 2); SRMSG(.qi = QP_EC, .n = 2, .msgsel = 0x80));
+	/* rebuilt chunks of a WRITE with immediate outside the region: refused */
+	SEED("ec_write_straddle_start", 0, SRMSG(.qi = QP_EC, .optype = 2, .flaw = 14, .n = 3, .lastsel = 255,
+	                                         .vaoff = 1));
+	SEED("ec_write_straddle_end", 0, SRMSG(.qi = QP_EC, .optype = 2, .flaw = 14, .n = 5, .lastsel = 20,
+	                                       .vaoff = 2, .loss = 1));
+	SEED("ec_send_straddle_start", 0, SRMSG(.qi = QP_EC, .optype = 0, .flaw = 14, .n = 1, .lastsel = 255,
+	                                        .vaoff = 3));
+	SEED("sr_msg_bad_va", 0, SRMSG(.qi = QP_SR, .flaw = 8, .n = 4, .vaoff = 2));
+	SEED("ec_write_imm_bad_va", 0, SRMSG(.qi = QP_EC, .optype = 2, .flaw = 8, .n = 4, .vaoff = 1, .loss = 1));
+	SEED("ec_msg_short_data", 0, SRMSG(.qi = QP_EC, .flaw = 9, .n = 6, .vaoff = 1, .loss = 1, .dropd = 0x2));
+	SEED("ec_msg_desc_len", 0, SRMSG(.qi = QP_EC, .flaw = 10, .n = 6, .lastsel = 100));
+	SEED("sr_msg_last_in_middle", 0, SRMSG(.qi = QP_SR, .optype = 1, .flaw = 11, .n = 6, .vaoff = 2,
+	                                       .order = 1));
+	SEED("ec_msg_parity_wrong_sub", 0, SRMSG(.qi = QP_EC, .flaw = 12, .n = 3, .loss = 1));
+	SEED("sr_send_one_pkt_to_a", 0, SRMSG(.qi = QP_SR, .flaw = 13, .n = 3, .vaoff = 1, .order = 1));
+	SEED("ec_send_one_pkt_to_a", 0, SRMSG(.qi = QP_EC, .flaw = 13, .n = 3, .vaoff = 2, .order = 0x55,
+	                                      .loss = 1));
+	SEED("ec_write_imm_other_pd", 0, SRMSG(.qi = QP_EC, .optype = 2, .flaw = 13, .n = 3, .vaoff = 1,
+	                                       .loss = 1));
+	SEED("ec_msg_psn_swap", 0, SRMSG(.qi = QP_EC, .flaw = 15, .n = 9, .vaoff = 0x0301, .loss = 1));
+	/* single packets: a message built from parts, and each refusal */
+	SEED("sr_parts_write_imm", 0, put_sr_desc(s, QP_SR, 0, 0, 2, 1, 600, KEY(0, 1), 0);
+	     SRPKT(.qi = QP_SR, .opsel = OPK(0, 0), .idx = 1, .keysel = KEY(3, 0), .vaoff = 0, .lensel = 0);
+	     SRPKT(.qi = QP_SR, .opsel = OPK(0, 4), .idx = 2, .keysel = KEY(3, 0), .lensel = 4, .vaoff = 87);
+	     SRPKT(.qi = QP_SR, .opsel = OPK(0, 0), .idx = 0, .keysel = KEY(3, 0), .lensel = 0));
+	SEED("sr_parts_send", 0, SRPKT(.qi = QP_SR, .psnsel = 0x80, .opsel = OPK(0, 3), .idx = 1, .lensel = 4,
+	                               .vaoff = 10);
+	     SRPKT(.qi = QP_SR, .opsel = OPK(0, 0), .idx = 0); SRPKT(.qi = QP_SR, .twice = true, .opsel = OPK(0, 0),
+	                                                             .idx = 0, .psnsel = 0xa0));
+	/* no descriptor: parity at PSN +3 and +4 before the message's length
+	 * is known, then its LAST at +2; data 0 (+1) is rebuilt */
+	SEED("ec_parts_parity_first", 0, put_sr_parity(s, QP_EC, 0x83, 0, 1, 0); put_sr_parity(s, QP_EC, 0x82, 0, 0, 0);
+	     SRPKT(.qi = QP_EC, .psnsel = 0x81, .opsel = OPK(0, 3), .idx = 1, .lensel = 4, .vaoff = 50));
+	SEED("sr_pkt_reserved_kind", 0, SRPKT(.qi = QP_SR, .opsel = OPK(0, 7)));
+	SEED("sr_pkt_parity_on_sr", 0, SRPKT(.qi = QP_SR, .opsel = OPK(0, 6)));
+	SEED("sr_pkt_to_ctrl_qpn", 0, SRPKT(.qi = QP_SR, .opsel = OPK(7, 0)));
+	SEED("sr_pkt_other_opcode", 0, SRPKT(.qi = QP_EC, .opsel = OPK(6, 0) | 0x40));
+	SEED("sr_plain_write_readonly", 0, SRPKT(.qi = QP_SR, .opsel = OPK(5, 0), .keysel = KEY(4, 0), .vaoff = 64));
+	SEED("sr_plain_write_other_pd", 0, SRPKT(.qi = QP_SR, .opsel = OPK(5, 0), .keysel = KEY(5, 0)));
+	SEED("sr_plain_write_revoked", 0, SRPKT(.qi = QP_SR, .opsel = OPK(5, 0), .keysel = KEY(6, 0)));
+	SEED("sr_plain_write_past_end", 0, SRPKT(.qi = QP_SR, .opsel = OPK(5, 0), .keysel = KEY(3, 6), .vaoff = 6));
+	SEED("sr_write_imm_wrap", 0, SRPKT(.qi = QP_SR, .opsel = OPK(0, 3), .keysel = KEY(3, 7), .vaoff = 1));
+	SEED("sr_pkt_bad_va", 0, SRPKT(.qi = QP_SR, .opsel = OPK(0, 0), .idx = 2, .keysel = KEY(0, 5)));
+	SEED("sr_pkt_longer_than_mtu", 0, SRPKT(.qi = QP_SR, .opsel = OPK(0, 3), .lensel = 6));
+	SEED("sr_pkt_dma_len_differs", 0, SRPKT(.qi = QP_SR, .opsel = OPK(0, 0), .lensel = 0x80));
+	SEED("sr_pkt_beyond_window", 0, SRPKT(.qi = QP_SR, .psnsel = 0xe0, .opsel = OPK(0, 0)));
+	SEED("sr_pkt_dup", 0, SRPKT(.qi = QP_SR, .opsel = OPK(0, 0)); SRPKT(.qi = QP_SR, .psnsel = 0xa0,
+	                                                                     .opsel = OPK(0, 0)));
+	SEED("sr_pkt_stale_msg", 0, SRPKT(.qi = QP_SR, .opsel = OPK(0, 3), .msgsel = 0xc5));
+	SEED("sr_pkt_idx_huge", 0, SRPKT(.qi = QP_SR, .opsel = OPK(0, 3), .idx = 0xffff));
+	SEED("sr_pkt_over_recv_buffer", 0, SRPKT(.qi = QP_SR, .opsel = OPK(0, 3), .idx = 14));
+	SEED("sr_pkt_no_recv", 0, for (int k = 0; k < 18; k++) SRPKT(.qi = QP_SR, .opsel = OPK(0, 3),
+	                                                               .msgsel = 0x60));
+	SEED("sr_pkt_misaddressed", 0, SRPKT(.qi = QP_EC, .opsel = OPK(0, 3), .flags = 5 << 2);
+	     SRPKT(.qi = QP_EC, .opsel = OPK(0, 3), .flags = 7 << 2); SRPKT(.qi = QP_EC, .opsel = OPK(0, 3),
+	                                                                   .flags = 0xdc));
+	SEED("sr_desc_bad_version", 0, put_sr_desc(s, QP_SR, 0, 0, 1, 0x10, 100, 0, 0));
+	SEED("sr_desc_ec_flag_on_sr", 0, put_sr_desc(s, QP_SR, 0, 0, 0x41, 1, 100, 0, 0));
+	SEED("sr_desc_bad_op", 0, put_sr_desc(s, QP_SR, 0, 0, 6, 1, 100, 0, 0));
+	SEED("sr_desc_short", 0, put_sr_desc(s, QP_SR, 0, 0, 0x81, 0x31, 100, 0, 0));
+	SEED("sr_desc_nonzero_rkey", 0, put_sr_desc(s, QP_SR, 0, 0, 1, 1, 100, 0x80, 0));
+	SEED("sr_desc_too_long_for_recv", 0, put_sr_desc(s, QP_SR, 0, 0, 0, 1, 4000, 0, 0));
+	SEED("sr_desc_huge", 0, put_sr_desc(s, QP_SR, 0, 0, 1, 1, 0xffff, 0, 0));
+	SEED("sr_desc_write_imm_readonly", 0, put_sr_desc(s, QP_SR, 0, 0, 2, 1, 100, KEY(4, 1), 0));
+	SEED("sr_desc_twice", 0, put_sr_desc(s, QP_EC, 0, 0, 1, 1, 100, 0, 0);
+	     put_sr_desc(s, QP_EC, 0, 0, 1, 1, 100, 0, 0));
+	SEED("ec_desc_len_disagrees", 0, SRPKT(.qi = QP_EC, .opsel = OPK(0, 4), .idx = 1, .lensel = 4, .vaoff = 10);
+	     put_sr_desc(s, QP_EC, 0, 0, 0, 1, 3000, 0, 0));
+	SEED("ec_parity_bad_len", 0, put_sr_parity(s, QP_EC, 0, 0, 0, 5));
+	SEED("ec_parity_bad_va", 0, put_sr_parity(s, QP_EC, 0, 0, 1, 0x20));
+	SEED("ec_parity_past_msg", 0, put_sr_desc(s, QP_EC, 0, 0, 0, 1, 300, 0, 0);
+	     put_sr_parity(s, QP_EC, 0, 0, 6, 0));
+	SEED("ec_parity_alone_nack", 0, put_sr_parity(s, QP_EC, 0x81, 0, 0, 0); put8(s, CMD_TIME); put8(s, 6));
+	/* the sender: local posts, and what the peer answers */
+	SEED("sr_post_send_sack", 0, put_sr_post(s, QP_SR, false, 0, 1000); put_sr_sack(s, QP_SR, false, 0, 0, 0, 0, 0, 0));
+	SEED("sr_post_write_imm_sack_ones", 0, put_sr_post(s, QP_SR, false, 3, 2000);
+	     put_sr_sack(s, QP_SR, true, 0x60, 0, 0, 0, 0, 0));
+	SEED("sr_post_partial_sack_rack", 0, put_sr_post(s, QP_SR, true, 2, 1500);
+	     put_sr_sack(s, QP_SR, true, 0x66, 0, 0, 0, 0, 0); put8(s, CMD_TIME); put8(s, 8);
+	     put_sr_sack(s, QP_SR, true, 0, 0, 0, 0, 0, 0));
+	SEED("sr_post_rto_dsack", 0, put_sr_post(s, QP_SR, false, 0x10, 700); put8(s, CMD_TIME); put8(s, 8);
+	     put_sr_sack(s, QP_SR, true, 0, 0, 0x09, 0, 0, 0));
+	SEED("sr_post_tail_probe", 0, put_sr_post(s, QP_SR, false, 0, 700); put_sr_sack(s, QP_SR, true, 0x62, 0, 0, 0, 0, 0);
+	     put_sr_post(s, QP_SR, false, 0, 300); put8(s, CMD_TIME); put8(s, 5); put8(s, CMD_TIME); put8(s, 5));
+	SEED("sr_post_retry_exceeded", 0, put_sr_post(s, QP_SR, false, 1, 300); put8(s, CMD_TIME); put8(s, 10);
+	     put8(s, CMD_TIME); put8(s, 12); put8(s, CMD_TIME); put8(s, 14));
+	SEED("sr_post_no_credits", 0, put_sr_post(s, QP_SR, false, 0, 100); put_sr_sack(s, QP_SR, true, 0x60, 0, 0, 0x40, 0, 0);
+	     put_sr_post(s, QP_SR, true, 0, 100); put_sr_sack(s, QP_SR, true, 0, 0, 0, 0x41, 0, 0);
+	     put_sr_sack(s, QP_SR, true, 0, 0, 0, 0, 0, 0));
+	SEED("sr_post_read_refused", 0, put_sr_post(s, QP_SR, false, 7, 100));
+	SEED("sr_post_tiny_two_sges", 0, put_sr_post(s, QP_EC, true, 0x50, 5); put_sr_sack(s, QP_EC, true, 0, 0, 0, 0, 0, 0));
+	SEED("sr_sack_ahead", 0, put_sr_post(s, QP_SR, false, 0, 300); put_sr_sack(s, QP_SR, true, 0xa3, 0, 0, 0, 0, 0));
+	SEED("sr_sack_old", 0, put_sr_post(s, QP_SR, true, 0, 2500); put_sr_sack(s, QP_SR, true, 0xc0, 0, 0, 0, 0, 0));
+	SEED("sr_sack_msgs_never_posted", 0, put_sr_sack(s, QP_SR, true, 0, 0x85, 0, 0, 0, 0));
+	SEED("sr_sack_bad_nbits", 0, put_sr_sack(s, QP_SR, true, 0, 0, 0, 0, 0xc5, 0));
+	SEED("sr_sack_big_bitmap", 0, put_sr_post(s, QP_SR, false, 0, 2000); put_sr_sack(s, QP_SR, true, 0x70, 0, 0, 0, 0x9f, 0));
+	SEED("sr_sack_cut_short", 0, put_sr_sack(s, QP_SR, true, 0, 0, 0, 0, 0, 3));
+	SEED("ec_post_send_nack", 0, put_sr_post(s, QP_EC, false, 0, 1500); put_sr_nack(s, QP_EC, true, 0, 0, 1, 0);
+	     put8(s, CMD_TIME); put8(s, 9); put_sr_sack(s, QP_EC, true, 0, 0, 0, 0, 0, 0));
+	SEED("ec_post_nack_desc", 0, put_sr_post(s, QP_EC, false, 1, 600); put_sr_nack(s, QP_EC, false, 0, 0, 0, 1));
+	SEED("ec_post_rto", 0, put_sr_post(s, QP_EC, false, 3, 2900); put8(s, CMD_TIME); put8(s, 11);
+	     put_sr_sack(s, QP_EC, true, 0x61, 0, 0, 0, 0, 0));
+	SEED("ec_nack_unknown_msg", 0, put_sr_post(s, QP_EC, false, 0, 300); put_sr_nack(s, QP_EC, true, 0x43, 0, 1, 0));
+	SEED("ec_nack_bad_nbits", 0, put_sr_nack(s, QP_EC, true, 0, 0, 0xc7, 0));
+	SEED("sr_nack_on_sr", 0, put_sr_post(s, QP_SR, false, 0, 300); put_sr_nack(s, QP_SR, true, 0, 0, 1, 0));
+	{
+		static const uint8_t b[] = { 1, 1, 0, 36, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+			                     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+
+		SEED("sr_ctrl_bad_version", 0, put_sr_ctrl(s, QP_SR, false, 0, (const uint8_t[]){ 2, 1, 0, 32 }, 4));
+		SEED("sr_ctrl_bad_type", 0, put_sr_ctrl(s, QP_SR, false, 8 | 3 << 4, b, 36));
+		SEED("sr_ctrl_len_past_payload", 0, put_sr_ctrl(s, QP_SR, false, 8 | 1 << 4 | 0x40, b, 36));
+		SEED("sr_ctrl_header_only", 0, put_sr_ctrl(s, QP_SR, false, 8 | 1 << 4, b, 4));
+		SEED("sr_ctrl_too_short", 0, put_sr_ctrl(s, QP_EC, false, 0, b, 2));
+		SEED("sr_ctrl_wrong_opcode", 0, put_sr_ctrl(s, QP_SR, false, 5, b, 36));
+		SEED("sr_ctrl_to_data_qpn", 0, put_sr_ctrl(s, QP_EC, true, 0, b, 36));
+	}
+#undef SRMSG
+#undef SRPKT
 	printf("fuzz_responder: wrote %u seeds to %s\n", count, dir);
 	return 0;
 }
@@ -1289,6 +2432,30 @@ static void print_stats(void)
 	       (unsigned long long)fz.st.write_imm_multi, (unsigned long long)fz.st.a_changed,
 	       (unsigned long long)fz.st.read_resp_bytes, (unsigned long long)fz.st.local_reads_done,
 	       (unsigned long long)fz.st.qp_errs);
+	for (unsigned i = QP_SR; i <= QP_EC; i++) {
+		struct uroce_qp_stats q;
+		unsigned j = i - QP_SR;
+
+		if (uroce_qp_stats(fz.qp[i], &q))
+			die("qp_stats");
+		printf("fuzz_responder: %s: %llu commands; receive side: %llu messages completed (%llu multi-packet, "
+		       "%llu bytes checked), %llu failed, %llu SACKs sent, %llu rebuilt by ec, %llu NACKs sent; "
+		       "send side: %llu WRs completed, %llu SACKs accepted, %llu retransmits (%llu RACK, %llu probes, "
+		       "%llu RTO, %llu spurious), %llu parity sent, %llu NACKs taken, %llu credit waits; "
+		       "%llu recovered from ERR\n",
+		       i == QP_SR ? "sr" : "ec", (unsigned long long)fz.st.sr_cmds[j],
+		       (unsigned long long)fz.st.sr_recv_ok[j], (unsigned long long)fz.st.sr_recv_multi[j],
+		       (unsigned long long)fz.st.sr_verified[j], (unsigned long long)fz.st.sr_recv_err[j],
+		       (unsigned long long)q.sacks_sent, (unsigned long long)q.ec_recovered,
+		       (unsigned long long)q.ec_nacks_sent, (unsigned long long)fz.st.sr_send_ok[j],
+		       (unsigned long long)q.sacks_rcvd, (unsigned long long)q.retransmits,
+		       (unsigned long long)q.rack_losses, (unsigned long long)q.tlp_probes,
+		       (unsigned long long)q.rto_losses, (unsigned long long)q.spurious_retx,
+		       (unsigned long long)q.parity_sent, (unsigned long long)q.ec_nacks_rcvd,
+		       (unsigned long long)q.credit_waits, (unsigned long long)fz.st.sr_qp_errs[j]);
+	}
+	printf("fuzz_responder: ec messages with rebuilt packets whose bytes were checked: %llu\n",
+	       (unsigned long long)fz.st.ec_rebuilt_verified);
 	for (unsigned i = UROCE_DROP_SHORT_FRAME; i < UROCE_DROP__COUNT; i++)
 		if (ps.drops[i])
 			printf("  %-18s %llu\n", uroce_drop_reason_name(i), (unsigned long long)ps.drops[i]);
@@ -1299,6 +2466,7 @@ int main(int argc, char **argv)
 	static uint8_t buf[RANDOM_MAX_LEN];
 	unsigned corpus = 0;
 	struct uroce_port_stats ps;
+	struct uroce_qp_stats srs, ecs;
 	int fails = 0;
 
 	if (argc == 3 && strcmp(argv[1], "--write-corpus") == 0)
@@ -1322,6 +2490,8 @@ int main(int argc, char **argv)
 	/* the target must keep reaching placement and every kind of refusal,
 	 * or it has quietly stopped testing the responder */
 	uroce_port_stats(fz.ctx, 1, &ps);
+	if (uroce_qp_stats(fz.qp[QP_SR], &srs) || uroce_qp_stats(fz.qp[QP_EC], &ecs))
+		die("qp_stats");
 #define MUST(cond)                                                              \
 	do {                                                                    \
 		if (!(cond)) {                                                  \
@@ -1345,6 +2515,16 @@ int main(int argc, char **argv)
 	MUST(ps.drops[UROCE_DROP_BAD_LENGTH_MSG] > 0);
 	MUST(ps.drops[UROCE_DROP_BAD_ICRC] > 0);
 	MUST(ps.drops[UROCE_DROP_UNKNOWN_OPCODE] > 0);
+	/* sr and ec: messages complete (and hold what was sent), ec rebuilds,
+	 * the sender takes SACKs, late and malformed packets are refused */
+	MUST(fz.st.sr_recv_ok[0] > 0);
+	MUST(fz.st.sr_recv_ok[1] > 0);
+	MUST(fz.st.sr_verified[0] > 0);
+	MUST(ecs.ec_recovered > 0);
+	MUST(fz.st.ec_rebuilt_verified > 0);
+	MUST(srs.sacks_rcvd + ecs.sacks_rcvd > 0);
+	MUST(ps.drops[UROCE_DROP_STALE_MSG] > 0);
+	MUST(ps.drops[UROCE_DROP_BAD_CTRL] > 0);
 #undef MUST
 	printf("fuzz_responder: %u corpus files, %u random inputs: %s\n", corpus, RANDOM_INPUTS,
 	       fails ? "FAILED" : "no failure");
