@@ -9,7 +9,9 @@
  *   conf_peer --role client --port afxdp:IF --server-ip SERVER_IP [options]
  *
  * Control commands (one line each, one JSON line back): info, stats,
- * reset NAME, refill NAME, dump NAME OFF LEN, hold MS, quit. See docs/conformance.md.
+ * reset NAME, refill NAME (a victim region, legit_data_gaps,
+ * legit_sr_data_gaps or guards), dump NAME OFF LEN, hold MS, quit. See
+ * docs/conformance.md.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -286,6 +288,13 @@ static struct uroce_qp *qp_new(struct uroce_pd *pd, struct uroce_cq *scq, struct
 		ia.rel.loss = UROCE_LOSS_RTO;
 		ia.rel.rto_min_us = SR_RTO_MIN_US;
 	}
+	if (rel == UROCE_REL_EC) {
+		/* (the victim only) 2 data + 1 parity per submessage: three
+		 * forged packets make a submessage the receiver decodes */
+		ia.rel.ec_code = UROCE_EC_RS;
+		ia.rel.ec_k = 2;
+		ia.rel.ec_m = 1;
+	}
 	ia.send_cq = scq;
 	ia.recv_cq = rcq;
 	ia.cap.max_send_wr = nwr;
@@ -339,7 +348,7 @@ struct legit_hdr {
 
 enum region_id { R_LEGIT_DATA, R_LEGIT_RECV, R_LEGIT_REPLY, R_RC_DATA, R_RC_RECV, R_RC0_DATA, R_UC_DATA,
                  R_UD_RECV, R_LEGIT_SR_DATA, R_LEGIT_SR_RECV, R_LEGIT_SR_REPLY, R_SR_DATA, R_SR_RECV, R_SRX_RECV,
-                 R__COUNT };
+                 R_EC_DATA, R_EC_RECV, R__COUNT };
 
 struct region {
 	const char *name;
@@ -365,6 +374,8 @@ static struct region regions[R__COUNT] = {
 	[R_SR_DATA] = { "sr_data", 8192, false, 0, NULL, NULL },
 	[R_SR_RECV] = { "sr_recv", 4 * 2048, false, 0, NULL, NULL },
 	[R_SRX_RECV] = { "srx_recv", 4 * 256, false, 0, NULL, NULL },
+	[R_EC_DATA] = { "ec_data", 4096, false, 0, NULL, NULL },
+	[R_EC_RECV] = { "ec_recv", 4 * 256, false, 0, NULL, NULL },
 };
 
 struct victim {
@@ -380,6 +391,7 @@ struct victim {
 	uint32_t peer_qpn;
 	struct uroce_qp *qp;
 	uint64_t recv_ok, recv_err, send_ok, send_err;
+	uint64_t recv_len_err; /* receives completed with LOC_LEN_ERR (the others flushed with it) */
 	int last_err_status;
 	uint64_t fatal_events;
 };
@@ -396,7 +408,7 @@ static struct victim victims[] = {
 	VICTIM("ud", UROCE_QPT_UD, UROCE_REL_RC, false, -1, R_UD_RECV, 512, 4, 0, ATK_QPN_BASE + 3),
 	VICTIM("sr", UROCE_QPT_RC, UROCE_REL_SR, false, R_SR_DATA, R_SR_RECV, 2048, 4, 0, ATK_QPN_BASE + 4),
 	VICTIM("srx", UROCE_QPT_RC, UROCE_REL_SR, true, -1, R_SRX_RECV, 256, 4, 0, ATK_QPN_BASE + 6),
-	VICTIM("ec", UROCE_QPT_RC, UROCE_REL_EC, false, -1, -1, 0, 0, 0, ATK_QPN_BASE + 8),
+	VICTIM("ec", UROCE_QPT_RC, UROCE_REL_EC, false, R_EC_DATA, R_EC_RECV, 256, 4, 0, ATK_QPN_BASE + 8),
 };
 #define NVICTIMS (sizeof(victims) / sizeof(victims[0]))
 
@@ -641,6 +653,7 @@ static void poll_cqs(struct server *s)
 					*(recv ? &v->recv_ok : &v->send_ok) += 1;
 				} else {
 					*(recv ? &v->recv_err : &v->send_err) += 1;
+					v->recv_len_err += recv && wc[i].status == UROCE_WC_LOC_LEN_ERR;
 					v->last_err_status = (int)wc[i].status;
 				}
 			}
@@ -832,9 +845,9 @@ static void reply_stats(struct server *s, struct jbuf *b)
 		jb(b, ",");
 		jb_qp_stats(s, b, v->name, v->qp);
 		jb(b,
-		   ",\"recv_ok\":%" PRIu64 ",\"recv_err\":%" PRIu64 ",\"send_ok\":%" PRIu64 ",\"send_err\":%" PRIu64
-		   ",\"last_err_status\":%d,\"fatal_events\":%" PRIu64 "}",
-		   v->recv_ok, v->recv_err, v->send_ok, v->send_err, v->last_err_status, v->fatal_events);
+		   ",\"recv_ok\":%" PRIu64 ",\"recv_err\":%" PRIu64 ",\"recv_len_err\":%" PRIu64 ",\"send_ok\":%" PRIu64
+		   ",\"send_err\":%" PRIu64 ",\"last_err_status\":%d,\"fatal_events\":%" PRIu64 "}",
+		   v->recv_ok, v->recv_err, v->recv_len_err, v->send_ok, v->send_err, v->last_err_status, v->fatal_events);
 	}
 	/* each victim region against what it must hold */
 	jb(b, "},\"regions\":{");
@@ -944,6 +957,13 @@ static void ctl_command(struct server *s, char *line, struct jbuf *b)
 			return;
 		}
 		s->hold_until = now_ms() + len;
+		jb(b, "{\"ok\":true}");
+	} else if (!strcmp(line, "refill guards")) {
+		/* after a case that wrote outside every region: the next case
+		 * starts from intact guards (the failed case was reported) */
+		for (uint32_t i = 0; i < ARENA_SIZE; i++)
+			if (!in_region(i))
+				s->arena[i] = guard_byte(i);
 		jb(b, "{\"ok\":true}");
 	} else if (!strcmp(line, "refill legit_data_gaps") || !strcmp(line, "refill legit_sr_data_gaps")) {
 		r = strstr(line, "_sr_") ? R_LEGIT_SR_DATA : R_LEGIT_DATA;

@@ -38,6 +38,17 @@ SEND_FIRST, SEND_MIDDLE, SEND_LAST, SEND_ONLY = 0x00, 0x01, 0x02, 0x04
 WRITE_FIRST, WRITE_MIDDLE, WRITE_LAST, WRITE_ONLY = 0x06, 0x07, 0x08, 0x0A
 READ_REQUEST, READ_RESP_FIRST, READ_RESP_LAST, READ_RESP_ONLY = 0x0C, 0x0D, 0x0F, 0x10
 ACK, ATOMIC_ACK, CMP_SWAP, FETCH_ADD = 0x11, 0x12, 0x13, 0x14
+WRITE_ONLY_IMM = 0x0B
+
+# sr / ec wire format version 1 (docs/wire.md "sr and ec", transport/sr_wire.h)
+SRW_VERSION = 1
+SRW_DATA, SRW_LAST, SRW_LAST_DESC, SRW_DESC, SRW_PARITY = 0, 1, 2, 3, 4
+SRW_MSG_MASK = 0xFFF
+SRW_MSG_WIN = 64              # the receiver's message window (SR_MSG_WIN)
+SRW_CTRL_SACK, SRW_CTRL_NACK = 1, 2
+SRW_SACK_FIXED = 28
+WR_SEND = 2                   # enum uroce_wr_opcode in a descriptor
+SR_VICTIMS = ("sr", "srx", "ec")
 
 OP_NAMES = {READ_RESP_FIRST: "READ response FIRST", READ_RESP_LAST: "READ response LAST",
             READ_RESP_ONLY: "READ response ONLY", ACK: "ACK", ATOMIC_ACK: "ATOMIC ACK"}
@@ -66,9 +77,16 @@ class DETH(Packet):
     fields_desc = [XIntField("qkey", 0), XByteField("resv", 0), XBitField("src_qp", 0, 24)]
 
 
+class ImmDt(Packet):
+    name = "ImmDt"
+    fields_desc = [XIntField("imm", 0)]
+
+
 for _op in (WRITE_FIRST, WRITE_ONLY, READ_REQUEST):
     bind_layers(BTH, RETH, opcode=RC | _op)
 bind_layers(BTH, RETH, opcode=UC | WRITE_ONLY)
+bind_layers(BTH, RETH, opcode=UC | WRITE_ONLY_IMM)
+bind_layers(RETH, ImmDt)
 bind_layers(BTH, AtomicETH, opcode=RC | CMP_SWAP)
 bind_layers(BTH, AtomicETH, opcode=RC | FETCH_ADD)
 bind_layers(BTH, DETH, opcode=UD | SEND_ONLY)
@@ -76,6 +94,42 @@ bind_layers(BTH, DETH, opcode=UD | SEND_ONLY)
 
 def psn_add(psn, n):
     return (psn + n) & PSN_MASK
+
+
+def srw_imm(msg, kind, idx):
+    """sr immediate: message 12 (slot 8 + generation 4) | kind 3 | index 17"""
+    return (msg & SRW_MSG_MASK) << 20 | (kind & 7) << 17 | (idx & 0x1FFFF)
+
+
+def sack_body(cum, msg_cum=0, msg_bits=0, dups=0, dup_psn=0, msg_limit=0, nbits=256, bitmap=None):
+    """A SACK's body (after the 4-byte control header): fixed 28 bytes, then the bitmap."""
+    if bitmap is None:
+        bitmap = b"\0" * (nbits // 8)
+    return struct.pack("!IIIIIIHH", cum & PSN_MASK, msg_cum & 0xFFFFFFFF, msg_bits, dups, dup_psn,
+                       msg_limit & 0xFFFFFFFF, nbits, 0) + bitmap
+
+
+def ctrl_payload(ctype, body, version=SRW_VERSION, length=None):
+    """Control header: version | type | be16 length (of header + body), then the body."""
+    if length is None:
+        length = 4 + len(body)
+    return struct.pack("!BBH", version, ctype, length) + body
+
+
+def desc_payload(version=SRW_VERSION, op=WR_SEND, flags=0, ec=0, length=64, imm=0, rkey=0, raddr=0, first_psn=0):
+    """A descriptor (kind 3), 32 bytes."""
+    return struct.pack("!BBBBIIIQII", version, op, flags, ec, length, imm, rkey, raddr, first_psn & PSN_MASK, 0)
+
+
+def parse_sack(data):
+    """The control header and SACK fields of a captured frame, or None."""
+    ihl = (data[14] & 0xF) * 4
+    p = 14 + ihl + 8 + 12
+    if len(data) < p + 4 + SRW_SACK_FIXED + 4 or data[p] != SRW_VERSION or data[p + 1] != SRW_CTRL_SACK:
+        return None
+    cum, msg_cum, msg_bits, dups, dup_psn, msg_limit, nbits = struct.unpack("!IIIIIIH", data[p + 4:p + 30])
+    return {"cum": cum, "msg_cum": msg_cum, "msg_bits": msg_bits, "dups": dups, "dup_psn": dup_psn,
+            "msg_limit": msg_limit, "nbits": nbits}
 
 
 class Failed(Exception):
@@ -181,6 +235,28 @@ class Suite:
     def legit(self):
         return self.ctl.cmd("info")["legit"]
 
+    def legit_sr(self):
+        return self.ctl.cmd("info")["legit_sr"]
+
+    # ---- sr / ec packets (docs/wire.md "sr and ec") ------------------------
+    def sr_write(self, v, psn, va, data, rkey=None, dma_len=None, **kw):
+        """A plain sr WRITE: UC RDMA WRITE Only to the data QPN."""
+        return self.frame(UC | WRITE_ONLY, v["qpn"], psn,
+                          RETH(va=va, rkey=v["rkey"] if rkey is None else rkey,
+                               dma_len=len(data) if dma_len is None else dma_len), data, **kw)
+
+    def sr_msg(self, v, psn, msg, kind, idx, data, rkey=0, va=None, dma_len=None, mtu=MTU, **kw):
+        """A packet of a matched message: UC RDMA WRITE Only with Immediate,
+        rkey 0 (the message space) at va = index x MTU unless told."""
+        return self.frame(UC | WRITE_ONLY_IMM, v["qpn"], psn,
+                          RETH(va=idx * mtu if va is None else va, rkey=rkey,
+                               dma_len=len(data) if dma_len is None else dma_len) / ImmDt(imm=srw_imm(msg, kind, idx)),
+                          data, **kw)
+
+    def sr_ctrl(self, v, payload, op=UC | SEND_ONLY, psn=0, **kw):
+        """A control packet: UC SEND Only to the control QPN (data QPN + 1)."""
+        return self.frame(op, v["ctrl_qpn"], psn, None, payload, **kw)
+
     # ---- checks ----------------------------------------------------------
     @staticmethod
     def drop_delta(before, after):
@@ -206,6 +282,16 @@ class Suite:
                            lg["first_error"]))
         if st["qps"]["legit"]["state"] != "RTS":
             errs.append("legit QP is %s" % st["qps"]["legit"]["state"])
+        # the sr connection, on its own deadline from the same start
+        want_sr = before["legit_sr"]["seq"] + LEGIT_STEPS
+        while st["legit_sr"]["seq"] < want_sr and time.monotonic() <= deadline:
+            time.sleep(0.02)
+            st = self.ctl.cmd("stats")
+        if st["legit_sr"]["seq"] < want_sr:
+            errs.append("legit sr connection stalled: iteration %d, wanted %d within %.0f s (state %s)"
+                        % (st["legit_sr"]["seq"], want_sr, LEGIT_WAIT_S, st["qps"]["legit_sr"]["state"]))
+        if st["qps"]["legit_sr"]["state"] != "RTS":
+            errs.append("legit sr QP is %s" % st["qps"]["legit_sr"]["state"])
         return st
 
     def run(self, name, fn):
@@ -237,8 +323,24 @@ class Suite:
         v = exp.get("qp")
         if v:
             q0, q1 = before["qps"][v], after["qps"][v]
-            mine = [g for g in got if g[1] == q1["peer_qpn"]] if v != "legit" else []
-            self.check_responses(exp, mine, errs)
+            # an sr/ec QP's peer takes two QPNs: data, data + 1 for its SACKs and NACKs
+            peer = {q1["peer_qpn"], (q1["peer_qpn"] + 1) & PSN_MASK} if "sr" in q1 else {q1["peer_qpn"]}
+            mine = [g for g in got if g[1] in peer] if not v.startswith("legit") else []
+            if "sack_cum" in exp:
+                self.check_sacks(exp["sack_cum"], q1, mine, errs)
+            else:
+                self.check_responses(exp, mine, errs)
+            for k in exp.get("sr_same", ()):
+                if q0["sr"][k] != q1["sr"][k]:
+                    errs.append("%s: sr state %s moved %s -> %s" % (v, k, q0["sr"][k], q1["sr"][k]))
+            for k, want in exp.get("sr_expect", {}).items():
+                if q1["sr"][k] != want:
+                    errs.append("%s: sr state %s is %s, expected %s" % (v, k, q1["sr"][k], want))
+            for k, n in exp.get("counter_delta", {}).items():
+                if q1[k] - q0[k] != n:
+                    errs.append("%s %s moved by %d, expected %d" % (v, k, q1[k] - q0[k], n))
+            if exp.get("check_fn"):
+                exp["check_fn"](q0, q1, errs)
             if "state" in exp and q1["state"] != exp["state"]:
                 errs.append("%s QP is %s, expected %s" % (v, q1["state"], exp["state"]))
             if exp.get("psn_unchanged", False):
@@ -284,6 +386,22 @@ class Suite:
                                           " syndrome 0x%02x" % g[3] if g[3] is not None else "")
                          for g in got) or "nothing"
 
+    @staticmethod
+    def check_sacks(cum, q, got, errs):
+        """sr: SACKs only (UC SEND Only to the peer's control QPN), the last
+        one with cumulative PSN cum."""
+        sacks = []
+        for g in got:
+            sk = parse_sack(g[4]) if g[0] == UC | SEND_ONLY and g[1] == (q["peer_qpn"] + 1) & PSN_MASK else None
+            if sk is None:
+                errs.append("unexpected packet to the peer: opcode 0x%02x to QPN 0x%x PSN %d" % (g[0], g[1], g[2]))
+            else:
+                sacks.append(sk)
+        if not sacks:
+            errs.append("expected a SACK with cumulative PSN %d, got none" % cum)
+        elif sacks[-1]["cum"] != cum:
+            errs.append("the last SACK's cumulative PSN is %d, expected %d" % (sacks[-1]["cum"], cum))
+
     def check_responses(self, exp, got, errs):
         want = exp.get("responses", "none")
         if want == "none":
@@ -316,12 +434,14 @@ class Suite:
 
     def cleanup(self, exp):
         st = self.ctl.cmd("stats")
-        broken = {q for q in ("rc", "rc0", "uc", "ud") if st["qps"][q]["state"] != "RTS"}
+        broken = {q for q in ("rc", "rc0", "uc", "ud") + SR_VICTIMS if st["qps"][q]["state"] != "RTS"}
         for name in sorted(set(exp.get("reset", [])) | broken):
             self.ctl.cmd("reset %s" % name)
         for rname, r in st["regions"].items():
             if r["diff_first"] >= 0:
                 self.ctl.cmd("refill %s" % rname)
+        if st["guard_first_bad"] >= 0:
+            self.ctl.cmd("refill guards")  # reported by this case; the next starts intact
 
 
 # ==========================================================================
@@ -331,6 +451,10 @@ class Suite:
 #   state, psn_unchanged, rq_psn, credits_unchanged, no_rnr_wait, no_naks_taken
 #   changes: {region: (first, end, must_change)} bytes allowed to change
 #   content: {region: (offset, bytes)} what they must hold
+#   sr/ec: sack_cum (SACKs only, the last with this cumulative PSN; else
+#   "responses" covers the peer's data and control QPNs), sr_same (sr state
+#   fields that must not move), sr_expect {field: value}, counter_delta
+#   {QP counter: change}, check_fn(before, after, errs)
 # ==========================================================================
 
 def payload(n, seed):
@@ -351,6 +475,19 @@ def dropped(qp, reason, n=1, **kw):
 
 def naked(qp, reason, psn, syn, **kw):
     e = {"drops": {reason: 1}, "qp": qp, "responses": [(ACK, psn, syn)], "state": "ERR", "reset": [qp]}
+    e.update(kw)
+    return e
+
+
+SR_SAME = ("rx_cum", "rx_marked", "rx_msg_cum", "rx_bind_next", "rx_dups", "tx_una", "tx_nxt", "tx_msg_post",
+           "peer_msg_cum", "peer_msg_limit", "have_limit", "peer_dups")
+SR_COUNTERS = ("sacks_sent", "sacks_rcvd", "recv_ok", "recv_err", "retransmits", "ec_nacks_rcvd")
+
+
+def sr_dropped(qp, reason, n=1, **kw):
+    """sr/ec: dropped, nothing answered, no window, message or credit state moved."""
+    e = {"drops": {reason: n}, "qp": qp, "responses": "none", "state": "RTS", "sr_same": SR_SAME,
+         "counter_delta": {k: 0 for k in SR_COUNTERS}}
     e.update(kw)
     return e
 
@@ -730,6 +867,409 @@ def cases(s):
         v = s.victim("rc")
         s.wire.send([write_only(s, v, 256, payload(64, 28), bad_icrc=True)])
         return dropped("rc", "bad_icrc")
+
+    # ======================================================================
+    # sr (docs/wire.md "sr and ec"): the `sr` victim is connected to this
+    # host (its peer's data QPN ATK+4, control ATK+5), so the cases there
+    # are exact: PSN = its receiver's cumulative PSN, message = its message
+    # window base. The cases at `legit_sr` forge the legit client's
+    # address and run while the verified sr traffic goes on; their packets
+    # must be caught by checks that hold even in the peer's name.
+    # ======================================================================
+    def srv(name="sr"):
+        v = s.victim(name)
+        return v, v["sr"]["rx_cum"], v["sr"]["rx_msg_cum"]
+
+    # ---- positive controls: the packets the sr attacks are made from are good
+    @case
+    def sr_control_write_accepted(st):
+        v, psn, _ = srv()
+        data = payload(64, 101)
+        s.wire.send([s.sr_write(v, psn, v["va"] + 256, data)])
+        return {"drops": {}, "qp": "sr", "sack_cum": psn_add(psn, 1), "state": "RTS",
+                "sr_expect": {"rx_cum": psn_add(psn, 1)}, "counter_delta": {"sacks_sent": 1, "recv_ok": 0},
+                "changes": {"sr_data": (256, 320, True)}, "content": {"sr_data": (256, data)}}
+
+    @case
+    def sr_control_send_accepted(st):
+        # a single-packet SEND: kind 1 (last), index 0, rkey 0, va 0
+        v, psn, msg = srv()
+        buf = v["sr"]["rx_bind_next"]
+        if buf >= v["nrecv"]:
+            raise Failed("the sr victim has no fresh receive (%d bound)" % buf)
+        data = payload(64, 102)
+        s.wire.send([s.sr_msg(v, psn, msg, SRW_LAST, 0, data)])
+        off = buf * v["recv_len"]
+        return {"drops": {}, "qp": "sr", "sack_cum": psn_add(psn, 1), "state": "RTS",
+                "sr_expect": {"rx_cum": psn_add(psn, 1), "rx_msg_cum": msg + 1},
+                "counter_delta": {"recv_ok": 1, "recv_err": 0},
+                "changes": {"sr_recv": (off, off + 64, True)}, "content": {"sr_recv": (off, data)},
+                "reset": ["sr"]}
+
+    @case
+    def sr_spoofed_send_accepted(st):
+        # In-window forgery: `srx` is peered with the legit client's address
+        # (an unused QPN there). A well-formed SEND in the client's name at
+        # the expected PSN and message is indistinguishable from the
+        # client's own and is accepted and SACKed (to the client, which
+        # drops the SACK: no such QPN). Expected; not a failure.
+        v, psn, msg = srv("srx")
+        data = payload(64, 103)
+        s.wire.send([s.sr_msg(v, psn, msg, SRW_LAST, 0, data, src=s.legit_sr()["peer_ip"])])
+        return {"drops": {}, "qp": "srx", "responses": "none", "state": "RTS",
+                "sr_expect": {"rx_cum": psn_add(psn, 1), "rx_msg_cum": msg + 1},
+                "counter_delta": {"recv_ok": 1, "sacks_sent": 1},
+                "changes": {"srx_recv": (0, 64, True)}, "content": {"srx_recv": (0, data)}, "reset": ["srx"]}
+
+    # ---- addresses
+    @case
+    def sr_wrong_src_ip(st):
+        v, psn, _ = srv()
+        s.wire.send([s.sr_write(v, psn, v["va"] + 256, payload(64, 104), src=a.spoof_ip)])
+        return sr_dropped("sr", "bad_src_addr")
+
+    @case
+    def sr_wrong_src_ip_ctrl(st):
+        v, _, _ = srv()
+        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_SACK, sack_body(v["sr"]["tx_nxt"], msg_limit=1 << 30)),
+                               src=a.spoof_ip)])
+        return sr_dropped("sr", "bad_src_addr")
+
+    @case
+    def sr_wrong_src_ip_legit(st):
+        # 16 WRITEs at the legit sr QP from this host's own address with
+        # the legit rkey, at the receiver's next 16 PSNs
+        lg = s.legit_sr()
+        n = 16
+        s.wire.send([s.sr_write(lg, psn_add(lg["sr"]["rx_cum"], i), lg["va"] + 3072 + 16 * i, payload(16, 105 + i))
+                     for i in range(n)])
+        return {"drops": {"bad_src_addr": n}, "qp": "legit_sr", "state": "RTS"}
+
+    @case
+    def sr_wrong_src_ip_legit_ctrl(st):
+        # a SACK acknowledging everything in flight, unlimited credits
+        lg = s.legit_sr()
+        s.wire.send([s.sr_ctrl(lg, ctrl_payload(SRW_CTRL_SACK, sack_body(lg["sr"]["tx_nxt"], msg_limit=1 << 30,
+                                                                        bitmap=b"\xff" * 32)))])
+        return {"drops": {"bad_src_addr": 1}, "qp": "legit_sr", "state": "RTS"}
+
+    # ---- control packets (the sender's side)
+    @case
+    def sr_ghost_sack_idle(st):
+        v, _, _ = srv()
+        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_SACK, sack_body(psn_add(v["sr"]["tx_nxt"], 100))))])
+        return sr_dropped("sr", "stale_response")
+
+    @case
+    def sr_sack_msg_cum_ahead_idle(st):
+        # PSNs fine (nothing outstanding), but messages finished that were never sent
+        v, _, _ = srv()
+        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_SACK, sack_body(v["sr"]["tx_nxt"],
+                                                                        msg_cum=v["sr"]["tx_msg_post"] + 10)))])
+        return sr_dropped("sr", "stale_response")
+
+    def legit_sr_ctrl(body_of, reason, src=None, n=1):
+        def fn(st):
+            lg = s.legit_sr()
+            s.wire.send([s.sr_ctrl(lg, body_of(lg), src=src or lg["peer_ip"]) for _ in range(n)])
+            return {"drops": {reason: n}, "qp": "legit_sr", "state": "RTS"}
+        return fn
+
+    def old_sack(lg, **kw):
+        # acknowledges nothing new: cumulative PSN before the sender's una, no bitmap bits
+        return sack_body(psn_add(lg["sr"]["tx_una"], -1), **kw)
+
+    out.append(("sr_ghost_sack_legit", legit_sr_ctrl(
+        lambda lg: ctrl_payload(SRW_CTRL_SACK, sack_body(psn_add(lg["sr"]["tx_nxt"], 5000), bitmap=b"\xff" * 32)),
+        "stale_response")))
+    out.append(("sr_ctrl_version_2", legit_sr_ctrl(
+        lambda lg: ctrl_payload(SRW_CTRL_SACK, old_sack(lg), version=2), "bad_ctrl")))
+    out.append(("sr_sack_length_past_payload", legit_sr_ctrl(
+        lambda lg: ctrl_payload(SRW_CTRL_SACK, old_sack(lg), length=4 + SRW_SACK_FIXED + 32 + 64), "bad_ctrl")))
+    out.append(("sr_sack_bitmap_short", legit_sr_ctrl(  # nbits 256, 4 bytes of bitmap
+        lambda lg: ctrl_payload(SRW_CTRL_SACK, old_sack(lg, nbits=256, bitmap=b"\0" * 4)), "bad_ctrl")))
+    out.append(("sr_sack_shorter_than_fixed", legit_sr_ctrl(
+        lambda lg: ctrl_payload(SRW_CTRL_SACK, old_sack(lg)[:20]), "bad_ctrl")))
+    out.append(("sr_sack_nbits_not_32", legit_sr_ctrl(
+        lambda lg: ctrl_payload(SRW_CTRL_SACK, old_sack(lg, nbits=40, bitmap=b"\0" * 8)), "bad_ctrl")))
+    out.append(("sr_nack_to_sr", legit_sr_ctrl(  # msg, first_sub, nbits, flags, bitmap
+        lambda lg: ctrl_payload(SRW_CTRL_NACK, struct.pack("!IHHI", lg["sr"]["tx_msg_post"] - 1, 0, 32, 1) +
+                                b"\xff" * 4), "bad_ctrl")))
+    out.append(("sr_ctrl_unknown_type", legit_sr_ctrl(
+        lambda lg: ctrl_payload(3, old_sack(lg)), "bad_ctrl")))
+
+    @case
+    def sr_ctrl_uc_send_first(st):
+        lg = s.legit_sr()
+        s.wire.send([s.sr_ctrl(lg, ctrl_payload(SRW_CTRL_SACK, old_sack(lg)), op=UC | SEND_FIRST,
+                               src=lg["peer_ip"])])
+        return {"drops": {"bad_opcode": 1}, "qp": "legit_sr", "state": "RTS"}
+
+    @case
+    def sr_ctrl_rc_send_only(st):
+        lg = s.legit_sr()
+        s.wire.send([s.sr_ctrl(lg, ctrl_payload(SRW_CTRL_SACK, old_sack(lg)), op=RC | SEND_ONLY,
+                               src=lg["peer_ip"])])
+        return {"drops": {"bad_opcode": 1}, "qp": "legit_sr", "state": "RTS"}
+
+    @case
+    def sr_sack_to_data_qpn(st):
+        lg = s.legit_sr()
+        s.wire.send([s.frame(UC | SEND_ONLY, lg["qpn"], lg["sr"]["rx_cum"], None,
+                             ctrl_payload(SRW_CTRL_SACK, old_sack(lg)), src=lg["peer_ip"])])
+        return {"drops": {"bad_opcode": 1}, "qp": "legit_sr", "state": "RTS"}
+
+    # ---- sr data: keys and bounds (dropped, not acknowledged; sr has no NAK)
+    @case
+    def sr_bad_rkey(st):
+        v, psn, _ = srv()
+        s.wire.send([s.sr_write(v, psn, v["va"] + 256, payload(64, 110), rkey=v["rkey"] ^ 0x5A)])
+        return sr_dropped("sr", "bad_rkey")
+
+    @case
+    def sr_rkey_of_other_pd(st):
+        v, psn, _ = srv()
+        lg = s.legit_sr()
+        s.wire.send([s.sr_write(v, psn, lg["va"] + 3500, payload(64, 111), rkey=lg["rkey"])])
+        return sr_dropped("sr", "bad_rkey")
+
+    @case
+    def sr_plain_write_rkey_zero(st):
+        # rkey 0 is the message space, reached only by packets with an immediate
+        v, psn, _ = srv()
+        s.wire.send([s.sr_write(v, psn, 0, payload(64, 112), rkey=0)])
+        return sr_dropped("sr", "bad_rkey")
+
+    @case
+    def sr_va_past_mr_end(st):
+        v, psn, _ = srv()
+        s.wire.send([s.sr_write(v, psn, v["va"] + v["len"], payload(64, 113))])
+        return sr_dropped("sr", "out_of_bounds")
+
+    @case
+    def sr_va_len_wraps_2_64(st):
+        v, psn, _ = srv()
+        s.wire.send([s.sr_write(v, psn, (1 << 64) - 32, payload(64, 114))])
+        return sr_dropped("sr", "out_of_bounds")
+
+    @case
+    def sr_write_longer_than_mtu(st):
+        v, psn, _ = srv()
+        s.wire.send([s.sr_write(v, psn, v["va"], payload(MTU + 64, 115))])
+        return sr_dropped("sr", "bad_msg_length")
+
+    @case
+    def sr_dma_len_not_payload(st):
+        v, psn, _ = srv()
+        s.wire.send([s.sr_write(v, psn, v["va"] + 256, payload(64, 116), dma_len=128)])
+        return sr_dropped("sr", "bad_msg_length")
+
+    # ---- sr data: message numbers, kinds, indexes, descriptors
+    @case
+    def sr_msg_ahead_of_window(st):
+        # the first and the last number past the 64-message window that
+        # the receiver takes as "ahead" (dropped unmarked: not acknowledged)
+        v, psn, msg = srv()
+        s.wire.send([s.sr_msg(v, psn, msg + SRW_MSG_WIN, SRW_LAST, 0, payload(64, 117)),
+                     s.sr_msg(v, psn_add(psn, 1), msg + 2 * SRW_MSG_WIN - 1, SRW_LAST, 0, payload(64, 118))])
+        return sr_dropped("sr", "stale_msg", 2)
+
+    @case
+    def sr_late_msg_behind_window(st):
+        # a late packet of a finished message (the number before the
+        # window): dropped, but its PSN counts and is SACKed, so a sender stops
+        v, psn, msg = srv()
+        s.wire.send([s.sr_msg(v, psn, msg - 1, SRW_LAST, 0, payload(64, 119))])
+        e = sr_dropped("sr", "stale_msg", sack_cum=psn_add(psn, 1),
+                       sr_expect={"rx_cum": psn_add(psn, 1)}, counter_delta={"recv_ok": 0, "sacks_sent": 1})
+        e["sr_same"] = ("rx_msg_cum", "rx_bind_next", "tx_una", "tx_nxt", "peer_msg_limit", "have_limit")
+        return e
+
+    @case
+    def sr_kind_reserved(st):
+        v, psn, msg = srv()
+        s.wire.send([s.sr_msg(v, psn_add(psn, i), msg, kind, 0, payload(64, 120 + i))
+                     for i, kind in enumerate((5, 6, 7))])
+        return sr_dropped("sr", "bad_opcode", 3)
+
+    @case
+    def sr_parity_to_sr(st):
+        v, psn, msg = srv()
+        s.wire.send([s.sr_msg(v, psn, msg, SRW_PARITY, 0, payload(MTU, 123))])
+        return sr_dropped("sr", "bad_opcode")
+
+    @case
+    def sr_index_past_last_packet(st):
+        # kind 1 at index 1 makes a 2-packet message (64 bytes at 1024,
+        # placed); a data packet at index 2 lies past its end
+        v, psn, msg = srv()
+        off = v["sr"]["rx_bind_next"] * v["recv_len"]
+        s.wire.send([s.sr_msg(v, psn, msg, SRW_LAST, 1, payload(64, 124)),
+                     s.sr_msg(v, psn_add(psn, 1), msg, SRW_DATA, 2, payload(MTU, 125))])
+        return {"drops": {"bad_msg_length": 1}, "qp": "sr", "state": "RTS", "sack_cum": psn_add(psn, 1),
+                "sr_expect": {"rx_cum": psn_add(psn, 1), "rx_msg_cum": msg},
+                "counter_delta": {"recv_ok": 0, "recv_err": 0},
+                "changes": {"sr_recv": (off + MTU, off + MTU + 64, True)}, "reset": ["sr"]}
+
+    @case
+    def sr_va_not_index_times_mtu(st):
+        v, psn, msg = srv()
+        s.wire.send([s.sr_msg(v, psn, msg, SRW_DATA, 0, payload(MTU, 126), va=512)])
+        e = sr_dropped("sr", "out_of_bounds", reset=["sr"])
+        e["sr_same"] = tuple(k for k in SR_SAME if k != "rx_bind_next")  # a receive is bound to the message
+        return e
+
+    @case
+    def sr_send_longer_than_recv_buffer(st):
+        # kind 1 at index 2: 2 x 1024 + 64 bytes into a 2048-byte receive:
+        # the receiver goes to ERR, the receive completes with LOC_LEN_ERR
+        # and the other posted receives are flushed
+        v, psn, msg = srv()
+        posted = v["nrecv"] - v["sr"]["rx_bind_next"]
+        s.wire.send([s.sr_msg(v, psn, msg, SRW_LAST, 2, payload(64, 127))])
+        return {"drops": {"bad_msg_length": 1}, "qp": "sr", "responses": "none", "state": "ERR",
+                "counter_delta": {"recv_ok": 0, "recv_len_err": 1, "recv_err": posted},
+                "sr_same": ("rx_cum", "rx_marked"), "reset": ["sr"]}
+
+    @case
+    def sr_psn_out_of_window(st):
+        v, psn, _ = srv()
+        s.wire.send([s.sr_write(v, psn_add(psn, v["sr"]["rx_nbits"]), v["va"] + 256, payload(64, 128)),
+                     s.sr_write(v, psn_add(psn, 100000), v["va"] + 320, payload(64, 129))])
+        return sr_dropped("sr", "psn_out_of_window", 2)
+
+    @case
+    def sr_desc_version_2(st):
+        v, psn, msg = srv()
+        s.wire.send([s.sr_msg(v, psn, msg, SRW_DESC, 0, desc_payload(version=2, first_psn=psn), va=0)])
+        e = sr_dropped("sr", "bad_ctrl", reset=["sr"])
+        e["sr_same"] = tuple(k for k in SR_SAME if k != "rx_bind_next")
+        return e
+
+    @case
+    def sr_desc_parity_flag_on_sr(st):
+        v, psn, msg = srv()
+        s.wire.send([s.sr_msg(v, psn, msg, SRW_DESC, 0, desc_payload(ec=1, first_psn=psn), va=0)])
+        e = sr_dropped("sr", "bad_ctrl", reset=["sr"])
+        e["sr_same"] = tuple(k for k in SR_SAME if k != "rx_bind_next")
+        return e
+
+    @case
+    def sr_desc_with_rkey(st):
+        v, psn, msg = srv()
+        s.wire.send([s.sr_msg(v, psn, msg, SRW_DESC, 0, desc_payload(first_psn=psn), rkey=v["rkey"], va=v["va"])])
+        e = sr_dropped("sr", "bad_rkey", reset=["sr"])
+        e["sr_same"] = tuple(k for k in SR_SAME if k != "rx_bind_next")
+        return e
+
+    @case
+    def sr_write_imm_bad_rkey(st):
+        v, psn, msg = srv()
+        s.wire.send([s.sr_msg(v, psn, msg, SRW_LAST, 0, payload(64, 130), rkey=v["rkey"] ^ 0x5A,
+                              va=v["va"] + 256)])
+        e = sr_dropped("sr", "bad_rkey", reset=["sr"])
+        e["sr_same"] = tuple(k for k in SR_SAME if k != "rx_bind_next")
+        return e
+
+    # ---- sr data at the legit QP in the client's name, at a PSN ahead in
+    # the receiver's window that the client has not reached: caught by
+    # checks that hold whoever sends
+    AHEAD = 300
+
+    @case
+    def sr_bad_rkey_legit(st):
+        lg = s.legit_sr()
+        n = 8
+        s.wire.send([s.sr_write(lg, psn_add(lg["sr"]["rx_cum"], AHEAD + i), lg["va"] + 3072 + 16 * i,
+                                payload(16, 131 + i), rkey=lg["rkey"] ^ 0x5A, src=lg["peer_ip"]) for i in range(n)])
+        return {"drops": {"bad_rkey": n}, "qp": "legit_sr", "state": "RTS"}
+
+    @case
+    def sr_kind_reserved_legit(st):
+        lg = s.legit_sr()
+        s.wire.send([s.sr_msg(lg, psn_add(lg["sr"]["rx_cum"], AHEAD), lg["sr"]["rx_msg_cum"], 5, 0,
+                              payload(64, 140), src=lg["peer_ip"])])
+        return {"drops": {"bad_opcode": 1}, "qp": "legit_sr", "state": "RTS"}
+
+    @case
+    def sr_msg_ahead_of_window_legit(st):
+        lg = s.legit_sr()
+        s.wire.send([s.sr_msg(lg, psn_add(lg["sr"]["rx_cum"], AHEAD), lg["sr"]["rx_msg_cum"] + 96, SRW_LAST, 0,
+                              payload(64, 141), src=lg["peer_ip"])])
+        return {"drops": {"stale_msg": 1}, "qp": "legit_sr", "state": "RTS"}
+
+    @case
+    def sr_psn_out_of_window_legit(st):
+        lg = s.legit_sr()
+        s.wire.send([s.sr_write(lg, psn_add(lg["sr"]["rx_cum"], 100000), lg["va"] + 3072, payload(16, 142),
+                                src=lg["peer_ip"])])
+        return {"drops": {"psn_out_of_window": 1}, "qp": "legit_sr", "state": "RTS"}
+
+    # ---- ec: a NACK is an ec sender's; one naming no message in flight is stale
+    @case
+    def ec_nack_no_message(st):
+        v = s.victim("ec")
+        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_NACK, struct.pack("!IHHI", 5, 0, 32, 1) + b"\xff" * 4))])
+        return sr_dropped("ec", "stale_response")
+
+    @case
+    def ec_nack_nbits_not_32(st):
+        v = s.victim("ec")
+        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_NACK, struct.pack("!IHHI", 0, 0, 40, 0) + b"\xff" * 8))])
+        return sr_dropped("ec", "bad_ctrl")
+
+    @case
+    def ec_decode_outside_write_region(st):
+        # A WRITE with immediate on the ec victim (k = 2, m = 1): its last
+        # packet (index 1) lies inside the region, so its base (va - 1 x
+        # MTU) lies 1024 bytes before it; with the parity packet the
+        # receiver can rebuild index 0, which would land before the region
+        # (the guard gap and the region before it). That write must be
+        # refused like any other out of bounds (c7bed88).
+        v = s.victim("ec")
+        psn, msg = v["sr"]["rx_cum"], v["sr"]["rx_msg_cum"]
+        s.wire.send([s.sr_msg(v, psn_add(psn, 1), msg, SRW_LAST, 1, payload(64, 150), rkey=v["rkey"], va=v["va"]),
+                     s.sr_msg(v, psn_add(psn, 2), msg, SRW_PARITY, 0, payload(MTU, 151))])
+        return {"drops": {"out_of_bounds": 1}, "qp": "ec", "responses": "any", "state": "RTS",
+                "counter_delta": {"recv_ok": 0, "recv_err": 0}, "changes": {"ec_data": (0, 64, True)},
+                "reset": ["ec"]}
+
+    @case
+    def sr_msg_half_space_away(st):
+        # A number 2048 from the window: mod 4096 as far ahead as behind.
+        # Only 64..127 ahead count as ahead (sr_msg_ahead_of_window); the
+        # rest of the space outside the window counts as late: dropped,
+        # its PSN counted and SACKed (as sr_late_msg_behind_window)
+        v, psn, msg = srv()
+        s.wire.send([s.sr_msg(v, psn, msg + 2048, SRW_LAST, 0, payload(64, 152))])
+        e = sr_dropped("sr", "stale_msg", sack_cum=psn_add(psn, 1),
+                       sr_expect={"rx_cum": psn_add(psn, 1)}, counter_delta={"recv_ok": 0, "sacks_sent": 1})
+        e["sr_same"] = ("rx_msg_cum", "rx_bind_next", "tx_una", "tx_nxt", "peer_msg_limit", "have_limit")
+        return e
+
+    # ---- stale SACKs: a cumulative PSN a million behind anything sent
+    # (rc's credit_poisoning_*: a stale ACK must not change the credits)
+    @case
+    def sr_stale_sack_credits_idle(st):
+        v, _, _ = srv()
+        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_SACK, sack_body(psn_add(v["sr"]["tx_nxt"], -1000000),
+                                                                        msg_limit=0x7FFFFFFF)))])
+        return sr_dropped("sr", "stale_response")
+
+    @case
+    def sr_stale_sack_credits_legit(st):
+        lg = s.legit_sr()
+        s.wire.send([s.sr_ctrl(lg, ctrl_payload(SRW_CTRL_SACK, sack_body(psn_add(lg["sr"]["tx_nxt"], -1000000),
+                                                                         msg_limit=lg["sr"]["tx_msg_post"] + (1 << 30))),
+                               src=lg["peer_ip"])])
+
+        def limit_sane(q0, q1, errs):
+            # the client has 8 receives posted: its limit is never far past the messages sent
+            over = (q1["sr"]["peer_msg_limit"] - q1["sr"]["tx_msg_post"]) & 0xFFFFFFFF
+            if 64 < over < 1 << 31:
+                errs.append("legit_sr credits poisoned: peer_msg_limit %d, %d messages past the last posted"
+                            % (q1["sr"]["peer_msg_limit"], over))
+        return {"drops": {"stale_response": 1}, "qp": "legit_sr", "state": "RTS", "check_fn": limit_sane}
 
     # ---- last: a forged WRITE at the legit QP in another host's name
     @case
