@@ -21,6 +21,15 @@
  * at 10 us RTT; it does not bind at >= 100 us), window_pkts 1024 (the most:
  * the SACK bitmap's size), MTU 4096 and one bitmap chunk per MTU.
  *
+ * uroce dates a packet when it hands it to the port, so whatever the window
+ * lets into the rate limiter's queue counts in srtt, and the RTO (3 x srtt)
+ * grows with it. --window-bdp MARGIN sets the byte window of each row to
+ * its bandwidth-delay product in full frames plus MARGIN frames (x 4 KiB),
+ * as a deployment sizes it: the queue then holds about MARGIN frames and
+ * srtt stays near the path RTT, while window_pkts (the PSN range) stays
+ * 1024 so a hole waiting for its RTO does not stop the sender. Messages
+ * smaller than that window still go to the queue whole.
+ *
  * One sample: one RDMA WRITE with immediate of the message size is posted at
  * simulated time t0 (loop_fabric_now); its completion time is the time of
  * the sender's CQE minus t0. A WRITE with immediate because a plain WRITE on
@@ -42,7 +51,8 @@
  *   sdr_longhaul [--sizes LIST] [--drops LIST] [--rtts-us LIST] [--gbps G]
  *                [--samples N|LIST] [--variants LIST] [--beta B] [--seed S]
  *                [--queue-kib Q] [--backpressure] [--window-pkts N]
- *                [--window-kib W] [--ctrl-loss] [--csv] [--trace] [--quick] [-h]
+ *                [--window-kib W] [--window-bdp MARGIN] [--ctrl-loss] [--csv] [--trace]
+ *                [--quick] [-h]
  */
 #include <endian.h>
 #include <errno.h>
@@ -86,6 +96,7 @@ struct opts {
 	bool backpressure;
 	uint32_t window_pkts;
 	uint32_t window_kib;
+	int32_t window_bdp; /* >= 0: window_bytes = (BDP in frames + this) x 4 KiB per row */
 	bool ctrl_loss;
 	bool csv;
 	bool trace;
@@ -130,6 +141,9 @@ static void usage(FILE *f)
 	        "                    TX ring) instead of dropping them\n"
 	        "  --window-pkts N   sr/ec packets in flight, 16..1024. Default 1024\n"
 	        "  --window-kib W    sr/ec bytes in flight in KiB, 0 = window-pkts x 4 KiB. Default 0\n"
+	        "  --window-bdp MARGIN  sr/ec bytes in flight per row = (the row's bandwidth-delay\n"
+	        "                    product in full data frames, rounded up, + MARGIN) x 4 KiB, 0..1024;\n"
+	        "                    overrides --window-kib (window-pkts stays the PSN range)\n"
 	        "  --ctrl-loss       lose control frames (SACK, NACK) with the same p\n"
 	        "  --csv             print CSV rows instead of the table\n"
 	        "  --trace           drop data frames in a filter of the bench (same p, its own\n"
@@ -233,6 +247,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	o->seed = 1;
 	o->queue_kib = 65536;
 	o->window_pkts = 1024;
+	o->window_bdp = -1;
 	for (int v = 0; v < V__COUNT; v++)
 		o->variants[v] = true;
 	for (int i = 1; i < argc; i++) {
@@ -284,7 +299,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			{
 				static const char *const known[] = { "--sizes", "--drops", "--rtts-us", "--samples",
 				                                     "--variants", "--gbps", "--beta", "--seed",
-				                                     "--queue-kib", "--window-pkts", "--window-kib" };
+				                                     "--queue-kib", "--window-pkts", "--window-kib",
+				                                     "--window-bdp" };
 				bool ok = false;
 
 				for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
@@ -341,6 +357,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				o->window_pkts = (uint32_t)parse_u64(name, val, 16, 1024);
 			} else if (!strcmp(name, "--window-kib")) {
 				o->window_kib = (uint32_t)parse_u64(name, val, 0, 4096);
+			} else if (!strcmp(name, "--window-bdp")) {
+				o->window_bdp = (int32_t)parse_u64(name, val, 0, 1024);
 			} else {
 				usage(stderr);
 				die("unknown option '%s'", name);
@@ -408,6 +426,8 @@ struct bench {
 	uint8_t recv_buf[64];
 	struct uroce_mr *recv_mr;
 	uint64_t t_frame_ns; /* serialisation of one full data frame */
+	uint32_t frame_bytes; /* a full data frame on the wire */
+	uint32_t win_bytes;   /* the row's byte window (0: window_pkts x 4 KiB) */
 	uint64_t refused_seen;
 	/* --trace: losses made by the filter, logged per sample */
 	bool trace;
@@ -550,6 +570,14 @@ static void bench_open(struct bench *b, const struct opts *o, enum variant v, do
 	rel.rto_min_us = 1;
 	rel.window_pkts = o->window_pkts;
 	rel.window_bytes = o->window_kib * 1024u;
+	if (o->window_bdp >= 0 && b->frame_bytes) {
+		/* the bandwidth-delay product in full frames, rounded up, plus the margin */
+		double bdp = o->gbps * 1e9 * rtt_us * 1e-6 / (8.0 * b->frame_bytes);
+		uint64_t w = ((uint64_t)ceil(bdp - 1e-9) + (uint64_t)o->window_bdp) * MTU_BYTES;
+
+		rel.window_bytes = w > UINT32_MAX ? UINT32_MAX : (uint32_t)w;
+	}
+	b->win_bytes = rel.window_bytes;
 	switch (v) {
 	case V_SR_RTO:
 		rel.reliability = UROCE_REL_SR;
@@ -851,10 +879,11 @@ static void run_row(struct bench *b, const struct opts *o, enum variant v, uint6
 		uint64_t frames = ld.tx_frames - ld0.tx_frames,
 		         lost = ld.lost + ld.lost_burst + ld.filtered - ld0.lost - ld0.lost_burst - ld0.filtered;
 		double per_msg = 1.0 / nsamp;
+		unsigned win_kib = (b->win_bytes ? b->win_bytes : o->window_pkts * MTU_BYTES) / 1024;
 
 		if (o->csv)
 			printf("%s,%" PRIu64 ",%" PRIu64 ",%g,%g,%g,%.6f,%u,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%.4f,"
-			       "%.4f,%.4f,%.4f,%.4f,%.4f,%.3f,%.3f,%.2f\n",
+			       "%.4f,%.4f,%.4f,%.4f,%.4f,%.3f,%.3f,%.2f,%u\n",
 			       variant_name[v], len, (len + MTU_BYTES - 1) / MTU_BYTES, p, rtt_us, o->gbps,
 			       (double)b->t_frame_ns / 1000.0, nsamp, mean / 1000, sd / sqrt(nsamp) / 1000,
 			       quantile(t, nsamp, 0.5) / 1000, quantile(t, nsamp, 0.99) / 1000, quantile(t, nsamp, 0.999) / 1000,
@@ -864,14 +893,15 @@ static void run_row(struct bench *b, const struct opts *o, enum variant v, uint6
 			       (double)(sa.rack_losses - sa0.rack_losses) * per_msg, (double)(sa.tlp_probes - sa0.tlp_probes) * per_msg,
 			       (double)(sb.ec_nacks_sent - sb0.ec_nacks_sent) * per_msg,
 			       (double)(sb.ec_recovered - sb0.ec_recovered) * per_msg,
-			       (double)sa.srtt_ns / 1000, (double)sa.rto_ns / 1000, wall);
+			       (double)sa.srtt_ns / 1000, (double)sa.rto_ns / 1000, wall, win_kib);
 		else
-			printf("%-8s %10" PRIu64 " %7g %7g %7u %11.1f %11.1f %11.1f %8.2f %7.2f %6.3f %6.3f %6.2f %8.1f %8.1f\n",
+			printf("%-8s %10" PRIu64 " %7g %7g %7u %11.1f %11.1f %11.1f %8.2f %7.2f %6.3f %6.3f %6.2f %8.1f %8.1f %7u\n",
 			       variant_name[v], len, p, rtt_us, nsamp, mean / 1000, quantile(t, nsamp, 0.99) / 1000,
 			       quantile(t, nsamp, 0.999) / 1000, (double)frames * per_msg, (double)lost * per_msg,
 			       (double)(sa.retransmits - sa0.retransmits) * per_msg,
 			       (double)(sb.ec_nacks_sent - sb0.ec_nacks_sent) * per_msg,
-			       (double)(sb.ec_recovered - sb0.ec_recovered) * per_msg, (double)sa.srtt_ns / 1000, (double)sa.rto_ns / 1000);
+			       (double)(sb.ec_recovered - sb0.ec_recovered) * per_msg, (double)sa.srtt_ns / 1000, (double)sa.rto_ns / 1000,
+			       win_kib);
 		fflush(stdout);
 	}
 	bench_close(b);
@@ -925,23 +955,30 @@ int main(int argc, char **argv)
 	memset(b.dst, 0, b.buf_bytes);
 	b.t_frame_ns = 1;
 	b.t_frame_ns = measure_frame(&b, &o, &frame_bytes);
+	b.frame_bytes = frame_bytes;
 	if (o.csv) {
+		char wb[64] = "";
+
+		if (o.window_bdp >= 0)
+			snprintf(wb, sizeof(wb), ", bytes = (BDP in frames + %d) x 4 KiB", o.window_bdp);
+		else if (o.window_kib)
+			snprintf(wb, sizeof(wb), ", bytes %u KiB", o.window_kib);
 		printf("# sdr_longhaul: %g Gbit/s, full data frame %u B on the wire = %.4f us; queue %u KiB%s; window %u pkts"
 		       "%s; beta %g; seed %" PRIu64 "; control direction %s\n",
 		       o.gbps, frame_bytes, b.t_frame_ns / 1000.0, o.queue_kib, o.backpressure ? " with back-pressure" : "",
-		       o.window_pkts, o.window_kib ? " (byte window set)" : "", o.beta, o.seed,
-		       o.ctrl_loss ? "lossy" : "lossless");
+		       o.window_pkts, wb, o.beta, o.seed, o.ctrl_loss ? "lossy" : "lossless");
 		printf("variant,bytes,chunks,drop,rtt_us,gbps,t_inj_us,samples,mean_us,mean_se_us,p50_us,p99_us,p999_us,"
 		       "max_us,min_us,frames_per_msg,lost_per_msg,retx_per_msg,rto_losses_per_msg,rack_losses_per_msg,"
-		       "tlp_per_msg,nacks_per_msg,ec_rebuilt_per_msg,srtt_us,rto_us,wall_s\n");
+		       "tlp_per_msg,nacks_per_msg,ec_rebuilt_per_msg,srtt_us,rto_us,wall_s,win_kib\n");
 	} else {
 		printf("SDR long-haul on the loop fabric: %g Gbit/s each way, full data frame %u B = %.4f us on the wire, "
-		       "queue %u KiB%s, window %u packets, ec fallback timeout %g x RTT, control direction %s\n",
+		       "queue %u KiB%s, window %u packets%s, ec fallback timeout %g x RTT, control direction %s\n",
 		       o.gbps, frame_bytes, b.t_frame_ns / 1000.0, o.queue_kib, o.backpressure ? " (back-pressure)" : "",
-		       o.window_pkts, o.beta, o.ctrl_loss ? "lossy" : "lossless");
-		printf("%-8s %10s %7s %7s %7s %11s %11s %11s %8s %7s %6s %6s %6s %8s %8s\n", "variant", "bytes", "drop",
+		       o.window_pkts, o.window_bdp >= 0 ? " and (BDP + margin) bytes (win_kib)" : "", o.beta,
+		       o.ctrl_loss ? "lossy" : "lossless");
+		printf("%-8s %10s %7s %7s %7s %11s %11s %11s %8s %7s %6s %6s %6s %8s %8s %7s\n", "variant", "bytes", "drop",
 		       "rtt_us", "samples", "mean_us", "p99_us", "p99.9_us", "frames", "lost", "retx", "nacks", "rebuilt",
-		       "srtt_us", "rto_us");
+		       "srtt_us", "rto_us", "win_kib");
 	}
 	fflush(stdout);
 	for (unsigned si = 0; si < o.nsizes; si++) {
@@ -959,6 +996,7 @@ int main(int argc, char **argv)
 	if (!o.csv)
 		printf("frames, lost, retx, nacks, rebuilt: per message (data direction frames, frames the link lost, "
 		       "packets sent again, ec NACKs, ec chunks rebuilt); srtt/rto: the sender's at the end of the row\n");
+	fflush(stdout);
 	fprintf(stderr, "sdr_longhaul: %.1f s of wall time\n", now_s() - wall);
 	free(b.src);
 	free(b.dst);

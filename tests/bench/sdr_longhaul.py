@@ -72,6 +72,8 @@ def parse_csv(text):
             r[c] = float(r[c])
         for c in INT_COLS:
             r[c] = int(r[c])
+        # the row's byte window (older CSVs lack it)
+        r["win_kib"] = int(r["win_kib"]) if r.get("win_kib") else 0
         rows.append(r)
     return head, rows
 
@@ -100,11 +102,12 @@ def model_star(r, beta):
              is acknowledged and a reordering window of min_rtt/4 has passed
              (its tail-loss probe for the very last packet is not modelled)
     ec_*     + rtt: the sender completes on the receiver's final ACK (SDR's
-             T_SR counts that RTT, its EC base term does not);
-             - m x t_inj unless a data chunk of the last submessage was lost:
-             uroce's receiver finishes a submessage as soon as its k data
-             chunks are there, without waiting for the m parity frames
-             behind them; and the fallback SR's rto is the measured RTO.
+             T_SR counts that RTT, its EC base term does not; the paper
+             defines T as ending at that ACK's reception).  The receiver
+             acknowledges a submessage's parity PSNs only once they arrived
+             or the sender has gone past them (2c25b83), so the sender
+             completes after the last parity frame too: base + rtt.  The
+             fallback SR's rto is the measured RTO.
     """
     M, t, rtt, p = r["chunks"], r["t_inj_us"] * 1e-6, r["rtt_us"] * 1e-6, \
         r["drop"]
@@ -116,9 +119,7 @@ def model_star(r, beta):
     code = "xor" if v == "ec_xor" else "rs"
     st = sdr_model.ec_stats(M, t, rtt, p, code, K, MPAR, r["rto_us"] * 1e-6,
                             beta)
-    kk = M - (-(-M // K) - 1) * K            # data chunks of the last submessage
-    no_loss_last = (1.0 - p) ** kk
-    return {"mean": st["mean"] + rtt - MPAR * t * no_loss_last}
+    return {"mean": st["mean"] + rtt}
 
 
 def fmt_size(b):
@@ -149,7 +150,7 @@ def build_table(rows, beta):
             "model_p999": m.get("p999", float("nan")) * us,
             "star_mean": ms["mean"] * us,
             "star_p99": ms.get("p99", float("nan")) * us,
-            "srtt": r["srtt_us"], "rto": r["rto_us"],
+            "srtt": r["srtt_us"], "rto": r["rto_us"], "win": r["win_kib"],
             "retx": r["retx_per_msg"], "nacks": r["nacks_per_msg"],
             "rebuilt": r["ec_rebuilt_per_msg"], "lost": r["lost_per_msg"],
         }
@@ -182,7 +183,8 @@ COLS = [("variant", "variant", str), ("size", "size", str),
         ("star_mean", "model* us", f1), ("r_star", "meas/model*", f2),
         ("retx", "retx/msg", lambda x: "%.3g" % x),
         ("nacks", "nacks/msg", lambda x: "%.3g" % x),
-        ("srtt", "srtt us", f1), ("rto", "RTO us", f1)]
+        ("srtt", "srtt us", f1), ("rto", "RTO us", f1),
+        ("win", "win KiB", lambda x: str(x) if x else "-")]
 
 
 def print_text(table, f=sys.stdout):
