@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """The attacker of the conformance suite: builds RoCEv2 packets with scapy in
 its own network namespace, sends them at conf_peer's victim QPs and at the
-legitimate connection, and checks each case from outside the process (IBTA
-Vol. 1 ch. 9, the receive checks of the kernel's rdma_rxe).
+legitimate connections (rc and sr), and checks each case from outside the
+process (IBTA Vol. 1 ch. 9, the receive checks of the kernel's rdma_rxe; for
+sr and ec, docs/wire.md "sr and ec").
 
 For every case: exactly the expected drop counter moved, the expected
 response (NAK syndrome and PSN, ACK, or nothing) came back, the QP is in the
