@@ -13,9 +13,11 @@
 # (with sr's 1 ms initial RTO a stall of the AF_XDP TX path after 32 packets
 # of about 3 ms, seen here, interleaves them).
 #
-# Two sessions on one guest, each a new uc_sink QP and sr QP:
+# Three sessions on one guest, each a new uc_sink QP and sr QP:
 #   clean  retry_cnt 1: exactly 2 copies of the 70 packets on the wire, all
 #          reach rxe, one RECV_RDMA_WITH_IMM per data packet with immediate;
+#   srq    the same with uc_sink's receives on an SRQ: one REM_ACCESS_ERR
+#          completion per copy of the descriptor (rkey 0) too;
 #   lossy  retry_cnt 4, uroce-impair drops 10% of the RoCEv2 packets at the
 #          bridge port (seeded): packets placed after a PSN gap, the data
 #          of a dropped first copy placed by its retransmission.
@@ -162,13 +164,15 @@ stop_capture() {
 	echo "  tcpdump: $(grep -E 'packets (captured|received by filter|dropped)' "$WORK/tcpdump.err" | tr '\n' ' ')"
 }
 
-# session NAME RETRY_CNT [DROP]: one uc_sink QP, one sr_uc_send QP; DROP (a
-# uroce-impair probability) on the bridge port of the host's veth.
+# session NAME RETRY_CNT [DROP [SINK_OPTS]]: one uc_sink QP, one sr_uc_send
+# QP; DROP (a uroce-impair probability, or '') on the bridge port of the
+# host's veth; SINK_OPTS more uc_sink options (-q: receives on an SRQ).
 session() {
 	SESSION=$1
-	local retry=$2 drop=${3:-} job sender_rc=0 sink_rc=0 before after stats=
+	local retry=$2 drop=${3:-} sink_opts=${4:-} job sender_rc=0 sink_rc=0 before after stats=
 	local what="retry_cnt $retry"
 	[ -z "$drop" ] || what="$what, $drop of the RoCEv2 packets dropped at the bridge (seed $DROP_SEED)"
+	[ -z "$sink_opts" ] || what="$what, uc_sink $sink_opts"
 	echo "=== $SESSION: uc_sink (rxe UC QP) <- sr_uc_send (uroce sr QP, $what)"
 	if [ -n "$drop" ]; then
 		# XDP on vp-host's ingress: the host's packets, before the bridge
@@ -177,7 +181,7 @@ session() {
 	fi
 	before=$(rxe_counters)
 	start_capture
-	job=$("$VMLAB" start srv "timeout 90 $SINK -d rxe0 -g 1 -w $WRITE_LEN -i $IMM_LEN -S $SEED -r 64 -t 60")
+	job=$("$VMLAB" start srv "timeout 90 $SINK -d rxe0 -g 1 -w $WRITE_LEN -i $IMM_LEN -S $SEED -r 64 -t 60 $sink_opts")
 	wait_listening || fail "uc_sink never listened: $("$VMLAB" output srv "$job")"
 	# $! is the pid that becomes timeout (see start_capture)
 	ip netns exec "$HOSTNS" timeout 120 "$SENDER" --port "afxdp:$IFACE" --server "$SRV_IP" --retry-cnt "$retry" \
@@ -262,6 +266,13 @@ session() {
 		# and retransmissions alike) must have made one completion.
 		[ -z "$comps" ] || [ "$comps" = "$n_imm" ] ||
 			fail "rxe received all $total packets but completed $comps of the $n_imm WRITE Only with Immediate data packets"
+		if [ "$sink_opts" = -q ]; then
+			# on an SRQ each descriptor copy ends in REM_ACCESS_ERR
+			local rej
+			rej=$(sed -n 's/.* srq: \([0-9]*\) REM_ACCESS_ERR.*/\1/p' "$WORK/sink.out")
+			echo "  rxe: ${rej:-no} REM_ACCESS_ERR completions on the SRQ for the $n_desc descriptors (rkey 0)"
+			[ "${rej:-x}" = "$n_desc" ] || fail "expected one REM_ACCESS_ERR completion per descriptor"
+		fi
 	else
 		echo "  note: $((total - rcvd)) packets on the bridge did not reach rxe (the guest's tap or virtio queue):" \
 			"the completion count is not compared"
@@ -271,6 +282,10 @@ session() {
 }
 
 session clean 1
+# The same with the receives on an SRQ: rxe then completes every descriptor
+# copy (rkey 0) with REM_ACCESS_ERR, IBTA's UC class D, instead of dropping
+# it; the data is placed all the same.
+session srq 1 '' -q
 if [ -n "$IMPAIR" ]; then
 	# retry_cnt 4: each packet goes out 5 times, so at 10% loss a packet
 	# loses every copy with probability 1e-5 (70 packets: under 0.1% a run).

@@ -4,7 +4,7 @@
  * the guest (sr_to_rxe_uc.sh), as make-captures.sh does with rxe_imm.
  *
  *   uc_sink [-d DEV] [-g GIDX] [-p TCP_PORT] [-w WRITE_LEN] [-i IMM_LEN]
- *           [-S SEED] [-m MTU] [-r RECV_WRS] [-t TIMEOUT_S]
+ *           [-S SEED] [-m MTU] [-r RECV_WRS] [-q] [-t TIMEOUT_S]
  *
  * It registers one buffer with REMOTE_WRITE: a guard, the region of the
  * plain RDMA WRITE, a guard, the region of the RDMA WRITE with immediate,
@@ -21,6 +21,11 @@
  *          is that packet's length; every index 0..n-1 came at least once
  *          (more than once only as the sender's retransmissions);
  *   guards: untouched.
+ * With -q the receives go to an SRQ. rxe then completes each copy of the
+ * WRITE_WITH_IMM's descriptor (a WRITE Only with Immediate to rkey 0, which
+ * a UC QP with its own receive queue drops silently) with
+ * IBV_WC_REM_ACCESS_ERR, taking a receive (IBTA's UC "class D" for an R_Key
+ * violation with an SRQ): those are counted and printed, not failures.
  * Prints one line "uc_sink: PASS ..." or "uc_sink: FAIL: ..." (and the
  * details before it), sends the same line to the host, exits 0 on PASS.
  */
@@ -59,6 +64,7 @@ struct opts {
 	int tcp_port;
 	uint32_t write_len, imm_len, seed, mtu;
 	int recv_wrs;
+	bool srq;
 	int timeout_s;
 };
 
@@ -90,6 +96,7 @@ static void usage(FILE *f)
 		"  -S SEED       data pattern seed, 0..4294967295 (default 1)\n"
 		"  -m MTU        path MTU: 256, 512, 1024, 2048 or 4096 (default 1024)\n"
 		"  -r RECV_WRS   receives posted, 1..%d (default 64)\n"
+		"  -q            post them to a shared receive queue (SRQ) instead of the QP's own\n"
 		"  -t TIMEOUT_S  bound of each wait, 1..3600 s (default 60)\n",
 		SRUC_TCP_PORT, MAX_REGION, MAX_REGION, MAX_RECV_WRS);
 }
@@ -116,7 +123,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 	*o = (struct opts){ .gidx = 1, .tcp_port = SRUC_TCP_PORT, .write_len = 65536 + 100,
 			    .imm_len = 3 * 1024 + 37, .seed = 1, .mtu = 1024, .recv_wrs = 64, .timeout_s = 60 };
-	while ((c = getopt(argc, argv, "d:g:p:w:i:S:m:r:t:h")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:p:w:i:S:m:r:t:qh")) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
 		case 'g':
@@ -155,6 +162,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			if (parse_num("-t", optarg, 1, 3600, &v)) return -EINVAL;
 			o->timeout_s = (int)v;
 			break;
+		case 'q': o->srq = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -EINVAL;
 		}
@@ -338,13 +346,14 @@ int main(int argc, char **argv)
 	struct ibv_mr *mr = NULL;
 	struct ibv_cq *cq = NULL;
 	struct ibv_qp *qp = NULL;
+	struct ibv_srq *srq = NULL;
 	struct remote rem;
 	union ibv_gid my_gid;
 	uint8_t *buf = NULL;
 	uint32_t wva_off, iva_off, buf_len, my_psn, npk, seen[MAX_IMM_PKTS] = { 0 };
 	char rec[SRUC_REC_LEN], g[33], summary[320];
 	struct verdict v = { 0 };
-	unsigned long ncomp = 0, nbadcomp = 0;
+	unsigned long ncomp = 0, nbadcomp = 0, nrej = 0;
 	uint32_t order[MAX_ORDER], norder = 0, first_high = 0, ooo_idx = 0, ooo_after = 0;
 	bool any_first = false, ooo = false;
 	uint64_t done_tx = 0, done_retx = 0;
@@ -386,9 +395,19 @@ int main(int argc, char **argv)
 			o.recv_wrs + 1, strerror(errno));
 		goto out;
 	}
+	if (o.srq) {
+		struct ibv_srq_init_attr sa = { .attr = { .max_wr = (uint32_t)o.recv_wrs, .max_sge = 1 } };
+
+		srq = ibv_create_srq(pd, &sa);
+		if (!srq) {
+			fprintf(stderr, "uc_sink: FAIL: cannot create an SRQ of %d: %s\n", o.recv_wrs, strerror(errno));
+			goto out;
+		}
+	}
 	struct ibv_qp_init_attr qa = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UC,
-		.cap = { .max_send_wr = 1, .max_recv_wr = (uint32_t)o.recv_wrs, .max_send_sge = 1, .max_recv_sge = 1 },
+		.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_UC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = srq ? 0 : (uint32_t)o.recv_wrs, .max_send_sge = 1,
+			 .max_recv_sge = srq ? 0 : 1 },
 	};
 	qp = ibv_create_qp(pd, &qa);
 	struct ibv_qp_attr ia = { .qp_state = IBV_QPS_INIT, .port_num = 1, .pkey_index = 0,
@@ -406,7 +425,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < o.recv_wrs; i++) {
 		struct ibv_recv_wr wr = { .wr_id = (uint64_t)i, .sg_list = NULL, .num_sge = 0 }, *badwr;
 
-		if (ibv_post_recv(qp, &wr, &badwr)) {
+		if (srq ? ibv_post_srq_recv(srq, &wr, &badwr) : ibv_post_recv(qp, &wr, &badwr)) {
 			fprintf(stderr, "uc_sink: FAIL: ibv_post_recv %d of %d: %s\n", i, o.recv_wrs, strerror(errno));
 			goto out;
 		}
@@ -479,8 +498,12 @@ int main(int argc, char **argv)
 			uint32_t msg = SRUC_IMM_MSG(imm), want_len;
 			bool last = idx + 1 == npk;
 
-			ncomp++;
 			last_comp = now_ms();
+			if (o.srq && wc[i].status == IBV_WC_REM_ACCESS_ERR) {
+				nrej++; /* the descriptor, rkey 0 (see the top) */
+				continue;
+			}
+			ncomp++;
 			if (wc[i].status != IBV_WC_SUCCESS || wc[i].opcode != IBV_WC_RECV_RDMA_WITH_IMM ||
 			    !(wc[i].wc_flags & IBV_WC_WITH_IMM)) {
 				nbadcomp++;
@@ -579,6 +602,8 @@ int main(int argc, char **argv)
 			printf("uc_sink:   imm: %lu RECV_RDMA_WITH_IMM completions, every index 0..%u at least once "
 			       "(%u more copies: the sender's retransmissions)\n", ncomp - nbadcomp, npk - 1, dups);
 	}
+	if (o.srq)
+		printf("uc_sink:   srq: %lu REM_ACCESS_ERR completions (the descriptor's copies: rkey 0)\n", nrej);
 	if (!v.fail) {
 		snprintf(summary, sizeof(summary), "PASS: rxe placed the %u-byte RDMA WRITE and the %u-byte WRITE "
 			 "with immediate (%u packets, %lu completions) exactly", o.write_len, o.imm_len, npk, ncomp);
@@ -594,6 +619,8 @@ out:
 		close(fd);
 	if (qp)
 		ibv_destroy_qp(qp);
+	if (srq)
+		ibv_destroy_srq(srq);
 	if (cq)
 		ibv_destroy_cq(cq);
 	if (mr)
