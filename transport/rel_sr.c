@@ -832,9 +832,16 @@ static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 	msg_limit = get32(b + 20);
 	memcpy(&v16, b + 24, 2);
 	nbits = be16toh(v16);
-	if (nbits % 32 || nbits > SRW_SACK_MAX_BITS || len < SRW_SACK_FIXED + nbits / 8 || d_nxt > 0) {
-		ctx_count_drop(qp->ctx, d_nxt > 0 ? UROCE_DROP_STALE_RESPONSE : UROCE_DROP_BAD_CTRL);
-		return; /* acknowledges what was never sent: forged */
+	if (nbits % 32 || nbits > SRW_SACK_MAX_BITS || len < SRW_SACK_FIXED + nbits / 8) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
+		return;
+	}
+	/* acknowledging what was never sent is forged; one from before the
+	 * oldest packet the ring can have held is stale (a reordered SACK is
+	 * at most a window behind): neither moves anything */
+	if (d_nxt > 0 || roce_psn_diff(cum, t->una) < -(int32_t)(t->mask + 1)) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_STALE_RESPONSE);
+		return;
 	}
 	if ((int32_t)(msg_cum - __atomic_load_n(&st->tx.msg_post, __ATOMIC_RELAXED)) > 0) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_STALE_RESPONSE);
