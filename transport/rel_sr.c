@@ -817,6 +817,29 @@ static void credit_arrived(struct uroce_qp *qp, uint64_t now)
 	}
 }
 
+/* ec: the receiver has finished these messages, so their parity and
+ * descriptors that were never acknowledged (lost, or not needed once the
+ * data was whole) are done with. True if any was. */
+static bool ec_msgs_done(struct uroce_qp *qp, uint32_t msg_cum, uint32_t msg_bits)
+{
+	struct sr_tx *t = &sr_of(qp)->tx;
+	bool any = false;
+
+	for (uint32_t psn = t->una; psn != t->nxt; psn = psn_add(psn, 1)) {
+		struct sr_txp *p = &t->ring[psn & t->mask];
+		const struct swqe *w = wqe_at(qp, p->sq_idx);
+		uint32_t ahead = w->msg_seq - msg_cum;
+
+		if ((p->flags & SRP_SACKED) || !(p->flags & SRP_EC) || !(w->sr_flags & SRW_F_SLOT))
+			continue;
+		if ((int32_t)ahead < 0 || (ahead >= 1 && ahead <= 32 && ((msg_bits >> (ahead - 1)) & 1))) {
+			txp_acked(qp, p);
+			any = true;
+		}
+	}
+	return any;
+}
+
 static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 {
 	struct sr_state *st = sr_of(qp);
@@ -914,6 +937,8 @@ static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 		rtt_sample(st, now > newest->sent_ns ? now - newest->sent_ns : 1);
 		rtt_stats(qp);
 	}
+	if (st->ec && ec_msgs_done(qp, msg_cum, get32(b + 8)))
+		progress = true;
 	while (t->una != t->nxt && (t->ring[t->una & t->mask].flags & SRP_SACKED))
 		t->una = psn_add(t->una, 1);
 	if (progress) {
@@ -1318,12 +1343,17 @@ bool sr_rx_bind_next(struct uroce_qp *qp)
  * rc's responder it goes to ERR; the sender runs out of retries. */
 static void rx_fatal(struct uroce_qp *qp, struct sr_rmsg *m, enum uroce_wc_status st, enum uroce_drop_reason why)
 {
+	/* as rc's responder for an invalid request (IBTA class C) */
+	struct uroce_async_event ev = { .event_type = UROCE_EVENT_QP_REQ_ERR };
+
 	ctx_count_drop(qp->ctx, why);
 	m->st = st;
 	push_recv_wc(qp, m);
 	m->delivered = true;
 	m->bound = false;
 	qp_to_error(qp);
+	ev.element.qp = qp;
+	ctx_async_event(qp->ctx, &ev);
 }
 
 static struct mr_int *check_rkey(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len)
