@@ -124,6 +124,7 @@ struct fuzz_stats {
 	/* sr (0) and ec (1) */
 	uint64_t sr_cmds[2], sr_recv_ok[2], sr_recv_multi[2], sr_recv_err[2], sr_send_ok[2], sr_qp_errs[2];
 	uint64_t sr_verified[2]; /* completed messages whose bytes were checked */
+	uint64_t sr_partial[2], sr_precv_given[2], sr_streams[2];
 	uint64_t ec_rebuilt_verified; /* ... of them ec messages with rebuilt packets */
 };
 
@@ -139,6 +140,10 @@ struct sr_peer {
 	uint32_t tx_msgs;   /* messages posted on the QP that take a receiver slot */
 	uint64_t wc_ok;     /* successful receive completions of the QP, and the last one's length */
 	uint32_t wc_len;
+	bool wc_partial;    /* ... and whether it was a partial completion */
+	struct uroce_precv *precv[8]; /* receive handles posted and not given back, oldest first */
+	unsigned nprecv;
+	struct uroce_pstream *stream; /* a stream whose end did not fit in the send queue yet */
 	uint64_t touched[(SRW_MSG_MASK + 1) / 64]; /* message numbers single packets used */
 };
 
@@ -380,6 +385,7 @@ static void setup(void)
 			ia.rel.ec_k = EC_K;
 			ia.rel.ec_m = EC_M;
 			ia.rel.ec_fto_us = EC_FTO_US;
+			ia.rel.chunk_pkts = i == QP_EC ? 2 : 0; /* partial-completion chunks */
 		}
 		if (uroce_qp_create(fz.pd, &ia, &fz.qp[i]))
 			die("qp_create");
@@ -473,8 +479,11 @@ static void sr_wc(unsigned i, const struct uroce_wc *wc)
 	fz.st.sr_recv_ok[i - QP_SR]++;
 	if (wc->byte_len > qp_mtu[i])
 		fz.st.sr_recv_multi[i - QP_SR]++;
+	if (wc->wc_flags & UROCE_WC_PARTIAL)
+		fz.st.sr_partial[i - QP_SR]++;
 	sp->wc_ok++;
 	sp->wc_len = wc->byte_len;
+	sp->wc_partial = wc->wc_flags & UROCE_WC_PARTIAL;
 }
 
 static void drain(void)
@@ -540,6 +549,8 @@ static void step(uint64_t ns)
 /* QPs knocked into ERR come back, so later packets still reach the
  * responder. Receive queues are topped up only here after a recovery and
  * by a time jump, so that enough SENDs find none (RNR NAK, UC/UD drop). */
+static void sr_release(unsigned qi);
+
 static void recover(void)
 {
 	for (unsigned i = 0; i < NQP; i++) {
@@ -553,6 +564,8 @@ static void recover(void)
 			else
 				fz.st.sr_qp_errs[i - QP_SR]++;
 			step(1000); /* let the flush completions out first */
+			if (i >= QP_SR)
+				sr_release(i);
 			bring_up(i);
 			post_recvs(i);
 		}
@@ -1344,7 +1357,7 @@ static void check_bytes(const uint8_t *now, const uint8_t *want, uint32_t len, c
 	}
 }
 
-/* A whole message of the forged sender: 18 bytes after the command.
+/* A whole message of the forged sender: 16 bytes after the command.
  *   t: bits 0-1 SEND, SEND with immediate, WRITE with immediate to A,
  *      plain WRITE to A; 2-3 losses: none, one data packet per
  *      submessage (ec rebuilds it, sr gets it again at the end), by the
@@ -1568,7 +1581,7 @@ static void cmd_sr_msg(struct reader *r, unsigned qi, bool late_copy)
 
 	/* A message of the forged sender's own that completed holds what was
 	 * sent, also the packets ec rebuilt. */
-	if (check && sp->wc_ok != wc_before && sp->wc_len == total) {
+	if (check && sp->wc_ok != wc_before && sp->wc_len == total && !sp->wc_partial) {
 		if (write) {
 			check_bytes((const uint8_t *)(uintptr_t)base, msgbuf, total, "region A", qi, msg);
 		} else {
@@ -1715,9 +1728,110 @@ static void cmd_sr_ctrl(struct reader *r, unsigned qi, bool to_data)
 	sr_send_ctrl(qi, b, len, ops[opsel & 7], 0, to_data);
 }
 
+/* Give back the oldest receive handle (it completes now, partially, if
+ * its message is not whole); false when it cannot yet (-EBUSY). */
+static bool precv_give_back(unsigned qi)
+{
+	struct sr_peer *sp = peer_of(qi);
+	uint64_t bits[4];
+
+	if (!sp->nprecv)
+		return true;
+	if (uroce_precv_bitmap(sp->precv[0], bits, 4) < 0)
+		die("precv_bitmap");
+	if (uroce_precv_complete(sp->precv[0]))
+		return false;
+	fz.st.sr_precv_given[qi - QP_SR]++;
+	memmove(sp->precv, sp->precv + 1, --sp->nprecv * sizeof(sp->precv[0]));
+	sp->precv[sp->nprecv] = NULL; /* given back: no longer ours to keep reachable */
+	return true;
+}
+
+static void sr_release(unsigned qi);
+
+/* The receive side of partial completion: post a receive handle on B1
+ * (all of it, or with bit 6 a part), or with bit 3 give the oldest back;
+ * with bit 5 the application resets the QP instead (the handles it holds
+ * given back in ERR first) and posts receives again. */
+static void sr_precv(unsigned qi, uint8_t sel, uint16_t len)
+{
+	struct sr_peer *sp = peer_of(qi);
+	struct uroce_sge sg = { area_va(AREA_B1), sel & 0x40 ? 1u + len % B1_LEN : B1_LEN, fz.mr[AREA_B1]->lkey };
+
+	if (sel & 0x20) {
+		sr_release(qi);
+		bring_up(qi);
+		step(1000);
+		post_recvs(qi);
+	} else if ((sel & 8) || sp->nprecv == sizeof(sp->precv) / sizeof(sp->precv[0]))
+		precv_give_back(qi);
+	else if (uroce_precv_post(fz.qp[qi], &sg, 0x100u | qi, &sp->precv[sp->nprecv]) == 0)
+		sp->nprecv++; /* a full receive queue refuses: fine */
+	for (unsigned k = 0; k < STEPS_PER_PKT; k++)
+		step(1000);
+}
+
+/* A streaming send of len bytes in pieces of two MTUs, last piece first. */
+static void sr_stream(unsigned qi, uint16_t len, uint8_t off)
+{
+	struct uroce_pstream *ps;
+	uint32_t length = len % 3000u, piece = 2 * qp_mtu[qi];
+
+	if (uroce_pstream_start(fz.qp[qi], length, 0x200u | qi, &ps))
+		return;
+	peer_of(qi)->tx_msgs++;
+	fz.st.sr_streams[qi - QP_SR]++;
+	for (uint32_t o = length ? (length - 1) / piece * piece : 0;; o -= piece) {
+		uint32_t n = length - o < piece ? length - o : piece;
+		struct uroce_sge sg = { area_va(AREA_C) + (off * 8u) % (C_LEN - n + 1), n, fz.mr[AREA_C]->lkey };
+
+		if (length)
+			uroce_pstream_continue(ps, o, &sg); /* a full send queue refuses: a piece never sent */
+		if (!o)
+			break;
+	}
+	if (uroce_pstream_end(ps)) {
+		/* a full send queue: it ends before the QP is reset (sr_release),
+		 * the one before it now if it can */
+		if (peer_of(qi)->stream && uroce_pstream_end(peer_of(qi)->stream) == 0)
+			peer_of(qi)->stream = NULL;
+		if (peer_of(qi)->stream)
+			die("two streams left unended");
+		peer_of(qi)->stream = ps;
+	}
+	for (unsigned k = 0; k < STEPS_PER_PKT; k++)
+		step(1000);
+}
+
+/* Before the sr/ec QP is reset: a stream left unended ends and every
+ * receive handle is given back (else both leak), in ERR, where queues
+ * are flushed and posts are taken. */
+static void sr_release(unsigned qi)
+{
+	struct sr_peer *sp = peer_of(qi);
+	struct uroce_qp_attr a;
+
+	if (!sp->nprecv && !sp->stream)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = UROCE_QPS_ERR;
+	if (uroce_qp_modify(fz.qp[qi], &a, UROCE_QP_STATE))
+		die("qp to ERR");
+	step(1000);
+	if (sp->stream && uroce_pstream_end(sp->stream))
+		die("pstream_end in ERR");
+	sp->stream = NULL;
+	step(1000);
+	while (sp->nprecv)
+		if (!precv_give_back(qi))
+			die("precv_complete in ERR");
+}
+
 /* A local work request on the sr or ec QP, sent to the forged peer, whose
  * SACKs complete it: 4 bytes after the command; the variant bit posts
- * three. */
+ * three. sel: bits 0-2 the opcode, bit 4 two SGEs, bit 5 unsignaled, bit
+ * 6 up to 7 bytes; bit 7 a receive handle instead (sr_precv), bit 3
+ * alone a stream. */
 static void cmd_sr_post(struct reader *r, unsigned qi, bool burst)
 {
 	static const enum uroce_wr_opcode ops[8] = { UROCE_WR_SEND, UROCE_WR_SEND_WITH_IMM, UROCE_WR_RDMA_WRITE,
@@ -1731,6 +1845,14 @@ static void cmd_sr_post(struct reader *r, unsigned qi, bool burst)
 	struct uroce_send_wr wr;
 	uint32_t length = sel & 0x40 ? len % 8u : len % 3000u; /* up to 12 packets */
 
+	if (sel & 0x80) {
+		sr_precv(qi, sel, len);
+		return;
+	}
+	if (sel & 8) {
+		sr_stream(qi, len, off);
+		return;
+	}
 	memset(&wr, 0, sizeof(wr));
 	sg[0].lkey = sg[1].lkey = fz.mr[AREA_C]->lkey;
 	sg[0].addr = area_va(AREA_C) + (off * 8u) % (C_LEN - length + 1);
@@ -1788,12 +1910,17 @@ static void reset_all(uint8_t setup_byte)
 		revoke_toggle();
 	fz.base_psn = psns[setup_byte & 3];
 	fz.nreads = 0;
+	for (unsigned i = QP_SR; i <= QP_EC; i++)
+		sr_release(i);
 	for (unsigned i = 0; i < NQP; i++)
 		bring_up(i);
 	step(1000);
 	memcpy(fz.mem, fz.shadow, fz.mem_len);
+	/* setup bits 2-3 both set: the sr and ec QPs start with no receives
+	 * (receive handles find room) */
 	for (unsigned i = 0; i < NQP; i++)
-		post_recvs(i);
+		if (i < QP_SR || (setup_byte & 0x0c) != 0x0c)
+			post_recvs(i);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -2107,7 +2234,9 @@ static void put_sr_nack(struct seed *s, unsigned qi, bool ones, uint8_t msgsel, 
 }
 
 /* sel: bits 0-2 SEND, SEND_IMM, WRITE, WRITE_IMM, SEND, WRITE, SEND_IMM,
- * READ; 0x10 two SGEs; 0x20 unsignaled; 0x40 up to 7 bytes */
+ * READ; 0x10 two SGEs; 0x20 unsignaled; 0x40 up to 7 bytes; 0x08 a
+ * stream instead; 0x80 a receive handle instead (0x88 give the oldest
+ * back, 0xc0 on part of B1, 0xa0 reset the QP) */
 static void put_sr_post(struct seed *s, unsigned qi, bool three, uint8_t sel, uint16_t len)
 {
 	put8(s, srcmd(qi, three, SR_POST));
@@ -2405,7 +2534,27 @@ static int write_corpus(const char *dir)
 		static const uint8_t b[] = { 1, 1, 0, 36, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 			                     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 
-		SEED("sr_ctrl_bad_version", 0, put_sr_ctrl(s, QP_SR, false, 0, (const uint8_t[]){ 2, 1, 0, 32 }, 4));
+		/* partial completion: receive handles (setup 0x0c: no other receives),
+	 * streams */
+	SEED("sr_precv_whole", 0x0c, put_sr_post(s, QP_SR, false, 0x80, 0); SRMSG(.qi = QP_SR, .n = 3, .lastsel = 9);
+	     put_sr_post(s, QP_SR, false, 0x88, 0));
+	SEED("sr_precv_partial_late_copy", 0x0c, put_sr_post(s, QP_SR, false, 0x80, 0);
+	     SRMSG(.qi = QP_SR, .n = 3, .loss = 3, .dropd = 0x2); put_sr_post(s, QP_SR, false, 0x88, 0);
+	     SRPKT(.qi = QP_SR, .opsel = OPK(0, 0), .idx = 1, .msgsel = 0x80));
+	SEED("ec_precv_partial_chunks", 0x0c, put_sr_post(s, QP_EC, false, 0x80, 0);
+	     SRMSG(.qi = QP_EC, .n = 4, .loss = 3, .dropd = 0x30, .dropo = 0x30); put_sr_post(s, QP_EC, false, 0x88, 0));
+	SEED("ec_precv_decoded", 0x0c, put_sr_post(s, QP_EC, false, 0x80, 0);
+	     SRMSG(.qi = QP_EC, .optype = 1, .n = 5, .loss = 1, .dropd = 0x9); put_sr_post(s, QP_EC, false, 0x88, 0));
+	SEED("sr_precv_short_buffer", 0x0c, put_sr_post(s, QP_SR, false, 0xc0, 100); SRMSG(.qi = QP_SR, .n = 2));
+	SEED("sr_precv_give_back_unbound", 0x0c, put_sr_post(s, QP_SR, false, 0x80, 0);
+	     put_sr_post(s, QP_SR, false, 0x80, 0); put_sr_post(s, QP_SR, false, 0x88, 0));
+	SEED("sr_precv_reset_holding", 0x0c, put_sr_post(s, QP_SR, false, 0x80, 0);
+	     SRMSG(.qi = QP_SR, .n = 3, .loss = 3, .dropd = 0x1); put_sr_post(s, QP_SR, false, 0xa0, 0);
+	     SRMSG(.qi = QP_SR, .n = 1));
+	SEED("sr_stream_sack", 0, put_sr_post(s, QP_SR, false, 0x08, 1700); put_sr_sack(s, QP_SR, true, 0, 0, 0, 0, 0, 0));
+	SEED("ec_stream_sack", 0, put_sr_post(s, QP_EC, false, 0x08, 1000); put_sr_sack(s, QP_EC, true, 0, 0, 0, 0, 0, 0));
+	SEED("sr_stream_empty", 0, put_sr_post(s, QP_SR, false, 0x08, 0); put_sr_sack(s, QP_SR, true, 0, 0, 0, 0, 0, 0));
+	SEED("sr_ctrl_bad_version", 0, put_sr_ctrl(s, QP_SR, false, 0, (const uint8_t[]){ 2, 1, 0, 32 }, 4));
 		SEED("sr_ctrl_bad_type", 0, put_sr_ctrl(s, QP_SR, false, 8 | 3 << 4, b, 36));
 		SEED("sr_ctrl_len_past_payload", 0, put_sr_ctrl(s, QP_SR, false, 8 | 1 << 4 | 0x40, b, 36));
 		SEED("sr_ctrl_header_only", 0, put_sr_ctrl(s, QP_SR, false, 8 | 1 << 4, b, 4));
@@ -2439,15 +2588,18 @@ static void print_stats(void)
 		if (uroce_qp_stats(fz.qp[i], &q))
 			die("qp_stats");
 		printf("fuzz_responder: %s: %llu commands; receive side: %llu messages completed (%llu multi-packet, "
-		       "%llu bytes checked), %llu failed, %llu SACKs sent, %llu rebuilt by ec, %llu NACKs sent; "
-		       "send side: %llu WRs completed, %llu SACKs accepted, %llu retransmits (%llu RACK, %llu probes, "
-		       "%llu RTO, %llu spurious), %llu parity sent, %llu NACKs taken, %llu credit waits; "
+		       "%llu bytes checked, %llu partial of %llu handles given back), %llu failed, %llu SACKs sent, "
+		       "%llu rebuilt by ec, %llu NACKs sent; "
+		       "send side: %llu WRs completed (%llu streams), %llu SACKs accepted, %llu retransmits (%llu RACK, "
+		       "%llu probes, %llu RTO, %llu spurious), %llu parity sent, %llu NACKs taken, %llu credit waits; "
 		       "%llu recovered from ERR\n",
 		       i == QP_SR ? "sr" : "ec", (unsigned long long)fz.st.sr_cmds[j],
 		       (unsigned long long)fz.st.sr_recv_ok[j], (unsigned long long)fz.st.sr_recv_multi[j],
-		       (unsigned long long)fz.st.sr_verified[j], (unsigned long long)fz.st.sr_recv_err[j],
+		       (unsigned long long)fz.st.sr_verified[j], (unsigned long long)fz.st.sr_partial[j],
+		       (unsigned long long)fz.st.sr_precv_given[j], (unsigned long long)fz.st.sr_recv_err[j],
 		       (unsigned long long)q.sacks_sent, (unsigned long long)q.ec_recovered,
 		       (unsigned long long)q.ec_nacks_sent, (unsigned long long)fz.st.sr_send_ok[j],
+		       (unsigned long long)fz.st.sr_streams[j],
 		       (unsigned long long)q.sacks_rcvd, (unsigned long long)q.retransmits,
 		       (unsigned long long)q.rack_losses, (unsigned long long)q.tlp_probes,
 		       (unsigned long long)q.rto_losses, (unsigned long long)q.spurious_retx,
