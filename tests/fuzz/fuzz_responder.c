@@ -2627,6 +2627,7 @@ int main(int argc, char **argv)
 		/* replay one input or folder, print what it reached, check nothing */
 		feed_path(argv[2]);
 		print_stats();
+		fflush(stdout); /* LeakSanitizer's report at exit ends the process without flushing */
 		return 0;
 	}
 	for (int i = 1; i < argc; i++)
@@ -2680,6 +2681,7 @@ int main(int argc, char **argv)
 #undef MUST
 	printf("fuzz_responder: %u corpus files, %u random inputs: %s\n", corpus, RANDOM_INPUTS,
 	       fails ? "FAILED" : "no failure");
+	fflush(stdout); /* LeakSanitizer's report at exit ends the process without flushing */
 	return fails ? 1 : 0;
 }
 #endif
