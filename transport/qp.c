@@ -362,6 +362,22 @@ static void qp_unlink_active(struct uroce_qp *qp)
 	qp->active = false;
 }
 
+/* Receives about to go without completions (RESET, destroy): their
+ * partial-completion handles are marked done, or freed if the application
+ * already gave them back. */
+static void qp_release_rq_handles(struct uroce_qp *qp)
+{
+	uint32_t head = atomic_load_explicit(&qp->rq_head, memory_order_acquire);
+
+	for (uint32_t t = qp->rq_tail; !qp->init.srq && t != head; t++) {
+		struct rwqe *r = &qp->rq[t & qp->rq_mask];
+
+		if (r->precv)
+			precv_finish(r->precv, false);
+		r->precv = NULL;
+	}
+}
+
 int uroce_qp_destroy(struct uroce_qp *qp)
 {
 	struct uroce_context *ctx;
@@ -376,6 +392,7 @@ int uroce_qp_destroy(struct uroce_qp *qp)
 	}
 	engine_timer_cancel(ctx->eng, &qp->retry_timer);
 	qp_unlink_active(qp);
+	qp_release_rq_handles(qp);
 	qp->rel->fini(qp);
 	ctx->qps[qp->qpn] = NULL;
 	if (qp->ctrl_qpn)
@@ -395,6 +412,7 @@ static void qp_reset(struct uroce_qp *qp)
 {
 	engine_timer_cancel(qp->ctx->eng, &qp->retry_timer);
 	qp_unlink_active(qp);
+	qp_release_rq_handles(qp);
 	atomic_store(&qp->sq_head, 0);
 	qp->sq_cur = qp->sq_tail = qp->cur_off = 0;
 	atomic_store(&qp->rq_head, 0);

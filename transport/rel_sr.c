@@ -92,12 +92,27 @@ static void sr_free_bufs(struct sr_state *st)
 	memset(&st->rx, 0, sizeof(st->rx));
 }
 
+/* RESET or destroy: messages bound to receive handles end without a
+ * completion; a handle the application already gave back is freed, the
+ * others are marked done so giving them back frees them. */
+static void release_handles(struct sr_state *st)
+{
+	for (unsigned i = 0; i < SR_MSG_WIN; i++) {
+		struct sr_rmsg *m = &st->rx.slot[i];
+
+		if (m->bound && !m->delivered && m->wqe.precv)
+			precv_finish(m->wqe.precv, false);
+		m->wqe.precv = NULL;
+	}
+}
+
 void sr_fini(struct uroce_qp *qp)
 {
 	struct sr_state *st = sr_of(qp);
 
 	if (!st)
 		return;
+	release_handles(st);
 	sr_free_bufs(st);
 	if (st->ec)
 		ec_code_fini(&st->code);
@@ -178,6 +193,7 @@ void sr_reset(struct uroce_qp *qp)
 {
 	struct sr_state *st = sr_of(qp);
 
+	release_handles(st);
 	sr_free_bufs(st);
 	st->tx.msg_post = 0;
 }
