@@ -147,9 +147,12 @@ static void usage(FILE *f)
 	        "  --ctrl-loss       lose control frames (SACK, NACK) with the same p\n"
 	        "  --csv             print CSV rows instead of the table\n"
 	        "  --trace           drop data frames in a filter of the bench (same p, its own\n"
-	        "                    generator) and print every sample that lost one to stderr:\n"
-	        "                    time, and each lost frame as kind:index (d data, l last,\n"
-	        "                    D descriptor, P parity) with its send time from the post\n"
+	        "                    generator) and print every sample that lost one or left\n"
+	        "                    the link idle to stderr: time, each lost frame as\n"
+	        "                    kind:index (d data, l last, D descriptor, P parity) with\n"
+	        "                    its send time from the post, and idle:D@T where the data\n"
+	        "                    link ran empty for D us (50 frame times or more) from T us\n"
+	        "                    (the sender was held)\n"
 	        "  --quick           sizes 128K,1M, drops 1e-4,1e-2, RTT 100 us, 200 samples\n"
 	        "  -h, --help        this text\n");
 }
@@ -429,12 +432,16 @@ struct bench {
 	uint32_t frame_bytes; /* a full data frame on the wire */
 	uint32_t win_bytes;   /* the row's byte window (0: window_pkts x 4 KiB) */
 	uint64_t refused_seen;
-	/* --trace: losses made by the filter, logged per sample */
+	/* --trace: losses made by the filter and idle spells of the data link,
+	 * logged per sample */
 	bool trace;
 	double trace_p;
 	uint64_t trace_rng;
 	uint64_t trace_t0;
-	char trace_log[4096];
+	uint64_t trace_busy; /* when the data direction's link finishes its queue */
+	uint64_t trace_idle_ns;
+	uint64_t trace_rate_bps;
+	char trace_log[65536];
 	size_t trace_len;
 };
 
@@ -444,7 +451,16 @@ static bool trace_filter(void *arg, const uint8_t *f, uint32_t len)
 	uint64_t x = b->trace_rng;
 	uint32_t imm, kind;
 	static const char kinds[] = "dlLDP???";
+	uint64_t now = loop_fabric_now(b->fab);
 
+	/* the data link idled (its queue ran empty) for 50 frame times or more
+	 * before this frame: the sender was held */
+	if (now >= b->trace_busy + b->trace_idle_ns && b->trace_len < sizeof(b->trace_log) - 48)
+		b->trace_len += (size_t)snprintf(b->trace_log + b->trace_len, sizeof(b->trace_log) - b->trace_len,
+		                                 " idle:%.1f@%.1f", (double)(now - b->trace_busy) / 1000,
+		                                 (double)(b->trace_busy - b->trace_t0) / 1000);
+	b->trace_busy = (now > b->trace_busy ? now : b->trace_busy) +
+	                ((uint64_t)len * 8 * 1000000000ull + b->trace_rate_bps - 1) / b->trace_rate_bps;
 	x ^= x << 13;
 	x ^= x >> 7;
 	x ^= x << 17;
@@ -562,6 +578,7 @@ static void bench_open(struct bench *b, const struct opts *o, enum variant v, do
 	b->trace = o->trace;
 	if (o->trace) {
 		b->trace_p = p;
+		b->trace_rate_bps = (uint64_t)llround(o->gbps * 1e9);
 		b->trace_rng = seed * 0x9e3779b97f4a7c15ull | 1;
 		loop_fabric_set_filter(b->fab, 0, trace_filter, b);
 	}
@@ -731,6 +748,8 @@ static uint64_t one_sample(struct bench *b, uint64_t len, uint64_t id, const cha
 	b->trace_len = 0;
 	b->trace_log[0] = 0;
 	b->trace_t0 = loop_fabric_now(b->fab);
+	b->trace_busy = b->trace_t0;
+	b->trace_idle_ns = 50 * b->t_frame_ns;
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = id;
 	wr.sg_list = &sg;

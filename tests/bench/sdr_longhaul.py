@@ -30,8 +30,8 @@ same model with uroce's own values where uroce is known to differ (see
 model_star()), so a gap that model* closes is explained by that difference.
 Writes the tables as markdown with --md.
 
-    sdr_longhaul.py BENCH [--md FILE] [--csv-out FILE] [--csv-in FILE]
-                    [bench options: --sizes ... --quick ...]
+    sdr_longhaul.py BENCH [--md FILE] [--md-doc FILE] [--csv-out FILE]
+                    [--csv-in FILE] [bench options: --sizes ... --quick ...]
 
 With --csv-in, the bench is not run: the rows come from a CSV it wrote
 (--csv-out saves one).  Plain python3, standard library only.
@@ -103,11 +103,14 @@ def model_star(r, beta):
              (its tail-loss probe for the very last packet is not modelled)
     ec_*     + rtt: the sender completes on the receiver's final ACK (SDR's
              T_SR counts that RTT, its EC base term does not; the paper
-             defines T as ending at that ACK's reception).  The receiver
-             acknowledges a submessage's parity PSNs only once they arrived
-             or the sender has gone past them (2c25b83), so the sender
-             completes after the last parity frame too: base + rtt.  The
-             fallback SR's rto is the measured RTO.
+             defines T as ending at that ACK's reception).
+             - m x t_inj x (1-p)^k_last: since 244fb7b the sender is done
+             with a message's parity once the receiver reports the message
+             finished, so when every data frame of the last submessage
+             (k_last of them) arrives, the completion does not wait for
+             that submessage's m parity frames (the mean still counts them
+             when one of those data frames is lost: the decode needs them).
+             The fallback SR's rto is the measured RTO.
     """
     M, t, rtt, p = r["chunks"], r["t_inj_us"] * 1e-6, r["rtt_us"] * 1e-6, \
         r["drop"]
@@ -119,7 +122,8 @@ def model_star(r, beta):
     code = "xor" if v == "ec_xor" else "rs"
     st = sdr_model.ec_stats(M, t, rtt, p, code, K, MPAR, r["rto_us"] * 1e-6,
                             beta)
-    return {"mean": st["mean"] + rtt}
+    k_last = M - (-(-M // K) - 1) * K
+    return {"mean": st["mean"] + rtt - MPAR * t * (1.0 - p) ** k_last}
 
 
 def fmt_size(b):
@@ -204,6 +208,34 @@ def markdown(table):
     return "\n".join(lines)
 
 
+DOC_COLS = [("size", "size", str), ("drop", "drop", lambda x: "%g" % x),
+            ("variant", "variant", str), ("samples", "n", str),
+            ("mean", "mean us", f1), ("p99", "p99 us", f1),
+            ("p999", "p99.9 us", f1), ("model_mean", "model us", f1),
+            ("r_mean", "meas/model", f2), ("star_mean", "model\\* us", f1),
+            ("r_star", "meas/model\\*", f2),
+            ("retx", "retx/msg", lambda x: "%.3g" % x),
+            ("nacks", "NACKs/msg", lambda x: "%.3g" % x),
+            ("rto", "RTO us", lambda x: "%.0f" % x)]
+
+
+def markdown_doc(table):
+    """The tables of docs/benchmarks.md: one per RTT, fewer columns (the
+    model's p99 and the sender's srtt are in the full --md table)."""
+    out = []
+    for rtt in sorted({e["rtt_us"] for e in table}):
+        es = [e for e in table if e["rtt_us"] == rtt]
+        out.append("RTT %g us, window %s KiB:\n" % (
+            rtt, "/".join(sorted({str(e["win"]) for e in es}))))
+        out.append("| " + " | ".join(h for _, h, _ in DOC_COLS) + " |")
+        out.append("|" + "---|" * len(DOC_COLS))
+        for e in es:
+            out.append("| " + " | ".join(fn(e[k]) for k, _, fn in DOC_COLS)
+                       + " |")
+        out.append("")
+    return "\n".join(out)
+
+
 def summary(table):
     """Ratios of the means per variant: how many rows within 10%."""
     lines = []
@@ -229,6 +261,8 @@ def main(argv=None):
     ap.add_argument("bench", nargs="?", help="path of the sdr_longhaul "
                     "executable (not needed with --csv-in)")
     ap.add_argument("--md", metavar="FILE", help="write the markdown table")
+    ap.add_argument("--md-doc", metavar="FILE", help="write the shorter "
+                    "tables of docs/benchmarks.md (one per RTT)")
     ap.add_argument("--csv-out", metavar="FILE",
                     help="save the bench's CSV")
     ap.add_argument("--csv-in", metavar="FILE",
@@ -274,6 +308,10 @@ def main(argv=None):
     if a.md:
         with open(a.md, "w") as f:
             f.write("\n".join(head) + "\n\n" + markdown(table) + "\n\n" +
+                    "\n".join("- " + ln for ln in summary(table)) + "\n")
+    if a.md_doc:
+        with open(a.md_doc, "w") as f:
+            f.write(markdown_doc(table) + "\n" +
                     "\n".join("- " + ln for ln in summary(table)) + "\n")
     return 0
 
