@@ -1552,6 +1552,7 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		return;
 	}
 	m->last_rx_ns = ctx_now(qp->ctx);
+	m->nacks = 0; /* packets flow again: a later stall gets its NACK after one timeout */
 	switch (kind) {
 	case SRW_DESC:
 		if (pkt->reth.rkey != SRW_MSG_RKEY || m->have_desc) {
