@@ -13,6 +13,7 @@
 #define REL_WINDOW_MAX 1024u
 #define REL_EC_K_MAX 64u
 #define REL_EC_M_MAX 32u
+#define REL_EC_FTO_US_MAX 10000000u
 
 static const char *const opt_names[REL_OPT__END - REL_OPT_RELIABILITY] = {
 	[REL_OPT_RELIABILITY - REL_OPT_RELIABILITY] = "--reliability",
@@ -24,10 +25,11 @@ static const char *const opt_names[REL_OPT__END - REL_OPT_RELIABILITY] = {
 	[REL_OPT_RTO_RTTS - REL_OPT_RELIABILITY] = "--rto-rtts",
 	[REL_OPT_LOSS - REL_OPT_RELIABILITY] = "--loss",
 	[REL_OPT_WINDOW_PKTS - REL_OPT_RELIABILITY] = "--window-pkts",
+	[REL_OPT_EC_FTO_US - REL_OPT_RELIABILITY] = "--ec-fto-us",
 };
 
 #define BIT(opt) (1u << ((opt) - REL_OPT_RELIABILITY))
-#define EC_OPTS (BIT(REL_OPT_EC) | BIT(REL_OPT_EC_K) | BIT(REL_OPT_EC_M))
+#define EC_OPTS (BIT(REL_OPT_EC) | BIT(REL_OPT_EC_K) | BIT(REL_OPT_EC_M) | BIT(REL_OPT_EC_FTO_US))
 #define TUNING_OPTS (BIT(REL_OPT_RTO_MIN_US) | BIT(REL_OPT_RTO_RTTS) | BIT(REL_OPT_LOSS) | BIT(REL_OPT_WINDOW_PKTS))
 
 static const char *const ec_names[UROCE_EC__COUNT] = { [UROCE_EC_RS] = "rs", [UROCE_EC_XOR] = "xor" };
@@ -108,12 +110,13 @@ int rel_args_option(struct rel_args *ra, int opt, const char *value, char *err, 
 	case REL_OPT_EC_M:
 	case REL_OPT_RTO_MIN_US:
 	case REL_OPT_RTO_RTTS:
-	case REL_OPT_WINDOW_PKTS: {
-		static const uint32_t lo[] = { 1, 1, 1, 1, REL_WINDOW_MIN };
+	case REL_OPT_WINDOW_PKTS:
+	case REL_OPT_EC_FTO_US: {
+		static const uint32_t lo[] = { 1, 1, 1, 1, REL_WINDOW_MIN, 1 };
 		static const uint32_t hi[] = { REL_EC_K_MAX, REL_EC_M_MAX, REL_RTO_MIN_US_MAX, REL_RTO_RTTS_MAX,
-					       REL_WINDOW_MAX };
+					       REL_WINDOW_MAX, REL_EC_FTO_US_MAX };
 		int k = opt == REL_OPT_EC_K ? 0 : opt == REL_OPT_EC_M ? 1 : opt == REL_OPT_RTO_MIN_US ? 2
-			: opt == REL_OPT_RTO_RTTS ? 3 : 4;
+			: opt == REL_OPT_RTO_RTTS ? 3 : opt == REL_OPT_WINDOW_PKTS ? 4 : 5;
 
 		if (number(value, lo[k], hi[k], &v)) {
 			snprintf(err, errlen, "%s '%s' is not a number in %u..%u", name, value, lo[k], hi[k]);
@@ -127,8 +130,10 @@ int rel_args_option(struct rel_args *ra, int opt, const char *value, char *err, 
 			a->rto_min_us = v;
 		else if (opt == REL_OPT_RTO_RTTS)
 			a->rto_rtts = v;
-		else
+		else if (opt == REL_OPT_WINDOW_PKTS)
 			a->window_pkts = v;
+		else
+			a->ec_fto_us = v;
 		break;
 	}
 	case REL_OPT__END:
@@ -190,6 +195,7 @@ void rel_args_usage(FILE *f, int col)
 		{ "--rto-rtts N", "sr/ec: RTO = N x the smoothed RTT instead of srtt + 4 rttvar" },
 		{ "--loss rack|rto", "sr/ec loss detection: rack (default) or the RTO alone" },
 		{ "--window-pkts N", "sr/ec: packets in flight, 16-1024 (default 256)" },
+		{ "--ec-fto-us N", "ec: the receiver NACKs a message silent this long (default 1000)" },
 	};
 	int w = col > 8 ? col - 6 : 2;
 

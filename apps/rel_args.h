@@ -28,6 +28,7 @@ enum rel_opt {
 	REL_OPT_RTO_RTTS,
 	REL_OPT_LOSS,
 	REL_OPT_WINDOW_PKTS,
+	REL_OPT_EC_FTO_US,
 	REL_OPT__END,
 };
 
@@ -41,10 +42,11 @@ enum rel_opt {
 	{ "rto-min-us", required_argument, NULL, REL_OPT_RTO_MIN_US }, \
 	{ "rto-rtts", required_argument, NULL, REL_OPT_RTO_RTTS }, \
 	{ "loss", required_argument, NULL, REL_OPT_LOSS }, \
-	{ "window-pkts", required_argument, NULL, REL_OPT_WINDOW_PKTS }
+	{ "window-pkts", required_argument, NULL, REL_OPT_WINDOW_PKTS }, \
+	{ "ec-fto-us", required_argument, NULL, REL_OPT_EC_FTO_US }
 
 /* The option names, for a tool's list of what it accepts. */
-#define REL_ARGS_NAMES "--reliability --ordering --ec --ec-k --ec-m --rto-min-us --rto-rtts --loss --window-pkts"
+#define REL_ARGS_NAMES "--reliability --ordering --ec --ec-k --ec-m --rto-min-us --rto-rtts --loss --window-pkts --ec-fto-us"
 
 /* The defaults the library applies to a zero ec_k / ec_m (uroce.h). */
 #define REL_EC_K_DEFAULT 32

@@ -357,6 +357,8 @@ static int send_txp(struct uroce_qp *qp, uint32_t psn)
 		return rc;
 	qp->stats.tx_packets++;
 	p->sent_ns = st->tx.now;
+	if (!p->ntx)
+		p->first_ns = p->sent_ns;
 	p->ntx++;
 	st->tx.last_tx_ns = p->sent_ns;
 	return 0;
@@ -510,6 +512,21 @@ static int tx_new(struct uroce_qp *qp, struct swqe *w)
 	}
 }
 
+/* A packet sent 1 + retry_cnt times fails the QP only once it has gone
+ * unacknowledged for as long as rc would wait: 1 + retry_cnt local ACK
+ * timeouts (4.096 us x 2^timeout; 0 = never). sr resends much sooner than
+ * that (its RTO follows the RTT), but a peer that is only slow for a few
+ * milliseconds (descheduled) must not end the connection. */
+static bool gave_up(const struct uroce_qp *qp, const struct sr_txp *p)
+{
+	uint64_t limit;
+
+	if (!qp->attr.timeout)
+		return false;
+	limit = (uint64_t)(qp->attr.retry_cnt + 1u) * (4096ull << qp->attr.timeout);
+	return sr_of(qp)->tx.now - p->first_ns >= limit;
+}
+
 /* Retransmit the packets marked lost; false when the TX stage is full. */
 static bool tx_lost(struct uroce_qp *qp)
 {
@@ -524,7 +541,7 @@ static bool tx_lost(struct uroce_qp *qp)
 		if (p->flags & SRP_NOCREDIT) {
 			/* a probe waiting for receives: not a loss, no retry spent */
 			p->ntx = 1;
-		} else if (p->ntx > qp->attr.retry_cnt) {
+		} else if (p->ntx > qp->attr.retry_cnt && gave_up(qp, p)) {
 			/* out of retries: as rc, the oldest WQE fails and the QP
 			 * goes to ERR, which flushes the others */
 			qp->rel->complete(qp, wqe_at(qp, qp->sq_tail), UROCE_WC_RETRY_EXC_ERR);
@@ -906,8 +923,10 @@ static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 		if (back >= 1 && back <= t->mask + 1 && dp->ntx > 1 && !(dp->flags & SRP_EC)) {
 			qp->stats.spurious_retx++;
 			t->reo_max = t->reo_max < t->min_rtt / 4 ? t->min_rtt / 4 : t->reo_max * 2;
-			if (t->srtt && t->reo_max > t->srtt)
-				t->reo_max = t->srtt;
+			/* RFC 8985 caps the window at srtt; measured reordering
+			 * beyond it (a slow lane) is real, so only the RTO caps it */
+			if (t->reo_max > t->rto)
+				t->reo_max = t->rto;
 		}
 	}
 	/* everything before cum, then the bitmap: bit j = PSN cum + 1 + j */

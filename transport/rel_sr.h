@@ -41,6 +41,7 @@ enum { SRP_PLAIN = 7 }; /* kind of a plain WRITE packet (no immediate) */
 
 struct sr_txp {
 	uint64_t sent_ns;    /* its last transmission */
+	uint64_t first_ns;   /* its first: the QP gives up on it by time, as rc */
 	uint32_t sq_idx;     /* the WQE (unmasked SQ index) */
 	uint32_t off;        /* data: byte offset in the message; parity: parity index */
 	uint32_t imm;        /* metadata immediate, host order (not for SRP_PLAIN) */

@@ -415,7 +415,7 @@ struct uroce_rel_attr {
 	uint32_t window_bytes;   /**< bytes in flight; 0 = window_pkts x MTU */
 	enum uroce_ec_code ec_code;
 	uint8_t ec_k, ec_m;      /**< chunks per submessage: 1 <= k <= 64, 1 <= m <= 32; 0 = 32 and 8 */
-	uint32_t ec_fto_us;      /**< receiver's fallback timeout after a message's expected end; 0 = 2 x RTO */
+	uint32_t ec_fto_us;      /**< the receiver NACKs a message silent this long (fallback to sr); 0 = 1 ms */
 	uint32_t chunk_pkts;     /**< partial-completion bitmap: MTUs per chunk; 0 = 1 */
 };
 
