@@ -103,6 +103,10 @@ struct pp_ctx {
 	enum pp_mode mode;
 	uint32_t remote_qpn;
 	int validate_buf;
+	/* --chk with sr/ec (uroce at both ends): every byte of every message
+	 * carries a pattern of its direction and number, checked on arrival */
+	int full_chk, is_client;
+	unsigned sent_msgs, recv_msgs;
 	int sgid_index;          /* the entry of the GID table the QP/AH sends from */
 };
 
@@ -555,6 +559,8 @@ static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
 	c->mode = o->mode;
 	c->size = o->size;
 	c->validate_buf = o->validate_buf;
+	c->full_chk = o->validate_buf && o->rel.attr.reliability != UROCE_REL_RC;
+	c->is_client = o->servername != NULL;
 	c->rx_depth = (int)o->rx_depth;
 	c->send_flags = UROCE_SEND_SIGNALED;
 	c->buf_len = o->size + (o->mode == PP_UD ? PP_GRH_BYTES : 0);
@@ -844,6 +850,12 @@ static int pp_post_recv(struct pp_ctx *c, int n)
 	return i;
 }
 
+/* Byte j of message k sent by the client (dir 0) or the server (dir 1). */
+static uint8_t full_chk_byte(int dir, unsigned k, unsigned j)
+{
+	return (uint8_t)((k * 167u) ^ (j * 31u) ^ (j >> 9) ^ (dir ? 0x5au : 0xa5u));
+}
+
 static int pp_post_send(struct pp_ctx *c)
 {
 	struct uroce_sge sge = {
@@ -861,6 +873,13 @@ static int pp_post_send(struct pp_ctx *c)
 	struct uroce_send_wr *bad;
 	int err;
 
+	if (c->full_chk) {
+		uint8_t *p = (uint8_t *)(uintptr_t)sge.addr;
+
+		for (unsigned j = 0; j < c->size; j++)
+			p[j] = full_chk_byte(!c->is_client, c->sent_msgs, j);
+		c->sent_msgs++;
+	}
 	if (c->mode == PP_UD) {
 		wr.wr.ud.ah = c->ah;
 		wr.wr.ud.remote_qpn = c->remote_qpn;
@@ -897,6 +916,17 @@ static int parse_single_wc(struct pp_ctx *c, const struct uroce_wc *wc, int *scn
 		++*scnt;
 		break;
 	case PINGPONG_RECV_WRID:
+		if (c->full_chk) {
+			const uint8_t *p = (const uint8_t *)c->buf;
+
+			for (unsigned j = 0; j < c->size; j++)
+				if (p[j] != full_chk_byte(c->is_client, c->recv_msgs, j)) {
+					fprintf(stderr, "message %u received: byte %u is 0x%02x, expected 0x%02x (--chk)\n",
+						c->recv_msgs, j, p[j], full_chk_byte(c->is_client, c->recv_msgs, j));
+					return 1;
+				}
+			c->recv_msgs++;
+		}
 		if (--*routs <= 1) {
 			*routs += pp_post_recv(c, c->rx_depth - *routs);
 			if (*routs < c->rx_depth) {
@@ -1086,7 +1116,13 @@ static int run(const struct pp_opts *o, struct pp_ctx *c)
 		printf("%d iters in %.2f seconds = %.2f usec/iter%s\n", iters, usec / 1000000., usec / iters, rel);
 	}
 
-	if (!o->servername && o->validate_buf) {
+	if (c->full_chk) {
+		/* every message was checked on arrival; and exactly iters came */
+		if (c->recv_msgs != (unsigned)iters) {
+			fprintf(stderr, "%u messages received and checked, expected %d\n", c->recv_msgs, iters);
+			return 1;
+		}
+	} else if (!o->servername && o->validate_buf) {
 		const char *payload = c->buf + (o->mode == PP_UD ? PP_GRH_BYTES : 0);
 		int bad = 0;
 
