@@ -8,7 +8,6 @@
  * are sent again, with their original PSNs. */
 #include <endian.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
