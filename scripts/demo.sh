@@ -251,7 +251,8 @@ echo "   requester sends it again; duplicate = a retransmitted request the respo
 echo "   Verified: every message of every run completed (a QP that gave up would fail the run);"
 echo "   every received packet's ICRC is checked (bad_icrc would show above); pingpong --chk checks"
 echo "   the first byte of every page of the received buffer and that every receive completion is"
-echo "   a RECV of exactly $PP_SIZE bytes. write_bw and write_lat do not check data (neither does perftest)."
+echo "   a RECV of exactly $PP_SIZE bytes; with sr, every byte of every message. write_bw, write_lat and"
+echo "   send_bw do not check data (neither does perftest)."
 echo "   ($((SECONDS - START)) s for both runs)"
 if [ $FAILED != 0 ]; then
 	echo "demo: a run FAILED (see its output above)" >&2
