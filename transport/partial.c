@@ -113,9 +113,7 @@ int uroce_precv_bitmap(struct uroce_precv *h, uint64_t *bits, uint32_t nwords)
 
 	if (!h || (nwords && !bits))
 		return uroce_fail(-EINVAL, "uroce_precv_bitmap: a handle, and bits for nwords > 0, are required");
-	n = __atomic_load_n(&h->msg_chunks, __ATOMIC_ACQUIRE);
-	if (!n)
-		n = 0; /* not bound yet: nothing arrived */
+	n = __atomic_load_n(&h->msg_chunks, __ATOMIC_ACQUIRE); /* 0 until bound */
 	for (uint32_t i = 0; i < nwords; i++)
 		bits[i] = i * 64 < n ? __atomic_load_n(&h->bits[i], __ATOMIC_ACQUIRE) : 0;
 	return (int)n;

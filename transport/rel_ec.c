@@ -9,7 +9,6 @@
  *
  * PSNs of a message that starts at PSN f: f = descriptor, then for each
  * submessage its data then its parity, then the descriptor once more. */
-#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
@@ -78,16 +77,11 @@ void ec_tx_nack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 	struct sr_state *st = sr_of(qp);
 	struct sr_tx *t = &st->tx;
 	uint32_t msg, flags, first_sub, nbits, k = st->cfg.ec_k, hits = 0;
-	uint16_t v16;
 
-	memcpy(&msg, b, 4);
-	msg = be32toh(msg);
-	memcpy(&v16, b + 4, 2);
-	first_sub = be16toh(v16);
-	memcpy(&v16, b + 6, 2);
-	nbits = be16toh(v16);
-	memcpy(&flags, b + 8, 4);
-	flags = be32toh(flags);
+	msg = roce_get_be32(b);
+	first_sub = roce_get_be16(b + 4);
+	nbits = roce_get_be16(b + 6);
+	flags = roce_get_be32(b + 8);
 	if (nbits % 32 || nbits > SRW_NACK_MAX_BITS || len < SRW_NACK_FIXED + nbits / 8) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
 		return;
@@ -282,8 +276,7 @@ int ec_rx_nacks(struct uroce_qp *qp, uint64_t now)
 	for (uint32_t seq = r->msg_cum; seq != r->bind_next; seq++) {
 		struct sr_rmsg *m = &r->slot[seq % SR_MSG_WIN];
 		uint8_t b[SRW_CTRL_HDR_LEN + SRW_NACK_FIXED + SRW_NACK_MAX_BITS / 8];
-		uint32_t first = UINT32_MAX, nsub, nbits = 0, flags = 0, v;
-		uint16_t v16;
+		uint32_t first = UINT32_MAX, nsub, nbits = 0, flags = 0;
 		int rc;
 
 		if (m->seq != seq || !nack_due(st, m, now))
@@ -310,16 +303,11 @@ int ec_rx_nacks(struct uroce_qp *qp, uint64_t now)
 			continue;
 		b[0] = SRW_VERSION;
 		b[1] = SRW_CTRL_NACK;
-		v16 = htobe16((uint16_t)(SRW_CTRL_HDR_LEN + SRW_NACK_FIXED + nbits / 8));
-		memcpy(b + 2, &v16, 2);
-		v = htobe32(seq);
-		memcpy(b + 4, &v, 4);
-		v16 = htobe16((uint16_t)(first == UINT32_MAX ? 0 : first));
-		memcpy(b + 8, &v16, 2);
-		v16 = htobe16((uint16_t)nbits);
-		memcpy(b + 10, &v16, 2);
-		v = htobe32(flags);
-		memcpy(b + 12, &v, 4);
+		roce_put_be16(b + 2, (uint16_t)(SRW_CTRL_HDR_LEN + SRW_NACK_FIXED + nbits / 8));
+		roce_put_be32(b + 4, seq);
+		roce_put_be16(b + 8, (uint16_t)(first == UINT32_MAX ? 0 : first));
+		roce_put_be16(b + 10, (uint16_t)nbits);
+		roce_put_be32(b + 12, flags);
 		rc = sr_send_ctrl(qp, b, SRW_CTRL_HDR_LEN + SRW_NACK_FIXED + nbits / 8);
 		if (rc)
 			return rc;

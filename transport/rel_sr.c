@@ -6,7 +6,6 @@
  * window has passed; a tail-loss probe covers the last packets of a burst,
  * and the RTO (srtt + 4 rttvar, floored) everything else. Only the holes
  * are sent again, with their original PSNs. */
-#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,31 +275,19 @@ static struct swqe *wqe_at(struct uroce_qp *qp, uint32_t sq_idx)
 	return &qp->sq[sq_idx & qp->sq_mask];
 }
 
-static void desc_fill(const struct uroce_qp *qp, const struct swqe *w, uint32_t first_psn, uint8_t *b)
+/* The descriptor's 32 bytes (docs/wire.md, "sr and ec"). */
+static void desc_fill(const struct swqe *w, uint32_t first_psn, uint8_t *b)
 {
-	struct srw_desc d;
-	uint32_t v;
-	uint64_t v64;
-
-	(void)qp;
 	memset(b, 0, SRW_DESC_LEN);
-	d.version = SRW_VERSION;
-	d.op = w->opcode;
-	d.flags = w->opcode == UROCE_WR_SEND ? 0 : SRW_DESC_IMM;
-	d.ec = (w->sr_flags & SRW_F_EC) ? 1 : 0;
-	b[0] = d.version;
-	b[1] = d.op;
-	b[2] = d.flags;
-	b[3] = d.ec;
-	v = htobe32(w->msg_len);
-	memcpy(b + 4, &v, 4);
+	b[0] = SRW_VERSION;
+	b[1] = w->opcode;
+	b[2] = w->opcode == UROCE_WR_SEND ? 0 : SRW_DESC_IMM;
+	b[3] = (w->sr_flags & SRW_F_EC) ? 1 : 0;
+	roce_put_be32(b + 4, w->msg_len);
 	memcpy(b + 8, &w->imm, 4); /* as posted: network order */
-	v = htobe32(w->rkey);
-	memcpy(b + 12, &v, 4);
-	v64 = htobe64(w->raddr);
-	memcpy(b + 16, &v64, 8);
-	v = htobe32(first_psn);
-	memcpy(b + 24, &v, 4);
+	roce_put_be32(b + 12, w->rkey);
+	roce_put_be64(b + 16, w->raddr);
+	roce_put_be32(b + 24, first_psn);
 }
 
 /* Build and stage the packet at ring entry psn. */
@@ -333,7 +320,7 @@ static int send_txp(struct uroce_qp *qp, uint32_t psn)
 	case SRW_DESC:
 		/* a retransmitted descriptor needs its message's first PSN: it
 		 * is kept in the entry's offset field */
-		desc_fill(qp, w, p->off, desc);
+		desc_fill(w, p->off, desc);
 		pkt.payload = desc;
 		pkt.reth.va = 0;
 		break;
@@ -579,20 +566,6 @@ int sr_send_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len)
 	return 0;
 }
 
-static void put32(uint8_t *b, uint32_t v)
-{
-	v = htobe32(v);
-	memcpy(b, &v, 4);
-}
-
-static uint32_t get32(const uint8_t *b)
-{
-	uint32_t v;
-
-	memcpy(&v, b, 4);
-	return be32toh(v);
-}
-
 bool sr_rx_wants_kick(const struct uroce_qp *qp)
 {
 	return __atomic_load_n(&sr_of(qp)->rx.rnr, __ATOMIC_ACQUIRE);
@@ -615,7 +588,6 @@ static int send_sack(struct uroce_qp *qp)
 	struct sr_rx *r = &st->rx;
 	uint8_t b[SRW_CTRL_HDR_LEN + SRW_SACK_FIXED + SRW_SACK_MAX_BITS / 8];
 	uint32_t nbits = (st->cfg.window_pkts + 31) & ~31u, msg_bits = 0, len;
-	uint16_t v16;
 	int rc;
 
 	if (nbits > SRW_SACK_MAX_BITS)
@@ -624,22 +596,20 @@ static int send_sack(struct uroce_qp *qp)
 	memset(b, 0, len);
 	b[0] = SRW_VERSION;
 	b[1] = SRW_CTRL_SACK;
-	v16 = htobe16((uint16_t)len);
-	memcpy(b + 2, &v16, 2);
-	put32(b + 4, r->cum);
-	put32(b + 8, r->msg_cum);
+	roce_put_be16(b + 2, (uint16_t)len);
+	roce_put_be32(b + 4, r->cum);
+	roce_put_be32(b + 8, r->msg_cum);
 	for (uint32_t i = 0; i < 32; i++) {
 		const struct sr_rmsg *m = &r->slot[(r->msg_cum + 1 + i) % SR_MSG_WIN];
 
 		if (i + 1 < SR_MSG_WIN && m->bound && m->seq == r->msg_cum + 1 + i && m->done)
 			msg_bits |= 1u << i;
 	}
-	put32(b + 12, msg_bits);
-	put32(b + 16, r->dups);
-	put32(b + 20, r->dup_psn);
-	put32(b + 24, rx_msg_limit(qp));
-	v16 = htobe16((uint16_t)nbits);
-	memcpy(b + 28, &v16, 2);
+	roce_put_be32(b + 12, msg_bits);
+	roce_put_be32(b + 16, r->dups);
+	roce_put_be32(b + 20, r->dup_psn);
+	roce_put_be32(b + 24, rx_msg_limit(qp));
+	roce_put_be16(b + 28, (uint16_t)nbits);
 	for (uint32_t i = 0; i < nbits; i++) {
 		uint32_t psn = psn_add(r->cum, 1 + i);
 
@@ -680,7 +650,7 @@ bool sr_tx(struct uroce_qp *qp)
 	}
 	if (st->rx.sack_pending && send_sack(qp))
 		return true;
-	if (st->ec && ec_rx_nacks(qp, ctx_clock(qp->ctx)))
+	if (st->ec && ec_rx_nacks(qp, st->tx.now))
 		return true; /* a NACK did not fit in the TX stage */
 	if (s == UROCE_QPS_RTR)
 		return false;
@@ -876,17 +846,15 @@ static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 {
 	struct sr_state *st = sr_of(qp);
 	struct sr_tx *t = &st->tx;
-	uint32_t cum = get32(b), msg_cum = get32(b + 4), dups = get32(b + 12), dup_psn = get32(b + 16), nbits;
+	uint32_t cum = roce_get_be32(b), msg_cum = roce_get_be32(b + 4), dups = roce_get_be32(b + 12), dup_psn = roce_get_be32(b + 16), nbits;
 	uint32_t msg_limit;
-	uint16_t v16;
 	uint64_t now = ctx_clock(qp->ctx);
 	const struct sr_txp *newest = NULL;
 	bool progress = false;
 	int32_t d_nxt = roce_psn_diff(cum, t->nxt);
 
-	msg_limit = get32(b + 20);
-	memcpy(&v16, b + 24, 2);
-	nbits = be16toh(v16);
+	msg_limit = roce_get_be32(b + 20);
+	nbits = roce_get_be16(b + 24);
 	if (nbits % 32 || nbits > SRW_SACK_MAX_BITS || len < SRW_SACK_FIXED + nbits / 8) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
 		return;
@@ -971,14 +939,13 @@ static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 		rtt_sample(st, now > newest->sent_ns ? now - newest->sent_ns : 1);
 		rtt_stats(qp);
 	}
-	if (st->ec && ec_msgs_done(qp, msg_cum, get32(b + 8)))
+	if (st->ec && ec_msgs_done(qp, msg_cum, roce_get_be32(b + 8)))
 		progress = true;
 	while (t->una != t->nxt && (t->ring[t->una & t->mask].flags & SRP_SACKED))
 		t->una = psn_add(t->una, 1);
 	if (progress) {
 		t->backoff = 0;
 		t->tlp_out = false;
-		qp->retry_left = qp->attr.retry_cnt;
 	}
 	rack_detect(qp, now);
 	sr_retire(qp);
@@ -997,7 +964,6 @@ void sr_rx_ctrl(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	struct sr_state *st = sr_of(qp);
 	const uint8_t *b = pkt->payload;
-	uint16_t v16;
 	uint32_t len;
 
 	if (pkt->opcode != (ROCE_TR_UC | ROCE_OP_SEND_ONLY)) {
@@ -1012,8 +978,7 @@ void sr_rx_ctrl(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
 		return;
 	}
-	memcpy(&v16, b + 2, 2);
-	len = be16toh(v16);
+	len = roce_get_be16(b + 2);
 	if (len > pkt->payload_len || len < SRW_CTRL_HDR_LEN) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
 		return;
@@ -1421,10 +1386,9 @@ static void rx_desc(struct uroce_qp *qp, struct sr_rmsg *m, const struct roce_pk
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
 		return;
 	}
-	len = get32(b + 4);
-	rkey = get32(b + 12);
-	memcpy(&raddr, b + 16, 8);
-	raddr = be64toh(raddr);
+	len = roce_get_be32(b + 4);
+	rkey = roce_get_be32(b + 12);
+	raddr = roce_get_be64(b + 16);
 	if (m->have_npk && len != m->len) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
 		return;
@@ -1460,7 +1424,7 @@ static void rx_desc(struct uroce_qp *qp, struct sr_rmsg *m, const struct roce_pk
 	m->desc_expected = true;
 	m->is_ec = b[3] != 0;
 	if (!m->have_first) {
-		m->first_psn = get32(b + 24) & ROCE_PSN_MASK;
+		m->first_psn = roce_get_be32(b + 24) & ROCE_PSN_MASK;
 		m->have_first = true;
 	}
 	sr_rx_mark_psn(qp, pkt->psn);

@@ -32,7 +32,7 @@ enum srw_kind {
 	SRW_DATA = 0,      /* data packet idx of the message */
 	SRW_LAST = 1,      /* the last data packet: the message has idx + 1 packets */
 	SRW_LAST_DESC = 2, /* the last data packet of a message that also has a descriptor */
-	SRW_DESC = 3,      /* the message's descriptor (struct srw_desc) */
+	SRW_DESC = 3,      /* the message's descriptor (SRW_DESC_LEN bytes) */
 	SRW_PARITY = 4,    /* ec: parity packet idx = submessage x m + j */
 };
 
@@ -61,19 +61,12 @@ static inline uint32_t srw_imm_idx(uint32_t imm)
 /* Descriptor: the receiver's metadata of a message, sent before its data
  * (and, for ec, once more after its parity). */
 #define SRW_DESC_LEN 32u
+/* Layout (bytes): 0 version, 1 WR opcode (SEND, SEND_WITH_IMM or
+ * RDMA_WRITE_WITH_IMM), 2 flags (enum srw_desc_flag), 3 1 = carries
+ * parity, 4-7 message length, 8-11 the WR's immediate as posted (network
+ * order), 12-15 rkey and 16-23 raddr (WRITE with immediate), 24-27 PSN of
+ * the message's first packet, 28-31 reserved; big endian. */
 enum srw_desc_flag { SRW_DESC_IMM = 1 };
-struct srw_desc {
-	uint8_t version;   /* SRW_VERSION */
-	uint8_t op;        /* enum uroce_wr_opcode: SEND, SEND_WITH_IMM or RDMA_WRITE_WITH_IMM */
-	uint8_t flags;     /* enum srw_desc_flag */
-	uint8_t ec;        /* 1: the message carries parity */
-	uint32_t len;      /* message bytes */
-	uint32_t imm;      /* the WR's immediate (as posted, network order) */
-	uint32_t rkey;     /* WRITE with immediate: the target */
-	uint64_t raddr;
-	uint32_t first_psn; /* PSN of the message's first packet */
-	uint32_t rsvd;
-};
 
 /* Control header */
 #define SRW_CTRL_HDR_LEN 4u
