@@ -18,6 +18,10 @@
 #define CONNECT_RETRY_MS 100   /* between attempts while the server is not listening yet */
 #define CONNECT_ATTEMPT_MS 1000 /* one attempt's wait for the handshake */
 #define PROGRESS_POLL_MS 0     /* with a progress callback, poll without blocking */
+/* Transport progress calls between two looks at the socket: a poll() per
+ * call made the write_bw server spend most of its loop in the kernel
+ * (profile in docs/performance.md), and delayed its ACKs. */
+#define PROGRESS_SPINS 64
 
 static uint64_t now_ns(void)
 {
@@ -222,8 +226,9 @@ static int wait_fd(struct tcp_exchange *x, short ev, uint64_t *deadline)
 			return 0;
 		if (n < 0 && errno != EINTR)
 			return -errno;
-		if (x->progress && x->progress(x->arg) < 0)
-			return -EIO;
+		for (int i = 0; x->progress && i < PROGRESS_SPINS; i++)
+			if (x->progress(x->arg) < 0)
+				return -EIO;
 		uint64_t t = now_ns();
 
 		if (!*deadline || t < *deadline)

@@ -57,7 +57,7 @@ static void cq_overrun(struct uroce_cq *cq)
 	for (uint32_t i = QPN_FIRST; i < ctx->qpn_end; i++) {
 		struct uroce_qp *qp = ctx->qps[i];
 
-		if (qp && (qp->init.send_cq == cq || qp->init.recv_cq == cq) && qp->attr.qp_state != UROCE_QPS_ERR) {
+		if (qp && (qp->scq == cq || qp->rcq == cq) && qp->state != UROCE_QPS_ERR) {
 			qp->fatal_pending = true;
 			ctx_kick(qp);
 		}

@@ -39,9 +39,9 @@ int uroce_precv_post(struct uroce_qp *qp, const struct uroce_sge *sge, uint64_t 
 	if (qp->init.srq)
 		return uroce_fail(-EINVAL, "uroce_precv_post: QP 0x%x uses an SRQ; receive handles go to the QP's own "
 		                           "receive queue", qp->qpn);
-	if (qp->attr.qp_state == UROCE_QPS_RESET || qp->attr.qp_state == UROCE_QPS_ERR)
+	if (qp->state == UROCE_QPS_RESET || qp->state == UROCE_QPS_ERR)
 		return uroce_fail(-EINVAL, "uroce_precv_post: QP 0x%x is in %s; accepted INIT, RTR, RTS", qp->qpn,
-		                  uroce_qp_state_str(qp->attr.qp_state));
+		                  uroce_qp_state_str(qp->state));
 	cp = sr_of(qp)->cfg.chunk_pkts;
 	words = (uint32_t)(((uint64_t)sge->length / ((uint64_t)cp * PRECV_MIN_MTU) + 1 + 63) / 64);
 	h = calloc(1, sizeof(*h) + (size_t)words * sizeof(uint64_t));
@@ -130,10 +130,10 @@ static int precv_complete_call(void *arg)
 	}
 	/* bind it (and the receives posted before it) to its message, so it
 	 * can complete before any packet of it came */
-	while (!h->m && qp->attr.qp_state != UROCE_QPS_ERR && sr_rx_bind_next(qp))
+	while (!h->m && qp->state != UROCE_QPS_ERR && sr_rx_bind_next(qp))
 		;
 	if (!h->m) {
-		if (qp->attr.qp_state == UROCE_QPS_ERR) {
+		if (qp->state == UROCE_QPS_ERR) {
 			h->release = true; /* its flush completion frees it */
 			ctx_kick(qp);
 			return 0;

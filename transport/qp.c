@@ -2,6 +2,7 @@
  * attribute masks each transition requires and allows, and the move to
  * ERR with its flush of outstanding work. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,9 @@
 #include "dataplane/neigh.h"
 #include "transport/qp_internal.h"
 #include "transport/rel.h"
+
+_Static_assert(offsetof(struct uroce_qp, init) <= QP_HOT_BYTES,
+               "the QP's hot fields outgrew QP_HOT_BYTES: move a rarely used one below init");
 
 static const char *const qp_state_names[] = {
 	[UROCE_QPS_RESET] = "RESET", [UROCE_QPS_INIT] = "INIT", [UROCE_QPS_RTR] = "RTR",
@@ -94,6 +98,8 @@ int uroce_qp_stats(struct uroce_qp *qp, struct uroce_qp_stats *stats)
 		return ctx_call(qp->ctx, qp_stats_call, &a);
 	}
 	*stats = qp->stats;
+	stats->tx_packets = qp->tx_packets;
+	stats->rx_packets = qp->rx_packets;
 	return 0;
 }
 
@@ -279,9 +285,11 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 		rq = 0;
 	ssge = cap->max_send_sge ? cap->max_send_sge : 1;
 	rsge = cap->max_recv_sge ? cap->max_recv_sge : 1;
-	qp = calloc(1, sizeof(*qp));
+	/* cache-line aligned: the hot part is exactly its first lines */
+	qp = aligned_alloc(64, (sizeof(*qp) + 63) & ~(size_t)63);
 	if (!qp)
 		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
+	memset(qp, 0, sizeof(*qp));
 	qp->sq = calloc(sq, sizeof(*qp->sq));
 	qp->rq = rq ? calloc(rq, sizeof(*qp->rq)) : NULL;
 	/* send SGEs, receive SGEs, then the current receive WQE's copy */
@@ -306,13 +314,15 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 	qp->ctx = ctx;
 	qp->pd = pd;
 	qp->init = *attr;
+	qp->scq = attr->send_cq;
+	qp->rcq = attr->recv_cq;
 	qp->type = attr->qp_type;
 	qp->qpn = qpn;
 	qp->sq_size = sq;
 	qp->sq_mask = sq - 1;
 	qp->rq_size = rq;
 	qp->rq_mask = rq ? rq - 1 : 0;
-	qp->attr.qp_state = UROCE_QPS_RESET;
+	qp->state = qp->attr.qp_state = UROCE_QPS_RESET;
 	qp->attr.path_mtu = UROCE_MTU_1024;
 	qp->mtu = 1024;
 	qp->attr.port_num = 1;
@@ -399,8 +409,8 @@ int uroce_qp_destroy(struct uroce_qp *qp)
 		ctx->qps[qp->ctrl_qpn] = NULL;
 	ctx->nqp--;
 	__atomic_fetch_sub(&qp->pd->refs, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_sub(&qp->init.send_cq->refs, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_sub(&qp->init.recv_cq->refs, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&qp->scq->refs, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&qp->rcq->refs, 1, __ATOMIC_RELAXED);
 	if (qp->init.srq)
 		__atomic_fetch_sub(&qp->init.srq->refs, 1, __ATOMIC_RELAXED);
 	qp_free_mem(qp);
@@ -444,7 +454,7 @@ void qp_flush(struct uroce_qp *qp)
 		wc.wr_id = w->wr_id;
 		wc.status = UROCE_WC_WR_FLUSH_ERR;
 		wc.qp_num = qp->qpn;
-		cq_push(qp->init.send_cq, &wc);
+		cq_push(qp->scq, &wc);
 		qp->sq_tail++;
 	}
 	qp->sq_cur = qp->sq_tail;
@@ -456,7 +466,7 @@ void qp_flush(struct uroce_qp *qp)
 		wc.status = UROCE_WC_WR_FLUSH_ERR;
 		wc.opcode = UROCE_WC_RECV;
 		wc.qp_num = qp->qpn;
-		cq_push(qp->init.recv_cq, &wc);
+		cq_push(qp->rcq, &wc);
 	}
 	qp->have_rwqe = false;
 	if (!qp->init.srq) {
@@ -472,7 +482,7 @@ void qp_flush(struct uroce_qp *qp)
 			wc.status = UROCE_WC_WR_FLUSH_ERR;
 			wc.opcode = UROCE_WC_RECV;
 			wc.qp_num = qp->qpn;
-			cq_push(qp->init.recv_cq, &wc);
+			cq_push(qp->rcq, &wc);
 			qp->rq_tail++;
 		}
 	}
@@ -480,7 +490,7 @@ void qp_flush(struct uroce_qp *qp)
 
 void qp_to_error(struct uroce_qp *qp)
 {
-	qp->attr.qp_state = UROCE_QPS_ERR;
+	qp->state = qp->attr.qp_state = UROCE_QPS_ERR;
 	engine_timer_cancel(qp->ctx->eng, &qp->retry_timer);
 	qp->in_send = qp->in_write = false;
 	qp->write_mr = NULL;
@@ -528,7 +538,7 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 	}
 	if (mask & ~known)
 		return uroce_fail(-EINVAL, "uroce_qp_modify: unknown mask bits 0x%x", mask & ~known);
-	cur = qp->attr.qp_state;
+	cur = qp->state;
 	if ((mask & UROCE_QP_CUR_STATE) && attr->cur_qp_state != cur)
 		return uroce_fail(-EINVAL, "uroce_qp_modify: cur_qp_state %s, but the QP is in %s",
 		                  uroce_qp_state_str(attr->cur_qp_state), uroce_qp_state_str(cur));
@@ -656,6 +666,7 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 	}
 	if (mask & UROCE_QP_DEST_QPN) {
 		qp->attr.dest_qp_num = attr->dest_qp_num;
+		qp->dqpn = attr->dest_qp_num;
 		qp->sport = qp_sport(qp->qpn, attr->dest_qp_num);
 	}
 	if (mask & UROCE_QP_PKEY_INDEX)
@@ -669,7 +680,7 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 		if (rc)
 			return rc;
 	}
-	qp->attr.qp_state = next;
+	qp->state = qp->attr.qp_state = next;
 	if (next == UROCE_QPS_RESET)
 		qp_reset(qp);
 	else if (next == UROCE_QPS_ERR && cur != UROCE_QPS_ERR)
@@ -689,7 +700,7 @@ int uroce_qp_query(struct uroce_qp *qp, struct uroce_qp_attr *attr, struct uroce
 		return ctx_call(qp->ctx, qp_query_call, &a);
 	}
 	*attr = qp->attr;
-	attr->cur_qp_state = qp->attr.qp_state;
+	attr->cur_qp_state = qp->state;
 	attr->sq_psn = qp->snd_nxt;
 	attr->rq_psn = qp->epsn;
 	if (init)

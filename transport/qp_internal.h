@@ -77,13 +77,13 @@ struct uroce_srq {
 };
 
 struct dest {
+	uint32_t flow_label; /* first: the struct packs into 48 bytes */
 	uint8_t dmac[6];
 	uint8_t sip[16];     /* the source GID sgid_index named when the dest was resolved */
 	uint8_t dip[16];
 	bool ipv6;
 	uint8_t tos;
 	uint8_t ttl;
-	uint32_t flow_label;
 	uint8_t port;        /* index into ctx->ports the packets leave by */
 };
 
@@ -143,76 +143,86 @@ struct rd_res {
 
 struct rel_ops;
 
+/* The QP: its first QP_HOT_BYTES are what rc's per-packet path reads and
+ * writes (post, build, ACK, placement, completion), in four cache lines
+ * of a 64-byte aligned object; configuration, rare paths and counters
+ * other than the packet counts come after them (qp.c asserts the bound).
+ * state, dqpn and the CQs mirror attr/init, which stay the API's record. */
+#define QP_HOT_BYTES 256u
+
 struct uroce_qp {
+	/* ---- hot ---- */
 	struct uroce_context *ctx;
 	const struct rel_ops *rel; /* reliability policy (rel.h) */
 	void *rel_state;        /* the policy's own state (sr/ec) */
-	uint32_t ctrl_qpn;      /* sr/ec: the QP's control QPN (qpn + 1); 0 for rc */
-	struct uroce_pd *pd;
-	struct uroce_qp_init_attr init;
-	struct uroce_qp_attr attr;
-	enum uroce_qp_type type;
+	struct swqe *sq;
+	struct rwqe *rq;
+	struct uroce_cq *scq, *rcq; /* init.send_cq, init.recv_cq */
+	struct uroce_pd *pd;    /* every rkey and lkey check compares it */
+	struct uroce_qp *next_active; /* active list: QPs with transmit work */
+	uint64_t tx_packets, rx_packets; /* stats.tx_packets/rx_packets live here */
+	uint64_t write_va;
+	struct mr_int *write_mr;
 	uint32_t qpn;
+	uint32_t dqpn;          /* attr.dest_qp_num */
 	uint32_t mtu;           /* bytes */
-	uint8_t port;           /* index into ctx->ports (attr.port_num - 1) */
-	uint16_t sport;
-	struct dest d;          /* RC/UC destination */
 
 	/* send queue: app posts at head, engine sends at cur, retires at tail */
-	uint32_t sq_size, sq_mask;
+	uint32_t sq_mask;
 	_Atomic uint32_t sq_head;
 	uint32_t sq_cur, sq_tail;
 	uint32_t cur_off;       /* bytes of wqe sq_cur already sent */
-	struct swqe *sq;
 	uint32_t snd_nxt;       /* next PSN to send */
 	uint32_t snd_max;       /* highest snd_nxt reached (go-back lowers snd_nxt) */
 	uint32_t acked_psn;     /* last PSN acknowledged (snd_una - 1) */
 	uint32_t rd_outstanding;
+	uint32_t lsn;           /* credit limit: highest message number the peer has a receive WQE for */
+
+	/* receive queue and responder */
+	uint32_t rq_mask;
+	_Atomic uint32_t rq_head;
+	uint32_t rq_tail;
+	uint32_t epsn;
+	uint32_t msn;
+	uint32_t recv_off;
+	uint32_t write_left;
+	uint32_t ack_psn;
+
+	uint8_t state;          /* attr.qp_state */
+	uint8_t type;           /* enum uroce_qp_type */
+	uint8_t port;           /* index into ctx->ports (attr.port_num - 1) */
 	uint8_t retry_left, rnr_left;
 	bool gb_blocked;        /* a go-back is in flight: wait for progress */
 	bool rnr_wait;
-	uint32_t rnr_psn;
-	struct wheel_timer retry_timer;
-	uint32_t lsn;           /* credit limit: highest message number the peer has a receive WQE for */
 	bool credit_unlimited;  /* the peer sent the invalid credit code: no flow control */
-
-	/* receive queue */
-	uint32_t rq_size, rq_mask;
-	_Atomic uint32_t rq_head;
-	uint32_t rq_tail;
-	struct rwqe *rq;
-
-	/* responder */
-	uint32_t epsn;
-	uint32_t msn;
 	bool nak_sent;          /* one sequence NAK per gap */
 	bool uc_discard;        /* UC: drop until the next FIRST/ONLY */
 	bool in_send;           /* a multi-packet SEND is being placed */
 	bool in_write;
 	bool have_rwqe;
-	struct rwqe cur_rwqe;   /* copy of the WQE taken for the current SEND (its SGEs in sge_pool) */
-	uint32_t recv_off;
-	uint64_t write_va;
-	uint32_t write_left;
-	struct mr_int *write_mr;
 	bool ack_pending;
-	uint32_t ack_psn;
 	bool nak_pending;
+	bool active;
+	bool fatal_pending;     /* its CQ overran: go to ERR and raise QP_FATAL in the next TX pass */
+	uint16_t sport;
+	struct dest d;          /* RC/UC destination */
+
+	/* ---- cold ---- */
+	struct uroce_qp_init_attr init;
+	struct uroce_qp_attr attr;
+	uint32_t ctrl_qpn;      /* sr/ec: the QP's control QPN (qpn + 1); 0 for rc */
+	uint32_t sq_size, rq_size;
+	uint32_t rnr_psn;
+	struct wheel_timer retry_timer;
+	struct rwqe cur_rwqe;   /* copy of the WQE taken for the current SEND (its SGEs in sge_pool) */
 	uint8_t nak_syn;
 	uint32_t nak_psn;
 	struct rd_res *res;     /* max_dest_rd_atomic entries */
 	uint32_t nres, res_head, res_tx;
-
-	bool fatal_pending;     /* its CQ overran: go to ERR and raise QP_FATAL in the next TX pass */
 	bool fatal_nak;         /* a class B/C responder error waits for owed responses, then NAKs */
 	uint8_t fatal_syn;
 	uint32_t fatal_psn;
-
-	/* active list: QPs with transmit work */
-	struct uroce_qp *next_active;
-	bool active;
-
-	struct uroce_qp_stats stats;
+	struct uroce_qp_stats stats; /* but tx_packets/rx_packets: see above */
 	struct uroce_sge *sge_pool;
 	uint8_t *inl_pool;
 };

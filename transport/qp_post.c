@@ -202,7 +202,7 @@ int uroce_post_send(struct uroce_qp *qp, struct uroce_send_wr *wr, struct uroce_
 			*bad_wr = wr;
 		return uroce_fail(-EINVAL, "uroce_post_send: qp and wr are required");
 	}
-	st = qp->attr.qp_state;
+	st = qp->state;
 	if (st != UROCE_QPS_RTS && st != UROCE_QPS_SQD && st != UROCE_QPS_ERR) {
 		if (bad_wr)
 			*bad_wr = wr;
@@ -281,7 +281,7 @@ int uroce_post_recv(struct uroce_qp *qp, struct uroce_recv_wr *wr, struct uroce_
 		return uroce_fail(-EINVAL, "uroce_post_recv: QP 0x%x uses an SRQ; post with uroce_post_srq_recv",
 		                  qp->qpn);
 	}
-	if (qp->attr.qp_state == UROCE_QPS_RESET) {
+	if (qp->state == UROCE_QPS_RESET) {
 		if (bad_wr)
 			*bad_wr = wr;
 		return uroce_fail(-EINVAL, "uroce_post_recv: QP 0x%x is in RESET; receives are posted from INIT on",
@@ -296,7 +296,7 @@ int uroce_post_recv(struct uroce_qp *qp, struct uroce_recv_wr *wr, struct uroce_
 			break;
 		}
 	}
-	if (qp->attr.qp_state == UROCE_QPS_ERR || (qp->ctrl_qpn && sr_rx_wants_kick(qp)))
+	if (qp->state == UROCE_QPS_ERR || (qp->ctrl_qpn && sr_rx_wants_kick(qp)))
 		ctx_kick(qp);
 	return rc;
 }

@@ -153,7 +153,7 @@ static void on_aeth(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	case 1: /* RNR NAK */
 		qp->stats.rnr_naks_rcvd++;
 		ack_upto(qp, prev);
-		if (qp->attr.qp_state == UROCE_QPS_ERR)
+		if (qp->state == UROCE_QPS_ERR)
 			return;
 		if (qp->rnr_left == 0) {
 			fail_tail(qp, UROCE_WC_RNR_RETRY_EXC_ERR);
@@ -168,7 +168,7 @@ static void on_aeth(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		return;
 	case 3: /* NAK */
 		ack_upto(qp, prev);
-		if (qp->attr.qp_state == UROCE_QPS_ERR)
+		if (qp->state == UROCE_QPS_ERR)
 			return;
 		if (syn == AETH_NAK_PSN_SEQ_ERR) {
 			qp->stats.seq_naks_rcvd++;
@@ -252,7 +252,7 @@ void comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	uint8_t op = pkt->opcode & 0x1f;
 
-	if (qp->attr.qp_state != UROCE_QPS_RTS && qp->attr.qp_state != UROCE_QPS_SQD) {
+	if (qp->state != UROCE_QPS_RTS && qp->state != UROCE_QPS_SQD) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_QP_STATE);
 		return;
 	}
@@ -260,7 +260,7 @@ void comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	 * stale: neither its AETH nor its credits may act (IBTA 9.9) */
 	if (!rx_response_in_window(qp, pkt->psn))
 		return;
-	qp->stats.rx_packets++;
+	qp->rx_packets++;
 	/* every ACK-type AETH (ACK, atomic ACK, READ response but its middles)
 	 * carries the peer's credits */
 	if (op != ROCE_OP_READ_RESP_MIDDLE && (pkt->aeth.syndrome >> 5) == 0)
@@ -298,7 +298,7 @@ void rc_retry_timer_fn(struct wheel_timer *t, void *arg)
 	uint32_t target;
 
 	(void)t;
-	if (qp->attr.qp_state != UROCE_QPS_RTS && qp->attr.qp_state != UROCE_QPS_SQD)
+	if (qp->state != UROCE_QPS_RTS && qp->state != UROCE_QPS_SQD)
 		return;
 	if (qp->rnr_wait) {
 		qp->rnr_wait = false;

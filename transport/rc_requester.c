@@ -45,7 +45,7 @@ void req_complete(struct uroce_qp *qp, struct swqe *w, enum uroce_wc_status st)
 	wc.opcode = wr_to_wc[w->opcode];
 	wc.byte_len = w->length;
 	wc.qp_num = qp->qpn;
-	cq_push(qp->init.send_cq, &wc);
+	cq_push(qp->scq, &wc);
 }
 
 static inline bool is_rd(const struct swqe *w)
@@ -80,7 +80,7 @@ static int send_pkt(struct uroce_qp *qp, struct swqe *w)
 	int pos, rc;
 
 	ctx_pkt_init(qp->ctx, &pkt, qp->type == UROCE_QPT_UD ? &w->ud : &qp->d, qp->sport);
-	pkt.dqpn = qp->type == UROCE_QPT_UD ? w->ud_qpn : qp->attr.dest_qp_num;
+	pkt.dqpn = qp->type == UROCE_QPT_UD ? w->ud_qpn : qp->dqpn;
 	pkt.psn = qp->snd_nxt;
 	switch (w->opcode) {
 	case UROCE_WR_SEND:
@@ -130,7 +130,7 @@ static int send_pkt(struct uroce_qp *qp, struct swqe *w)
 	rc = ctx_send_pkt(qp->ctx, qp->port, &pkt, len ? gather_sges : NULL, &g);
 	if (rc)
 		return rc;
-	qp->stats.tx_packets++;
+	qp->tx_packets++;
 	qp->snd_nxt = psn_add(qp->snd_nxt, consumed);
 	if (roce_psn_diff(qp->snd_nxt, qp->snd_max) > 0)
 		qp->snd_max = qp->snd_nxt;
@@ -200,7 +200,7 @@ bool rc_tx(struct uroce_qp *qp)
 {
 	bool more = false;
 
-	switch (qp->attr.qp_state) {
+	switch (qp->state) {
 	case UROCE_QPS_ERR:
 		qp_flush(qp);
 		return false;
@@ -208,9 +208,9 @@ bool rc_tx(struct uroce_qp *qp)
 	case UROCE_QPS_SQD:
 		if (qp->type == UROCE_QPT_RC)
 			more = resp_tx(qp);
-		if (qp->attr.qp_state == UROCE_QPS_ERR)
+		if (qp->state == UROCE_QPS_ERR)
 			return false; /* the responder's fatal NAK just left */
-		return req_tx(qp, qp->attr.qp_state == UROCE_QPS_SQD) || more;
+		return req_tx(qp, qp->state == UROCE_QPS_SQD) || more;
 	case UROCE_QPS_RTR:
 		if (qp->type == UROCE_QPT_RC)
 			more = resp_tx(qp);

@@ -29,12 +29,12 @@ static void send_aeth(struct uroce_qp *qp, uint8_t syn, uint32_t psn)
 
 	ctx_pkt_init(qp->ctx, &pkt, &qp->d, qp->sport);
 	pkt.opcode = ROCE_TR_RC | ROCE_OP_ACK;
-	pkt.dqpn = qp->attr.dest_qp_num;
+	pkt.dqpn = qp->dqpn;
 	pkt.psn = psn;
 	pkt.aeth.syndrome = syn;
 	pkt.aeth.msn = qp->msn & ROCE_PSN_MASK;
 	if (ctx_send_pkt(qp->ctx, qp->d.port, &pkt, NULL, NULL) == 0)
-		qp->stats.tx_packets++;
+		qp->tx_packets++;
 }
 
 static void queue_ack(struct uroce_qp *qp, uint32_t psn)
@@ -135,12 +135,12 @@ static void post_recv_wc(struct uroce_qp *qp, enum uroce_wc_opcode op, uint32_t 
 	wc.opcode = op;
 	wc.byte_len = len;
 	wc.qp_num = qp->qpn;
-	wc.src_qp = qp->attr.dest_qp_num;
+	wc.src_qp = qp->dqpn;
 	if (imm) {
 		wc.wc_flags |= UROCE_WC_WITH_IMM;
 		wc.imm_data = htobe32(pkt->imm);
 	}
-	cq_push(qp->init.recv_cq, &wc);
+	cq_push(qp->rcq, &wc);
 	qp->have_rwqe = false;
 }
 
@@ -210,7 +210,7 @@ static void ud_rx(struct uroce_qp *qp, const struct uroce_frame *f, const struct
 		sge_copy_in(qp->cur_rwqe.sge, qp->cur_rwqe.num_sge, 0, grh, 40);
 		sge_copy_in(qp->cur_rwqe.sge, qp->cur_rwqe.num_sge, 40, pkt->payload, pkt->payload_len);
 	}
-	cq_push(qp->init.recv_cq, &wc);
+	cq_push(qp->rcq, &wc);
 	qp->have_rwqe = false;
 }
 
@@ -482,7 +482,7 @@ static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 			qp->res_tx = qp->res_head - qp->nres;
 		qp->msn++;
 		qp->epsn = psn_add(qp->epsn, n);
-		qp->stats.rx_packets++;
+		qp->rx_packets++;
 		ctx_kick(qp);
 		return;
 	}
@@ -518,7 +518,7 @@ static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 			qp->res_tx = qp->res_head - qp->nres;
 		qp->msn++;
 		qp->epsn = psn_add(qp->epsn, 1);
-		qp->stats.rx_packets++;
+		qp->rx_packets++;
 		ctx_kick(qp);
 		return;
 	}
@@ -527,7 +527,7 @@ static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		return;
 	}
 	qp->epsn = psn_add(qp->epsn, 1);
-	qp->stats.rx_packets++;
+	qp->rx_packets++;
 	if (rc && pkt->ackreq)
 		queue_ack(qp, pkt->psn);
 }
@@ -535,14 +535,14 @@ static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 /* Requests of an RC, UC or UD QP (rel_rc's rx_data). */
 void rc_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt)
 {
-	enum uroce_qp_state st = qp->attr.qp_state;
+	enum uroce_qp_state st = qp->state;
 
 	if (st != UROCE_QPS_RTR && st != UROCE_QPS_RTS && st != UROCE_QPS_SQD) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_QP_STATE);
 		return;
 	}
 	if (qp->type == UROCE_QPT_UD) {
-		qp->stats.rx_packets++;
+		qp->rx_packets++;
 		ud_rx(qp, f, pkt);
 		return;
 	}
@@ -569,14 +569,14 @@ static int send_res(struct uroce_qp *qp, struct rd_res *r)
 	if (r->type == RES_ATOMIC) {
 		ctx_pkt_init(qp->ctx, &pkt, &qp->d, qp->sport);
 		pkt.opcode = ROCE_TR_RC | ROCE_OP_ATOMIC_ACK;
-		pkt.dqpn = qp->attr.dest_qp_num;
+		pkt.dqpn = qp->dqpn;
 		pkt.psn = r->first_psn;
 		pkt.aeth.syndrome = AETH_ACK | rc_resp_credits(qp);
 		pkt.aeth.msn = qp->msn & ROCE_PSN_MASK;
 		pkt.atomic_ack = r->orig;
 		if (ctx_send_pkt(qp->ctx, qp->d.port, &pkt, NULL, NULL))
 			return -1;
-		qp->stats.tx_packets++;
+		qp->tx_packets++;
 		r->tx_pending = false;
 		return 0;
 	}
@@ -603,7 +603,7 @@ static int send_res(struct uroce_qp *qp, struct rd_res *r)
 		     off + len == r->len ? ROCE_OP_READ_RESP_LAST : ROCE_OP_READ_RESP_MIDDLE;
 		ctx_pkt_init(qp->ctx, &pkt, &qp->d, qp->sport);
 		pkt.opcode = ROCE_TR_RC | op;
-		pkt.dqpn = qp->attr.dest_qp_num;
+		pkt.dqpn = qp->dqpn;
 		pkt.psn = psn_add(r->first_psn, off / qp->mtu);
 		pkt.aeth.syndrome = AETH_ACK | rc_resp_credits(qp);
 		pkt.aeth.msn = qp->msn & ROCE_PSN_MASK;
@@ -611,7 +611,7 @@ static int send_res(struct uroce_qp *qp, struct rd_res *r)
 		g.src = (const uint8_t *)(uintptr_t)(r->va + off);
 		if (ctx_send_pkt(qp->ctx, qp->d.port, &pkt, len ? gather_mem : NULL, &g))
 			return -1;
-		qp->stats.tx_packets++;
+		qp->tx_packets++;
 		r->tx_off = off + len;
 		if (r->tx_off >= r->len)
 			r->tx_pending = false;

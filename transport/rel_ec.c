@@ -233,7 +233,7 @@ void ec_rx_sub(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t sub, bool try_de
 			failed = true; /* outside the WRITE's region: dropped, counted */
 			continue;
 		}
-		bit_set(m->bits, idx);
+		sr_msg_mark(m, idx);
 		m->nrecv++;
 		m->placed += len;
 		qp->stats.ec_recovered++;

@@ -81,11 +81,9 @@ static void sr_free_bufs(struct sr_state *st)
 	free(st->rx.par_idx);
 	free(st->rx.par_ok);
 	free(st->rx.scratch);
-	for (unsigned i = 0; i < SR_MSG_WIN; i++) {
-		free(st->rx.slot[i].bits);
-		free(st->rx.slot[i].subdone);
+	free(st->rx.slot_bits);
+	for (unsigned i = 0; i < SR_MSG_WIN; i++)
 		free(st->rx.slot[i].wqe.sge);
-	}
 	memset(&st->tx, 0, sizeof(st->tx));
 	memset(&st->rx, 0, sizeof(st->rx));
 }
@@ -125,7 +123,7 @@ int sr_ready(struct uroce_qp *qp)
 	uint32_t ring = 1, rbits = 1, sge;
 	bool ok = true;
 
-	if (qp->attr.qp_state == UROCE_QPS_RTR) {
+	if (qp->state == UROCE_QPS_RTR) {
 		/* RTR -> RTS: the send PSN is known now */
 		st->tx.una = st->tx.nxt = qp->snd_nxt;
 		return 0;
@@ -150,18 +148,20 @@ int sr_ready(struct uroce_qp *qp)
 	sge = qp->init.srq ? qp->init.srq->max_sge : qp->attr.cap.max_recv_sge;
 	if (!sge)
 		sge = 1;
-	ok = st->tx.ring && st->rx.bits && st->rx.pend;
+	/* One bit per packet a message may have, 16 KiB a slot, in one
+	 * calloc per QP: large enough to be its own zero mapping, so only the
+	 * pages messages touch become resident (10 000 QPs would otherwise
+	 * hold 10 GiB). */
+	st->rx.slot_bits = calloc((size_t)SR_MSG_WIN * (st->ec ? 2 : 1), SR_MAX_MSG_PKTS / 8);
+	ok = st->tx.ring && st->rx.bits && st->rx.pend && st->rx.slot_bits;
 	for (unsigned i = 0; ok && i < SR_MSG_WIN; i++) {
 		struct sr_rmsg *m = &st->rx.slot[i];
 
-		/* one bit per packet a message may have: 16 KiB a slot */
-		m->bits = calloc(SR_MAX_MSG_PKTS / 64, sizeof(uint64_t));
+		m->bits = st->rx.slot_bits + (size_t)i * (SR_MAX_MSG_PKTS / 64);
+		if (st->ec)
+			m->subdone = st->rx.slot_bits + (size_t)(SR_MSG_WIN + i) * (SR_MAX_MSG_PKTS / 64);
 		m->wqe.sge = calloc(sge, sizeof(struct uroce_sge));
-		ok = m->bits && m->wqe.sge;
-		if (ok && st->ec) {
-			m->subdone = calloc(SR_MAX_MSG_PKTS / 64, sizeof(uint64_t));
-			ok = m->subdone != NULL;
-		}
+		ok = m->wqe.sge != NULL;
 	}
 	if (ok && st->ec) {
 		uint32_t km = st->cfg.ec_k + st->cfg.ec_m;
@@ -303,7 +303,7 @@ static int send_txp(struct uroce_qp *qp, uint32_t psn)
 	int rc;
 
 	ctx_pkt_init(qp->ctx, &pkt, &qp->d, qp->sport);
-	pkt.dqpn = qp->attr.dest_qp_num;
+	pkt.dqpn = qp->dqpn;
 	pkt.psn = psn;
 	pkt.payload_len = p->len;
 	pkt.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
@@ -341,7 +341,7 @@ static int send_txp(struct uroce_qp *qp, uint32_t psn)
 	rc = ctx_send_pkt(qp->ctx, qp->port, &pkt, gf, &g);
 	if (rc)
 		return rc;
-	qp->stats.tx_packets++;
+	qp->tx_packets++;
 	p->sent_ns = st->tx.now;
 	if (!p->ntx)
 		p->first_ns = p->sent_ns;
@@ -554,7 +554,7 @@ int sr_send_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len)
 
 	ctx_pkt_init(qp->ctx, &pkt, &qp->d, qp->sport);
 	pkt.opcode = ROCE_TR_UC | ROCE_OP_SEND_ONLY;
-	pkt.dqpn = psn_add(qp->attr.dest_qp_num, 1) & ROCE_QPN_MASK;
+	pkt.dqpn = psn_add(qp->dqpn, 1) & ROCE_QPN_MASK;
 	pkt.psn = st->tx.ctrl_psn;
 	pkt.payload = body;
 	pkt.payload_len = len;
@@ -562,7 +562,7 @@ int sr_send_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len)
 	if (rc)
 		return rc;
 	st->tx.ctrl_psn = psn_add(st->tx.ctrl_psn, 1);
-	qp->stats.tx_packets++;
+	qp->tx_packets++;
 	return 0;
 }
 
@@ -632,7 +632,7 @@ bool sr_tx(struct uroce_qp *qp)
 {
 	struct sr_state *st = sr_of(qp);
 	uint32_t head = atomic_load_explicit(&qp->sq_head, memory_order_acquire);
-	enum uroce_qp_state s = qp->attr.qp_state;
+	enum uroce_qp_state s = qp->state;
 	unsigned budget = 64;
 
 	if (s == UROCE_QPS_ERR) {
@@ -656,7 +656,7 @@ bool sr_tx(struct uroce_qp *qp)
 		return false;
 	if (!tx_lost(qp))
 		return true;
-	if (qp->attr.qp_state != s)
+	if (qp->state != s)
 		return false; /* out of retries */
 	while (qp->sq_cur != head && budget--) {
 		struct swqe *w = wqe_at(qp, qp->sq_cur);
@@ -970,7 +970,7 @@ void sr_rx_ctrl(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
 		return;
 	}
-	if (qp->attr.qp_state != UROCE_QPS_RTS && qp->attr.qp_state != UROCE_QPS_SQD) {
+	if (qp->state != UROCE_QPS_RTS && qp->state != UROCE_QPS_SQD) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_QP_STATE);
 		return;
 	}
@@ -983,7 +983,7 @@ void sr_rx_ctrl(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
 		return;
 	}
-	qp->stats.rx_packets++;
+	qp->rx_packets++;
 	switch (b[1]) {
 	case SRW_CTRL_SACK:
 		if (len < SRW_CTRL_HDR_LEN + SRW_SACK_FIXED) {
@@ -1069,7 +1069,7 @@ void sr_timer(struct wheel_timer *tm, void *arg)
 	bool lost = false, any = false;
 
 	(void)tm;
-	if (qp->attr.qp_state < UROCE_QPS_RTR || qp->attr.qp_state > UROCE_QPS_SQD || !t->ring)
+	if (qp->state < UROCE_QPS_RTR || qp->state > UROCE_QPS_SQD || !t->ring)
 		return;
 	rto = t->rto << (t->backoff < 10 ? t->backoff : 10);
 	if (rto > SR_RTO_MAX_NS)
@@ -1218,7 +1218,7 @@ static void push_recv_wc(struct uroce_qp *qp, struct sr_rmsg *m)
 	wc.wr_id = m->wqe.wr_id;
 	wc.status = m->st;
 	wc.qp_num = qp->qpn;
-	wc.src_qp = qp->attr.dest_qp_num;
+	wc.src_qp = qp->dqpn;
 	wc.opcode = m->op == UROCE_WR_RDMA_WRITE_WITH_IMM ? UROCE_WC_RECV_RDMA_WITH_IMM : UROCE_WC_RECV;
 	wc.byte_len = whole ? m->len : m->placed; /* a partial completion reports what was placed */
 	if (m->op != UROCE_WR_SEND && m->have_desc) {
@@ -1229,7 +1229,7 @@ static void push_recv_wc(struct uroce_qp *qp, struct sr_rmsg *m)
 		wc.wc_flags |= precv_finish(m->wqe.precv, whole);
 		m->wqe.precv = NULL;
 	}
-	cq_push(qp->init.recv_cq, &wc);
+	cq_push(qp->rcq, &wc);
 }
 
 /* Deliver finished messages: in order, or (unordered) as they finish;
@@ -1315,9 +1315,10 @@ static struct sr_rmsg *bind_upto(struct uroce_qp *qp, uint32_t seq)
 			ctx_count_drop(qp->ctx, UROCE_DROP_NO_RECV_BUFFER);
 			return NULL;
 		}
-		memset(bits, 0, SR_MAX_MSG_PKTS / 8);
+		memset(bits, 0, (size_t)m->bits_words * 8);
 		if (sub)
-			memset(sub, 0, SR_MAX_MSG_PKTS / 8);
+			memset(sub, 0, (size_t)m->bits_words * 8);
+		m->bits_words = 0;
 		m->seq = r->bind_next;
 		m->bound = true;
 		m->op = UROCE_WR_SEND;
@@ -1466,7 +1467,7 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
 		return;
 	}
-	if (qp->attr.qp_state < UROCE_QPS_RTR || qp->attr.qp_state > UROCE_QPS_SQD || !r->bits) {
+	if (qp->state < UROCE_QPS_RTR || qp->state > UROCE_QPS_SQD || !r->bits) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_QP_STATE);
 		return;
 	}
@@ -1487,7 +1488,7 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		ctx_kick(qp);
 		return;
 	}
-	qp->stats.rx_packets++;
+	qp->rx_packets++;
 	ctx_kick(qp); /* the SACK leaves in the next transmit pass: one per burst */
 	if (pkt->opcode == (ROCE_TR_UC | ROCE_OP_WRITE_ONLY)) {
 		rx_plain_write(qp, pkt);
@@ -1600,7 +1601,7 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 	if (!sr_rx_place(qp, m, idx * mtu, pkt->payload, pkt->payload_len))
 		return;
 	if (!bit_get(m->bits, idx)) {
-		bit_set(m->bits, idx);
+		sr_msg_mark(m, idx);
 		m->nrecv++;
 		m->placed += pkt->payload_len;
 		sr_rx_note_pkt(qp, m, idx);

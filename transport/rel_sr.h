@@ -101,6 +101,7 @@ struct sr_rmsg {
 	uint32_t nacks;         /* ec: NACKs sent for it (each waits twice as long) */
 	uint64_t *bits;         /* packets arrived (or rebuilt) */
 	uint64_t *subdone;      /* ec: submessages whole */
+	uint32_t bits_words;    /* words of bits (and subdone) that may be non-zero: what a rebind clears */
 	struct rwqe wqe;
 };
 
@@ -118,6 +119,7 @@ struct sr_rx {
 	bool sack_pending;
 	uint32_t max_pkts;      /* packets a message may have */
 	struct sr_rmsg slot[SR_MSG_WIN];
+	uint64_t *slot_bits;    /* every slot's bits (then ec's subdone), one allocation */
 	/* ec: parity packets by PSN, their message and index */
 	uint8_t *par;
 	uint32_t *par_msg, *par_idx;
@@ -147,6 +149,16 @@ static inline bool bit_get(const uint64_t *b, uint32_t i)
 static inline void bit_set(uint64_t *b, uint32_t i)
 {
 	b[i >> 6] |= 1ull << (i & 63);
+}
+
+/* A packet of m arrived (or was rebuilt): set its bit, and remember how
+ * far the map is dirty, so that binding the slot again clears only that
+ * much and not 16 KiB per message. */
+static inline void sr_msg_mark(struct sr_rmsg *m, uint32_t idx)
+{
+	bit_set(m->bits, idx);
+	if (idx / 64 >= m->bits_words)
+		m->bits_words = idx / 64 + 1;
 }
 
 /* rel_sr.c, for rel_ec.c and precv.c */

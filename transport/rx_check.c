@@ -25,8 +25,8 @@ bool rx_check_dst(struct uroce_context *ctx, unsigned port, const struct uroce_q
 	 * rxe's check_addr: one compare per packet, and stricter than any
 	 * GID of the port. Datagrams, unknown QPNs and QPs without a peer
 	 * yet are checked against the port's table. */
-	if (qp && qp->type != UROCE_QPT_UD && qp->attr.qp_state >= UROCE_QPS_RTR &&
-	    qp->attr.qp_state <= UROCE_QPS_SQD)
+	if (qp && qp->type != UROCE_QPT_UD && qp->state >= UROCE_QPS_RTR &&
+	    qp->state <= UROCE_QPS_SQD)
 		ok = !memcmp(pkt->dip, qp->d.sip, 16);
 	else
 		ok = ctx_port_has_gid(ctx, port, pkt->dip);
@@ -47,11 +47,11 @@ bool rx_check_conn(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	if (qp->type == UROCE_QPT_UD)
 		return true; /* datagrams come from anyone who knows the Q_Key */
 	/* Before RTR a connected QP has no peer: nothing may reach it. */
-	if (qp->attr.qp_state < UROCE_QPS_RTR || qp->attr.qp_state > UROCE_QPS_SQD) {
+	if (qp->state < UROCE_QPS_RTR || qp->state > UROCE_QPS_SQD) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_QP_STATE);
 		return false;
 	}
-	if (memcmp(pkt->sip, qp->attr.ah_attr.dgid, 16)) {
+	if (memcmp(pkt->sip, qp->d.dip, 16)) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_SRC_ADDR);
 		return false;
 	}
