@@ -4,26 +4,29 @@
 # same run on the same pair:
 #   kernel-udp   kernel UDP socket, sendmmsg/recvmmsg, same frame length
 #   xsk-bare     bare libxdp loop: prebuilt frame, no parse, no ICRC
+#   xsk-place    the same sender; the receiver is xsk-bare's loop plus the copy
+#                of every frame's RDMA payload into a 64 MiB buffer at the RETH
+#                address (xsk_bare recv --place): the placement ceiling
 #   uroce-afxdp  uroce afxdp port: per-frame build + ICRC, parse + ICRC check
 #   uroce-dpdk   uroce dpdk port (net_af_xdp vdev) sending, uroce afxdp receiving
 # Rates are what the RECEIVER counted (delivered frames), over the time from
 # its first to its last frame. Ratios are against kernel-udp and xsk-bare.
 #
 #   sudo tests/bench/raw_bench.sh [--build DIR] [--duration SEC] [--sizes "64 1024 4096"]
-#                                  [--only "kernel-udp xsk-bare uroce-afxdp uroce-dpdk"]
+#                                  [--only "kernel-udp xsk-bare xsk-place uroce-afxdp uroce-dpdk"]
 set -euo pipefail
 
 BUILD=build
 DURATION=3
 SIZES="64 1024 4096"
-ONLY="kernel-udp xsk-bare uroce-afxdp uroce-dpdk"
+ONLY="kernel-udp xsk-bare xsk-place uroce-afxdp uroce-dpdk"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--build) BUILD=$2; shift 2 ;;
 	--duration) DURATION=$2; shift 2 ;;
 	--sizes) SIZES=$2; shift 2 ;;
 	--only) ONLY=$2; shift 2 ;;
-	-h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,16p' "$0"; exit 0 ;;
 	*) echo "raw_bench: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -31,7 +34,7 @@ done
 PERF=$BUILD/apps/uroce-perf
 UDP=$BUILD/tests/bench/udp_baseline
 XSK=$BUILD/tests/bench/xsk_bare
-for b in "$UDP" $( [[ "$ONLY" == *xsk-bare* ]] && echo "$XSK") $( [[ "$ONLY" == *uroce* ]] && echo "$PERF"); do
+for b in "$UDP" $( [[ "$ONLY" == *xsk-* ]] && echo "$XSK") $( [[ "$ONLY" == *uroce* ]] && echo "$PERF"); do
 	[ -x "$b" ] || { echo "raw_bench: $b not built (ninja -C $BUILD)" >&2; exit 2; }
 done
 
@@ -72,7 +75,7 @@ run_pair() {
 	local out=$NETNS_TMP/recv.log rpid
 	netns_start "$NB" "$out" "${recv[@]}"
 	rpid=$NETNS_PID
-	netns_wait_until 5 grep -q receiving "$out" || true
+	netns_wait_until 5 grep -qs receiving "$out" || true
 	local sres
 	if ! sres=$(ip netns exec "$NA" "${send[@]}" 2>&1 | grep '^{' | tail -1); then sres=; fi
 	netns_wait "$rpid" || true
@@ -109,6 +112,10 @@ for size in $SIZES; do
 				"$UDP" send --dst-ip $IPB --size "$size" --duration "$DURATION" ;;
 		xsk-bare)
 			run_pair $c "$size" "$XSK" recv --iface vb --duration "$RECV_T" -- \
+				"$XSK" send --iface va --dst-mac "$MACB" --src-ip $IPA --dst-ip $IPB \
+				--size "$size" --duration "$DURATION" ;;
+		xsk-place)
+			run_pair $c "$size" "$XSK" recv --iface vb --place --duration "$RECV_T" -- \
 				"$XSK" send --iface va --dst-mac "$MACB" --src-ip $IPA --dst-ip $IPB \
 				--size "$size" --duration "$DURATION" ;;
 		uroce-afxdp)

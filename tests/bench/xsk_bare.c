@@ -4,7 +4,20 @@
  * No parsing, no ICRC, no per-frame building: the ceiling for the port.
  *
  *   xsk_bare send --iface IF --dst-mac MAC --src-ip A --dst-ip B --size PAYLOAD [--duration S]
- *   xsk_bare recv --iface IF [--duration S] [--idle-ms MS]
+ *   xsk_bare recv --iface IF [--place] [--duration S] [--idle-ms MS]
+ *
+ * recv --place is the placement ceiling: the same loop plus the one copy
+ * every RDMA WRITE over AF_XDP copy mode must make. Each frame's RDMA
+ * payload (after Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + RETH 16 bytes, up
+ * to the BTH pad and the 4-byte ICRC; its length from the IPv4 total length)
+ * is copied, fragment by fragment, into a 64 MiB buffer at (RETH VA +
+ * running offset) modulo the buffer's size, the running offset advancing by
+ * each payload, so the destination walks the whole buffer like a stream of
+ * WRITEs into a memory region. Fixed offsets only: no parse, no ICRC, no
+ * rkey check. A checksum of the buffer in the JSON result keeps the copies.
+ * The sender fills its payload with a byte pattern, so the checksum is not
+ * that of zeros.
+ *
  * Uses libxdp's own default XDP program (it redirects every frame of the
  * queue to the socket), queue 0, copy mode (veth has no zero-copy). When the
  * MTU is above what a one-page XDP buffer holds, libxdp's program cannot be
@@ -214,6 +227,10 @@ static int do_send(const char *ifname, const uint8_t dmac[6], uint32_t sip, uint
 	 * FRAME_SIZE bytes and odd chunks the rest, so a head and a tail chunk
 	 * from the two free stacks always make the whole frame. */
 	static uint8_t one[2 * FRAME_SIZE];
+	/* A byte pattern in the payload (the builder leaves the payload area as
+	 * it is), so what recv --place copies is not all zeros. */
+	for (size_t i = 0; i < sizeof(one); i++)
+		one[i] = (uint8_t)(i * 131 + 7);
 	int flen = roce_build(one, sizeof(one), &pkt);
 	if (flen < 0 || (!b.sg && flen > (int)FRAME_SIZE)) {
 		fprintf(stderr, "xsk_bare: payload %u does not fit (MTU too small?)\n", size);
@@ -277,12 +294,85 @@ static int do_send(const char *ifname, const uint8_t dmac[6], uint32_t sip, uint
 	return 0;
 }
 
-static int do_recv(const char *ifname, double duration, long idle_ms)
+/* --place: the destination "memory region" and the placement of one frame.
+ * Offsets of the RoCEv2 headers in an untagged IPv4 frame. */
+#define PLACE_BUF_SIZE (64u << 20)
+#define PLACE_IPLEN_OFF 16u                       /* IPv4 total length */
+#define PLACE_PAD_OFF (14u + 20u + 8u + 1u)       /* BTH byte 1: SE, M, PadCnt, TVer */
+#define PLACE_RETH_OFF (14u + 20u + 8u + 12u)     /* RETH: VA, rkey, length */
+#define PLACE_PAYLOAD_OFF (PLACE_RETH_OFF + 16u)  /* first payload byte */
+#define PLACE_ICRC_LEN 4u
+
+struct place {
+	uint8_t *buf;
+	uint64_t run;    /* running offset: moves on even when the VA does not */
+	uint64_t dst;    /* where the next byte of the current frame goes */
+	uint32_t left;   /* payload bytes of the current frame still to copy */
+	uint64_t placed; /* payload bytes copied */
+};
+
+static uint64_t get_be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* The head fragment of a frame: where its payload goes, and how long it is
+ * (IPv4 total length less the IP, UDP, BTH, RETH headers, the BTH pad bytes
+ * and the ICRC). */
+static void place_start(struct place *pl, const uint8_t *f, uint32_t len)
+{
+	uint32_t iplen = (uint32_t)f[PLACE_IPLEN_OFF] << 8 | f[PLACE_IPLEN_OFF + 1];
+	uint32_t hdrs = PLACE_PAYLOAD_OFF - 14u + PLACE_ICRC_LEN + (f[PLACE_PAD_OFF] >> 4 & 3u);
+
+	pl->left = len >= PLACE_PAYLOAD_OFF && iplen > hdrs ? iplen - hdrs : 0;
+	pl->dst = (get_be64(f + PLACE_RETH_OFF) + pl->run) & (PLACE_BUF_SIZE - 1);
+	if (pl->dst + pl->left > PLACE_BUF_SIZE) /* wrap: the copy stays inside */
+		pl->dst = 0;
+	pl->run += pl->left;
+}
+
+/* Copy this fragment's part of the payload (from..len of the fragment). */
+static inline void place_frag(struct place *pl, const uint8_t *f, uint32_t from, uint32_t len)
+{
+	if (!pl->left || len <= from)
+		return;
+	uint32_t n = len - from < pl->left ? len - from : pl->left;
+	memcpy(pl->buf + pl->dst, f + from, n);
+	pl->dst += n;
+	pl->left -= n;
+	pl->placed += n;
+}
+
+/* 64-bit words from all over the buffer, so the copies are not dead stores. */
+static uint64_t place_sum(const struct place *pl)
+{
+	uint64_t sum = 0, w;
+	for (size_t off = 0; off < PLACE_BUF_SIZE; off += 4096 + 8) {
+		memcpy(&w, pl->buf + off, sizeof(w));
+		sum = (sum ^ w) * 0x100000001b3ull;
+	}
+	return sum;
+}
+
+static int do_recv(const char *ifname, double duration, long idle_ms, int do_place)
 {
 	struct bare b = {0};
-	int rc = bare_open(&b, ifname, 1);
+	struct place pl = {0};
+	int rc;
 
-	if (rc) {
+	if (do_place) {
+		/* Faulted in before the first frame: a registered region is pinned. */
+		pl.buf = mmap(NULL, PLACE_BUF_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (pl.buf == MAP_FAILED) {
+			fprintf(stderr, "xsk_bare: cannot map the placement buffer: %s\n", strerror(errno));
+			return 1;
+		}
+		memset(pl.buf, 0, PLACE_BUF_SIZE);
+	}
+	if ((rc = bare_open(&b, ifname, 1))) {
 		fprintf(stderr, "xsk_bare: %s: %s\n", ifname, strerror(-rc));
 		return 1;
 	}
@@ -307,10 +397,11 @@ static int do_recv(const char *ifname, double duration, long idle_ms)
 			;
 		for (uint32_t i = 0; i < n; i++) {
 			const struct xdp_desc *d = xsk_ring_cons__rx_desc(&b.rx, idx_rx + i);
-			if (!in_frame) {
+			const uint8_t *f = xsk_umem__get_data(b.area, d->addr);
+			int head = !in_frame;
+			if (head) {
 				/* The program takes every frame (IPv6 ND, ARP too): count
 				 * only IPv4 UDP to 4791, as the uroce receiver does. */
-				const uint8_t *f = xsk_umem__get_data(b.area, d->addr);
 				counting = d->len >= 38 && f[12] == 0x08 && f[13] == 0x00 && f[23] == 17 &&
 					   f[36] == (4791 >> 8) && f[37] == (4791 & 0xff);
 			}
@@ -318,6 +409,11 @@ static int do_recv(const char *ifname, double duration, long idle_ms)
 			if (counting) {
 				bytes += d->len;
 				ours += !in_frame; /* a frame ends here */
+				if (do_place) {
+					if (head)
+						place_start(&pl, f, d->len);
+					place_frag(&pl, f, head ? PLACE_PAYLOAD_OFF : 0, d->len);
+				}
 			}
 			*xsk_ring_prod__fill_addr(&b.fq, idx_fq + i) = xsk_umem__extract_addr(d->addr);
 		}
@@ -335,13 +431,20 @@ static int do_recv(const char *ifname, double duration, long idle_ms)
 	struct xdp_statistics st = {0};
 	socklen_t slen = sizeof(st);
 	getsockopt(xsk_socket__fd(b.xsk), SOL_XDP, XDP_STATISTICS, &st, &slen);
-	printf("{\"mode\":\"xsk_recv\",\"frames\":%" PRIu64 ",\"bytes\":%" PRIu64
-	       ",\"seconds\":%.3f,\"mpps\":%.4f,\"gbps\":%.3f,\"drops\":{\"rx_dropped\":%llu,"
+	char place_json[128] = "";
+	if (do_place)
+		snprintf(place_json, sizeof(place_json),
+			 ",\"placed_bytes\":%" PRIu64 ",\"place_gbps\":%.3f,\"place_sum\":\"%016" PRIx64 "\"",
+			 pl.placed, secs > 0 ? pl.placed * 8 / secs / 1e9 : 0, place_sum(&pl));
+	printf("{\"mode\":\"%s\",\"frames\":%" PRIu64 ",\"bytes\":%" PRIu64
+	       ",\"seconds\":%.3f,\"mpps\":%.4f,\"gbps\":%.3f%s,\"drops\":{\"rx_dropped\":%llu,"
 	       "\"rx_ring_full\":%llu,\"fill_ring_empty\":%llu}}\n",
-	       got, bytes, secs, secs > 0 ? got / secs / 1e6 : 0, secs > 0 ? bytes * 8 / secs / 1e9 : 0,
-	       (unsigned long long)st.rx_dropped, (unsigned long long)st.rx_ring_full,
-	       (unsigned long long)st.rx_fill_ring_empty_descs);
+	       do_place ? "xsk_recv_place" : "xsk_recv", got, bytes, secs, secs > 0 ? got / secs / 1e6 : 0,
+	       secs > 0 ? bytes * 8 / secs / 1e9 : 0, place_json, (unsigned long long)st.rx_dropped,
+	       (unsigned long long)st.rx_ring_full, (unsigned long long)st.rx_fill_ring_empty_descs);
 	bare_close(&b);
+	if (do_place)
+		munmap(pl.buf, PLACE_BUF_SIZE);
 	return got ? 0 : 1;
 }
 
@@ -352,17 +455,23 @@ int main(int argc, char **argv)
 	struct in_addr sip = {0}, dip = {0};
 	double duration = -1;
 	long size = -1, idle_ms = 1000;
-	int have_mac = 0;
+	int have_mac = 0, place = 0;
 
 	if (argc < 2 || (strcmp(argv[1], "send") && strcmp(argv[1], "recv"))) {
 		fprintf(stderr, "usage: xsk_bare send --iface IF --dst-mac MAC --src-ip A --dst-ip B --size N "
-				"[--duration S]\n       xsk_bare recv --iface IF [--duration S] [--idle-ms MS]\n");
+				"[--duration S]\n       xsk_bare recv --iface IF [--place] [--duration S] [--idle-ms MS]\n");
 		return 2;
 	}
-	for (int i = 2; i + 1 < argc; i += 2) {
-		const char *k = argv[i], *v = argv[i + 1];
+	for (int i = 2; i < argc; i += 2) {
+		const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
 		unsigned m[6];
-		if (!strcmp(k, "--iface"))
+		if (!strcmp(k, "--place")) {
+			place = 1;
+			i--; /* a flag: no value */
+		} else if (i + 1 >= argc) {
+			fprintf(stderr, "xsk_bare: %s needs a value\n", k);
+			return 2;
+		} else if (!strcmp(k, "--iface"))
 			ifname = v;
 		else if (!strcmp(k, "--dst-mac") &&
 			 sscanf(v, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) == 6) {
@@ -389,11 +498,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[1], "send")) {
+		if (place) {
+			fprintf(stderr, "xsk_bare: --place is a recv option\n");
+			return 2;
+		}
 		if (!have_mac || !sip.s_addr || !dip.s_addr || size < 0 || size > 8000) {
 			fprintf(stderr, "xsk_bare: send needs --dst-mac, --src-ip, --dst-ip and --size 0-8000\n");
 			return 2;
 		}
 		return do_send(ifname, dmac, sip.s_addr, dip.s_addr, (uint32_t)size, duration < 0 ? 3 : duration);
 	}
-	return do_recv(ifname, duration < 0 ? 30 : duration, idle_ms);
+	return do_recv(ifname, duration < 0 ? 30 : duration, idle_ms, place);
 }
