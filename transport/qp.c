@@ -42,6 +42,12 @@ size_t uroce_qp_state_bytes(enum uroce_qp_type type)
 	return sizeof(struct uroce_qp) + RC_MAX_RD_ATOMIC * sizeof(struct rd_res);
 }
 
+size_t uroce_qp_hot_bytes(enum uroce_qp_type type)
+{
+	(void)type;
+	return offsetof(struct uroce_qp, init);
+}
+
 /* DEDICATED mode: the calls that touch engine-owned QP state run on the
  * engine thread (ctx_call); these carry their arguments there. */
 struct qp_args {

@@ -695,6 +695,9 @@ int uroce_qp_stats(struct uroce_qp *qp, struct uroce_qp_stats *stats);
 
 /** Bytes of transport state one QP takes (for the scale benchmark). */
 size_t uroce_qp_state_bytes(enum uroce_qp_type type);
+/** Of those, the bytes the per-packet path of an RC QP reads and writes
+ * (its first cache lines; the rest is configuration and rare paths). */
+size_t uroce_qp_hot_bytes(enum uroce_qp_type type);
 
 #ifdef __cplusplus
 }

@@ -103,9 +103,9 @@ static int run(struct uroce_context *ctx, struct uroce_pd *pd, struct uroce_cq *
 		fprintf(stderr, "qp_scale: QP %d: %s (%s)\n", i, uroce_strerror(rc), uroce_last_error());
 	} else {
 		uroce_progress(ctx);
-		printf("| %s | %d | %u/%u/%u/%u/%u | %zu | %.0f | %.2f |\n", c->name, nqps, c->cap.max_send_wr,
+		printf("| %s | %d | %u/%u/%u/%u/%u | %zu | %zu | %.0f | %.2f |\n", c->name, nqps, c->cap.max_send_wr,
 		       c->cap.max_recv_wr, c->cap.max_send_sge, c->cap.max_recv_sge, c->cap.max_inline_data,
-		       uroce_qp_state_bytes(UROCE_QPT_RC), (double)(after - before) / nqps, (t1 - t0) * 1e6 / nqps);
+		       uroce_qp_state_bytes(UROCE_QPT_RC), uroce_qp_hot_bytes(UROCE_QPT_RC), (double)(after - before) / nqps, (t1 - t0) * 1e6 / nqps);
 	}
 	for (int j = 0; j < nqps; j++)
 		if (qps[j])
@@ -153,8 +153,8 @@ int main(int argc, char **argv)
 		{"smallest queues", {1, 1, 1, 1, 0}},
 		{"perftest-like queues", {128, 512, 1, 1, 0}},
 	};
-	printf("| queues | QPs | send/recv WR, send/recv SGE, inline | QP object bytes | RSS bytes per QP | create+RTS us per QP |\n");
-	printf("|---|---|---|---|---|---|\n");
+	printf("| queues | QPs | send/recv WR, send/recv SGE, inline | QP object bytes | of them hot (per-packet) bytes | RSS bytes per QP | create+RTS us per QP |\n");
+	printf("|---|---|---|---|---|---|---|\n");
 	int rc = 0;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]) && !rc; i++)
 		rc = run(ctx, pd, cq, &cases[i], nqps, pa.gid);
