@@ -782,6 +782,8 @@ static uint64_t rack_detect(struct uroce_qp *qp, uint64_t now)
 		struct sr_txp *p = &t->ring[psn & t->mask];
 		uint64_t when;
 
+		if (p->first_ns > t->rack_xmit)
+			break; /* first sends go in PSN order: neither this nor any later one went before it */
 		if (p->flags & (SRP_SACKED | SRP_LOST | SRP_EC))
 			continue;
 		if (p->sent_ns > t->rack_xmit || (p->sent_ns == t->rack_xmit && roce_psn_diff(psn, t->rack_psn) >= 0))
@@ -796,6 +798,51 @@ static uint64_t rack_detect(struct uroce_qp *qp, uint64_t now)
 		}
 	}
 	return next;
+}
+
+/* The first set bit at or after j of a SACK bitmap (bit j = byte j / 8,
+ * bit j % 8), or nbits; zero bytes are skipped whole. */
+static uint32_t sack_next_bit(const uint8_t *b, uint32_t nbits, uint32_t j)
+{
+	const uint8_t *map = b + SRW_SACK_FIXED;
+
+	while (j < nbits) {
+		uint8_t v = (uint8_t)(map[j / 8] >> (j % 8));
+
+		if (v)
+			return j + (uint32_t)__builtin_ctz(v);
+		j = (j / 8 + 1) * 8;
+	}
+	return nbits;
+}
+
+/* One PSN a SACK acknowledges: retire it, and feed RACK and the RTT. */
+static void sack_one(struct uroce_qp *qp, uint32_t psn, uint64_t now, const struct sr_txp **newest, bool *progress)
+{
+	struct sr_tx *t = &sr_of(qp)->tx;
+	struct sr_txp *p = &t->ring[psn & t->mask];
+
+	if (p->flags & SRP_SACKED)
+		return;
+	txp_acked(qp, p);
+	*progress = true;
+	if (p->ntx == 1) {
+		if (!*newest || p->sent_ns >= (*newest)->sent_ns)
+			*newest = p;
+		/* sent before the newest packet delivered earlier and only
+		 * arriving now: that much reordering is real */
+		if (t->rack_xmit > p->sent_ns && t->rack_ack_ns && now - t->rack_ack_ns > t->reo_max)
+			t->reo_max = now - t->rack_ack_ns;
+	}
+	if (p->sent_ns > t->rack_xmit || (p->sent_ns == t->rack_xmit && roce_psn_diff(psn, t->rack_psn) > 0)) {
+		/* a retransmission acknowledged sooner than an RTT may answer its first copy */
+		if (p->ntx == 1 || now - p->sent_ns >= t->min_rtt) {
+			t->rack_xmit = p->sent_ns;
+			t->rack_psn = psn;
+			t->rack_rtt = now - p->sent_ns;
+			t->rack_ack_ns = now;
+		}
+	}
 }
 
 /* Probes sent beyond the receiver's receives were dropped there: once it
@@ -896,43 +943,24 @@ static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 				t->reo_max = t->rto;
 		}
 	}
-	/* everything before cum, then the bitmap: bit j = PSN cum + 1 + j */
-	for (uint32_t j = 0, psn = t->una; psn != t->nxt; psn = psn_add(psn, 1)) {
-		struct sr_txp *p = &t->ring[psn & t->mask];
-		int32_t dc = roce_psn_diff(psn, cum);
+	/* everything before cum, then the bitmap: bit j = PSN cum + 1 + j.
+	 * Only the PSNs it acknowledges are visited, not the whole window:
+	 * a SACK comes per receive burst, and walking 256 ring entries for
+	 * each cost more than the rest of the packet path (performance.md). */
+	uint32_t psn = t->una;
 
-		if (roce_psn_diff(psn, t->una) < 0)
-			continue; /* an old SACK: below una the ring holds newer packets */
-		if (dc > 0) {
-			j = (uint32_t)dc - 1;
-			if (j >= nbits)
+	for (; psn != t->nxt && roce_psn_diff(psn, cum) < 0; psn = psn_add(psn, 1))
+		sack_one(qp, psn, now, &newest, &progress);
+	if (psn != t->nxt) {
+		int32_t d = roce_psn_diff(psn, cum);
+
+		for (uint32_t j = sack_next_bit(b, nbits, d > 0 ? (uint32_t)d - 1 : 0); j < nbits;
+		     j = sack_next_bit(b, nbits, j + 1)) {
+			uint32_t q = psn_add(cum, j + 1);
+
+			if (roce_psn_diff(q, t->nxt) >= 0)
 				break;
-			if (!((b[SRW_SACK_FIXED + j / 8] >> (j % 8)) & 1))
-				continue;
-		} else if (dc == 0) {
-			continue;
-		}
-		if (p->flags & SRP_SACKED)
-			continue;
-		txp_acked(qp, p);
-		progress = true;
-		if (p->ntx == 1) {
-			if (!newest || p->sent_ns >= newest->sent_ns)
-				newest = p;
-			/* sent before the newest packet delivered earlier and only
-			 * arriving now: that much reordering is real */
-			if (t->rack_xmit > p->sent_ns && t->rack_ack_ns && now - t->rack_ack_ns > t->reo_max)
-				t->reo_max = now - t->rack_ack_ns;
-		}
-		if (p->sent_ns > t->rack_xmit ||
-		    (p->sent_ns == t->rack_xmit && roce_psn_diff(psn, t->rack_psn) > 0)) {
-			/* a retransmission acknowledged sooner than an RTT may answer its first copy */
-			if (p->ntx == 1 || now - p->sent_ns >= t->min_rtt) {
-				t->rack_xmit = p->sent_ns;
-				t->rack_psn = psn;
-				t->rack_rtt = now - p->sent_ns;
-				t->rack_ack_ns = now;
-			}
+			sack_one(qp, q, now, &newest, &progress);
 		}
 	}
 	if (newest) {
@@ -1031,6 +1059,10 @@ static void sr_arm(struct uroce_qp *qp)
 		if (d < when)
 			when = d;
 		any = true;
+		/* sent once, and first sends go in PSN order: no later packet
+		 * is due before it */
+		if (p->sent_ns == p->first_ns && !(p->flags & SRP_EC))
+			break;
 	}
 	if (any && st->cfg.loss == UROCE_LOSS_RACK && !t->tlp_out && t->srtt) {
 		uint64_t pto = t->last_tx_ns + 2 * t->srtt + t->min_rtt / 4;
