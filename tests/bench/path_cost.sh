@@ -191,6 +191,7 @@ STEPS = [
     ("txlogic", "sender logic (rc_tx/req_tx/send_pkt, sr_tx/tx_new/send_txp: what to send next)"),
     ("build", "build (roce_build, ipv4_csum, ctx_pkt_init, ctx_send_pkt less the copy)"),
     ("icrc", "ICRC (roce_icrc and ISA-L's crc32)"),
+    ("ec", "erasure coding, ec only (rel_ec.c, ec_code.c, ISA-L's erasure code, their memset/memcpy)"),
     ("gather", "gather copy at the sender (sge_copy_out, gather_*, sr_tx_gather and their memcpy)"),
     ("place", "placement copy at the receiver (memcpy from rc_rx_data/rcuc_rx, sge_copy_in, sr_rx_place, ...)"),
     ("parse", "parse (roce_parse, its ipv4_csum)"),
@@ -256,7 +257,8 @@ FILE_STEP = {
     "transport/rc_requester.c": "txlogic", "transport/rc_completer.c": "ackproc",
     "transport/rc_responder.c": "rxlogic", "transport/rx_check.c": "rxlogic", "transport/context.c": "engine",
     "transport/gid.c": "engine", "tests/bench/path_cost.c": "bench", "transport/rc_credit.c": "txlogic",
-    "transport/rel_rc.c": "rxlogic", "transport/partial.c": "rxlogic",
+    "transport/rel_rc.c": "rxlogic", "transport/partial.c": "rxlogic", "transport/rel_ec.c": "ec",
+    "transport/ec_code.c": "ec",
 }
 
 # --- which source function holds each line ----------------------------------
@@ -309,6 +311,8 @@ def sym_at(obj, addr):
 
 def clean(fn, obj):
     fn = re.sub(r"@.*$", "", fn)  # clock_gettime@@GLIBC_2.17
+    fn = re.sub(r"\.(constprop|isra|part|cold|lto_priv)(\.\d+)*$", "", fn)  # GCC's clones
+    fn = re.sub(r"\.(constprop|isra|part|cold|lto_priv)(\.\d+)*$", "", fn)
     if re.match(r"^0x[0-9a-f]+$", fn) and obj:
         fn = sym_at(obj, int(fn, 16))
     return fn
@@ -390,7 +394,7 @@ def own_step(fn, obj):
     if fn in name_step:
         return name_step[fn]
     if "libisal" in obj:
-        return "icrc"
+        return "icrc" if fn.startswith("crc") else "ec"
     f = fn_file.get(fn)
     if f in FILE_STEP:
         return FILE_STEP[f]
@@ -510,6 +514,8 @@ print(hdr)
 print(sep)
 print("| data pkts (ctrl pkts) | " + " | ".join("%d (%d)" % (pkts(r), r["j"]["ctrl_pkts"]) for r in results) + " |")
 for k, desc in STEPS:
+    if k in ("ec",) and not any(r["per"].get(k, 0) for r in results):
+        continue  # a row for ec QPs only
     print("| %s | " % desc + " | ".join(cell(r["per"].get(k, 0) / pkts(r)) for r in results) + " |")
 print("| **total Ir / data packet** | " + " | ".join("**%s**" % cell(r["total"] / pkts(r)) for r in results) + " |")
 print("| total Ir / message | " + " | ".join(cell(r["total"] / r["j"]["msgs"]) for r in results) + " |")
@@ -553,9 +559,11 @@ for k in sorted({k for r in results for k in r["mem_arcs"]}):
 print()
 print("## Unmapped (step 'other'), Ir per data packet")
 for r in results:
-    top = sorted(r["unmapped"].items(), key=lambda x: -x[1])[:12]
+    top = [(fn, c) for fn, c in sorted(r["unmapped"].items(), key=lambda x: -x[1])[:12] if c >= 0.05 * pkts(r)]
     print()
-    print("- %s: " % r["name"] + (", ".join("%s %s" % (fn, cell(c / pkts(r))) for fn, c in top if c > 0) or "none"))
+    print("- %s: " % r["name"] + (", ".join("%s %s" % (fn, cell(c / pkts(r))) for fn, c in top) or
+                                  "none above 0.05 (%s in all)" %
+                                  cell(r["per"].get("other", 0) / pkts(r))))
 print()
 print("## Top 20 %s by own instructions, Ir per data packet" % ("source functions" if line_mode else "symbols"))
 for r in results:
