@@ -138,6 +138,7 @@ int sr_ready(struct uroce_qp *qp)
 	st->tx.ring = calloc(ring, sizeof(*st->tx.ring));
 	st->tx.mask = ring - 1;
 	st->tx.win_pkts = st->cfg.window_pkts;
+	st->tx.mtu_shift = (uint32_t)__builtin_ctz(qp->mtu); /* path MTUs are powers of two */
 	st->tx.win_bytes = st->cfg.window_bytes ? st->cfg.window_bytes : st->cfg.window_pkts * qp->mtu;
 	st->rx.bits = calloc(rbits / 64 ? rbits / 64 : 1, sizeof(uint64_t));
 	st->rx.pend = calloc(rbits / 64 ? rbits / 64 : 1, sizeof(uint64_t));
@@ -366,6 +367,17 @@ static struct sr_txp *txp_new(struct uroce_qp *qp, uint32_t sq_idx, uint8_t kind
 	return p;
 }
 
+/* SRP_NOCREDIT for a packet of a probe, remembering the last such PSN so
+ * that a credit update walks only up to it (and not at all without one). */
+static uint8_t probe_flag(struct sr_tx *t, uint32_t psn)
+{
+	if (!t->probing)
+		return 0;
+	t->probe_any = true;
+	t->probe_last = psn;
+	return SRP_NOCREDIT;
+}
+
 static bool window_open(const struct sr_state *st, uint32_t n, uint32_t bytes)
 {
 	uint32_t used = (st->tx.nxt - st->tx.una) & ROCE_PSN_MASK;
@@ -419,7 +431,7 @@ static int tx_new(struct uroce_qp *qp, struct swqe *w)
 			if (!window_open(st, 1, SRW_DESC_LEN))
 				return -EAGAIN;
 			p = txp_new(qp, sq_idx, SRW_DESC, t->first_psn, SRW_DESC_LEN, srw_imm(msg12, SRW_DESC, 0));
-			p->flags = (uint8_t)(((w->sr_flags & SRW_F_EC) ? SRP_EC : 0) | (t->probing ? SRP_NOCREDIT : 0));
+			p->flags = (uint8_t)(((w->sr_flags & SRW_F_EC) ? SRP_EC : 0) | probe_flag(t, psn));
 			rc = send_txp(qp, psn);
 			if (rc)
 				return rc;
@@ -427,7 +439,7 @@ static int tx_new(struct uroce_qp *qp, struct swqe *w)
 			break;
 		case PH_DATA: {
 			uint32_t off = t->pidx * mtu, len = w->length - off < mtu ? w->length - off : mtu;
-			uint32_t moff = w->msg_off + off, idx = moff / mtu;
+			uint32_t moff = w->msg_off + off, idx = moff >> t->mtu_shift;
 			bool last = moff + len >= w->msg_len;
 			uint8_t kind;
 
@@ -457,7 +469,7 @@ static int tx_new(struct uroce_qp *qp, struct swqe *w)
 			else
 				kind = (w->sr_flags & SRW_F_DESC) ? SRW_LAST_DESC : SRW_LAST;
 			p = txp_new(qp, sq_idx, kind, moff, len, srw_imm(msg12, kind == SRP_PLAIN ? 0 : kind, idx));
-			p->flags = (uint8_t)(((w->sr_flags & SRW_F_EC) ? SRP_EC : 0) | (t->probing ? SRP_NOCREDIT : 0));
+			p->flags = (uint8_t)(((w->sr_flags & SRW_F_EC) ? SRP_EC : 0) | probe_flag(t, psn));
 			rc = send_txp(qp, psn);
 			if (rc)
 				return rc;
@@ -474,7 +486,7 @@ static int tx_new(struct uroce_qp *qp, struct swqe *w)
 			}
 			p = txp_new(qp, sq_idx, SRW_PARITY, t->sub * m + t->par_j, mtu,
 			            srw_imm(msg12, SRW_PARITY, t->sub * m + t->par_j));
-			p->flags = (uint8_t)(SRP_EC | (t->probing ? SRP_NOCREDIT : 0));
+			p->flags = (uint8_t)(SRP_EC | probe_flag(t, psn));
 			rc = send_txp(qp, psn);
 			if (rc)
 				return rc;
@@ -610,11 +622,18 @@ static int send_sack(struct uroce_qp *qp)
 	roce_put_be32(b + 20, r->dup_psn);
 	roce_put_be32(b + 24, rx_msg_limit(qp));
 	roce_put_be16(b + 28, (uint16_t)nbits);
-	for (uint32_t i = 0; i < nbits; i++) {
-		uint32_t psn = psn_add(r->cum, 1 + i);
+	/* a byte of the ring at a time where it does not straddle a word
+	 * or the ring's end (almost always), a bit at a time elsewhere */
+	for (uint32_t i = 0; i < nbits; i += 8) {
+		uint32_t pos = (r->cum + 1 + i) & r->mask; /* the ring divides the PSN space */
+		uint8_t v = 0;
 
-		if (bit_get(r->bits, psn & r->mask))
-			b[SRW_CTRL_HDR_LEN + SRW_SACK_FIXED + i / 8] |= (uint8_t)(1u << (i % 8));
+		if ((pos & 63) <= 56 && pos + 8 <= r->nbits)
+			v = (uint8_t)(r->bits[pos >> 6] >> (pos & 63));
+		else
+			for (uint32_t k = 0; k < 8; k++)
+				v |= (uint8_t)(bit_get(r->bits, (pos + k) & r->mask) << k);
+		b[SRW_CTRL_HDR_LEN + SRW_SACK_FIXED + i / 8] = v;
 	}
 	rc = sr_send_ctrl(qp, b, len);
 	if (!rc) {
@@ -851,7 +870,10 @@ static void credit_arrived(struct uroce_qp *qp, uint64_t now)
 {
 	struct sr_tx *t = &sr_of(qp)->tx;
 
-	for (uint32_t psn = t->una; psn != t->nxt; psn = psn_add(psn, 1)) {
+	/* no probe in flight (the usual case: every SACK raises the limit) */
+	if (!t->probe_any || roce_psn_diff(t->probe_last, t->una) < 0)
+		return;
+	for (uint32_t psn = t->una; psn != psn_add(t->probe_last, 1); psn = psn_add(psn, 1)) {
 		struct sr_txp *p = &t->ring[psn & t->mask];
 		const struct swqe *w = wqe_at(qp, p->sq_idx);
 
