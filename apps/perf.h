@@ -15,13 +15,16 @@
 #include "tcp_exchange.h"
 
 /* Limits, each with its reason. */
-#define PERF_MAX_QPS 64                /* perftest allows more; enough for a software transport */
+#define PERF_MAX_QPS 16384             /* the per-QP arrays are sized by -q; sr's two QPNs per QP
+                                        * (data, control) fit the transport's 65536-entry QP table */
+#define PERF_WRID_QP_BITS 16           /* a send wr_id: QP index below, WRs it covers above */
 #define PERF_MAX_SIZE (1u << 23)       /* -a goes up to 2^23, perftest's largest size */
 #define PERF_UD_GRH 40                 /* a UD receive buffer starts with room for the GRH */
 #define PERF_DEFAULT_TCP_PORT 18515    /* perftest's default */
 #define PERF_VERSION "6.06"            /* the version perftest 4.5-0.17 announces */
 #define PERF_VERSION_LEN 16            /* bytes of the version message */
 #define PERF_KEY_MSG_LEN 108           /* the key message with GID and SRQN, NUL included */
+#define PERF_KEY_BATCH 64              /* key messages a client writes ahead (7 KB: within any socket buffer) */
 #define PERF_DEFAULT_QKEY 0x11111111u  /* perftest's DEFAULT_QKEY */
 #define PERF_CYCLE_BUFFER 4096         /* perftest's cycle_buffer: the page size */
 #define PERF_CACHE_LINE 64
@@ -116,6 +119,9 @@ int perf_xchg_sys(struct perf_comm *c);
 /* Both MTUs as enum uroce_mtu; the agreed one (the smaller) is returned in *out. */
 int perf_xchg_mtu(struct perf_comm *c, int mine, int *out);
 int perf_handshake(struct perf_comm *c, const struct perf_dest *mine, struct perf_dest *theirs);
+/* One handshake per QP, n of them (mine[i] for theirs[i]); the client
+ * writes PERF_KEY_BATCH messages ahead of their answers. */
+int perf_handshake_qps(struct perf_comm *c, const struct perf_dest *mine, struct perf_dest *theirs, int n);
 /* Format / parse one key message (exposed for tests). */
 void perf_key_format(const struct perf_dest *d, char msg[PERF_KEY_MSG_LEN]);
 int perf_key_parse(const char *msg, size_t len, struct perf_dest *d);
@@ -139,16 +145,17 @@ struct perf_ctx {
 	struct uroce_pd *pd;
 	struct uroce_cq *send_cq;
 	struct uroce_cq *recv_cq;
-	struct uroce_qp *qp[PERF_MAX_QPS];
-	struct uroce_ah *ah[PERF_MAX_QPS];
+	/* Per QP, num_qps entries each, allocated by perf_setup. */
+	struct uroce_qp **qp;
+	struct uroce_ah **ah;
 	struct uroce_mr *mr;
 	uint8_t *buf;               /* all QPs' buffers, one region */
 	size_t buf_size;
 	size_t qp_buf;              /* bytes per QP: [send half | receive half] */
 	struct uroce_port_attr port;
 	int mtu;                    /* agreed enum uroce_mtu */
-	struct perf_dest my[PERF_MAX_QPS];
-	struct perf_dest rem[PERF_MAX_QPS];
+	struct perf_dest *my;
+	struct perf_dest *rem;
 	struct perf_comm comm;
 	int failed;
 };

@@ -14,19 +14,64 @@
 #define PERF_PEAK_MAX_SAMPLES (50u * 1000 * 1000) /* beyond this, peak = average (memory) */
 #define PERF_POLL_BATCH 16
 
+#define WRID_QP_MASK ((1ull << PERF_WRID_QP_BITS) - 1)
+_Static_assert(PERF_MAX_QPS <= (1 << PERF_WRID_QP_BITS), "the QP index fits the wr_id's low bits");
+
+/* The QPs with room for another WR, in the order they got it: a ring
+ * where each QP is at most once, so num_qps entries hold them all. Posting
+ * takes them in that order and fills each to tx_depth, round robin as
+ * perftest's loop over the QPs is, without a pass over every QP per
+ * completion when there are thousands. */
+struct ready_ring {
+	int *q;
+	uint8_t *in;
+	unsigned head, count, size;
+};
+
+static void ready_push(struct ready_ring *r, int q)
+{
+	unsigned at = r->head + r->count;
+
+	if (r->in[q])
+		return;
+	r->in[q] = 1;
+	r->q[at >= r->size ? at - r->size : at] = q;
+	r->count++;
+}
+
+static int ready_pop(struct ready_ring *r)
+{
+	int q = r->q[r->head];
+
+	r->head = r->head + 1 == r->size ? 0 : r->head + 1;
+	r->count--;
+	r->in[q] = 0;
+	return q;
+}
+
 int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 {
 	struct perf_opts *o = p->o;
-	uint64_t scnt[PERF_MAX_QPS] = {0}, ccnt[PERF_MAX_QPS] = {0}, last_sig[PERF_MAX_QPS] = {0};
+	size_t nq = (size_t)o->num_qps;
+	/* per QP: WRs posted, WRs completed, the count up to its last signalled WR */
+	uint64_t *scnt = calloc(nq, sizeof(uint64_t)), *ccnt = calloc(nq, sizeof(uint64_t));
+	uint64_t *last_sig = calloc(nq, sizeof(uint64_t));
 	uint64_t iters = o->duration ? UINT64_MAX : o->iters;
 	uint64_t total = o->duration ? 0 : o->iters * (uint64_t)o->num_qps;
 	uint64_t *tposted = NULL, *tcompleted = NULL;
 	uint64_t totscnt = 0, totccnt = 0, t_start = 0, t_end = 0, deadline = 0;
-	struct uroce_sge sge[PERF_MAX_QPS];
-	struct uroce_send_wr wr[PERF_MAX_QPS];
+	uint64_t depth = (uint64_t)o->tx_depth;
+	struct uroce_sge *sge = calloc(nq, sizeof(*sge));
+	struct uroce_send_wr *wr = calloc(nq, sizeof(*wr));
+	struct ready_ring ready = {.q = calloc(nq, sizeof(int)), .in = calloc(nq, 1), .size = (unsigned)nq};
 	struct uroce_wc wc[PERF_POLL_BATCH];
 	int stop = 0, rc = 0;
 
+	if (!scnt || !ccnt || !last_sig || !sge || !wr || !ready.q || !ready.in) {
+		fprintf(stderr, "uroce-perf: cannot allocate the traffic state of %d QPs\n", o->num_qps);
+		rc = -ENOMEM;
+		goto out;
+	}
 	if (total && total <= PERF_PEAK_MAX_SAMPLES) {
 		tposted = calloc(total, sizeof(uint64_t));
 		tcompleted = calloc(total, sizeof(uint64_t));
@@ -37,7 +82,6 @@ int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 		}
 	}
 	for (int q = 0; q < o->num_qps; q++) {
-		memset(&wr[q], 0, sizeof(wr[q]));
 		sge[q].addr = (uint64_t)(uintptr_t)perf_send_area(p, q);
 		sge[q].length = (uint32_t)o->size;
 		sge[q].lkey = p->mr->lkey;
@@ -61,20 +105,22 @@ int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 			wr[q].wr.ud.remote_qpn = p->rem[q].qpn;
 			wr[q].wr.ud.remote_qkey = PERF_DEFAULT_QKEY;
 		}
+		ready_push(&ready, q);
 	}
 
 	t_start = perf_now_ns();
 	if (o->duration)
 		deadline = t_start + (uint64_t)(o->duration * 1e9);
 	for (;;) {
-		int pending = 0;
-		for (int q = 0; q < o->num_qps; q++) {
-			while (!stop && scnt[q] < iters && scnt[q] - ccnt[q] < (uint64_t)o->tx_depth) {
+		while (!stop && ready.count) {
+			int q = ready_pop(&ready);
+
+			while (scnt[q] < iters && scnt[q] - ccnt[q] < depth) {
 				struct uroce_send_wr *bad;
 				int last = scnt[q] + 1 == iters;
 				int sig = (scnt[q] % (uint64_t)o->cq_mod) == (uint64_t)(o->cq_mod - 1) || last;
 				wr[q].send_flags = sig ? UROCE_SEND_SIGNALED : 0;
-				wr[q].wr_id = ((scnt[q] + 1 - last_sig[q]) << 8) | (uint64_t)q;
+				wr[q].wr_id = ((scnt[q] + 1 - last_sig[q]) << PERF_WRID_QP_BITS) | (uint64_t)q;
 				if (tposted)
 					tposted[totscnt] = perf_now_ns();
 				rc = uroce_post_send(p->qp[q], &wr[q], &bad);
@@ -88,34 +134,25 @@ int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 				scnt[q]++;
 				totscnt++;
 			}
-			if (scnt[q] > ccnt[q])
-				pending = 1;
 		}
 		if (o->duration && !stop && perf_now_ns() >= deadline) {
 			stop = 1;
 			/* Only signalled groups are counted: WRs posted after
 			 * a QP's last signalled one complete unseen and are
 			 * left out of the result. */
-			for (int q = 0; q < o->num_qps; q++)
-				scnt[q] = last_sig[q];
 			totscnt = 0;
-			for (int q = 0; q < o->num_qps; q++)
+			for (int q = 0; q < o->num_qps; q++) {
+				scnt[q] = last_sig[q];
 				totscnt += scnt[q];
-			pending = 0;
-			for (int q = 0; q < o->num_qps; q++)
-				if (scnt[q] > ccnt[q])
-					pending = 1;
+			}
 		}
-		if (!pending && (stop || !o->duration)) {
-			int all = 1;
-			for (int q = 0; q < o->num_qps; q++)
-				if (!stop && scnt[q] < iters)
-					all = 0;
-			if (all)
+		/* Nothing outstanding (completions never pass the posts:
+		 * ccnt[q] <= scnt[q] for every QP) */
+		if (totscnt == totccnt) {
+			if (stop || (!o->duration && totscnt == total))
 				break;
-		}
-		if (!pending)
 			continue;
+		}
 		int n = perf_poll(p, p->send_cq, PERF_POLL_BATCH, wc);
 		if (n < 0) {
 			rc = n;
@@ -128,19 +165,22 @@ int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 				rc = -EIO;
 				goto out;
 			}
-			int q = (int)(wc[i].wr_id & 0xff);
-			uint64_t covered = wc[i].wr_id >> 8;
-			if (q >= o->num_qps || !covered) {
+			uint64_t qi = wc[i].wr_id & WRID_QP_MASK;
+			uint64_t covered = wc[i].wr_id >> PERF_WRID_QP_BITS;
+			if (qi >= nq || !covered || covered > scnt[qi] - ccnt[qi]) {
 				fprintf(stderr, "uroce-perf: completion with an unknown wr_id %llu\n",
 					(unsigned long long)wc[i].wr_id);
 				rc = -EIO;
 				goto out;
 			}
+			int q = (int)qi;
 			ccnt[q] += covered;
 			totccnt += covered;
 			if (tcompleted && totccnt && totccnt <= total)
 				tcompleted[totccnt - 1] = now;
 			t_end = now;
+			if (!stop && scnt[q] < iters)
+				ready_push(&ready, q);
 		}
 	}
 	if (!t_end)
@@ -156,50 +196,69 @@ int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 out:
 	free(tposted);
 	free(tcompleted);
+	free(scnt);
+	free(ccnt);
+	free(last_sig);
+	free(sge);
+	free(wr);
+	free(ready.q);
+	free(ready.in);
 	return rc;
 }
 
 int perf_run_bw_server_send(struct perf_ctx *p, struct perf_bw_report *rep)
 {
 	struct perf_opts *o = p->o;
-	uint64_t rcnt[PERF_MAX_QPS] = {0}, posted[PERF_MAX_QPS], tot = 0;
+	uint64_t *posted = calloc((size_t)o->num_qps, sizeof(uint64_t)), tot = 0;
 	uint64_t total = o->iters * (uint64_t)o->num_qps, t_start = 0, t_end = 0;
 	struct uroce_wc wc[PERF_POLL_BATCH];
 	uint64_t expect = o->size + (o->conn == UROCE_QPT_UD ? PERF_UD_GRH : 0);
+	int rc = 0;
 
+	if (!posted) {
+		fprintf(stderr, "uroce-perf: cannot allocate the receive state of %d QPs\n", o->num_qps);
+		return -ENOMEM;
+	}
 	for (int q = 0; q < o->num_qps; q++)
 		posted[q] = (uint64_t)o->rx_depth < o->iters ? (uint64_t)o->rx_depth : o->iters;
 	while (tot < total) {
 		int n = perf_poll(p, p->recv_cq, PERF_POLL_BATCH, wc);
-		if (n < 0)
-			return n;
+		if (n < 0) {
+			rc = n;
+			goto out;
+		}
 		uint64_t now = perf_now_ns();
 		if (!t_start)
 			t_start = now;
 		t_end = now;
 		for (int i = 0; i < n; i++) {
-			if (perf_wc_ok(&wc[i], "receive"))
-				return -EIO;
-			int q = (int)wc[i].wr_id;
-			if (q < 0 || q >= o->num_qps) {
-				fprintf(stderr, "uroce-perf: receive completion with an unknown wr_id\n");
-				return -EIO;
+			if (perf_wc_ok(&wc[i], "receive")) {
+				rc = -EIO;
+				goto out;
 			}
+			if (wc[i].wr_id >= (uint64_t)o->num_qps) {
+				fprintf(stderr, "uroce-perf: receive completion with an unknown wr_id\n");
+				rc = -EIO;
+				goto out;
+			}
+			int q = (int)wc[i].wr_id;
 			if (wc[i].byte_len != o->size && wc[i].byte_len != expect) {
 				fprintf(stderr, "uroce-perf: received %u bytes, expected %llu\n", wc[i].byte_len,
 					(unsigned long long)o->size);
-				return -EIO;
+				rc = -EIO;
+				goto out;
 			}
-			rcnt[q]++;
 			tot++;
 			if (posted[q] < o->iters) {
-				int rc = perf_post_recvs(p, q, 1);
+				rc = perf_post_recvs(p, q, 1);
 				if (rc)
-					return rc;
+					goto out;
 				posted[q]++;
 			}
 		}
 	}
 	perf_bw_compute(o, o->size, tot, NULL, NULL, 0, o->cq_mod, t_start, t_end, rep);
-	return 0;
+out:
+	free(posted);
+	return rc;
 }

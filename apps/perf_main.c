@@ -23,13 +23,12 @@ static int hs0(struct perf_ctx *p)
 
 static int hs_qps(struct perf_ctx *p, int print)
 {
-	for (int i = 0; i < p->o->num_qps; i++) {
-		int rc = perf_handshake(&p->comm, &p->my[i], &p->rem[i]);
-		if (rc)
-			return rc;
-		if (print)
-			perf_print_dest(p, &p->rem[i], 1);
-	}
+	int rc = perf_handshake_qps(&p->comm, p->my, p->rem, p->o->num_qps);
+
+	if (rc)
+		return rc;
+	for (int i = 0; print && i < p->o->num_qps; i++)
+		perf_print_dest(p, &p->rem[i], 1);
 	return 0;
 }
 

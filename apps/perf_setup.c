@@ -64,8 +64,17 @@ int perf_setup(struct perf_ctx *p)
 {
 	struct perf_opts *o = p->o;
 	struct uroce_context_attr ca = {0};
+	size_t nq = (size_t)o->num_qps;
 	int rc;
 
+	p->qp = calloc(nq, sizeof(*p->qp));
+	p->ah = calloc(nq, sizeof(*p->ah));
+	p->my = calloc(nq, sizeof(*p->my));
+	p->rem = calloc(nq, sizeof(*p->rem));
+	if (!p->qp || !p->ah || !p->my || !p->rem) {
+		fprintf(stderr, "uroce-perf: cannot allocate the state of %d QPs\n", o->num_qps);
+		return -ENOMEM;
+	}
 	ca.ports = o->devs;
 	ca.nports = (unsigned)o->ndevs;
 	ca.eal_argc = o->eal_argc;
@@ -104,13 +113,22 @@ int perf_setup(struct perf_ctx *p)
 	if (rc)
 		return fail("cannot register the buffers", rc);
 
+	/* Only send_bw and send_lat post receives (perftest prints RX depth
+	 * for them only); the other tests' receive queues and CQ stay at one
+	 * entry per QP, so many QPs do not multiply an unused 512. */
+	int uses_recv = o->test == PERF_SEND_BW || o->test == PERF_SEND_LAT;
+	int rx_depth = uses_recv ? o->rx_depth : 1;
+	/* at most 8192 x 16384 + 16 entries (perf_args.c's bounds): an int */
 	int cqe = o->tx_depth * o->num_qps + 16;
 	rc = uroce_cq_create(p->ctx, cqe, &p->send_cq);
 	if (rc)
-		return fail("cannot create the send CQ", rc);
-	rc = uroce_cq_create(p->ctx, o->rx_depth * o->num_qps + 16, &p->recv_cq);
+		return fail(o->num_qps > 1 ? "cannot create the send CQ (tx_depth x QPs entries; see -t)"
+					   : "cannot create the send CQ", rc);
+	cqe = rx_depth * o->num_qps + 16;
+	rc = uroce_cq_create(p->ctx, cqe, &p->recv_cq);
 	if (rc)
-		return fail("cannot create the receive CQ", rc);
+		return fail(o->num_qps > 1 ? "cannot create the receive CQ (rx_depth x QPs entries; see -r)"
+					   : "cannot create the receive CQ", rc);
 
 	srand48((long)perf_now_ns() ^ getpid());
 	for (int i = 0; i < o->num_qps; i++) {
@@ -119,13 +137,16 @@ int perf_setup(struct perf_ctx *p)
 		ia.send_cq = p->send_cq;
 		ia.recv_cq = p->recv_cq;
 		ia.cap.max_send_wr = (uint32_t)o->tx_depth;
-		ia.cap.max_recv_wr = (uint32_t)o->rx_depth;
+		ia.cap.max_recv_wr = (uint32_t)rx_depth;
 		ia.cap.max_send_sge = 1;
 		ia.cap.max_recv_sge = 1;
 		ia.rel = o->rel.attr;
 		rc = uroce_qp_create(p->pd, &ia, &p->qp[i]);
-		if (rc)
-			return fail("cannot create a QP", rc);
+		if (rc) {
+			char what[64];
+			snprintf(what, sizeof(what), "cannot create QP %d of %d", i + 1, o->num_qps);
+			return fail(what, rc);
+		}
 
 		struct uroce_qp_attr a = {0};
 		int mask = UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT;
@@ -248,7 +269,7 @@ int perf_connect_qps(struct perf_ctx *p)
 
 void perf_teardown(struct perf_ctx *p)
 {
-	for (int i = 0; i < PERF_MAX_QPS; i++) {
+	for (int i = 0; p->qp && p->ah && i < p->o->num_qps; i++) {
 		if (p->ah[i])
 			uroce_ah_destroy(p->ah[i]);
 		if (p->qp[i])
@@ -265,6 +286,13 @@ void perf_teardown(struct perf_ctx *p)
 	if (p->ctx)
 		uroce_context_destroy(p->ctx);
 	free(p->buf);
+	free(p->qp);
+	free(p->ah);
+	free(p->my);
+	free(p->rem);
+	p->qp = NULL;
+	p->ah = NULL;
+	p->my = p->rem = NULL;
 	perf_comm_close(&p->comm);
 }
 
