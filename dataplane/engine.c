@@ -205,6 +205,23 @@ int engine_tx(struct engine *eng, unsigned port, const struct uroce_frame *f)
 	return 0;
 }
 
+bool engine_tx_room(struct engine *eng, unsigned port)
+{
+	struct engine_port *ep;
+
+	if (port >= eng->nports)
+		return false;
+	ep = &eng->ports[port];
+	if (ep->ntx == ENGINE_TX_STAGE)
+		flush_port(eng, ep);
+	return ep->ntx < ENGINE_TX_STAGE;
+}
+
+uint64_t engine_tx_staged(const struct engine *eng)
+{
+	return eng->stats.tx_staged;
+}
+
 uint16_t engine_alloc(struct engine *eng, unsigned port, struct uroce_frame *f, uint16_t n)
 {
 	if (port >= eng->nports)

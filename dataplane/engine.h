@@ -114,6 +114,14 @@ void engine_stop(struct engine *eng);
  */
 int engine_tx(struct engine *eng, unsigned port, const struct uroce_frame *f);
 
+/* True when engine_tx on port would take a frame now (the stage has
+ * room, after a flush if it was full): callers check before they build a
+ * frame, so a full port costs no build, copy or ICRC. */
+bool engine_tx_room(struct engine *eng, unsigned port);
+
+/* Frames staged by engine_tx since the engine was created. */
+uint64_t engine_tx_staged(const struct engine *eng);
+
 /* Empty TX frames from engine port `port`; like port_alloc. */
 uint16_t engine_alloc(struct engine *eng, unsigned port, struct uroce_frame *f, uint16_t n);
 

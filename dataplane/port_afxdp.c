@@ -89,6 +89,12 @@ extern const size_t uroce_xdp_roce_bpf_len;
 #define AFXDP_SLOW_NS 50000000ull
 #define AFXDP_SLOW_POLLS 64u
 
+/* Copy mode transmits inside our own sendto(), at most 32 descriptors a
+ * call: a deeper backlog only holds frames the fill ring needs (with
+ * thousands of QPs it starved the receive side of ACKs) and adds local
+ * queueing delay to every RTT sample. Zero-copy drivers get the ring. */
+#define AFXDP_COPY_TX_INFLIGHT 256u
+
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
@@ -343,9 +349,25 @@ static inline void tx_drop_bad(struct port *p, struct afxdp *x, const struct uro
 	port_count_drop(p, UROCE_DROP_BAD_LENGTH);
 }
 
+/* Descriptors the TX ring may take now, of want. */
+static inline uint32_t tx_space(struct afxdp *x, uint32_t want)
+{
+	uint32_t space = xsk_prod_nb_free(&x->tx, want);
+
+	if (!x->zero_copy) {
+		if (x->tx_outstanding + want > AFXDP_COPY_TX_INFLIGHT)
+			reap_completions(x);
+		uint32_t room = x->tx_outstanding < AFXDP_COPY_TX_INFLIGHT ? AFXDP_COPY_TX_INFLIGHT - x->tx_outstanding : 0;
+
+		if (space > room)
+			space = room;
+	}
+	return space;
+}
+
 static uint16_t tx_burst_sg(struct port *p, struct afxdp *x, struct uroce_frame *f, uint16_t n)
 {
-	uint32_t space = xsk_prod_nb_free(&x->tx, (uint32_t)n * 2), ndesc = 0, idx = 0;
+	uint32_t space = tx_space(x, (uint32_t)n * 2), ndesc = 0, idx = 0;
 	uint16_t taken = 0;
 
 	/* Count what fits first, so the ring is reserved once. */
@@ -403,7 +425,7 @@ static uint16_t afxdp_tx_burst(struct port *p, struct uroce_frame *f, uint16_t n
 	if (unlikely(x->sg))
 		return tx_burst_sg(p, x, f, n);
 	/* Frames that do not fit stay with the caller (port.h): not a drop. */
-	space = xsk_prod_nb_free(&x->tx, n);
+	space = tx_space(x, n);
 	if (space < n)
 		n = (uint16_t)space;
 	if (!n || xsk_ring_prod__reserve(&x->tx, n, &idx) != n)

@@ -137,14 +137,18 @@ static bool ctx_rx(struct engine *eng, unsigned port, struct uroce_frame *f, con
 	return false;
 }
 
-/* One pass over the QPs with transmit work; QPs that still have work (the
- * TX stage filled up) go to the back of the list. */
+/* One pass over the QPs with transmit work, of at most CTX_TX_PASS_PKTS
+ * packets: QPs that still have work go to the back of the list, those
+ * not reached keep their place at the front. Without the bound one pass
+ * over thousands of QPs built tens of thousands of packets while no
+ * receive burst (and no ACK) was read. */
 static unsigned ctx_tx_pass(struct uroce_context *ctx)
 {
 	struct uroce_qp *qp, *tail = ctx->active_tail;
+	uint64_t start = engine_tx_staged(ctx->eng);
 	unsigned n = 0;
 
-	while ((qp = ctx->active_head)) {
+	while ((qp = ctx->active_head) && engine_tx_staged(ctx->eng) - start < CTX_TX_PASS_PKTS) {
 		ctx->active_head = qp->next_active;
 		if (!ctx->active_head)
 			ctx->active_tail = NULL;
@@ -564,7 +568,7 @@ int ctx_send_pkt(struct uroce_context *ctx, unsigned port, struct roce_pkt *pkt,
 	uint32_t hdr;
 	int len;
 
-	if (engine_alloc(ctx->eng, port, &f, 1) != 1)
+	if (!engine_tx_room(ctx->eng, port) || engine_alloc(ctx->eng, port, &f, 1) != 1)
 		return -ENOBUFS;
 	pkt->ip_id = cp->ip_id;
 	if (g) {

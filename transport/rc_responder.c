@@ -23,9 +23,10 @@ static bool op_last(uint8_t op)
 }
 
 /* Send an ACK/NAK now (errors that end the QP cannot wait for a pass). */
-static void send_aeth(struct uroce_qp *qp, uint8_t syn, uint32_t psn)
+static int send_aeth(struct uroce_qp *qp, uint8_t syn, uint32_t psn)
 {
 	struct roce_pkt pkt;
+	int rc;
 
 	ctx_pkt_init(qp->ctx, &pkt, &qp->d, qp->sport);
 	pkt.opcode = ROCE_TR_RC | ROCE_OP_ACK;
@@ -33,8 +34,10 @@ static void send_aeth(struct uroce_qp *qp, uint8_t syn, uint32_t psn)
 	pkt.psn = psn;
 	pkt.aeth.syndrome = syn;
 	pkt.aeth.msn = qp->msn & ROCE_PSN_MASK;
-	if (ctx_send_pkt(qp->ctx, qp->d.port, &pkt, NULL, NULL) == 0)
+	rc = ctx_send_pkt(qp->ctx, qp->d.port, &pkt, NULL, NULL);
+	if (rc == 0)
 		qp->tx_packets++;
+	return rc;
 }
 
 static void queue_ack(struct uroce_qp *qp, uint32_t psn)
@@ -628,12 +631,16 @@ bool resp_tx(struct uroce_qp *qp)
 			return true;
 		qp->res_tx++;
 	}
+	/* a full TX stage keeps them pending for the next pass: a lost ACK
+	 * would cost the requester a timeout and a go-back */
 	if (qp->ack_pending) {
-		send_aeth(qp, AETH_ACK | rc_resp_credits(qp), qp->ack_psn);
+		if (send_aeth(qp, AETH_ACK | rc_resp_credits(qp), qp->ack_psn))
+			return true;
 		qp->ack_pending = false;
 	}
 	if (qp->nak_pending) {
-		send_aeth(qp, qp->nak_syn, qp->nak_psn);
+		if (send_aeth(qp, qp->nak_syn, qp->nak_psn))
+			return true;
 		qp->nak_pending = false;
 	}
 	if (qp->fatal_nak) {
