@@ -292,6 +292,34 @@ static void desc_fill(const struct swqe *w, uint32_t first_psn, uint8_t *b)
 }
 
 /* Build and stage the packet at ring entry psn. */
+/* AckReq, as rc sets it: the receiver SACKs a burst when a packet in it
+ * asks (or when it sees a gap or a duplicate). Asking on every packet
+ * made one SACK per data packet once a burst spread over many QPs. Ask
+ * on the last packet of each WQE (its completion waits for it), every
+ * SR_ACKREQ_EVERY PSNs, on every retransmission, on descriptors and ec
+ * packets, and when the window is about to close (nothing more could
+ * leave to carry the ask). */
+static bool wants_sack(const struct uroce_qp *qp, const struct sr_txp *p, const struct swqe *w, uint32_t psn)
+{
+	const struct sr_state *st = sr_of(qp);
+	const struct sr_tx *t = &st->tx;
+
+	/* ec keeps a SACK per packet: its sender resolves parity and
+	 * descriptors from the receiver's message state, and its fallback
+	 * (the NACK) is timed from the last packet seen */
+	if (p->ntx || (p->flags & SRP_EC) || !(psn & (SR_ACKREQ_EVERY - 1)))
+		return true;
+	if (((psn - t->una) & ROCE_PSN_MASK) + SR_ACKREQ_EVERY >= t->win_pkts ||
+	    (uint64_t)t->inflight_bytes + (uint64_t)SR_ACKREQ_EVERY * qp->mtu >= t->win_bytes)
+		return true;
+	switch (p->kind) {
+	case SRW_DESC:
+		return true;
+	default:
+		return p->off + p->len >= w->msg_off + w->length;
+	}
+}
+
 static int send_txp(struct uroce_qp *qp, uint32_t psn)
 {
 	struct sr_state *st = sr_of(qp);
@@ -339,6 +367,7 @@ static int send_txp(struct uroce_qp *qp, uint32_t psn)
 		gf = p->len ? gather_wqe : NULL;
 		break;
 	}
+	pkt.ackreq = wants_sack(qp, p, w, psn);
 	rc = ctx_send_pkt(qp->ctx, qp->port, &pkt, gf, &g);
 	if (rc)
 		return rc;
@@ -1188,7 +1217,6 @@ static void rx_advance_cum(struct uroce_qp *qp)
 		r->bits[(r->cum & r->mask) >> 6] &= ~(1ull << (r->cum & 63));
 		r->cum = psn_add(r->cum, 1);
 	}
-	r->sack_pending = true;
 }
 
 void sr_rx_mark_psn(struct uroce_qp *qp, uint32_t psn)
@@ -1309,7 +1337,6 @@ static void deliver(struct uroce_qp *qp, struct sr_rmsg *m)
 		b->bound = false;
 		r->msg_cum++;
 	}
-	r->sack_pending = true;
 }
 
 static void finish_msg(struct uroce_qp *qp, struct sr_rmsg *m, enum uroce_wc_status st)
@@ -1543,6 +1570,11 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		return;
 	}
 	qp->rx_packets++;
+	/* a SACK for the burst when a packet asks, and whenever one came out
+	 * of order: ahead of a hole, or late into one (the sender's loss
+	 * detection and its reordering window need both at once) */
+	if (pkt->ackreq || d != 0 || roce_psn_diff(pkt->psn, r->high) < 0)
+		r->sack_pending = true;
 	ctx_kick(qp); /* the SACK leaves in the next transmit pass: one per burst */
 	if (pkt->opcode == (ROCE_TR_UC | ROCE_OP_WRITE_ONLY)) {
 		rx_plain_write(qp, pkt);

@@ -15,6 +15,7 @@
 #define SR_MSG_WIN 64u              /* messages in flight: receiver slots */
 #define SR_WIN_DEFAULT 256u         /* packets in flight; the SACK bitmap covers them */
 #define SR_WIN_MIN 16u
+#define SR_ACKREQ_EVERY 16u         /* PSNs between two that ask for a SACK inside a long message */
 #define SR_WIN_MAX SRW_SACK_MAX_BITS
 #define SR_RTO_MIN_DEFAULT_NS 200000ull
 #define SR_RTO_INIT_NS 1000000ull   /* before the first RTT sample */
