@@ -1217,6 +1217,8 @@ static void rx_advance_cum(struct uroce_qp *qp)
 		r->bits[(r->cum & r->mask) >> 6] &= ~(1ull << (r->cum & 63));
 		r->cum = psn_add(r->cum, 1);
 	}
+	if (r->ask)
+		r->sack_pending = true;
 }
 
 void sr_rx_mark_psn(struct uroce_qp *qp, uint32_t psn)
@@ -1572,9 +1574,9 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 	qp->rx_packets++;
 	/* a SACK for the burst when a packet asks, and whenever one came out
 	 * of order: ahead of a hole, or late into one (the sender's loss
-	 * detection and its reordering window need both at once) */
-	if (pkt->ackreq || d != 0 || roce_psn_diff(pkt->psn, r->high) < 0)
-		r->sack_pending = true;
+	 * detection and its reordering window need both at once); only once
+	 * the packet is taken (rx_advance_cum): a forged one gets no answer */
+	r->ask = pkt->ackreq || d != 0 || roce_psn_diff(pkt->psn, r->high) < 0;
 	ctx_kick(qp); /* the SACK leaves in the next transmit pass: one per burst */
 	if (pkt->opcode == (ROCE_TR_UC | ROCE_OP_WRITE_ONLY)) {
 		rx_plain_write(qp, pkt);

@@ -117,6 +117,7 @@ struct sr_rx {
 	uint32_t msg_cum;       /* every message before it is finished */
 	uint32_t bind_next;     /* next message to take a receive WQE */
 	uint32_t dups;
+	bool ask;               /* the packet being taken wants a SACK (AckReq or out of order) */
 	uint32_t high;          /* highest PSN arrived */
 	uint32_t dup_psn;       /* the last duplicate's PSN, for the sender's DSACK check */
 	bool rnr;               /* a message found no receive posted (atomic: post_recv reads it) */
