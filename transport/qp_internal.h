@@ -23,7 +23,7 @@
 #define QP_MAX_WR (1u << 15)
 #define QP_MAX_SGE 32u
 #define QP_MAX_INLINE 1024u
-#define CTX_TX_PASS_PKTS 64u      /* packets one transmit pass stages: two receive bursts' worth */
+#define CTX_TX_PASS_PKTS 16u      /* packets one transmit pass stages: two passes an iteration, one receive burst's worth */
 #define RC_WINDOW_PSNS 256u       /* unacked packets in flight per QP: keeps loop/NIC rings from overflowing */
 #define RC_ACKREQ_EVERY 16u       /* ask for an ACK at least this often inside a long message */
 #define RC_MAX_RD_ATOMIC 16u      /* both directions: outstanding READ/atomic */

@@ -297,7 +297,7 @@ static void desc_fill(const struct swqe *w, uint32_t first_psn, uint8_t *b)
  * made one SACK per data packet once a burst spread over many QPs. Ask
  * on the last packet of each WQE (its completion waits for it), every
  * SR_ACKREQ_EVERY PSNs, on every retransmission, on descriptors and ec
- * packets, and when the window is about to close (nothing more could
+ * packets, and on the packet that fills the window (nothing more could
  * leave to carry the ask). */
 static bool wants_sack(const struct uroce_qp *qp, const struct sr_txp *p, const struct swqe *w, uint32_t psn)
 {
@@ -309,8 +309,10 @@ static bool wants_sack(const struct uroce_qp *qp, const struct sr_txp *p, const 
 	 * (the NACK) is timed from the last packet seen */
 	if (p->ntx || (p->flags & SRP_EC) || !(psn & (SR_ACKREQ_EVERY - 1)))
 		return true;
-	if (((psn - t->una) & ROCE_PSN_MASK) + SR_ACKREQ_EVERY >= t->win_pkts ||
-	    (uint64_t)t->inflight_bytes + (uint64_t)SR_ACKREQ_EVERY * qp->mtu >= t->win_bytes)
+	/* the packet that fills the window (a bulk sender sits at its edge,
+	 * so asking on every packet near it would ask on nearly all) */
+	if (((psn - t->una) & ROCE_PSN_MASK) + 1 >= t->win_pkts ||
+	    (uint64_t)t->inflight_bytes + p->len + qp->mtu > t->win_bytes)
 		return true;
 	switch (p->kind) {
 	case SRW_DESC:
