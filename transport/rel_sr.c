@@ -1024,6 +1024,9 @@ static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 		progress = true;
 	while (t->una != t->nxt && (t->ring[t->una & t->mask].flags & SRP_SACKED))
 		t->una = psn_add(t->una, 1);
+	/* forget a probe the window has passed, before PSNs wrap around to it */
+	if (t->probe_any && roce_psn_diff(t->probe_last, t->una) < 0)
+		t->probe_any = false;
 	if (progress) {
 		t->backoff = 0;
 		t->tlp_out = false;
