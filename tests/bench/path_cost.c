@@ -36,7 +36,6 @@
 #include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +45,7 @@
 #include <uroce/uroce.h>
 
 #include "dataplane/port_loop.h"
+#include "loop_pair.h"
 
 /* Under callgrind (path_cost.sh --callgrind runs it with
  * --collect-atstart=no) only the timed loop is counted; elsewhere these are
@@ -82,28 +82,6 @@ struct opts {
 	uint32_t signal;
 };
 
-struct side {
-	struct uroce_context *ctx;
-	struct uroce_pd *pd;
-	struct uroce_cq *scq, *rcq;
-	struct uroce_qp *qp;
-	struct uroce_mr *mr;
-};
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fputs("path_cost: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -131,17 +109,17 @@ static uint64_t parse_u64(const char *opt, const char *t, uint64_t lo, uint64_t 
 	errno = 0;
 	v = strtoull(t, &end, 10);
 	if (errno || end == t || t[0] == '-' || t[0] == '+')
-		die("%s: '%s' is not a number; accepted: an integer %" PRIu64 " .. %" PRIu64 "%s", opt, t, lo, hi,
+		bench_die("%s: '%s' is not a number; accepted: an integer %" PRIu64 " .. %" PRIu64 "%s", opt, t, lo, hi,
 		    units ? " with an optional K, KiB, M or MiB suffix" : "");
 	if (units && (!strcmp(end, "K") || !strcmp(end, "k") || !strcmp(end, "KiB")))
 		mul = 1024;
 	else if (units && (!strcmp(end, "M") || !strcmp(end, "MiB")))
 		mul = 1024 * 1024;
 	else if (*end)
-		die("%s: '%s' has trailing text '%s'; accepted: an integer %" PRIu64 " .. %" PRIu64 "%s", opt, t, end, lo,
+		bench_die("%s: '%s' has trailing text '%s'; accepted: an integer %" PRIu64 " .. %" PRIu64 "%s", opt, t, end, lo,
 		    hi, units ? " with an optional K, KiB, M or MiB suffix" : "");
 	if (v > hi / mul || v * mul < lo || v * mul > hi)
-		die("%s: %s is out of range; accepted: %" PRIu64 " .. %" PRIu64 "%s", opt, t, lo, hi,
+		bench_die("%s: %s is out of range; accepted: %" PRIu64 " .. %" PRIu64 "%s", opt, t, lo, hi,
 		    units ? " bytes" : "");
 	return v * mul;
 }
@@ -169,7 +147,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		}
 		if (strncmp(a, "--", 2)) {
 			usage(stderr);
-			die("unexpected argument '%s'; accepted: the options above", a);
+			bench_die("unexpected argument '%s'; accepted: the options above", a);
 		}
 		eq = strchr(a, '=');
 		nl = eq ? (size_t)(eq - a) : strlen(a);
@@ -181,7 +159,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		    strcmp(name, "--reliability") && strcmp(name, "--depth") && strcmp(name, "--mtu") &&
 		    strcmp(name, "--signal")) {
 			usage(stderr);
-			die("unknown option '%s'; accepted: --mode, --size, --msgs, --reliability, --depth, --mtu, "
+			bench_die("unknown option '%s'; accepted: --mode, --size, --msgs, --reliability, --depth, --mtu, "
 			    "--signal, -h",
 			    name);
 		}
@@ -190,14 +168,14 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		else if (i + 1 < argc)
 			val = argv[++i];
 		else
-			die("%s needs a value (see --help)", name);
+			bench_die("%s needs a value (see --help)", name);
 		if (!strcmp(name, "--mode")) {
 			int m;
 
 			for (m = 0; m < 3 && strcmp(val, mode_name[m]); m++)
 				;
 			if (m == 3)
-				die("--mode: '%s'; accepted: write, send, write_imm", val);
+				bench_die("--mode: '%s'; accepted: write, send, write_imm", val);
 			o->mode = (enum mode)m;
 		} else if (!strcmp(name, "--size")) {
 			o->size = (uint32_t)parse_u64(name, val, MIN_SIZE, MAX_SIZE, true);
@@ -205,13 +183,13 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->msgs = parse_u64(name, val, 1, 1000000000ull, false);
 		} else if (!strcmp(name, "--reliability")) {
 			if (uroce_reliability_parse(val, &o->rel))
-				die("--reliability: '%s'; accepted: rc, sr, ec", val);
+				bench_die("--reliability: '%s'; accepted: rc, sr, ec", val);
 		} else if (!strcmp(name, "--depth")) {
 			o->depth = (uint32_t)parse_u64(name, val, 1, MAX_DEPTH, false);
 		} else if (!strcmp(name, "--mtu")) {
 			o->mtu = (uint32_t)parse_u64(name, val, 1024, 4096, false);
 			if (o->mtu != 1024 && o->mtu != 4096)
-				die("--mtu: %s; accepted: 1024 or 4096", val);
+				bench_die("--mtu: %s; accepted: 1024 or 4096", val);
 		} else if (!strcmp(name, "--signal")) {
 			o->signal = (uint32_t)parse_u64(name, val, 1, MAX_DEPTH, false);
 			signal_set = true;
@@ -219,7 +197,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (o->signal > o->depth) {
 		if (signal_set)
-			die("--signal %u is more than --depth %u; accepted: 1 .. depth (a full send queue needs a "
+			bench_die("--signal %u is more than --depth %u; accepted: 1 .. depth (a full send queue needs a "
 			    "signalled WR in it)",
 			    o->signal, o->depth);
 		o->signal = o->depth; /* the default 16 with a shallower depth */
@@ -228,91 +206,18 @@ static void parse_args(int argc, char **argv, struct opts *o)
 
 /* --- the two ends ------------------------------------------------------------ */
 
-static void side_open(struct loop_fabric *fab, struct side *s, unsigned i, const struct opts *o, void *buf,
-                      size_t len)
+/* The pair's reliability: sr and ec as sdr_longhaul sets them, but with the
+ * normal RTO floor (nothing is lost here). */
+static struct uroce_rel_attr rel_of(const struct opts *o)
 {
-	struct uroce_context_attr ca = { 0 };
-	struct uroce_qp_init_attr ia;
-	char spec[16];
-	int cqe = (int)o->depth + 64;
+	struct uroce_rel_attr rel = { .reliability = o->rel };
 
-	snprintf(spec, sizeof(spec), "loop:%u", i);
-	ca.port = spec;
-	ca.loop_fabric = fab;
-	ca.mode = UROCE_ENGINE_EMBEDDED;
-	if (uroce_context_create(&s->ctx, &ca))
-		die("context_create(%s): %s", spec, uroce_last_error());
-	if (uroce_pd_alloc(s->ctx, &s->pd) || uroce_cq_create(s->ctx, cqe, &s->scq) ||
-	    uroce_cq_create(s->ctx, cqe, &s->rcq))
-		die("pd/cq: %s", uroce_last_error());
-	if (uroce_mr_reg(s->pd, buf, len,
-	                 UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE | UROCE_ACCESS_REMOTE_READ, &s->mr))
-		die("mr_reg of %zu bytes: %s", len, uroce_last_error());
-	memset(&ia, 0, sizeof(ia));
-	ia.qp_type = UROCE_QPT_RC;
-	ia.send_cq = s->scq;
-	ia.recv_cq = s->rcq;
-	ia.cap.max_send_wr = o->depth;
-	ia.cap.max_recv_wr = o->depth;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	ia.rel.reliability = o->rel;
 	if (o->rel != UROCE_REL_RC) {
-		/* as sdr_longhaul, but with the normal RTO floor: nothing is lost here */
-		ia.rel.ordering = UROCE_ORDER_ORDERED;
-		ia.rel.loss = UROCE_LOSS_RACK;
-		ia.rel.rto_min_us = 200;
+		rel.ordering = UROCE_ORDER_ORDERED;
+		rel.loss = UROCE_LOSS_RACK;
+		rel.rto_min_us = 200;
 	}
-	if (uroce_qp_create(s->pd, &ia, &s->qp))
-		die("qp_create: %s", uroce_last_error());
-	if (ia.cap.max_send_wr < o->depth || ia.cap.max_recv_wr < o->depth)
-		die("qp_create granted %u send / %u recv WRs for --depth %u", ia.cap.max_send_wr, ia.cap.max_recv_wr,
-		    o->depth);
-}
-
-static enum uroce_mtu mtu_enum(uint32_t mtu)
-{
-	return mtu == 1024 ? UROCE_MTU_1024 : UROCE_MTU_4096;
-}
-
-static void side_connect(struct side *s, const struct side *peer, const struct opts *o)
-{
-	struct uroce_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = UROCE_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE;
-	if (uroce_qp_modify(s->qp, &a, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS))
-		die("INIT: %s", uroce_last_error());
-	a.qp_state = UROCE_QPS_RTR;
-	a.path_mtu = mtu_enum(o->mtu);
-	a.dest_qp_num = uroce_qp_num(peer->qp);
-	a.rq_psn = 1000;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	if (uroce_query_gid(peer->ctx, 1, 1, a.ah_attr.dgid))
-		die("query_gid: %s", uroce_last_error());
-	a.ah_attr.sgid_index = 1;
-	if (uroce_qp_modify(s->qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
-	                                       UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER))
-		die("RTR: %s", uroce_last_error());
-	a.qp_state = UROCE_QPS_RTS;
-	a.sq_psn = 1000;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	if (uroce_qp_modify(s->qp, &a, UROCE_QP_STATE | UROCE_QP_SQ_PSN | UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT |
-	                                       UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC))
-		die("RTS: %s", uroce_last_error());
-}
-
-static void side_close(struct side *s)
-{
-	if (uroce_qp_destroy(s->qp) || uroce_mr_dereg(s->mr) || uroce_cq_destroy(s->scq) || uroce_cq_destroy(s->rcq) ||
-	    uroce_pd_free(s->pd) || uroce_context_destroy(s->ctx))
-		die("teardown: %s", uroce_last_error());
+	return rel;
 }
 
 /* --- the run -------------------------------------------------------------------- */
@@ -320,7 +225,7 @@ static void side_close(struct side *s)
 struct run {
 	const struct opts *o;
 	struct loop_fabric *fab;
-	struct side s[2]; /* 0 sends, 1 receives */
+	struct loop_side s[2]; /* 0 sends, 1 receives */
 	uint8_t *src, *dst;
 	uint32_t nslots;
 	uint64_t posted;      /* send WRs posted */
@@ -360,7 +265,7 @@ static void post_recv(struct run *r)
 	if (o->mode == M_WRITE_IMM)
 		wr.num_sge = 0;
 	if (uroce_post_recv(r->s[1].qp, &wr, NULL))
-		die("post_recv #%" PRIu64 ": %s", r->recv_posted, uroce_last_error());
+		bench_die("post_recv #%" PRIu64 ": %s", r->recv_posted, uroce_last_error());
 	r->recv_posted++;
 }
 
@@ -391,7 +296,7 @@ static void post_send(struct run *r)
 	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)(r->dst + off);
 	wr.wr.rdma.rkey = r->s[1].mr->rkey;
 	if (uroce_post_send(r->s[0].qp, &wr, NULL))
-		die("post_send #%" PRIu64 ": %s", i, uroce_last_error());
+		bench_die("post_send #%" PRIu64 ": %s", i, uroce_last_error());
 	r->posted++;
 }
 
@@ -402,16 +307,16 @@ static unsigned poll_send(struct run *r)
 	int n = uroce_poll_cq(r->s[0].scq, POLL_BATCH, wc);
 
 	if (n < 0)
-		die("poll_cq (send): %s", uroce_last_error());
+		bench_die("poll_cq (send): %s", uroce_last_error());
 	for (int k = 0; k < n; k++) {
 		uint64_t want = r->completed;
 
 		while (want < r->o->msgs && !signalled(r, want))
 			want++;
 		if (wc[k].status != UROCE_WC_SUCCESS)
-			die("send completion of WR %" PRIu64 ": %s", wc[k].wr_id, uroce_wc_status_str(wc[k].status));
+			bench_die("send completion of WR %" PRIu64 ": %s", wc[k].wr_id, uroce_wc_status_str(wc[k].status));
 		if (want >= r->o->msgs || wc[k].wr_id != want)
-			die("send completion of WR %" PRIu64 " where WR %" PRIu64 " was expected (duplicate or out of order)",
+			bench_die("send completion of WR %" PRIu64 " where WR %" PRIu64 " was expected (duplicate or out of order)",
 			    wc[k].wr_id, want);
 		r->completed = want + 1;
 	}
@@ -427,22 +332,22 @@ static unsigned poll_recv(struct run *r)
 	int n = uroce_poll_cq(r->s[1].rcq, POLL_BATCH, wc);
 
 	if (n < 0)
-		die("poll_cq (receive): %s", uroce_last_error());
+		bench_die("poll_cq (receive): %s", uroce_last_error());
 	for (int k = 0; k < n; k++) {
 		uint64_t j = r->recv_done;
 
 		if (wc[k].status != UROCE_WC_SUCCESS)
-			die("receive completion %" PRIu64 ": %s", j, uroce_wc_status_str(wc[k].status));
+			bench_die("receive completion %" PRIu64 ": %s", j, uroce_wc_status_str(wc[k].status));
 		if (j >= o->msgs || wc[k].wr_id != j)
-			die("receive completion of WR %" PRIu64 " where %" PRIu64 " was expected (duplicate or out of order)",
+			bench_die("receive completion of WR %" PRIu64 " where %" PRIu64 " was expected (duplicate or out of order)",
 			    wc[k].wr_id, j);
 		if (o->mode == M_SEND && (wc[k].opcode != UROCE_WC_RECV || wc[k].byte_len != o->size))
-			die("receive completion %" PRIu64 ": opcode %d, %u bytes; expected a RECV of %u", j, wc[k].opcode,
+			bench_die("receive completion %" PRIu64 ": opcode %d, %u bytes; expected a RECV of %u", j, wc[k].opcode,
 			    wc[k].byte_len, o->size);
 		if (o->mode == M_WRITE_IMM &&
 		    (wc[k].opcode != UROCE_WC_RECV_RDMA_WITH_IMM || !(wc[k].wc_flags & UROCE_WC_WITH_IMM) ||
 		     be32toh(wc[k].imm_data) != (uint32_t)j || wc[k].byte_len != o->size))
-			die("receive completion %" PRIu64 ": opcode %d, flags 0x%x, imm %u, %u bytes; expected "
+			bench_die("receive completion %" PRIu64 ": opcode %d, flags 0x%x, imm %u, %u bytes; expected "
 			    "RECV_RDMA_WITH_IMM, imm %" PRIu64 ", %u bytes",
 			    j, wc[k].opcode, wc[k].wc_flags, be32toh(wc[k].imm_data), wc[k].byte_len, j, o->size);
 		r->recv_done++;
@@ -480,6 +385,8 @@ int main(int argc, char **argv)
 	uint64_t mark_t, mark_done = 0, sim0, sim_end;
 	bool needs_recv;
 
+	bench_name = "path_cost";
+
 	memset(&o, 0, sizeof(o));
 	parse_args(argc, argv, &o);
 	memset(&r, 0, sizeof(r));
@@ -497,7 +404,7 @@ int main(int argc, char **argv)
 	r.src = aligned_alloc(4096, (buf_bytes + 4095) & ~4095ull);
 	r.dst = aligned_alloc(4096, (buf_bytes + 4095) & ~4095ull);
 	if (!r.src || !r.dst)
-		die("cannot allocate 2 x %" PRIu64 " bytes", buf_bytes);
+		bench_die("cannot allocate 2 x %" PRIu64 " bytes", buf_bytes);
 	fill_pattern(r.src, r.nslots, o.size);
 	memset(r.dst, 0, buf_bytes); /* touched: no page faults in the timed loop */
 
@@ -509,13 +416,16 @@ int main(int argc, char **argv)
 	fo.rx_ring = 16384;
 	r.fab = loop_fabric_create_opts(&fo, err, sizeof(err));
 	if (!r.fab)
-		die("fabric: %s", err);
+		bench_die("fabric: %s", err);
 	if (loop_fabric_connect(r.fab, 0, 1, NULL, NULL))
-		die("fabric connect: %s", loop_fabric_last_error(r.fab));
-	side_open(r.fab, &r.s[0], 0, &o, r.src, buf_bytes);
-	side_open(r.fab, &r.s[1], 1, &o, r.dst, buf_bytes);
-	side_connect(&r.s[0], &r.s[1], &o);
-	side_connect(&r.s[1], &r.s[0], &o);
+		bench_die("fabric connect: %s", loop_fabric_last_error(r.fab));
+	struct uroce_rel_attr rel = rel_of(&o);
+	enum uroce_mtu mtu = o.mtu == 1024 ? UROCE_MTU_1024 : UROCE_MTU_4096;
+
+	loop_side_open(r.fab, &r.s[0], 0, r.src, buf_bytes, o.depth, (int)o.depth + 64, &rel);
+	loop_side_open(r.fab, &r.s[1], 1, r.dst, buf_bytes, o.depth, (int)o.depth + 64, &rel);
+	loop_side_connect(&r.s[0], &r.s[1], mtu);
+	loop_side_connect(&r.s[1], &r.s[0], mtu);
 	if (needs_recv)
 		while (r.recv_posted < o.msgs && r.recv_posted < o.depth)
 			post_recv(&r);
@@ -536,7 +446,7 @@ int main(int argc, char **argv)
 		n0 = uroce_progress(r.s[0].ctx);
 		n1 = uroce_progress(r.s[1].ctx);
 		if (n0 < 0 || n1 < 0)
-			die("progress: %s", uroce_last_error());
+			bench_die("progress: %s", uroce_last_error());
 		work += (unsigned)n0 + (unsigned)n1;
 		work += poll_send(&r);
 		if (needs_recv)
@@ -559,7 +469,7 @@ int main(int argc, char **argv)
 			loop_fabric_advance(r.fab, next - now);
 			r.steps++;
 			if (idle > stall_limit)
-				die("no progress in %" PRIu64 " rounds (100 x msgs): %" PRIu64 "/%" PRIu64
+				bench_die("no progress in %" PRIu64 " rounds (100 x msgs): %" PRIu64 "/%" PRIu64
 				    " sends complete, %" PRIu64 " receives, simulated time %" PRIu64 " ns",
 				    idle, r.completed, o.msgs, r.recv_done, loop_fabric_now(r.fab) - sim0);
 		}
@@ -571,7 +481,7 @@ int main(int argc, char **argv)
 				mark_done = done;
 				mark_t = now;
 			} else if (now - mark_t > STALL_WALL_NS) {
-				die("nothing completed in 10 s of wall time: %" PRIu64 "/%" PRIu64 " sends complete, %" PRIu64
+				bench_die("nothing completed in 10 s of wall time: %" PRIu64 "/%" PRIu64 " sends complete, %" PRIu64
 				    " receives, %" PRIu64 " rounds",
 				    r.completed, o.msgs, r.recv_done, r.iters);
 			}
@@ -588,9 +498,9 @@ int main(int argc, char **argv)
 		if (i == 32)
 			loop_fabric_advance(r.fab, 1000000);
 		if (poll_send(&r))
-			die("a send completion after all %" PRIu64 " messages completed", o.msgs);
+			bench_die("a send completion after all %" PRIu64 " messages completed", o.msgs);
 		if (needs_recv && poll_recv(&r))
-			die("a receive completion after all %" PRIu64 " messages completed", o.msgs);
+			bench_die("a receive completion after all %" PRIu64 " messages completed", o.msgs);
 	}
 	for (uint32_t s = 0; s < r.nslots; s++) {
 		uint64_t off = (uint64_t)s * o.size;
@@ -600,17 +510,17 @@ int main(int argc, char **argv)
 
 			while (r.dst[off + b] == r.src[off + b])
 				b++;
-			die("target slot %u differs from its source at byte %u", s, b);
+			bench_die("target slot %u differs from its source at byte %u", s, b);
 		}
 	}
 	if (uroce_qp_stats(r.s[0].qp, &ss) || uroce_qp_stats(r.s[1].qp, &rs))
-		die("qp_stats: %s", uroce_last_error());
+		bench_die("qp_stats: %s", uroce_last_error());
 	loop_fabric_stats(r.fab, &fst);
 	if (fst.rx_ring_full || fst.lost || fst.queue_drops || fst.link_down || fst.tx_invalid)
-		die("the fabric dropped frames (rx_ring_full %" PRIu64 ", tx_invalid %" PRIu64 "): not a clean run",
+		bench_die("the fabric dropped frames (rx_ring_full %" PRIu64 ", tx_invalid %" PRIu64 "): not a clean run",
 		    fst.rx_ring_full, fst.tx_invalid);
 	if (!ss.tx_packets)
-		die("the sender's QP counted no packets");
+		bench_die("the sender's QP counted no packets");
 
 	printf("{\"mode\":\"%s\",\"reliability\":\"%s\",\"size\":%u,\"msgs\":%" PRIu64 ",\"mtu\":%u,\"depth\":%u,"
 	       "\"signal\":%u,\"data_pkts\":%" PRIu64 ",\"ctrl_pkts\":%" PRIu64 ",\"retransmits\":%" PRIu64
@@ -621,8 +531,8 @@ int main(int argc, char **argv)
 	       r.iters, r.steps, sim_end - sim0);
 	fflush(stdout);
 
-	side_close(&r.s[0]);
-	side_close(&r.s[1]);
+	loop_side_close(&r.s[0]);
+	loop_side_close(&r.s[1]);
 	loop_fabric_destroy(r.fab);
 	free(r.src);
 	free(r.dst);

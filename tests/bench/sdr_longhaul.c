@@ -58,7 +58,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +67,7 @@
 #include <uroce/uroce.h>
 
 #include "dataplane/port_loop.h"
+#include "loop_pair.h"
 /* the QP's retry timer: the next deadline the engine would act on */
 #include "transport/qp_internal.h"
 
@@ -101,20 +101,6 @@ struct opts {
 	bool csv;
 	bool trace;
 };
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fputs("sdr_longhaul: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
 
 static void usage(FILE *f)
 {
@@ -184,7 +170,7 @@ static uint64_t parse_size(const char *t)
 	errno = 0;
 	v = strtoull(t, &end, 10);
 	if (errno || end == t || t[0] == '-')
-		die("--sizes: '%s' is not a size; accepted: bytes, or a number with K, KiB, M, MiB, G, GiB", t);
+		bench_die("--sizes: '%s' is not a size; accepted: bytes, or a number with K, KiB, M, MiB, G, GiB", t);
 	if (!strcmp(end, "K") || !strcmp(end, "KiB") || !strcmp(end, "k"))
 		mul = 1024;
 	else if (!strcmp(end, "M") || !strcmp(end, "MiB"))
@@ -192,9 +178,9 @@ static uint64_t parse_size(const char *t)
 	else if (!strcmp(end, "G") || !strcmp(end, "GiB"))
 		mul = 1024ull * 1024 * 1024;
 	else if (*end)
-		die("--sizes: '%s' has an unknown unit '%s'; accepted: none (bytes), K, KiB, M, MiB, G, GiB", t, end);
+		bench_die("--sizes: '%s' has an unknown unit '%s'; accepted: none (bytes), K, KiB, M, MiB, G, GiB", t, end);
 	if (v == 0 || v > MAX_MSG_BYTES / mul || v * mul > MAX_MSG_BYTES)
-		die("--sizes: '%s' is out of range; accepted: 1 byte to 512 MiB (sr/ec carry 2^17 packets of %u B)", t,
+		bench_die("--sizes: '%s' is out of range; accepted: 1 byte to 512 MiB (sr/ec carry 2^17 packets of %u B)", t,
 		    MTU_BYTES);
 	return v * mul;
 }
@@ -207,9 +193,9 @@ static double parse_double(const char *opt, const char *t, double lo, double hi)
 	errno = 0;
 	v = strtod(t, &end);
 	if (errno || end == t || *end || isnan(v))
-		die("%s: '%s' is not a number; accepted: a number in [%g, %g]", opt, t, lo, hi);
+		bench_die("%s: '%s' is not a number; accepted: a number in [%g, %g]", opt, t, lo, hi);
 	if (v < lo || v > hi)
-		die("%s: %s is out of range; accepted: [%g, %g]", opt, t, lo, hi);
+		bench_die("%s: %s is out of range; accepted: [%g, %g]", opt, t, lo, hi);
 	return v;
 }
 
@@ -221,9 +207,9 @@ static uint64_t parse_u64(const char *opt, const char *t, uint64_t lo, uint64_t 
 	errno = 0;
 	v = strtoull(t, &end, 10);
 	if (errno || end == t || *end || t[0] == '-')
-		die("%s: '%s' is not an integer; accepted: %" PRIu64 " to %" PRIu64, opt, t, lo, hi);
+		bench_die("%s: '%s' is not an integer; accepted: %" PRIu64 " to %" PRIu64, opt, t, lo, hi);
 	if (v < lo || v > hi)
-		die("%s: %s is out of range; accepted: %" PRIu64 " to %" PRIu64, opt, t, lo, hi);
+		bench_die("%s: %s is out of range; accepted: %" PRIu64 " to %" PRIu64, opt, t, lo, hi);
 	return v;
 }
 
@@ -234,9 +220,9 @@ static unsigned parse_list(const char *opt, char *arg, unsigned max)
 	for (const char *p = arg; *p; p++)
 		n += *p == ',';
 	if (!*arg)
-		die("%s: empty list", opt);
+		bench_die("%s: empty list", opt);
 	if (n + 1 > max)
-		die("%s: %u items; accepted: at most %u", opt, n + 1, max);
+		bench_die("%s: %u items; accepted: at most %u", opt, n + 1, max);
 	return n + 1;
 }
 
@@ -283,7 +269,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		}
 		if (strncmp(a, "--", 2) || !strcmp(a, "--")) {
 			usage(stderr);
-			die("unexpected argument '%s'", a);
+			bench_die("unexpected argument '%s'", a);
 		}
 		s = strchr(a, '=');
 		if (s) {
@@ -310,11 +296,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 					ok |= !strcmp(name, known[k]);
 				if (!ok) {
 					usage(stderr);
-					die("unknown option '%s'", name);
+					bench_die("unknown option '%s'", name);
 				}
 			}
 			if (!val)
-				die("%s needs a value (see -h)", name);
+				bench_die("%s needs a value (see -h)", name);
 			s = val;
 			if (!strcmp(name, "--sizes")) {
 				o->nsizes = parse_list(name, val, MAX_LIST);
@@ -345,7 +331,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 					for (v = 0; v < V__COUNT && strcmp(item, variant_name[v]); v++)
 						;
 					if (v == V__COUNT)
-						die("--variants: '%s' is not a variant; accepted: sr_rto, sr_nack, ec_xor, ec_rs", item);
+						bench_die("--variants: '%s' is not a variant; accepted: sr_rto, sr_nack, ec_xor, ec_rs", item);
 					o->variants[v] = true;
 				}
 			} else if (!strcmp(name, "--gbps")) {
@@ -364,7 +350,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				o->window_bdp = (int32_t)parse_u64(name, val, 0, 1024);
 			} else {
 				usage(stderr);
-				die("unknown option '%s'", name);
+				bench_die("unknown option '%s'", name);
 			}
 		}
 	}
@@ -406,24 +392,16 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		o->nrtts = 2;
 	}
 	if (o->nsamples > 1 && o->nsamples != o->nsizes)
-		die("--samples: %u numbers for %u sizes; accepted: one number, or one per size", o->nsamples, o->nsizes);
+		bench_die("--samples: %u numbers for %u sizes; accepted: one number, or one per size", o->nsamples, o->nsizes);
 	if ((uint64_t)o->queue_kib * 1024 < 2 * (MTU_BYTES + 128))
-		die("--queue-kib: %u KiB holds less than two full frames", o->queue_kib);
+		bench_die("--queue-kib: %u KiB holds less than two full frames", o->queue_kib);
 }
 
 /* --- the two ends ----------------------------------------------------------- */
 
-struct side {
-	struct uroce_context *ctx;
-	struct uroce_pd *pd;
-	struct uroce_cq *scq, *rcq;
-	struct uroce_qp *qp;
-	struct uroce_mr *mr;
-};
-
 struct bench {
 	struct loop_fabric *fab;
-	struct side s[2]; /* 0 sends, 1 receives */
+	struct loop_side s[2]; /* 0 sends, 1 receives */
 	uint8_t *src, *dst;
 	uint64_t buf_bytes;
 	uint8_t recv_buf[64];
@@ -478,79 +456,6 @@ static bool trace_filter(void *arg, const uint8_t *f, uint32_t len)
 	return true;
 }
 
-static void side_open(struct bench *b, unsigned i, const struct uroce_rel_attr *rel, uint8_t *buf, uint64_t len)
-{
-	struct side *s = &b->s[i];
-	struct uroce_context_attr ca = { 0 };
-	struct uroce_qp_init_attr ia;
-	char spec[16];
-	int rc;
-
-	snprintf(spec, sizeof(spec), "loop:%u", i);
-	ca.port = spec;
-	ca.loop_fabric = b->fab;
-	if ((rc = uroce_context_create(&s->ctx, &ca)))
-		die("context_create: %s", uroce_last_error());
-	if (uroce_pd_alloc(s->ctx, &s->pd) || uroce_cq_create(s->ctx, 256, &s->scq) ||
-	    uroce_cq_create(s->ctx, 256, &s->rcq))
-		die("pd/cq: %s", uroce_last_error());
-	if (uroce_mr_reg(s->pd, buf, len,
-	                 UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE | UROCE_ACCESS_REMOTE_READ, &s->mr))
-		die("mr_reg of %" PRIu64 " bytes: %s", len, uroce_last_error());
-	memset(&ia, 0, sizeof(ia));
-	ia.qp_type = UROCE_QPT_RC;
-	ia.send_cq = s->scq;
-	ia.recv_cq = s->rcq;
-	ia.cap.max_send_wr = 16;
-	ia.cap.max_recv_wr = 16;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	ia.rel = *rel;
-	if (uroce_qp_create(s->pd, &ia, &s->qp))
-		die("qp_create: %s", uroce_last_error());
-}
-
-static void side_connect(struct bench *b, unsigned i)
-{
-	struct side *s = &b->s[i], *peer = &b->s[!i];
-	struct uroce_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = UROCE_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE;
-	if (uroce_qp_modify(s->qp, &a, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS))
-		die("INIT: %s", uroce_last_error());
-	a.qp_state = UROCE_QPS_RTR;
-	a.path_mtu = UROCE_MTU_4096;
-	a.dest_qp_num = uroce_qp_num(peer->qp);
-	a.rq_psn = 1000;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	if (uroce_query_gid(peer->ctx, 1, 1, a.ah_attr.dgid))
-		die("query_gid: %s", uroce_last_error());
-	a.ah_attr.sgid_index = 1;
-	if (uroce_qp_modify(s->qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
-	                                       UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER))
-		die("RTR: %s", uroce_last_error());
-	a.qp_state = UROCE_QPS_RTS;
-	a.sq_psn = 1000;
-	a.timeout = 14;  /* rc's ACK timeout: not used by sr/ec */
-	a.retry_cnt = 7; /* sr/ec: transmissions of one packet before RETRY_EXC_ERR */
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	if (uroce_qp_modify(s->qp, &a, UROCE_QP_STATE | UROCE_QP_SQ_PSN | UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT |
-	                                       UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC))
-		die("RTS: %s", uroce_last_error());
-}
-
-static void side_close(struct side *s)
-{
-	if (uroce_qp_destroy(s->qp) || uroce_mr_dereg(s->mr) || uroce_cq_destroy(s->scq) || uroce_cq_destroy(s->rcq) ||
-	    uroce_pd_free(s->pd) || uroce_context_destroy(s->ctx))
-		die("teardown: %s", uroce_last_error());
-}
-
 static void bench_open(struct bench *b, const struct opts *o, enum variant v, double rtt_us, double p,
                        uint64_t seed)
 {
@@ -564,7 +469,7 @@ static void bench_open(struct bench *b, const struct opts *o, enum variant v, do
 	fo.nframes = 16384;
 	b->fab = loop_fabric_create_opts(&fo, err, sizeof(err));
 	if (!b->fab)
-		die("fabric: %s", err);
+		bench_die("fabric: %s", err);
 	data.delay_ns = (uint64_t)llround(rtt_us * 1000.0 / 2);
 	data.rate_bps = (uint64_t)llround(o->gbps * 1e9);
 	data.queue_bytes = o->queue_kib * 1024u;
@@ -574,7 +479,7 @@ static void bench_open(struct bench *b, const struct opts *o, enum variant v, do
 	if (o->ctrl_loss)
 		ctrl.loss = p;
 	if (loop_fabric_connect(b->fab, 0, 1, &data, &ctrl))
-		die("fabric connect: %s", loop_fabric_last_error(b->fab));
+		bench_die("fabric connect: %s", loop_fabric_last_error(b->fab));
 	b->trace = o->trace;
 	if (o->trace) {
 		b->trace_p = p;
@@ -615,21 +520,21 @@ static void bench_open(struct bench *b, const struct opts *o, enum variant v, do
 			rel.ec_fto_us = 1;
 		break;
 	}
-	side_open(b, 0, &rel, b->src, b->buf_bytes);
-	side_open(b, 1, &rel, b->dst, b->buf_bytes);
+	loop_side_open(b->fab, &b->s[0], 0, b->src, b->buf_bytes, 16, 256, &rel);
+	loop_side_open(b->fab, &b->s[1], 1, b->dst, b->buf_bytes, 16, 256, &rel);
 	if (uroce_mr_reg(b->s[1].pd, b->recv_buf, sizeof(b->recv_buf), UROCE_ACCESS_LOCAL_WRITE, &b->recv_mr))
-		die("mr_reg: %s", uroce_last_error());
-	side_connect(b, 0);
-	side_connect(b, 1);
+		bench_die("mr_reg: %s", uroce_last_error());
+	loop_side_connect(&b->s[0], &b->s[1], UROCE_MTU_4096);
+	loop_side_connect(&b->s[1], &b->s[0], UROCE_MTU_4096);
 	b->refused_seen = 0;
 }
 
 static void bench_close(struct bench *b)
 {
 	if (uroce_mr_dereg(b->recv_mr))
-		die("mr_dereg: %s", uroce_last_error());
-	side_close(&b->s[0]);
-	side_close(&b->s[1]);
+		bench_die("mr_dereg: %s", uroce_last_error());
+	loop_side_close(&b->s[0]);
+	loop_side_close(&b->s[1]);
 	loop_fabric_destroy(b->fab);
 	b->fab = NULL;
 }
@@ -656,7 +561,7 @@ static void settle(struct bench *b)
 		uint64_t s;
 
 		if (n0 < 0 || n1 < 0)
-			die("progress: %s", uroce_last_error());
+			bench_die("progress: %s", uroce_last_error());
 		if (!n0 && !n1)
 			break;
 		/* a QP whose transmit stage is full keeps reporting work: stop
@@ -709,7 +614,7 @@ static void post_recv(struct bench *b)
 	struct uroce_recv_wr wr = { .wr_id = 1, .sg_list = &sg, .num_sge = 1 };
 
 	if (uroce_post_recv(b->s[1].qp, &wr, NULL))
-		die("post_recv: %s", uroce_last_error());
+		bench_die("post_recv: %s", uroce_last_error());
 }
 
 /* Stamp every 4 KiB chunk of the source with this sample's number. */
@@ -761,7 +666,7 @@ static uint64_t one_sample(struct bench *b, uint64_t len, uint64_t id, const cha
 	wr.wr.rdma.rkey = b->s[1].mr->rkey;
 	t0 = loop_fabric_now(b->fab);
 	if (uroce_post_send(b->s[0].qp, &wr, NULL))
-		die("post_send: %s", uroce_last_error());
+		bench_die("post_send: %s", uroce_last_error());
 	for (;;) {
 		int n;
 
@@ -771,23 +676,23 @@ static uint64_t one_sample(struct bench *b, uint64_t len, uint64_t id, const cha
 		if (n == 1) {
 			if (wc.status != UROCE_WC_SUCCESS || (wc.wc_flags & UROCE_WC_PARTIAL) || wc.wr_id != 1 ||
 			    be32toh(wc.imm_data) != (uint32_t)id)
-				die("%s sample %" PRIu64 ": receive completion %s, flags 0x%x, imm %u", what, id,
+				bench_die("%s sample %" PRIu64 ": receive completion %s, flags 0x%x, imm %u", what, id,
 				    uroce_wc_status_str(wc.status), wc.wc_flags, be32toh(wc.imm_data));
 			recvd = true;
 		}
 		n = uroce_poll_cq(b->s[0].scq, 1, &wc);
 		if (n == 1) {
 			if (wc.status != UROCE_WC_SUCCESS || wc.wr_id != id)
-				die("%s sample %" PRIu64 ": send completion %s (wr_id %" PRIu64 ")", what, id,
+				bench_die("%s sample %" PRIu64 ": send completion %s (wr_id %" PRIu64 ")", what, id,
 				    uroce_wc_status_str(wc.status), wc.wr_id);
 			break;
 		}
 		if (!advance(b))
-			die("%s sample %" PRIu64 ": nothing left to happen but the message is not complete (hang) at "
+			bench_die("%s sample %" PRIu64 ": nothing left to happen but the message is not complete (hang) at "
 			    "t=%" PRIu64 " ns, %" PRIu64 " ns after the post",
 			    what, id, loop_fabric_now(b->fab), loop_fabric_now(b->fab) - t0);
 		if (loop_fabric_now(b->fab) - t0 > 600ull * 1000000000ull)
-			die("%s sample %" PRIu64 ": not complete after 600 s of simulated time", what, id);
+			bench_die("%s sample %" PRIu64 ": not complete after 600 s of simulated time", what, id);
 	}
 	uint64_t t = loop_fabric_now(b->fab) - t0;
 
@@ -795,7 +700,7 @@ static uint64_t one_sample(struct bench *b, uint64_t len, uint64_t id, const cha
 	for (int i = 0; !recvd && i < 4; i++) {
 		if (uroce_poll_cq(b->s[1].rcq, 1, &wc) == 1) {
 			if (wc.status != UROCE_WC_SUCCESS || (wc.wc_flags & UROCE_WC_PARTIAL))
-				die("%s sample %" PRIu64 ": receive completion %s", what, id, uroce_wc_status_str(wc.status));
+				bench_die("%s sample %" PRIu64 ": receive completion %s", what, id, uroce_wc_status_str(wc.status));
 			recvd = true;
 		} else {
 			advance(b);
@@ -803,7 +708,7 @@ static uint64_t one_sample(struct bench *b, uint64_t len, uint64_t id, const cha
 		}
 	}
 	if (!recvd)
-		die("%s sample %" PRIu64 ": the send completed without the receive", what, id);
+		bench_die("%s sample %" PRIu64 ": the send completed without the receive", what, id);
 	if (b->trace && b->trace_len) {
 		struct uroce_qp_stats sa, sb;
 
@@ -816,7 +721,7 @@ static uint64_t one_sample(struct bench *b, uint64_t len, uint64_t id, const cha
 	}
 	bad = check_stamps(b->dst, b->src, len);
 	if (bad != UINT64_MAX)
-		die("%s sample %" PRIu64 ": the target holds wrong data at offset %" PRIu64 " after the send completed",
+		bench_die("%s sample %" PRIu64 ": the target holds wrong data at offset %" PRIu64 " after the send completed",
 		    what, id, bad);
 	return t;
 }
@@ -870,7 +775,7 @@ static void run_row(struct bench *b, const struct opts *o, enum variant v, uint6
 	double sum = 0, sq = 0, mean, sd, wall = now_s();
 
 	if (!t)
-		die("out of memory");
+		bench_die("out of memory");
 	snprintf(what, sizeof(what), "%s %" PRIu64 " B p=%g rtt=%g us", variant_name[v], len, p, rtt_us);
 	bench_open(b, o, v, rtt_us, p, seed);
 	/* one message to take the first RTT samples (not counted) */
@@ -958,6 +863,8 @@ int main(int argc, char **argv)
 	uint32_t frame_bytes;
 	double wall = now_s();
 
+	bench_name = "sdr_longhaul";
+
 	parse_args(argc, argv, &o);
 	memset(&b, 0, sizeof(b));
 	for (unsigned i = 0; i < o.nsizes; i++)
@@ -969,7 +876,7 @@ int main(int argc, char **argv)
 	b.src = aligned_alloc(4096, b.buf_bytes);
 	b.dst = aligned_alloc(4096, b.buf_bytes);
 	if (!b.src || !b.dst)
-		die("cannot allocate 2 x %" PRIu64 " bytes", b.buf_bytes);
+		bench_die("cannot allocate 2 x %" PRIu64 " bytes", b.buf_bytes);
 	memset(b.src, 0x5a, b.buf_bytes);
 	memset(b.dst, 0, b.buf_bytes);
 	b.t_frame_ns = 1;
