@@ -138,7 +138,6 @@ int sr_ready(struct uroce_qp *qp)
 	st->tx.ring = calloc(ring, sizeof(*st->tx.ring));
 	st->tx.mask = ring - 1;
 	st->tx.win_pkts = st->cfg.window_pkts;
-	st->tx.mtu_shift = (uint32_t)__builtin_ctz(qp->mtu); /* path MTUs are powers of two */
 	st->tx.win_bytes = st->cfg.window_bytes ? st->cfg.window_bytes : st->cfg.window_pkts * qp->mtu;
 	st->rx.bits = calloc(rbits / 64 ? rbits / 64 : 1, sizeof(uint64_t));
 	st->rx.pend = calloc(rbits / 64 ? rbits / 64 : 1, sizeof(uint64_t));
@@ -470,7 +469,7 @@ static int tx_new(struct uroce_qp *qp, struct swqe *w)
 			break;
 		case PH_DATA: {
 			uint32_t off = t->pidx * mtu, len = w->length - off < mtu ? w->length - off : mtu;
-			uint32_t moff = w->msg_off + off, idx = moff >> t->mtu_shift;
+			uint32_t moff = w->msg_off + off, idx = moff >> __builtin_ctz(mtu); /* path MTUs are powers of two */
 			bool last = moff + len >= w->msg_len;
 			uint8_t kind;
 

@@ -76,7 +76,6 @@ struct sr_tx {
 	bool probing;           /* the message going out is a probe beyond the limit */
 	bool probe_any;         /* probe_last is valid: some packet went out as a probe */
 	uint32_t probe_last;    /* the last PSN sent as a probe: no SRP_NOCREDIT after it */
-	uint32_t mtu_shift;     /* log2 of the MTU: packet index of a byte offset without a division */
 	/* transmission of the WQE at sq_cur */
 	uint8_t phase;
 	uint32_t pidx;          /* next data packet of the WQE (index in the WQE) */
