@@ -891,6 +891,29 @@ def cases(s):
                 "sr_expect": {"rx_cum": psn_add(psn, 1)}, "counter_delta": {"sacks_sent": 1, "recv_ok": 0},
                 "changes": {"sr_data": (256, 320, True)}, "content": {"sr_data": (256, data)}}
 
+    # ---- AckReq: the sender asks for a SACK every 16 PSNs, at the end of a
+    # WQE and when its window fills; the receiver answers a packet that asks,
+    # or one out of order, and no other
+    @case
+    def sr_write_no_ackreq_in_order(st):
+        v, psn, _ = srv()
+        data = payload(64, 160)
+        s.wire.send([s.sr_write(v, psn, v["va"] + 256, data, ackreq=0)])
+        return {"drops": {}, "qp": "sr", "responses": "none", "state": "RTS",
+                "sr_expect": {"rx_cum": psn_add(psn, 1)}, "counter_delta": {"sacks_sent": 0, "recv_ok": 0},
+                "changes": {"sr_data": (256, 320, True)}, "content": {"sr_data": (256, data)}}
+
+    @case
+    def sr_write_no_ackreq_ahead_of_hole(st):
+        # one PSN ahead: the hole it leaves is SACKed at once (the sender's
+        # loss detection needs it); the reset closes the hole for the cases after
+        v, psn, _ = srv()
+        data = payload(64, 161)
+        s.wire.send([s.sr_write(v, psn_add(psn, 1), v["va"] + 512, data, ackreq=0)])
+        return {"drops": {}, "qp": "sr", "sack_cum": psn, "state": "RTS",
+                "sr_expect": {"rx_cum": psn}, "counter_delta": {"sacks_sent": 1, "recv_ok": 0},
+                "changes": {"sr_data": (512, 576, True)}, "content": {"sr_data": (512, data)}, "reset": ["sr"]}
+
     @case
     def sr_control_send_accepted(st):
         # a single-packet SEND: kind 1 (last), index 0, rkey 0, va 0
