@@ -765,11 +765,35 @@ static bool link_send(struct loop_fabric *fab, unsigned from, uint32_t s, uint64
 			memcpy(slot_data(fab, c), slot_data(fab, s), len);
 			fab->slots[c] = *sl;
 			fab->slots[c].seq = fab->seq++;
+			fab->slots[c].arrive += n->imp.dup_delay_ns;
 			heap_push(fab, c);
 			n->st.duplicated++;
 		}
 	}
 	return true;
+}
+
+int loop_fabric_inject(struct loop_fabric *fab, unsigned from, const uint8_t *frame, uint32_t len)
+{
+	uint32_t s;
+
+	if (from >= fab->nports || !fab->nodes[from].wired || !len || len > fab->slot_size ||
+	    len > fab->mtu + LOOP_L2_OVERHEAD) {
+		set_err(fab, "inject: port %u of %u (wired?), %u bytes", from, fab->nports, len);
+		return -EINVAL;
+	}
+	if (!pool_get(fab, &s)) {
+		set_err(fab, "inject: the frame pool is empty");
+		return -ENOMEM;
+	}
+	memcpy(slot_data(fab, s), frame, len);
+	fab->slots[s].len = len;
+	if (!link_send(fab, from, s, loop_fabric_now(fab))) {
+		pool_put(fab, s); /* back-pressure refused it */
+		set_err(fab, "inject: the link's queue is full");
+		return -EAGAIN;
+	}
+	return 0;
 }
 
 static uint16_t loop_tx_burst(struct port *p, struct uroce_frame *f, uint16_t nf)

@@ -56,7 +56,8 @@ struct loop_impairment {
 	struct loop_gilbert burst; /* bursty loss, off when p_good_bad == 0 */
 	double corrupt;            /* flip one random bit of the frame */
 	uint32_t corrupt_skip;     /* flip only at byte offsets >= this (clamped to the frame) */
-	double duplicate;          /* deliver one extra copy right after the frame */
+	double duplicate;          /* deliver one extra copy right after the frame ... */
+	uint64_t dup_delay_ns;     /* ... or this much later (a late duplicate, as a stale path delivers) */
 	double reorder;            /* give the frame an extra delay of 1..reorder_max_ns */
 	uint64_t reorder_max_ns;
 	uint64_t delay_ns;         /* fixed one-way delay */
@@ -127,6 +128,12 @@ int loop_fabric_set_impairment(struct loop_fabric *fab, unsigned from, const str
  * returns true to drop it (counted as filtered); NULL removes it. */
 typedef bool (*loop_filter_fn)(void *arg, const uint8_t *frame, uint32_t len);
 int loop_fabric_set_filter(struct loop_fabric *fab, unsigned from, loop_filter_fn fn, void *arg);
+
+/* Tests: send a copy of frame (len bytes, Ethernet on) from port from, as
+ * if the port had sent it now: it meets the link's impairments and filter.
+ * 0, or -EINVAL (port not wired, length) / -ENOMEM (the pool is empty) /
+ * -EAGAIN (back-pressure: the link's queue is full). */
+int loop_fabric_inject(struct loop_fabric *fab, unsigned from, const uint8_t *frame, uint32_t len);
 
 /* Take the link of port a (both directions) down or up. A down link drops
  * what is sent into it (counted as link_down) and port_link_up() says

@@ -44,6 +44,8 @@ static const char *const drop_reason_names[UROCE_DROP__COUNT] = {
 	[UROCE_DROP_MISALIGNED] = "misaligned",
 	[UROCE_DROP_STALE_MSG] = "stale_msg",
 	[UROCE_DROP_BAD_CTRL] = "bad_ctrl",
+	[UROCE_DROP_RKEY_REVOKED] = "rkey_revoked",
+	[UROCE_DROP_LATE] = "late",
 };
 
 const char *uroce_drop_reason_name(enum uroce_drop_reason reason)

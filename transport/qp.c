@@ -10,6 +10,8 @@
 #include "dataplane/neigh.h"
 #include "transport/qp_internal.h"
 #include "transport/rel.h"
+#include "transport/rel_be.h"
+#include "transport/rel_sr.h"
 
 _Static_assert(offsetof(struct uroce_qp, init) <= QP_HOT_BYTES,
                "the QP's hot fields outgrew QP_HOT_BYTES: move a rarely used one below init");
@@ -40,6 +42,20 @@ size_t uroce_qp_state_bytes(enum uroce_qp_type type)
 {
 	(void)type;
 	return sizeof(struct uroce_qp) + RC_MAX_RD_ATOMIC * sizeof(struct rd_res);
+}
+
+size_t uroce_rel_state_bytes(enum uroce_reliability rel)
+{
+	switch (rel) {
+	case UROCE_REL_SR:
+		return sr_default_state_bytes(false, 4096);
+	case UROCE_REL_EC:
+		return sr_default_state_bytes(true, 4096);
+	case UROCE_REL_BE:
+		return sizeof(struct be_state);
+	default:
+		return 0; /* rc keeps its state in the QP object itself */
+	}
 }
 
 size_t uroce_qp_hot_bytes(enum uroce_qp_type type)
@@ -269,14 +285,14 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 	else if (cap->max_inline_data > QP_MAX_INLINE)
 		why = "cap.max_inline_data: accepted 0-1024";
 	else if ((unsigned)attr->rel.reliability >= UROCE_REL__COUNT)
-		why = "rel.reliability: accepted UROCE_REL_RC (0), UROCE_REL_SR (1), UROCE_REL_EC (2)";
+		why = "rel.reliability: accepted UROCE_REL_RC (0), UROCE_REL_SR (1), UROCE_REL_EC (2), UROCE_REL_BE (3)";
 	else if ((unsigned)attr->rel.ordering >= UROCE_ORDER__COUNT)
 		why = "rel.ordering: accepted UROCE_ORDER_ORDERED (0), UROCE_ORDER_UNORDERED (1)";
 	else if (attr->rel.reliability != UROCE_REL_RC && attr->qp_type != UROCE_QPT_RC)
-		why = "rel.reliability sr and ec are modes of a connected reliable QP: qp_type must be UROCE_QPT_RC";
+		why = "rel.reliability sr, ec and be are modes of a connected QP: qp_type must be UROCE_QPT_RC";
 	if (why)
 		return uroce_fail(-EINVAL, "uroce_qp_create: %s", why);
-	/* sr/ec take two numbers: qpn for data, qpn + 1 for control */
+	/* sr/ec/be take two numbers: qpn for data, qpn + 1 for control */
 	span = attr->rel.reliability == UROCE_REL_RC ? 1 : 2;
 	qpn = qpn_find(ctx, ctx->next_qpn, span);
 	if (!qpn)

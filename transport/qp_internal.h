@@ -64,6 +64,7 @@ struct rwqe {
 	struct uroce_precv *precv; /* sr/ec partial-completion handle, or NULL */
 	uint32_t num_sge;
 	uint32_t length;
+	uint32_t timeout_us;   /* be: its deadline (0 = the QP's) */
 	struct uroce_sge *sge; /* max_sge entries, preallocated */
 };
 
@@ -119,6 +120,8 @@ struct swqe {
 	uint32_t msg_len;    /* the whole message's length */
 	uint32_t unacked;    /* packets sent and not yet acknowledged */
 	uint8_t sr_flags;    /* SRW_* in rel_sr.h */
+	uint32_t timeout_us; /* be: the WR's deadline (0 = the QP's) */
+	uint64_t post_ns;    /* be: when it was posted (its deadline counts from there) */
 	/* UD */
 	struct dest ud;
 	uint32_t ud_qpn, ud_qkey;
@@ -265,6 +268,7 @@ struct uroce_context {
 	uint64_t mr_rng;            /* xorshift state for key bytes, seeded from getrandom */
 	uint8_t *mr_last_keys;      /* per MR index: the key bytes of its last lkey and rkey */
 	struct uroce_qp *active_head, *active_tail;
+	struct uroce_tmo *tmo_head;  /* adaptive-timeout groups (tmo.c): arriving votes find theirs here */
 	unsigned npd, ncq, nqp, nmr;
 	struct spsc_ring *async;    /* struct uroce_async_event: engine raises, app takes */
 	uint64_t async_lost;

@@ -153,6 +153,7 @@ static int post_one_send(struct uroce_qp *qp, const struct uroce_send_wr *wr)
 	w->fence = (wr->send_flags & UROCE_SEND_FENCE) != 0;
 	w->length = (uint32_t)total;
 	w->imm = wr->imm_data;
+	w->timeout_us = wr->timeout_us;
 	w->is_inline = inl;
 	if (inl) {
 		uint32_t o = 0;
@@ -258,6 +259,7 @@ static int post_one_recv(struct uroce_qp *qp, struct uroce_pd *pd, struct rwqe *
 	r->precv = precv;
 	r->num_sge = (uint32_t)wr->num_sge;
 	r->length = (uint32_t)total;
+	r->timeout_us = wr->timeout_us;
 	if (wr->num_sge)
 		memcpy(r->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*r->sge));
 	atomic_store_explicit(headp, head + 1, memory_order_release);
@@ -296,7 +298,7 @@ int uroce_post_recv(struct uroce_qp *qp, struct uroce_recv_wr *wr, struct uroce_
 			break;
 		}
 	}
-	if (qp->state == UROCE_QPS_ERR || (qp->ctrl_qpn && sr_rx_wants_kick(qp)))
+	if (qp->state == UROCE_QPS_ERR || rel_rx_wants_kick(qp))
 		ctx_kick(qp);
 	return rc;
 }
@@ -329,7 +331,7 @@ int qp_post_recv_precv(struct uroce_qp *qp, const struct uroce_recv_wr *wr, stru
 	int rc = post_one_recv(qp, qp->pd, qp->rq, qp->rq_mask, qp->rq_size, qp->attr.cap.max_recv_sge, &qp->rq_head,
 	                       __atomic_load_n(&qp->rq_tail, __ATOMIC_ACQUIRE), wr, "uroce_precv_post", h);
 
-	if (!rc && sr_rx_wants_kick(qp))
+	if (!rc && rel_rx_wants_kick(qp))
 		ctx_kick(qp);
 	return rc;
 }
@@ -350,6 +352,7 @@ bool qp_take_rwqe(struct uroce_qp *qp, struct rwqe *out)
 		out->precv = r->precv;
 		out->num_sge = r->num_sge;
 		out->length = r->length;
+		out->timeout_us = r->timeout_us;
 		memcpy(out->sge, r->sge, r->num_sge * sizeof(*r->sge));
 		atomic_store_explicit(&srq->tail, t + 1, memory_order_release);
 		return true;
@@ -361,6 +364,7 @@ bool qp_take_rwqe(struct uroce_qp *qp, struct rwqe *out)
 	out->precv = r->precv;
 	out->num_sge = r->num_sge;
 	out->length = r->length;
+	out->timeout_us = r->timeout_us;
 	memcpy(out->sge, r->sge, r->num_sge * sizeof(*r->sge));
 	qp->rq_tail++;
 	return true;

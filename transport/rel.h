@@ -38,11 +38,14 @@ struct rel_ops {
 	void (*reset)(struct uroce_qp *qp);
 	/* bytes of per-QP state this policy holds (for the scale benchmark) */
 	size_t (*state_bytes)(const struct uroce_qp *qp);
+	/* after a post_recv (any thread): does the engine need a kick to use it? NULL = no */
+	bool (*rx_wants_kick)(const struct uroce_qp *qp);
 };
 
 extern const struct rel_ops rel_rc_ops;
 extern const struct rel_ops rel_sr_ops;
 extern const struct rel_ops rel_ec_ops;
+extern const struct rel_ops rel_be_ops;
 
 static inline const struct rel_ops *rel_ops_of(enum uroce_reliability r)
 {
@@ -51,6 +54,8 @@ static inline const struct rel_ops *rel_ops_of(enum uroce_reliability r)
 		return &rel_sr_ops;
 	case UROCE_REL_EC:
 		return &rel_ec_ops;
+	case UROCE_REL_BE:
+		return &rel_be_ops;
 	default:
 		return &rel_rc_ops;
 	}
@@ -59,6 +64,11 @@ static inline const struct rel_ops *rel_ops_of(enum uroce_reliability r)
 /* sr/ec: a message found no receive posted; a post_recv kicks the QP so
  * its SACK tells the waiting sender (rel_sr.c). */
 bool sr_rx_wants_kick(const struct uroce_qp *qp);
+
+static inline bool rel_rx_wants_kick(const struct uroce_qp *qp)
+{
+	return qp->rel->rx_wants_kick && qp->rel->rx_wants_kick(qp);
+}
 
 /* rel_rc.c: IBTA go-back-N, also the path of UC and UD QPs */
 bool rc_tx(struct uroce_qp *qp);

@@ -359,4 +359,5 @@ const struct rel_ops rel_ec_ops = {
 	.error = sr_error,
 	.reset = sr_reset,
 	.state_bytes = sr_state_bytes,
+	.rx_wants_kick = sr_rx_wants_kick,
 };

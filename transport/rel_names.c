@@ -9,6 +9,7 @@ static const char *const rel_names[UROCE_REL__COUNT] = {
 	[UROCE_REL_RC] = "rc",
 	[UROCE_REL_SR] = "sr",
 	[UROCE_REL_EC] = "ec",
+	[UROCE_REL_BE] = "be",
 };
 
 static const char *const ord_names[UROCE_ORDER__COUNT] = {

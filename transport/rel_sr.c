@@ -210,6 +210,18 @@ size_t sr_state_bytes(const struct uroce_qp *qp)
 	return n;
 }
 
+/* What sr_state_bytes says of a QP with the default window after RTR. */
+size_t sr_default_state_bytes(bool ec, uint32_t mtu)
+{
+	uint32_t ring = SR_WIN_DEFAULT, rbits = 2 * SR_WIN_DEFAULT;
+	size_t n = sizeof(struct sr_state) + (size_t)ring * sizeof(struct sr_txp) + rbits / 8;
+
+	n += (size_t)SR_MSG_WIN * (SR_MAX_MSG_PKTS / 8);
+	if (ec)
+		n += (size_t)(ring + rbits) * mtu;
+	return n;
+}
+
 /* --- posting -------------------------------------------------------------- */
 
 int sr_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct swqe *w)
@@ -276,7 +288,7 @@ static struct swqe *wqe_at(struct uroce_qp *qp, uint32_t sq_idx)
 }
 
 /* The descriptor's 32 bytes (docs/wire.md, "sr and ec"). */
-static void desc_fill(const struct swqe *w, uint32_t first_psn, uint8_t *b)
+void sr_desc_fill(const struct swqe *w, uint32_t first_psn, uint8_t *b)
 {
 	memset(b, 0, SRW_DESC_LEN);
 	b[0] = SRW_VERSION;
@@ -350,7 +362,7 @@ static int send_txp(struct uroce_qp *qp, uint32_t psn)
 	case SRW_DESC:
 		/* a retransmitted descriptor needs its message's first PSN: it
 		 * is kept in the entry's offset field */
-		desc_fill(w, p->off, desc);
+		sr_desc_fill(w, p->off, desc);
 		pkt.payload = desc;
 		pkt.reth.va = 0;
 		break;
@@ -1722,4 +1734,5 @@ const struct rel_ops rel_sr_ops = {
 	.error = sr_error,
 	.reset = sr_reset,
 	.state_bytes = sr_state_bytes,
+	.rx_wants_kick = sr_rx_wants_kick,
 };

@@ -178,6 +178,7 @@ void sr_timer(struct wheel_timer *t, void *arg);
 void sr_error(struct uroce_qp *qp);
 void sr_reset(struct uroce_qp *qp);
 size_t sr_state_bytes(const struct uroce_qp *qp);
+size_t sr_default_state_bytes(bool ec, uint32_t mtu);
 /* Mark PSN psn arrived at the receiver (if inside its window). */
 void sr_rx_mark_psn(struct uroce_qp *qp, uint32_t psn);
 /* Count psn as arrived without its packet (lost parity of a whole
@@ -218,6 +219,9 @@ void precv_bind(struct uroce_precv *h, struct uroce_qp *qp, struct sr_rmsg *m);
 /* Packet idx of h's message arrived: set its chunk's bit if whole. */
 void precv_note(struct uroce_precv *h, const struct sr_rmsg *m, uint32_t idx);
 
+/* The descriptor of w's message (SRW_DESC_LEN bytes, docs/wire.md); be
+ * sends the same one. */
+void sr_desc_fill(const struct swqe *w, uint32_t first_psn, uint8_t *b);
 /* Gather len bytes at message offset off of WQE w into dst. */
 void sr_tx_gather(const struct swqe *w, uint32_t off, uint8_t *dst, uint32_t len);
 

@@ -34,6 +34,8 @@ enum srw_kind {
 	SRW_LAST_DESC = 2, /* the last data packet of a message that also has a descriptor */
 	SRW_DESC = 3,      /* the message's descriptor (SRW_DESC_LEN bytes) */
 	SRW_PARITY = 4,    /* ec: parity packet idx = submessage x m + j */
+	SRW_BE_WRITE = 5,  /* be: a packet of a plain WRITE, placed by its RETH; its message
+	                    * number is the next one that takes a receive */
 };
 
 static inline uint32_t srw_imm(uint32_t msg, enum srw_kind kind, uint32_t idx)
@@ -73,7 +75,16 @@ enum srw_desc_flag { SRW_DESC_IMM = 1 };
 enum srw_ctrl_type {
 	SRW_CTRL_SACK = 1,
 	SRW_CTRL_NACK = 2,
+	SRW_CTRL_VOTE = 3, /* be: an adaptive-timeout proposal (tmo.c) */
 };
+
+/* VOTE body (be):
+ *   be32 group_id   the collective's group
+ *   be32 round      the exchange it belongs to
+ *   be64 proposal   the member's proposed timeout, ns
+ *   be32 flags      SRW_VOTE_ASK: the sender still lacks the receiver's vote */
+#define SRW_VOTE_LEN 20u
+enum srw_vote_flag { SRW_VOTE_ASK = 1 };
 
 /* SACK body: cumulative PSN, bitmap, message completion.
  *   be32 cum_psn    every PSN before it has arrived

@@ -58,7 +58,9 @@ enum uroce_drop_reason {
 	UROCE_DROP_RD_ATOMIC_LIMIT, /**< READ or atomic beyond max_dest_rd_atomic (NAKed: invalid request) */
 	UROCE_DROP_MISALIGNED,      /**< atomic VA not 8-byte aligned (NAKed: invalid request) */
 	UROCE_DROP_STALE_MSG,       /**< sr/ec: message number outside the receiver's window, or the message is finished (late packet) */
-	UROCE_DROP_BAD_CTRL,        /**< sr/ec: control packet malformed, of another version, or not answering anything sent */
+	UROCE_DROP_BAD_CTRL,        /**< sr/ec/be: control packet malformed, of another version, or not answering anything sent */
+	UROCE_DROP_RKEY_REVOKED,    /**< rkey of a memory window that was invalidated (LOCAL_INV, SEND with Invalidate, a be timeout) or rebound under another key */
+	UROCE_DROP_LATE,            /**< be: a packet of a message that already completed (normally, by timeout or by preemption) */
 	UROCE_DROP__COUNT
 };
 
@@ -211,6 +213,7 @@ enum uroce_access_flags {
 	UROCE_ACCESS_REMOTE_WRITE = (1 << 1),
 	UROCE_ACCESS_REMOTE_READ = (1 << 2),
 	UROCE_ACCESS_REMOTE_ATOMIC = (1 << 3),
+	UROCE_ACCESS_MW_BIND = (1 << 4), /**< memory windows may be bound to the region */
 };
 
 /** A registered memory region. */
@@ -225,8 +228,48 @@ struct uroce_mr {
 
 /** Register [addr, addr+length) with the given access. */
 int uroce_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access, struct uroce_mr **out);
-/** Deregister: the rkey is revoked at once, so late packets cannot write. */
+/** Deregister: the rkey is revoked at once, so late packets cannot write.
+ * -EBUSY while a memory window is bound to the region. */
 int uroce_mr_dereg(struct uroce_mr *mr);
+
+/* ----------------------------------------------------------------------
+ * Memory windows (ibv_alloc_mw / IBV_WR_BIND_MW), type 2 only: a window
+ * is bound to one QP by a BIND_MW work request on that QP, and its rkey
+ * then opens [addr, addr+length) of a region (with UROCE_ACCESS_MW_BIND)
+ * to that QP's peer alone. LOCAL_INV, a SEND with Invalidate from the peer
+ * or a be receive that ends by timeout revokes it: from then on packets
+ * carrying the key are dropped (UROCE_DROP_RKEY_REVOKED) and cannot write.
+ * ---------------------------------------------------------------------- */
+
+/** Window type (same values as enum ibv_mw_type). */
+enum uroce_mw_type {
+	UROCE_MW_TYPE_1 = 1, /**< not supported: bound by a verb call, not a WR */
+	UROCE_MW_TYPE_2 = 2,
+};
+
+struct uroce_mw {
+	struct uroce_pd *pd;
+	uint32_t rkey;           /**< the key of its last bind (index << 8 | key byte) */
+	enum uroce_mw_type type;
+};
+
+/** What a BIND_MW work request opens (ibv_mw_bind_info). */
+struct uroce_mw_bind_info {
+	struct uroce_mr *mr;     /**< the region under the window: same PD, UROCE_ACCESS_MW_BIND */
+	uint64_t addr;
+	uint64_t length;
+	unsigned mw_access_flags; /**< REMOTE_WRITE / REMOTE_READ / REMOTE_ATOMIC, a subset the region allows */
+};
+
+/** Allocate a window (type 2 only); it starts invalid. */
+int uroce_mw_alloc(struct uroce_pd *pd, enum uroce_mw_type type, struct uroce_mw **out);
+/** Free a window (valid or not); its key is revoked at once. */
+int uroce_mw_dealloc(struct uroce_mw *mw);
+/** The next key of a window: the low 8 bits (the caller's part) incremented (ibv_inc_rkey). */
+static inline uint32_t uroce_inc_rkey(uint32_t rkey)
+{
+	return (rkey & 0xffffff00u) | ((rkey + 1u) & 0xffu);
+}
 
 /** Create a completion queue of at least cqe entries. */
 int uroce_cq_create(struct uroce_context *ctx, int cqe, struct uroce_cq **out);
@@ -269,6 +312,8 @@ enum uroce_wc_opcode {
 	UROCE_WC_RDMA_READ,
 	UROCE_WC_COMP_SWAP,
 	UROCE_WC_FETCH_ADD,
+	UROCE_WC_BIND_MW,
+	UROCE_WC_LOCAL_INV,
 	UROCE_WC_RECV = 128,
 	UROCE_WC_RECV_RDMA_WITH_IMM,
 };
@@ -277,9 +322,14 @@ enum uroce_wc_opcode {
 enum uroce_wc_flags {
 	UROCE_WC_GRH = 1 << 0,
 	UROCE_WC_WITH_IMM = 1 << 1,
-	/** sr/ec partial-completion receive: the message was completed with
-	 * chunks missing; byte_len is the bytes placed. */
+	UROCE_WC_WITH_INV = 1 << 3,  /**< a SEND with Invalidate: invalidated_rkey was revoked */
+	/** sr/ec partial-completion receive, or a be WR that ended before its
+	 * message was whole: byte_len is the bytes placed (be: sent). */
 	UROCE_WC_PARTIAL = 1 << 8,
+	/** be: the WR's deadline ended it. */
+	UROCE_WC_TIMEOUT = 1 << 9,
+	/** be: a packet of a newer message ended it (OptiNIC's preemption). */
+	UROCE_WC_PREEMPTED = 1 << 10,
 };
 
 /** One work completion. */
@@ -289,7 +339,10 @@ struct uroce_wc {
 	enum uroce_wc_opcode opcode;
 	uint32_t vendor_err;
 	uint32_t byte_len;
-	uint32_t imm_data;   /**< network byte order, as in ibv_wc */
+	union {
+		uint32_t imm_data;        /**< network byte order, as in ibv_wc */
+		uint32_t invalidated_rkey; /**< with UROCE_WC_WITH_INV */
+	};
 	uint32_t qp_num;
 	uint32_t src_qp;     /**< UD: the sender's QPN */
 	unsigned wc_flags;   /**< enum uroce_wc_flags */
@@ -379,6 +432,8 @@ enum uroce_reliability {
 	UROCE_REL_RC = 0, /**< IBTA go-back-N: wire-compatible with rdma-core and RoCE NICs */
 	UROCE_REL_SR,     /**< selective repeat: SACK bitmaps, time-based loss detection (uroce at both ends) */
 	UROCE_REL_EC,     /**< erasure coding (k data + m parity chunks), repaired by sr when decoding fails */
+	UROCE_REL_BE,     /**< best effort (OptiNIC): nothing is retransmitted; a WR completes when its message is
+	                   * whole, at its deadline or when a newer message arrives, with the bytes placed */
 	UROCE_REL__COUNT
 };
 
@@ -417,6 +472,13 @@ struct uroce_rel_attr {
 	uint8_t ec_k, ec_m;      /**< chunks per submessage: 1 <= k <= 64, 1 <= m <= 32; 0 = 32 and 8 */
 	uint32_t ec_fto_us;      /**< the receiver NACKs a message silent this long (fallback to sr); 0 = 1 ms */
 	uint32_t chunk_pkts;     /**< partial-completion bitmap: MTUs per chunk; 0 = 1 */
+	uint32_t timeout_us;     /**< be: deadline of every WR that names none (uroce_qp_set_timeout
+	                          * changes it); 0 = 1000 us */
+	/** rc/sr/ec/be: WRITE_WITH_IMM messages this QP receives take no
+	 * receive WR and make no completion: they count in the context's
+	 * IMMCOUNTER (uroce_expect_imm_count). Such a QP carries WRITE and
+	 * WRITE_WITH_IMM only (TransferEngine keeps SENDs on another QP). */
+	uint8_t imm_counter;
 };
 
 struct uroce_qp_init_attr {
@@ -515,6 +577,9 @@ enum uroce_wr_opcode {
 	UROCE_WR_RDMA_READ,
 	UROCE_WR_ATOMIC_CMP_AND_SWP,
 	UROCE_WR_ATOMIC_FETCH_AND_ADD,
+	UROCE_WR_LOCAL_INV,      /**< revoke the window whose key is invalidate_rkey */
+	UROCE_WR_BIND_MW,        /**< bind bind_mw.mw under key bind_mw.rkey */
+	UROCE_WR_SEND_WITH_INV,  /**< SEND that revokes the peer's window invalidate_rkey on arrival */
 };
 
 /** Send flags (same values as enum ibv_send_flags). */
@@ -532,7 +597,10 @@ struct uroce_send_wr {
 	int num_sge;
 	enum uroce_wr_opcode opcode;
 	unsigned send_flags;   /**< enum uroce_send_flags */
-	uint32_t imm_data;     /**< network byte order, as in ibv_send_wr */
+	union {
+		uint32_t imm_data;        /**< network byte order, as in ibv_send_wr */
+		uint32_t invalidate_rkey; /**< LOCAL_INV, SEND_WITH_INV */
+	};
 	union {
 		struct {
 			uint64_t remote_addr;
@@ -550,6 +618,12 @@ struct uroce_send_wr {
 			uint32_t remote_qkey;
 		} ud;
 	} wr;
+	struct {
+		struct uroce_mw *mw;
+		uint32_t rkey;     /**< the window's new key: uroce_inc_rkey(mw->rkey) */
+		struct uroce_mw_bind_info bind_info;
+	} bind_mw;
+	uint32_t timeout_us;   /**< be: this WR's deadline from its post; 0 = the QP's */
 };
 
 struct uroce_recv_wr {
@@ -557,6 +631,7 @@ struct uroce_recv_wr {
 	struct uroce_recv_wr *next;
 	struct uroce_sge *sg_list;
 	int num_sge;
+	uint32_t timeout_us;   /**< be: this WR's deadline, counted from when it is the oldest receive; 0 = the QP's */
 };
 
 /** Post a chain of send WRs; on error *bad_wr is the first not posted. */
@@ -689,15 +764,108 @@ struct uroce_qp_stats {
 	uint64_t ec_recovered;       /**< ec data packets rebuilt by decoding */
 	uint64_t ec_nacks_sent, ec_nacks_rcvd;
 	uint64_t srtt_ns, rto_ns;    /**< the sr sender's smoothed RTT and RTO now */
+	/* be */
+	uint64_t be_timeouts;        /**< WRs ended by their deadline */
+	uint64_t be_preempted;       /**< receives ended by a newer message */
+	uint64_t late_drops;         /**< packets of finished messages dropped (UROCE_DROP_LATE) */
+	uint64_t op_ns, op_bytes;    /**< every be receive WR that completed: time it was active and bytes placed
+	                              * (their ratio is the per-byte cost adaptive timeouts use) */
+	uint64_t imm_counted;        /**< WRITE_WITH_IMM messages counted in the IMMCOUNTER */
 };
 /** Read a QP's counters. */
 int uroce_qp_stats(struct uroce_qp *qp, struct uroce_qp_stats *stats);
+
+/** be: the deadline of every later WR of qp that names none (adaptive
+ * timeouts call it); 0 or -EINVAL (not a be QP, or timeout_us 0). */
+int uroce_qp_set_timeout(struct uroce_qp *qp, uint32_t timeout_us);
+
+/* ----------------------------------------------------------------------
+ * IMMCOUNTER (TransferEngine): completion by counting immediates, not by
+ * order. Every WRITE_WITH_IMM message a QP created with rel.imm_counter
+ * receives adds one to the context's counter for its immediate, whatever
+ * QP or port it came by. An expectation fires once its immediate has
+ * been counted count times since the expectations before it on that
+ * immediate took theirs: the count is taken off, then *flag is set to 1
+ * and cb runs (on the engine's thread: inside uroce_progress for an
+ * embedded context). Counts that arrive first wait for their expectation.
+ * ---------------------------------------------------------------------- */
+typedef void (*uroce_imm_cb)(void *arg, uint32_t imm_data);
+/** Expect count arrivals of imm_data (network order, as posted); cb and
+ * flag may each be NULL. 0, -EINVAL (count 0), -ENOMEM. */
+int uroce_expect_imm_count(struct uroce_context *ctx, uint32_t imm_data, uint32_t count, uroce_imm_cb cb, void *arg,
+                           int *flag);
+/** Arrivals of imm_data counted and not yet taken by an expectation. */
+uint64_t uroce_imm_count(struct uroce_context *ctx, uint32_t imm_data);
+
+/** Paged writes (TransferEngine's submit_paged_writes): page i of the
+ * source, src_base + src_pages[i] x src_stride, goes to dst_base +
+ * dst_pages[i] x dst_stride of the peer; the transfer ends with one
+ * WRITE_WITH_IMM of imm_data, which the peer counts (rel.imm_counter) only
+ * once every page has landed. Adjacent pages go as one WRITE. */
+struct uroce_paged_write {
+	uint64_t wr_id;          /**< the completion, with UROCE_SEND_SIGNALED, once everything is acknowledged */
+	uint32_t page_len;
+	uint32_t npages;
+	const uint32_t *src_pages;
+	uint64_t src_base;
+	uint32_t src_stride;     /**< 0 = page_len */
+	uint32_t lkey;
+	const uint32_t *dst_pages;
+	uint64_t dst_base;
+	uint32_t dst_stride;     /**< 0 = page_len */
+	uint32_t rkey;
+	uint32_t imm_data;       /**< network order */
+	unsigned send_flags;     /**< UROCE_SEND_SIGNALED */
+};
+/** Post a paged write; it takes one send WR per run of adjacent pages.
+ * 0, -EINVAL (with the reason), -ENOMEM (send queue too short). */
+int uroce_post_paged_write(struct uroce_qp *qp, const struct uroce_paged_write *pw);
+
+/* ----------------------------------------------------------------------
+ * Adaptive timeouts (OptiNIC 3.1.2). A group is this member's view of one
+ * collective: the be QPs to its peers and the collective's message size.
+ * Its timeout starts at (1 + gamma) x warm-up + delta. After each run,
+ * uroce_tmo_exchange sends this member's proposal (the per-byte cost its
+ * QPs measured since the last exchange, times the message size, with the
+ * same margin) to every peer over the QPs' control channel, and once every
+ * peer's proposal for that round is in, takes their median m and sets
+ * T = alpha m + (1 - alpha) T, then applies T to the QPs
+ * (uroce_qp_set_timeout). docs/api.md has an example.
+ * ---------------------------------------------------------------------- */
+struct uroce_tmo_attr {
+	uint32_t group_id;       /**< the same on every member */
+	uint64_t msg_bytes;      /**< bytes one run of the collective moves per QP */
+	double alpha;            /**< EWMA weight; 0 = 0.2 */
+	double gamma;            /**< safety margin; 0 = 0.25 */
+	uint32_t delta_us;       /**< additive slack; 0 = 50 */
+};
+struct uroce_tmo;
+/** A group over nqps connected be QPs of one context (1..1024). */
+int uroce_tmo_create(const struct uroce_tmo_attr *attr, struct uroce_qp *const *qps, unsigned nqps,
+                     struct uroce_tmo **out);
+int uroce_tmo_destroy(struct uroce_tmo *g);
+/** The warm-up run took warmup_ns: T = (1 + gamma) warmup + delta, applied to the QPs. */
+int uroce_tmo_warmup(struct uroce_tmo *g, uint64_t warmup_ns);
+/** This member's proposal now (ns), from what its QPs measured. */
+uint64_t uroce_tmo_proposal_ns(struct uroce_tmo *g);
+/** Send this member's proposal for round (once; call again to poll): 0
+ * once every peer's proposal for round arrived and T was updated,
+ * -EAGAIN while some are missing (lost ones are asked for again). */
+int uroce_tmo_exchange(struct uroce_tmo *g, uint32_t round);
+/** The group's timeout now, ns. */
+uint64_t uroce_tmo_timeout_ns(const struct uroce_tmo *g);
+/** The rule alone, for callers with their own exchange: median of n
+ * proposals, then the EWMA; returns the new T (ns). */
+uint64_t uroce_tmo_update(struct uroce_tmo *g, const uint64_t *proposals_ns, unsigned n);
 
 /** Bytes of transport state one QP takes (for the scale benchmark). */
 size_t uroce_qp_state_bytes(enum uroce_qp_type type);
 /** Of those, the bytes the per-packet path of an RC QP reads and writes
  * (its first cache lines; the rest is configuration and rare paths). */
 size_t uroce_qp_hot_bytes(enum uroce_qp_type type);
+/** Bytes of its reliability policy's own state (after RTR at MTU 4096,
+ * for sr/ec whose windows grow with it); be is OptiNIC's figure. */
+size_t uroce_rel_state_bytes(enum uroce_reliability rel);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,655 @@
+/* be: best effort with bounded completion (OptiNIC sections 3.1-3.3).
+ *
+ * Nothing is retransmitted and nothing is acknowledged. Every packet is a
+ * self-describing UC "RDMA WRITE Only with Immediate" (sr's wire format,
+ * sr_wire.h), placed on arrival. The receiver keeps one active message,
+ * the oldest receive WR: a packet of it is placed, a packet of a newer one
+ * ends it (preemption), a packet of an older one is late and dropped. A
+ * message ends when its last packet arrives, at its WR's deadline, or when
+ * a newer one preempts it; its completion reports the bytes placed. A
+ * send WR completes once its packets are out, or at its deadline with the
+ * bytes sent. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/rel.h"
+#include "transport/rel_be.h"
+#include "transport/rel_sr.h"
+
+/* TEMPORARY until the memory-window lookup lands: regions only */
+static struct mr_int *be_rkey_lookup(struct uroce_qp *qp, uint32_t rkey, enum uroce_drop_reason *why)
+{
+	struct mr_int *m = mr_lookup_rkey(qp->ctx, rkey);
+
+	*why = UROCE_DROP_BAD_RKEY;
+	return m && m->pub.pd == qp->pd ? m : NULL;
+}
+
+static void be_revoke(struct uroce_qp *qp, uint32_t rkey)
+{
+	(void)qp;
+	(void)rkey;
+}
+
+static uint32_t now_us(const struct uroce_qp *qp)
+{
+	return (uint32_t)(ctx_clock(qp->ctx) / 1000);
+}
+
+/* --- configuration ------------------------------------------------------ */
+
+static int be_init(struct uroce_qp *qp)
+{
+	const struct uroce_rel_attr *a = &qp->init.rel;
+	struct be_state *st;
+
+	if (a->timeout_us > BE_TIMEOUT_MAX_US)
+		return uroce_fail(-EINVAL, "uroce_qp_create: rel.timeout_us %u; accepted 0 (= %u) to %u", a->timeout_us,
+		                  BE_TIMEOUT_DEFAULT_US, BE_TIMEOUT_MAX_US);
+	if (a->imm_counter)
+		return uroce_fail(-EINVAL, "uroce_qp_create: rel.imm_counter needs reliability rc, sr or ec: a be "
+		                           "message may end incomplete, and a count cannot say how much of it arrived");
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
+	st->timeout_us = a->timeout_us ? a->timeout_us : BE_TIMEOUT_DEFAULT_US;
+	qp->rel_state = st;
+	return 0;
+}
+
+static void be_fini(struct uroce_qp *qp)
+{
+	free(qp->rel_state);
+	qp->rel_state = NULL;
+}
+
+static void rx_clear(struct be_state *st)
+{
+	st->placed = st->len = st->imm = st->rkey = 0;
+	st->op = UROCE_WR_SEND;
+	st->flags &= BE_F_DESC1 | BE_F_DESC2;
+}
+
+static int be_ready(struct uroce_qp *qp)
+{
+	struct be_state *st = be_of(qp);
+
+	if (qp->state == UROCE_QPS_INIT) {
+		/* INIT -> RTR: the receive side starts at the peer's first PSN */
+		st->psn_hi = psn_add(qp->epsn, ROCE_PSN_MASK);
+		st->seen = 0;
+	}
+	return 0;
+}
+
+static void be_reset(struct uroce_qp *qp)
+{
+	struct be_state *st = be_of(qp);
+	uint32_t t = st->timeout_us;
+
+	memset(st, 0, sizeof(*st));
+	st->timeout_us = t;
+}
+
+static size_t be_state_bytes(const struct uroce_qp *qp)
+{
+	(void)qp;
+	return sizeof(struct be_state);
+}
+
+int uroce_qp_set_timeout(struct uroce_qp *qp, uint32_t timeout_us)
+{
+	if (!qp || qp->rel != &rel_be_ops)
+		return uroce_fail(-EINVAL, "uroce_qp_set_timeout: needs a QP with reliability be");
+	if (!timeout_us || timeout_us > BE_TIMEOUT_MAX_US)
+		return uroce_fail(-EINVAL, "uroce_qp_set_timeout: %u us; accepted 1 to %u", timeout_us,
+		                  BE_TIMEOUT_MAX_US);
+	__atomic_store_n(&be_of(qp)->timeout_us, timeout_us, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static uint32_t wr_timeout_us(const struct uroce_qp *qp, uint32_t t)
+{
+	return t ? t : __atomic_load_n(&be_of(qp)->timeout_us, __ATOMIC_RELAXED);
+}
+
+/* --- posting -------------------------------------------------------------- */
+
+static int be_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct swqe *w)
+{
+	struct be_state *st = be_of(qp);
+
+	switch (wr->opcode) {
+	case UROCE_WR_SEND:
+	case UROCE_WR_SEND_WITH_IMM:
+	case UROCE_WR_RDMA_WRITE:
+	case UROCE_WR_RDMA_WRITE_WITH_IMM:
+		break;
+	default:
+		return uroce_fail(-EINVAL, "uroce_post_send: opcode %d on a QP with reliability be; accepted SEND, "
+		                           "SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM (READ and atomics need rc)",
+		                  (int)wr->opcode);
+	}
+	if (wr->timeout_us > BE_TIMEOUT_MAX_US)
+		return uroce_fail(-EINVAL, "uroce_post_send: timeout_us %u; accepted 0 (the QP's) to %u", wr->timeout_us,
+		                  BE_TIMEOUT_MAX_US);
+	if (npkts(w->length, qp->mtu) > SR_MAX_MSG_PKTS)
+		return uroce_fail(-EINVAL, "uroce_post_send: %u bytes is %u packets at MTU %u; reliability be carries "
+		                           "at most %u packets a message", w->length, npkts(w->length, qp->mtu), qp->mtu,
+		                  SR_MAX_MSG_PKTS);
+	w->msg_off = 0;
+	w->msg_len = w->length;
+	w->post_ns = ctx_clock(qp->ctx);
+	/* a plain WRITE takes no receive: it carries the number of the next
+	 * message that does, so the receiver knows every one before it is over */
+	if (wr->opcode == UROCE_WR_RDMA_WRITE)
+		w->msg_seq = __atomic_load_n(&st->msg_post, __ATOMIC_RELAXED);
+	else
+		w->msg_seq = __atomic_fetch_add(&st->msg_post, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* --- sending -------------------------------------------------------------- */
+
+struct be_gather {
+	const struct swqe *w;
+	uint32_t off;
+};
+
+static void gather_wqe(void *arg, uint8_t *dst, uint32_t len)
+{
+	const struct be_gather *g = arg;
+
+	sr_tx_gather(g->w, g->off, dst, len);
+}
+
+/* One packet of w: kind, packet index idx, payload [off, off + len). */
+static int send_pkt(struct uroce_qp *qp, struct swqe *w, enum srw_kind kind, uint32_t idx, uint32_t off,
+                    uint32_t len)
+{
+	struct roce_pkt pkt;
+	struct be_gather g = { .w = w, .off = off };
+	uint8_t desc[SRW_DESC_LEN];
+	gather_fn gf = NULL;
+	int rc;
+
+	ctx_pkt_init(qp->ctx, &pkt, &qp->d, qp->sport);
+	pkt.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
+	pkt.dqpn = qp->dqpn;
+	pkt.psn = qp->snd_nxt;
+	pkt.imm = srw_imm(w->msg_seq, kind, idx);
+	pkt.payload_len = len;
+	pkt.reth.dma_len = len;
+	if (kind == SRW_DESC) {
+		sr_desc_fill(w, 0, desc);
+		pkt.payload = desc;
+		pkt.reth.rkey = SRW_MSG_RKEY;
+		pkt.reth.va = 0;
+	} else {
+		if (w->opcode == UROCE_WR_SEND || w->opcode == UROCE_WR_SEND_WITH_IMM) {
+			pkt.reth.rkey = SRW_MSG_RKEY; /* the receive's buffer, at this offset */
+			pkt.reth.va = off;
+		} else {
+			pkt.reth.rkey = w->rkey;
+			pkt.reth.va = w->raddr + off;
+		}
+		gf = len ? gather_wqe : NULL;
+	}
+	rc = ctx_send_pkt(qp->ctx, qp->port, &pkt, gf, &g);
+	if (rc)
+		return rc;
+	qp->snd_nxt = psn_add(qp->snd_nxt, 1);
+	qp->tx_packets++;
+	return 0;
+}
+
+/* Stage w's packets from where it stopped: the descriptor first (for the
+ * immediate), the data, the descriptor again before the last packet (two
+ * chances to arrive), the last. 0 when all are out, else the stage is full. */
+static int tx_wqe(struct uroce_qp *qp, struct swqe *w)
+{
+	struct be_state *st = be_of(qp);
+	uint32_t mtu = qp->mtu, n = npkts(w->length, mtu);
+	bool desc = w->opcode == UROCE_WR_SEND_WITH_IMM || w->opcode == UROCE_WR_RDMA_WRITE_WITH_IMM;
+	int rc;
+
+	if (desc && !(st->flags & BE_F_DESC1)) {
+		rc = send_pkt(qp, w, SRW_DESC, 0, 0, SRW_DESC_LEN);
+		if (rc)
+			return rc;
+		st->flags |= BE_F_DESC1;
+	}
+	while (qp->cur_off < w->length || (w->length == 0 && !(st->flags & BE_F_DESC2))) {
+		uint32_t idx = qp->cur_off / mtu, len = w->length - qp->cur_off < mtu ? w->length - qp->cur_off : mtu;
+		bool last = idx + 1 == n;
+		enum srw_kind kind = w->opcode == UROCE_WR_RDMA_WRITE ? SRW_BE_WRITE : last ? SRW_LAST : SRW_DATA;
+
+		if (last && desc && n > 1 && !(st->flags & BE_F_DESC2)) {
+			rc = send_pkt(qp, w, SRW_DESC, 0, 0, SRW_DESC_LEN);
+			if (rc)
+				return rc;
+			st->flags |= BE_F_DESC2;
+		}
+		rc = send_pkt(qp, w, kind, idx, qp->cur_off, len);
+		if (rc)
+			return rc;
+		if (w->length == 0) {
+			st->flags |= BE_F_DESC2; /* the one empty packet went out */
+			break;
+		}
+		qp->cur_off += len;
+	}
+	return 0;
+}
+
+/* A send WR is over: its packets are out, or its deadline passed first. */
+static void tx_done(struct uroce_qp *qp, struct swqe *w, bool timed_out)
+{
+	struct be_state *st = be_of(qp);
+
+	if (timed_out) {
+		struct uroce_wc wc;
+
+		qp->stats.be_timeouts++;
+		if (w->signaled) {
+			memset(&wc, 0, sizeof(wc));
+			wc.wr_id = w->wr_id;
+			wc.status = UROCE_WC_SUCCESS;
+			wc.opcode = w->opcode == UROCE_WR_SEND || w->opcode == UROCE_WR_SEND_WITH_IMM ? UROCE_WC_SEND :
+			                                                                              UROCE_WC_RDMA_WRITE;
+			wc.byte_len = qp->cur_off;
+			wc.wc_flags = UROCE_WC_TIMEOUT | UROCE_WC_PARTIAL;
+			wc.qp_num = qp->qpn;
+			cq_push(qp->scq, &wc);
+		}
+	} else {
+		qp->rel->complete(qp, w, UROCE_WC_SUCCESS);
+	}
+	w->state = SWQE_SENT;
+	qp->cur_off = 0;
+	st->flags &= (uint8_t)~(BE_F_DESC1 | BE_F_DESC2);
+	qp->sq_cur++;
+	qp->sq_tail = qp->sq_cur;
+}
+
+/* --- receiving ------------------------------------------------------------ */
+
+static void arm(struct uroce_qp *qp)
+{
+	struct be_state *st = be_of(qp);
+	uint64_t now = ctx_clock(qp->ctx);
+	int64_t left;
+
+	if (!qp->have_rwqe) {
+		engine_timer_cancel(qp->ctx->eng, &qp->retry_timer);
+		return;
+	}
+	/* start_us is the clock's low 32 bits of microseconds: compare by difference */
+	left = (int64_t)wr_timeout_us(qp, qp->cur_rwqe.timeout_us) - (int32_t)((uint32_t)(now / 1000) - st->start_us);
+	engine_timer_arm(qp->ctx->eng, &qp->retry_timer, now + (left > 0 ? (uint64_t)left * 1000 : 0));
+}
+
+/* The oldest receive WR becomes the active message's: its deadline starts. */
+static bool activate(struct uroce_qp *qp)
+{
+	struct be_state *st = be_of(qp);
+
+	if (qp->have_rwqe)
+		return true;
+	if (!qp_take_rwqe(qp, &qp->cur_rwqe))
+		return false;
+	qp->have_rwqe = true;
+	st->start_us = now_us(qp);
+	arm(qp);
+	return true;
+}
+
+/* End the active message (its number is st->cur): its completion, then
+ * the next number and the next receive WR. */
+static void finish(struct uroce_qp *qp, unsigned why)
+{
+	struct be_state *st = be_of(qp);
+	bool whole = (st->flags & BE_F_LEN) && st->placed == st->len && !why;
+	struct uroce_wc wc;
+
+	if (qp->have_rwqe) {
+		uint32_t active = now_us(qp) - st->start_us;
+
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = qp->cur_rwqe.wr_id;
+		wc.status = (st->flags & BE_F_ERR) ? UROCE_WC_LOC_LEN_ERR : UROCE_WC_SUCCESS;
+		wc.opcode = st->op == UROCE_WR_RDMA_WRITE_WITH_IMM ? UROCE_WC_RECV_RDMA_WITH_IMM : UROCE_WC_RECV;
+		wc.byte_len = st->placed;
+		wc.qp_num = qp->qpn;
+		wc.src_qp = qp->dqpn;
+		wc.wc_flags = why | (whole ? 0 : UROCE_WC_PARTIAL);
+		if ((st->flags & BE_F_DESC) && st->op != UROCE_WR_SEND) {
+			wc.wc_flags |= UROCE_WC_WITH_IMM;
+			wc.imm_data = st->imm;
+		}
+		if (why & UROCE_WC_TIMEOUT)
+			qp->stats.be_timeouts++;
+		if (why & UROCE_WC_PREEMPTED)
+			qp->stats.be_preempted++;
+		qp->stats.op_ns += (uint64_t)active * 1000;
+		qp->stats.op_bytes += st->placed;
+		cq_push(qp->rcq, &wc);
+		qp->have_rwqe = false;
+	}
+	/* a WRITE with immediate that did not end whole: its key, if a
+	 * window's, is revoked so that no straggler writes after the
+	 * completion (OptiNIC's per-operation windows) */
+	if ((st->flags & BE_F_WRITE) && why)
+		be_revoke(qp, st->rkey);
+	st->cur++;
+	rx_clear(st);
+	activate(qp);
+	if (!qp->have_rwqe)
+		engine_timer_cancel(qp->ctx->eng, &qp->retry_timer);
+}
+
+static void be_timer(struct wheel_timer *t, void *arg)
+{
+	struct uroce_qp *qp = arg;
+	struct be_state *st = be_of(qp);
+
+	(void)t;
+	if (!qp->have_rwqe || qp->state < UROCE_QPS_RTR || qp->state > UROCE_QPS_SQD)
+		return;
+	if ((int32_t)(now_us(qp) - st->start_us) < (int32_t)wr_timeout_us(qp, qp->cur_rwqe.timeout_us)) {
+		arm(qp); /* the QP's timeout grew since it was armed */
+		return;
+	}
+	finish(qp, UROCE_WC_TIMEOUT);
+}
+
+/* Dedup and window by PSN: true when psn is new (and now marked). */
+static bool psn_take(struct uroce_qp *qp, uint32_t psn)
+{
+	struct be_state *st = be_of(qp);
+	int32_t d = roce_psn_diff(psn, st->psn_hi);
+
+	if (d > (int32_t)BE_PSN_AHEAD) {
+		qp->stats.out_of_sequence++;
+		ctx_count_drop(qp->ctx, UROCE_DROP_PSN_OUT_OF_WINDOW);
+		return false;
+	}
+	if (d > 0) {
+		st->seen = d >= (int32_t)BE_DUP_WIN ? 1 : st->seen << d | 1;
+		st->psn_hi = psn;
+		return true;
+	}
+	if (-d >= (int32_t)BE_DUP_WIN) {
+		qp->stats.late_drops++;
+		ctx_count_drop(qp->ctx, UROCE_DROP_LATE);
+		return false;
+	}
+	if ((st->seen >> -d) & 1) {
+		qp->stats.duplicates++;
+		ctx_count_drop(qp->ctx, UROCE_DROP_DUPLICATE);
+		return false;
+	}
+	st->seen |= 1ull << -d;
+	return true;
+}
+
+static struct mr_int *check_rkey(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len)
+{
+	enum uroce_drop_reason why = UROCE_DROP_BAD_RKEY;
+	struct mr_int *mr = be_rkey_lookup(qp, rkey, &why);
+	bool allowed;
+
+	if (!mr) {
+		ctx_count_drop(qp->ctx, why);
+		return NULL;
+	}
+	allowed = (qp->attr.qp_access_flags & UROCE_ACCESS_REMOTE_WRITE) && (mr->pub.access & UROCE_ACCESS_REMOTE_WRITE);
+	if (!allowed || !mr_check(mr, qp->pd, va, len, UROCE_ACCESS_REMOTE_WRITE)) {
+		ctx_count_drop(qp->ctx, allowed ? UROCE_DROP_OUT_OF_BOUNDS : UROCE_DROP_ACCESS_DENIED);
+		qp->stats.access_errors++;
+		return NULL;
+	}
+	return mr;
+}
+
+static void rx_desc(struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	struct be_state *st = be_of(qp);
+	const uint8_t *b = pkt->payload;
+	uint32_t len;
+
+	if (pkt->payload_len != SRW_DESC_LEN || pkt->reth.rkey != SRW_MSG_RKEY || b[0] != SRW_VERSION ||
+	    (b[1] != UROCE_WR_SEND_WITH_IMM && b[1] != UROCE_WR_RDMA_WRITE_WITH_IMM) || b[3]) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
+		return;
+	}
+	len = roce_get_be32(b + 4);
+	if (npkts(len, qp->mtu) > SR_MAX_MSG_PKTS || ((st->flags & BE_F_LEN) && len != st->len) ||
+	    ((st->flags & BE_F_DESC) && st->op != b[1])) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
+		return;
+	}
+	if (b[1] == UROCE_WR_SEND_WITH_IMM && len > qp->cur_rwqe.length)
+		st->flags |= BE_F_ERR; /* it cannot fit: completes with LOC_LEN_ERR */
+	if (b[1] == UROCE_WR_RDMA_WRITE_WITH_IMM && !(st->flags & BE_F_WRITE)) {
+		st->flags |= BE_F_WRITE;
+		st->rkey = roce_get_be32(b + 12);
+	}
+	st->op = b[1];
+	memcpy(&st->imm, b + 8, 4);
+	st->len = len;
+	st->flags |= BE_F_DESC | BE_F_LEN;
+}
+
+/* A plain WRITE's packet: placed by its RETH alone. */
+static void rx_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	if (pkt->payload_len > qp->mtu) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
+		return;
+	}
+	if (pkt->payload_len && check_rkey(qp, pkt->reth.rkey, pkt->reth.va, pkt->payload_len))
+		memcpy((uint8_t *)(uintptr_t)pkt->reth.va, pkt->payload, pkt->payload_len);
+}
+
+/* A data packet of the active message: place it and count its bytes. */
+static void rx_data_pkt(struct uroce_qp *qp, const struct roce_pkt *pkt, uint32_t kind, uint32_t idx)
+{
+	struct be_state *st = be_of(qp);
+	uint32_t mtu = qp->mtu, len = pkt->payload_len;
+	uint64_t off = (uint64_t)idx * mtu;
+
+	if (len > mtu || (kind == SRW_DATA && len != mtu) || ((st->flags & BE_F_LEN) && off + len > st->len) ||
+	    ((st->flags & BE_F_LEN) && kind == SRW_LAST && off + len != st->len)) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
+		return;
+	}
+	if (pkt->reth.rkey == SRW_MSG_RKEY) {
+		if ((st->flags & BE_F_WRITE) || pkt->reth.va != off) {
+			ctx_count_drop(qp->ctx, UROCE_DROP_OUT_OF_BOUNDS);
+			return;
+		}
+		if (off + len > qp->cur_rwqe.length) {
+			st->flags |= BE_F_ERR;
+			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
+			return;
+		}
+		if (len)
+			sge_copy_in(qp->cur_rwqe.sge, qp->cur_rwqe.num_sge, (uint32_t)off, pkt->payload, len);
+	} else {
+		/* WRITE with immediate: into the key's region; one key a message */
+		if (((st->flags & BE_F_WRITE) && pkt->reth.rkey != st->rkey) ||
+		    ((st->flags & BE_F_DESC) && st->op != UROCE_WR_RDMA_WRITE_WITH_IMM) || (!(st->flags & BE_F_WRITE) && st->placed)) {
+			ctx_count_drop(qp->ctx, UROCE_DROP_OUT_OF_BOUNDS);
+			return;
+		}
+		if (len && !check_rkey(qp, pkt->reth.rkey, pkt->reth.va, len))
+			return;
+		st->flags |= BE_F_WRITE;
+		st->rkey = pkt->reth.rkey;
+		st->op = UROCE_WR_RDMA_WRITE_WITH_IMM;
+		if (len)
+			memcpy((uint8_t *)(uintptr_t)pkt->reth.va, pkt->payload, len);
+	}
+	st->placed += len;
+	if (kind == SRW_LAST) {
+		st->len = (uint32_t)off + len;
+		st->flags |= BE_F_LEN;
+		finish(qp, 0); /* the last packet ends the message, whole or not */
+	}
+}
+
+static void be_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt)
+{
+	struct be_state *st = be_of(qp);
+	uint32_t kind, d;
+
+	(void)f;
+	if (pkt->opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM)) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
+		return;
+	}
+	kind = srw_imm_kind(pkt->imm);
+	if (kind != SRW_DATA && kind != SRW_LAST && kind != SRW_DESC && kind != SRW_BE_WRITE) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
+		return;
+	}
+	if (pkt->payload_len != pkt->reth.dma_len) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
+		return;
+	}
+	/* its message: the active one, a newer one (the sender moved on:
+	 * the active one and any skipped end now) or an older one (late) */
+	d = (srw_imm_msg(pkt->imm) - st->cur) & SRW_MSG_MASK;
+	if (d >= BE_MSG_HALF) {
+		qp->stats.late_drops++;
+		ctx_count_drop(qp->ctx, UROCE_DROP_LATE);
+		return;
+	}
+	if (!psn_take(qp, pkt->psn))
+		return;
+	qp->rx_packets++;
+	while (d--) {
+		activate(qp); /* a skipped message ends its receive WR too, empty */
+		finish(qp, UROCE_WC_PREEMPTED);
+	}
+	if (kind == SRW_BE_WRITE) {
+		rx_write(qp, pkt);
+		return;
+	}
+	if (!activate(qp)) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_NO_RECV_BUFFER);
+		return;
+	}
+	if (kind == SRW_DESC)
+		rx_desc(qp, pkt);
+	else
+		rx_data_pkt(qp, pkt, kind, srw_imm_idx(pkt->imm));
+}
+
+/* --- control: adaptive-timeout votes ------------------------------------- */
+
+static bool be_is_ctrl(const struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	return pkt->dqpn == qp->ctrl_qpn;
+}
+
+int be_send_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len)
+{
+	struct be_state *st = be_of(qp);
+	struct roce_pkt pkt;
+	int rc;
+
+	ctx_pkt_init(qp->ctx, &pkt, &qp->d, qp->sport);
+	pkt.opcode = ROCE_TR_UC | ROCE_OP_SEND_ONLY;
+	pkt.dqpn = psn_add(qp->dqpn, 1) & ROCE_QPN_MASK;
+	pkt.psn = st->ctrl_psn;
+	pkt.payload = body;
+	pkt.payload_len = len;
+	rc = ctx_send_pkt(qp->ctx, qp->port, &pkt, NULL, NULL);
+	if (rc)
+		return rc;
+	st->ctrl_psn++;
+	qp->tx_packets++;
+	return 0;
+}
+
+static void be_rx_ctrl(struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	const uint8_t *b = pkt->payload;
+
+	if (pkt->opcode != (ROCE_TR_UC | ROCE_OP_SEND_ONLY) || pkt->payload_len < SRW_CTRL_HDR_LEN ||
+	    b[0] != SRW_VERSION || b[1] != SRW_CTRL_VOTE || roce_get_be16(b + 2) != pkt->payload_len ||
+	    pkt->payload_len != SRW_CTRL_HDR_LEN + SRW_VOTE_LEN) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
+		return;
+	}
+	qp->rx_packets++;
+	tmo_rx_vote(qp, b + SRW_CTRL_HDR_LEN, SRW_VOTE_LEN);
+}
+
+/* --- transmit pass -------------------------------------------------------- */
+
+static bool be_tx(struct uroce_qp *qp)
+{
+	uint32_t head = atomic_load_explicit(&qp->sq_head, memory_order_acquire);
+	enum uroce_qp_state s = qp->state;
+	unsigned budget = 64;
+
+	if (s == UROCE_QPS_ERR) {
+		engine_timer_cancel(qp->ctx->eng, &qp->retry_timer);
+		qp_flush(qp);
+		return false;
+	}
+	if (s != UROCE_QPS_RTR && s != UROCE_QPS_RTS && s != UROCE_QPS_SQD)
+		return false;
+	activate(qp); /* a receive posted: its deadline starts now */
+	if (s == UROCE_QPS_RTR)
+		return false;
+	while (qp->sq_cur != head && budget--) {
+		struct swqe *w = &qp->sq[qp->sq_cur & qp->sq_mask];
+		uint64_t now = ctx_clock(qp->ctx);
+
+		if (s == UROCE_QPS_SQD && w->state == SWQE_POSTED)
+			break;
+		w->state = SWQE_SENDING;
+		if (now > w->post_ns && now - w->post_ns >= (uint64_t)wr_timeout_us(qp, w->timeout_us) * 1000) {
+			tx_done(qp, w, true); /* its deadline came before its last packet left */
+			continue;
+		}
+		if (tx_wqe(qp, w))
+			return true; /* the stage is full: the next pass goes on */
+		tx_done(qp, w, false);
+	}
+	return qp->sq_cur != head;
+}
+
+static void be_error(struct uroce_qp *qp)
+{
+	engine_timer_cancel(qp->ctx->eng, &qp->retry_timer);
+	rx_clear(be_of(qp));
+}
+
+static bool be_rx_wants_kick(const struct uroce_qp *qp)
+{
+	return !__atomic_load_n(&qp->have_rwqe, __ATOMIC_RELAXED);
+}
+
+const struct rel_ops rel_be_ops = {
+	.name = "be",
+	.init = be_init,
+	.fini = be_fini,
+	.ready = be_ready,
+	.post = be_post,
+	.tx = be_tx,
+	.rx_data = be_rx_data,
+	.rx_ctrl = be_rx_ctrl,
+	.is_ctrl = be_is_ctrl,
+	.timer = be_timer,
+	.complete = req_complete,
+	.error = be_error,
+	.reset = be_reset,
+	.state_bytes = be_state_bytes,
+	.rx_wants_kick = be_rx_wants_kick,
+};

@@ -1,0 +1,56 @@
+/* be: best effort with bounded completion (OptiNIC). Its per-QP state is
+ * this struct and nothing else: the receive WR being filled lives in the
+ * QP's cur_rwqe (as rc's does), the send side in the send queue. */
+#ifndef UROCE_TRANSPORT_REL_BE_H
+#define UROCE_TRANSPORT_REL_BE_H
+
+#include "transport/qp_internal.h"
+#include "transport/sr_wire.h"
+
+#define BE_TIMEOUT_DEFAULT_US 1000u
+#define BE_TIMEOUT_MAX_US 60000000u     /* a minute: a longer deadline is no bound */
+#define BE_MSG_HALF (1u << (SRW_MSG_BITS - 1)) /* a message number this far back is late, not new */
+#define BE_DUP_WIN 64u                  /* PSNs behind the highest checked for duplicates; older ones are late */
+#define BE_PSN_AHEAD (1u << 16)         /* a PSN further ahead of the highest is not the peer's (forged or stale) */
+
+/* be_state.flags */
+enum {
+	BE_F_DESC = 1,   /* the active message's descriptor arrived */
+	BE_F_LEN = 2,    /* its length is known */
+	BE_F_WRITE = 4,  /* it is a WRITE with immediate (rkey is its key) */
+	BE_F_ERR = 8,    /* a packet did not fit the receive buffer */
+	BE_F_DESC1 = 16, /* sender: the descriptor before the data went out */
+	BE_F_DESC2 = 32, /* sender: ... and the one before the last packet */
+	BE_F_SEEN = 64,  /* a packet of the active message arrived */
+};
+
+struct be_state {
+	/* receiver: the one active message (OptiNIC's wqe_seq) */
+	uint32_t cur;          /* its number: older ones are late, a newer one preempts it */
+	uint32_t placed;       /* bytes placed */
+	uint32_t len;          /* its length (BE_F_LEN) */
+	uint32_t imm;          /* the WR's immediate, from the descriptor (network order) */
+	uint32_t rkey;         /* WRITE with immediate: its key, revoked if it times out */
+	uint32_t psn_hi;       /* highest PSN that arrived */
+	uint64_t seen;         /* bit i: PSN psn_hi - i arrived (a duplicate is not placed or counted twice) */
+	uint32_t start_us;     /* when its receive WR became the oldest (clock, us): its deadline counts from here */
+	uint8_t op;            /* enum uroce_wr_opcode */
+	uint8_t flags;
+	/* sender */
+	uint16_t ctrl_psn;     /* PSN of the next control packet (votes) */
+	uint32_t msg_post;     /* next message number (poster's thread) */
+	uint32_t timeout_us;   /* the QP's deadline for WRs that name none */
+};
+
+static inline struct be_state *be_of(const struct uroce_qp *qp)
+{
+	return qp->rel_state;
+}
+
+/* Send a control packet (SEND Only to the peer's control QPN). */
+int be_send_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len);
+
+/* tmo.c: a VOTE arrived on qp's control QPN. */
+void tmo_rx_vote(struct uroce_qp *qp, const uint8_t *body, uint32_t len);
+
+#endif /* UROCE_TRANSPORT_REL_BE_H */
