@@ -14,6 +14,7 @@
 #define REL_EC_K_MAX 64u
 #define REL_EC_M_MAX 32u
 #define REL_EC_FTO_US_MAX 10000000u
+#define REL_TIMEOUT_US_MAX 60000000u /* be: a minute; longer is no bound */
 
 static const char *const opt_names[REL_OPT__END - REL_OPT_RELIABILITY] = {
 	[REL_OPT_RELIABILITY - REL_OPT_RELIABILITY] = "--reliability",
@@ -26,6 +27,7 @@ static const char *const opt_names[REL_OPT__END - REL_OPT_RELIABILITY] = {
 	[REL_OPT_LOSS - REL_OPT_RELIABILITY] = "--loss",
 	[REL_OPT_WINDOW_PKTS - REL_OPT_RELIABILITY] = "--window-pkts",
 	[REL_OPT_EC_FTO_US - REL_OPT_RELIABILITY] = "--ec-fto-us",
+	[REL_OPT_TIMEOUT_US - REL_OPT_RELIABILITY] = "--timeout-us",
 };
 
 #define BIT(opt) (1u << ((opt) - REL_OPT_RELIABILITY))
@@ -74,7 +76,7 @@ int rel_args_option(struct rel_args *ra, int opt, const char *value, char *err, 
 		enum uroce_reliability r;
 
 		if (uroce_reliability_parse(value, &r)) {
-			snprintf(err, errlen, "%s '%s': accepted: rc, sr, ec", name, value);
+			snprintf(err, errlen, "%s '%s': accepted: rc, sr, ec, be", name, value);
 			return -1;
 		}
 		a->reliability = r;
@@ -111,12 +113,13 @@ int rel_args_option(struct rel_args *ra, int opt, const char *value, char *err, 
 	case REL_OPT_RTO_MIN_US:
 	case REL_OPT_RTO_RTTS:
 	case REL_OPT_WINDOW_PKTS:
-	case REL_OPT_EC_FTO_US: {
-		static const uint32_t lo[] = { 1, 1, 1, 1, REL_WINDOW_MIN, 1 };
+	case REL_OPT_EC_FTO_US:
+	case REL_OPT_TIMEOUT_US: {
+		static const uint32_t lo[] = { 1, 1, 1, 1, REL_WINDOW_MIN, 1, 1 };
 		static const uint32_t hi[] = { REL_EC_K_MAX, REL_EC_M_MAX, REL_RTO_MIN_US_MAX, REL_RTO_RTTS_MAX,
-					       REL_WINDOW_MAX, REL_EC_FTO_US_MAX };
+					       REL_WINDOW_MAX, REL_EC_FTO_US_MAX, REL_TIMEOUT_US_MAX };
 		int k = opt == REL_OPT_EC_K ? 0 : opt == REL_OPT_EC_M ? 1 : opt == REL_OPT_RTO_MIN_US ? 2
-			: opt == REL_OPT_RTO_RTTS ? 3 : opt == REL_OPT_WINDOW_PKTS ? 4 : 5;
+			: opt == REL_OPT_RTO_RTTS ? 3 : opt == REL_OPT_WINDOW_PKTS ? 4 : opt == REL_OPT_EC_FTO_US ? 5 : 6;
 
 		if (number(value, lo[k], hi[k], &v)) {
 			snprintf(err, errlen, "%s '%s' is not a number in %u..%u", name, value, lo[k], hi[k]);
@@ -132,8 +135,10 @@ int rel_args_option(struct rel_args *ra, int opt, const char *value, char *err, 
 			a->rto_rtts = v;
 		else if (opt == REL_OPT_WINDOW_PKTS)
 			a->window_pkts = v;
-		else
+		else if (opt == REL_OPT_EC_FTO_US)
 			a->ec_fto_us = v;
+		else
+			a->timeout_us = v;
 		break;
 	}
 	case REL_OPT__END:
@@ -167,14 +172,20 @@ int rel_args_check(const struct rel_args *ra, const char *not_rc, const char *us
 			 first_given(ra, EC_OPTS), rel);
 		return -1;
 	}
-	if (a->reliability == UROCE_REL_RC && (ra->given & TUNING_OPTS)) {
-		snprintf(err, errlen, "%s applies to --reliability sr or ec only (rc recovers by go-back-N "
-			 "with the QP's timeout and retry count)", first_given(ra, TUNING_OPTS));
+	if ((a->reliability == UROCE_REL_RC || a->reliability == UROCE_REL_BE) && (ra->given & TUNING_OPTS)) {
+		snprintf(err, errlen, "%s applies to --reliability sr or ec only (%s)", first_given(ra, TUNING_OPTS),
+			 a->reliability == UROCE_REL_RC ? "rc recovers by go-back-N with the QP's timeout and retry count" :
+			 "be sends nothing twice");
 		return -1;
 	}
-	if (a->reliability == UROCE_REL_RC && a->ordering != UROCE_ORDER_ORDERED) {
-		snprintf(err, errlen, "--ordering %s needs --reliability sr or ec (rc always completes in order)",
-			 uroce_ordering_str(a->ordering));
+	if (a->reliability != UROCE_REL_BE && (ra->given & BIT(REL_OPT_TIMEOUT_US))) {
+		snprintf(err, errlen, "--timeout-us applies to --reliability be only (this end: %s)", rel);
+		return -1;
+	}
+	if ((a->reliability == UROCE_REL_RC || a->reliability == UROCE_REL_BE) && a->ordering != UROCE_ORDER_ORDERED) {
+		snprintf(err, errlen, "--ordering %s needs --reliability sr or ec (%s)", uroce_ordering_str(a->ordering),
+			 a->reliability == UROCE_REL_RC ? "rc always completes in order" :
+			 "be completes each message when it ends, in order");
 		return -1;
 	}
 	return 0;
@@ -183,9 +194,11 @@ int rel_args_check(const struct rel_args *ra, const char *not_rc, const char *us
 void rel_args_usage(FILE *f, int col)
 {
 	static const char *const lines[][2] = {
-		{ "--reliability rc|sr|ec", "loss recovery: rc go-back-N (default; with rdma-core and NICs),\n"
-					    "sr selective repeat, ec erasure coding (sr/ec: uroce at both ends,\n"
-					    "RC only, SEND and WRITE only; both ends must agree)" },
+		{ "--reliability rc|sr|ec|be", "loss recovery: rc go-back-N (default; with rdma-core and NICs),\n"
+					       "sr selective repeat, ec erasure coding, be best effort (none:\n"
+					       "each message ends whole, at its deadline or preempted; sr/ec/be:\n"
+					       "uroce at both ends, RC only, SEND and WRITE only; both ends\n"
+					       "must agree)" },
 		{ "--ordering ordered|unordered", "sr/ec: complete messages in the order posted (default), or each\n"
 						  "as soon as it is whole (unordered)" },
 		{ "--ec rs|xor", "ec's code: Reed-Solomon (default) or XOR parity" },
@@ -196,6 +209,7 @@ void rel_args_usage(FILE *f, int col)
 		{ "--loss rack|rto", "sr/ec loss detection: rack (default) or the RTO alone" },
 		{ "--window-pkts N", "sr/ec: packets in flight, 16-1024 (default 256)" },
 		{ "--ec-fto-us N", "ec: the receiver NACKs a message silent this long (default 1000)" },
+		{ "--timeout-us N", "be: every WR's deadline in us (default 1000)" },
 	};
 	int w = col > 8 ? col - 6 : 2;
 

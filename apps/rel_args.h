@@ -29,6 +29,7 @@ enum rel_opt {
 	REL_OPT_LOSS,
 	REL_OPT_WINDOW_PKTS,
 	REL_OPT_EC_FTO_US,
+	REL_OPT_TIMEOUT_US,
 	REL_OPT__END,
 };
 
@@ -43,7 +44,8 @@ enum rel_opt {
 	{ "rto-rtts", required_argument, NULL, REL_OPT_RTO_RTTS }, \
 	{ "loss", required_argument, NULL, REL_OPT_LOSS }, \
 	{ "window-pkts", required_argument, NULL, REL_OPT_WINDOW_PKTS }, \
-	{ "ec-fto-us", required_argument, NULL, REL_OPT_EC_FTO_US }
+	{ "ec-fto-us", required_argument, NULL, REL_OPT_EC_FTO_US }, \
+	{ "timeout-us", required_argument, NULL, REL_OPT_TIMEOUT_US }
 
 /* The option names, for a tool's list of what it accepts. */
 #define REL_ARGS_NAMES "--reliability --ordering --ec --ec-k --ec-m --rto-min-us --rto-rtts --loss --window-pkts --ec-fto-us"

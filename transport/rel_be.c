@@ -68,7 +68,7 @@ static void rx_clear(struct be_state *st)
 {
 	st->placed = st->len = st->imm = st->rkey = 0;
 	st->op = UROCE_WR_SEND;
-	st->flags &= BE_F_DESC1 | BE_F_DESC2;
+	st->flags &= BE_F_DESC1 | BE_F_DESC2 | BE_F_TAIL; /* the sender's */
 }
 
 static int be_ready(struct uroce_qp *qp)
@@ -231,9 +231,20 @@ static int tx_wqe(struct uroce_qp *qp, struct swqe *w)
 				return rc;
 			st->flags |= BE_F_DESC2;
 		}
-		rc = send_pkt(qp, w, kind, idx, qp->cur_off, len);
-		if (rc)
-			return rc;
+		if (!(st->flags & BE_F_TAIL)) {
+			rc = send_pkt(qp, w, kind, idx, qp->cur_off, len);
+			if (rc)
+				return rc;
+		}
+		if (kind == SRW_LAST) {
+			/* the tail again: one packet more per message, and a lost
+			 * last packet no longer leaves the message to its deadline */
+			st->flags |= BE_F_TAIL;
+			rc = send_pkt(qp, w, SRW_BE_TAIL, idx, qp->cur_off, len);
+			if (rc)
+				return rc;
+			st->flags &= (uint8_t)~BE_F_TAIL;
+		}
 		if (w->length == 0) {
 			st->flags |= BE_F_DESC2; /* the one empty packet went out */
 			break;
@@ -268,7 +279,7 @@ static void tx_done(struct uroce_qp *qp, struct swqe *w, bool timed_out)
 	}
 	w->state = SWQE_SENT;
 	qp->cur_off = 0;
-	st->flags &= (uint8_t)~(BE_F_DESC1 | BE_F_DESC2);
+	st->flags &= (uint8_t)~(BE_F_DESC1 | BE_F_DESC2 | BE_F_TAIL);
 	qp->sq_cur++;
 	qp->sq_tail = qp->sq_cur;
 }
@@ -511,7 +522,7 @@ static void be_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const s
 		return;
 	}
 	kind = srw_imm_kind(pkt->imm);
-	if (kind != SRW_DATA && kind != SRW_LAST && kind != SRW_DESC && kind != SRW_BE_WRITE) {
+	if (kind != SRW_DATA && kind != SRW_LAST && kind != SRW_DESC && kind != SRW_BE_WRITE && kind != SRW_BE_TAIL) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
 		return;
 	}
@@ -523,6 +534,12 @@ static void be_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const s
 	 * the active one and any skipped end now) or an older one (late) */
 	d = (srw_imm_msg(pkt->imm) - st->cur) & SRW_MSG_MASK;
 	if (d >= BE_MSG_HALF) {
+		if (kind == SRW_BE_TAIL && d == SRW_MSG_MASK && psn_take(qp, pkt->psn)) {
+			/* the tail's copy after the tail: expected, a duplicate by design */
+			qp->stats.duplicates++;
+			ctx_count_drop(qp->ctx, UROCE_DROP_DUPLICATE);
+			return;
+		}
 		qp->stats.late_drops++;
 		ctx_count_drop(qp->ctx, UROCE_DROP_LATE);
 		return;
@@ -545,7 +562,7 @@ static void be_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const s
 	if (kind == SRW_DESC)
 		rx_desc(qp, pkt);
 	else
-		rx_data_pkt(qp, pkt, kind, srw_imm_idx(pkt->imm));
+		rx_data_pkt(qp, pkt, kind == SRW_BE_TAIL ? SRW_LAST : kind, srw_imm_idx(pkt->imm));
 }
 
 /* --- control: adaptive-timeout votes ------------------------------------- */

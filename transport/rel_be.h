@@ -21,7 +21,7 @@ enum {
 	BE_F_ERR = 8,    /* a packet did not fit the receive buffer */
 	BE_F_DESC1 = 16, /* sender: the descriptor before the data went out */
 	BE_F_DESC2 = 32, /* sender: ... and the one before the last packet */
-	BE_F_SEEN = 64,  /* a packet of the active message arrived */
+	BE_F_TAIL = 64,  /* sender: the last packet went out, its copy not yet */
 };
 
 struct be_state {

@@ -36,6 +36,8 @@ enum srw_kind {
 	SRW_PARITY = 4,    /* ec: parity packet idx = submessage x m + j */
 	SRW_BE_WRITE = 5,  /* be: a packet of a plain WRITE, placed by its RETH; its message
 	                    * number is the next one that takes a receive */
+	SRW_BE_TAIL = 6,   /* be: a second copy of a message's last packet, so that losing the
+	                    * tail rarely leaves the message to its deadline */
 };
 
 static inline uint32_t srw_imm(uint32_t msg, enum srw_kind kind, uint32_t idx)
@@ -68,7 +70,10 @@ static inline uint32_t srw_imm_idx(uint32_t imm)
  * parity, 4-7 message length, 8-11 the WR's immediate as posted (network
  * order), 12-15 rkey and 16-23 raddr (WRITE with immediate), 24-27 PSN of
  * the message's first packet, 28-31 reserved; big endian. */
-enum srw_desc_flag { SRW_DESC_IMM = 1 };
+enum srw_desc_flag {
+	SRW_DESC_IMM = 1,
+	SRW_DESC_FENCE = 2, /* deliver (or count) it only once every PSN before its first has arrived */
+};
 
 /* Control header */
 #define SRW_CTRL_HDR_LEN 4u

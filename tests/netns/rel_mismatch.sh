@@ -103,7 +103,7 @@ expect_usage_error() { # EXPECTED_TEXT TOOL ARGS...
 	[ $rc = 2 ] || fail "$*: exit $rc, wanted 2 ($out)"
 	grep -qF -- "$want" <<<"$out" || fail "$*: message '$out' lacks '$want'"
 }
-expect_usage_error "--reliability 'xx': accepted: rc, sr, ec" "$PP" rc -d afxdp:va --reliability xx
+expect_usage_error "--reliability 'xx': accepted: rc, sr, ec, be" "$PP" rc -d afxdp:va --reliability xx
 expect_usage_error "--ordering 'any': accepted: ordered, unordered" "$PP" rc -d afxdp:va --reliability sr --ordering any
 expect_usage_error "--ec 'lrc': accepted: rs, xor" "$PERF" write_bw -d afxdp:va --reliability ec --ec lrc
 expect_usage_error "--ec-k '0' is not a number in 1..64" "$PERF" write_bw -d afxdp:va --reliability ec --ec-k 0
@@ -118,8 +118,11 @@ expect_usage_error "read needs --reliability rc" "$PERF" read_lat -d afxdp:va --
 expect_usage_error "--ec applies to --reliability ec only" "$PP" rc -d afxdp:va --reliability sr --ec xor
 expect_usage_error "--rto-rtts applies to --reliability sr or ec only" "$PERF" write_bw -d afxdp:va --rto-rtts 3
 expect_usage_error "--ordering unordered needs --reliability sr or ec" "$PP" rc -d afxdp:va --ordering unordered
+expect_usage_error "--timeout-us applies to --reliability be only" "$PERF" send_bw -d afxdp:va --reliability sr --timeout-us 500
+expect_usage_error "--window-pkts applies to --reliability sr or ec only (be sends nothing twice)" "$PP" rc -d afxdp:va --reliability be --window-pkts 64
+expect_usage_error "--timeout-us '0' is not a number in 1..60000000" "$PERF" send_bw -d afxdp:va --reliability be --timeout-us 0
 for tool in "$PP rc" "$PERF write_bw"; do
 	# shellcheck disable=SC2086 # the tool and its mode
-	$tool --help 2>&1 | grep -q -- "--reliability rc|sr|ec" || fail "$tool --help does not list --reliability"
+	$tool --help 2>&1 | grep -q -- "--reliability rc|sr|ec|be" || fail "$tool --help does not list --reliability"
 done
 echo "PASS: reliability mismatches fail in the exchange on both ends, with both modes named"
