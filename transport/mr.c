@@ -1,5 +1,6 @@
 /* Memory regions: registration, keys and revocation (the table the
- * responder checks every rkey against). */
+ * responder checks every rkey against; memory windows, mw.c, take slots of
+ * the same table). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,7 @@ int mr_keys_init(struct uroce_context *ctx)
 {
 	struct timespec ts;
 
-	ctx->mr_last_keys = calloc(MR_TABLE_SIZE, 2);
+	ctx->mr_last_keys = calloc(MR_TABLE_SIZE, MR_KEY_REC);
 	if (!ctx->mr_last_keys)
 		return -ENOMEM;
 	/* Random at start, as rxe's keys are: a peer that saw one rkey
@@ -51,24 +52,49 @@ static uint8_t mr_key_byte(struct uroce_context *ctx)
 	return (uint8_t)(x >> 32);
 }
 
+uint8_t mr_key_byte_new(struct uroce_context *ctx, uint32_t idx)
+{
+	const uint8_t *last = &ctx->mr_last_keys[MR_KEY_REC * idx];
+	uint8_t b;
+
+	do
+		b = mr_key_byte(ctx);
+	while (b == last[0] || b == last[1]);
+	return b;
+}
+
 /* Key bytes of a new region at index idx: its lkey and rkey differ, and
- * each differs from the key the last region at this index had, so a
+ * each differs from the keys the last object at this index had, so a
  * revoked key never names its successor. */
 static void mr_new_keys(struct uroce_context *ctx, uint32_t idx, struct uroce_mr *mr)
 {
-	uint8_t *last = &ctx->mr_last_keys[2 * idx];
+	uint8_t *last = &ctx->mr_last_keys[MR_KEY_REC * idx];
 	uint8_t lb, rb;
 
+	lb = mr_key_byte_new(ctx, idx);
 	do
-		lb = mr_key_byte(ctx);
-	while (lb == last[0] || lb == last[1]);
-	do
-		rb = mr_key_byte(ctx);
-	while (rb == lb || rb == last[0] || rb == last[1]);
+		rb = mr_key_byte_new(ctx, idx);
+	while (rb == lb);
 	last[0] = lb;
 	last[1] = rb;
+	last[2] = 0; /* a region's index: its old keys are unknown, not revoked windows */
 	mr->lkey = idx << 8 | lb;
 	mr->rkey = idx << 8 | rb;
+}
+
+uint32_t mr_slot_find(struct uroce_context *ctx)
+{
+	uint32_t idx;
+
+	for (idx = ctx->next_mr; idx < MR_TABLE_SIZE && ctx->mrs[idx]; idx++)
+		;
+	if (idx >= MR_TABLE_SIZE) {
+		for (idx = 1; idx < MR_TABLE_SIZE && ctx->mrs[idx]; idx++)
+			;
+		if (idx >= MR_TABLE_SIZE)
+			return 0;
+	}
+	return idx;
 }
 
 static int mr_reg_call(void *arg)
@@ -86,7 +112,7 @@ static int mr_dereg_call(void *arg)
 int uroce_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access, struct uroce_mr **out)
 {
 	const int known = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE | UROCE_ACCESS_REMOTE_READ |
-	                  UROCE_ACCESS_REMOTE_ATOMIC;
+	                  UROCE_ACCESS_REMOTE_ATOMIC | UROCE_ACCESS_MW_BIND;
 	struct uroce_context *ctx;
 	struct mr_int *m;
 	uint32_t idx;
@@ -95,7 +121,7 @@ int uroce_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access, str
 		return uroce_fail(-EINVAL, "uroce_mr_reg: pd, out and addr (for a non-empty region) are required");
 	if (access & ~known)
 		return uroce_fail(-EINVAL, "uroce_mr_reg: unknown access bits 0x%x; accepted: LOCAL_WRITE, "
-		                           "REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC", access & ~known);
+		                           "REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC, MW_BIND", access & ~known);
 	if ((access & (UROCE_ACCESS_REMOTE_WRITE | UROCE_ACCESS_REMOTE_ATOMIC)) && !(access & UROCE_ACCESS_LOCAL_WRITE))
 		return uroce_fail(-EINVAL, "uroce_mr_reg: REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE too "
 		                           "(as in ibverbs)");
@@ -107,14 +133,10 @@ int uroce_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access, str
 
 		return ctx_call(ctx, mr_reg_call, &a);
 	}
-	for (idx = ctx->next_mr; idx < MR_TABLE_SIZE && ctx->mrs[idx]; idx++)
-		;
-	if (idx >= MR_TABLE_SIZE) {
-		for (idx = 1; idx < MR_TABLE_SIZE && ctx->mrs[idx]; idx++)
-			;
-		if (idx >= MR_TABLE_SIZE)
-			return uroce_fail(-ENOMEM, "uroce_mr_reg: all %u memory regions in use", MR_TABLE_SIZE - 1);
-	}
+	idx = mr_slot_find(ctx);
+	if (!idx)
+		return uroce_fail(-ENOMEM, "uroce_mr_reg: all %u keys in use (memory regions and windows)",
+		                  MR_TABLE_SIZE - 1);
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return uroce_fail(-ENOMEM, "uroce_mr_reg: out of memory");
@@ -146,6 +168,9 @@ int uroce_mr_dereg(struct uroce_mr *mr)
 		/* synchronous: the key is revoked on the engine before this returns */
 		return ctx_call(ctx, mr_dereg_call, &a);
 	}
+	if (m->nbound)
+		return uroce_fail(-EBUSY, "uroce_mr_dereg: %u memory window(s) are bound to the region; invalidate "
+		                          "them (LOCAL_INV) or deallocate them first", m->nbound);
 	ctx->mrs[m->index] = NULL; /* revoked: lookups fail from now on */
 	for (uint32_t i = QPN_FIRST; i < ctx->qpn_end; i++) {
 		struct uroce_qp *qp = ctx->qps[i];

@@ -44,9 +44,26 @@ struct uroce_pd {
 	unsigned refs; /* MRs, QPs, SRQs, AHs on it */
 };
 
+/* A slot of the key table (ctx->mrs): a registered region, or the slot of
+ * a memory window (is_mw, inside a struct mw_int). */
 struct mr_int {
 	struct uroce_mr pub;
 	uint32_t index;
+	uint32_t nbound;        /* region: windows bound to it (uroce_mr_dereg is -EBUSY meanwhile) */
+	bool is_mw;
+};
+
+/* A memory window (mw.c). Its slot's pub is the current bind: addr,
+ * length, access, pd, and rkey (0 while invalid: no key of its index is
+ * 0); its lkey stays 0, so no SGE ever names a window. Engine thread only,
+ * but pub.rkey, which the poster of a BIND_MW sets. */
+struct mw_int {
+	struct mr_int slot;     /* first: ctx->mrs[slot.index] points here */
+	struct uroce_mw pub;    /* pub.rkey: the key of the last BIND_MW posted */
+	struct mr_int *mr;      /* the region under it while bound */
+	struct uroce_qp *qp;    /* type 2: the QP it is bound to; dereferenced only while ctx->qps[qpn] is it */
+	uint32_t qpn;
+	uint32_t key;           /* the key of its last bind, kept once it is invalidated */
 };
 
 struct uroce_cq {
@@ -229,6 +246,12 @@ struct uroce_qp {
 	struct uroce_qp_stats stats; /* but tx_packets/rx_packets: see above */
 	struct uroce_sge *sge_pool;
 	uint8_t *inl_pool;
+	/* BIND_MW and LOCAL_INV take an SQ slot but no message number: the
+	 * credit limit, counted in SQ slots, runs local_wrs ahead of the peer's
+	 * MSN (mw.c). The poster zeroes it when sq_head is not where its last
+	 * post left it (local_post_mark): only a RESET moves sq_head back. */
+	uint32_t local_wrs;
+	uint32_t local_post_mark;
 };
 
 /* A port's GID table (gid.c): fe80:: EUI-64 of the MAC, the IPv4
@@ -329,7 +352,7 @@ static inline struct mr_int *mr_lookup_lkey(struct uroce_context *ctx, uint32_t 
 	if (idx >= MR_TABLE_SIZE)
 		return NULL;
 	m = ctx->mrs[idx];
-	return (m && m->pub.lkey == key) ? m : NULL;
+	return (m && m->pub.lkey == key && !m->is_mw) ? m : NULL;
 }
 
 static inline struct mr_int *mr_lookup_rkey(struct uroce_context *ctx, uint32_t key)
@@ -340,7 +363,47 @@ static inline struct mr_int *mr_lookup_rkey(struct uroce_context *ctx, uint32_t 
 	if (idx >= MR_TABLE_SIZE)
 		return NULL;
 	m = ctx->mrs[idx];
-	return (m && m->pub.rkey == key) ? m : NULL;
+	return (m && m->pub.rkey == key && !m->is_mw) ? m : NULL;
+}
+
+/* Per index of the key table, mr_last_keys holds MR_KEY_REC bytes: the
+ * key bytes of the last lkey and rkey handed out there, then MR_KEY_WAS_MW
+ * when the last object there was a memory window (a key naming its index
+ * is revoked, not unknown, until a region takes the index). */
+#define MR_KEY_REC 3u
+#define MR_KEY_WAS_MW 1u
+
+/* The region or window rkey opens to qp's peer: a region of qp's PD, or a
+ * window bound to qp under exactly this key (its slot's pub holds the
+ * bind's range and access, for mr_check). NULL with *why: BAD_RKEY for a
+ * key that names nothing, another PD or a window bound to another QP;
+ * RKEY_REVOKED for a window invalidated, rebound under another key or
+ * deallocated (its index not reused since). Never an lkey. */
+static inline struct mr_int *rkey_lookup(struct uroce_qp *qp, uint32_t rkey, enum uroce_drop_reason *why)
+{
+	struct uroce_context *ctx = qp->ctx;
+	uint32_t idx = rkey >> 8;
+	struct mr_int *m;
+	bool revoked;
+
+	*why = UROCE_DROP_BAD_RKEY;
+	if (idx >= MR_TABLE_SIZE)
+		return NULL;
+	m = ctx->mrs[idx];
+	if (__builtin_expect(m && m->pub.rkey == rkey && m->pub.pd == qp->pd, 1)) {
+		const struct mw_int *mw = (const struct mw_int *)m;
+
+		/* a window opens to its own QP's peer only (the QPN too: a QP
+		 * destroyed since may have left its address to a new one) */
+		return !m->is_mw || (mw->qp == qp && mw->qpn == qp->qpn) ? m : NULL;
+	}
+	if (m)
+		revoked = m->is_mw && m->pub.pd == qp->pd;
+	else
+		revoked = ctx->mr_last_keys[MR_KEY_REC * idx + 2] & MR_KEY_WAS_MW;
+	if (revoked)
+		*why = UROCE_DROP_RKEY_REVOKED;
+	return NULL;
 }
 
 /* True when [va, va+len) lies inside m and access has every bit of need. */
@@ -355,6 +418,53 @@ static inline bool mr_check(const struct mr_int *m, const struct uroce_pd *pd, u
 		return false;
 	return true;
 }
+
+/* --- memory windows (mw.c) ------------------------------------------------ */
+/* Work requests that send nothing: they take effect when the transmit
+ * path reaches them. A BIND_MW WQE keeps its bind in fields no local WR
+ * uses otherwise: raddr = addr, compare_add = length, swap = the window
+ * (struct mw_int *), rkey = the new key, imm = mw_access_flags, ud_qkey =
+ * the region's lkey; a LOCAL_INV's key is in imm. */
+static inline bool wr_is_local(uint8_t op)
+{
+	return op == UROCE_WR_LOCAL_INV || op == UROCE_WR_BIND_MW;
+}
+/* READ and atomics: they hold a READ/atomic credit and wait for a response. */
+static inline bool wr_is_rd(uint8_t op)
+{
+	return op >= UROCE_WR_RDMA_READ && op <= UROCE_WR_ATOMIC_FETCH_AND_ADD;
+}
+static inline bool wr_is_atomic(uint8_t op)
+{
+	return op == UROCE_WR_ATOMIC_CMP_AND_SWP || op == UROCE_WR_ATOMIC_FETCH_AND_ADD;
+}
+/* SEND and WRITE of every kind: segmented at the path MTU. */
+static inline bool wr_is_data(uint8_t op)
+{
+	return op <= UROCE_WR_SEND_WITH_IMM || op == UROCE_WR_SEND_WITH_INV;
+}
+/* A WRITE in progress through a window that was revoked points here: the
+ * rest of its packets are refused as rkey_revoked. */
+extern struct mr_int mw_revoked;
+/* The transmit path reached a BIND_MW or LOCAL_INV WQE (every WQE before
+ * it started): carry it out and mark it SENT with nothing outstanding.
+ * false: it failed; start nothing after it; it completes in error and
+ * moves the QP to ERR once it retires (qp_local_retire). */
+bool qp_local_wr(struct uroce_qp *qp, struct swqe *w);
+/* w, a local WQE qp_local_wr carried out, is at the SQ's tail: complete it
+ * (qp->rel->complete), sq_tail++, and if it failed move the QP to ERR.
+ * false when it failed. */
+bool qp_local_retire(struct uroce_qp *qp, struct swqe *w);
+/* Retire every carried-out local WQE at the tail (a WQE that sends
+ * nothing gets no ACK: it retires once nothing before it is outstanding). */
+void qp_retire_locals(struct uroce_qp *qp);
+/* Remote invalidation (SEND with Invalidate; be timeouts): revoke the
+ * window rkey names, which must be bound to qp under that key. NONE, or
+ * the drop reason it fails with (nothing changed then). */
+enum uroce_drop_reason mw_remote_invalidate(struct uroce_qp *qp, uint32_t rkey);
+/* Key table slots shared by regions and windows (mr.c). */
+uint32_t mr_slot_find(struct uroce_context *ctx); /* a free index, 0 when full */
+uint8_t mr_key_byte_new(struct uroce_context *ctx, uint32_t idx); /* differs from the last keys at idx */
 
 /* Local buffers are checked at post time; a region deregistered since then
  * must not be written: true when every SGE's lkey is still live. */

@@ -1,6 +1,7 @@
 /* post_send / post_recv / post_srq_recv: validation at post time (state,
- * opcode for the QP type, SGEs against their lkeys, lengths, inline copy),
- * then the WQE is published to the engine; plus the SGE copy helpers. */
+ * opcode for the QP type, SGEs against their lkeys, lengths, inline copy,
+ * a BIND_MW's window, region, range and access), then the WQE is published
+ * to the engine; plus the SGE copy helpers. */
 #include <errno.h>
 #include <string.h>
 
@@ -75,40 +76,82 @@ static uint32_t ud_max_payload(const struct uroce_qp *qp)
 	return m;
 }
 
-static int post_one_send(struct uroce_qp *qp, const struct uroce_send_wr *wr)
+/* BIND_MW as IBTA's type 2 bind (rxe's rxe_check_bind_mw): what can be
+ * checked at post time is; the engine checks again when it binds. */
+static int check_bind(const struct uroce_qp *qp, const struct uroce_send_wr *wr)
 {
-	uint32_t head = atomic_load_explicit(&qp->sq_head, memory_order_relaxed);
-	struct swqe *w;
-	uint64_t total = 0;
-	int rc, need = 0;
-	bool ok, inl = (wr->send_flags & UROCE_SEND_INLINE) != 0;
+	const unsigned remote = UROCE_ACCESS_REMOTE_WRITE | UROCE_ACCESS_REMOTE_READ | UROCE_ACCESS_REMOTE_ATOMIC;
+	const struct uroce_mw *mw = wr->bind_mw.mw;
+	const struct uroce_mw_bind_info *b = &wr->bind_mw.bind_info;
+	const struct uroce_mr *mr = b->mr;
+	uint64_t start;
 
-	switch (qp->type) {
-	case UROCE_QPT_UD:
-		ok = wr->opcode == UROCE_WR_SEND || wr->opcode == UROCE_WR_SEND_WITH_IMM;
-		break;
-	case UROCE_QPT_UC:
-		ok = wr->opcode <= UROCE_WR_SEND_WITH_IMM;
-		break;
-	default:
-		ok = wr->opcode <= UROCE_WR_ATOMIC_FETCH_AND_ADD;
-	}
-	if (!ok)
-		return uroce_fail(-EINVAL, "uroce_post_send: opcode %d is not valid on a %s QP; accepted: %s",
-		                  (int)wr->opcode, qp->type == UROCE_QPT_RC ? "RC" : qp->type == UROCE_QPT_UC ? "UC" : "UD",
-		                  qp->type == UROCE_QPT_UD ? "SEND, SEND_WITH_IMM" :
-		                  qp->type == UROCE_QPT_UC ? "SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM" :
-		                  "SEND, SEND_WITH_IMM, RDMA_WRITE(_WITH_IMM), RDMA_READ, ATOMIC_CMP_AND_SWP, "
-		                  "ATOMIC_FETCH_AND_ADD");
+	if (!mw)
+		return uroce_fail(-EINVAL, "uroce_post_send: BIND_MW needs bind_mw.mw, a window from uroce_mw_alloc");
+	if (mw->type != UROCE_MW_TYPE_2)
+		return uroce_fail(-EINVAL, "uroce_post_send: BIND_MW of a type %d window; accepted: type 2", (int)mw->type);
+	if (mw->pd != qp->pd)
+		return uroce_fail(-EINVAL, "uroce_post_send: BIND_MW: the window is in another PD than QP 0x%x; a "
+		                           "window binds on QPs of its own PD", qp->qpn);
+	if ((wr->bind_mw.rkey >> 8) != (mw->rkey >> 8))
+		return uroce_fail(-EINVAL, "uroce_post_send: BIND_MW: new rkey 0x%x has index 0x%x, the window 0x%x; "
+		                           "accepted: the window's rkey with only its low 8 bits changed "
+		                           "(uroce_inc_rkey(mw->rkey))", wr->bind_mw.rkey, wr->bind_mw.rkey >> 8,
+		                  mw->rkey >> 8);
+	if (wr->bind_mw.rkey == mw->rkey)
+		return uroce_fail(-EINVAL, "uroce_post_send: BIND_MW: new rkey 0x%x is the window's current key; a bind "
+		                           "takes a new one (uroce_inc_rkey(mw->rkey)) so the old one stays revoked",
+		                  wr->bind_mw.rkey);
+	if (!mr)
+		return uroce_fail(-EINVAL, "uroce_post_send: BIND_MW needs bind_info.mr, the region under the window");
+	if (mr->pd != qp->pd)
+		return uroce_fail(-EINVAL, "uroce_post_send: BIND_MW: region 0x%x is in another PD than QP 0x%x; "
+		                           "accepted: a region of the QP's PD", mr->lkey, qp->qpn);
+	if (!(mr->access & UROCE_ACCESS_MW_BIND))
+		return uroce_fail(-EINVAL, "uroce_post_send: BIND_MW: region 0x%x was registered without "
+		                           "UROCE_ACCESS_MW_BIND; windows bind only to regions with it", mr->lkey);
+	start = (uint64_t)(uintptr_t)mr->addr;
+	if (!b->length || b->addr < start || b->length > mr->length || b->addr - start > mr->length - b->length)
+		return uroce_fail(-EINVAL, "uroce_post_send: BIND_MW: [0x%llx, +%llu) is not inside region 0x%x "
+		                           "[0x%llx, +%zu); accepted: 1 byte or more within the region",
+		                  (unsigned long long)b->addr, (unsigned long long)b->length, mr->lkey,
+		                  (unsigned long long)start, mr->length);
+	if (b->mw_access_flags & ~remote)
+		return uroce_fail(-EINVAL, "uroce_post_send: BIND_MW: mw_access_flags 0x%x; accepted: REMOTE_WRITE, "
+		                           "REMOTE_READ, REMOTE_ATOMIC", b->mw_access_flags);
+	if (b->mw_access_flags & ~(unsigned)mr->access)
+		return uroce_fail(-EINVAL, "uroce_post_send: BIND_MW: mw_access_flags 0x%x, but region 0x%x allows "
+		                           "0x%x; accepted: a subset of the region's access", b->mw_access_flags,
+		                  mr->lkey, (unsigned)mr->access & remote);
+	return 0;
+}
+
+/* BIND_MW and LOCAL_INV: no SGEs, no packet; the engine carries them out
+ * in send-queue order (mw.c). */
+static void fill_local(const struct uroce_send_wr *wr, struct swqe *w)
+{
+	w->num_sge = 0;
+	if (wr->opcode != UROCE_WR_BIND_MW)
+		return;
+	/* the bind in fields no local WR uses otherwise (qp_internal.h) */
+	w->rkey = wr->bind_mw.rkey;
+	w->raddr = wr->bind_mw.bind_info.addr;
+	w->compare_add = wr->bind_mw.bind_info.length;
+	w->swap = (uint64_t)(uintptr_t)((char *)wr->bind_mw.mw - offsetof(struct mw_int, pub));
+	w->imm = wr->bind_mw.bind_info.mw_access_flags;
+	w->ud_qkey = wr->bind_mw.bind_info.mr->lkey;
+}
+
+/* The SGEs (or inline bytes) of a SEND, WRITE, READ or atomic: lkeys,
+ * lengths, the UD and atomic limits. */
+static int check_payload(struct uroce_qp *qp, const struct uroce_send_wr *wr, bool inl, uint64_t *total_out)
+{
+	uint64_t total = 0;
+	int rc;
+
 	if (wr->num_sge < 0 || (wr->num_sge && !wr->sg_list))
 		return uroce_fail(-EINVAL, "uroce_post_send: num_sge %d with sg_list %p", wr->num_sge,
 		                  (void *)wr->sg_list);
-	if (head - __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE) >= qp->sq_size)
-		return uroce_fail(-ENOMEM, "uroce_post_send: send queue full (%u WRs outstanding)", qp->sq_size);
-	if (wr->opcode >= UROCE_WR_RDMA_READ) {
-		inl = false;
-		need = UROCE_ACCESS_LOCAL_WRITE;
-	}
 	if (inl) {
 		for (int i = 0; i < wr->num_sge; i++)
 			total += wr->sg_list[i].length;
@@ -120,7 +163,8 @@ static int post_one_send(struct uroce_qp *qp, const struct uroce_send_wr *wr)
 		if ((uint32_t)wr->num_sge > qp->attr.cap.max_send_sge)
 			return uroce_fail(-EINVAL, "uroce_post_send: num_sge %d; the QP takes at most %u",
 			                  wr->num_sge, qp->attr.cap.max_send_sge);
-		rc = check_sges(qp, wr->sg_list, wr->num_sge, need, &total, "uroce_post_send");
+		rc = check_sges(qp, wr->sg_list, wr->num_sge, wr_is_rd(wr->opcode) ? UROCE_ACCESS_LOCAL_WRITE : 0,
+		                &total, "uroce_post_send");
 		if (rc)
 			return rc;
 	}
@@ -138,12 +182,53 @@ static int post_one_send(struct uroce_qp *qp, const struct uroce_send_wr *wr)
 			return uroce_fail(-EINVAL, "uroce_post_send: UD message of %llu bytes is over one MTU (%u)",
 			                  (unsigned long long)total, ud_max_payload(qp));
 	}
-	if (wr->opcode == UROCE_WR_ATOMIC_CMP_AND_SWP || wr->opcode == UROCE_WR_ATOMIC_FETCH_AND_ADD) {
+	if (wr_is_atomic(wr->opcode)) {
 		if (total != 8 || (wr->wr.atomic.remote_addr & 7))
 			return uroce_fail(-EINVAL, "uroce_post_send: an atomic takes 8 bytes of local buffer (got %llu) "
 			                           "and an 8-byte aligned remote_addr (got 0x%llx)",
 			                  (unsigned long long)total, (unsigned long long)wr->wr.atomic.remote_addr);
 	}
+	*total_out = total;
+	return 0;
+}
+
+static bool opcode_ok(const struct uroce_qp *qp, enum uroce_wr_opcode op)
+{
+	switch (qp->type) {
+	case UROCE_QPT_UD:
+		return op == UROCE_WR_SEND || op == UROCE_WR_SEND_WITH_IMM;
+	case UROCE_QPT_UC:
+		return op <= UROCE_WR_SEND_WITH_IMM;
+	default:
+		return op <= UROCE_WR_SEND_WITH_INV;
+	}
+}
+
+static int post_one_send(struct uroce_qp *qp, const struct uroce_send_wr *wr)
+{
+	uint32_t head = atomic_load_explicit(&qp->sq_head, memory_order_relaxed);
+	struct swqe *w;
+	uint64_t total = 0;
+	int rc;
+	bool local = wr_is_local(wr->opcode);
+	bool inl = (wr->send_flags & UROCE_SEND_INLINE) && !local && !wr_is_rd(wr->opcode);
+
+	if (!opcode_ok(qp, wr->opcode))
+		return uroce_fail(-EINVAL, "uroce_post_send: opcode %d is not valid on a %s QP; accepted: %s",
+		                  (int)wr->opcode, qp->type == UROCE_QPT_RC ? "RC" : qp->type == UROCE_QPT_UC ? "UC" : "UD",
+		                  qp->type == UROCE_QPT_UD ? "SEND, SEND_WITH_IMM" :
+		                  qp->type == UROCE_QPT_UC ? "SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM" :
+		                  "SEND, SEND_WITH_IMM, SEND_WITH_INV, RDMA_WRITE(_WITH_IMM), RDMA_READ, "
+		                  "ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD, LOCAL_INV, BIND_MW");
+	if (wr->opcode == UROCE_WR_SEND_WITH_INV && qp->init.rel.reliability != UROCE_REL_RC)
+		return uroce_fail(-EINVAL, "uroce_post_send: SEND_WITH_INV on a QP with reliability %s; accepted on rc "
+		                           "only for now", uroce_reliability_str(qp->init.rel.reliability));
+	if (head - __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE) >= qp->sq_size)
+		return uroce_fail(-ENOMEM, "uroce_post_send: send queue full (%u WRs outstanding)", qp->sq_size);
+	/* BIND_MW and LOCAL_INV take no SGEs: sg_list and num_sge are not looked at */
+	rc = wr->opcode == UROCE_WR_BIND_MW ? check_bind(qp, wr) : local ? 0 : check_payload(qp, wr, inl, &total);
+	if (rc)
+		return rc;
 	w = &qp->sq[head & qp->sq_mask];
 	w->wr_id = wr->wr_id;
 	w->opcode = (uint8_t)wr->opcode;
@@ -152,10 +237,12 @@ static int post_one_send(struct uroce_qp *qp, const struct uroce_send_wr *wr)
 	w->signaled = qp->init.sq_sig_all || (wr->send_flags & UROCE_SEND_SIGNALED);
 	w->fence = (wr->send_flags & UROCE_SEND_FENCE) != 0;
 	w->length = (uint32_t)total;
-	w->imm = wr->imm_data;
+	w->imm = wr->imm_data; /* or invalidate_rkey (host order), its union twin */
 	w->timeout_us = wr->timeout_us;
 	w->is_inline = inl;
-	if (inl) {
+	if (local) {
+		fill_local(wr, w);
+	} else if (inl) {
 		uint32_t o = 0;
 
 		for (int i = 0; i < wr->num_sge; i++) {
@@ -171,7 +258,7 @@ static int post_one_send(struct uroce_qp *qp, const struct uroce_send_wr *wr)
 		if (wr->num_sge) /* a zero-length send may come with no sg_list */
 			memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*w->sge));
 	}
-	if (wr->opcode == UROCE_WR_ATOMIC_CMP_AND_SWP || wr->opcode == UROCE_WR_ATOMIC_FETCH_AND_ADD) {
+	if (wr_is_atomic(wr->opcode)) {
 		w->raddr = wr->wr.atomic.remote_addr;
 		w->rkey = wr->wr.atomic.rkey;
 		w->compare_add = wr->wr.atomic.compare_add;
@@ -180,13 +267,18 @@ static int post_one_send(struct uroce_qp *qp, const struct uroce_send_wr *wr)
 		w->ud = wr->wr.ud.ah->d;
 		w->ud_qpn = wr->wr.ud.remote_qpn & ROCE_QPN_MASK;
 		w->ud_qkey = (wr->wr.ud.remote_qkey & 0x80000000u) ? qp->attr.qkey : wr->wr.ud.remote_qkey;
-	} else {
+	} else if (!local) {
 		w->raddr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 	}
 	rc = qp->rel->post(qp, wr, w);
 	if (rc)
 		return rc;
+	if (head != qp->local_post_mark)
+		qp->local_wrs = 0; /* only a RESET moves sq_head: SQ slots and message numbers start equal again */
+	qp->local_post_mark = head + 1;
+	if (wr->opcode == UROCE_WR_BIND_MW)
+		wr->bind_mw.mw->rkey = wr->bind_mw.rkey; /* "the key of its last bind" */
 	atomic_store_explicit(&qp->sq_head, head + 1, memory_order_release);
 	return 0;
 }

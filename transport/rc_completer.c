@@ -1,7 +1,8 @@
 /* RC completer: ACKs, NAKs, READ responses and atomic ACKs coming back to
- * the requester; completions in order; go-back-N on a sequence NAK, on a
- * gap in READ responses and on the local ACK timeout; RNR waits; retry
- * counters running out into an error completion and the QP in ERR. */
+ * the requester; completions in order (a BIND_MW or LOCAL_INV, which gets
+ * no ACK, with the WQE before it); go-back-N on a sequence NAK, on a gap in
+ * READ responses and on the local ACK timeout; RNR waits; retry counters
+ * running out into an error completion and the QP in ERR. */
 #include <string.h>
 
 #include "transport/qp_internal.h"
@@ -38,12 +39,14 @@ static void go_back(struct uroce_qp *qp, uint32_t psn)
 
 		if (w->state == SWQE_POSTED)
 			break;
+		if (wr_is_local(w->opcode))
+			continue; /* holds no PSN; carried out once */
 		if (roce_psn_diff(psn, w->first_psn) >= 0 && roce_psn_diff(psn, w->last_psn) <= 0) {
 			uint32_t k = (uint32_t)roce_psn_diff(psn, w->first_psn);
 			int32_t resent = roce_psn_diff(qp->snd_nxt, psn);
 
 			qp->sq_cur = i;
-			qp->cur_off = (w->opcode <= UROCE_WR_RDMA_READ) ? k * qp->mtu : 0;
+			qp->cur_off = (wr_is_data(w->opcode) || w->opcode == UROCE_WR_RDMA_READ) ? k * qp->mtu : 0;
 			if (qp->cur_off == 0 && w->state == SWQE_SENT)
 				w->state = SWQE_SENDING; /* keep its PSNs */
 			qp->snd_nxt = psn;
@@ -103,7 +106,14 @@ static void ack_upto(struct uroce_qp *qp, uint32_t a)
 
 		if (w->state == SWQE_POSTED)
 			break;
-		if (w->opcode >= UROCE_WR_RDMA_READ) {
+		if (wr_is_local(w->opcode)) {
+			/* carried out, nothing before it outstanding now */
+			if (!qp_local_retire(qp, w))
+				return; /* it failed: the QP is in ERR */
+			progress = true;
+			continue;
+		}
+		if (wr_is_rd(w->opcode)) {
 			/* a later PSN acknowledged while responses are missing:
 			 * they were lost, ask again */
 			if (roce_psn_diff(a, w->resp_psn) >= 0 && !qp->gb_blocked)
@@ -190,6 +200,8 @@ static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt, uint8_
 	uint32_t off;
 
 	ack_upto(qp, psn_add(pkt->psn, ROCE_PSN_MASK));
+	if (qp->state == UROCE_QPS_ERR)
+		return;
 	w = tail_wqe(qp);
 	if (!w || w->state == SWQE_POSTED || w->opcode != UROCE_WR_RDMA_READ || pkt->psn != w->resp_psn) {
 		if (w && w->opcode == UROCE_WR_RDMA_READ && w->state != SWQE_POSTED &&
@@ -217,9 +229,14 @@ static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt, uint8_
 	if (roce_psn_diff(pkt->psn, qp->acked_psn) > 0)
 		qp->acked_psn = pkt->psn;
 	if (op == ROCE_OP_READ_RESP_LAST || op == ROCE_OP_READ_RESP_ONLY) {
+		uint32_t next = psn_add(w->last_psn, 1);
+
 		req_complete(qp, w, UROCE_WC_SUCCESS);
 		qp->sq_tail++;
-		cur_catch_up(qp, psn_add(w->last_psn, 1));
+		qp_retire_locals(qp);
+		if (qp->state == UROCE_QPS_ERR)
+			return;
+		cur_catch_up(qp, next);
 	}
 	progress_made(qp);
 }
@@ -228,10 +245,13 @@ static void on_atomic_ack(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	struct swqe *w;
 	uint64_t v = pkt->atomic_ack;
+	uint32_t next;
 
 	ack_upto(qp, psn_add(pkt->psn, ROCE_PSN_MASK));
+	if (qp->state == UROCE_QPS_ERR)
+		return;
 	w = tail_wqe(qp);
-	if (!w || w->state == SWQE_POSTED || w->opcode < UROCE_WR_ATOMIC_CMP_AND_SWP || pkt->psn != w->first_psn) {
+	if (!w || w->state == SWQE_POSTED || !wr_is_atomic(w->opcode) || pkt->psn != w->first_psn) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_PSN_OUT_OF_WINDOW);
 		return;
 	}
@@ -242,9 +262,13 @@ static void on_atomic_ack(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	sge_copy_in(w->sge, w->num_sge, 0, (const uint8_t *)&v, 8);
 	if (roce_psn_diff(pkt->psn, qp->acked_psn) > 0)
 		qp->acked_psn = pkt->psn;
+	next = psn_add(w->last_psn, 1);
 	req_complete(qp, w, UROCE_WC_SUCCESS);
 	qp->sq_tail++;
-	cur_catch_up(qp, psn_add(w->last_psn, 1));
+	qp_retire_locals(qp);
+	if (qp->state == UROCE_QPS_ERR)
+		return;
+	cur_catch_up(qp, next);
 	progress_made(qp);
 }
 
@@ -262,9 +286,10 @@ void comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		return;
 	qp->rx_packets++;
 	/* every ACK-type AETH (ACK, atomic ACK, READ response but its middles)
-	 * carries the peer's credits */
+	 * carries the peer's credits; its MSN counts messages, the limit SQ
+	 * slots, of which local WRs (BIND_MW, LOCAL_INV) took local_wrs */
 	if (op != ROCE_OP_READ_RESP_MIDDLE && (pkt->aeth.syndrome >> 5) == 0)
-		rc_credit_update(qp, pkt->aeth.msn, pkt->aeth.syndrome & 0x1f);
+		rc_credit_update(qp, (pkt->aeth.msn + qp->local_wrs) & ROCE_PSN_MASK, pkt->aeth.syndrome & 0x1f);
 	switch (op) {
 	case ROCE_OP_ACK:
 		on_aeth(qp, pkt);
@@ -317,7 +342,7 @@ void rc_retry_timer_fn(struct wheel_timer *t, void *arg)
 	w = tail_wqe(qp);
 	if (w->opcode == UROCE_WR_RDMA_READ)
 		target = w->resp_psn;
-	else if (w->opcode > UROCE_WR_RDMA_READ)
+	else if (wr_is_atomic(w->opcode))
 		target = w->first_psn;
 	else if (roce_psn_diff(psn_add(qp->acked_psn, 1), w->first_psn) > 0)
 		target = psn_add(qp->acked_psn, 1);

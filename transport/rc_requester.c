@@ -1,7 +1,8 @@
 /* Requester: turns send WQEs into packets (RC, UC and UD share the path):
  * segmentation at the path MTU, PSN assignment, AckReq, the RC send window
- * and READ/atomic credits; UC/UD WQEs complete once sent. Also rc_tx, the
- * policy's transmit step (rel_rc.c). */
+ * and READ/atomic credits; UC/UD WQEs complete once sent; RC's BIND_MW and
+ * LOCAL_INV are carried out when the cursor reaches them (mw.c). Also
+ * rc_tx, the policy's transmit step (rel_rc.c). */
 #include <errno.h>
 #include <string.h>
 
@@ -29,13 +30,16 @@ static const uint8_t wr_to_wc[] = {
 	[UROCE_WR_RDMA_READ] = UROCE_WC_RDMA_READ,
 	[UROCE_WR_ATOMIC_CMP_AND_SWP] = UROCE_WC_COMP_SWAP,
 	[UROCE_WR_ATOMIC_FETCH_AND_ADD] = UROCE_WC_FETCH_ADD,
+	[UROCE_WR_LOCAL_INV] = UROCE_WC_LOCAL_INV,
+	[UROCE_WR_BIND_MW] = UROCE_WC_BIND_MW,
+	[UROCE_WR_SEND_WITH_INV] = UROCE_WC_SEND,
 };
 
 void req_complete(struct uroce_qp *qp, struct swqe *w, enum uroce_wc_status st)
 {
 	struct uroce_wc wc;
 
-	if (w->opcode >= UROCE_WR_RDMA_READ && w->state != SWQE_POSTED && qp->rd_outstanding)
+	if (wr_is_rd(w->opcode) && w->state != SWQE_POSTED && qp->rd_outstanding)
 		qp->rd_outstanding--;
 	if (st == UROCE_WC_SUCCESS && !w->signaled)
 		return;
@@ -50,7 +54,14 @@ void req_complete(struct uroce_qp *qp, struct swqe *w, enum uroce_wc_status st)
 
 static inline bool is_rd(const struct swqe *w)
 {
-	return w->opcode >= UROCE_WR_RDMA_READ;
+	return wr_is_rd(w->opcode);
+}
+
+/* The opcode credits count: a SEND with Invalidate takes a receive WQE
+ * as any SEND does. */
+static inline uint8_t credit_op(const struct swqe *w)
+{
+	return w->opcode == UROCE_WR_SEND_WITH_INV ? (uint8_t)UROCE_WR_SEND : w->opcode;
 }
 
 void rc_arm_retry(struct uroce_qp *qp)
@@ -63,10 +74,11 @@ void rc_arm_retry(struct uroce_qp *qp)
 
 static int send_pkt(struct uroce_qp *qp, struct swqe *w)
 {
-	static const uint8_t send_op[2][4] = {
+	static const uint8_t send_op[3][4] = {
 		/* FIRST, MIDDLE, LAST, ONLY */
 		{ ROCE_OP_SEND_FIRST, ROCE_OP_SEND_MIDDLE, ROCE_OP_SEND_LAST, ROCE_OP_SEND_ONLY },
 		{ ROCE_OP_SEND_FIRST, ROCE_OP_SEND_MIDDLE, ROCE_OP_SEND_LAST_IMM, ROCE_OP_SEND_ONLY_IMM },
+		{ ROCE_OP_SEND_FIRST, ROCE_OP_SEND_MIDDLE, ROCE_OP_SEND_LAST_INV, ROCE_OP_SEND_ONLY_INV },
 	};
 	static const uint8_t write_op[2][4] = {
 		{ ROCE_OP_WRITE_FIRST, ROCE_OP_WRITE_MIDDLE, ROCE_OP_WRITE_LAST, ROCE_OP_WRITE_ONLY },
@@ -87,6 +99,7 @@ static int send_pkt(struct uroce_qp *qp, struct swqe *w)
 	case UROCE_WR_SEND_WITH_IMM:
 	case UROCE_WR_RDMA_WRITE:
 	case UROCE_WR_RDMA_WRITE_WITH_IMM:
+	case UROCE_WR_SEND_WITH_INV:
 		len = w->length - off;
 		if (len > qp->mtu && qp->type != UROCE_QPT_UD)
 			len = qp->mtu;
@@ -98,7 +111,9 @@ static int send_pkt(struct uroce_qp *qp, struct swqe *w)
 			pkt.reth.rkey = w->rkey;
 			pkt.reth.dma_len = w->length;
 		} else {
-			pkt.opcode = tr | send_op[w->opcode == UROCE_WR_SEND_WITH_IMM][pos];
+			pkt.opcode = tr | send_op[w->opcode == UROCE_WR_SEND_WITH_IMM ? 1 :
+			                          w->opcode == UROCE_WR_SEND_WITH_INV ? 2 : 0][pos];
+			pkt.ieth_rkey = w->imm; /* SEND_WITH_INV: invalidate_rkey, host order */
 		}
 		pkt.imm = be32toh(w->imm);
 		pkt.payload_len = len;
@@ -144,6 +159,26 @@ static int send_pkt(struct uroce_qp *qp, struct swqe *w)
 	return 0;
 }
 
+/* A BIND_MW or LOCAL_INV the send cursor reached: carried out the first
+ * time (a go-back passes it again), retired at once when nothing before
+ * it is outstanding, else with the ACK of what is (rc_completer.c).
+ * false: stop here (it failed, or the QP went to ERR). */
+static bool req_local(struct uroce_qp *qp, struct swqe *w)
+{
+	if (w->state == SWQE_POSTED) {
+		qp->local_wrs++;                  /* it takes no message number (comp_rx) */
+		rc_credit_started(qp, w->opcode); /* but an SQ slot: the limit moves on, as for a WRITE */
+		qp_local_wr(qp, w);
+	}
+	if (w->done) { /* failed: nothing after it starts; it ends the QP once it retires */
+		qp_retire_locals(qp);
+		return false;
+	}
+	qp->sq_cur++;
+	qp_retire_locals(qp);
+	return qp->state != UROCE_QPS_ERR;
+}
+
 /* drain: SQD, finish the message in progress and start no new one */
 static bool req_tx(struct uroce_qp *qp, bool drain)
 {
@@ -167,18 +202,23 @@ static bool req_tx(struct uroce_qp *qp, bool drain)
 					return false;
 				if (w->fence && qp->rd_outstanding)
 					return false;
-				if (!rc_credit_may_start(qp, qp->sq_cur, w->opcode))
+				if (!rc_credit_may_start(qp, qp->sq_cur, credit_op(w)))
 					return false; /* an ACK with credits kicks us */
+			}
+			if (wr_is_local(w->opcode)) {
+				if (!req_local(qp, w))
+					return false;
+				continue;
 			}
 		}
 		if (qp->cur_off == 0 && w->state != SWQE_SENDING) {
 			if (w->state == SWQE_POSTED && is_rd(w))
 				qp->rd_outstanding++;
 			if (w->state == SWQE_POSTED && rc_qp)
-				rc_credit_started(qp, w->opcode);
+				rc_credit_started(qp, credit_op(w));
 			w->first_psn = qp->snd_nxt;
 			w->last_psn = psn_add(qp->snd_nxt,
-			                      (w->opcode <= UROCE_WR_SEND_WITH_IMM || w->opcode == UROCE_WR_RDMA_READ) &&
+			                      (wr_is_data(w->opcode) || w->opcode == UROCE_WR_RDMA_READ) &&
 			                              qp->type != UROCE_QPT_UD ? npkts(w->length, qp->mtu) - 1 : 0);
 			w->resp_psn = w->first_psn;
 			w->state = SWQE_SENDING;

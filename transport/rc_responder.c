@@ -1,7 +1,8 @@
 /* Responder: requests arriving at a QP (RC, UC, UD). Every check happens
- * before a byte moves: QP state, transport, PSN, opcode sequence, rkey,
- * bounds and access flags; refusals are counted by reason and NAKed as the
- * IBTA says (RC). READ responses and atomic results are kept as responder
+ * before a byte moves: QP state, transport, PSN, opcode sequence, rkey (of
+ * a region, or of a window bound to the QP), bounds and access flags;
+ * refusals are counted by reason and NAKed as the IBTA says (RC). A SEND
+ * with Invalidate revokes its window on its last packet. READ responses and atomic results are kept as responder
  * resources so duplicates are answered again; ACKs are coalesced per pass. */
 #include <string.h>
 
@@ -11,14 +12,25 @@
 static bool op_first(uint8_t op)
 {
 	return op == ROCE_OP_SEND_FIRST || op == ROCE_OP_SEND_ONLY || op == ROCE_OP_SEND_ONLY_IMM ||
-	       op == ROCE_OP_WRITE_FIRST || op == ROCE_OP_WRITE_ONLY || op == ROCE_OP_WRITE_ONLY_IMM ||
+	       op == ROCE_OP_SEND_ONLY_INV || op == ROCE_OP_WRITE_FIRST || op == ROCE_OP_WRITE_ONLY || op == ROCE_OP_WRITE_ONLY_IMM ||
 	       op == ROCE_OP_READ_REQUEST || op == ROCE_OP_CMP_SWAP || op == ROCE_OP_FETCH_ADD;
+}
+
+static bool op_inv(uint8_t op)
+{
+	return op == ROCE_OP_SEND_LAST_INV || op == ROCE_OP_SEND_ONLY_INV;
+}
+
+static bool op_send(uint8_t op)
+{
+	return op <= ROCE_OP_SEND_ONLY_IMM || op_inv(op);
 }
 
 static bool op_last(uint8_t op)
 {
 	return op == ROCE_OP_SEND_LAST || op == ROCE_OP_SEND_LAST_IMM || op == ROCE_OP_SEND_ONLY ||
-	       op == ROCE_OP_SEND_ONLY_IMM || op == ROCE_OP_WRITE_LAST || op == ROCE_OP_WRITE_LAST_IMM ||
+	       op == ROCE_OP_SEND_ONLY_IMM || op == ROCE_OP_SEND_LAST_INV || op == ROCE_OP_SEND_ONLY_INV ||
+	       op == ROCE_OP_WRITE_LAST || op == ROCE_OP_WRITE_LAST_IMM ||
 	       op == ROCE_OP_WRITE_ONLY || op == ROCE_OP_WRITE_ONLY_IMM;
 }
 
@@ -105,13 +117,16 @@ static void resp_fatal(struct uroce_qp *qp, uint8_t syn, enum uroce_drop_reason 
 	resp_nak_error(qp, syn);
 }
 
+/* The region or window (bound to this QP) the rkey opens, checked for
+ * [va, va+len) and the access; NULL after the NAK. */
 static struct mr_int *check_remote(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint64_t len, int need)
 {
-	struct mr_int *m = mr_lookup_rkey(qp->ctx, rkey);
+	enum uroce_drop_reason why;
+	struct mr_int *m = rkey_lookup(qp, rkey, &why);
 
-	if (!m || m->pub.pd != qp->pd) {
+	if (!m) {
 		qp->stats.access_errors++;
-		resp_fatal(qp, AETH_NAK_REM_ACC_ERR, UROCE_DROP_BAD_RKEY);
+		resp_fatal(qp, AETH_NAK_REM_ACC_ERR, why);
 		return NULL;
 	}
 	if ((m->pub.access & need) != need || (qp->attr.qp_access_flags & need) != need) {
@@ -142,9 +157,29 @@ static void post_recv_wc(struct uroce_qp *qp, enum uroce_wc_opcode op, uint32_t 
 	if (imm) {
 		wc.wc_flags |= UROCE_WC_WITH_IMM;
 		wc.imm_data = htobe32(pkt->imm);
+	} else if (st == UROCE_WC_SUCCESS && op_inv(pkt->opcode & 0x1f)) {
+		wc.wc_flags |= UROCE_WC_WITH_INV;
+		wc.invalidated_rkey = pkt->ieth_rkey;
 	}
 	cq_push(qp->rcq, &wc);
 	qp->have_rwqe = false;
+}
+
+/* SEND with Invalidate, its last packet placed: revoke the window the
+ * IETH names, which must be bound to this QP under that key; otherwise the
+ * receive completes in error and the QP NAKs invalid request (as rxe). A
+ * retransmitted copy is a duplicate by its PSN and never gets here. */
+static bool recv_invalidate(struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	enum uroce_drop_reason why = mw_remote_invalidate(qp, pkt->ieth_rkey);
+
+	if (why == UROCE_DROP_NONE)
+		return true;
+	ctx_count_drop(qp->ctx, why);
+	qp->stats.access_errors++;
+	post_recv_wc(qp, UROCE_WC_RECV, qp->recv_off, pkt, false, UROCE_WC_REM_INV_REQ_ERR);
+	resp_nak_error(qp, AETH_NAK_INVALID_REQ);
+	return false;
 }
 
 /* No receive WQE: RC answers RNR NAK (the requester retries), UC drops the message. */
@@ -338,7 +373,7 @@ static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	}
 	/* opcode sequence inside messages */
 	{
-		bool is_send = op <= ROCE_OP_SEND_ONLY_IMM;
+		bool is_send = op_send(op);
 		bool is_write = op >= ROCE_OP_WRITE_FIRST && op <= ROCE_OP_WRITE_ONLY_IMM;
 		bool ok;
 
@@ -372,6 +407,8 @@ static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	case ROCE_OP_SEND_LAST_IMM:
 	case ROCE_OP_SEND_ONLY:
 	case ROCE_OP_SEND_ONLY_IMM:
+	case ROCE_OP_SEND_LAST_INV:
+	case ROCE_OP_SEND_ONLY_INV:
 		if (op_first(op)) {
 			if (!need_rwqe(qp, pkt))
 				return;
@@ -405,6 +442,8 @@ static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		sge_copy_in(qp->cur_rwqe.sge, qp->cur_rwqe.num_sge, qp->recv_off, pkt->payload, len);
 		qp->recv_off += len;
 		qp->in_send = !op_last(op);
+		if (op_inv(op) && !recv_invalidate(qp, pkt))
+			return;
 		if (op_last(op)) {
 			post_recv_wc(qp, UROCE_WC_RECV, qp->recv_off, pkt,
 			             op == ROCE_OP_SEND_LAST_IMM || op == ROCE_OP_SEND_ONLY_IMM, UROCE_WC_SUCCESS);
@@ -441,9 +480,11 @@ static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		if ((op == ROCE_OP_WRITE_LAST_IMM || op == ROCE_OP_WRITE_ONLY_IMM) && !need_rwqe(qp, pkt))
 			return; /* nothing written: the retry places it */
 		if (len) {
-			if (!qp->write_mr) { /* deregistered mid-message: the key is revoked */
+			if (!qp->write_mr || qp->write_mr == &mw_revoked) {
+				/* deregistered or its window revoked mid-message */
 				qp->stats.access_errors++;
-				resp_fatal(qp, AETH_NAK_REM_ACC_ERR, UROCE_DROP_BAD_RKEY);
+				resp_fatal(qp, AETH_NAK_REM_ACC_ERR,
+				           qp->write_mr ? UROCE_DROP_RKEY_REVOKED : UROCE_DROP_BAD_RKEY);
 				return;
 			}
 			memcpy((void *)(uintptr_t)qp->write_va, pkt->payload, len);
@@ -591,11 +632,12 @@ static int send_res(struct uroce_qp *qp, struct rd_res *r)
 		if (len > qp->mtu)
 			len = qp->mtu;
 		if (r->len) {
-			const struct mr_int *m = mr_lookup_rkey(qp->ctx, r->rkey);
+			enum uroce_drop_reason why;
+			const struct mr_int *m = rkey_lookup(qp, r->rkey, &why);
 
-			/* revoked since the request, or the key names a newer
-			 * region now (key bytes can recur): never send it, the
-			 * requester times out */
+			/* revoked since the request (region or window), or the key
+			 * names a newer region now (key bytes can recur): never
+			 * send it, the requester times out */
 			if (!m || !mr_check(m, qp->pd, r->va, r->len, UROCE_ACCESS_REMOTE_READ)) {
 				r->tx_pending = false;
 				return 0;

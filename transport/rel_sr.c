@@ -1457,12 +1457,12 @@ static void rx_fatal(struct uroce_qp *qp, struct sr_rmsg *m, enum uroce_wc_statu
 
 static struct mr_int *check_rkey(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len)
 {
-	struct mr_int *mr = mr_lookup_rkey(qp->ctx, rkey);
-
+	enum uroce_drop_reason why;
+	struct mr_int *mr = rkey_lookup(qp, rkey, &why); /* a region, or a window bound to this QP */
 	bool allowed;
 
-	if (!mr || mr->pub.pd != qp->pd) {
-		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_RKEY);
+	if (!mr) {
+		ctx_count_drop(qp->ctx, why);
 		return NULL;
 	}
 	allowed = (qp->attr.qp_access_flags & UROCE_ACCESS_REMOTE_WRITE) && (mr->pub.access & UROCE_ACCESS_REMOTE_WRITE);
