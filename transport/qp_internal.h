@@ -234,6 +234,10 @@ struct uroce_qp {
 	uint32_t ctrl_qpn;      /* sr/ec: the QP's control QPN (qpn + 1); 0 for rc */
 	uint32_t sq_size, rq_size;
 	uint32_t rnr_psn;
+	/* BIND_MW and LOCAL_INV started: they take an SQ slot but no message
+	 * number, so the credit limit, counted in SQ slots, runs this far
+	 * ahead of the peer's MSN (read with every ACK: beside attr.retry_cnt) */
+	uint32_t local_wrs;
 	struct wheel_timer retry_timer;
 	struct rwqe cur_rwqe;   /* copy of the WQE taken for the current SEND (its SGEs in sge_pool) */
 	uint8_t nak_syn;
@@ -246,11 +250,8 @@ struct uroce_qp {
 	struct uroce_qp_stats stats; /* but tx_packets/rx_packets: see above */
 	struct uroce_sge *sge_pool;
 	uint8_t *inl_pool;
-	/* BIND_MW and LOCAL_INV take an SQ slot but no message number: the
-	 * credit limit, counted in SQ slots, runs local_wrs ahead of the peer's
-	 * MSN (mw.c). The poster zeroes it when sq_head is not where its last
-	 * post left it (local_post_mark): only a RESET moves sq_head back. */
-	uint32_t local_wrs;
+	/* poster: sq_head after its last post; only a RESET moves sq_head
+	 * elsewhere, and then the next post zeroes local_wrs */
 	uint32_t local_post_mark;
 };
 
