@@ -839,6 +839,69 @@ static void test_credits(void)
 	tr_close(&p);
 }
 
+/* After a RESET the SQ and the message numbers start equal again: the
+ * local WRs of the QP's earlier life must not let it send beyond the
+ * credits of its new one (SENDs past them would reach the peer as
+ * psn_out_of_window behind an RNR NAK). */
+static void test_reset_credits(void)
+{
+	struct tr_pair p;
+	struct tr_opts o;
+	struct uroce_send_wr wr;
+	struct uroce_sge sg;
+	struct uroce_wc wc;
+	struct uroce_qp_attr qa = { .qp_state = UROCE_QPS_RESET };
+	struct uroce_mw *mw;
+	uint64_t ooo;
+	char what[64];
+
+	open_pair(&p, 15, 0);
+	struct tr_side *a = &p.s[0], *b = &p.s[1];
+
+	mw = mw_new(b);
+	for (unsigned k = 0; k < 20; k++) {
+		uint32_t key;
+
+		bind_wr(&wr, b, mw, WIN_OFF, WIN_LEN, RW, 0);
+		wr.send_flags = 0;
+		key = wr.bind_mw.rkey;
+		post(b->qp, &wr);
+		inv_wr(&wr, key, 1);
+		wr.send_flags = k == 19 ? UROCE_SEND_SIGNALED : 0;
+		post(b->qp, &wr);
+	}
+	expect_wc(&p, b->scq, 1, UROCE_WC_SUCCESS, UROCE_WC_LOCAL_INV, "40 local WRs", NULL);
+	for (int i = 0; i < 2; i++)
+		REQUIRE(uroce_qp_modify(p.s[i].qp, &qa, UROCE_QP_STATE) == 0, "reset: %s", uroce_last_error());
+	tr_opts_default(&o, UROCE_QPT_RC);
+	REQUIRE(tr_connect(&p, 0, &o) == 0 && tr_connect(&p, 1, &o) == 0, "reconnect: %s", uroce_last_error());
+	ooo = drops(a, UROCE_DROP_PSN_OUT_OF_WINDOW);
+	post_recv(a, 1000, 0, 4096);
+	post_recv(a, 1001, 4096, 4096);
+	for (unsigned i = 0; i < 4; i++) {
+		rdma_wr(&wr, &sg, b, a, UROCE_WR_SEND, 0, 0, 0, 500, 100 + i);
+		post(b->qp, &wr);
+	}
+	for (unsigned i = 0; i < 2; i++) {
+		snprintf(what, sizeof(what), "send %u within the credits", i);
+		expect_wc(&p, b->scq, 100 + i, UROCE_WC_SUCCESS, UROCE_WC_SEND, what, NULL);
+		expect_wc(&p, a->rcq, 1000 + i, UROCE_WC_SUCCESS, UROCE_WC_RECV, what, &wc);
+	}
+	for (unsigned i = 0; i < 2000; i++)
+		tr_step(&p); /* the third probes (RNR NAKs), the fourth waits */
+	CHECK(drops(a, UROCE_DROP_PSN_OUT_OF_WINDOW) == ooo, "%llu SENDs beyond the credits after the RESET",
+	      (unsigned long long)(drops(a, UROCE_DROP_PSN_OUT_OF_WINDOW) - ooo));
+	post_recv(a, 1002, 0, 4096);
+	post_recv(a, 1003, 4096, 4096);
+	for (unsigned i = 2; i < 4; i++) {
+		snprintf(what, sizeof(what), "send %u once receives are posted", i);
+		expect_wc(&p, b->scq, 100 + i, UROCE_WC_SUCCESS, UROCE_WC_SEND, what, NULL);
+		expect_wc(&p, a->rcq, 1000 + i, UROCE_WC_SUCCESS, UROCE_WC_RECV, what, &wc);
+	}
+	CHECK(uroce_mw_dealloc(mw) == 0, "dealloc");
+	tr_close(&p);
+}
+
 /* DEDICATED mode: alloc, dealloc, mr_dereg and the posts run on an app
  * thread, the binds on the engine's: a WRITE through the window works, and
  * after LOCAL_INV the same WRITE is refused as rkey_revoked. */
@@ -986,6 +1049,7 @@ int main(void)
 	test_local_errors();
 	test_order();
 	test_credits();
+	test_reset_credits();
 	test_dedicated();
 	return test_done("transport_mw");
 }
