@@ -300,7 +300,7 @@ int uroce_context_create(struct uroce_context **out, const struct uroce_context_
 		return uroce_fail(-ENOMEM, "uroce_context_create: out of memory");
 	ctx->qps = calloc(QP_TABLE_SIZE, sizeof(*ctx->qps));
 	ctx->mrs = calloc(MR_TABLE_SIZE, sizeof(*ctx->mrs));
-	if (!ctx->qps || !ctx->mrs || ctx_async_init(ctx) || mr_keys_init(ctx)) {
+	if (!ctx->qps || !ctx->mrs || ctx_async_init(ctx) || mr_keys_init(ctx) || imm_table_init(ctx)) {
 		rc = uroce_fail(-ENOMEM, "uroce_context_create: out of memory");
 		goto free_ctx;
 	}
@@ -356,6 +356,7 @@ close_ports:
 	gid_fini(ctx);
 	ctx_close_ports(ctx);
 free_ctx:
+	imm_table_fini(ctx);
 	mr_keys_fini(ctx);
 	ctx_async_fini(ctx);
 	free(ctx->qps);
@@ -382,6 +383,9 @@ int uroce_context_destroy(struct uroce_context *ctx)
 	engine_destroy(ctx->eng);
 	gid_fini(ctx);
 	ctx_close_ports(ctx);
+	while (ctx->tmo_head)
+		uroce_tmo_destroy(ctx->tmo_head); /* groups outlive nothing: their QPs are gone */
+	imm_table_fini(ctx);
 	mr_keys_fini(ctx);
 	ctx_async_fini(ctx);
 	free(ctx->qps);

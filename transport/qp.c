@@ -288,6 +288,8 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 		why = "rel.reliability: accepted UROCE_REL_RC (0), UROCE_REL_SR (1), UROCE_REL_EC (2), UROCE_REL_BE (3)";
 	else if ((unsigned)attr->rel.ordering >= UROCE_ORDER__COUNT)
 		why = "rel.ordering: accepted UROCE_ORDER_ORDERED (0), UROCE_ORDER_UNORDERED (1)";
+	else if (attr->rel.imm_counter && attr->qp_type != UROCE_QPT_RC)
+		why = "rel.imm_counter needs qp_type UROCE_QPT_RC (reliability rc, sr or ec)";
 	else if (attr->rel.reliability != UROCE_REL_RC && attr->qp_type != UROCE_QPT_RC)
 		why = "rel.reliability sr, ec and be are modes of a connected QP: qp_type must be UROCE_QPT_RC";
 	if (why)

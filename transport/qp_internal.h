@@ -293,6 +293,8 @@ struct uroce_context {
 	uint8_t *mr_last_keys;      /* per MR index: the key bytes of its last lkey and rkey */
 	struct uroce_qp *active_head, *active_tail;
 	struct uroce_tmo *tmo_head;  /* adaptive-timeout groups (tmo.c): arriving votes find theirs here */
+	struct imm_table *imm;       /* IMMCOUNTER (immcounter.c) */
+	uint64_t imm_lost;           /* counts lost because the table was full */
 	unsigned npd, ncq, nqp, nmr;
 	struct spsc_ring *async;    /* struct uroce_async_event: engine raises, app takes */
 	uint64_t async_lost;
@@ -520,6 +522,13 @@ unsigned gid_count(struct uroce_context *ctx, unsigned pi);
  * destination check every received packet passes (rxe's check_addr).
  * Engine thread. */
 bool ctx_port_has_gid(const struct uroce_context *ctx, unsigned port, const uint8_t gid[16]);
+
+/* --- IMMCOUNTER (immcounter.c) ------------------------------------------ */
+int imm_table_init(struct uroce_context *ctx);
+void imm_table_fini(struct uroce_context *ctx);
+/* A counted WRITE_WITH_IMM message with immediate imm (network order)
+ * arrived whole: count it, fire what it completes. Engine thread. */
+void imm_count(struct uroce_context *ctx, uint32_t imm);
 
 /* --- CQ -------------------------------------------------------------------- */
 void cq_push(struct uroce_cq *cq, const struct uroce_wc *wc);

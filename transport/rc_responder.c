@@ -477,7 +477,8 @@ static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 			resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_BAD_LENGTH_MSG);
 			return;
 		}
-		if ((op == ROCE_OP_WRITE_LAST_IMM || op == ROCE_OP_WRITE_ONLY_IMM) && !need_rwqe(qp, pkt))
+		if ((op == ROCE_OP_WRITE_LAST_IMM || op == ROCE_OP_WRITE_ONLY_IMM) && !qp->init.rel.imm_counter &&
+		    !need_rwqe(qp, pkt))
 			return; /* nothing written: the retry places it */
 		if (len) {
 			if (!qp->write_mr || qp->write_mr == &mw_revoked) {
@@ -492,8 +493,13 @@ static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		qp->write_va += len;
 		qp->write_left -= len;
 		qp->in_write = !op_last(op);
-		if (op == ROCE_OP_WRITE_LAST_IMM || op == ROCE_OP_WRITE_ONLY_IMM)
+		if ((op == ROCE_OP_WRITE_LAST_IMM || op == ROCE_OP_WRITE_ONLY_IMM) && qp->init.rel.imm_counter) {
+			/* counted, not completed: no receive was taken (rel.imm_counter) */
+			imm_count(qp->ctx, htobe32(pkt->imm));
+			qp->stats.imm_counted++;
+		} else if (op == ROCE_OP_WRITE_LAST_IMM || op == ROCE_OP_WRITE_ONLY_IMM) {
 			post_recv_wc(qp, UROCE_WC_RECV_RDMA_WITH_IMM, qp->recv_off, pkt, true, UROCE_WC_SUCCESS);
+		}
 		if (op_last(op)) {
 			qp->msn++;
 			qp->write_mr = NULL;

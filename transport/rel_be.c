@@ -17,21 +17,6 @@
 #include "transport/rel_be.h"
 #include "transport/rel_sr.h"
 
-/* TEMPORARY until the memory-window lookup lands: regions only */
-static struct mr_int *be_rkey_lookup(struct uroce_qp *qp, uint32_t rkey, enum uroce_drop_reason *why)
-{
-	struct mr_int *m = mr_lookup_rkey(qp->ctx, rkey);
-
-	*why = UROCE_DROP_BAD_RKEY;
-	return m && m->pub.pd == qp->pd ? m : NULL;
-}
-
-static void be_revoke(struct uroce_qp *qp, uint32_t rkey)
-{
-	(void)qp;
-	(void)rkey;
-}
-
 static uint32_t now_us(const struct uroce_qp *qp)
 {
 	return (uint32_t)(ctx_clock(qp->ctx) / 1000);
@@ -120,6 +105,8 @@ static int be_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct s
 {
 	struct be_state *st = be_of(qp);
 
+	if (wr_is_local(wr->opcode))
+		return 0; /* BIND_MW / LOCAL_INV: no packet, no message number (mw.c) */
 	switch (wr->opcode) {
 	case UROCE_WR_SEND:
 	case UROCE_WR_SEND_WITH_IMM:
@@ -128,7 +115,7 @@ static int be_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct s
 		break;
 	default:
 		return uroce_fail(-EINVAL, "uroce_post_send: opcode %d on a QP with reliability be; accepted SEND, "
-		                           "SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM (READ and atomics need rc)",
+		                           "SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, BIND_MW, LOCAL_INV (READ and atomics need rc)",
 		                  (int)wr->opcode);
 	}
 	if (wr->timeout_us > BE_TIMEOUT_MAX_US)
@@ -352,7 +339,7 @@ static void finish(struct uroce_qp *qp, unsigned why)
 	 * window's, is revoked so that no straggler writes after the
 	 * completion (OptiNIC's per-operation windows) */
 	if ((st->flags & BE_F_WRITE) && why)
-		be_revoke(qp, st->rkey);
+		mw_remote_invalidate(qp, st->rkey); /* a region's key stays: only windows are revoked */
 	st->cur++;
 	rx_clear(st);
 	activate(qp);
@@ -408,7 +395,7 @@ static bool psn_take(struct uroce_qp *qp, uint32_t psn)
 static struct mr_int *check_rkey(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len)
 {
 	enum uroce_drop_reason why = UROCE_DROP_BAD_RKEY;
-	struct mr_int *mr = be_rkey_lookup(qp, rkey, &why);
+	struct mr_int *mr = rkey_lookup(qp, rkey, &why);
 	bool allowed;
 
 	if (!mr) {
@@ -630,6 +617,14 @@ static bool be_tx(struct uroce_qp *qp)
 
 		if (s == UROCE_QPS_SQD && w->state == SWQE_POSTED)
 			break;
+		if (wr_is_local(w->opcode)) {
+			/* nothing is outstanding in be: it completes at once, in order */
+			qp_local_wr(qp, w);
+			qp->sq_cur++;
+			if (!qp_local_retire(qp, w))
+				return false; /* its failure ended the QP */
+			continue;
+		}
 		w->state = SWQE_SENDING;
 		if (now > w->post_ns && now - w->post_ns >= (uint64_t)wr_timeout_us(qp, w->timeout_us) * 1000) {
 			tx_done(qp, w, true); /* its deadline came before its last packet left */

@@ -32,10 +32,14 @@ static int rc_ready(struct uroce_qp *qp)
 
 static int rc_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct swqe *w)
 {
-	(void)qp;
-	(void)wr;
 	(void)w;
-	return 0; /* qp_post.c checks opcodes against the QP type */
+	/* qp_post.c checks opcodes against the QP type */
+	if (qp->init.rel.imm_counter && (wr->opcode == UROCE_WR_SEND || wr->opcode == UROCE_WR_SEND_WITH_IMM ||
+	                                 wr->opcode == UROCE_WR_SEND_WITH_INV))
+		return uroce_fail(-EINVAL, "uroce_post_send: QP 0x%x counts immediates (rel.imm_counter): it carries "
+		                           "RDMA_WRITE, RDMA_WRITE_WITH_IMM, READ and atomics, no SEND; send on another QP",
+		                  qp->qpn);
+	return 0;
 }
 
 /* Responses (ACK, NAK, READ response, atomic ACK) are control. */

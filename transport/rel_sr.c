@@ -229,6 +229,12 @@ int sr_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct swqe *w)
 	struct sr_state *st = sr_of(qp);
 	uint32_t mtu = qp->mtu;
 
+	if (wr_is_local(wr->opcode)) {
+		/* BIND_MW / LOCAL_INV: no packet, no message number (mw.c) */
+		w->msg_off = w->msg_len = w->unacked = 0;
+		w->sr_flags = 0;
+		return 0;
+	}
 	switch (wr->opcode) {
 	case UROCE_WR_SEND:
 	case UROCE_WR_SEND_WITH_IMM:
@@ -237,7 +243,7 @@ int sr_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct swqe *w)
 		break;
 	default:
 		return uroce_fail(-EINVAL, "uroce_post_send: opcode %d on a QP with reliability %s; accepted SEND, "
-		                           "SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM (READ and atomics need rc)",
+		                           "SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, BIND_MW, LOCAL_INV (READ and atomics need rc)",
 		                  (int)wr->opcode, st->ec ? "ec" : "sr");
 	}
 	if (npkts(w->length, mtu) > SR_MAX_MSG_PKTS)
@@ -252,9 +258,14 @@ int sr_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct swqe *w)
 		pstream_fill(st->tx.posting, wr, w); /* a piece of a stream (partial.c) */
 		return 0;
 	}
+	if (qp->init.rel.imm_counter && (wr->opcode == UROCE_WR_SEND || wr->opcode == UROCE_WR_SEND_WITH_IMM))
+		return uroce_fail(-EINVAL, "uroce_post_send: QP 0x%x counts immediates (rel.imm_counter): it carries "
+		                           "RDMA_WRITE and RDMA_WRITE_WITH_IMM only; send on another QP", qp->qpn);
 	if (wr->opcode == UROCE_WR_RDMA_WRITE)
 		return 0; /* placed by its own RETH: no slot, no metadata */
 	w->sr_flags = SRW_F_SLOT;
+	if (wr->send_flags & UROCE_SEND_FENCE)
+		w->sr_flags |= SRW_F_FENCE | SRW_F_DESC; /* the descriptor says so */
 	w->msg_seq = __atomic_fetch_add(&st->tx.msg_post, 1, __ATOMIC_RELAXED);
 	if (wr->opcode != UROCE_WR_SEND)
 		w->sr_flags |= SRW_F_DESC; /* the immediate travels in the descriptor */
@@ -293,7 +304,7 @@ void sr_desc_fill(const struct swqe *w, uint32_t first_psn, uint8_t *b)
 	memset(b, 0, SRW_DESC_LEN);
 	b[0] = SRW_VERSION;
 	b[1] = w->opcode;
-	b[2] = w->opcode == UROCE_WR_SEND ? 0 : SRW_DESC_IMM;
+	b[2] = (uint8_t)((w->opcode == UROCE_WR_SEND ? 0 : SRW_DESC_IMM) | ((w->sr_flags & SRW_F_FENCE) ? SRW_DESC_FENCE : 0));
 	b[3] = (w->sr_flags & SRW_F_EC) ? 1 : 0;
 	roce_put_be32(b + 4, w->msg_len);
 	memcpy(b + 8, &w->imm, 4); /* as posted: network order */
@@ -631,8 +642,8 @@ static uint32_t rx_msg_limit(const struct uroce_qp *qp)
 {
 	const struct sr_rx *r = &sr_of(qp)->rx;
 
-	if (qp->init.srq)
-		return r->bind_next + (1u << 30);
+	if (qp->init.srq || qp->init.rel.imm_counter)
+		return r->bind_next + (1u << 30); /* counted messages take no receive */
 	return r->bind_next + (atomic_load_explicit(&qp->rq_head, memory_order_acquire) - qp->rq_tail);
 }
 
@@ -725,6 +736,13 @@ bool sr_tx(struct uroce_qp *qp)
 
 		if (s == UROCE_QPS_SQD && w->state == SWQE_POSTED && st->tx.phase == PH_START)
 			break;
+		if (wr_is_local(w->opcode)) {
+			/* carried out in queue order; it retires at the tail (sr_retire) */
+			if (!qp_local_wr(qp, w))
+				break; /* failed: nothing after it starts, the QP ends when it retires */
+			qp->sq_cur++;
+			continue;
+		}
 		w->state = SWQE_SENDING;
 		rc = tx_new(qp, w);
 		if (rc == -EAGAIN)
@@ -755,6 +773,7 @@ void sr_error(struct uroce_qp *qp)
 		m->bound = false;
 	}
 	r->msg_cum = r->bind_next;
+	r->nfence = 0;
 	st->tx.phase = PH_START;
 	st->tx.nlost = 0;
 	st->tx.una = st->tx.nxt;
@@ -769,6 +788,11 @@ static void sr_retire(struct uroce_qp *qp)
 
 		if (w->state != SWQE_SENT || w->unacked)
 			break;
+		if (wr_is_local(w->opcode)) {
+			if (!qp_local_retire(qp, w))
+				return; /* its failure ended the QP */
+			continue;
+		}
 		qp->rel->complete(qp, w, UROCE_WC_SUCCESS);
 		qp->sq_tail++;
 	}
@@ -1225,9 +1249,12 @@ static void rx_set_arrived(struct sr_rx *r, uint32_t psn)
 	bit_set(r->bits, psn & r->mask);
 }
 
+static void fence_check(struct uroce_qp *qp);
+
 static void rx_advance_cum(struct uroce_qp *qp)
 {
 	struct sr_rx *r = &sr_of(qp)->rx;
+	uint32_t was = r->cum;
 
 	while (bit_get(r->bits, r->cum & r->mask)) {
 		r->bits[(r->cum & r->mask) >> 6] &= ~(1ull << (r->cum & 63));
@@ -1235,6 +1262,8 @@ static void rx_advance_cum(struct uroce_qp *qp)
 	}
 	if (r->ask)
 		r->sack_pending = true;
+	if (r->cum != was && r->nfence)
+		fence_check(qp);
 }
 
 void sr_rx_mark_psn(struct uroce_qp *qp, uint32_t psn)
@@ -1314,6 +1343,14 @@ static void push_recv_wc(struct uroce_qp *qp, struct sr_rmsg *m)
 	struct uroce_wc wc;
 	bool whole = m->st == UROCE_WC_SUCCESS && m->have_npk && m->nrecv >= m->npk;
 
+	if (qp->init.rel.imm_counter) {
+		/* no receive, no completion: the IMMCOUNTER takes it, once */
+		if (whole && m->op == UROCE_WR_RDMA_WRITE_WITH_IMM && m->have_desc) {
+			imm_count(qp->ctx, m->imm);
+			qp->stats.imm_counted++;
+		}
+		return;
+	}
 	memset(&wc, 0, sizeof(wc));
 	wc.wr_id = m->wqe.wr_id;
 	wc.status = m->st;
@@ -1364,6 +1401,8 @@ static void finish_msg(struct uroce_qp *qp, struct sr_rmsg *m, enum uroce_wc_sta
 	if (m->done)
 		return;
 	m->done = true;
+	if (m->fence)
+		s->rx.nfence--;
 	m->st = st;
 	if (m->is_ec && m->have_first && m->have_npk) {
 		/* every PSN of the message counts as arrived: lost parity, rebuilt data */
@@ -1384,7 +1423,34 @@ void sr_rx_check_done(struct uroce_qp *qp, struct sr_rmsg *m)
 {
 	if (m->done || !m->have_npk || m->nrecv < m->npk || (m->desc_expected && !m->have_desc))
 		return;
+	/* fenced: every packet sent before it must be here first */
+	if (m->fence && (!m->have_first || roce_psn_diff(sr_of(qp)->rx.cum, m->first_psn) < 0))
+		return;
 	finish_msg(qp, m, UROCE_WC_SUCCESS);
+}
+
+/* cum moved: fenced messages waiting for it may finish now (re-entered
+ * from their own finishing, which can move cum again: the outer call
+ * scans once more instead) */
+static void fence_check(struct uroce_qp *qp)
+{
+	struct sr_rx *r = &sr_of(qp)->rx;
+
+	if (r->in_fence) {
+		r->fence_again = true;
+		return;
+	}
+	r->in_fence = true;
+	do {
+		r->fence_again = false;
+		for (uint32_t seq = r->msg_cum; seq != r->bind_next && r->nfence; seq++) {
+			struct sr_rmsg *m = &r->slot[seq % SR_MSG_WIN];
+
+			if (m->bound && m->seq == seq && m->fence && !m->done)
+				sr_rx_check_done(qp, m);
+		}
+	} while (r->fence_again);
+	r->in_fence = false;
 }
 
 void sr_rx_note_pkt(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t idx)
@@ -1410,7 +1476,13 @@ static struct sr_rmsg *bind_upto(struct uroce_qp *qp, uint32_t seq)
 		m->bits = bits;
 		m->subdone = sub;
 		m->wqe.sge = sge;
-		if (!qp_take_rwqe(qp, &m->wqe)) {
+		if (qp->init.rel.imm_counter) {
+			/* a counted WRITE with immediate needs no receive */
+			m->wqe.wr_id = 0;
+			m->wqe.precv = NULL;
+			m->wqe.num_sge = 0;
+			m->wqe.length = 0;
+		} else if (!qp_take_rwqe(qp, &m->wqe)) {
 			ctx_count_drop(qp->ctx, UROCE_DROP_NO_RECV_BUFFER);
 			return NULL;
 		}
@@ -1482,8 +1554,12 @@ static void rx_desc(struct uroce_qp *qp, struct sr_rmsg *m, const struct roce_pk
 
 	if (pkt->payload_len < SRW_DESC_LEN || b[0] != SRW_VERSION ||
 	    (b[1] != UROCE_WR_SEND && b[1] != UROCE_WR_SEND_WITH_IMM && b[1] != UROCE_WR_RDMA_WRITE_WITH_IMM) ||
-	    (b[3] && !sr_of(qp)->ec)) {
+	    (b[3] && !sr_of(qp)->ec) || (b[2] & ~(SRW_DESC_IMM | SRW_DESC_FENCE))) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
+		return;
+	}
+	if (qp->init.rel.imm_counter && b[1] != UROCE_WR_RDMA_WRITE_WITH_IMM) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE); /* a counting QP takes no SENDs */
 		return;
 	}
 	len = roce_get_be32(b + 4);
@@ -1517,6 +1593,10 @@ static void rx_desc(struct uroce_qp *qp, struct sr_rmsg *m, const struct roce_pk
 	}
 	m->op = b[1];
 	memcpy(&m->imm, b + 8, 4);
+	if ((b[2] & SRW_DESC_FENCE) && !m->fence) {
+		m->fence = true;
+		sr_of(qp)->rx.nfence++;
+	}
 	m->len = len;
 	m->npk = npkts(len, qp->mtu);
 	m->have_npk = true;
@@ -1668,6 +1748,10 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		return;
 	}
 	if (pkt->reth.rkey == SRW_MSG_RKEY) {
+		if (qp->init.rel.imm_counter) {
+			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE); /* a SEND's packet: a counting QP takes none */
+			return;
+		}
 		if (m->write || pkt->reth.va != (uint64_t)idx * mtu) {
 			ctx_count_drop(qp->ctx, UROCE_DROP_OUT_OF_BOUNDS);
 			return;

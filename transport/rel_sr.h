@@ -27,7 +27,8 @@ enum {
 	SRW_F_SLOT = 1,      /* the message takes a receiver slot (SEND, WRITE_IMM, stream) */
 	SRW_F_DESC = 2,      /* it has a descriptor */
 	SRW_F_EC = 4,        /* it carries parity */
-	SRW_F_STREAM_END = 8 /* a stream's end marker: no packets, completes the stream */
+	SRW_F_STREAM_END = 8, /* a stream's end marker: no packets, completes the stream */
+	SRW_F_FENCE = 16      /* the receiver finishes it only once every earlier PSN arrived */
 };
 
 /* sr_txp.flags */
@@ -88,6 +89,7 @@ struct sr_tx {
 struct sr_rmsg {
 	uint32_t seq;
 	bool bound, done, delivered;
+	bool fence;             /* finish only once every PSN before first_psn arrived (its descriptor said so) */
 	bool have_npk, desc_expected, have_desc, have_first;
 	bool write;             /* data goes to an rkey (WRITE with immediate) */
 	bool is_ec;             /* carries parity (known from its descriptor or a parity packet) */
@@ -122,6 +124,8 @@ struct sr_rx {
 	bool rnr;               /* a message found no receive posted (atomic: post_recv reads it) */
 	bool sack_pending;
 	uint32_t max_pkts;      /* packets a message may have */
+	uint32_t nfence;        /* bound fenced messages not finished: cum moving may finish them */
+	bool in_fence, fence_again;
 	struct sr_rmsg slot[SR_MSG_WIN];
 	uint64_t *slot_bits;    /* every slot's bits (then ec's subdone), one allocation */
 	/* ec: parity packets by PSN, their message and index */

@@ -14,8 +14,13 @@ fi
 
 # Functions the header declares: identifiers followed by '(' once the
 # preprocessor has removed comments.
-declared=$(cc -E -P -x c "$header" | grep -oE '\buroce_[A-Za-z0-9_]+[[:space:]]*\(' |
-	sed 's/[[:space:]]*(//' | sort -u)
+# A static inline function (uroce_inc_rkey) lives in the header and in
+# every program that includes it: it is no export.
+pre=$(cc -E -P -x c "$header")
+inline=$(grep -oE 'static inline [^(;]*\buroce_[A-Za-z0-9_]+[[:space:]]*\(' <<<"$pre" |
+	grep -oE '\buroce_[A-Za-z0-9_]+[[:space:]]*\($' | sed 's/[[:space:]]*(//' | sort -u)
+declared=$(grep -oE '\buroce_[A-Za-z0-9_]+[[:space:]]*\(' <<<"$pre" | sed 's/[[:space:]]*(//' | sort -u |
+	comm -23 - <(echo "$inline"))
 # Defined dynamic symbols, version suffix stripped; the version node itself
 # is an absolute symbol (type A), not code.
 exported=$(nm -D --defined-only "$lib" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' | sort -u)

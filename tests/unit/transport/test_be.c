@@ -413,6 +413,85 @@ static void run_deadlines(void)
 	tr_close(&pr);
 }
 
+/* OptiNIC's windows: a WRITE with immediate into a memory window that
+ * ends by timeout revokes the window; a later packet with its key is
+ * dropped as rkey_revoked and writes nothing. The window is bound by a
+ * BIND_MW on the receiving be QP, which completes in order. */
+static void run_window(void)
+{
+	static struct seen s;
+	struct tr_pair pr;
+	struct tr_opts o;
+	struct uroce_wc wc;
+	struct uroce_mw *mw;
+	struct uroce_send_wr bw;
+	uint64_t revoked0;
+	uint32_t key;
+
+	be_opts(&o);
+	o.mr_access |= UROCE_ACCESS_MW_BIND;
+	tr_open(&pr, &o, 21, NULL, NULL);
+	memset(&s, 0, sizeof(s));
+	s.cap_msg = -1;
+	REQUIRE(uroce_mw_alloc(pr.s[1].pd, UROCE_MW_TYPE_2, &mw) == 0, "mw_alloc: %s", uroce_last_error());
+	memset(&bw, 0, sizeof(bw));
+	key = uroce_inc_rkey(mw->rkey);
+	bw.wr_id = 55;
+	bw.opcode = UROCE_WR_BIND_MW;
+	bw.send_flags = UROCE_SEND_SIGNALED;
+	bw.bind_mw.mw = mw;
+	bw.bind_mw.rkey = key;
+	bw.bind_mw.bind_info.mr = pr.s[1].mr;
+	bw.bind_mw.bind_info.addr = (uint64_t)(uintptr_t)(pr.s[1].buf + WRITE_OFF);
+	bw.bind_mw.bind_info.length = 8192;
+	bw.bind_mw.bind_info.mw_access_flags = UROCE_ACCESS_REMOTE_WRITE;
+	REQUIRE(uroce_post_send(pr.s[1].qp, &bw, NULL) == 0, "bind: %s", uroce_last_error());
+	REQUIRE(tr_wait(&pr, pr.s[1].scq, &wc, 1000) == 0, "bind completion");
+	CHECK(wc.wr_id == 55 && wc.status == UROCE_WC_SUCCESS && wc.opcode == UROCE_WC_BIND_MW, "bind: %s opcode %d",
+	      uroce_wc_status_str(wc.status), wc.opcode);
+	REQUIRE(loop_fabric_set_filter(pr.fab, 0, filter, &s) == 0, "filter");
+	s.drop_last_of[0] = true;
+	tr_fill(pr.s[0].buf, TR_BUF, 8);
+	memset(pr.s[1].buf + WRITE_OFF, 0, 8192);
+	post_recv_at(&pr.s[1], 1, 0, SLOT, 0);
+	{
+		struct uroce_sge sg;
+		struct uroce_send_wr wr;
+
+		memset(&wr, 0, sizeof(wr));
+		tr_sge(&sg, &pr.s[0], 0, 4096);
+		wr.sg_list = &sg;
+		wr.num_sge = 1;
+		wr.opcode = UROCE_WR_RDMA_WRITE_WITH_IMM;
+		wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)(pr.s[1].buf + WRITE_OFF);
+		wr.wr.rdma.rkey = key;
+		REQUIRE(uroce_post_send(pr.s[0].qp, &wr, NULL) == 0, "write: %s", uroce_last_error());
+		REQUIRE(tr_wait(&pr, pr.s[1].rcq, &wc, 100000) == 0, "the write's receive");
+		CHECK((wc.wc_flags & UROCE_WC_TIMEOUT) && wc.byte_len == 3072 && !memcmp(pr.s[1].buf + WRITE_OFF, pr.s[0].buf, 3072),
+		      "the write through the window: %u bytes, flags 0x%x", wc.byte_len, wc.wc_flags);
+		/* the next message uses the same key: the window is revoked */
+		revoked0 = port_drop(&pr.s[1], UROCE_DROP_RKEY_REVOKED);
+		memset(pr.s[1].buf + WRITE_OFF, 0, 8192);
+		post_recv_at(&pr.s[1], 2, 0, SLOT, 0);
+		REQUIRE(uroce_post_send(pr.s[0].qp, &wr, NULL) == 0, "write again: %s", uroce_last_error());
+		REQUIRE(tr_wait(&pr, pr.s[1].rcq, &wc, 100000) == 0, "the second write's receive");
+		/* all 4 packets and the tail's copy refused: a refused packet has
+		 * no effect, so not even the last one ends the message early */
+		CHECK(wc.byte_len == 0 && (wc.wc_flags & UROCE_WC_TIMEOUT) &&
+		      port_drop(&pr.s[1], UROCE_DROP_RKEY_REVOKED) - revoked0 == 5,
+		      "through the revoked window: %u bytes placed, flags 0x%x, %llu packets dropped as rkey_revoked",
+		      wc.byte_len, wc.wc_flags, (unsigned long long)(port_drop(&pr.s[1], UROCE_DROP_RKEY_REVOKED) - revoked0));
+		for (unsigned i = 0; i < 8192; i++)
+			if (pr.s[1].buf[WRITE_OFF + i]) {
+				CHECK(0, "byte %u written through a revoked window", i);
+				break;
+			}
+	}
+	loop_fabric_set_filter(pr.fab, 0, NULL, NULL);
+	CHECK(uroce_mw_dealloc(mw) == 0, "mw_dealloc: %s", uroce_last_error());
+	tr_close(&pr);
+}
+
 static void run_bad_args(void)
 {
 	struct tr_pair pr;
@@ -477,6 +556,7 @@ int main(void)
 	run_bad_args();
 	run_preempt();
 	run_deadlines();
+	run_window();
 	run_loss(0, 11);
 	run_loss(1e-3, 12);
 	run_loss(1e-2, 13);

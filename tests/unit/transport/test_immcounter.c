@@ -1,0 +1,400 @@
+/* IMMCOUNTER and paged writes over the loop fabric (simulated time), two
+ * contexts of two ports each (port 1 to port 1, port 2 to port 2):
+ * - for sr and ec at 0, 1e-3, 1e-2 and 5e-2 loss, and rc at 0 and 1e-2,
+ *   with reordering and duplication both ways, transfers of random pages split over a QP on
+ *   each port (and some on one) end with one immediate each; every
+ *   expectation fires exactly once, and when it fires every page of its
+ *   transfer is already in place (the fence), with no completion on the
+ *   receive CQ and no count left over;
+ * - several transfers under one immediate fire one expectation of that
+ *   count; arrivals counted before their expectation fire it at once
+ *   (flag form);
+ * - bad arguments are refused with a message. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uroce/uroce.h>
+
+#include "dataplane/port_loop.h"
+#include "../dataplane/dp_test.h"
+
+#define BUF (1u << 20)
+#define PAGE 2048u
+#define SLOTS 8u                    /* transfers in flight */
+#define SLOT_PAGES (BUF / PAGE / SLOTS)
+#define MAX_PAGES 24u
+#define NXFER 60u
+#define MAX_STEPS 400000u
+
+struct side {
+	struct uroce_context *ctx;
+	struct uroce_pd *pd;
+	struct uroce_cq *cq;
+	uint8_t *buf;
+	struct uroce_mr *mr;
+	struct uroce_qp *qp[2]; /* on port 1 and port 2 */
+};
+
+struct xfer {
+	uint32_t n, src[MAX_PAGES], dst[MAX_PAGES];
+	unsigned fired, nqps;
+	bool live;
+};
+
+static struct loop_fabric *fab;
+static struct side A, B;
+static struct xfer xf[NXFER];
+static unsigned data_bad;
+
+static void side_open(struct side *s, unsigned first_loop)
+{
+	char p1[16], p2[16];
+	const char *specs[2] = { p1, p2 };
+	struct uroce_context_attr ca = { 0 };
+
+	snprintf(p1, sizeof(p1), "loop:%u", first_loop);
+	snprintf(p2, sizeof(p2), "loop:%u", first_loop + 1);
+	ca.ports = specs;
+	ca.nports = 2;
+	ca.loop_fabric = fab;
+	REQUIRE(uroce_context_create(&s->ctx, &ca) == 0, "context_create: %s", uroce_last_error());
+	REQUIRE(uroce_pd_alloc(s->ctx, &s->pd) == 0, "pd");
+	REQUIRE(uroce_cq_create(s->ctx, 4096, &s->cq) == 0, "cq");
+	s->buf = aligned_alloc(4096, BUF);
+	REQUIRE(s->buf, "buf");
+	REQUIRE(uroce_mr_reg(s->pd, s->buf, BUF, UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE, &s->mr) == 0,
+	        "mr: %s", uroce_last_error());
+}
+
+static void side_close(struct side *s)
+{
+	for (int i = 0; i < 2; i++)
+		if (s->qp[i])
+			CHECK(uroce_qp_destroy(s->qp[i]) == 0, "qp_destroy");
+	CHECK(uroce_mr_dereg(s->mr) == 0, "mr_dereg");
+	CHECK(uroce_cq_destroy(s->cq) == 0, "cq_destroy: %s", uroce_last_error());
+	CHECK(uroce_pd_free(s->pd) == 0, "pd_free: %s", uroce_last_error());
+	CHECK(uroce_context_destroy(s->ctx) == 0, "ctx_destroy: %s", uroce_last_error());
+	free(s->buf);
+	memset(s, 0, sizeof(*s));
+}
+
+static void step(void)
+{
+	int n = uroce_progress(A.ctx) + uroce_progress(B.ctx);
+
+	loop_fabric_advance(fab, n ? 1000u : 20000u);
+}
+
+static struct uroce_qp *qp_new(struct side *s, enum uroce_reliability rel)
+{
+	struct uroce_qp_init_attr ia = { 0 };
+	struct uroce_qp *qp;
+
+	ia.qp_type = UROCE_QPT_RC;
+	ia.send_cq = s->cq;
+	ia.recv_cq = s->cq;
+	ia.cap.max_send_wr = 256;
+	ia.cap.max_recv_wr = 4;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = 1;
+	ia.rel.reliability = rel;
+	ia.rel.imm_counter = 1;
+	ia.rel.ec_k = 4;
+	ia.rel.ec_m = 2;
+	REQUIRE(uroce_qp_create(s->pd, &ia, &qp) == 0, "qp_create: %s", uroce_last_error());
+	return qp;
+}
+
+static void connect_qp(struct uroce_qp *qp, struct side *peer, struct uroce_qp *pqp, uint8_t port)
+{
+	struct uroce_qp_attr a = { 0 };
+
+	a.qp_state = UROCE_QPS_INIT;
+	a.port_num = port;
+	a.qp_access_flags = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE;
+	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS) == 0,
+	        "init: %s", uroce_last_error());
+	a.qp_state = UROCE_QPS_RTR;
+	a.path_mtu = UROCE_MTU_1024;
+	a.dest_qp_num = uroce_qp_num(pqp);
+	a.rq_psn = 77;
+	REQUIRE(uroce_query_gid(peer->ctx, port, 1, a.ah_attr.dgid) == 0, "gid: %s", uroce_last_error());
+	a.ah_attr.sgid_index = 1;
+	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
+	                                        UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER) == 0,
+	        "rtr: %s", uroce_last_error());
+	a.qp_state = UROCE_QPS_RTS;
+	a.sq_psn = 77;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_SQ_PSN | UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT |
+	                                        UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC) == 0,
+	        "rts: %s", uroce_last_error());
+}
+
+static void open_all(enum uroce_reliability rel, double loss, uint64_t seed)
+{
+	struct loop_impairment imp = { .loss = loss, .reorder = loss ? 0.02 : 0, .reorder_max_ns = 20000,
+	                               .duplicate = loss ? 0.01 : 0, .delay_ns = 2000 };
+
+	fab = loop_fabric_create(4, seed);
+	REQUIRE(fab, "fabric");
+	REQUIRE(loop_fabric_connect(fab, 0, 2, &imp, &imp) == 0, "wire 0-2");
+	REQUIRE(loop_fabric_connect(fab, 1, 3, &imp, &imp) == 0, "wire 1-3");
+	side_open(&A, 0);
+	side_open(&B, 2);
+	for (int i = 0; i < 2; i++) {
+		A.qp[i] = qp_new(&A, rel);
+		B.qp[i] = qp_new(&B, rel);
+		connect_qp(A.qp[i], &B, B.qp[i], (uint8_t)(i + 1));
+		connect_qp(B.qp[i], &A, A.qp[i], (uint8_t)(i + 1));
+	}
+}
+
+static void close_all(void)
+{
+	side_close(&A);
+	side_close(&B);
+	loop_fabric_destroy(fab);
+}
+
+/* The expectation of transfer t fired: every page must be in place. */
+static void fired(void *arg, uint32_t imm)
+{
+	struct xfer *x = arg;
+
+	x->fired++;
+	(void)imm;
+	for (uint32_t i = 0; i < x->n; i++)
+		if (memcmp(A.buf + (size_t)x->src[i] * PAGE, B.buf + (size_t)x->dst[i] * PAGE, PAGE)) {
+			if (data_bad++ < 5)
+				fprintf(stderr, "transfer %u: page %u (dst %u) not in place when its immediate fired\n",
+				        (unsigned)(x - xf), i, x->dst[i]);
+		}
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void post_pages(struct uroce_qp *qp, const struct xfer *x, uint32_t from, uint32_t to, uint32_t imm,
+                       uint64_t wr_id)
+{
+	struct uroce_paged_write pw = { 0 };
+
+	pw.wr_id = wr_id;
+	pw.page_len = PAGE;
+	pw.npages = to - from;
+	pw.src_pages = x->src + from;
+	pw.src_base = (uint64_t)(uintptr_t)A.buf;
+	pw.lkey = A.mr->lkey;
+	pw.dst_pages = x->dst + from;
+	pw.dst_base = (uint64_t)(uintptr_t)B.buf;
+	pw.rkey = B.mr->rkey;
+	pw.imm_data = htobe32(imm);
+	pw.send_flags = UROCE_SEND_SIGNALED;
+	REQUIRE(uroce_post_paged_write(qp, &pw) == 0, "paged write: %s", uroce_last_error());
+}
+
+static void run(enum uroce_reliability rel, double loss, uint64_t seed)
+{
+	uint64_t rng = seed | 1;
+	unsigned next = 0, done = 0, sends = 0, posted = 0;
+	struct uroce_wc wc[16];
+
+	open_all(rel, loss, seed);
+	memset(xf, 0, sizeof(xf));
+	data_bad = 0;
+	for (uint32_t i = 0; i < BUF; i++)
+		A.buf[i] = (uint8_t)(rng_next(&rng) >> 24);
+	for (unsigned steps = 0; done < NXFER && steps < MAX_STEPS; steps++) {
+		/* keep SLOTS transfers in flight, each in its own part of B */
+		while (next < NXFER && next - done < SLOTS) {
+			struct xfer *x = &xf[next];
+			uint32_t slot = next % SLOTS, base = slot * SLOT_PAGES, split;
+
+			/* a slot is reused only when its previous transfer fired */
+			if (next >= SLOTS && !xf[next - SLOTS].fired)
+				break;
+			memset(B.buf + (size_t)base * PAGE, 0, (size_t)SLOT_PAGES * PAGE);
+			x->n = 1 + (uint32_t)(rng_next(&rng) % MAX_PAGES);
+			for (uint32_t i = 0; i < x->n; i++) {
+				bool dup;
+
+				x->src[i] = (uint32_t)(rng_next(&rng) % (BUF / PAGE));
+				do { /* distinct destination pages */
+					x->dst[i] = base + (uint32_t)(rng_next(&rng) % SLOT_PAGES);
+					dup = false;
+					for (uint32_t k = 0; k < i; k++)
+						dup |= x->dst[k] == x->dst[i];
+				} while (dup);
+				if (i && rng_next(&rng) % 3 == 0 && x->dst[i - 1] + 1 < base + SLOT_PAGES) {
+					/* some runs of adjacent pages, to be coalesced */
+					bool taken = false;
+
+					for (uint32_t k = 0; k < i; k++)
+						taken |= x->dst[k] == x->dst[i - 1] + 1;
+					if (!taken && x->src[i - 1] + 1 < BUF / PAGE) {
+						x->dst[i] = x->dst[i - 1] + 1;
+						x->src[i] = x->src[i - 1] + 1;
+					}
+				}
+			}
+			x->live = true;
+			/* two thirds split over both ports (count 2), one third on one */
+			x->nqps = next % 3 ? 2 : 1;
+			REQUIRE(uroce_expect_imm_count(B.ctx, htobe32(1000 + next), x->nqps, fired, x, NULL) == 0,
+			        "expect: %s", uroce_last_error());
+			split = x->nqps == 2 ? x->n / 2 : x->n;
+			post_pages(A.qp[0], x, 0, split, 1000 + next, next);
+			sends++;
+			if (x->nqps == 2) {
+				post_pages(A.qp[1], x, split, x->n, 1000 + next, next);
+				sends++;
+			}
+			next++;
+			posted++;
+		}
+		step();
+		while (done < NXFER && xf[done].fired)
+			done++;
+		int n = uroce_poll_cq(A.cq, 16, wc);
+
+		for (int i = 0; i < n; i++) {
+			CHECK(wc[i].status == UROCE_WC_SUCCESS, "send %llu: %s", (unsigned long long)wc[i].wr_id,
+			      uroce_wc_status_str(wc[i].status));
+			sends--;
+		}
+	}
+	for (unsigned i = 0; i < 2000 && sends; i++) {
+		int n = uroce_poll_cq(A.cq, 16, wc);
+
+		sends -= n > 0 ? (unsigned)n : 0;
+		step();
+	}
+	for (unsigned i = 0; i < 200; i++)
+		step(); /* late duplicates settle: nothing may fire twice */
+	CHECK(done == NXFER, "%s loss %g: %u of %u transfers fired", uroce_reliability_str(rel), loss, done, NXFER);
+	CHECK(sends == 0, "%u paged writes never completed", sends);
+	for (unsigned t = 0; t < NXFER; t++) {
+		CHECK(xf[t].fired == 1, "transfer %u fired %u times", t, xf[t].fired);
+		CHECK(uroce_imm_count(B.ctx, htobe32(1000 + t)) == 0, "transfer %u: %llu counts left", t,
+		      (unsigned long long)uroce_imm_count(B.ctx, htobe32(1000 + t)));
+	}
+	CHECK(data_bad == 0, "%u pages were not in place when their immediate fired", data_bad);
+	CHECK(uroce_poll_cq(B.cq, 16, wc) == 0, "a counted immediate made a completion");
+	{
+		struct uroce_qp_stats qs[2], as[2];
+		uint64_t want = 0;
+
+		for (unsigned t = 0; t < NXFER; t++)
+			want += xf[t].nqps;
+		uroce_qp_stats(B.qp[0], &qs[0]);
+		uroce_qp_stats(B.qp[1], &qs[1]);
+		uroce_qp_stats(A.qp[0], &as[0]);
+		uroce_qp_stats(A.qp[1], &as[1]);
+		printf("  %s loss %g: %u transfers, %llu + %llu immediates counted, %llu retransmits\n",
+		       uroce_reliability_str(rel), loss, posted, (unsigned long long)qs[0].imm_counted,
+		       (unsigned long long)qs[1].imm_counted, (unsigned long long)(as[0].retransmits + as[1].retransmits));
+		CHECK(qs[0].imm_counted + qs[1].imm_counted == want, "counted %llu immediates of %llu sent",
+		      (unsigned long long)(qs[0].imm_counted + qs[1].imm_counted), (unsigned long long)want);
+	}
+	close_all();
+}
+
+static int flag_a, flag_b;
+
+/* One immediate for several transfers, and counts that come first. */
+static void run_shared(void)
+{
+	struct xfer x = { .n = 1 };
+	struct uroce_send_wr wr;
+	struct uroce_sge sg = { 0 };
+	struct uroce_wc wc;
+	unsigned steps;
+
+	open_all(UROCE_REL_SR, 0, 5);
+	x.src[0] = 1;
+	x.dst[0] = 2;
+	REQUIRE(uroce_expect_imm_count(B.ctx, htobe32(7), 5, NULL, NULL, &flag_a) == 0, "expect 5");
+	REQUIRE(uroce_expect_imm_count(B.ctx, htobe32(7), 2, NULL, NULL, &flag_b) == 0, "expect 2 more");
+	for (int i = 0; i < 6; i++)
+		post_pages(A.qp[i & 1], &x, 0, 1, 7, 0);
+	for (steps = 0; steps < 20000 && uroce_imm_count(B.ctx, htobe32(7)) + (flag_a ? 5 : 0) < 6; steps++)
+		step();
+	CHECK(flag_a == 1 && flag_b == 0 && uroce_imm_count(B.ctx, htobe32(7)) == 1,
+	      "after 6 arrivals: flags %d %d, %llu waiting", flag_a, flag_b,
+	      (unsigned long long)uroce_imm_count(B.ctx, htobe32(7)));
+	post_pages(A.qp[0], &x, 0, 1, 7, 0);
+	for (steps = 0; steps < 20000 && !flag_b; steps++)
+		step();
+	CHECK(flag_b == 1 && uroce_imm_count(B.ctx, htobe32(7)) == 0, "the second expectation: flag %d", flag_b);
+	/* three arrive with no expectation; one for three fires at once */
+	flag_a = 0;
+	for (int i = 0; i < 3; i++)
+		post_pages(A.qp[1], &x, 0, 1, 9, 0);
+	for (steps = 0; steps < 20000 && uroce_imm_count(B.ctx, htobe32(9)) < 3; steps++)
+		step();
+	CHECK(uroce_imm_count(B.ctx, htobe32(9)) == 3, "3 waiting, %llu", (unsigned long long)uroce_imm_count(B.ctx, htobe32(9)));
+	REQUIRE(uroce_expect_imm_count(B.ctx, htobe32(9), 3, NULL, NULL, &flag_a) == 0, "expect 3");
+	CHECK(flag_a == 1 && uroce_imm_count(B.ctx, htobe32(9)) == 0, "waiting counts fire at the expectation");
+
+	/* bad arguments */
+	CHECK(uroce_expect_imm_count(B.ctx, 1, 0, NULL, NULL, NULL) == -EINVAL && strstr(uroce_last_error(), "count"),
+	      "count 0: %s", uroce_last_error());
+	memset(&wr, 0, sizeof(wr));
+	sg.addr = (uint64_t)(uintptr_t)A.buf;
+	sg.length = 8;
+	sg.lkey = A.mr->lkey;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.opcode = UROCE_WR_SEND;
+	CHECK(uroce_post_send(A.qp[0], &wr, NULL) == -EINVAL && strstr(uroce_last_error(), "imm_counter"),
+	      "SEND on a counting QP: %s", uroce_last_error());
+	{
+		struct uroce_paged_write pw = { .page_len = 4096, .npages = 1, .src_pages = x.src, .dst_pages = x.dst,
+		                                .src_stride = 100, .lkey = A.mr->lkey };
+		uint32_t many[300];
+
+		CHECK(uroce_post_paged_write(A.qp[0], &pw) == -EINVAL && strstr(uroce_last_error(), "stride"),
+		      "stride below page_len: %s", uroce_last_error());
+		pw.src_stride = 0;
+		pw.npages = 300;
+		for (uint32_t i = 0; i < 300; i++)
+			many[i] = 2 * i; /* no two adjacent: 300 WRs */
+		pw.src_pages = many;
+		pw.dst_pages = many;
+		pw.page_len = 8;
+		pw.src_base = (uint64_t)(uintptr_t)A.buf;
+		CHECK(uroce_post_paged_write(A.qp[0], &pw) == -ENOMEM && strstr(uroce_last_error(), "send queue"),
+		      "300 runs on a 256-WR queue: %s", uroce_last_error());
+		pw.npages = 1;
+		pw.send_flags = UROCE_SEND_INLINE;
+		CHECK(uroce_post_paged_write(A.qp[0], &pw) == -EINVAL && strstr(uroce_last_error(), "send_flags"),
+		      "inline paged write: %s", uroce_last_error());
+	}
+	while (uroce_poll_cq(A.cq, 1, &wc) == 1)
+		;
+	close_all();
+}
+
+int main(void)
+{
+	static const double losses[] = { 0, 1e-3, 1e-2, 5e-2 };
+
+	for (unsigned l = 0; l < 4; l++) {
+		run(UROCE_REL_SR, losses[l], 100 + l);
+		run(UROCE_REL_EC, losses[l], 200 + l);
+	}
+	run(UROCE_REL_RC, 0, 300);
+	run(UROCE_REL_RC, 1e-2, 301);
+	run_shared();
+	return test_done("tr_immcounter");
+}
