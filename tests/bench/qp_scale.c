@@ -1,11 +1,13 @@
 /* Scale benchmark: N RC QPs on one context, each taken to RTS, and the
- * memory they cost. Reports the transport state per QP (sizeof the QP
- * object, what uroce_qp_state_bytes says) and the resident memory per QP
- * measured from /proc/self/statm, for the smallest queues a QP can have and
- * for perftest-like queue depths. Runs on a loop port, so it needs no
+ * memory they cost, for each reliability mode. Reports the transport
+ * state per QP (sizeof the QP object, what uroce_qp_state_bytes says, the
+ * reliability policy's own state: uroce_rel_state_bytes, OptiNIC's Table 4
+ * figure for be) and the resident memory per QP measured from
+ * /proc/self/statm, for the smallest queues a QP can have and for
+ * perftest-like queue depths. Runs on a loop port, so it needs no
  * privileges and no network.
  *
- *   qp_scale [--qps N]
+ *   qp_scale [--qps N] [--rel rc|sr|ec|be]...   (default: rc, be and sr)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -45,7 +47,7 @@ struct caps_case {
 };
 
 static int run(struct uroce_context *ctx, struct uroce_pd *pd, struct uroce_cq *cq, const struct caps_case *c,
-	       int nqps, const uint8_t gid[16])
+	       int nqps, const uint8_t gid[16], enum uroce_reliability rel)
 {
 	struct uroce_qp **qps = calloc((size_t)nqps, sizeof(*qps));
 	long before, after;
@@ -59,6 +61,7 @@ static int run(struct uroce_context *ctx, struct uroce_pd *pd, struct uroce_cq *
 	for (i = 0; i < nqps; i++) {
 		struct uroce_qp_init_attr init = {
 			.qp_type = UROCE_QPT_RC, .send_cq = cq, .recv_cq = cq, .cap = c->cap,
+			.rel = { .reliability = rel },
 		};
 		struct uroce_qp_attr a = {0};
 
@@ -103,9 +106,10 @@ static int run(struct uroce_context *ctx, struct uroce_pd *pd, struct uroce_cq *
 		fprintf(stderr, "qp_scale: QP %d: %s (%s)\n", i, uroce_strerror(rc), uroce_last_error());
 	} else {
 		uroce_progress(ctx);
-		printf("| %s | %d | %u/%u/%u/%u/%u | %zu | %zu | %.0f | %.2f |\n", c->name, nqps, c->cap.max_send_wr,
-		       c->cap.max_recv_wr, c->cap.max_send_sge, c->cap.max_recv_sge, c->cap.max_inline_data,
-		       uroce_qp_state_bytes(UROCE_QPT_RC), uroce_qp_hot_bytes(UROCE_QPT_RC), (double)(after - before) / nqps, (t1 - t0) * 1e6 / nqps);
+		printf("| %s | %s | %d | %u/%u/%u/%u/%u | %zu | %zu | %zu | %.0f | %.2f |\n", uroce_reliability_str(rel),
+		       c->name, nqps, c->cap.max_send_wr, c->cap.max_recv_wr, c->cap.max_send_sge, c->cap.max_recv_sge,
+		       c->cap.max_inline_data, uroce_qp_state_bytes(UROCE_QPT_RC), uroce_qp_hot_bytes(UROCE_QPT_RC),
+		       uroce_rel_state_bytes(rel), (double)(after - before) / nqps, (t1 - t0) * 1e6 / nqps);
 	}
 	for (int j = 0; j < nqps; j++)
 		if (qps[j])
@@ -117,6 +121,8 @@ static int run(struct uroce_context *ctx, struct uroce_pd *pd, struct uroce_cq *
 int main(int argc, char **argv)
 {
 	int nqps = 10000;
+	enum uroce_reliability rels[8] = { UROCE_REL_RC, UROCE_REL_BE, UROCE_REL_SR };
+	unsigned nrel = 0;
 	struct loop_fabric *fab;
 	struct uroce_context_attr ca = { .port = "loop:0", .mode = UROCE_ENGINE_EMBEDDED };
 	struct uroce_context *ctx;
@@ -132,8 +138,14 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			nqps = (int)v;
+		} else if (!strcmp(argv[i], "--rel") && i + 1 < argc) {
+			if (nrel == 8 || uroce_reliability_parse(argv[++i], &rels[nrel])) {
+				fprintf(stderr, "qp_scale: --rel '%s': accepted rc, sr, ec, be (at most 8 times)\n", argv[i]);
+				return 2;
+			}
+			nrel++;
 		} else {
-			fprintf(stderr, "usage: qp_scale [--qps N]\n");
+			fprintf(stderr, "usage: qp_scale [--qps N] [--rel rc|sr|ec|be]...\n");
 			return 2;
 		}
 	}
@@ -153,11 +165,14 @@ int main(int argc, char **argv)
 		{"smallest queues", {1, 1, 1, 1, 0}},
 		{"perftest-like queues", {128, 512, 1, 1, 0}},
 	};
-	printf("| queues | QPs | send/recv WR, send/recv SGE, inline | QP object bytes | of them hot (per-packet) bytes | RSS bytes per QP | create+RTS us per QP |\n");
-	printf("|---|---|---|---|---|---|---|\n");
+	if (!nrel)
+		nrel = 3;
+	printf("| reliability | queues | QPs | send/recv WR, send/recv SGE, inline | QP object bytes | of them hot (per-packet) bytes | policy state bytes | RSS bytes per QP | create+RTS us per QP |\n");
+	printf("|---|---|---|---|---|---|---|---|---|\n");
 	int rc = 0;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]) && !rc; i++)
-		rc = run(ctx, pd, cq, &cases[i], nqps, pa.gid);
+	for (unsigned r = 0; r < nrel && !rc; r++)
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]) && !rc; i++)
+			rc = run(ctx, pd, cq, &cases[i], nqps, pa.gid, rels[r]);
 
 	uroce_cq_destroy(cq);
 	uroce_pd_free(pd);
