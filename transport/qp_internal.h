@@ -485,6 +485,9 @@ static inline bool sges_live(struct uroce_context *ctx, const struct uroce_sge *
 bool rx_check_dst(struct uroce_context *ctx, unsigned port, const struct uroce_qp *qp, const struct roce_pkt *pkt);
 /* P_Key, and for RC/UC the QP's state and the source being its remote GID. */
 bool rx_check_conn(struct uroce_qp *qp, const struct roce_pkt *pkt);
+/* sr and be: a packet may write [va, va+len) through rkey (QP and key
+ * allow REMOTE_WRITE, bounds); otherwise counted by reason, NULL. */
+struct mr_int *rx_check_write(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len);
 /* A response PSN lies in [oldest unacknowledged, highest sent]. */
 bool rx_response_in_window(struct uroce_qp *qp, uint32_t psn);
 

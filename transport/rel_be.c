@@ -392,25 +392,6 @@ static bool psn_take(struct uroce_qp *qp, uint32_t psn)
 	return true;
 }
 
-static struct mr_int *check_rkey(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len)
-{
-	enum uroce_drop_reason why = UROCE_DROP_BAD_RKEY;
-	struct mr_int *mr = rkey_lookup(qp, rkey, &why);
-	bool allowed;
-
-	if (!mr) {
-		ctx_count_drop(qp->ctx, why);
-		return NULL;
-	}
-	allowed = (qp->attr.qp_access_flags & UROCE_ACCESS_REMOTE_WRITE) && (mr->pub.access & UROCE_ACCESS_REMOTE_WRITE);
-	if (!allowed || !mr_check(mr, qp->pd, va, len, UROCE_ACCESS_REMOTE_WRITE)) {
-		ctx_count_drop(qp->ctx, allowed ? UROCE_DROP_OUT_OF_BOUNDS : UROCE_DROP_ACCESS_DENIED);
-		qp->stats.access_errors++;
-		return NULL;
-	}
-	return mr;
-}
-
 static void rx_desc(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	struct be_state *st = be_of(qp);
@@ -447,7 +428,7 @@ static void rx_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
 		return;
 	}
-	if (pkt->payload_len && check_rkey(qp, pkt->reth.rkey, pkt->reth.va, pkt->payload_len))
+	if (pkt->payload_len && rx_check_write(qp, pkt->reth.rkey, pkt->reth.va, pkt->payload_len))
 		memcpy((uint8_t *)(uintptr_t)pkt->reth.va, pkt->payload, pkt->payload_len);
 }
 
@@ -482,7 +463,7 @@ static void rx_data_pkt(struct uroce_qp *qp, const struct roce_pkt *pkt, uint32_
 			ctx_count_drop(qp->ctx, UROCE_DROP_OUT_OF_BOUNDS);
 			return;
 		}
-		if (len && !check_rkey(qp, pkt->reth.rkey, pkt->reth.va, len))
+		if (len && !rx_check_write(qp, pkt->reth.rkey, pkt->reth.va, len))
 			return;
 		st->flags |= BE_F_WRITE;
 		st->rkey = pkt->reth.rkey;

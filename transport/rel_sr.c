@@ -16,7 +16,6 @@
 enum { PH_START = 0, PH_DESC1, PH_DATA, PH_PARITY, PH_DESC2, PH_DONE };
 
 static void push_recv_wc(struct uroce_qp *qp, struct sr_rmsg *m);
-static struct mr_int *check_rkey(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len);
 
 /* --- configuration ------------------------------------------------------ */
 
@@ -1318,7 +1317,7 @@ bool sr_rx_place(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t off, const uin
 	if (m->write) {
 		/* sge[0] holds the target; a rebuilt chunk never came with a RETH
 		 * of its own, so the key is checked here for every write */
-		if (!check_rkey(qp, m->rkey, m->wqe.sge[0].addr + off, len))
+		if (!rx_check_write(qp, m->rkey, m->wqe.sge[0].addr + off, len))
 			return false;
 		memcpy((uint8_t *)(uintptr_t)(m->wqe.sge[0].addr + off), src, len);
 	} else {
@@ -1527,25 +1526,6 @@ static void rx_fatal(struct uroce_qp *qp, struct sr_rmsg *m, enum uroce_wc_statu
 	ctx_async_event(qp->ctx, &ev);
 }
 
-static struct mr_int *check_rkey(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len)
-{
-	enum uroce_drop_reason why;
-	struct mr_int *mr = rkey_lookup(qp, rkey, &why); /* a region, or a window bound to this QP */
-	bool allowed;
-
-	if (!mr) {
-		ctx_count_drop(qp->ctx, why);
-		return NULL;
-	}
-	allowed = (qp->attr.qp_access_flags & UROCE_ACCESS_REMOTE_WRITE) && (mr->pub.access & UROCE_ACCESS_REMOTE_WRITE);
-	if (!allowed || !mr_check(mr, qp->pd, va, len, UROCE_ACCESS_REMOTE_WRITE)) {
-		ctx_count_drop(qp->ctx, allowed ? UROCE_DROP_OUT_OF_BOUNDS : UROCE_DROP_ACCESS_DENIED);
-		qp->stats.access_errors++;
-		return NULL;
-	}
-	return mr;
-}
-
 static void rx_desc(struct uroce_qp *qp, struct sr_rmsg *m, const struct roce_pkt *pkt)
 {
 	const uint8_t *b = pkt->payload;
@@ -1574,7 +1554,7 @@ static void rx_desc(struct uroce_qp *qp, struct sr_rmsg *m, const struct roce_pk
 		return;
 	}
 	if (b[1] == UROCE_WR_RDMA_WRITE_WITH_IMM) {
-		if (!check_rkey(qp, rkey, raddr, len))
+		if (!rx_check_write(qp, rkey, raddr, len))
 			return;
 		if (!m->write) {
 			m->write = true;
@@ -1624,7 +1604,7 @@ static void rx_plain_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		return;
 	}
 	if (pkt->payload_len) {
-		mr = check_rkey(qp, pkt->reth.rkey, pkt->reth.va, pkt->payload_len);
+		mr = rx_check_write(qp, pkt->reth.rkey, pkt->reth.va, pkt->payload_len);
 		if (!mr)
 			return;
 		memcpy((uint8_t *)(uintptr_t)pkt->reth.va, pkt->payload, pkt->payload_len);
@@ -1769,7 +1749,7 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 			ctx_count_drop(qp->ctx, UROCE_DROP_OUT_OF_BOUNDS);
 			return;
 		}
-		if (!check_rkey(qp, pkt->reth.rkey, pkt->reth.va, pkt->payload_len))
+		if (!rx_check_write(qp, pkt->reth.rkey, pkt->reth.va, pkt->payload_len))
 			return;
 		m->write = true;
 		m->rkey = pkt->reth.rkey;

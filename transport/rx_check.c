@@ -58,6 +58,25 @@ bool rx_check_conn(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	return true;
 }
 
+struct mr_int *rx_check_write(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len)
+{
+	enum uroce_drop_reason why = UROCE_DROP_BAD_RKEY;
+	struct mr_int *mr = rkey_lookup(qp, rkey, &why); /* a region, or a window bound to this QP */
+	bool allowed;
+
+	if (!mr) {
+		ctx_count_drop(qp->ctx, why);
+		return NULL;
+	}
+	allowed = (qp->attr.qp_access_flags & UROCE_ACCESS_REMOTE_WRITE) && (mr->pub.access & UROCE_ACCESS_REMOTE_WRITE);
+	if (!allowed || !mr_check(mr, qp->pd, va, len, UROCE_ACCESS_REMOTE_WRITE)) {
+		ctx_count_drop(qp->ctx, allowed ? UROCE_DROP_OUT_OF_BOUNDS : UROCE_DROP_ACCESS_DENIED);
+		qp->stats.access_errors++;
+		return NULL;
+	}
+	return mr;
+}
+
 bool rx_response_in_window(struct uroce_qp *qp, uint32_t psn)
 {
 	/* Outstanding: from the oldest PSN still owed a response to the
