@@ -1,16 +1,17 @@
 /* The uroce end of the conformance suite (tests/conformance). --role server
- * holds two legitimate connections (one rc, one sr) and the victim QPs that
+ * holds three legitimate connections (rc, sr and be) and the victim QPs that
  * the scapy attacker targets, inside a guarded memory arena, and answers a
  * line protocol on a Unix socket; --role client drives verified RC
- * WRITE + SEND + READ traffic and sr WRITE + SEND traffic to the server for
- * the whole suite.
+ * WRITE + SEND + READ traffic, sr WRITE + SEND traffic and be WRITE + SEND
+ * traffic to the server for the whole suite.
  *
  *   conf_peer --role server --port afxdp:IF --peer-ip ATTACKER_IP --ctl PATH [options]
  *   conf_peer --role client --port afxdp:IF --server-ip SERVER_IP [options]
  *
  * Control commands (one line each, one JSON line back): info, stats,
- * reset NAME, refill NAME (a victim region, legit_data_gaps,
- * legit_sr_data_gaps or guards), dump NAME OFF LEN, hold MS, quit. See
+ * reset NAME [FIRST_RECV_TIMEOUT_MS], refill NAME (a victim region,
+ * legit_data_gaps, legit_sr_data_gaps, legit_be_data_gaps or guards), dump
+ * NAME OFF LEN, hold MS, mw bind NAME OFF LEN, mw inv NAME, quit. See
  * docs/conformance.md.
  */
 #include <arpa/inet.h>
@@ -36,8 +37,9 @@
  * which no public call shows: the credit-poisoning cases need it. */
 #include "transport/qp_internal.h"
 /* ... and the sr state (receiver window, sender window, credits) the sr
- * cases check did not move. */
+ * cases check did not move, and the be receiver's active message. */
 #include "transport/rel_sr.h"
+#include "transport/rel_be.h"
 
 /* ---- the legitimate traffic: sizes, slots and patterns both roles share */
 #define SLOT_LEN 3000u       /* one WRITE / READ: three 1024-byte packets */
@@ -52,6 +54,8 @@
 #define SEED_REPLY 0x5250u
 #define SEED_WRITE_SR 0x5753u /* the sr connection's patterns */
 #define SEED_REPLY_SR 0x5251u
+#define SEED_WRITE_BE 0x5754u /* the be connection's patterns */
+#define SEED_REPLY_BE 0x5252u
 #define ITER_TIMEOUT_MS 10000 /* no completion for this long: the connection is broken */
 #define EXCHANGE_TIMEOUT_MS 30000
 #define CLIENT_PAUSE_US 500u /* between iterations: leave CPU to the others */
@@ -64,9 +68,15 @@
  * 1 s (the sr code caps the RTO at 500 ms): as LEGIT_TIMEOUT, no spurious
  * retransmission, so no duplicate counted while a case is measured. */
 #define SR_RTO_MIN_US 1000000u
+/* be QPs: the longest deadline be takes (a minute). A be receive's
+ * deadline runs from when it becomes the oldest receive, so a short one
+ * would end the idle victim's receives (and consume their message
+ * numbers) between cases; the attacker resets the be victim before each
+ * case, which starts its deadline again. */
+#define BE_TIMEOUT_US 60000000u
 
 /* ---- the victims' side */
-#define ARENA_SIZE (256u * 1024u)
+#define ARENA_SIZE (384u * 1024u)
 #define GUARD_GAP 512u       /* guard bytes between regions */
 #define VICTIM_QKEY 0x11111111u
 #define ATK_QPN_BASE 0xa70001u
@@ -75,6 +85,9 @@
 /* "hold": packets queue in the receive ring and are taken in one burst; kept
  * well below the legit QPs' local ACK timeout so no retransmit follows */
 #define HOLD_MAX_MS 50u
+/* "mw bind" / "mw inv": how long the server waits for the local WR's completion */
+#define LOCAL_WR_TIMEOUT_MS 2000u
+#define LOCAL_WR_ID 0x4d570000u
 
 static uint8_t pattern(uint32_t seed, uint64_t seq, uint32_t off)
 {
@@ -274,7 +287,8 @@ static void qp_connect(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t pe
 	check(uroce_qp_modify(qp, &a, mask), "QP to RTS");
 }
 
-/* rel: UROCE_REL_RC, or sr/ec with SR_RTO_MIN_US and RTO-only loss detection */
+/* rel: UROCE_REL_RC, sr/ec with SR_RTO_MIN_US and RTO-only loss detection,
+ * or be with BE_TIMEOUT_US */
 static struct uroce_qp *qp_new(struct uroce_pd *pd, struct uroce_cq *scq, struct uroce_cq *rcq,
                                enum uroce_qp_type type, uint32_t nwr, enum uroce_reliability rel)
 {
@@ -283,11 +297,13 @@ static struct uroce_qp *qp_new(struct uroce_pd *pd, struct uroce_cq *scq, struct
 
 	memset(&ia, 0, sizeof(ia));
 	ia.qp_type = type;
-	if (rel != UROCE_REL_RC) {
-		ia.rel.reliability = rel;
+	ia.rel.reliability = rel;
+	if (rel == UROCE_REL_SR || rel == UROCE_REL_EC) {
 		ia.rel.loss = UROCE_LOSS_RTO;
 		ia.rel.rto_min_us = SR_RTO_MIN_US;
 	}
+	if (rel == UROCE_REL_BE)
+		ia.rel.timeout_us = BE_TIMEOUT_US;
 	if (rel == UROCE_REL_EC) {
 		/* (the victim only) 2 data + 1 parity per submessage: three
 		 * forged packets make a submessage the receiver decodes */
@@ -348,7 +364,8 @@ struct legit_hdr {
 
 enum region_id { R_LEGIT_DATA, R_LEGIT_RECV, R_LEGIT_REPLY, R_RC_DATA, R_RC_RECV, R_RC0_DATA, R_UC_DATA,
                  R_UD_RECV, R_LEGIT_SR_DATA, R_LEGIT_SR_RECV, R_LEGIT_SR_REPLY, R_SR_DATA, R_SR_RECV, R_SRX_RECV,
-                 R_EC_DATA, R_EC_RECV, R__COUNT };
+                 R_EC_DATA, R_EC_RECV, R_LEGIT_BE_DATA, R_LEGIT_BE_RECV, R_LEGIT_BE_REPLY, R_BE_DATA, R_BE_RECV,
+                 R__COUNT };
 
 struct region {
 	const char *name;
@@ -376,6 +393,11 @@ static struct region regions[R__COUNT] = {
 	[R_SRX_RECV] = { "srx_recv", 4 * 256, false, 0, NULL, NULL },
 	[R_EC_DATA] = { "ec_data", 4096, false, 0, NULL, NULL },
 	[R_EC_RECV] = { "ec_recv", 4 * 256, false, 0, NULL, NULL },
+	[R_LEGIT_BE_DATA] = { "legit_be_data", NSLOT * SLOT_STRIDE, true, 0, NULL, NULL },
+	[R_LEGIT_BE_RECV] = { "legit_be_recv", LEGIT_NRECV * HDR_LEN, true, 0, NULL, NULL },
+	[R_LEGIT_BE_REPLY] = { "legit_be_reply", REPLY_BUFS * 4096u, true, 0, NULL, NULL },
+	[R_BE_DATA] = { "be_data", 4096, false, 0, NULL, NULL },
+	[R_BE_RECV] = { "be_recv", 4 * 2048, false, 0, NULL, NULL },
 };
 
 struct victim {
@@ -393,31 +415,43 @@ struct victim {
 	uint64_t recv_ok, recv_err, send_ok, send_err;
 	uint64_t recv_len_err; /* receives completed with LOC_LEN_ERR (the others flushed with it) */
 	int last_err_status;
+	/* the last successful receive completion: opcode, flags (be:
+	 * PARTIAL, TIMEOUT, PREEMPTED), bytes, immediate */
+	int last_recv_opcode;
+	unsigned last_recv_flags;
+	uint32_t last_recv_len, last_recv_imm;
 	uint64_t fatal_events;
+	/* rc and be: a type-2 memory window over the data region, bound and
+	 * invalidated on this QP by the "mw" commands */
+	bool has_mw;
+	struct uroce_mw *mw;
+	bool mw_bound;
+	uint64_t mw_va, mw_len;
 };
 
-#define VICTIM(n, t, r, pc, d, rv, rl, nr, mdra, pq)                                                         \
+#define VICTIM(n, t, r, pc, d, rv, rl, nr, mdra, pq, ...)                                                    \
 	{ .name = n, .type = t, .rel = r, .peer_client = pc, .data = d, .recv = rv, .recv_len = rl, .nrecv = nr,   \
-	  .max_dest_rd_atomic = mdra, .peer_qpn = pq, .last_err_status = -1 }
+	  .max_dest_rd_atomic = mdra, .peer_qpn = pq, .last_err_status = -1, __VA_ARGS__ }
 /* An sr/ec victim takes two QPNs (data, data + 1 for control), and so does
  * its peer's number: the attacker's sr "QP" is ATK_QPN_BASE + 4 (+ 5). */
 static struct victim victims[] = {
-	VICTIM("rc", UROCE_QPT_RC, UROCE_REL_RC, false, R_RC_DATA, R_RC_RECV, 64, 4, 2, ATK_QPN_BASE),
+	VICTIM("rc", UROCE_QPT_RC, UROCE_REL_RC, false, R_RC_DATA, R_RC_RECV, 64, 4, 2, ATK_QPN_BASE, .has_mw = true),
 	VICTIM("rc0", UROCE_QPT_RC, UROCE_REL_RC, false, R_RC0_DATA, -1, 0, 0, 0, ATK_QPN_BASE + 1),
 	VICTIM("uc", UROCE_QPT_UC, UROCE_REL_RC, false, R_UC_DATA, -1, 0, 0, 0, ATK_QPN_BASE + 2),
 	VICTIM("ud", UROCE_QPT_UD, UROCE_REL_RC, false, -1, R_UD_RECV, 512, 4, 0, ATK_QPN_BASE + 3),
 	VICTIM("sr", UROCE_QPT_RC, UROCE_REL_SR, false, R_SR_DATA, R_SR_RECV, 2048, 4, 0, ATK_QPN_BASE + 4),
 	VICTIM("srx", UROCE_QPT_RC, UROCE_REL_SR, true, -1, R_SRX_RECV, 256, 4, 0, ATK_QPN_BASE + 6),
 	VICTIM("ec", UROCE_QPT_RC, UROCE_REL_EC, false, R_EC_DATA, R_EC_RECV, 256, 4, 0, ATK_QPN_BASE + 8),
+	VICTIM("be", UROCE_QPT_RC, UROCE_REL_BE, false, R_BE_DATA, R_BE_RECV, 2048, 4, 0, ATK_QPN_BASE + 10, .has_mw = true),
 };
 #define NVICTIMS (sizeof(victims) / sizeof(victims[0]))
 
-/* One legitimate connection: rc (LC_RC) or sr (LC_SR). Per iteration the
- * client WRITEs a slot of `data` and SENDs a header naming it; the server
- * checks the slot and answers with a SEND from `reply`. */
-enum { LC_RC, LC_SR, LC__COUNT };
+/* One legitimate connection: rc (LC_RC), sr (LC_SR) or be (LC_BE). Per
+ * iteration the client WRITEs a slot of `data` and SENDs a header naming
+ * it; the server checks the slot and answers with a SEND from `reply`. */
+enum { LC_RC, LC_SR, LC_BE, LC__COUNT };
 struct legit_conn {
-	const char *name;       /* "legit", "legit_sr" */
+	const char *name;       /* "legit", "legit_sr", "legit_be" */
 	enum uroce_reliability rel;
 	int data, recv, reply;  /* regions */
 	uint32_t seed_write, seed_reply;
@@ -449,6 +483,10 @@ struct server {
 	uint32_t revoked_rkey; /* of a region over rc_data, deregistered at start */
 	char events[MAX_EVENTS_KEPT][48];
 	unsigned nevents;
+	/* the local WR (BIND_MW, LOCAL_INV) a control command waits for */
+	uint64_t local_wr_id;
+	bool local_done;
+	int local_status;
 };
 
 static uint8_t *region_ptr(struct server *s, int r)
@@ -497,6 +535,10 @@ static void arena_setup(struct server *s)
 		int access = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE | UROCE_ACCESS_REMOTE_READ |
 		             UROCE_ACCESS_REMOTE_ATOMIC;
 
+		/* the regions under the victims' memory windows */
+		if (r == R_RC_DATA || r == R_BE_DATA)
+			access |= UROCE_ACCESS_MW_BIND;
+
 		g->off = off;
 		off += (g->len + GUARD_GAP + 63u) & ~63u;
 		if (off > ARENA_SIZE)
@@ -532,10 +574,18 @@ static bool in_region(uint32_t arena_off)
 	return false;
 }
 
-static void victim_post_recvs(struct server *s, struct victim *v)
+/* first_timeout_us: be, the first receive's own deadline (0: the QP's) */
+static void victim_post_recvs(struct server *s, struct victim *v, uint32_t first_timeout_us)
 {
-	for (uint32_t i = 0; i < v->nrecv; i++)
-		post_recv1(v->qp, i, region_ptr(s, v->recv) + i * v->recv_len, v->recv_len, regions[v->recv].mr->lkey);
+	for (uint32_t i = 0; i < v->nrecv; i++) {
+		struct uroce_sge sge = { .addr = (uint64_t)(uintptr_t)(region_ptr(s, v->recv) + i * v->recv_len),
+		                         .length = v->recv_len, .lkey = regions[v->recv].mr->lkey };
+		struct uroce_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1,
+		                            .timeout_us = i ? 0 : first_timeout_us };
+		struct uroce_recv_wr *bad;
+
+		check(uroce_post_recv(v->qp, &wr, &bad), "post a receive");
+	}
 }
 
 static uint32_t rand_psn(void)
@@ -543,15 +593,15 @@ static uint32_t rand_psn(void)
 	return (uint32_t)random() & 0xffffffu;
 }
 
-static void victim_connect(struct server *s, struct victim *v)
+static void victim_connect(struct server *s, struct victim *v, uint32_t first_timeout_us)
 {
 	qp_connect(v->qp, v->type, v->peer_client ? s->client_ip_be : s->o->peer_ip_be, v->peer_qpn, rand_psn(),
 	           rand_psn(), v->max_dest_rd_atomic, VICTIM_TIMEOUT);
 	if (v->recv >= 0)
-		victim_post_recvs(s, v);
+		victim_post_recvs(s, v, first_timeout_us);
 }
 
-static int victim_reset(struct server *s, struct victim *v)
+static int victim_reset(struct server *s, struct victim *v, uint32_t first_timeout_us)
 {
 	struct uroce_qp_attr a;
 	struct uroce_wc wc[16];
@@ -567,7 +617,7 @@ static int victim_reset(struct server *s, struct victim *v)
 		region_refill(s, v->data);
 	if (v->recv >= 0)
 		region_refill(s, v->recv);
-	victim_connect(s, v);
+	victim_connect(s, v, first_timeout_us);
 	return 0;
 }
 
@@ -649,8 +699,18 @@ static void poll_cqs(struct server *s)
 
 				if (uroce_qp_num(v->qp) != wc[i].qp_num)
 					continue;
+				if (s->local_wr_id && wc[i].wr_id == s->local_wr_id && !recv) {
+					s->local_done = true;
+					s->local_status = (int)wc[i].status;
+				}
 				if (wc[i].status == UROCE_WC_SUCCESS) {
 					*(recv ? &v->recv_ok : &v->send_ok) += 1;
+					if (recv) {
+						v->last_recv_opcode = (int)wc[i].opcode;
+						v->last_recv_flags = wc[i].wc_flags;
+						v->last_recv_len = wc[i].byte_len;
+						v->last_recv_imm = wc[i].imm_data;
+					}
 				} else {
 					*(recv ? &v->recv_err : &v->send_err) += 1;
 					v->recv_len_err += recv && wc[i].status == UROCE_WC_LOC_LEN_ERR;
@@ -736,7 +796,17 @@ static void jb_qp_info(struct jbuf *b, struct uroce_qp *qp)
 	jb(b, "\"qpn\":%u,\"rq_psn\":%u,\"sq_psn\":%u,\"peer_qpn\":%u,\"state\":\"%s\"", uroce_qp_num(qp), a.rq_psn,
 	   a.sq_psn, a.dest_qp_num, uroce_qp_state_str(a.qp_state));
 	jb(b, ",\"rel\":\"%s\"", uroce_reliability_str(qp->init.rel.reliability));
-	if (qp->init.rel.reliability != UROCE_REL_RC && qp->rel_state) {
+	if (qp->init.rel.reliability == UROCE_REL_BE && qp->rel_state) {
+		/* be: the receiver's one active message (its number mod 4096 is
+		 * what the wire carries), the highest PSN that arrived, the bytes
+		 * placed of the active message; the sender's next number */
+		const struct be_state *st = be_of(qp);
+
+		jb(b, ",\"ctrl_qpn\":%u,\"be\":{\"cur\":%u,\"active\":%s,\"psn_hi\":%u,\"placed\":%u,\"flags\":%u,"
+		      "\"rkey\":%u,\"msg_post\":%u,\"timeout_us\":%u}",
+		   qp->ctrl_qpn, st->cur, qp->have_rwqe ? "true" : "false", st->psn_hi, st->placed, st->flags, st->rkey,
+		   __atomic_load_n(&st->msg_post, __ATOMIC_RELAXED), __atomic_load_n(&st->timeout_us, __ATOMIC_RELAXED));
+	} else if (qp->init.rel.reliability != UROCE_REL_RC && qp->rel_state) {
 		/* sr/ec: the receiver's PSN and message windows, the sender's
 		 * window and what the peer's SACKs told it (credits), read on the
 		 * engine's own thread (EMBEDDED mode: the control socket is polled
@@ -769,6 +839,9 @@ static void jb_victim_info(struct server *s, struct jbuf *b, struct victim *v)
 	if (v->data >= 0)
 		jb(b, ",\"rkey\":%u,\"lkey\":%u,\"va\":%" PRIu64 ",\"len\":%u", regions[v->data].mr->rkey,
 		   regions[v->data].mr->lkey, (uint64_t)(uintptr_t)region_ptr(s, v->data), regions[v->data].len);
+	if (v->has_mw)
+		jb(b, ",\"mw\":{\"rkey\":%u,\"bound\":%s,\"va\":%" PRIu64 ",\"len\":%" PRIu64 "}", v->mw->rkey,
+		   v->mw_bound ? "true" : "false", v->mw_va, v->mw_len);
 	jb(b, "}");
 }
 
@@ -813,7 +886,10 @@ static void jb_qp_stats(struct server *s, struct jbuf *b, const char *name, stru
 	   ",\"access_errors\":%" PRIu64,
 	   st.tx_packets, st.rx_packets, st.retransmits, st.timeouts, st.seq_naks_sent, st.seq_naks_rcvd,
 	   st.rnr_naks_sent, st.rnr_naks_rcvd, st.duplicates, st.out_of_sequence, st.access_errors);
-	if (qp->init.rel.reliability != UROCE_REL_RC)
+	if (qp->init.rel.reliability == UROCE_REL_BE)
+		jb(b, ",\"be_timeouts\":%" PRIu64 ",\"be_preempted\":%" PRIu64 ",\"late_drops\":%" PRIu64,
+		   st.be_timeouts, st.be_preempted, st.late_drops);
+	else if (qp->init.rel.reliability != UROCE_REL_RC)
 		jb(b,
 		   ",\"sacks_sent\":%" PRIu64 ",\"sacks_rcvd\":%" PRIu64 ",\"rack_losses\":%" PRIu64 ",\"tlp_probes\":%" PRIu64
 		   ",\"rto_losses\":%" PRIu64 ",\"spurious_retx\":%" PRIu64 ",\"ec_nacks_sent\":%" PRIu64
@@ -846,8 +922,15 @@ static void reply_stats(struct server *s, struct jbuf *b)
 		jb_qp_stats(s, b, v->name, v->qp);
 		jb(b,
 		   ",\"recv_ok\":%" PRIu64 ",\"recv_err\":%" PRIu64 ",\"recv_len_err\":%" PRIu64 ",\"send_ok\":%" PRIu64
-		   ",\"send_err\":%" PRIu64 ",\"last_err_status\":%d,\"fatal_events\":%" PRIu64 "}",
+		   ",\"send_err\":%" PRIu64 ",\"last_err_status\":%d,\"fatal_events\":%" PRIu64,
 		   v->recv_ok, v->recv_err, v->recv_len_err, v->send_ok, v->send_err, v->last_err_status, v->fatal_events);
+		jb(b, ",\"last_recv\":{\"opcode\":\"%s\",\"flags\":%u,\"byte_len\":%u,\"imm\":%u}}",
+		   !v->recv_ok                                           ? "none" :
+		   v->last_recv_opcode == UROCE_WC_RECV_RDMA_WITH_IMM ? "RECV_RDMA_WITH_IMM" :
+		   v->last_recv_opcode == UROCE_WC_RECV                  ? "RECV" :
+		                                                             "other",
+		   v->last_recv_flags,
+		   v->last_recv_len, ntohl(v->last_recv_imm));
 	}
 	/* each victim region against what it must hold */
 	jb(b, "},\"regions\":{");
@@ -870,7 +953,7 @@ static void reply_stats(struct server *s, struct jbuf *b)
 		first = false;
 	}
 	/* the legit regions' bytes that no legit WRITE touches (slot tails):
-	 * "legit_data_gaps", "legit_sr_data_gaps" */
+	 * "legit_data_gaps", "legit_sr_data_gaps", "legit_be_data_gaps" */
 	for (int c = 0; c < LC__COUNT; c++) {
 		int r = s->lc[c].data;
 		const uint8_t *p = region_ptr(s, r);
@@ -904,6 +987,8 @@ static void reply_stats(struct server *s, struct jbuf *b)
 	/* the sr connection (its errors count in "legit" above) */
 	jb(b, "\"legit_sr\":{\"seq\":%" PRIu64 ",\"received\":%" PRIu64 ",\"replies\":%" PRIu64 "},",
 	   s->lc[LC_SR].seq, s->lc[LC_SR].received, s->lc[LC_SR].replies);
+	jb(b, "\"legit_be\":{\"seq\":%" PRIu64 ",\"received\":%" PRIu64 ",\"replies\":%" PRIu64 "},",
+	   s->lc[LC_BE].seq, s->lc[LC_BE].received, s->lc[LC_BE].replies);
 	jb(b, "\"events\":[");
 	for (unsigned i = 0; i < s->nevents; i++)
 		jb(b, "%s\"%s\"", i ? "," : "", s->events[i]);
@@ -926,6 +1011,84 @@ static int region_by_name(const char *name)
 	return -1;
 }
 
+/* Post one local WR (BIND_MW, LOCAL_INV) on v's QP and run the engine
+ * until it completes (legit traffic and the other CQs go on meanwhile).
+ * 0 and its status, or -ETIMEDOUT. */
+static int local_wr(struct server *s, struct victim *v, struct uroce_send_wr *wr, int *status)
+{
+	static uint32_t n;
+	struct uroce_send_wr *bad;
+	uint64_t deadline = now_ms() + LOCAL_WR_TIMEOUT_MS;
+	int rc;
+
+	wr->wr_id = LOCAL_WR_ID + ++n;
+	wr->send_flags = UROCE_SEND_SIGNALED;
+	s->local_wr_id = wr->wr_id;
+	s->local_done = false;
+	rc = uroce_post_send(v->qp, wr, &bad);
+	if (rc < 0) {
+		s->local_wr_id = 0;
+		return rc;
+	}
+	while (!s->local_done && now_ms() < deadline) {
+		if (uroce_progress(s->ctx) < 0)
+			break;
+		poll_cqs(s);
+		poll_events(s);
+	}
+	s->local_wr_id = 0;
+	if (!s->local_done)
+		return -ETIMEDOUT;
+	*status = s->local_status;
+	return 0;
+}
+
+/* "mw bind NAME OFF LEN": bind v's window over [OFF, OFF + LEN) of its data
+ * region, remote write, under the window's next key. */
+static void mw_bind(struct server *s, struct victim *v, uint32_t off, uint32_t len, struct jbuf *b)
+{
+	struct uroce_send_wr wr;
+	int rc, status = -1;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = UROCE_WR_BIND_MW;
+	wr.bind_mw.mw = v->mw;
+	wr.bind_mw.rkey = uroce_inc_rkey(v->mw->rkey);
+	wr.bind_mw.bind_info.mr = regions[v->data].mr;
+	wr.bind_mw.bind_info.addr = (uint64_t)(uintptr_t)(region_ptr(s, v->data) + off);
+	wr.bind_mw.bind_info.length = len;
+	wr.bind_mw.bind_info.mw_access_flags = UROCE_ACCESS_REMOTE_WRITE;
+	rc = local_wr(s, v, &wr, &status);
+	if (rc < 0 || status != UROCE_WC_SUCCESS) {
+		jb(b, "{\"ok\":false,\"error\":\"mw bind %s: %s\"}", v->name,
+		   rc < 0 ? uroce_last_error() : uroce_wc_status_str((enum uroce_wc_status)status));
+		return;
+	}
+	v->mw_bound = true;
+	v->mw_va = wr.bind_mw.bind_info.addr;
+	v->mw_len = len;
+	jb(b, "{\"ok\":true,\"rkey\":%u,\"va\":%" PRIu64 ",\"len\":%u}", v->mw->rkey, v->mw_va, len);
+}
+
+/* "mw inv NAME": LOCAL_INV of v's window under its current key. */
+static void mw_local_inv(struct server *s, struct victim *v, struct jbuf *b)
+{
+	struct uroce_send_wr wr;
+	int rc, status = -1;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = UROCE_WR_LOCAL_INV;
+	wr.invalidate_rkey = v->mw->rkey;
+	rc = local_wr(s, v, &wr, &status);
+	if (rc < 0 || status != UROCE_WC_SUCCESS) {
+		jb(b, "{\"ok\":false,\"error\":\"mw inv %s: %s\"}", v->name,
+		   rc < 0 ? uroce_last_error() : uroce_wc_status_str((enum uroce_wc_status)status));
+		return;
+	}
+	v->mw_bound = false;
+	jb(b, "{\"ok\":true,\"rkey\":%u}", v->mw->rkey);
+}
+
 static void ctl_command(struct server *s, char *line, struct jbuf *b)
 {
 	char name[32];
@@ -940,17 +1103,40 @@ static void ctl_command(struct server *s, char *line, struct jbuf *b)
 	} else if (!strcmp(line, "quit")) {
 		s->quit = true;
 		jb(b, "{\"ok\":true}");
-	} else if (sscanf(line, "reset %31s", name) == 1) {
+	} else if ((r = sscanf(line, "reset %31s %u", name, &len)) >= 1) {
+		/* be only: "reset be MS" gives the first receive a deadline of
+		 * its own (the others keep the QP's minute) */
 		v = victim_by_name(name);
-		if (!v || victim_reset(s, v) < 0) {
+		if (v && r == 2 && (v->rel != UROCE_REL_BE || len < 1 || len > 10000)) {
+			jb(b, "{\"ok\":false,\"error\":\"reset %s %u: a first receive's deadline is for be (1..10000 ms)\"}",
+			   name, len);
+			return;
+		}
+		if (!v || victim_reset(s, v, r == 2 ? len * 1000u : 0) < 0) {
 			jb(b, "{\"ok\":false,\"error\":\"reset %s: not a victim QP or it cannot reset (%s); victims: rc, "
-			      "rc0, uc, ud, sr, srx, ec\"}",
+			      "rc0, uc, ud, sr, srx, ec, be\"}",
 			   name, uroce_last_error());
 			return;
 		}
 		jb(b, "{\"ok\":true,");
 		jb_victim_info(s, b, v);
 		jb(b, "}");
+	} else if (sscanf(line, "mw bind %31s %u %u", name, &off, &len) == 3) {
+		v = victim_by_name(name);
+		if (!v || !v->has_mw || off > regions[v->data].len || len < 1 || len > regions[v->data].len - off) {
+			jb(b, "{\"ok\":false,\"error\":\"mw bind %s %u %u: windows are on rc and be, within their data "
+			      "region\"}",
+			   name, off, len);
+			return;
+		}
+		mw_bind(s, v, off, len, b);
+	} else if (sscanf(line, "mw inv %31s", name) == 1) {
+		v = victim_by_name(name);
+		if (!v || !v->has_mw) {
+			jb(b, "{\"ok\":false,\"error\":\"mw inv %s: windows are on rc and be\"}", name);
+			return;
+		}
+		mw_local_inv(s, v, b);
 	} else if (sscanf(line, "hold %u", &len) == 1) {
 		if (len < 1 || len > HOLD_MAX_MS) {
 			jb(b, "{\"ok\":false,\"error\":\"hold %u: accepted 1..%u ms\"}", len, HOLD_MAX_MS);
@@ -965,8 +1151,9 @@ static void ctl_command(struct server *s, char *line, struct jbuf *b)
 			if (!in_region(i))
 				s->arena[i] = guard_byte(i);
 		jb(b, "{\"ok\":true}");
-	} else if (!strcmp(line, "refill legit_data_gaps") || !strcmp(line, "refill legit_sr_data_gaps")) {
-		r = strstr(line, "_sr_") ? R_LEGIT_SR_DATA : R_LEGIT_DATA;
+	} else if (!strcmp(line, "refill legit_data_gaps") || !strcmp(line, "refill legit_sr_data_gaps") ||
+	           !strcmp(line, "refill legit_be_data_gaps")) {
+		r = strstr(line, "_sr_") ? R_LEGIT_SR_DATA : strstr(line, "_be_") ? R_LEGIT_BE_DATA : R_LEGIT_DATA;
 		uint8_t *p = region_ptr(s, r);
 
 		for (uint32_t i = 0; i < regions[r].len; i++)
@@ -992,8 +1179,8 @@ static void ctl_command(struct server *s, char *line, struct jbuf *b)
 			jb(b, "%02x", region_ptr(s, r)[off + i]);
 		jb(b, "\"}");
 	} else {
-		jb(b, "{\"ok\":false,\"error\":\"unknown command; accepted: info, stats, reset NAME, refill NAME, dump "
-		      "NAME OFF LEN, hold MS, quit\"}");
+		jb(b, "{\"ok\":false,\"error\":\"unknown command; accepted: info, stats, reset NAME [MS], refill NAME, dump "
+		      "NAME OFF LEN, hold MS, mw bind NAME OFF LEN, mw inv NAME, quit\"}");
 	}
 }
 
@@ -1105,6 +1292,9 @@ static int run_server(struct opts *o)
 	s.lc[LC_SR] = (struct legit_conn){ .name = "legit_sr", .rel = UROCE_REL_SR, .data = R_LEGIT_SR_DATA,
 	                                   .recv = R_LEGIT_SR_RECV, .reply = R_LEGIT_SR_REPLY,
 	                                   .seed_write = SEED_WRITE_SR, .seed_reply = SEED_REPLY_SR };
+	s.lc[LC_BE] = (struct legit_conn){ .name = "legit_be", .rel = UROCE_REL_BE, .data = R_LEGIT_BE_DATA,
+	                                   .recv = R_LEGIT_BE_RECV, .reply = R_LEGIT_BE_REPLY,
+	                                   .seed_write = SEED_WRITE_BE, .seed_reply = SEED_REPLY_BE };
 	s.o = o;
 	s.ctl_fd = -1;
 	memset(&ca, 0, sizeof(ca));
@@ -1125,9 +1315,11 @@ static int run_server(struct opts *o)
 	make_revoked_rkey(&s);
 
 	for (size_t k = 0; k < NVICTIMS; k++) {
+		if (victims[k].has_mw)
+			check(uroce_mw_alloc(s.pd_victim, UROCE_MW_TYPE_2, &victims[k].mw), "allocate a memory window");
 		victims[k].qp = qp_new(s.pd_victim, s.victim_cq, s.victim_cq, victims[k].type, 16, victims[k].rel);
 		if (!victims[k].peer_client)
-			victim_connect(&s, &victims[k]);
+			victim_connect(&s, &victims[k], 0);
 	}
 	for (int c = 0; c < LC__COUNT; c++)
 		s.lc[c].qp = qp_new(s.pd_legit, s.lc[c].scq, s.lc[c].rcq, UROCE_QPT_RC, 128, s.lc[c].rel);
@@ -1136,7 +1328,7 @@ static int run_server(struct opts *o)
 	fflush(stdout);
 
 	fd = tcp_accept(&s);
-	/* one line each way per connection: rc, then sr */
+	/* one line each way per connection: rc, sr, be */
 	for (int c = 0; c < LC__COUNT; c++) {
 		mine[c].qpn = uroce_qp_num(s.lc[c].qp);
 		mine[c].psn = rand_psn();
@@ -1158,7 +1350,7 @@ static int run_server(struct opts *o)
 	/* victims that take the client's address as their peer's */
 	for (size_t k = 0; k < NVICTIMS; k++)
 		if (victims[k].peer_client)
-			victim_connect(&s, &victims[k]);
+			victim_connect(&s, &victims[k], 0);
 	fflush(stdout);
 	if (o->ready_file) {
 		FILE *f = fopen(o->ready_file, "w");
@@ -1196,16 +1388,19 @@ static int run_server(struct opts *o)
 		if (idle > 256)
 			usleep(20);
 	}
-	printf("conf_peer: server done: %" PRIu64 " rc and %" PRIu64 " sr iterations received, %" PRIu64
+	printf("conf_peer: server done: %" PRIu64 " rc, %" PRIu64 " sr and %" PRIu64 " be iterations received, %" PRIu64
 	       " verify errors, %" PRIu64 " client errors\n",
-	       s.lc[LC_RC].received, s.lc[LC_SR].received, s.verify_errors, s.client_errors);
+	       s.lc[LC_RC].received, s.lc[LC_SR].received, s.lc[LC_BE].received, s.verify_errors, s.client_errors);
 
 	if (s.ctl_fd >= 0)
 		close(s.ctl_fd);
 	close(s.ctl_listen);
 	unlink(o->ctl_path);
-	for (size_t k = 0; k < NVICTIMS; k++)
+	for (size_t k = 0; k < NVICTIMS; k++) {
+		if (victims[k].mw)
+			uroce_mw_dealloc(victims[k].mw); /* before its region's deregistration */
 		uroce_qp_destroy(victims[k].qp);
+	}
 	for (int c = 0; c < LC__COUNT; c++)
 		uroce_qp_destroy(s.lc[c].qp);
 	for (int r = 0; r < R__COUNT; r++) {
@@ -1230,10 +1425,10 @@ static int run_server(struct opts *o)
 
 struct client {
 	struct uroce_context *ctx;
-	struct uroce_qp *qp, *sr;            /* the rc and the sr connection */
-	struct uroce_cq *scq, *rcq, *sr_scq, *sr_rcq;
+	struct uroce_qp *qp, *sr, *be;       /* the rc, sr and be connections */
+	struct uroce_cq *scq, *rcq, *sr_scq, *sr_rcq, *be_scq, *be_rcq;
 	struct uroce_mr *mr;
-	uint8_t *buf; /* wbuf | rbuf | hdr | replies | sr wbuf | sr hdr | sr replies */
+	uint8_t *buf; /* wbuf | rbuf | hdr | replies | sr wbuf | sr hdr | sr replies | be wbuf | be hdr | be replies */
 	uint64_t errors;
 };
 
@@ -1245,7 +1440,10 @@ struct client {
 #define C_SR_WBUF (C_REPLY + C_NREPLY * SLOT_STRIDE)
 #define C_SR_HDR (C_SR_WBUF + SLOT_STRIDE)
 #define C_SR_REPLY (C_SR_HDR + SLOT_STRIDE)
-#define C_SIZE (C_SR_REPLY + C_NREPLY * SLOT_STRIDE)
+#define C_BE_WBUF (C_SR_REPLY + C_NREPLY * SLOT_STRIDE)
+#define C_BE_HDR (C_BE_WBUF + SLOT_STRIDE)
+#define C_BE_REPLY (C_BE_HDR + SLOT_STRIDE)
+#define C_SIZE (C_BE_REPLY + C_NREPLY * SLOT_STRIDE)
 
 static int tcp_connect(const struct opts *o)
 {
@@ -1315,7 +1513,7 @@ static int run_client(struct opts *o)
 	struct client c;
 	struct uroce_context_attr ca;
 	struct uroce_port_attr pa;
-	struct conn_info mine, theirs, mine_sr, theirs_sr;
+	struct conn_info mine, theirs, mine_sr, theirs_sr, mine_be, theirs_be;
 	uint64_t deadline = now_ms() + (uint64_t)o->duration_s * 1000u;
 	uint64_t seq = 0;
 	int fd;
@@ -1334,6 +1532,8 @@ static int run_client(struct opts *o)
 	check(uroce_cq_create(c.ctx, 64, &c.rcq), "create a CQ");
 	check(uroce_cq_create(c.ctx, 64, &c.sr_scq), "create a CQ");
 	check(uroce_cq_create(c.ctx, 64, &c.sr_rcq), "create a CQ");
+	check(uroce_cq_create(c.ctx, 64, &c.be_scq), "create a CQ");
+	check(uroce_cq_create(c.ctx, 64, &c.be_rcq), "create a CQ");
 	c.buf = aligned_alloc(4096, C_SIZE);
 	if (!c.buf)
 		die("out of memory");
@@ -1341,37 +1541,45 @@ static int run_client(struct opts *o)
 	check(uroce_mr_reg(pd, c.buf, C_SIZE, UROCE_ACCESS_LOCAL_WRITE, &c.mr), "register the buffer");
 	c.qp = qp_new(pd, c.scq, c.rcq, UROCE_QPT_RC, 64, UROCE_REL_RC);
 	c.sr = qp_new(pd, c.sr_scq, c.sr_rcq, UROCE_QPT_RC, 64, UROCE_REL_SR);
+	c.be = qp_new(pd, c.be_scq, c.be_rcq, UROCE_QPT_RC, 64, UROCE_REL_BE);
 
 	fd = tcp_connect(o);
 	mine = (struct conn_info){ .qpn = uroce_qp_num(c.qp), .psn = rand_psn() };
 	exchange(fd, &mine, &theirs, true);
 	mine_sr = (struct conn_info){ .qpn = uroce_qp_num(c.sr), .psn = rand_psn() };
 	exchange(fd, &mine_sr, &theirs_sr, true);
+	mine_be = (struct conn_info){ .qpn = uroce_qp_num(c.be), .psn = rand_psn() };
+	exchange(fd, &mine_be, &theirs_be, true);
 	close(fd);
 	qp_connect(c.qp, UROCE_QPT_RC, o->server_ip_be, theirs.qpn, theirs.psn, mine.psn, 4, LEGIT_TIMEOUT);
 	qp_connect(c.sr, UROCE_QPT_RC, o->server_ip_be, theirs_sr.qpn, theirs_sr.psn, mine_sr.psn, 4, LEGIT_TIMEOUT);
+	qp_connect(c.be, UROCE_QPT_RC, o->server_ip_be, theirs_be.qpn, theirs_be.psn, mine_be.psn, 4, LEGIT_TIMEOUT);
 	for (uint32_t i = 0; i < C_NREPLY; i++) {
 		post_recv1(c.qp, i, c.buf + C_REPLY + i * SLOT_STRIDE, SLOT_STRIDE, c.mr->lkey);
 		post_recv1(c.sr, i, c.buf + C_SR_REPLY + i * SLOT_STRIDE, SLOT_STRIDE, c.mr->lkey);
+		post_recv1(c.be, i, c.buf + C_BE_REPLY + i * SLOT_STRIDE, SLOT_STRIDE, c.mr->lkey);
 	}
-	printf("conf_peer: client connected (rc QPN %u to QPN %u, sr QPN %u to QPN %u)\n", mine.qpn, theirs.qpn,
-	       mine_sr.qpn, theirs_sr.qpn);
+	printf("conf_peer: client connected (rc QPN %u to QPN %u, sr QPN %u to QPN %u, be QPN %u to QPN %u)\n",
+	       mine.qpn, theirs.qpn, mine_sr.qpn, theirs_sr.qpn, mine_be.qpn, theirs_be.qpn);
 	fflush(stdout);
 
 	while (!stop_flag && now_ms() < deadline) {
 		uint32_t slot = (uint32_t)(++seq % NSLOT);
 		uint64_t raddr = theirs.va + slot * SLOT_STRIDE, sr_raddr = theirs_sr.va + slot * SLOT_STRIDE;
+		uint64_t be_raddr = theirs_be.va + slot * SLOT_STRIDE;
 		struct legit_hdr h = { HDR_MAGIC, slot, seq, 0, SLOT_LEN, 0 };
 		struct uroce_wc wc;
 
 		for (uint32_t i = 0; i < SLOT_LEN; i++) {
 			c.buf[C_WBUF + i] = pattern(SEED_WRITE, seq, i);
 			c.buf[C_SR_WBUF + i] = pattern(SEED_WRITE_SR, seq, i);
+			c.buf[C_BE_WBUF + i] = pattern(SEED_WRITE_BE, seq, i);
 		}
 		memset(c.buf + C_RBUF, 0, SLOT_LEN);
 		h.client_errors = c.errors;
 		memcpy(c.buf + C_HDR, &h, sizeof(h));
 		memcpy(c.buf + C_SR_HDR, &h, sizeof(h));
+		memcpy(c.buf + C_BE_HDR, &h, sizeof(h));
 		post_send1(c.qp, UROCE_WR_RDMA_WRITE, 1, c.buf + C_WBUF, SLOT_LEN, c.mr->lkey, raddr, theirs.rkey);
 		post_send1(c.qp, UROCE_WR_SEND, 2, c.buf + C_HDR, sizeof(h), c.mr->lkey, 0, 0);
 		post_send1(c.qp, UROCE_WR_RDMA_READ, 3, c.buf + C_RBUF, SLOT_LEN, c.mr->lkey, raddr, theirs.rkey);
@@ -1380,6 +1588,12 @@ static int run_client(struct opts *o)
 		 * acknowledged (placed), so the server finds the slot written */
 		post_send1(c.sr, UROCE_WR_RDMA_WRITE, 11, c.buf + C_SR_WBUF, SLOT_LEN, c.mr->lkey, sr_raddr,
 		           theirs_sr.rkey);
+		/* be: a plain WRITE (it carries the SEND's message number) and
+		 * the SEND, in order on one path: the server finds the slot
+		 * written when the SEND completes. Each completes once sent. */
+		post_send1(c.be, UROCE_WR_RDMA_WRITE, 21, c.buf + C_BE_WBUF, SLOT_LEN, c.mr->lkey, be_raddr,
+		           theirs_be.rkey);
+		post_send1(c.be, UROCE_WR_SEND, 22, c.buf + C_BE_HDR, sizeof(h), c.mr->lkey, 0, 0);
 		client_wait(&c, c.sr_scq, &wc, "sr WRITE", seq);
 		post_send1(c.sr, UROCE_WR_SEND, 12, c.buf + C_SR_HDR, sizeof(h), c.mr->lkey, 0, 0);
 		client_wait(&c, c.scq, &wc, "WRITE", seq);
@@ -1399,12 +1613,21 @@ static int run_client(struct opts *o)
 		if (stop_flag)
 			break;
 		client_check_reply(&c, c.sr, &wc, C_SR_REPLY, SEED_REPLY_SR, seq, "sr");
+		client_wait(&c, c.be_scq, &wc, "be WRITE", seq);
+		client_wait(&c, c.be_scq, &wc, "be SEND", seq);
+		client_wait(&c, c.be_rcq, &wc, "be reply", seq);
+		if (stop_flag)
+			break;
+		client_check_reply(&c, c.be, &wc, C_BE_REPLY, SEED_REPLY_BE, seq, "be");
 		usleep(CLIENT_PAUSE_US);
 	}
-	printf("conf_peer: client done: %" PRIu64 " iterations (rc and sr), %" PRIu64 " errors\n", seq, c.errors);
+	printf("conf_peer: client done: %" PRIu64 " iterations (rc, sr and be), %" PRIu64 " errors\n", seq, c.errors);
+	uroce_qp_destroy(c.be);
 	uroce_qp_destroy(c.sr);
 	uroce_qp_destroy(c.qp);
 	uroce_mr_dereg(c.mr);
+	uroce_cq_destroy(c.be_rcq);
+	uroce_cq_destroy(c.be_scq);
 	uroce_cq_destroy(c.sr_rcq);
 	uroce_cq_destroy(c.sr_scq);
 	uroce_cq_destroy(c.rcq);

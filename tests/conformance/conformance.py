@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """The attacker of the conformance suite: builds RoCEv2 packets with scapy in
 its own network namespace, sends them at conf_peer's victim QPs and at the
-legitimate connections (rc and sr), and checks each case from outside the
-process (IBTA Vol. 1 ch. 9, the receive checks of the kernel's rdma_rxe; for
-sr and ec, docs/wire.md "sr and ec").
+legitimate connections (rc, sr and be), and checks each case from outside
+the process (IBTA Vol. 1 ch. 9, the receive checks of the kernel's rdma_rxe;
+for sr, ec and be, docs/wire.md "sr and ec" and "be").
 
 For every case: exactly the expected drop counter moved, the expected
 response (NAK syndrome and PSN, ACK, or nothing) came back, the QP is in the
@@ -50,6 +50,11 @@ SRW_CTRL_SACK, SRW_CTRL_NACK = 1, 2
 SRW_SACK_FIXED = 28
 WR_SEND = 2                   # enum uroce_wr_opcode in a descriptor
 SR_VICTIMS = ("sr", "srx", "ec")
+# be (docs/wire.md "be: best effort, version 1"): sr's packets, two more kinds
+SRW_BE_WRITE, SRW_BE_TAIL = 5, 6
+BE_PSN_AHEAD = 1 << 16        # the receiver's PSN window ahead of the highest PSN seen
+BE_MSG_HALF = 2048            # a number this far behind the active message (mod 4096) is late
+WC_PARTIAL, WC_TIMEOUT, WC_PREEMPTED = 1 << 8, 1 << 9, 1 << 10  # enum uroce_wc_flags
 
 OP_NAMES = {READ_RESP_FIRST: "READ response FIRST", READ_RESP_LAST: "READ response LAST",
             READ_RESP_ONLY: "READ response ONLY", ACK: "ACK", ATOMIC_ACK: "ATOMIC ACK"}
@@ -239,6 +244,9 @@ class Suite:
     def legit_sr(self):
         return self.ctl.cmd("info")["legit_sr"]
 
+    def legit_be(self):
+        return self.ctl.cmd("info")["legit_be"]
+
     # ---- sr / ec packets (docs/wire.md "sr and ec") ------------------------
     def sr_write(self, v, psn, va, data, rkey=None, dma_len=None, **kw):
         """A plain sr WRITE: UC RDMA WRITE Only to the data QPN."""
@@ -261,8 +269,12 @@ class Suite:
     # ---- checks ----------------------------------------------------------
     @staticmethod
     def drop_delta(before, after):
-        return {k: after["drops"][k] - before["drops"][k] for k in after["drops"]
-                if after["drops"][k] != before["drops"][k]}
+        d = {k: after["drops"][k] - before["drops"][k] for k in after["drops"]}
+        # legit_be's last packet of each message goes twice by design
+        # (docs/wire.md "be"): the copy is dropped as a duplicate all along,
+        # and those drops are legit_be's own duplicate count, not a case's
+        d["duplicate"] -= after["qps"]["legit_be"]["duplicates"] - before["qps"]["legit_be"]["duplicates"]
+        return {k: n for k, n in d.items() if n}
 
     def wait_legit(self, before, errs):
         """The legit connection went on: LEGIT_STEPS more verified iterations, no error."""
@@ -283,22 +295,32 @@ class Suite:
                            lg["first_error"]))
         if st["qps"]["legit"]["state"] != "RTS":
             errs.append("legit QP is %s" % st["qps"]["legit"]["state"])
-        # the sr connection, on its own deadline from the same start
-        want_sr = before["legit_sr"]["seq"] + LEGIT_STEPS
-        while st["legit_sr"]["seq"] < want_sr and time.monotonic() <= deadline:
-            time.sleep(0.02)
-            st = self.ctl.cmd("stats")
-        if st["legit_sr"]["seq"] < want_sr:
-            errs.append("legit sr connection stalled: iteration %d, wanted %d within %.0f s (state %s)"
-                        % (st["legit_sr"]["seq"], want_sr, LEGIT_WAIT_S, st["qps"]["legit_sr"]["state"]))
-        if st["qps"]["legit_sr"]["state"] != "RTS":
-            errs.append("legit sr QP is %s" % st["qps"]["legit_sr"]["state"])
+        # the sr and be connections, on their own deadlines from the same start
+        for name in ("legit_sr", "legit_be"):
+            want_c = before[name]["seq"] + LEGIT_STEPS
+            while st[name]["seq"] < want_c and time.monotonic() <= deadline:
+                time.sleep(0.02)
+                st = self.ctl.cmd("stats")
+            if st[name]["seq"] < want_c:
+                errs.append("%s connection stalled: iteration %d, wanted %d within %.0f s (state %s)"
+                            % (name, st[name]["seq"], want_c, LEGIT_WAIT_S, st["qps"][name]["state"]))
+            if st["qps"][name]["state"] != "RTS":
+                errs.append("%s QP is %s" % (name, st["qps"][name]["state"]))
+        # be ends a receive early only by its deadline or a newer message:
+        # neither happens to the legit traffic (a minute's deadline, one
+        # message at a time), so either is a forged packet's doing
+        q0, q1 = before["qps"]["legit_be"], st["qps"]["legit_be"]
+        for k in ("be_timeouts", "be_preempted"):
+            if q1[k] != q0[k]:
+                errs.append("legit_be %s moved by %d" % (k, q1[k] - q0[k]))
         return st
 
     def run(self, name, fn):
         """One case: fn sends its packets and returns its expectation."""
         errs = []
         try:
+            if getattr(fn, "prep", None):
+                fn.prep()  # before the counters are read: e.g. a victim reset
             self.wire.drain()
             before = self.ctl.cmd("stats")
             exp = fn(before)
@@ -324,8 +346,10 @@ class Suite:
         v = exp.get("qp")
         if v:
             q0, q1 = before["qps"][v], after["qps"][v]
-            # an sr/ec QP's peer takes two QPNs: data, data + 1 for its SACKs and NACKs
-            peer = {q1["peer_qpn"], (q1["peer_qpn"] + 1) & PSN_MASK} if "sr" in q1 else {q1["peer_qpn"]}
+            # an sr/ec/be QP's peer takes two QPNs: data, data + 1 for its
+            # SACKs and NACKs (be: votes)
+            peer = ({q1["peer_qpn"], (q1["peer_qpn"] + 1) & PSN_MASK} if "sr" in q1 or "be" in q1
+                    else {q1["peer_qpn"]})
             mine = [g for g in got if g[1] in peer] if not v.startswith("legit") else []
             if "sack_cum" in exp:
                 self.check_sacks(exp["sack_cum"], q1, mine, errs)
@@ -337,6 +361,16 @@ class Suite:
             for k, want in exp.get("sr_expect", {}).items():
                 if q1["sr"][k] != want:
                     errs.append("%s: sr state %s is %s, expected %s" % (v, k, q1["sr"][k], want))
+            for k in exp.get("be_same", ()):
+                if q0["be"][k] != q1["be"][k]:
+                    errs.append("%s: be state %s moved %s -> %s" % (v, k, q0["be"][k], q1["be"][k]))
+            for k, want in exp.get("be_expect", {}).items():
+                if q1["be"][k] != want:
+                    errs.append("%s: be state %s is %s, expected %s" % (v, k, q1["be"][k], want))
+            for k, want in exp.get("last_recv", {}).items():
+                if q1["last_recv"][k] != want:
+                    errs.append("%s: the last receive completion's %s is %s, expected %s"
+                                % (v, k, q1["last_recv"][k], want))
             for k, n in exp.get("counter_delta", {}).items():
                 if q1[k] - q0[k] != n:
                     errs.append("%s %s moved by %d, expected %d" % (v, k, q1[k] - q0[k], n))
@@ -376,10 +410,11 @@ class Suite:
         if after["guard_first_bad"] >= 0:
             errs.append("%d guard bytes outside the registered regions changed, the first at arena offset %d"
                         % (after["guard_bad"], after["guard_first_bad"]))
-        for rname, (off, data) in exp.get("content", {}).items():
-            h = self.ctl.cmd("dump %s %d %d" % (rname, off, len(data)))["hex"]
-            if bytes.fromhex(h) != data:
-                errs.append("%s bytes %d..%d do not hold what was written" % (rname, off, off + len(data) - 1))
+        for rname, want in exp.get("content", {}).items():
+            for off, data in want if isinstance(want, list) else [want]:
+                h = self.ctl.cmd("dump %s %d %d" % (rname, off, len(data)))["hex"]
+                if bytes.fromhex(h) != data:
+                    errs.append("%s bytes %d..%d do not hold what was written" % (rname, off, off + len(data) - 1))
 
     @staticmethod
     def describe(got):
@@ -435,7 +470,7 @@ class Suite:
 
     def cleanup(self, exp):
         st = self.ctl.cmd("stats")
-        broken = {q for q in ("rc", "rc0", "uc", "ud") + SR_VICTIMS if st["qps"][q]["state"] != "RTS"}
+        broken = {q for q in ("rc", "rc0", "uc", "ud") + SR_VICTIMS + ("be",) if st["qps"][q]["state"] != "RTS"}
         for name in sorted(set(exp.get("reset", [])) | broken):
             self.ctl.cmd("reset %s" % name)
         for rname, r in st["regions"].items():
@@ -451,11 +486,14 @@ class Suite:
 #   qp: the QP the case is about; responses: "none" | "any" | [(op, psn, syndrome)]
 #   state, psn_unchanged, rq_psn, credits_unchanged, no_rnr_wait, no_naks_taken
 #   changes: {region: (first, end, must_change)} bytes allowed to change
-#   content: {region: (offset, bytes)} what they must hold
+#   content: {region: (offset, bytes) or a list of them} what they must hold
 #   sr/ec: sack_cum (SACKs only, the last with this cumulative PSN; else
 #   "responses" covers the peer's data and control QPNs), sr_same (sr state
 #   fields that must not move), sr_expect {field: value}, counter_delta
 #   {QP counter: change}, check_fn(before, after, errs)
+#   be: be_same (be receiver fields that must not move), be_expect {field:
+#   value}; last_recv {opcode, flags, byte_len, imm}: the victim's last
+#   successful receive completion
 # ==========================================================================
 
 def payload(n, seed):
@@ -1299,6 +1337,337 @@ def cases(s):
                             % (q1["sr"]["peer_msg_limit"], over))
         return {"drops": {"stale_response": 1}, "qp": "legit_sr", "state": "RTS", "check_fn": limit_sane}
 
+    # ---- generations (docs/wire.md "sr and ec": message = 8-bit slot |
+    # 4-bit generation): a number with a finished message's slot and an
+    # older generation is outside the 64-message window, not that slot's
+    @case
+    def sr_stale_generation(st):
+        # A WRITE with immediate (message m, one packet, into sr_data)
+        # completes a receive; then WRITE-with-immediate data packets with
+        # m - 256 (m's slot, one generation back) and m + 1 - 256 (the slot
+        # of the next message, inside the window, one generation back):
+        # both late (their PSNs count and are SACKed), neither placed. A
+        # receiver that compared only the low 8 bits would take the second
+        # as message m + 1 and write it.
+        v, psn, msg = srv()
+        d0 = payload(64, 195)
+        s.wire.send([s.sr_msg(v, psn, msg, SRW_LAST, 0, d0, rkey=v["rkey"], va=v["va"] + 256),
+                     s.sr_msg(v, psn_add(psn, 1), msg - 256, SRW_LAST, 0, payload(64, 196), rkey=v["rkey"],
+                              va=v["va"] + 512),
+                     s.sr_msg(v, psn_add(psn, 2), msg + 1 - 256, SRW_LAST, 0, payload(64, 197), rkey=v["rkey"],
+                              va=v["va"] + 768)])
+        return {"drops": {"stale_msg": 2}, "qp": "sr", "state": "RTS", "sack_cum": psn_add(psn, 3),
+                "sr_expect": {"rx_cum": psn_add(psn, 3), "rx_msg_cum": msg + 1},
+                "counter_delta": {"recv_ok": 1, "recv_err": 0},
+                "last_recv": {"opcode": "RECV_RDMA_WITH_IMM", "byte_len": 64},
+                "changes": {"sr_data": (256, 320, True)}, "content": {"sr_data": (256, d0)}, "reset": ["sr"]}
+
+    @case
+    def ec_stale_generation(st):
+        # the same numbers at the ec victim (no message of its own first):
+        # its window base and the number after it, one generation back
+        v, psn, msg = srv("ec")
+        s.wire.send([s.sr_msg(v, psn_add(psn, i), m - 256, SRW_LAST, 0, payload(64, 198 + i), rkey=v["rkey"],
+                              va=v["va"] + 256 + 64 * i) for i, m in enumerate((msg, msg + 1))])
+        e = sr_dropped("ec", "stale_msg", 2, sack_cum=psn_add(psn, 2), sr_expect={"rx_cum": psn_add(psn, 2)},
+                       counter_delta={"recv_ok": 0, "recv_err": 0}, reset=["ec"])
+        e["sr_same"] = ("rx_msg_cum", "rx_bind_next", "tx_una", "tx_nxt", "peer_msg_limit", "have_limit")
+        return e
+
+    # ======================================================================
+    # be (docs/wire.md "be: best effort, version 1"; docs/reliability.md
+    # "be"): the `be` victim is peered with this host (its peer's data QPN
+    # ATK+10, control ATK+11) and reset before each of its cases, so its
+    # active message is 0, its first receive (of four, 2048 bytes) is
+    # buffer 0, and its highest PSN is the one before the PSN it expects.
+    # be answers nothing: every case also checks that nothing came back.
+    # The legit_be cases forge the client's address while its verified be
+    # traffic runs; that the traffic goes on, with no receive of its ended
+    # by a deadline or a newer message, is checked after each case.
+    # ======================================================================
+    def be_reset(first_timeout_ms=None):
+        # a fresh victim: message 0, the first receive active (its
+        # deadline starts when the engine takes it up, just after the reset)
+        s.ctl.cmd("reset be" + (" %d" % first_timeout_ms if first_timeout_ms else ""))
+        deadline = time.monotonic() + 2
+        while not s.victim("be")["be"]["active"]:
+            if time.monotonic() > deadline:
+                raise Failed("the be victim's first receive did not become active within 2 s of its reset")
+            time.sleep(0.005)
+
+    def be_case(fn):
+        fn.prep = be_reset
+        out.append((fn.__name__, fn))
+        return fn
+
+    def bev():
+        v = s.victim("be")
+        return v, psn_add(v["be"]["psn_hi"], 1), v["be"]["cur"]
+
+    BE_QUIET = {"recv_ok": 0, "recv_err": 0, "be_preempted": 0, "be_timeouts": 0, "late_drops": 0}
+
+    def be_dropped(reason, n=1, same=("cur", "active", "placed", "flags"), **kw):
+        """be: dropped, nothing answered, no receive completed, the active message untouched."""
+        cd = dict(BE_QUIET, late_drops=n if reason == "late" else 0)
+        e = {"drops": {reason: n}, "qp": "be", "responses": "none", "state": "RTS", "be_same": same,
+             "counter_delta": cd}
+        e.update(kw)
+        return e
+
+    @be_case
+    def be_control_send_accepted(st):
+        # a one-packet SEND: kind 1 (last) at index 0, rkey 0, va 0, then
+        # its copy (kind 6), which finds the message finished: a duplicate
+        v, psn, cur = bev()
+        data = payload(64, 170)
+        s.wire.send([s.sr_msg(v, psn, cur, SRW_LAST, 0, data), s.sr_msg(v, psn_add(psn, 1), cur, SRW_BE_TAIL, 0, data)])
+        return {"drops": {"duplicate": 1}, "qp": "be", "responses": "none", "state": "RTS",
+                "be_expect": {"cur": cur + 1, "psn_hi": psn_add(psn, 1)},
+                "counter_delta": dict(BE_QUIET, recv_ok=1), "last_recv": {"opcode": "RECV", "flags": 0, "byte_len": 64},
+                "changes": {"be_recv": (0, 64, True)}, "content": {"be_recv": (0, data)}}
+
+    @be_case
+    def be_late_after_completion(st):
+        # message cur completes (receive 0); then two packets with its
+        # number at new PSNs inside the window: a copy of its last packet
+        # and a full-MTU packet at index 1 (which would land at 1024 of the
+        # next receive): late, nothing placed; then message cur + 1 goes
+        # on in receive 1
+        v, psn, cur = bev()
+        rl = v["recv_len"]
+        d0, d1 = payload(64, 171), payload(64, 172)
+        s.wire.send([s.sr_msg(v, psn, cur, SRW_LAST, 0, d0),
+                     s.sr_msg(v, psn_add(psn, 1), cur, SRW_LAST, 0, payload(64, 173)),
+                     s.sr_msg(v, psn_add(psn, 2), cur, SRW_DATA, 1, payload(MTU, 174)),
+                     s.sr_msg(v, psn_add(psn, 3), cur + 1, SRW_LAST, 0, d1)])
+        return {"drops": {"late": 2}, "qp": "be", "responses": "none", "state": "RTS",
+                "be_expect": {"cur": cur + 2},
+                "counter_delta": dict(BE_QUIET, recv_ok=2, late_drops=2),
+                "last_recv": {"opcode": "RECV", "flags": 0, "byte_len": 64},
+                "changes": {"be_recv": (0, rl + 64, True)}, "content": {"be_recv": [(0, d0), (rl, d1)]}}
+
+    @be_case
+    def be_late_write_imm(st):
+        # a WRITE with immediate (one packet into be_data at 256)
+        # completes; a packet with its number to the same key at 512: late
+        v, psn, cur = bev()
+        d0 = payload(64, 175)
+        s.wire.send([s.sr_msg(v, psn, cur, SRW_LAST, 0, d0, rkey=v["rkey"], va=v["va"] + 256),
+                     s.sr_msg(v, psn_add(psn, 1), cur, SRW_LAST, 0, payload(64, 176), rkey=v["rkey"],
+                              va=v["va"] + 512)])
+        return {"drops": {"late": 1}, "qp": "be", "responses": "none", "state": "RTS",
+                "be_expect": {"cur": cur + 1}, "counter_delta": dict(BE_QUIET, recv_ok=1, late_drops=1),
+                "last_recv": {"opcode": "RECV_RDMA_WITH_IMM", "byte_len": 64},
+                "changes": {"be_data": (256, 320, True)}, "content": {"be_data": (256, d0)}}
+
+    @be_case
+    def be_late_after_preemption(st):
+        # a packet of message cur + 1 ends message cur (receive 0
+        # completes empty, PREEMPTED) and is placed in receive 1; then a
+        # packet of message cur: late
+        v, psn, cur = bev()
+        rl = v["recv_len"]
+        d1 = payload(64, 177)
+        s.wire.send([s.sr_msg(v, psn, cur + 1, SRW_LAST, 0, d1),
+                     s.sr_msg(v, psn_add(psn, 1), cur, SRW_LAST, 0, payload(64, 178))])
+        return {"drops": {"late": 1}, "qp": "be", "responses": "none", "state": "RTS",
+                "be_expect": {"cur": cur + 2},
+                "counter_delta": dict(BE_QUIET, recv_ok=2, be_preempted=1, late_drops=1),
+                "last_recv": {"opcode": "RECV", "flags": 0, "byte_len": 64},
+                "changes": {"be_recv": (rl, rl + 64, True)}, "content": {"be_recv": (rl, d1)}}
+
+    @be_case
+    def be_stale_generation(st):
+        # numbers far behind the active one, at the next PSNs: cur - 1000,
+        # cur - 256 (the active number's low 8 bits, an older generation)
+        # and cur - 2048 (half the space: the first number taken as behind)
+        v, psn, cur = bev()
+        s.wire.send([s.sr_msg(v, psn_add(psn, i), m, SRW_LAST, 0, payload(64, 179 + i))
+                     for i, m in enumerate((cur - 1000, cur - 256, cur - BE_MSG_HALF))])
+        return be_dropped("late", 3)
+
+    @be_case
+    def be_psn_out_of_window(st):
+        # the active message's number, PSNs 2^16 + 1 and 2^22 past the
+        # highest seen
+        v, psn, cur = bev()
+        hi = v["be"]["psn_hi"]
+        s.wire.send([s.sr_msg(v, psn_add(hi, BE_PSN_AHEAD + 1), cur, SRW_LAST, 0, payload(64, 182)),
+                     s.sr_msg(v, psn_add(hi, 1 << 22), cur, SRW_LAST, 0, payload(64, 183))])
+        return be_dropped("psn_out_of_window", 2, same=("cur", "active", "placed", "flags", "psn_hi"))
+
+    @be_case
+    def be_psn_window_edge_accepted(st):
+        # the last PSN of the window (2^16 past the highest seen) is taken
+        v, psn, cur = bev()
+        hi = v["be"]["psn_hi"]
+        data = payload(64, 184)
+        s.wire.send([s.sr_msg(v, psn_add(hi, BE_PSN_AHEAD), cur, SRW_LAST, 0, data)])
+        return {"drops": {}, "qp": "be", "responses": "none", "state": "RTS",
+                "be_expect": {"cur": cur + 1, "psn_hi": psn_add(hi, BE_PSN_AHEAD)},
+                "counter_delta": dict(BE_QUIET, recv_ok=1),
+                "changes": {"be_recv": (0, 64, True)}, "content": {"be_recv": (0, data)}, "reset": ["be"]}
+
+    # ======================================================================
+    # Memory windows (type 2; docs/api.md "Memory windows"). conf_peer
+    # binds a window over part of a victim's data region on that victim QP
+    # ("mw bind NAME OFF LEN", BIND_MW) and invalidates it ("mw inv NAME",
+    # LOCAL_INV); the victims' peer is this host, so its WRITEs through the
+    # window come from the QP's own peer at the expected PSN (the legit
+    # QPs' peer is the live client, whose PSNs a forged request would take).
+    # A key after its invalidation is refused as a bad rkey is (rc: NAK
+    # remote access error, QP to ERR) but counted as rkey_revoked.
+    # ======================================================================
+    def mw_case(victim, off, length, be_first_timeout_ms=None):
+        def deco(fn):
+            def prep():
+                if victim == "be":
+                    be_reset(be_first_timeout_ms)
+                s.ctl.cmd("mw bind %s %d %d" % (victim, off, length))
+            fn.prep = prep
+            out.append((fn.__name__, fn))
+            return fn
+        return deco
+
+    @mw_case("rc", 1024, 512)
+    def rc_mw_write_then_local_inv(st):
+        # a WRITE through the window is placed and ACKed; conf_peer then
+        # invalidates the window (LOCAL_INV, completed before the next
+        # packet leaves) and the same WRITE, other bytes, at the next PSN:
+        # refused, NAK remote access error, nothing placed
+        v = s.victim("rc")
+        w, psn = v["mw"], v["rq_psn"]
+        d0, d1 = payload(64, 200), payload(64, 201)
+
+        def write(p, data):
+            return s.frame(RC | WRITE_ONLY, v["qpn"], p, RETH(va=w["va"] + 64, rkey=w["rkey"], dma_len=64), data)
+        s.wire.send([write(psn, d0)])
+        time.sleep(SETTLE_S)
+        s.ctl.cmd("mw inv rc")
+        s.wire.send([write(psn_add(psn, 1), d1)])
+        base = w["va"] - v["va"]
+        return {"drops": {"rkey_revoked": 1}, "qp": "rc", "state": "ERR", "reset": ["rc"],
+                "responses": [(ACK, psn, None), (ACK, psn_add(psn, 1), NAK_REM_ACCESS)],
+                "changes": {"rc_data": (base + 64, base + 128, True)}, "content": {"rc_data": (base + 64, d0)}}
+
+    @mw_case("rc", 1024, 512)
+    def rc_mw_key_on_other_qp(st):
+        # a window opens to the QP it is bound to, not to another QP of its
+        # PD with the same peer: its valid key on the uc victim is unknown
+        v, w = s.victim("uc"), s.victim("rc")["mw"]
+        s.wire.send([s.frame(UC | WRITE_ONLY, v["qpn"], v["rq_psn"], RETH(va=w["va"], rkey=w["rkey"], dma_len=64),
+                             payload(64, 202))])
+        return dropped("uc", "bad_rkey", psn_unchanged=False)
+
+    @mw_case("be", 1024, 1024)
+    def be_mw_local_inv(st):
+        # be: a WRITE with immediate through the window completes; after
+        # LOCAL_INV the next message's WRITE with immediate through the same
+        # key is refused and places nothing (its message stays active)
+        v, psn, cur = bev()
+        w = v["mw"]
+        base = w["va"] - v["va"]
+        d0 = payload(64, 203)
+        s.wire.send([s.sr_msg(v, psn, cur, SRW_LAST, 0, d0, rkey=w["rkey"], va=w["va"])])
+        time.sleep(SETTLE_S)
+        s.ctl.cmd("mw inv be")
+        s.wire.send([s.sr_msg(v, psn_add(psn, 1), cur + 1, SRW_LAST, 0, payload(64, 204), rkey=w["rkey"],
+                              va=w["va"] + 64)])
+        return {"drops": {"rkey_revoked": 1}, "qp": "be", "responses": "none", "state": "RTS",
+                "be_expect": {"cur": cur + 1}, "counter_delta": dict(BE_QUIET, recv_ok=1),
+                "last_recv": {"opcode": "RECV_RDMA_WITH_IMM", "flags": 0, "byte_len": 64},
+                "changes": {"be_data": (base, base + 64, True)}, "content": {"be_data": (base, d0)}}
+
+    BE_SHORT_MS = 300  # the be victim's first receive's deadline in the timeout case
+
+    def be_wait_cur(want, limit_s):
+        deadline = time.monotonic() + limit_s
+        while s.victim("be")["be"]["cur"] < want:
+            if time.monotonic() > deadline:
+                raise Failed("the be victim's message %d did not end within %.1f s" % (want - 1, limit_s))
+            time.sleep(0.01)
+
+    @mw_case("be", 1024, 1024, be_first_timeout_ms=BE_SHORT_MS)
+    def be_mw_revoked_by_timeout(st):
+        # docs/reliability.md "be": a WRITE with immediate that ends by
+        # timeout revokes its key if that key is a window's. The first
+        # packet (of two) of a WRITE with immediate through the window is
+        # placed; the message's receive reaches its 300 ms deadline
+        # (TIMEOUT | PARTIAL, 1024 bytes); then the next message's WRITE
+        # with immediate and a plain WRITE through the key: rkey_revoked
+        v, psn, cur = bev()
+        w = v["mw"]
+        base = w["va"] - v["va"]
+        d0 = payload(MTU, 205)
+        s.wire.send([s.sr_msg(v, psn, cur, SRW_DATA, 0, d0, rkey=w["rkey"], va=w["va"])])
+        be_wait_cur(cur + 1, BE_SHORT_MS / 1000.0 + 2)
+        s.wire.send([s.sr_msg(v, psn_add(psn, 1), cur + 1, SRW_LAST, 0, payload(64, 206), rkey=w["rkey"], va=w["va"]),
+                     s.sr_msg(v, psn_add(psn, 2), cur + 1, SRW_BE_WRITE, 0, payload(64, 207), rkey=w["rkey"],
+                              va=w["va"] + 64)])
+        return {"drops": {"rkey_revoked": 2}, "qp": "be", "responses": "none", "state": "RTS",
+                "be_expect": {"cur": cur + 1}, "counter_delta": dict(BE_QUIET, recv_ok=1, be_timeouts=1),
+                "last_recv": {"opcode": "RECV_RDMA_WITH_IMM", "flags": WC_TIMEOUT | WC_PARTIAL, "byte_len": MTU},
+                "changes": {"be_data": (base, base + MTU, True)}, "content": {"be_data": (base, d0)}}
+
+    @mw_case("be", 1024, 1024)
+    def be_mw_revoked_by_preemption(st):
+        # the same when a newer message ends the WRITE with immediate: a
+        # one-packet SEND of message cur + 1 preempts it (and completes);
+        # then message cur + 2's WRITE with immediate through the key
+        v, psn, cur = bev()
+        w = v["mw"]
+        base, rl = w["va"] - v["va"], v["recv_len"]
+        d0, d1 = payload(MTU, 208), payload(64, 209)
+        s.wire.send([s.sr_msg(v, psn, cur, SRW_DATA, 0, d0, rkey=w["rkey"], va=w["va"]),
+                     s.sr_msg(v, psn_add(psn, 1), cur + 1, SRW_LAST, 0, d1),
+                     s.sr_msg(v, psn_add(psn, 2), cur + 2, SRW_LAST, 0, payload(64, 210), rkey=w["rkey"],
+                              va=w["va"])])
+        return {"drops": {"rkey_revoked": 1}, "qp": "be", "responses": "none", "state": "RTS",
+                "be_expect": {"cur": cur + 2}, "counter_delta": dict(BE_QUIET, recv_ok=2, be_preempted=1),
+                "last_recv": {"opcode": "RECV", "flags": 0, "byte_len": 64},
+                "changes": {"be_data": (base, base + MTU, True), "be_recv": (rl, rl + 64, True)},
+                "content": {"be_data": (base, d0), "be_recv": (rl, d1)}}
+
+    # ---- at legit_be, in the client's name. The forged PSNs are 1000
+    # ahead of the highest seen: new and inside the 2^16 window whatever
+    # the live traffic did meanwhile (a packet taken there would leave the
+    # client's next 1000 PSNs late); the message numbers are behind the
+    # active one by 1 (the message just completed) or more.
+    BE_AHEAD = 1000
+
+    def legit_be_expect(reason, n):
+        return {"drops": {reason: n}, "qp": "legit_be", "state": "RTS",
+                "counter_delta": {"late_drops": n if reason == "late" else 0, "be_preempted": 0, "be_timeouts": 0}}
+
+    @case
+    def be_late_legit(st):
+        # packets of the message the client completed last: a SEND's
+        # (rkey 0: it would land in the active receive, the next header)
+        # and a WRITE with immediate's into a gap of legit_be_data
+        lg = s.legit_be()
+        hi, cur = lg["be"]["psn_hi"], lg["be"]["cur"]
+        s.wire.send([s.sr_msg(lg, psn_add(hi, BE_AHEAD), cur - 1, SRW_LAST, 0, payload(32, 190), src=lg["peer_ip"]),
+                     s.sr_msg(lg, psn_add(hi, BE_AHEAD + 1), cur - 1, SRW_LAST, 0, payload(64, 191), rkey=lg["rkey"],
+                              va=lg["va"] + 3072, src=lg["peer_ip"])])
+        return legit_be_expect("late", 2)
+
+    @case
+    def be_stale_generation_legit(st):
+        lg = s.legit_be()
+        hi, cur = lg["be"]["psn_hi"], lg["be"]["cur"]
+        s.wire.send([s.sr_msg(lg, psn_add(hi, BE_AHEAD + i), m, SRW_LAST, 0, payload(32, 192 + i), src=lg["peer_ip"])
+                     for i, m in enumerate((cur - 1000, cur - 256))])
+        return legit_be_expect("late", 2)
+
+    @case
+    def be_psn_out_of_window_legit(st):
+        # a number 1024 ahead (a newer message: it would end the active
+        # one and 1023 more) at a PSN 100000 past the highest seen
+        lg = s.legit_be()
+        hi, cur = lg["be"]["psn_hi"], lg["be"]["cur"]
+        s.wire.send([s.sr_msg(lg, psn_add(hi, 100000), cur + 1024, SRW_LAST, 0, payload(32, 194), src=lg["peer_ip"])])
+        return legit_be_expect("psn_out_of_window", 1)
+
     # ---- last: a forged WRITE at the legit QP in another host's name
     @case
     def wrong_src_ip_legit(st):
@@ -1339,8 +1708,9 @@ def main():
     st = s.ctl.cmd("stats")
     print("conformance: asynchronous events raised (element:ibv_event_type): %s"
           % (" ".join(st["events"]) or "none"))
-    print("conformance: %d cases, %d passed, %d failed in %.1f s; legit connection: %d iterations verified"
-          % (len(s.results), len(s.results) - len(fails), len(fails), time.monotonic() - t0, st["legit"]["seq"]))
+    print("conformance: %d cases, %d passed, %d failed in %.1f s; legit connections: %d rc, %d sr, %d be "
+          "iterations verified" % (len(s.results), len(s.results) - len(fails), len(fails), time.monotonic() - t0,
+                                   st["legit"]["seq"], st["legit_sr"]["seq"], st["legit_be"]["seq"]))
     if not args.only and len(s.results) < len(table):
         print("conformance: FAIL: %d of the table's %d cases ran" % (len(s.results), len(table)), flush=True)
         return 1
