@@ -581,8 +581,10 @@ static int run_client(const struct opts *o)
 		uroce_progress(e.ctx);
 	check(uroce_qp_stats(e.qp, &qs), "QP statistics");
 	print_drops("client", e.ctx);
-	printf("late_peer: client %s: %u messages sent; tx_packets=%" PRIu64 " retransmits=%" PRIu64 "\n",
-	       uroce_reliability_str(o->rel), o->nmsg, qs.tx_packets, qs.retransmits);
+	printf("late_peer: client %s: %u messages sent; tx_packets=%" PRIu64 " retransmits=%" PRIu64 " timeouts=%" PRIu64
+	       " rack_losses=%" PRIu64 " tlp_probes=%" PRIu64 " rto_losses=%" PRIu64 " spurious_retx=%" PRIu64 "\n",
+	       uroce_reliability_str(o->rel), o->nmsg, qs.tx_packets, qs.retransmits, qs.timeouts, qs.rack_losses,
+	       qs.tlp_probes, qs.rto_losses, qs.spurious_retx);
 	fflush(stdout);
 	end_close(&e);
 	return stop_flag ? 1 : 0;
