@@ -1,0 +1,102 @@
+/* One connected RC-type QP pair between two processes, each in its own
+ * network namespace on an afxdp port (ip netns exec runs them), meeting
+ * through a file both map shared (MAP_SHARED). The file carries the QP
+ * numbers, GIDs, keys and addresses, and whatever the benchmark wants to
+ * coordinate besides (its own part after struct ns_hdr): CLOCK_MONOTONIC is
+ * one clock for every namespace, so timestamps written there by one end are
+ * comparable with the other's. Used by be_fct and paged_bench.
+ *
+ * Every wait is bounded and calls uroce_progress meanwhile (the contexts
+ * are embedded: the transport runs only when we call it). A failure on
+ * either end sets hdr->failed, so that the other stops at once instead of
+ * waiting out its bound. */
+#ifndef UROCE_TESTS_BENCH_NS_PAIR_H
+#define UROCE_TESTS_BENCH_NS_PAIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uroce/uroce.h>
+
+#define NS_PAIR_MAGIC 0x75726e73u /* "urns" */
+
+enum ns_role { NS_SENDER = 0, NS_RECEIVER = 1 };
+
+/* What one end tells the other. */
+struct ns_info {
+	uint32_t qpn, psn;
+	uint8_t gid[16];
+	uint32_t rkey;
+	uint32_t active_mtu; /* enum uroce_mtu of its port */
+	uint64_t addr, len;  /* its registered buffer */
+};
+
+/* The start of the shared file. Each flag word on a cache line of its own. */
+struct ns_hdr {
+	uint32_t magic, size;
+	uint32_t failed;
+	uint32_t pad0[13];
+	uint32_t ready[2] __attribute__((aligned(64)));   /* info[role] is published */
+	uint32_t connected[2] __attribute__((aligned(64))); /* the QP of role is in RTS */
+	struct ns_info info[2] __attribute__((aligned(64)));
+} __attribute__((aligned(64)));
+
+struct ns_end {
+	struct ns_hdr *h;
+	enum ns_role role;
+	struct uroce_context *ctx;
+	struct uroce_pd *pd;
+	struct uroce_cq *scq, *rcq;
+	struct uroce_qp *qp;
+	struct uroce_mr *mr;
+	enum uroce_mtu mtu; /* the path MTU both ends use */
+};
+
+extern const char *ns_name; /* the prefix of ns_die's message: set by main */
+
+/* Print "NAME: message", mark the pair failed, exit 1. */
+void ns_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* Like ns_die, with the text of a uroce error. */
+void ns_die_rc(int rc, const char *what) __attribute__((noreturn));
+
+uint64_t ns_now_ns(void);
+
+/* Map path (created when missing) with size bytes, zero-filled when new. */
+void *ns_map(const char *path, size_t size);
+
+/* Context on dev ("afxdp:IFACE"), PD, CQs of cqe entries, buf registered
+ * for local and remote access, an RC-type QP of sq/rq WRs with rel. */
+void ns_open(struct ns_end *e, struct ns_hdr *h, enum ns_role role, const char *dev, void *buf, size_t len,
+             uint32_t sq, uint32_t rq, int cqe, const struct uroce_rel_attr *rel);
+/* Publish this end, wait (bounded by wait_s) for the peer's, take the QP to
+ * RTS at the smaller of the two ports' MTUs; rc_timeout is the local ACK
+ * timeout (4.096 us x 2^t) an rc sender retransmits after. Returns once
+ * both ends are in RTS. */
+void ns_connect(struct ns_end *e, double wait_s, uint8_t rc_timeout);
+void ns_close(struct ns_end *e);
+
+/* One uroce_progress; a transport error ends the program. */
+void ns_progress(struct ns_end *e);
+
+/* How long this thread has waited, runnable, for a CPU so far
+ * (/proc/thread-self/schedstat): another task ran on its CPU meanwhile,
+ * which explains outliers on a shared machine. 0 when unknown. */
+uint64_t ns_run_delay_ns(void);
+
+/* Release store / acquire load of a shared word. */
+void ns_put(uint32_t *w, uint32_t v);
+uint32_t ns_get(const uint32_t *w);
+
+/* Wait until *w >= v, progressing meanwhile; 0, or -ETIMEDOUT after
+ * timeout_ns. The peer's failure ends the program. */
+int ns_wait_ge(struct ns_end *e, const uint32_t *w, uint32_t v, uint64_t timeout_ns);
+
+/* Poll cq once after a progress: a completion in *wc (1) or none (0). A
+ * failed poll ends the program. */
+int ns_poll(struct ns_end *e, struct uroce_cq *cq, struct uroce_wc *wc);
+
+/* Parse an unsigned number with an optional k/m/g (x1024) suffix; -1 with
+ * nothing stored when s is not one within [lo, hi]. */
+int ns_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+
+#endif /* UROCE_TESTS_BENCH_NS_PAIR_H */
