@@ -502,10 +502,13 @@ static void be_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const s
 	 * the active one and any skipped end now) or an older one (late) */
 	d = (srw_imm_msg(pkt->imm) - st->cur) & SRW_MSG_MASK;
 	if (d >= BE_MSG_HALF) {
-		if (kind == SRW_BE_TAIL && d == SRW_MSG_MASK && psn_take(qp, pkt->psn)) {
-			/* the tail's copy after the tail: expected, a duplicate by design */
-			qp->stats.duplicates++;
-			ctx_count_drop(qp->ctx, UROCE_DROP_DUPLICATE);
+		if (kind == SRW_BE_TAIL && d == SRW_MSG_MASK) {
+			/* the tail's copy after the tail: expected, a duplicate by
+			 * design (one psn_take refuses is counted there, once) */
+			if (psn_take(qp, pkt->psn)) {
+				qp->stats.duplicates++;
+				ctx_count_drop(qp->ctx, UROCE_DROP_DUPLICATE);
+			}
 			return;
 		}
 		qp->stats.late_drops++;

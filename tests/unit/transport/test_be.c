@@ -39,6 +39,7 @@ struct seen {
 	uint32_t cap_from;
 	uint8_t cap[16][2048];
 	uint32_t cap_len[16], ncap;
+	bool cap_pass;           /* captured packets are delivered too */
 	bool drop_last_of[4096];
 	uint64_t wbase;          /* plain WRITEs: arrived 1 KiB pages of the receiver's buffer */
 	uint8_t wgot[TR_BUF / 1024 / 8];
@@ -68,7 +69,8 @@ static bool filter(void *arg, const uint8_t *frame, uint32_t len)
 	if ((int)msg == s->cap_msg && kind != 3 && idx >= s->cap_from && s->ncap < 16) {
 		memcpy(s->cap[s->ncap], frame, len);
 		s->cap_len[s->ncap++] = len;
-		return true;
+		if (!s->cap_pass)
+			return true;
 	}
 	if ((s->p > 0 && (double)(xs(&s->rng) >> 11) / 9007199254740992.0 < s->p) ||
 	    ((kind == 1 || kind == 6) && s->drop_last_of[msg])) {
@@ -350,25 +352,58 @@ static void run_preempt(void)
 		}
 	CHECK(uroce_poll_cq(pr.s[1].rcq, 1, &wc) == 0, "a late packet made a completion");
 	REQUIRE(uroce_qp_stats(pr.s[1].qp, &qs) == 0, "stats");
+
 	CHECK(qs.late_drops == s.ncap && qs.be_preempted == 1, "late_drops %llu, be_preempted %llu",
 	      (unsigned long long)qs.late_drops, (unsigned long long)qs.be_preempted);
 
-	/* message 2 loses its last packet, nothing follows: its deadline ends it */
+	/* message 2 of one packet arrives whole; its tail's copy, sent again
+	 * at the same PSN, is one duplicate per copy and nothing else */
+	{
+		uint64_t dup0, late1;
+
+		s.cap_msg = 2;
+		s.cap_from = 0;
+		s.cap_pass = true;
+		s.ncap = 0;
+		loop_fabric_set_filter(pr.fab, 0, filter, &s);
+		post_recv_at(&pr.s[1], 102, 0, SLOT, 0);
+		post_send_op(&pr.s[0], &pr.s[1], UROCE_WR_SEND, 3, 0, 100, 0, 0, 0);
+		REQUIRE(tr_wait(&pr, pr.s[1].rcq, &wc, 1000) == 0, "message 2");
+		CHECK(wc.wr_id == 102 && wc.byte_len == 100 && wc.wc_flags == 0, "message 2: %u bytes, flags 0x%x",
+		      wc.byte_len, wc.wc_flags);
+		for (int i = 0; i < 20; i++)
+			tr_step(&pr);
+		REQUIRE(s.ncap == 2, "message 2's last packet and its copy: %u captured", s.ncap);
+		loop_fabric_set_filter(pr.fab, 0, NULL, NULL);
+		dup0 = port_drop(&pr.s[1], UROCE_DROP_DUPLICATE);
+		late1 = port_drop(&pr.s[1], UROCE_DROP_LATE);
+		for (int k = 0; k < 2; k++)
+			REQUIRE(loop_fabric_inject(pr.fab, 0, s.cap[1], s.cap_len[1]) == 0, "inject the tail's copy");
+		for (int i = 0; i < 20; i++)
+			tr_step(&pr);
+		CHECK(port_drop(&pr.s[1], UROCE_DROP_DUPLICATE) - dup0 == 2 && port_drop(&pr.s[1], UROCE_DROP_LATE) == late1,
+		      "two more copies of the tail's copy: duplicate +%llu, late +%llu; want +2 and +0",
+		      (unsigned long long)(port_drop(&pr.s[1], UROCE_DROP_DUPLICATE) - dup0),
+		      (unsigned long long)(port_drop(&pr.s[1], UROCE_DROP_LATE) - late1));
+		s.cap_pass = false;
+	}
+
+	/* message 3 loses its last packet, nothing follows: its deadline ends it */
 	loop_fabric_set_filter(pr.fab, 0, filter, &s);
 	s.cap_msg = -1;
-	s.drop_last_of[2] = true;
-	post_recv_at(&pr.s[1], 102, 0, SLOT, 0);
+	s.drop_last_of[3] = true;
+	post_recv_at(&pr.s[1], 103, 0, SLOT, 0);
 	for (int i = 0; i < 5; i++)
 		tr_step(&pr);
 	t0 = loop_fabric_now(pr.fab);
-	post_send_op(&pr.s[0], &pr.s[1], UROCE_WR_SEND_WITH_IMM, 3, 0, 3000, 0, 0xabcd, 0);
-	REQUIRE(tr_wait(&pr, pr.s[1].rcq, &wc, 100000) == 0, "message 2's completion");
-	CHECK(wc.wr_id == 102 && wc.byte_len == 2048 && (wc.wc_flags & UROCE_WC_TIMEOUT) &&
+	post_send_op(&pr.s[0], &pr.s[1], UROCE_WR_SEND_WITH_IMM, 4, 0, 3000, 0, 0xabcd, 0);
+	REQUIRE(tr_wait(&pr, pr.s[1].rcq, &wc, 100000) == 0, "message 3's completion");
+	CHECK(wc.wr_id == 103 && wc.byte_len == 2048 && (wc.wc_flags & UROCE_WC_TIMEOUT) &&
 	      (wc.wc_flags & UROCE_WC_WITH_IMM) && wc.imm_data == 0xabcd,
-	      "message 2: wr_id %llu, %u bytes, flags 0x%x, imm 0x%x", (unsigned long long)wc.wr_id, wc.byte_len,
+	      "message 3: wr_id %llu, %u bytes, flags 0x%x, imm 0x%x", (unsigned long long)wc.wr_id, wc.byte_len,
 	      wc.wc_flags, wc.imm_data);
 	CHECK(loop_fabric_now(pr.fab) - t0 <= (TMO_US + 100) * 1000ull && loop_fabric_now(pr.fab) - t0 >= TMO_US * 900ull,
-	      "message 2 ended %llu us after it started; deadline %u us",
+	      "message 3 ended %llu us after it started; deadline %u us",
 	      (unsigned long long)((loop_fabric_now(pr.fab) - t0) / 1000), TMO_US);
 	loop_fabric_set_filter(pr.fab, 0, NULL, NULL);
 	tr_close(&pr);
