@@ -38,9 +38,9 @@
  * percentiles p50/p90/p99/p999/max and mean in us, bytes_frac (sum of
  * byte_len over n x size), partial / timeout / preempted counts, the
  * deadline, the median handshake, and "disturbed": the messages during
- * which either end waited more than 20 us for its CPU (schedstat's
- * run_delay: another task ran there; it explains outliers on a shared
- * machine). --out FILE gets "i time_ns byte_len wc_flags handshake_ns
+ * which either end waited for its CPU (schedstat's run_delay: another task
+ * ran there) more than 20 us and more than a tenth of the message's time,
+ * which explains outliers on a shared machine. --out FILE gets "i time_ns byte_len wc_flags handshake_ns
  * snd_wait_ns rcv_wait_ns" per message, the waits being each end's
  * run_delay over the message (from the end of the one before). The
  * sender prints "be_fct sender k=v ...": its QP's counters. Exit 0, 1 on
@@ -65,7 +65,10 @@ struct fct_msg {
 	uint32_t byte_len, wc_flags, status, pad;
 };
 
-#define FCT_DISTURBED_NS 20000u /* a wait for the CPU this long marks a message disturbed */
+/* A message is disturbed when an end waited for its CPU longer than this
+ * and than a tenth of the message's time (ksoftirqd's forwarding work
+ * takes a little of every long message's time). */
+#define FCT_DISTURBED_NS 20000u
 
 struct fct_shm {
 	struct ns_hdr h;
@@ -315,6 +318,7 @@ static void report(const struct fct_shm *s, uint64_t n, const struct fct_opts *o
 		ns_die("cannot write %s: %s", o->out, strerror(errno));
 	for (uint64_t i = 0; i < n; i++) {
 		const struct fct_msg *m = &s->m[i];
+		uint64_t wait;
 
 		t[i] = m->t_done - m->t_ask;
 		hs[i] = m->t_post - m->t_ask;
@@ -323,7 +327,8 @@ static void report(const struct fct_shm *s, uint64_t n, const struct fct_opts *o
 		partial += !!(m->wc_flags & UROCE_WC_PARTIAL);
 		tmo += !!(m->wc_flags & UROCE_WC_TIMEOUT);
 		pre += !!(m->wc_flags & UROCE_WC_PREEMPTED);
-		disturbed += m->snd_wait > FCT_DISTURBED_NS || m->rcv_wait > FCT_DISTURBED_NS;
+		wait = m->snd_wait > m->rcv_wait ? m->snd_wait : m->rcv_wait;
+		disturbed += wait > FCT_DISTURBED_NS && wait > t[i] / 10;
 		if (f)
 			fprintf(f, "%" PRIu64 " %" PRIu64 " %u %u %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", i, t[i], m->byte_len,
 			        m->wc_flags, hs[i], m->snd_wait, m->rcv_wait);

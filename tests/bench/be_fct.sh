@@ -200,7 +200,8 @@ point() {
 # p50_us=.. p90_us=.. p99_us=.. max_us=.. mean_us=.. bytes_frac=.. partial=..
 # timeout=.. preempted=.. disturbed=.. clean_n=.. clean_p50_us=..
 # clean_p99_us=..", or FAIL. Disturbed: a message during which either end
-# waited more than 20 us for its CPU (columns 6 and 7); clean: the others.
+# waited for its CPU (columns 6 and 7: another task ran there) more than
+# 20 us and more than a tenth of the message's time; clean: the others.
 stats() {
 	local size=$1
 	shift
@@ -210,7 +211,8 @@ stats() {
 	cat "${files[@]}" | sort -k2,2n | awk -v size="$size" '
 		{ t[NR] = $2; b += $3; f = $4; sum += $2
 		  p += int(f / 256) % 2; to += int(f / 512) % 2; x += int(f / 1024) % 2
-		  if ($6 > 20000 || $7 > 20000) d++; else c[++nc] = $2 }
+		  w = $6 > $7 ? $6 : $7
+		  if (w > 20000 && w > $2 / 10) d++; else c[++nc] = $2 }
 		function q(a, n, r,  k) { if (!n) return "-"; k = int(r * n); if (k < r * n) k++; if (k < 1) k = 1
 			return sprintf("%.1f", a[k] / 1000) }
 		END { printf "n=%d p50_us=%s p90_us=%s p99_us=%s max_us=%.1f mean_us=%.1f bytes_frac=%.4f partial=%d timeout=%d preempted=%d",
@@ -290,7 +292,7 @@ echo
 echo "== completion time, us, all messages (loss on both directions)"
 fct_table ""
 echo
-echo "== the same without the disturbed messages (either end waited > 20 us for its CPU during the message)"
+echo "== the same without the disturbed messages (either end waited for its CPU > 20 us and > 1/10 of the message's time)"
 fct_table clean_
 echo
 echo "== be against rc and sr at 1% loss, and against itself lossless (all messages; clean ones in brackets)"
@@ -316,7 +318,7 @@ for size in $SIZES; do
 done
 echo "   ($((SECONDS - START)) s)"
 if [ -n "$PLOT" ]; then
-	/usr/bin/python3 "$PLOTTER" --size "$PLOT_SIZE" --out "$PLOT" \
+	/usr/bin/python3 "$PLOTTER" --size "$PLOT_SIZE" --out "$PLOT" ${T[$PLOT_SIZE]:+--deadline-us ${T[$PLOT_SIZE]}} \
 		"be 1%=$(ls "$DATA"/be.$PLOT_SIZE.0.01.r*.txt | paste -sd,)" \
 		"rc 1%=$(ls "$DATA"/rc.$PLOT_SIZE.0.01.r*.txt | paste -sd,)" \
 		"sr 1%=$(ls "$DATA"/sr.$PLOT_SIZE.0.01.r*.txt | paste -sd,)" \

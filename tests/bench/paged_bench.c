@@ -21,11 +21,11 @@
  *               [--max-sec S] [--rc-timeout T]
  *
  * The receiver prints a line per transfer, "paged_bench xfer page=P
- * kind=paged|single rep=R ns=N gbps=G wrs=W bad=B rcv_wait_us=U" (U: how
- * long the receiver waited for its CPU during the transfer: another task
- * ran there), then one per page size,
- * "paged_bench page=P paged_gbps=.. single_gbps=.. ratio=.." (medians of
- * the reps). Exit 0, 1 on any failure (either end's), 2 on a bad argument. */
+ * kind=paged|single rep=R ns=N gbps=G wrs=W bad=B post_us=P rcv_wait_us=U"
+ * (P: the post call alone; U: how long the receiver waited for its CPU
+ * during the transfer: another task ran there), then one per page size,
+ * "paged_bench page=P paged_gbps=.. single_gbps=.. ratio=.. paged_post_us=..
+ * wrs=.." (medians of the reps; wrs: the WRs of the last paged transfer). Exit 0, 1 on any failure (either end's), 2 on a bad argument. */
 #include <endian.h>
 #include <errno.h>
 #include <getopt.h>
@@ -44,6 +44,7 @@
 
 struct pb_xfer {
 	uint64_t t_post, t_done;
+	uint64_t post_ns; /* the post call itself (uroce_post_paged_write builds a WR a run) */
 	uint32_t bad, wrs;
 };
 
@@ -293,6 +294,9 @@ static void run_sender(struct ns_end *e, struct pb_shm *s, uint8_t *buf, const s
 			if ((rc = uroce_post_send(e->qp, &wr, NULL)) != 0)
 				ns_die_rc(rc, "post_send");
 		}
+		/* before the first packet leaves (the engine runs in our
+		 * progress calls), so the receiver reads it once done */
+		__atomic_store_n(&s->x[k].post_ns, ns_now_ns() - s->x[k].t_post, __ATOMIC_RELEASE);
 		end = ns_now_ns() + xfer_ns;
 		for (unsigned spins = 0; !sent || ns_get(&s->done) < k + 1; spins++) {
 			if (!sent && ns_poll(e, e->scq, &wc)) {
@@ -354,13 +358,15 @@ static void run_receiver(struct ns_end *e, struct pb_shm *s, uint8_t *buf, const
 {
 	uint64_t idle_ns = (uint64_t)((o->max_sec + 150) * 1e9), xfer_ns = 120000000000ull;
 	uint64_t rd, rcv_wait;
-	double *g[2];
+	uint32_t paged_wrs = 0;
+	double *g[2], *post;
 	uint32_t k;
 	int rc;
 
 	g[0] = calloc(o->reps, sizeof(double));
 	g[1] = calloc(o->reps, sizeof(double));
-	if (!g[0] || !g[1])
+	post = calloc(o->reps, sizeof(double));
+	if (!g[0] || !g[1] || !post)
 		ns_die("out of memory");
 	for (k = 0;; k++) {
 		unsigned pi, rep;
@@ -399,20 +405,26 @@ static void run_receiver(struct ns_end *e, struct pb_shm *s, uint8_t *buf, const
 		s->x[k].bad = verify(buf, o, k, paged, page, dst);
 		gbps = (double)o->total * 8 / (double)(t - s->x[k].t_post);
 		g[paged][rep] = gbps;
+		if (paged) {
+			post[rep] = (double)__atomic_load_n(&s->x[k].post_ns, __ATOMIC_ACQUIRE) / 1000.0;
+			paged_wrs = s->x[k].wrs;
+		}
 		printf("paged_bench xfer page=%" PRIu64 " kind=%s rep=%u ns=%" PRIu64 " gbps=%.3f wrs=%u bad=%u"
-		       " rcv_wait_us=%.0f\n", page, paged ? "paged" : "single", rep, t - s->x[k].t_post, gbps,
-		       s->x[k].wrs, s->x[k].bad, (double)rcv_wait / 1000.0);
+		       " post_us=%.0f rcv_wait_us=%.0f\n", page, paged ? "paged" : "single", rep, t - s->x[k].t_post, gbps,
+		       s->x[k].wrs, s->x[k].bad, (double)__atomic_load_n(&s->x[k].post_ns, __ATOMIC_ACQUIRE) / 1000.0,
+		       (double)rcv_wait / 1000.0);
 		ns_put(&s->done, k + 1);
 		if ((k + 1) % (o->reps * 2) == 0) {
 			double p = median(g[1], (unsigned)o->reps), q = median(g[0], (unsigned)o->reps);
 
-			printf("paged_bench page=%" PRIu64 " paged_gbps=%.3f single_gbps=%.3f ratio=%.3f\n", page, p, q,
-			       q > 0 ? p / q : 0);
+			printf("paged_bench page=%" PRIu64 " paged_gbps=%.3f single_gbps=%.3f ratio=%.3f paged_post_us=%.0f"
+			       " wrs=%u\n", page, p, q, q > 0 ? p / q : 0, median(post, (unsigned)o->reps), paged_wrs);
 		}
 		fflush(stdout);
 	}
 	free(g[0]);
 	free(g[1]);
+	free(post);
 }
 
 int main(int argc, char **argv)

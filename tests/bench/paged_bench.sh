@@ -124,19 +124,36 @@ for mode in $MODES; do
 done
 
 kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
+bytes_of() { # 64k -> 65536
+	awk -v p="$1" 'BEGIN { m = 1; if (p ~ /k$/) m = 1024; else if (p ~ /m$/) m = 1048576; else if (p ~ /g$/) m = 1073741824
+		printf "%d", p * m }'
+}
 echo
 echo "== Gbit/s of $TOTAL transfers (median of $REPS each), paged / single per page size"
 echo "| page | $(for m in $MODES; do printf '%s paged | %s single | %s paged/single | ' $m $m $m; done | sed 's/ | $//') |"
 echo "|---|$(for m in $MODES; do printf -- '---|---|---|'; done)"
 for p in $PAGES; do
-	b=$(awk -v p="$p" 'BEGIN { m = 1; if (p ~ /k$/) m = 1024; else if (p ~ /m$/) m = 1048576; else if (p ~ /g$/) m = 1073741824;
-		printf "%d", p * m }')
+	b=$(bytes_of "$p")
 	line="| $p |"
 	for m in $MODES; do
 		r=$(grep " page=$b " <<<" ${ROWS[$m]:-}" | head -1)
 		if [ -z "$r" ]; then line+=" - | - | - |"; continue; fi
 		line+=" $(kv paged_gbps "$r") | $(kv single_gbps "$r") | **$(kv ratio "$r")** |"
 		[ -z "$CSV" ] || echo "$m,$b,$(kv paged_gbps "$r"),$(kv single_gbps "$r"),$(kv ratio "$r")" >>"$CSV"
+	done
+	echo "$line"
+done
+echo
+echo "== the paged post call alone (uroce_post_paged_write: a WR per run of adjacent pages), median us, and its WRs"
+echo "| page | $(for m in $MODES; do printf '%s post us | %s WRs | ' $m $m; done | sed 's/ | $//') |"
+echo "|---|$(for m in $MODES; do printf -- '---|---|'; done)"
+for p in $PAGES; do
+	b=$(bytes_of "$p")
+	line="| $p |"
+	for m in $MODES; do
+		r=$(grep " page=$b " <<<" ${ROWS[$m]:-}" | head -1)
+		if [ -z "$r" ]; then line+=" - | - |"; continue; fi
+		line+=" $(kv paged_post_us "$r") | $(kv wrs "$r") |"
 	done
 	echo "$line"
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """CDF of per-message completion times from be_fct's files (be_fct.sh --plot).
 
-    plot_be_fct.py --size BYTES --out FILE.png "LABEL=FILE[,FILE...]" ...
+    plot_be_fct.py --size BYTES --out FILE.png [--deadline-us T] "LABEL=FILE[,FILE...]" ...
 
 Each file has one line per message: "i time_ns byte_len wc_flags handshake_ns";
 the files of one label are pooled. Needs matplotlib (/usr/bin/python3)."""
@@ -29,6 +29,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", type=int, required=True, help="message size in bytes (for the title)")
     ap.add_argument("--out", required=True, help="the PNG to write")
+    ap.add_argument("--deadline-us", type=float, help="be's deadline T, drawn as a vertical line")
     ap.add_argument("series", nargs="+", help="LABEL=FILE[,FILE...]")
     a = ap.parse_args()
     fig, ax = plt.subplots(figsize=(7, 4.2))
@@ -43,6 +44,8 @@ def main():
         y = [(i + 1) / n for i in range(n)]
         p50, p99 = t[(n + 1) // 2 - 1], t[max(0, -(-99 * n // 100) - 1)]
         ax.step(t, y, where="post", label="%s (p50 %.0f us, p99 %.0f us, n %d)" % (label, p50, p99, n))
+    if a.deadline_us:
+        ax.axvline(a.deadline_us, color="black", lw=0.8, ls="--", label="be deadline T = %.0f us" % a.deadline_us)
     ax.set_xscale("log")
     ax.set_xlabel("completion time (us, log scale): sender's start of the message to the receiver's completion")
     ax.set_ylabel("fraction of messages")
