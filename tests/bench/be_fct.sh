@@ -17,7 +17,8 @@
 #
 #   tests/bench/be_fct.sh --build DIR [--quick] [--sizes "4096 65536 ..."]
 #       [--count "SIZE=N ..."] [--reps R] [--max-sec S] [--rc-timeout T]
-#       [--seed S] [--keep DIR] [--plot FILE] [--plot-size SIZE]
+#       [--seed S] [--no-pin] [--wait-quiet S] [--keep DIR] [--plot FILE]
+#       [--plot-size SIZE]
 #
 # --build DIR: a release build with tests/bench/be_fct and apps/uroce-impair
 # (meson setup DIR --buildtype=release && ninja -C DIR; nothing is built
@@ -26,9 +27,12 @@
 # 500 at 256 KiB, 400 at 1 MiB, 300 at 4 MiB); --reps (default 2, 1..9);
 # a run also stops after --max-sec seconds (default 40), with the messages
 # it had. --rc-timeout: the rc local ACK timeout exponent (default 14:
-# 4.096 us x 2^14 = 67 ms, perftest's). --keep DIR: keep the per-message
-# files there ("i time_ns byte_len wc_flags handshake_ns", one per run;
-# its old *.txt are removed first). --plot FILE: the CDF of be, rc and sr
+# 4.096 us x 2^14 = 67 ms, perftest's). --no-pin: leave the ends to the
+# scheduler. --wait-quiet S: before each run wait up to S seconds for the
+# CPUs to be 90% idle over a second (others' jobs on a shared machine).
+# --keep DIR: keep the per-message files there ("i time_ns byte_len
+# wc_flags handshake_ns snd_wait_ns rcv_wait_ns", one per run; its old
+# *.txt are removed first). --plot FILE: the CDF of be, rc and sr
 # at 1% and be lossless for --plot-size (default 1048576), drawn by
 # plot_be_fct.py with /usr/bin/python3 (matplotlib; files kept in --keep,
 # or BUILD/be_fct). Exit 1 when a run fails (FAIL in its log line, the
@@ -45,6 +49,7 @@ REPS=2
 PIN=1
 RC_TIMEOUT=14
 SEED=1
+QUIET=0
 KEEP=
 PLOT=
 PLOT_SIZE=1048576
@@ -60,11 +65,12 @@ while [ $# -gt 0 ]; do
 	--no-pin) PIN=0; shift ;;
 	--rc-timeout) RC_TIMEOUT=${2:?--rc-timeout needs 1..31}; shift 2 ;;
 	--seed) SEED=${2:?--seed needs a number}; shift 2 ;;
+	--wait-quiet) QUIET=${2:?--wait-quiet needs seconds}; shift 2 ;;
 	--keep) KEEP=${2:?--keep needs a directory}; shift 2 ;;
 	--plot) PLOT=${2:?--plot needs a file}; shift 2 ;;
 	--plot-size) PLOT_SIZE=${2:?--plot-size needs bytes}; shift 2 ;;
-	-h|--help) sed -n '2,37p' "$0"; exit 0 ;;
-	*) die2 "unknown option $1 (accepted: --build, --quick, --sizes, --count, --max-sec, --reps, --no-pin, --rc-timeout, --seed, --keep, --plot, --plot-size)" ;;
+	-h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+	*) die2 "unknown option $1 (accepted: --build, --quick, --sizes, --count, --max-sec, --reps, --no-pin, --rc-timeout, --seed, --wait-quiet, --keep, --plot, --plot-size)" ;;
 	esac
 done
 [ -n "$BUILD" ] || die2 "--build DIR is required (a release build with tests/bench/be_fct and apps/uroce-impair)"
@@ -83,6 +89,7 @@ done
 [[ $RC_TIMEOUT =~ ^[0-9]+$ ]] && [ "$RC_TIMEOUT" -ge 1 ] && [ "$RC_TIMEOUT" -le 31 ] ||
 	die2 "--rc-timeout $RC_TIMEOUT: accepted 1..31"
 [[ $SEED =~ ^[0-9]+$ ]] || die2 "--seed $SEED: accepted a whole number"
+[[ $QUIET =~ ^[0-9]+$ ]] && [ "$QUIET" -le 3600 ] || die2 "--wait-quiet $QUIET: accepted 0..3600 seconds"
 [[ $PLOT_SIZE =~ ^[1-9][0-9]*$ ]] || die2 "--plot-size $PLOT_SIZE: accepted a size in bytes"
 FCT=$BUILD/tests/bench/be_fct
 IMPAIR=$BUILD/apps/uroce-impair
@@ -110,6 +117,23 @@ count_for() { # SIZE -> N
 	else n=300; fi
 	[ $QUICK = 1 ] && n=$((n / 5))
 	echo $n
+}
+
+# wait_quiet: with --wait-quiet S, before a run wait (at most S seconds)
+# until the CPUs were at least 90% idle over one second: nothing of ours
+# runs then, so anything busy is someone else's work, which would disturb
+# the run. Prints how long it waited when it did.
+busy_pct() { # over one second, all CPUs
+	local a b
+	a=($(head -1 /proc/stat)); sleep 1; b=($(head -1 /proc/stat))
+	awk -v u=$((b[1] + b[2] + b[3] + b[6] + b[7] + b[8] - a[1] - a[2] - a[3] - a[6] - a[7] - a[8])) \
+		-v i=$((b[4] + b[5] - a[4] - a[5])) 'BEGIN { printf "%d", u + i ? 100 * u / (u + i) : 0 }'
+}
+wait_quiet() {
+	local t0=$SECONDS b
+	[ "$QUIET" -gt 0 ] || return 0
+	while b=$(busy_pct); [ "$b" -ge 10 ] && [ $((SECONDS - t0)) -lt "$QUIET" ]; do :; done
+	[ $((SECONDS - t0)) -le 1 ] || echo "   (waited $((SECONDS - t0)) s for a quiet machine; last second ${b}% busy)"
 }
 
 . "$(dirname "$0")/../lib/netns.sh"
@@ -167,6 +191,7 @@ point() {
 	shm=$TMP/$tag.shm
 	rm -f "$shm" "$DATA/$tag.txt"
 	impair "$loss"
+	wait_quiet
 	d0=$(dropped)
 	local args=(--shm "$shm" --mode "$mode" --size "$size" --count "$n" --max-sec "$MAX_SEC" --rc-timeout "$RC_TIMEOUT" "$@")
 	netns_start "$NB" "$TMP/$tag.r.log" "${PIN_B[@]}" timeout -k 5 $((MAX_SEC + 90)) "$FCT" --role recv --dev afxdp:b0 \

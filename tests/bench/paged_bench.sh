@@ -13,11 +13,13 @@
 #
 #   tests/bench/paged_bench.sh --build DIR [--quick] [--modes "rc sr"]
 #       [--total BYTES] [--pages "4k 8k ..."] [--reps N] [--mtu 4200|1500]
-#       [--seed S] [--csv FILE] [--plot FILE]
+#       [--seed S] [--wait-quiet S] [--csv FILE] [--plot FILE]
 #
 # --build DIR: a release build with tests/bench/paged_bench (nothing is
 # built here). --total: bytes a transfer moves (default 64m). --reps:
 # transfers of each kind per page size (default 3; --quick: 1, and 16m).
+# --wait-quiet S: before each mode wait up to S seconds for the CPUs to be
+# 90% idle over a second (others' jobs on a shared machine).
 # --csv FILE: "mode,page,paged_gbps,single_gbps,ratio" rows. --plot FILE:
 # the ratio against the page size, drawn by plot_paged.py with
 # /usr/bin/python3 (matplotlib). Exit 1 when a run fails, 2 on a bad
@@ -32,6 +34,7 @@ PAGES="4k 8k 16k 32k 64k 128k 256k 512k 1m"
 REPS=
 MTU=4200
 SEED=1
+QUIET=0
 CSV=
 PLOT=
 die2() { echo "paged_bench.sh: $*" >&2; exit 2; }
@@ -45,10 +48,11 @@ while [ $# -gt 0 ]; do
 	--reps) REPS=${2:?--reps needs a number}; shift 2 ;;
 	--mtu) MTU=${2:?--mtu needs 4200 or 1500}; shift 2 ;;
 	--seed) SEED=${2:?--seed needs a number}; shift 2 ;;
+	--wait-quiet) QUIET=${2:?--wait-quiet needs seconds}; shift 2 ;;
 	--csv) CSV=${2:?--csv needs a file}; shift 2 ;;
 	--plot) PLOT=${2:?--plot needs a file}; shift 2 ;;
-	-h|--help) sed -n '2,24p' "$0"; exit 0 ;;
-	*) die2 "unknown option $1 (accepted: --build, --quick, --modes, --total, --pages, --reps, --mtu, --seed, --csv, --plot)" ;;
+	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+	*) die2 "unknown option $1 (accepted: --build, --quick, --modes, --total, --pages, --reps, --mtu, --seed, --wait-quiet, --csv, --plot)" ;;
 	esac
 done
 [ -n "$BUILD" ] || die2 "--build DIR is required (a release build with tests/bench/paged_bench)"
@@ -60,6 +64,7 @@ done
 [[ $REPS =~ ^[1-9][0-9]?$ ]] && [ "$REPS" -le 20 ] || die2 "--reps $REPS: accepted 1..20"
 [ "$MTU" = 4200 ] || [ "$MTU" = 1500 ] || die2 "--mtu $MTU: accepted 4200 (path MTU 4096) or 1500 (path MTU 1024)"
 [[ $SEED =~ ^[0-9]+$ ]] || die2 "--seed $SEED: accepted a whole number"
+[[ $QUIET =~ ^[0-9]+$ ]] && [ "$QUIET" -le 3600 ] || die2 "--wait-quiet $QUIET: accepted 0..3600 seconds"
 [[ $TOTAL =~ ^[1-9][0-9]*[kmg]?$ ]] || die2 "--total $TOTAL: accepted bytes with an optional k/m/g suffix"
 for p in $PAGES; do
 	[[ $p =~ ^[1-9][0-9]*[kmg]?$ ]] || die2 "--pages: '$p' is not a size (bytes with an optional k/m suffix)"
@@ -74,6 +79,23 @@ if [ -n "$PLOT" ]; then
 	[ -n "$CSV" ] || CSV=$(mktemp /tmp/paged_bench.XXXXXX.csv)
 fi
 PAGES_ARG=$(tr ' ' ',' <<<"$PAGES")
+
+# wait_quiet: with --wait-quiet S, before a run wait (at most S seconds)
+# until the CPUs were at least 90% idle over one second: nothing of ours
+# runs then, so anything busy is someone else's work, which would disturb
+# the run. Prints how long it waited when it did.
+busy_pct() { # over one second, all CPUs
+	local a b
+	a=($(head -1 /proc/stat)); sleep 1; b=($(head -1 /proc/stat))
+	awk -v u=$((b[1] + b[2] + b[3] + b[6] + b[7] + b[8] - a[1] - a[2] - a[3] - a[6] - a[7] - a[8])) \
+		-v i=$((b[4] + b[5] - a[4] - a[5])) 'BEGIN { printf "%d", u + i ? 100 * u / (u + i) : 0 }'
+}
+wait_quiet() {
+	local t0=$SECONDS b
+	[ "$QUIET" -gt 0 ] || return 0
+	while b=$(busy_pct); [ "$b" -ge 10 ] && [ $((SECONDS - t0)) -lt "$QUIET" ]; do :; done
+	[ $((SECONDS - t0)) -le 1 ] || echo "   (waited $((SECONDS - t0)) s for a quiet machine; last second ${b}% busy)"
+}
 
 . "$(dirname "$0")/../lib/netns.sh"
 netns_init uroce-paged
@@ -102,6 +124,7 @@ declare -A ROWS
 for mode in $MODES; do
 	shm=$TMP/$mode.shm
 	rm -f "$shm"
+	wait_quiet
 	args=(--shm "$shm" --mode "$mode" --total "$TOTAL" --pages "$PAGES_ARG" --reps "$REPS" --seed "$SEED" --max-sec $LIMIT)
 	netns_start "$NB" "$TMP/$mode.r.log" "${PIN_B[@]}" timeout -k 5 $((LIMIT + 60)) "$PB" --role recv --dev afxdp:pb "${args[@]}"
 	rpid=$NETNS_PID
