@@ -1,13 +1,16 @@
 /* Fuzz target for the receive side of connected RC, UC and UD QPs (the
  * responder, and the RC completer for responses) and of an sr and an ec
- * QP (their receiver, and their sender's SACK and NACK handling): each
+ * QP (their receiver, and their sender's SACK and NACK handling) and of a
+ * be QP (its receiver, its VOTE control packets, its sender): each
  * input is decoded into a short sequence of forged packets, multi-packet
  * messages, raw frames, local work requests, time jumps and region
  * revocations, sent from a raw loop port to a context. After every input
  * every byte outside the registered regions (guard zones, a read-only
  * region, another PD's region, a deregistered one) must be unchanged, or
  * the target aborts; an sr/ec message that completes must hold exactly
- * the bytes sent, also where ec rebuilt them.
+ * the bytes sent, also where ec rebuilt them; a be receive completion
+ * must fit the receive it ends and carry TIMEOUT or PREEMPTED only with
+ * PARTIAL.
  * Built for libFuzzer with clang; with -DFUZZ_STANDALONE_MAIN it carries a
  * main() that replays a corpus and seeded random inputs (every build), and
  * writes the seed corpus with --write-corpus DIR. */
@@ -21,6 +24,7 @@
 #include "dataplane/port_loop.h"
 #include "dataplane/wire.h"
 #include "transport/ec_code.h"
+#include "transport/rel_be.h"
 #include "transport/sr_wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -54,23 +58,29 @@ static const uint32_t area_len[AREA__COUNT] = { A_LEN, B1_LEN, B2_LEN, C_LEN, D_
 #define PEER_QPN 0x99u
 #define UD_QKEY 0x42u
 
-/* QP_SR and QP_EC are connected RC QPs with reliability sr and ec: each
- * takes two QPNs (data, and data + 1 for control) and sends UC opcodes.
- * The structured packet commands address the first NQP_IB only. */
-enum { QP_RC, QP_UC, QP_UD, QP_SR, QP_EC, NQP };
+/* QP_SR, QP_EC and QP_BE are connected RC QPs with reliability sr, ec and
+ * be: each takes two QPNs (data, and data + 1 for control) and sends UC
+ * opcodes. The structured packet commands address the first NQP_IB only;
+ * fz.sr[] has an entry for QP_SR and QP_EC only (is_sr), QP_BE has fz.be. */
+enum { QP_RC, QP_UC, QP_UD, QP_SR, QP_EC, QP_BE, NQP };
 #define NQP_IB 3u
 static const enum uroce_qp_type qp_type[NQP] = { UROCE_QPT_RC, UROCE_QPT_UC, UROCE_QPT_UD, UROCE_QPT_RC,
-	                                         UROCE_QPT_RC };
-static const uint8_t qp_tr[NQP] = { ROCE_TR_RC, ROCE_TR_UC, ROCE_TR_UD, ROCE_TR_UC, ROCE_TR_UC };
-/* RC at 1024, UC at 256 (long messages cheaply), UD up to 1024; sr and ec
- * at 256, so a receive buffer takes messages of up to 13 packets and ec
+	                                         UROCE_QPT_RC, UROCE_QPT_RC };
+static const uint8_t qp_tr[NQP] = { ROCE_TR_RC, ROCE_TR_UC, ROCE_TR_UD, ROCE_TR_UC, ROCE_TR_UC, ROCE_TR_UC };
+/* RC at 1024, UC at 256 (long messages cheaply), UD up to 1024; sr, ec and
+ * be at 256, so a receive buffer takes messages of up to 13 packets and ec
  * submessages are short */
 static const enum uroce_mtu qp_mtu_enum[NQP] = { UROCE_MTU_1024, UROCE_MTU_256, UROCE_MTU_1024, UROCE_MTU_256,
-	                                         UROCE_MTU_256 };
-static const uint32_t qp_mtu[NQP] = { 1024, 256, 1024, 256, 256 };
-/* The peer's QPN each QP is connected to: the sr and ec QPs get their own,
- * so the raw port tells their packets apart (control goes to it + 1). */
-static const uint32_t peer_qpn[NQP] = { PEER_QPN, PEER_QPN, PEER_QPN, 0x200, 0x300 };
+	                                         UROCE_MTU_256, UROCE_MTU_256 };
+static const uint32_t qp_mtu[NQP] = { 1024, 256, 1024, 256, 256, 256 };
+/* The peer's QPN each QP is connected to: the sr, ec and be QPs get their
+ * own, so the raw port tells their packets apart (control goes to it + 1). */
+static const uint32_t peer_qpn[NQP] = { PEER_QPN, PEER_QPN, PEER_QPN, 0x200, 0x300, 0x400 };
+
+static bool is_sr(unsigned qi)
+{
+	return qi == QP_SR || qi == QP_EC;
+}
 
 /* sr and ec: a window of 32 packets (the receiver's PSN bitmap is twice
  * the sender's ring: 64), ec with RS 4+2 so short inputs decode, a
@@ -82,6 +92,13 @@ static const uint32_t peer_qpn[NQP] = { PEER_QPN, PEER_QPN, PEER_QPN, 0x200, 0x3
 #define EC_FTO_US 20u
 #define SR_MSG_WINDOW 64u /* the receiver's message slots */
 #define SR_RECV_LEN (B1_LEN + B2_LEN)
+
+/* be: a deadline of 50 us for every WR that names none (a time jump ends
+ * receives), restored before every input (a VOTE exchange may change it);
+ * one adaptive-timeout group over the QP, so that VOTEs find one. */
+#define BE_TMO_US 50u
+#define BE_GROUP 7u
+#define BE_RECV_LEN (B1_LEN + B2_LEN) /* every be receive posted: B1 and B2 */
 
 /* Operations of each transport (low 5 bits), as the opcode table has them. */
 static const uint8_t rc_ops[] = { 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b,
@@ -99,6 +116,21 @@ enum cmd {
 	CMD_POST = 13,     /* a local work request on the RC or UC QP */
 	CMD_TIME = 14,     /* a jump of simulated time */
 	CMD_REVOKE = 15,   /* then a byte: 0 mod 4 deregisters region A or registers it again, else a packet */
+};
+
+/* be commands: a command byte with the top bit set and a low nibble of 10
+ * (0x8a, 0x9a, ... 0xfa: bytes CMD_MSG2 had, a second value of CMD_MSG,
+ * which keeps the bytes 0x0a..0x7a). Bits 4-6 are the command. */
+#define BE_CMD(c) (((c) & 0x8f) == 0x8a)
+enum be_cmd {
+	BE_PKT = 0,     /* one forged data packet (kind 0..7, any message number, key, va, length, PSN) */
+	BE_PKT_RE = 1,  /* the same, then a copy of it under the next PSN (the same index twice) */
+	BE_MSG = 2,     /* a whole message in the sender's layout, shuffled, some lost or duplicated */
+	BE_MSG_LATE = 3, /* the same, then, past the deadline, late copies of its first and tail packets */
+	BE_VOTE = 4,    /* a VOTE to the control QPN with fuzzer fields and header flaws */
+	BE_CTRL = 5,    /* a control packet of raw bytes */
+	BE_POST = 6,    /* a local SEND / WRITE / WRITE_WITH_IMM (or one refused) with a deadline */
+	BE_TMO = 7,     /* the local member exchanges its proposal (its VOTEs go out), or a warm-up */
 };
 
 /* sr/ec commands: a command byte with both top bits set and low bits 0..7
@@ -126,6 +158,21 @@ struct fuzz_stats {
 	uint64_t sr_verified[2]; /* completed messages whose bytes were checked */
 	uint64_t sr_partial[2], sr_precv_given[2], sr_streams[2];
 	uint64_t ec_rebuilt_verified; /* ... of them ec messages with rebuilt packets */
+	/* be */
+	uint64_t be_cmds, be_recv_ok, be_recv_partial, be_recv_timeout, be_recv_preempted, be_recv_err;
+	uint64_t be_recv_imm, be_verified, be_send_ok, be_send_timeout, be_qp_errs, be_votes_ok;
+};
+
+/* The forged peer of the be QP: its sending side, and what it saw the QP
+ * complete. */
+struct be_peer {
+	uint32_t rx_psn;   /* next data PSN it sends */
+	uint32_t rx_msg;   /* next message number that takes a receive */
+	uint32_t ctrl_psn; /* next PSN of its control packets */
+	uint64_t wc_ok;    /* receive completions of the QP (not flushed), and the last one's */
+	uint32_t wc_len, wc_flags;
+	int wc_status, wc_opcode;
+	uint64_t touched[(SRW_MSG_MASK + 1) / 64]; /* message numbers single packets used */
 };
 
 /* What the forged peer of an sr/ec QP knows: its own sending side (to the
@@ -172,6 +219,9 @@ static struct {
 	} reads[64];
 	unsigned nreads;
 	struct sr_peer sr[2]; /* of QP_SR, QP_EC */
+	struct be_peer be;    /* of QP_BE */
+	struct uroce_tmo *tmo; /* the adaptive-timeout group over QP_BE */
+	bool settling;         /* reset_all: be receives the last input left end by deadline (checked, not counted) */
 	struct ec_code code;  /* the peer's encoder: RS 4+2, as the ec QP */
 	struct fuzz_stats st;
 } fz;
@@ -264,7 +314,13 @@ static void bring_up(unsigned i)
 	if (uroce_qp_modify(fz.qp[i], &a, mask))
 		die("qp to RTS");
 	fz.refill[i] = true;
-	if (i >= QP_SR) {
+	if (i == QP_BE) {
+		/* the peer starts over with the QP: message 0 from its first PSN */
+		fz.be.rx_psn = a.rq_psn;
+		fz.be.rx_msg = 0;
+		memset(fz.be.touched, 0, sizeof(fz.be.touched));
+	}
+	if (is_sr(i)) {
 		/* the peer starts over with the QP */
 		struct sr_peer *sp = &fz.sr[i - QP_SR];
 
@@ -299,6 +355,21 @@ static struct uroce_mr *reg(struct uroce_pd *pd, enum area a, int access)
 	if (uroce_mr_reg(pd, area(a), area_len[a], access, &mr))
 		die("mr_reg");
 	return mr;
+}
+
+/* The adaptive-timeout group over the be QP, new for every input (its
+ * rounds and votes start over), and the QP's own deadline back. */
+static void be_group(void)
+{
+	struct uroce_tmo_attr ta = { .group_id = BE_GROUP, .msg_bytes = 4096 };
+
+	if (fz.tmo && uroce_tmo_destroy(fz.tmo))
+		die("tmo_destroy");
+	fz.tmo = NULL;
+	if (uroce_tmo_create(&ta, &fz.qp[QP_BE], 1, &fz.tmo))
+		die("tmo_create");
+	if (uroce_qp_set_timeout(fz.qp[QP_BE], BE_TMO_US))
+		die("qp_set_timeout");
 }
 
 static void setup(void)
@@ -387,11 +458,16 @@ static void setup(void)
 			ia.rel.ec_fto_us = EC_FTO_US;
 			ia.rel.chunk_pkts = i == QP_EC ? 2 : 0; /* partial-completion chunks */
 		}
+		if (i == QP_BE) {
+			ia.rel.reliability = UROCE_REL_BE;
+			ia.rel.timeout_us = BE_TMO_US;
+		}
 		if (uroce_qp_create(fz.pd, &ia, &fz.qp[i]))
 			die("qp_create");
 	}
 	if (ec_code_init(&fz.code, EC_KIND_RS, EC_K, EC_M))
 		die("ec_code_init");
+	be_group();
 	fz.ready = true;
 }
 
@@ -486,6 +562,67 @@ static void sr_wc(unsigned i, const struct uroce_wc *wc)
 	sp->wc_partial = wc->wc_flags & UROCE_WC_PARTIAL;
 }
 
+/* A be receive completion: it ends one receive of BE_RECV_LEN bytes. A
+ * RECV places into that receive only, so its byte_len fits it; a WRITE
+ * with immediate's byte_len counts what went to the key's region (not
+ * bounded by the receive). Flags: TIMEOUT and PREEMPTED say the message
+ * ended before it was whole, so they come with PARTIAL. */
+static void be_flags_check(const struct uroce_wc *wc, const char *side)
+{
+	if (!(wc->wc_flags & UROCE_WC_PARTIAL) && (wc->wc_flags & (UROCE_WC_TIMEOUT | UROCE_WC_PREEMPTED))) {
+		fprintf(stderr, "fuzz_responder: be %s completion wr_id %llu, status %d, %u bytes, flags %#x: TIMEOUT or "
+		        "PREEMPTED without PARTIAL\n", side, (unsigned long long)wc->wr_id, (int)wc->status, wc->byte_len,
+		        (unsigned)wc->wc_flags);
+		abort();
+	}
+}
+
+static void be_wc(const struct uroce_wc *wc)
+{
+	struct be_peer *bp = &fz.be;
+
+	if (wc->status == UROCE_WC_WR_FLUSH_ERR)
+		return;
+	be_flags_check(wc, "receive");
+	if (wc->opcode == UROCE_WC_RECV && wc->byte_len > BE_RECV_LEN) {
+		fprintf(stderr, "fuzz_responder: be receive completion wr_id %llu, status %d, flags %#x: byte_len %u "
+		        "past the %u bytes of the receive it ends\n", (unsigned long long)wc->wr_id, (int)wc->status,
+		        (unsigned)wc->wc_flags, wc->byte_len, BE_RECV_LEN);
+		abort();
+	}
+	if (fz.settling)
+		return;
+	bp->wc_ok++;
+	bp->wc_len = wc->byte_len;
+	bp->wc_flags = wc->wc_flags;
+	bp->wc_status = (int)wc->status;
+	bp->wc_opcode = (int)wc->opcode;
+	if (wc->status != UROCE_WC_SUCCESS) {
+		fz.st.be_recv_err++;
+		return;
+	}
+	fz.st.be_recv_ok++;
+	if (wc->opcode == UROCE_WC_RECV_RDMA_WITH_IMM)
+		fz.st.be_recv_imm++;
+	if (wc->wc_flags & UROCE_WC_PARTIAL)
+		fz.st.be_recv_partial++;
+	if (wc->wc_flags & UROCE_WC_TIMEOUT)
+		fz.st.be_recv_timeout++;
+	if (wc->wc_flags & UROCE_WC_PREEMPTED)
+		fz.st.be_recv_preempted++;
+}
+
+static void be_send_wc(const struct uroce_wc *wc)
+{
+	if (wc->status != UROCE_WC_SUCCESS)
+		return;
+	be_flags_check(wc, "send");
+	if (wc->wc_flags & UROCE_WC_TIMEOUT)
+		fz.st.be_send_timeout++;
+	else
+		fz.st.be_send_ok++;
+}
+
 static void drain(void)
 {
 	struct uroce_frame in[64];
@@ -507,7 +644,11 @@ static void drain(void)
 				if (wc[k].qp_num != uroce_qp_num(fz.qp[i]))
 					continue;
 				fz.refill[i] = true;
-				if (i >= QP_SR) {
+				if (i == QP_BE) {
+					be_wc(&wc[k]);
+					continue;
+				}
+				if (is_sr(i)) {
 					sr_wc(i, &wc[k]);
 					continue;
 				}
@@ -529,6 +670,8 @@ static void drain(void)
 			for (unsigned i = QP_SR; i <= QP_EC; i++)
 				if (wc[k].qp_num == uroce_qp_num(fz.qp[i]) && wc[k].status == UROCE_WC_SUCCESS)
 					fz.st.sr_send_ok[i - QP_SR]++;
+			if (wc[k].qp_num == uroce_qp_num(fz.qp[QP_BE]))
+				be_send_wc(&wc[k]);
 			if (wc[k].status == UROCE_WC_SUCCESS &&
 			    (wc[k].opcode == UROCE_WC_RDMA_READ || wc[k].opcode == UROCE_WC_COMP_SWAP ||
 			     wc[k].opcode == UROCE_WC_FETCH_ADD))
@@ -561,10 +704,12 @@ static void recover(void)
 		if (qa.qp_state == UROCE_QPS_ERR) {
 			if (i < NQP_IB)
 				fz.st.qp_errs++;
-			else
+			else if (is_sr(i))
 				fz.st.sr_qp_errs[i - QP_SR]++;
+			else
+				fz.st.be_qp_errs++;
 			step(1000); /* let the flush completions out first */
-			if (i >= QP_SR)
+			if (is_sr(i))
 				sr_release(i);
 			bring_up(i);
 			post_recvs(i);
@@ -1085,6 +1230,8 @@ static void cmd_time(struct reader *r)
 
 static struct sr_peer *peer_of(unsigned qi)
 {
+	if (!is_sr(qi))
+		die("peer_of: not an sr/ec QP");
 	return &fz.sr[qi - QP_SR];
 }
 
@@ -1351,7 +1498,7 @@ static void check_bytes(const uint8_t *now, const uint8_t *want, uint32_t len, c
 			fprintf(stderr,
 			        "fuzz_responder: %s QP completed message %u of %u bytes, but byte %u of %s is %02x, "
 			        "sent %02x\n",
-			        qi == QP_EC ? "ec" : "sr", msg, len, k, what, now[k], want[k]);
+			        qi == QP_EC ? "ec" : qi == QP_BE ? "be" : "sr", msg, len, k, what, now[k], want[k]);
 			abort();
 		}
 	}
@@ -1899,11 +2046,542 @@ static void cmd_sr(struct reader *r, uint8_t cmd)
 	}
 }
 
+/* ---- be: the forged peer of QP_BE ---- */
+
+static void be_touch(uint32_t msg)
+{
+	msg &= SRW_MSG_MASK;
+	fz.be.touched[msg / 64] |= 1ull << (msg % 64);
+}
+
+static bool be_touched(uint32_t msg)
+{
+	msg &= SRW_MSG_MASK;
+	return fz.be.touched[msg / 64] >> (msg % 64) & 1;
+}
+
+/* The receiver's active message number: it moves on by itself when a
+ * receive's deadline passes (the sender's WR would have timed out too). */
+static uint32_t be_cur(void)
+{
+	return be_of(fz.qp[QP_BE])->cur & SRW_MSG_MASK;
+}
+
+/* The peer's next message number, not behind the receiver's. */
+static uint32_t be_next_msg(void)
+{
+	struct be_peer *bp = &fz.be;
+	uint32_t cur = be_cur();
+
+	if (((cur - bp->rx_msg) & SRW_MSG_MASK) < BE_MSG_HALF)
+		bp->rx_msg = cur;
+	return bp->rx_msg & SRW_MSG_MASK;
+}
+
+/* PSN of a forged packet, by psnsel: top 3 bits 0-3 the next (the peer
+ * moves on), 4 ahead by 1-32 (a hole), 5 behind by 1-32 (inside the
+ * 64-PSN duplicate window: a copy), 6 behind by 64-95 (late), 7 with bit
+ * 4 any PSN (4 more bytes), else near the 2^16 window ahead. */
+static uint32_t be_pick_psn(uint8_t sel, struct reader *r)
+{
+	struct be_peer *bp = &fz.be;
+	uint32_t x = sel & 31, psn;
+
+	switch (sel >> 5) {
+	case 4: psn = bp->rx_psn + 1 + x; break;
+	case 5: psn = bp->rx_psn - 1 - x; break;
+	case 6: psn = bp->rx_psn - 1 - BE_DUP_WIN - x; break;
+	case 7: psn = x & 16 ? rd32(r) : bp->rx_psn + BE_PSN_AHEAD - 8 + (x & 15); break;
+	default: psn = bp->rx_psn++; break;
+	}
+	bp->rx_psn &= ROCE_PSN_MASK;
+	return psn & ROCE_PSN_MASK;
+}
+
+/* Message number, by msgsel: top 2 bits 0 the peer's next (not behind the
+ * receiver), 1 ahead by 1-8 (preempts; with bit 5 the peer moves on to
+ * it), 2 behind by 1-32 (late; 1 behind with kind 6 is the tail's copy),
+ * 3 with bit 5 any (2 more bytes), else around half the number space
+ * ahead (new below it, late from it on). */
+static uint32_t be_pick_msg(uint8_t sel, struct reader *r)
+{
+	struct be_peer *bp = &fz.be;
+	uint32_t x = sel & 63, next = be_next_msg(), msg;
+
+	switch (sel >> 6) {
+	case 1:
+		msg = next + 1 + (x & 7);
+		if (x & 32)
+			bp->rx_msg = msg & SRW_MSG_MASK;
+		break;
+	case 2: msg = next - 1 - (x & 31); break;
+	case 3: msg = x & 32 ? rd16(r) : next + BE_MSG_HALF - 4 + (x & 7); break;
+	default: msg = next; break;
+	}
+	be_touch(msg);
+	return msg & SRW_MSG_MASK;
+}
+
+/* One forged data packet: 10 bytes after the command (more for a random
+ * PSN, message number, key, length or payload).
+ *   psnsel, msgsel: be_pick_psn, be_pick_msg
+ *   opsel: bits 0-2 the kind (0 data, 1 last, 2 last-with-descriptor (not
+ *     be's), 3 descriptor, 4 parity (not be's), 5 plain WRITE, 6 tail copy,
+ *     7 reserved); bits 3-5 the opcode: 0-4 WRITE Only with Immediate,
+ *     5 WRITE Only, 6 another (bits 6-7 of opsel), 7 to the control QPN
+ *   idx (16 bits): bit 15 up to 2^17 - 1, else 0-15
+ *   keysel: bits 0-2 the rkey (0-1 rkey 0, 2-3 A's, 4 read-only D, 5 E of
+ *     another PD, 6 the revoked one, 7 random); bits 3-5 the va (0-4 at
+ *     idx's offset, 5 off it by a few bytes, 6 at the region's end or
+ *     before its start, 7 past it, wrapping or far)
+ *   vaoff (16 bits): where a message starts in the region, va offsets
+ *   lensel: bits 0-2 the payload (0-3 the MTU, 4 1..MTU, 5 0, 6 over the
+ *     MTU, with bit 5 any of 0..MAX_PAYLOAD (2 more bytes), 7 a
+ *     descriptor's 32 bytes or 1-7); bits 6-7 the DMA length (2 one more,
+ *     3 one less)
+ *   paysel: bits 6-7: 0-1 a pattern, 2 a descriptor (bit 0 op WRITE with
+ *     immediate to A, else SEND with immediate; bits 1-2 a flaw: 1 op
+ *     SEND, 2 the ec flag, 3 version 0; its length that of a message whose
+ *     last packet is index idx % 16 of 1 + vaoff % MTU bytes, as lensel 4
+ *     makes it), 3 bytes from the input (up to 64, the rest a pattern)
+ *   flags: addressing as for the structured packet (bits 0-1 ack/SE) */
+static void cmd_be_pkt(struct reader *r, bool again)
+{
+	static const uint8_t other_ops[4] = { ROCE_TR_UC | ROCE_OP_SEND_ONLY, ROCE_TR_RC | ROCE_OP_WRITE_ONLY_IMM,
+		                              ROCE_TR_UC | ROCE_OP_WRITE_FIRST, ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM };
+	uint8_t psnsel = rd8(r), msgsel = rd8(r), opsel = rd8(r);
+	uint16_t idxsel = rd16(r);
+	uint8_t keysel = rd8(r);
+	uint16_t vaoff = rd16(r);
+	uint8_t lensel = rd8(r), paysel = rd8(r), flags = rd8(r);
+	static uint8_t payload[MAX_PAYLOAD];
+	uint32_t mtu = qp_mtu[QP_BE], idx, kind = opsel & 7u, msg, rkey;
+	uint64_t base, rlen, mbase;
+	struct roce_pkt p;
+
+	pkt_init(&p, QP_BE);
+	p.psn = be_pick_psn(psnsel, r);
+	msg = be_pick_msg(msgsel, r);
+	idx = idxsel & 0x8000 ? ((uint32_t)idxsel << 2 | 3) & SRW_IDX_MASK : idxsel % 16u;
+	switch (opsel >> 3 & 7) {
+	case 5: p.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY; break;
+	case 6: p.opcode = other_ops[opsel >> 6]; break;
+	case 7:
+		p.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
+		p.dqpn = (uroce_qp_num(fz.qp[QP_BE]) + 1) & ROCE_QPN_MASK;
+		break;
+	default: p.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM; break;
+	}
+	p.imm = srw_imm(msg, (enum srw_kind)kind, idx);
+	/* rkey 0 (the receive's buffer), A, D, E, revoked, random */
+	if ((keysel & 7) < 2) {
+		rkey = SRW_MSG_RKEY;
+		base = 0;
+		rlen = BE_RECV_LEN;
+	} else {
+		pick_key((uint8_t)((keysel & 7) < 4 ? 0 : keysel & 7), r, &rkey, &base, &rlen);
+	}
+	p.reth.rkey = rkey;
+	mbase = (keysel & 7) < 2 ? 0 : base + (vaoff % rlen) / mtu * mtu;
+	switch (keysel >> 3 & 7) {
+	case 5: p.reth.va = mbase + (uint64_t)idx * mtu + 1 + vaoff % (mtu - 1); break;
+	case 6: p.reth.va = pick_va((uint8_t)(2 + (vaoff & 1)), vaoff, base, rlen); break;
+	case 7: p.reth.va = pick_va((uint8_t)(4 + vaoff % 3), vaoff, base, rlen); break;
+	default: p.reth.va = mbase + (uint64_t)idx * mtu; break;
+	}
+	switch (lensel & 7) {
+	case 4: p.payload_len = 1 + vaoff % mtu; break;
+	case 5: p.payload_len = 0; break;
+	case 6: p.payload_len = lensel & 0x20 ? rd16(r) % (MAX_PAYLOAD + 1u) : mtu + 1 + (lensel >> 3 & 3) * 97u; break;
+	case 7: p.payload_len = (lensel >> 3 & 7) ? (lensel >> 3 & 7) : SRW_DESC_LEN; break;
+	default: p.payload_len = mtu; break;
+	}
+	fill_msg(payload, p.payload_len, (uint32_t)fz.st.pkts);
+	switch (paysel >> 6) {
+	case 2:
+		if (p.payload_len >= SRW_DESC_LEN) {
+			uint8_t op = (paysel & 1) ? UROCE_WR_RDMA_WRITE_WITH_IMM : UROCE_WR_SEND_WITH_IMM;
+			uint32_t dkey = op == UROCE_WR_SEND_WITH_IMM ? 0 : fz.mr[AREA_A] ? fz.mr[AREA_A]->rkey : fz.revoked_rkey;
+
+			put_desc(payload, (paysel >> 1 & 3) == 3 ? 0 : SRW_VERSION,
+			         (paysel >> 1 & 3) == 1 ? UROCE_WR_SEND : op, (paysel >> 1 & 3) == 2,
+			         idx % 16u * mtu + 1 + vaoff % mtu,
+			         0xbe000000u | msg, dkey, dkey ? area_va(AREA_A) : 0, p.psn);
+		}
+		break;
+	case 3:
+		for (uint32_t k = 0; k < p.payload_len && k < 64; k++)
+			payload[k] = rd8(r);
+		break;
+	default:
+		break;
+	}
+	p.payload = payload;
+	switch (lensel >> 6) {
+	case 2: p.reth.dma_len = p.payload_len + 1; break;
+	case 3: p.reth.dma_len = p.payload_len - 1; break;
+	default: p.reth.dma_len = p.payload_len; break;
+	}
+	p.ackreq = flags & 1;
+	p.se = flags & 2;
+	pkt_addressing(&p, flags);
+	if (send_pkt(&p, flags_bad_icrc(flags)) && again) {
+		/* the same packet under the next PSN: its index counted twice? */
+		p.psn = fz.be.rx_psn++ & ROCE_PSN_MASK;
+		fz.be.rx_psn &= ROCE_PSN_MASK;
+		send_pkt(&p, false);
+	}
+}
+
+/* Positions of a be message on the wire, in PSN order (rel_be.c tx_wqe):
+ * the descriptor (with an immediate), data packets, the descriptor again
+ * before the last packet (with more than one), the last packet and its
+ * copy (kind 6; a plain WRITE has neither: all its packets are kind 5). */
+#define BE_MSG_MAX_PKTS 24u
+#define BE_MSG_MAX_POS (BE_MSG_MAX_PKTS + 3u)
+enum { BPOS_DATA, BPOS_DESC, BPOS_TAIL };
+struct be_pos {
+	uint8_t what;
+	uint32_t idx, psn;
+	bool lost;
+};
+
+/* A whole message of the forged sender: 14 bytes after the command.
+ *   t: bits 0-1 SEND, SEND with immediate, WRITE with immediate to A,
+ *      plain WRITE to A; 2-3 losses: none, by the dropd mask (bit k =
+ *      position k), the last packet (its copy ends the message), the last
+ *      and its copy (the deadline or the next message ends it); 4-5 order:
+ *      PSN order, reversed, shuffled (by order); 6 position dup % npos sent
+ *      twice; 7 unused
+ *   n: packets, 1 + n % 15 (a SEND of 14 or 15 is longer than the receive),
+ *      WRITE 1 + n % 24, 0xff one empty packet; lastsel: the last one's
+ *      length; vaoff: the WRITE's offset in A; order: the shuffle's seed
+ *   msgsel: bits 0-1: 0-1 the next number, 2 skipping 1-4 (they are
+ *      preempted), 3 an earlier one (late); bits 2-5 how far
+ *   late (BE_MSG_LATE): then 100 us later copies of its first and tail
+ *   packets (late, or duplicates).
+ * A message of the peer's own (the next number, not touched by single
+ * packets, nothing lost) that completes whole holds the bytes sent. */
+static void cmd_be_msg(struct reader *r, bool late)
+{
+	uint8_t t = rd8(r), n = rd8(r);
+	uint16_t lastsel = rd16(r), vaoff = rd16(r), order = rd16(r);
+	uint32_t dropd = rd32(r);
+	uint8_t dup = rd8(r), msgsel = rd8(r);
+	static uint8_t msgbuf[BE_MSG_MAX_PKTS * 256];
+	static struct be_pos pos[BE_MSG_MAX_POS];
+	uint8_t desc[SRW_DESC_LEN], sendorder[BE_MSG_MAX_POS];
+	struct be_peer *bp = &fz.be;
+	unsigned optype = t & 3, loss = t >> 2 & 3;
+	bool write = optype >= 2, plain = optype == 3, imm = optype == 1 || optype == 2;
+	uint32_t mtu = qp_mtu[QP_BE], npk = 1 + n % (write ? BE_MSG_MAX_PKTS : 15u), last = 1 + lastsel % mtu;
+	uint32_t total, npos = 0, msg, rkey = 0, first_psn, seed = order | 1u;
+	uint64_t base = 0, wc_before = bp->wc_ok;
+	bool check;
+
+	if (n == 0xff) {
+		npk = 1;
+		last = 0;
+	}
+	total = (npk - 1) * mtu + last;
+	if (write) {
+		rkey = fz.mr[AREA_A] ? fz.mr[AREA_A]->rkey : fz.revoked_rkey;
+		base = area_va(AREA_A) + vaoff % (A_LEN - total + 1);
+	}
+	msg = be_next_msg();
+	switch (msgsel & 3) {
+	case 2: msg = msg + 1 + (msgsel >> 2 & 3); break;
+	case 3: msg = msg - 1 - (msgsel >> 2 & 15); break;
+	default: break;
+	}
+	msg &= SRW_MSG_MASK;
+	if ((msgsel & 3) < 3 && !plain)
+		bp->rx_msg = (msg + 1) & SRW_MSG_MASK; /* a plain WRITE takes no number of its own */
+	check = !plain && loss == 0 && (msgsel & 3) < 2 && !be_touched(msg) && fz.mr[AREA_A];
+	be_touch(msg);
+
+	/* the layout */
+	if (imm)
+		pos[npos++] = (struct be_pos){ BPOS_DESC, 0, 0, false };
+	for (uint32_t i = 0; i < npk; i++) {
+		if (i + 1 == npk && imm && npk > 1)
+			pos[npos++] = (struct be_pos){ BPOS_DESC, 1, 0, false };
+		pos[npos++] = (struct be_pos){ BPOS_DATA, i, 0, false };
+		if (i + 1 == npk && !plain)
+			pos[npos++] = (struct be_pos){ BPOS_TAIL, i, 0, false };
+	}
+	first_psn = bp->rx_psn;
+	for (uint32_t k = 0; k < npos; k++) {
+		pos[k].psn = (first_psn + k) & ROCE_PSN_MASK;
+		switch (loss) {
+		case 1: pos[k].lost = k < 32 && (dropd >> k & 1); break;
+		case 2: pos[k].lost = pos[k].what == BPOS_DATA && pos[k].idx + 1 == npk; break;
+		case 3: pos[k].lost = pos[k].what != BPOS_DESC && pos[k].idx + 1 == npk; break;
+		default: break;
+		}
+	}
+	bp->rx_psn = (first_psn + npos) & ROCE_PSN_MASK;
+
+	/* the order */
+	for (uint32_t k = 0; k < npos; k++)
+		sendorder[k] = (uint8_t)((t >> 4 & 3) == 1 ? npos - 1 - k : k);
+	if ((t >> 4 & 3) >= 2) {
+		for (uint32_t k = npos - 1; k > 0; k--) {
+			uint32_t j = xorshift32(&seed) % (k + 1);
+			uint8_t tmp = sendorder[k];
+
+			sendorder[k] = sendorder[j];
+			sendorder[j] = tmp;
+		}
+	}
+
+	fill_msg(msgbuf, total, (uint32_t)fz.st.pkts ^ msg << 8 ^ 0xbe);
+	if (imm)
+		put_desc(desc, SRW_VERSION, optype == 1 ? UROCE_WR_SEND_WITH_IMM : UROCE_WR_RDMA_WRITE_WITH_IMM, 0, total,
+		         0xbe000000u | msg, write ? rkey : 0, write ? base : 0, first_psn);
+
+	for (uint32_t o = 0; o < npos; o++) {
+		const struct be_pos *ps = &pos[sendorder[o]];
+		struct roce_pkt p;
+
+		if (ps->lost)
+			continue;
+		pkt_init(&p, QP_BE);
+		p.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
+		p.psn = ps->psn;
+		if (ps->what == BPOS_DESC) {
+			p.imm = srw_imm(msg, SRW_DESC, 0);
+			p.payload = desc;
+			p.payload_len = SRW_DESC_LEN;
+			p.reth.rkey = SRW_MSG_RKEY;
+			p.reth.va = 0;
+		} else {
+			uint32_t i = ps->idx;
+			enum srw_kind kind = plain ? SRW_BE_WRITE : ps->what == BPOS_TAIL ? SRW_BE_TAIL :
+			                     i + 1 < npk ? SRW_DATA : SRW_LAST;
+
+			p.imm = srw_imm(msg, kind, i);
+			p.payload = msgbuf + i * mtu;
+			p.payload_len = i + 1 < npk ? mtu : last;
+			p.reth.rkey = write ? rkey : SRW_MSG_RKEY;
+			p.reth.va = write ? base + (uint64_t)i * mtu : (uint64_t)i * mtu;
+		}
+		p.reth.dma_len = p.payload_len;
+		send_pkt(&p, false);
+		if ((t & 0x40) && sendorder[o] == dup % npos)
+			send_pkt(&p, false); /* the same PSN: a duplicate */
+	}
+
+	/* The peer's own message completed whole: it holds what was sent. */
+	if (check && bp->wc_ok != wc_before && bp->wc_status == UROCE_WC_SUCCESS && bp->wc_len == total &&
+	    !(bp->wc_flags & UROCE_WC_PARTIAL)) {
+		if (write) {
+			check_bytes((const uint8_t *)(uintptr_t)base, msgbuf, total, "region A", QP_BE, msg);
+		} else {
+			check_bytes(area(AREA_B1), msgbuf, total < B1_LEN ? total : B1_LEN, "receive buffer B1", QP_BE, msg);
+			if (total > B1_LEN)
+				check_bytes(area(AREA_B2), msgbuf + B1_LEN, total - B1_LEN, "receive buffer B2", QP_BE, msg);
+		}
+		fz.st.be_verified++;
+	}
+
+	if (late) {
+		/* past the deadline: copies of the first packet and of the tail */
+		struct roce_pkt p;
+
+		step(2 * BE_TMO_US * 1000ull);
+		for (unsigned c = 0; c < 2; c++) {
+			const struct be_pos *ps = &pos[c == 0 ? 0 : npos - 1];
+
+			if (ps->what == BPOS_DESC)
+				continue;
+			pkt_init(&p, QP_BE);
+			p.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
+			p.psn = ps->psn;
+			p.imm = srw_imm(msg, plain ? SRW_BE_WRITE : ps->what == BPOS_TAIL ? SRW_BE_TAIL :
+			                ps->idx + 1 < npk ? SRW_DATA : SRW_LAST, ps->idx);
+			p.payload = msgbuf + ps->idx * mtu;
+			p.payload_len = p.reth.dma_len = ps->idx + 1 < npk ? mtu : last;
+			p.reth.rkey = write ? rkey : SRW_MSG_RKEY;
+			p.reth.va = write ? base + (uint64_t)ps->idx * mtu : (uint64_t)ps->idx * mtu;
+			send_pkt(&p, false);
+		}
+	}
+}
+
+/* A control packet to the be QP's control QPN (or its data QPN). */
+static void be_send_ctrl_pkt(const uint8_t *b, uint32_t len, uint8_t op, bool to_data)
+{
+	struct roce_pkt p;
+
+	pkt_init(&p, QP_BE);
+	if (!to_data)
+		p.dqpn = (uroce_qp_num(fz.qp[QP_BE]) + 1) & ROCE_QPN_MASK;
+	p.opcode = op;
+	p.psn = fz.be.ctrl_psn++ & ROCE_PSN_MASK;
+	p.payload = b;
+	p.payload_len = len;
+	send_pkt(&p, false);
+}
+
+/* A VOTE (type 3): 8 bytes after the command, more for random fields.
+ *   sel: bits 0-1 the group (0, 3 ours, 1 another, 2 any: 4 bytes);
+ *     bits 2-4 a flaw: 0-3 none, 4 version 2, 5 type SACK, 6 the length
+ *     field one more, 7 the payload 3 bytes short or (bit 5) 8 long;
+ *     bit 6 SEND Only with Immediate instead of SEND Only; bit 7 to the
+ *     data QPN
+ *   roundsel: bit 7 any round (4 bytes), else 0-7 (the rounds BE_TMO uses)
+ *   prop (32 bits) << shift (low 6 bits of shsel): the proposal, ns
+ *   vflags: bit 0 ASK (the local member answers for a round it has), bit 7
+ *     any flags (4 bytes)
+ * Whether it counted: the QP's control packets received grow. */
+static void cmd_be_vote(struct reader *r)
+{
+	uint8_t sel = rd8(r), roundsel = rd8(r);
+	uint32_t prop = rd32(r);
+	uint8_t shsel = rd8(r), vflags = rd8(r);
+	uint8_t b[SRW_CTRL_HDR_LEN + SRW_VOTE_LEN + 8];
+	uint32_t len = SRW_CTRL_HDR_LEN + SRW_VOTE_LEN, group, round, flags;
+	uint64_t drops_before, drops_after;
+	struct uroce_port_stats ps;
+
+	switch (sel & 3) {
+	case 1: group = BE_GROUP + 1; break;
+	case 2: group = rd32(r); break;
+	default: group = BE_GROUP; break;
+	}
+	round = roundsel & 0x80 ? rd32(r) : roundsel & 7u;
+	flags = vflags & 0x80 ? rd32(r) : vflags & 1u;
+	memset(b, 0, sizeof(b));
+	b[0] = SRW_VERSION;
+	b[1] = SRW_CTRL_VOTE;
+	roce_put_be32(b + 4, group);
+	roce_put_be32(b + 8, round);
+	roce_put_be64(b + 12, (uint64_t)prop << (shsel & 63));
+	roce_put_be32(b + 20, flags);
+	switch (sel >> 2 & 7) {
+	case 4: b[0] = 2; break;
+	case 5: b[1] = SRW_CTRL_SACK; break;
+	case 7: len = sel & 0x20 ? len + 8 : len - 3; break;
+	default: break;
+	}
+	roce_put_be16(b + 2, (uint16_t)(len + ((sel >> 2 & 7) == 6)));
+	uroce_port_stats(fz.ctx, 1, &ps);
+	drops_before = ps.drops[UROCE_DROP_BAD_CTRL];
+	be_send_ctrl_pkt(b, len, sel & 0x40 ? ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM : ROCE_TR_UC | ROCE_OP_SEND_ONLY,
+	                 sel & 0x80);
+	uroce_port_stats(fz.ctx, 1, &ps);
+	drops_after = ps.drops[UROCE_DROP_BAD_CTRL];
+	if (drops_after == drops_before && !(sel & 0xc0) && group == BE_GROUP && (sel >> 2 & 7) < 4)
+		fz.st.be_votes_ok++;
+}
+
+/* A control packet of raw bytes: 2 bytes after the command, then the
+ * payload. opsel: bits 0-2 the opcode (0-4 UC SEND Only), bit 3 a right
+ * header (version 1, type = bits 4-5, length = the payload's + bits 6-7);
+ * n: bits 0-6 the length, bit 7 to the data QPN. */
+static void cmd_be_ctrl(struct reader *r)
+{
+	static const uint8_t ops[8] = { ROCE_TR_UC | ROCE_OP_SEND_ONLY, ROCE_TR_UC | ROCE_OP_SEND_ONLY,
+		                        ROCE_TR_UC | ROCE_OP_SEND_ONLY, ROCE_TR_UC | ROCE_OP_SEND_ONLY,
+		                        ROCE_TR_UC | ROCE_OP_SEND_ONLY, ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM,
+		                        ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM, ROCE_TR_RC | ROCE_OP_SEND_ONLY };
+	uint8_t opsel = rd8(r), n = rd8(r), b[128];
+	uint32_t len = n & 0x7fu;
+
+	for (uint32_t k = 0; k < len; k++)
+		b[k] = rd8(r);
+	if ((opsel & 8) && len >= SRW_CTRL_HDR_LEN) {
+		b[0] = SRW_VERSION;
+		b[1] = opsel >> 4 & 3;
+		roce_put_be16(b + 2, (uint16_t)(len + (opsel >> 6)));
+	}
+	be_send_ctrl_pkt(b, len, ops[opsel & 7], n & 0x80);
+}
+
+/* A local work request on the be QP, whose packets go to the raw port: 5
+ * bytes after the command.
+ *   sel: bits 0-1 SEND, SEND with immediate, WRITE, WRITE with immediate;
+ *     bit 2 two SGEs; bit 3 unsignaled; bit 4 up to 7 bytes; bits 5-6 one
+ *     to four WRs; bit 7 a READ instead (be refuses it)
+ *   len: up to 4095 bytes (16 packets); off: where in C
+ *   tmosel: the WR's deadline: 0 the QP's, 1-127 that many us (1 us ends
+ *     it before its packets leave), 128-253 1-126 ms, 254 past the
+ *     maximum (refused), 255 the maximum */
+static void cmd_be_post(struct reader *r)
+{
+	static const enum uroce_wr_opcode ops[4] = { UROCE_WR_SEND, UROCE_WR_SEND_WITH_IMM, UROCE_WR_RDMA_WRITE,
+		                                     UROCE_WR_RDMA_WRITE_WITH_IMM };
+	uint8_t sel = rd8(r);
+	uint16_t len = rd16(r);
+	uint8_t off = rd8(r), tmosel = rd8(r);
+	uint32_t length = sel & 0x10 ? len % 8u : len % 4096u;
+	struct uroce_sge sg[2];
+	struct uroce_send_wr wr;
+
+	memset(&wr, 0, sizeof(wr));
+	sg[0].lkey = sg[1].lkey = fz.mr[AREA_C]->lkey;
+	sg[0].addr = area_va(AREA_C) + (off * 8u) % (C_LEN - length + 1);
+	sg[0].length = length;
+	wr.num_sge = 1;
+	if ((sel & 4) && length > 1) {
+		sg[0].length = length / 2;
+		sg[1].addr = area_va(AREA_C) + C_LEN - (length - length / 2);
+		sg[1].length = length - length / 2;
+		wr.num_sge = 2;
+	}
+	wr.wr_id = 0xbe00u | sel;
+	wr.sg_list = sg;
+	wr.opcode = sel & 0x80 ? UROCE_WR_RDMA_READ : ops[sel & 3];
+	wr.send_flags = sel & 8 ? 0 : UROCE_SEND_SIGNALED;
+	wr.imm_data = 0x87654321u;
+	wr.wr.rdma.remote_addr = 0x10000ull * off;
+	wr.wr.rdma.rkey = 0x1234;
+	wr.timeout_us = tmosel == 0 ? 0 : tmosel < 128 ? tmosel : tmosel < 254 ? (tmosel - 127u) * 1000u :
+	                tmosel == 254 ? BE_TIMEOUT_MAX_US + 1 : BE_TIMEOUT_MAX_US;
+	for (unsigned k = 0; k <= (sel >> 5 & 3u); k++)
+		uroce_post_send(fz.qp[QP_BE], &wr, NULL); /* a full queue or a refused WR: fine */
+	for (unsigned k = 0; k < STEPS_PER_PKT; k++)
+		step(1000);
+}
+
+/* The local member of the adaptive-timeout group: 2 bytes after the
+ * command. sel bit 7: a warm-up of (val + 1) us (applied to the QP), else
+ * an exchange for round val & 7 (its VOTE goes to the raw port; once the
+ * peer's VOTE for that round came, the QP's deadline follows). */
+static void cmd_be_tmo(struct reader *r)
+{
+	uint8_t sel = rd8(r), val = rd8(r);
+
+	if (sel & 0x80)
+		uroce_tmo_warmup(fz.tmo, (val + 1ull) * 1000);
+	else
+		uroce_tmo_exchange(fz.tmo, val & 7u); /* -EAGAIN while the peer's is missing */
+	for (unsigned k = 0; k < STEPS_PER_PKT; k++)
+		step(1000);
+}
+
+static void cmd_be(struct reader *r, uint8_t cmd)
+{
+	fz.st.be_cmds++;
+	switch ((enum be_cmd)(cmd >> 4 & 7)) {
+	case BE_PKT: cmd_be_pkt(r, false); break;
+	case BE_PKT_RE: cmd_be_pkt(r, true); break;
+	case BE_MSG: cmd_be_msg(r, false); break;
+	case BE_MSG_LATE: cmd_be_msg(r, true); break;
+	case BE_VOTE: cmd_be_vote(r); break;
+	case BE_CTRL: cmd_be_ctrl(r); break;
+	case BE_POST: cmd_be_post(r); break;
+	case BE_TMO: cmd_be_tmo(r); break;
+	}
+}
+
 /* Back to a known state: nothing in flight, QPs fresh, memory refilled. */
 static void reset_all(uint8_t setup_byte)
 {
 	static const uint32_t psns[4] = { 0, 0xfffff8, 0x800000, 0x123456 };
 
+	fz.settling = true;
 	for (unsigned k = 0; k < SETTLE_STEPS && (loop_fabric_in_flight(fz.fab) || k < 2); k++)
 		step(100000);
 	if (!fz.mr[AREA_A])
@@ -1914,13 +2592,16 @@ static void reset_all(uint8_t setup_byte)
 		sr_release(i);
 	for (unsigned i = 0; i < NQP; i++)
 		bring_up(i);
+	be_group();
+	fz.be.ctrl_psn = 0;
 	step(1000);
 	memcpy(fz.mem, fz.shadow, fz.mem_len);
 	/* setup bits 2-3 both set: the sr and ec QPs start with no receives
 	 * (receive handles find room) */
 	for (unsigned i = 0; i < NQP; i++)
-		if (i < QP_SR || (setup_byte & 0x0c) != 0x0c)
+		if (!is_sr(i) || (setup_byte & 0x0c) != 0x0c)
 			post_recvs(i);
+	fz.settling = false;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -1937,6 +2618,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fz.st.cmds++;
 		if (SR_CMD(cmd)) {
 			cmd_sr(&r, cmd);
+			recover();
+			continue;
+		}
+		if (BE_CMD(cmd)) {
+			cmd_be(&r, cmd);
 			recover();
 			continue;
 		}
@@ -2253,6 +2939,78 @@ static void put_sr_ctrl(struct seed *s, unsigned qi, bool to_data, uint8_t opsel
 	put(s, b, n);
 }
 
+/* be command bytes and their fields (cmd_be_*) */
+static uint8_t becmd(enum be_cmd c)
+{
+	return (uint8_t)(0x8a | c << 4);
+}
+
+struct be_pkt_spec {
+	bool again;
+	uint8_t psnsel, msgsel, opsel; /* opsel: kind | opcode mode << 3 */
+	uint16_t idx;
+	uint8_t keysel;
+	uint16_t vaoff;
+	uint8_t lensel, paysel, flags;
+};
+
+static void put_be_pkt(struct seed *s, const struct be_pkt_spec *k)
+{
+	put8(s, becmd(k->again ? BE_PKT_RE : BE_PKT));
+	put8(s, k->psnsel);
+	put8(s, k->msgsel);
+	put8(s, k->opsel);
+	put16(s, k->idx);
+	put8(s, k->keysel);
+	put16(s, k->vaoff);
+	put8(s, k->lensel);
+	put8(s, k->paysel);
+	put8(s, k->flags);
+}
+
+struct be_msg_spec {
+	bool late;
+	uint8_t optype, loss, order, dup_on, n;
+	uint16_t lastsel, vaoff, seed;
+	uint32_t dropd;
+	uint8_t dup, msgsel;
+};
+
+static void put_be_msg(struct seed *s, const struct be_msg_spec *m)
+{
+	put8(s, becmd(m->late ? BE_MSG_LATE : BE_MSG));
+	put8(s, (uint8_t)(m->optype | m->loss << 2 | m->order << 4 | m->dup_on << 6));
+	put8(s, m->n);
+	put16(s, m->lastsel);
+	put16(s, m->vaoff);
+	put16(s, m->seed);
+	put32(s, m->dropd);
+	put8(s, m->dup);
+	put8(s, m->msgsel);
+}
+
+/* sel: group | flaw << 2 | 0x40 other opcode | 0x80 to the data QPN */
+static void put_be_vote(struct seed *s, uint8_t sel, uint8_t round, uint32_t prop, uint8_t shift, uint8_t vflags)
+{
+	put8(s, becmd(BE_VOTE));
+	put8(s, sel);
+	put8(s, round);
+	put32(s, prop);
+	put8(s, shift);
+	put8(s, vflags);
+}
+
+/* sel: op (0 SEND, 1 SEND_IMM, 2 WRITE, 3 WRITE_IMM) | 4 two SGEs | 8
+ * unsignaled | 0x10 tiny | (WRs - 1) << 5 | 0x80 READ */
+static void put_be_post(struct seed *s, uint8_t sel, uint16_t len, uint8_t tmosel)
+{
+	put8(s, becmd(BE_POST));
+	put8(s, sel);
+	put16(s, len);
+	put8(s, 0);
+	put8(s, tmosel);
+}
+
 static void write_seed(const char *dir, const char *name, const struct seed *s)
 {
 	char path[4096];
@@ -2564,6 +3322,85 @@ static int write_corpus(const char *dir)
 	}
 #undef SRMSG
 #undef SRPKT
+	/* be: whole messages of each kind, losses the tail's copy or the
+	 * deadline ends, preemption, late copies; single packets of each kind,
+	 * key and PSN; VOTEs; local posts with deadlines */
+#define BEMSG(...) put_be_msg(s, &(struct be_msg_spec){ __VA_ARGS__ })
+#define BEPKT(...) put_be_pkt(s, &(struct be_pkt_spec){ __VA_ARGS__ })
+	SEED("be_send_msg", 0, BEMSG(.optype = 0, .n = 2, .lastsel = 99));
+	SEED("be_send_imm_shuffled", 1, BEMSG(.optype = 1, .n = 4, .lastsel = 10, .order = 2, .seed = 7));
+	SEED("be_write_imm_reversed", 0, BEMSG(.optype = 2, .n = 9, .lastsel = 255, .vaoff = 3000, .order = 1));
+	SEED("be_plain_write_msg", 0, BEMSG(.optype = 3, .n = 5, .lastsel = 3, .vaoff = 100);
+	     BEMSG(.optype = 0, .n = 1, .lastsel = 40));
+	SEED("be_empty_msg", 0, BEMSG(.optype = 1, .n = 0xff));
+	SEED("be_msg_last_lost", 0, BEMSG(.optype = 0, .n = 3, .loss = 2, .lastsel = 7));
+	SEED("be_msg_tail_lost_deadline", 0, BEMSG(.optype = 2, .n = 3, .loss = 3, .vaoff = 64); put8(s, CMD_TIME);
+	     put8(s, 7));
+	SEED("be_msg_lost_dup", 2, BEMSG(.optype = 1, .n = 6, .loss = 1, .dropd = 0x14, .dup_on = 1, .dup = 3,
+	                                 .order = 3, .seed = 0x55));
+	SEED("be_msg_skip_preempts", 0, BEMSG(.optype = 0, .n = 3, .loss = 3); BEMSG(.optype = 0, .n = 2, .msgsel = 2 | 1 << 2));
+	SEED("be_msg_earlier_late", 0, BEMSG(.optype = 0, .n = 2); BEMSG(.optype = 0, .n = 2, .msgsel = 3));
+	SEED("be_msg_late_copies", 0, BEMSG(.late = true, .optype = 1, .n = 3, .lastsel = 50); BEMSG(.optype = 0, .n = 1));
+	SEED("be_send_too_long", 0, BEMSG(.optype = 1, .n = 13, .lastsel = 255); put8(s, CMD_TIME); put8(s, 6));
+	SEED("be_pkt_data_then_deadline", 0, BEPKT(.opsel = 0); put8(s, CMD_TIME); put8(s, 6));
+	SEED("be_pkt_last", 3, BEPKT(.opsel = 1, .idx = 2, .lensel = 4, .vaoff = 77));
+	SEED("be_pkt_same_index_new_psn", 0, BEPKT(.again = true, .opsel = 0); BEPKT(.opsel = 1, .idx = 1, .lensel = 4));
+	SEED("be_pkt_preempts", 0, BEPKT(.opsel = 0); BEPKT(.msgsel = 0x42, .opsel = 1, .lensel = 4, .vaoff = 9));
+	SEED("be_pkt_late_msg", 0, BEMSG(.optype = 0, .n = 1); BEPKT(.msgsel = 0x80, .opsel = 0));
+	SEED("be_pkt_tail_after_end", 0, BEMSG(.optype = 0, .n = 1, .loss = 0); BEPKT(.msgsel = 0x80, .opsel = 6,
+	                                                                              .lensel = 4));
+	SEED("be_pkt_msg_half_ahead", 0, BEPKT(.msgsel = 0xc3, .opsel = 0));
+	SEED("be_pkt_psn_ahead_hole", 0, BEPKT(.psnsel = 0x85, .opsel = 0); BEPKT(.opsel = 1, .idx = 1, .lensel = 4));
+	SEED("be_pkt_psn_dup_window", 0, BEPKT(.opsel = 0); BEPKT(.psnsel = 0xa0, .opsel = 0));
+	SEED("be_pkt_psn_late", 0, BEPKT(.psnsel = 0xc0, .opsel = 0));
+	SEED("be_pkt_psn_far_ahead", 0, BEPKT(.psnsel = 0xe9, .opsel = 0); BEPKT(.psnsel = 0xe0, .opsel = 0));
+	SEED("be_pkt_write_imm_a", 0, BEPKT(.opsel = 1, .keysel = 2, .vaoff = 512, .lensel = 4));
+	SEED("be_pkt_revoked_key", 0, BEPKT(.opsel = 1, .keysel = 6, .lensel = 4));
+	SEED("be_pkt_random_key", 0, BEPKT(.opsel = 0, .keysel = 7); put32(s, 0x4242));
+	SEED("be_pkt_write_past_end", 0, BEPKT(.opsel = 5, .keysel = 2 | 7 << 3, .vaoff = 4));
+	SEED("be_plain_write_readonly", 0, BEPKT(.opsel = 5, .keysel = 4));
+	SEED("be_plain_write_other_pd", 0, BEPKT(.opsel = 5, .keysel = 5, .vaoff = 256));
+	SEED("be_pkt_va_off", 0, BEPKT(.opsel = 0, .idx = 3, .keysel = 5 << 3, .vaoff = 5));
+	SEED("be_pkt_len_any", 0, BEPKT(.opsel = 1, .lensel = 6 | 0x20); put16(s, 4100));
+	SEED("be_pkt_dma_len_differs", 0, BEPKT(.opsel = 0, .lensel = 0xc0));
+	SEED("be_pkt_idx_huge", 0, BEPKT(.opsel = 1, .idx = 0xffff, .lensel = 4));
+	SEED("be_pkt_desc", 0, BEPKT(.opsel = 3, .idx = 2, .lensel = 7, .paysel = 0x80, .vaoff = 600);
+	     BEPKT(.opsel = 1, .idx = 2, .lensel = 4, .vaoff = 600));
+	SEED("be_pkt_desc_write_imm", 0, BEPKT(.opsel = 3, .lensel = 7, .paysel = 0x81, .vaoff = 300);
+	     BEPKT(.opsel = 1, .keysel = 2, .lensel = 4, .vaoff = 300));
+	SEED("be_pkt_desc_flaws", 0, BEPKT(.opsel = 3, .lensel = 7, .paysel = 0x82); BEPKT(.opsel = 3, .lensel = 7,
+	     .paysel = 0x84); BEPKT(.opsel = 3, .lensel = 7, .paysel = 0x86); BEPKT(.opsel = 3, .lensel = 1));
+	SEED("be_pkt_raw_payload", 0, BEPKT(.opsel = 3, .lensel = 7, .paysel = 0xc0);
+	     for (int k = 0; k < 32; k++) put8(s, (uint8_t)(k * 7)));
+	SEED("be_pkt_other_kinds", 0, BEPKT(.opsel = 2); BEPKT(.opsel = 4); BEPKT(.opsel = 7));
+	SEED("be_pkt_other_opcodes", 0, BEPKT(.opsel = 5 << 3 | 0); BEPKT(.opsel = 6 << 3 | 0x40);
+	     BEPKT(.opsel = 6 << 3 | 0xc0));
+	SEED("be_pkt_to_ctrl_qpn", 0, BEPKT(.opsel = 7 << 3));
+	SEED("be_pkt_misaddressed", 0, BEPKT(.opsel = 0, .flags = 5 << 2); BEPKT(.opsel = 0, .flags = 0xdc));
+	SEED("be_pkt_no_recv", 0, for (int k = 0; k < 18; k++) BEPKT(.msgsel = 0x60, .opsel = 1, .lensel = 5));
+	SEED("be_vote_ok", 0, put_be_vote(s, 0, 0, 5000, 4, 0));
+	SEED("be_vote_ask_exchange", 0, put8(s, becmd(BE_TMO)); put8(s, 0); put8(s, 1);
+	     put_be_vote(s, 0, 1, 90000, 0, 1); put8(s, becmd(BE_TMO)); put8(s, 0); put8(s, 1);
+	     BEMSG(.optype = 0, .n = 2));
+	SEED("be_vote_other_group", 0, put_be_vote(s, 1, 0, 1, 0, 0));
+	SEED("be_vote_flaws", 0, put_be_vote(s, 4 << 2, 0, 1, 0, 0); put_be_vote(s, 5 << 2, 0, 1, 0, 0);
+	     put_be_vote(s, 6 << 2, 0, 1, 0, 0); put_be_vote(s, 7 << 2, 0, 1, 0, 0);
+	     put_be_vote(s, 7 << 2 | 0x20, 0, 1, 0, 0); put_be_vote(s, 0x40, 0, 1, 0, 0);
+	     put_be_vote(s, 0x80, 0, 1, 0, 0));
+	SEED("be_vote_huge_proposal", 0, put8(s, becmd(BE_TMO)); put8(s, 0); put8(s, 2);
+	     put_be_vote(s, 0, 2, 0xffffffffu, 40, 0); put8(s, becmd(BE_TMO)); put8(s, 0); put8(s, 2));
+	SEED("be_tmo_warmup", 0, put8(s, becmd(BE_TMO)); put8(s, 0x80); put8(s, 200); BEMSG(.optype = 0, .n = 2));
+	SEED("be_ctrl_raw", 0, put8(s, becmd(BE_CTRL)); put8(s, 8 | 3 << 4); put8(s, 24);
+	     for (int k = 0; k < 24; k++) put8(s, (uint8_t)k);
+	     put8(s, becmd(BE_CTRL)); put8(s, 0); put8(s, 0x80 | 3); put8(s, 1); put8(s, 3); put8(s, 0));
+	SEED("be_post_send", 0, put_be_post(s, 0, 1000, 0));
+	SEED("be_post_send_imm_two_sges", 0, put_be_post(s, 1 | 4, 2000, 0));
+	SEED("be_post_write_imm_deadline", 0, put_be_post(s, 3, 3000, 1); put_be_post(s, 3, 300, 130));
+	SEED("be_post_write_burst", 0, put_be_post(s, 2 | 3 << 5, 4000, 0); put_be_post(s, 0x10 | 8, 5, 0));
+	SEED("be_post_refused", 0, put_be_post(s, 0x80, 100, 0); put_be_post(s, 0, 100, 254);
+	     put_be_post(s, 0, 100, 255));
+#undef BEMSG
+#undef BEPKT
 	printf("fuzz_responder: wrote %u seeds to %s\n", count, dir);
 	return 0;
 }
@@ -2608,6 +3445,24 @@ static void print_stats(void)
 	}
 	printf("fuzz_responder: ec messages with rebuilt packets whose bytes were checked: %llu\n",
 	       (unsigned long long)fz.st.ec_rebuilt_verified);
+	{
+		struct uroce_qp_stats q;
+
+		if (uroce_qp_stats(fz.qp[QP_BE], &q))
+			die("qp_stats");
+		printf("fuzz_responder: be: %llu commands; receive side: %llu completed (%llu WRITE with immediate, "
+		       "%llu partial, %llu by deadline, %llu preempted, %llu bytes checked), %llu failed, %llu late "
+		       "drops, %llu duplicates, %llu VOTEs taken; send side: %llu WRs completed, %llu ended by their "
+		       "deadline; QP counters: %llu timeouts, %llu preempted; %llu recovered from ERR\n",
+		       (unsigned long long)fz.st.be_cmds, (unsigned long long)fz.st.be_recv_ok,
+		       (unsigned long long)fz.st.be_recv_imm, (unsigned long long)fz.st.be_recv_partial,
+		       (unsigned long long)fz.st.be_recv_timeout, (unsigned long long)fz.st.be_recv_preempted,
+		       (unsigned long long)fz.st.be_verified, (unsigned long long)fz.st.be_recv_err,
+		       (unsigned long long)q.late_drops, (unsigned long long)q.duplicates,
+		       (unsigned long long)fz.st.be_votes_ok, (unsigned long long)fz.st.be_send_ok,
+		       (unsigned long long)fz.st.be_send_timeout, (unsigned long long)q.be_timeouts,
+		       (unsigned long long)q.be_preempted, (unsigned long long)fz.st.be_qp_errs);
+	}
 	for (unsigned i = UROCE_DROP_SHORT_FRAME; i < UROCE_DROP__COUNT; i++)
 		if (ps.drops[i])
 			printf("  %-18s %llu\n", uroce_drop_reason_name(i), (unsigned long long)ps.drops[i]);
@@ -2678,6 +3533,15 @@ int main(int argc, char **argv)
 	MUST(srs.sacks_rcvd + ecs.sacks_rcvd > 0);
 	MUST(ps.drops[UROCE_DROP_STALE_MSG] > 0);
 	MUST(ps.drops[UROCE_DROP_BAD_CTRL] > 0);
+	/* be: messages complete whole (and hold what was sent), by deadline
+	 * and preempted; late packets are refused; VOTEs are taken; WRs sent */
+	MUST(fz.st.be_recv_ok > 0);
+	MUST(fz.st.be_verified > 0);
+	MUST(fz.st.be_recv_timeout > 0);
+	MUST(fz.st.be_recv_preempted > 0);
+	MUST(fz.st.be_votes_ok > 0);
+	MUST(fz.st.be_send_ok > 0);
+	MUST(ps.drops[UROCE_DROP_LATE] > 0);
 #undef MUST
 	printf("fuzz_responder: %u corpus files, %u random inputs: %s\n", corpus, RANDOM_INPUTS,
 	       fails ? "FAILED" : "no failure");
