@@ -51,7 +51,7 @@ static void be_fini(struct uroce_qp *qp)
 
 static void rx_clear(struct be_state *st)
 {
-	st->placed = st->len = st->imm = st->rkey = 0;
+	st->placed = st->len = st->imm = st->rkey = st->next_idx = 0;
 	st->op = UROCE_WR_SEND;
 	st->flags &= BE_F_DESC1 | BE_F_DESC2 | BE_F_TAIL; /* the sender's */
 }
@@ -388,7 +388,7 @@ static bool psn_take(struct uroce_qp *qp, uint32_t psn)
 		ctx_count_drop(qp->ctx, UROCE_DROP_DUPLICATE);
 		return false;
 	}
-	st->seen |= 1ull << -d;
+	st->seen |= 1u << -d;
 	return true;
 }
 
@@ -439,6 +439,14 @@ static void rx_data_pkt(struct uroce_qp *qp, const struct roce_pkt *pkt, uint32_
 	uint32_t mtu = qp->mtu, len = pkt->payload_len;
 	uint64_t off = (uint64_t)idx * mtu;
 
+	/* the sender sends a message's packets in index order: one at or
+	 * behind an index taken already is a copy under another PSN (or was
+	 * overtaken), and would count its bytes twice */
+	if (idx < st->next_idx) {
+		qp->stats.duplicates++;
+		ctx_count_drop(qp->ctx, UROCE_DROP_DUPLICATE);
+		return;
+	}
 	if (len > mtu || (kind == SRW_DATA && len != mtu) || ((st->flags & BE_F_LEN) && off + len > st->len) ||
 	    ((st->flags & BE_F_LEN) && kind == SRW_LAST && off + len != st->len)) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
@@ -472,6 +480,7 @@ static void rx_data_pkt(struct uroce_qp *qp, const struct roce_pkt *pkt, uint32_
 			memcpy((uint8_t *)(uintptr_t)pkt->reth.va, pkt->payload, len);
 	}
 	st->placed += len;
+	st->next_idx = idx + 1;
 	if (kind == SRW_LAST) {
 		st->len = (uint32_t)off + len;
 		st->flags |= BE_F_LEN;

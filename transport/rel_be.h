@@ -10,7 +10,7 @@
 #define BE_TIMEOUT_DEFAULT_US 1000u
 #define BE_TIMEOUT_MAX_US 60000000u     /* a minute: a longer deadline is no bound */
 #define BE_MSG_HALF (1u << (SRW_MSG_BITS - 1)) /* a message number this far back is late, not new */
-#define BE_DUP_WIN 64u                  /* PSNs behind the highest checked for duplicates; older ones are late */
+#define BE_DUP_WIN 32u                  /* PSNs behind the highest checked for duplicates; older ones are late */
 #define BE_PSN_AHEAD (1u << 16)         /* a PSN further ahead of the highest is not the peer's (forged or stale) */
 
 /* be_state.flags */
@@ -32,8 +32,9 @@ struct be_state {
 	uint32_t imm;          /* the WR's immediate, from the descriptor (network order) */
 	uint32_t rkey;         /* WRITE with immediate: its key, revoked if it times out */
 	uint32_t psn_hi;       /* highest PSN that arrived */
-	uint64_t seen;         /* bit i: PSN psn_hi - i arrived (a duplicate is not placed or counted twice) */
+	uint32_t seen;         /* bit i: PSN psn_hi - i arrived (a network duplicate is dropped at once) */
 	uint32_t start_us;     /* when its receive WR became the oldest (clock, us): its deadline counts from here */
+	uint32_t next_idx;     /* packets come in index order: below this is a copy, never counted twice */
 	uint8_t op;            /* enum uroce_wr_opcode */
 	uint8_t flags;
 	/* sender */

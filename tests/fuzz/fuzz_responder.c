@@ -2080,7 +2080,7 @@ static uint32_t be_next_msg(void)
 
 /* PSN of a forged packet, by psnsel: top 3 bits 0-3 the next (the peer
  * moves on), 4 ahead by 1-32 (a hole), 5 behind by 1-32 (inside the
- * 64-PSN duplicate window: a copy), 6 behind by 64-95 (late), 7 with bit
+ * BE_DUP_WIN-PSN duplicate window: a copy), 6 behind by BE_DUP_WIN + 0..31 (late), 7 with bit
  * 4 any PSN (4 more bytes), else near the 2^16 window ahead. */
 static uint32_t be_pick_psn(uint8_t sel, struct reader *r)
 {
