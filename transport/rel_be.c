@@ -139,24 +139,12 @@ static int be_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct s
 
 /* --- sending -------------------------------------------------------------- */
 
-struct be_gather {
-	const struct swqe *w;
-	uint32_t off;
-};
-
-static void gather_wqe(void *arg, uint8_t *dst, uint32_t len)
-{
-	const struct be_gather *g = arg;
-
-	sr_tx_gather(g->w, g->off, dst, len);
-}
-
 /* One packet of w: kind, packet index idx, payload [off, off + len). */
 static int send_pkt(struct uroce_qp *qp, struct swqe *w, enum srw_kind kind, uint32_t idx, uint32_t off,
                     uint32_t len)
 {
 	struct roce_pkt pkt;
-	struct be_gather g = { .w = w, .off = off };
+	struct sr_gather g = { .w = w, .off = off };
 	uint8_t desc[SRW_DESC_LEN];
 	gather_fn gf = NULL;
 	int rc;
@@ -181,7 +169,7 @@ static int send_pkt(struct uroce_qp *qp, struct swqe *w, enum srw_kind kind, uin
 			pkt.reth.rkey = w->rkey;
 			pkt.reth.va = w->raddr + off;
 		}
-		gf = len ? gather_wqe : NULL;
+		gf = len ? sr_gather_wqe : NULL;
 	}
 	rc = ctx_send_pkt(qp->ctx, qp->port, &pkt, gf, &g);
 	if (rc)

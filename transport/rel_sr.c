@@ -280,12 +280,7 @@ void sr_tx_gather(const struct swqe *w, uint32_t off, uint8_t *dst, uint32_t len
 	sge_copy_out(w->sge, w->num_sge, off - w->msg_off, dst, len);
 }
 
-struct sr_gather {
-	const struct swqe *w;
-	uint32_t off;
-};
-
-static void gather_wqe(void *arg, uint8_t *dst, uint32_t len)
+void sr_gather_wqe(void *arg, uint8_t *dst, uint32_t len)
 {
 	const struct sr_gather *g = arg;
 
@@ -367,7 +362,7 @@ static int send_txp(struct uroce_qp *qp, uint32_t psn)
 		pkt.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY;
 		pkt.reth.va = w->raddr + p->off;
 		pkt.reth.rkey = w->rkey;
-		gf = p->len ? gather_wqe : NULL;
+		gf = p->len ? sr_gather_wqe : NULL;
 		break;
 	case SRW_DESC:
 		/* a retransmitted descriptor needs its message's first PSN: it
@@ -387,7 +382,7 @@ static int send_txp(struct uroce_qp *qp, uint32_t psn)
 		} else {
 			pkt.reth.va = p->off;
 		}
-		gf = p->len ? gather_wqe : NULL;
+		gf = p->len ? sr_gather_wqe : NULL;
 		break;
 	}
 	pkt.ackreq = wants_sack(qp, p, w, psn);
