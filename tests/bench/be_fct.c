@@ -80,11 +80,11 @@ struct fct_shm {
 };
 
 struct fct_opts {
-	enum ns_role role;
-	const char *dev, *shm, *out;
+	struct ns_args a; /* --role, --dev, --shm, --max-sec, --rc-timeout */
+	const char *out;
 	enum uroce_reliability mode;
-	uint64_t size, count, warmup_ns, timeout_us, rc_timeout;
-	double max_sec, msg_timeout_sec;
+	uint64_t size, count, warmup_ns, timeout_us;
+	double msg_timeout_sec;
 };
 
 static void usage(FILE *f)
@@ -101,16 +101,6 @@ static void bad(const char *opt, const char *val, const char *accepted)
 	exit(2);
 }
 
-static double parse_sec(const char *opt, const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || *end || !(v > 0 && v <= 3600))
-		bad(opt, s, "seconds in (0, 3600]");
-	return v;
-}
-
 static void parse(int argc, char **argv, struct fct_opts *o)
 {
 	static const struct option lo[] = {
@@ -122,32 +112,19 @@ static void parse(int argc, char **argv, struct fct_opts *o)
 		{ "rc-timeout", required_argument, NULL, 'T' }, { "out", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },            { NULL, 0, NULL, 0 },
 	};
-	bool role = false, tmo = false;
+	bool tmo = false;
 	int c;
 
 	memset(o, 0, sizeof(*o));
 	o->mode = UROCE_REL__COUNT;
-	o->max_sec = 60;
+	o->a.max_sec = 60;
 	o->msg_timeout_sec = 20;
 	o->timeout_us = 1000000;
-	o->rc_timeout = 14;
+	o->a.rc_timeout = 14;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (ns_common_option(&o->a, c, optarg, bad))
+			continue;
 		switch (c) {
-		case 'r':
-			if (!strcmp(optarg, "send"))
-				o->role = NS_SENDER;
-			else if (!strcmp(optarg, "recv"))
-				o->role = NS_RECEIVER;
-			else
-				bad("--role", optarg, "send or recv");
-			role = true;
-			break;
-		case 'd':
-			o->dev = optarg;
-			break;
-		case 'f':
-			o->shm = optarg;
-			break;
 		case 'm':
 			if (uroce_reliability_parse(optarg, &o->mode) || o->mode == UROCE_REL_EC)
 				bad("--mode", optarg, "rc, sr or be");
@@ -160,11 +137,8 @@ static void parse(int argc, char **argv, struct fct_opts *o)
 			if (ns_parse_u64(optarg, 1, FCT_MAX_COUNT, &o->count))
 				bad("--count", optarg, "1 to 1000000");
 			break;
-		case 'D':
-			o->max_sec = parse_sec("--max-sec", optarg);
-			break;
 		case 'M':
-			o->msg_timeout_sec = parse_sec("--msg-timeout-sec", optarg);
+			o->msg_timeout_sec = ns_parse_sec("--msg-timeout-sec", optarg, bad);
 			break;
 		case 'w':
 			if (ns_parse_u64(optarg, 1, 10000000000ull, &o->warmup_ns))
@@ -174,10 +148,6 @@ static void parse(int argc, char **argv, struct fct_opts *o)
 			if (ns_parse_u64(optarg, 1, 60000000, &o->timeout_us))
 				bad("--timeout-us", optarg, "1 to 60000000 us");
 			tmo = true;
-			break;
-		case 'T':
-			if (ns_parse_u64(optarg, 1, 31, &o->rc_timeout))
-				bad("--rc-timeout", optarg, "1 to 31 (4.096 us x 2^T)");
 			break;
 		case 'o':
 			o->out = optarg;
@@ -192,7 +162,7 @@ static void parse(int argc, char **argv, struct fct_opts *o)
 	}
 	if (optind < argc)
 		bad("argument", argv[optind], "options only");
-	if (!role || !o->dev || !o->shm || o->mode == UROCE_REL__COUNT || !o->size || !o->count) {
+	if (!o->a.role_set || !o->a.dev || !o->a.shm || o->mode == UROCE_REL__COUNT || !o->size || !o->count) {
 		fprintf(stderr, "be_fct: --role, --dev, --shm, --mode, --size and --count are required\n");
 		usage(stderr);
 		exit(2);
@@ -239,7 +209,7 @@ static bool stamped(const uint8_t *buf, uint64_t size, uint64_t i)
 
 static void run_sender(struct ns_end *e, struct fct_shm *s, uint8_t *buf, const struct fct_opts *o)
 {
-	uint64_t start = ns_now_ns(), max_ns = (uint64_t)(o->max_sec * 1e9), msg_ns = (uint64_t)(o->msg_timeout_sec * 1e9);
+	uint64_t start = ns_now_ns(), max_ns = (uint64_t)(o->a.max_sec * 1e9), msg_ns = (uint64_t)(o->msg_timeout_sec * 1e9);
 	uint64_t cut = 0, n, rd = ns_run_delay_ns();
 	struct uroce_qp_stats st;
 	struct uroce_wc wc;
@@ -353,7 +323,7 @@ static void report(const struct fct_shm *s, uint64_t n, const struct fct_opts *o
 static void run_receiver(struct ns_end *e, struct fct_shm *s, uint8_t *buf, const struct fct_opts *o,
                          uint64_t deadline_ns)
 {
-	uint64_t msg_ns = (uint64_t)(o->msg_timeout_sec * 1e9), idle_ns = (uint64_t)((o->max_sec + 30) * 1e9);
+	uint64_t msg_ns = (uint64_t)(o->msg_timeout_sec * 1e9), idle_ns = (uint64_t)((o->a.max_sec + 30) * 1e9);
 	uint64_t i, bad_data = 0, rd = ns_run_delay_ns();
 	struct uroce_wc wc;
 
@@ -413,7 +383,7 @@ int main(int argc, char **argv)
 
 	ns_name = "be_fct";
 	parse(argc, argv, &o);
-	s = ns_map(o.shm, sizeof(*s) + o.count * sizeof(struct fct_msg));
+	s = ns_map(o.a.shm, sizeof(*s) + o.count * sizeof(struct fct_msg));
 	if (posix_memalign((void **)&buf, 4096, o.size))
 		ns_die("cannot allocate %" PRIu64 " bytes", o.size);
 	memset(buf, 0, o.size);
@@ -421,12 +391,12 @@ int main(int argc, char **argv)
 	if (o.mode == UROCE_REL_BE)
 		rel.timeout_us = (uint32_t)o.timeout_us;
 	/* one message in flight: small queues */
-	ns_open(&e, &s->h, o.role, o.dev, buf, o.size, 4, 4, 16, &rel);
-	ns_connect(&e, 30, (uint8_t)o.rc_timeout);
+	ns_open(&e, &s->h, o.a.role, o.a.dev, buf, o.size, 4, 4, 16, &rel);
+	ns_connect(&e, 30, (uint8_t)o.a.rc_timeout);
 	g = o.mode == UROCE_REL_BE ? be_group(&e, &o) : NULL;
 	if (o.mode == UROCE_REL_BE)
 		deadline_ns = g ? uroce_tmo_timeout_ns(g) : o.timeout_us * 1000;
-	if (o.role == NS_SENDER)
+	if (o.a.role == NS_SENDER)
 		run_sender(&e, s, buf, &o);
 	else
 		run_receiver(&e, s, buf, &o, deadline_ns);

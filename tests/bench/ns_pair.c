@@ -155,6 +155,46 @@ int ns_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 	return 0;
 }
 
+double ns_parse_sec(const char *opt, const char *s, ns_bad_fn bad)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !(v > 0 && v <= 3600))
+		bad(opt, s, "seconds in (0, 3600]");
+	return v;
+}
+
+int ns_common_option(struct ns_args *a, int c, const char *arg, ns_bad_fn bad)
+{
+	switch (c) {
+	case 'r':
+		if (!strcmp(arg, "send"))
+			a->role = NS_SENDER;
+		else if (!strcmp(arg, "recv"))
+			a->role = NS_RECEIVER;
+		else
+			bad("--role", arg, "send or recv");
+		a->role_set = true;
+		return 1;
+	case 'd':
+		a->dev = arg;
+		return 1;
+	case 'f':
+		a->shm = arg;
+		return 1;
+	case 'D':
+		a->max_sec = ns_parse_sec("--max-sec", arg, bad);
+		return 1;
+	case 'T':
+		if (ns_parse_u64(arg, 1, 31, &a->rc_timeout))
+			bad("--rc-timeout", arg, "1 to 31 (4.096 us x 2^T)");
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 void ns_open(struct ns_end *e, struct ns_hdr *h, enum ns_role role, const char *dev, void *buf, size_t len,
              uint32_t sq, uint32_t rq, int cqe, const struct uroce_rel_attr *rel)
 {

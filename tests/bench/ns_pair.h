@@ -13,6 +13,7 @@
 #ifndef UROCE_TESTS_BENCH_NS_PAIR_H
 #define UROCE_TESTS_BENCH_NS_PAIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -98,5 +99,22 @@ int ns_poll(struct ns_end *e, struct uroce_cq *cq, struct uroce_wc *wc);
 /* Parse an unsigned number with an optional k/m/g (x1024) suffix; -1 with
  * nothing stored when s is not one within [lo, hi]. */
 int ns_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+
+/* A bad option value: the benchmark says what it accepts and exits 2. */
+typedef void (*ns_bad_fn)(const char *opt, const char *val, const char *accepted);
+/* Seconds in (0, 3600], or bad(). */
+double ns_parse_sec(const char *opt, const char *s, ns_bad_fn bad);
+
+/* The options every ns_pair benchmark takes. */
+struct ns_args {
+	enum ns_role role;
+	bool role_set;         /* --role was given */
+	const char *dev, *shm;
+	double max_sec;
+	uint64_t rc_timeout;
+};
+/* getopt code c of --role (r), --dev (d), --shm (f), --max-sec (D) or
+ * --rc-timeout (T): arg stored in a, 1; any other code: 0. */
+int ns_common_option(struct ns_args *a, int c, const char *arg, ns_bad_fn bad);
 
 #endif /* UROCE_TESTS_BENCH_NS_PAIR_H */

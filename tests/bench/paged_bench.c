@@ -58,13 +58,11 @@ struct pb_shm {
 };
 
 struct pb_opts {
-	enum ns_role role;
-	const char *dev, *shm;
+	struct ns_args a; /* --role, --dev, --shm, --max-sec, --rc-timeout */
 	enum uroce_reliability mode;
-	uint64_t total, reps, seed, rc_timeout;
+	uint64_t total, reps, seed;
 	uint64_t pages[PB_MAX_PAGES_LIST];
 	unsigned npages_list;
-	double max_sec;
 };
 
 static void usage(FILE *f)
@@ -111,8 +109,6 @@ static void parse(int argc, char **argv, struct pb_opts *o)
 		{ "max-sec", required_argument, NULL, 'D' }, { "rc-timeout", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },        { NULL, 0, NULL, 0 },
 	};
-	bool role = false;
-	char *end;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -120,26 +116,13 @@ static void parse(int argc, char **argv, struct pb_opts *o)
 	o->total = 64u << 20;
 	o->reps = 3;
 	o->seed = 1;
-	o->max_sec = 300;
-	o->rc_timeout = 14;
+	o->a.max_sec = 300;
+	o->a.rc_timeout = 14;
 	parse_pages(o, "4k,8k,16k,32k,64k,128k,256k,512k,1m");
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (ns_common_option(&o->a, c, optarg, bad))
+			continue;
 		switch (c) {
-		case 'r':
-			if (!strcmp(optarg, "send"))
-				o->role = NS_SENDER;
-			else if (!strcmp(optarg, "recv"))
-				o->role = NS_RECEIVER;
-			else
-				bad("--role", optarg, "send or recv");
-			role = true;
-			break;
-		case 'd':
-			o->dev = optarg;
-			break;
-		case 'f':
-			o->shm = optarg;
-			break;
 		case 'm':
 			if (uroce_reliability_parse(optarg, &o->mode) || (o->mode != UROCE_REL_RC && o->mode != UROCE_REL_SR))
 				bad("--mode", optarg, "rc or sr (rel.imm_counter takes rc, sr or ec; be cannot count)");
@@ -159,15 +142,6 @@ static void parse(int argc, char **argv, struct pb_opts *o)
 			if (ns_parse_u64(optarg, 0, UINT32_MAX, &o->seed))
 				bad("--seed", optarg, "0 to 4294967295");
 			break;
-		case 'D':
-			o->max_sec = strtod(optarg, &end);
-			if (end == optarg || *end || !(o->max_sec > 0 && o->max_sec <= 3600))
-				bad("--max-sec", optarg, "seconds in (0, 3600]");
-			break;
-		case 'T':
-			if (ns_parse_u64(optarg, 1, 31, &o->rc_timeout))
-				bad("--rc-timeout", optarg, "1 to 31 (4.096 us x 2^T)");
-			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -178,7 +152,7 @@ static void parse(int argc, char **argv, struct pb_opts *o)
 	}
 	if (optind < argc)
 		bad("argument", argv[optind], "options only");
-	if (!role || !o->dev || !o->shm || o->mode == UROCE_REL__COUNT) {
+	if (!o->a.role_set || !o->a.dev || !o->a.shm || o->mode == UROCE_REL__COUNT) {
 		fprintf(stderr, "paged_bench: --role, --dev, --shm and --mode are required\n");
 		usage(stderr);
 		exit(2);
@@ -241,7 +215,7 @@ static uint64_t stamp_of(uint32_t k, uint64_t src_off)
 static void run_sender(struct ns_end *e, struct pb_shm *s, uint8_t *buf, const struct pb_opts *o, uint32_t nx,
                        uint32_t *dst, uint32_t *src)
 {
-	uint64_t start = ns_now_ns(), max_ns = (uint64_t)(o->max_sec * 1e9), xfer_ns = 120000000000ull;
+	uint64_t start = ns_now_ns(), max_ns = (uint64_t)(o->a.max_sec * 1e9), xfer_ns = 120000000000ull;
 	struct uroce_wc wc;
 	uint32_t k;
 	int rc;
@@ -356,7 +330,7 @@ static uint32_t verify(const uint8_t *buf, const struct pb_opts *o, uint32_t k, 
 static void run_receiver(struct ns_end *e, struct pb_shm *s, uint8_t *buf, const struct pb_opts *o, uint32_t nx,
                          uint32_t *dst)
 {
-	uint64_t idle_ns = (uint64_t)((o->max_sec + 150) * 1e9), xfer_ns = 120000000000ull;
+	uint64_t idle_ns = (uint64_t)((o->a.max_sec + 150) * 1e9), xfer_ns = 120000000000ull;
 	uint64_t rd, rcv_wait;
 	uint32_t paged_wrs = 0;
 	double *g[2], *post;
@@ -439,7 +413,7 @@ int main(int argc, char **argv)
 	ns_name = "paged_bench";
 	parse(argc, argv, &o);
 	nx = o.npages_list * (uint32_t)o.reps * 2;
-	s = ns_map(o.shm, sizeof(*s) + nx * sizeof(struct pb_xfer));
+	s = ns_map(o.a.shm, sizeof(*s) + nx * sizeof(struct pb_xfer));
 	maxn = 0;
 	for (unsigned i = 0; i < o.npages_list; i++)
 		if (o.total / o.pages[i] > maxn)
@@ -450,10 +424,10 @@ int main(int argc, char **argv)
 		ns_die("cannot allocate %" PRIu64 " bytes", o.total);
 	memset(buf, 0, o.total);
 	rel.reliability = o.mode;
-	rel.imm_counter = o.role == NS_RECEIVER;
-	ns_open(&e, &s->h, o.role, o.dev, buf, o.total, o.role == NS_SENDER ? maxn + 16 : 4, 4, 64, &rel);
-	ns_connect(&e, 30, (uint8_t)o.rc_timeout);
-	if (o.role == NS_SENDER)
+	rel.imm_counter = o.a.role == NS_RECEIVER;
+	ns_open(&e, &s->h, o.a.role, o.a.dev, buf, o.total, o.a.role == NS_SENDER ? maxn + 16 : 4, 4, 64, &rel);
+	ns_connect(&e, 30, (uint8_t)o.a.rc_timeout);
+	if (o.a.role == NS_SENDER)
 		run_sender(&e, s, buf, &o, nx, dst, src);
 	else
 		run_receiver(&e, s, buf, &o, nx, dst);
