@@ -11,7 +11,7 @@
  * Control commands (one line each, one JSON line back): info, stats,
  * reset NAME [FIRST_RECV_TIMEOUT_MS], refill NAME (a victim region,
  * legit_data_gaps, legit_sr_data_gaps, legit_be_data_gaps or guards), dump
- * NAME OFF LEN, hold MS, mw bind NAME OFF LEN, mw inv NAME, quit. See
+ * NAME OFF LEN, hold MS [ctl], mw bind NAME OFF LEN, mw inv NAME, quit. See
  * docs/conformance.md.
  */
 #include <arpa/inet.h>
@@ -480,6 +480,7 @@ struct server {
 	size_t ctl_len;
 	bool quit;
 	uint64_t hold_until; /* "hold MS": no uroce_progress until then */
+	bool hold_ctl;       /* "hold MS ctl": the control channel is served meanwhile */
 	uint32_t revoked_rkey; /* of a region over rc_data, deregistered at start */
 	char events[MAX_EVENTS_KEPT][48];
 	unsigned nevents;
@@ -1138,11 +1139,15 @@ static void ctl_command(struct server *s, char *line, struct jbuf *b)
 		}
 		mw_local_inv(s, v, b);
 	} else if (sscanf(line, "hold %u", &len) == 1) {
-		if (len < 1 || len > HOLD_MAX_MS) {
-			jb(b, "{\"ok\":false,\"error\":\"hold %u: accepted 1..%u ms\"}", len, HOLD_MAX_MS);
+		char how[8] = "";
+
+		if (len < 1 || len > HOLD_MAX_MS || (sscanf(line, "hold %*u %7s", how) == 1 && strcmp(how, "ctl"))) {
+			jb(b, "{\"ok\":false,\"error\":\"%s: accepted hold MS or hold MS ctl, MS 1..%u\"}", line,
+			   HOLD_MAX_MS);
 			return;
 		}
 		s->hold_until = now_ms() + len;
+		s->hold_ctl = !strcmp(how, "ctl");
 		jb(b, "{\"ok\":true}");
 	} else if (!strcmp(line, "refill guards")) {
 		/* after a case that wrote outside every region: the next case
@@ -1180,7 +1185,7 @@ static void ctl_command(struct server *s, char *line, struct jbuf *b)
 		jb(b, "\"}");
 	} else {
 		jb(b, "{\"ok\":false,\"error\":\"unknown command; accepted: info, stats, reset NAME [MS], refill NAME, dump "
-		      "NAME OFF LEN, hold MS, mw bind NAME OFF LEN, mw inv NAME, quit\"}");
+		      "NAME OFF LEN, hold MS [ctl], mw bind NAME OFF LEN, mw inv NAME, quit\"}");
 	}
 }
 
@@ -1365,6 +1370,9 @@ static int run_server(struct opts *o)
 
 		if (s.hold_until) {
 			if (now_ms() < s.hold_until) {
+				/* "hold MS ctl": a state read while nothing moves */
+				if (s.hold_ctl)
+					ctl_poll(&s);
 				usleep(100);
 				continue;
 			}

@@ -1239,12 +1239,20 @@ def cases(s):
     # (some 5 000 PSNs a second), so the PSN is as far ahead as the window
     # (512 PSNs for the legit QP's 256-packet send window) allows, less the
     # 8 packets of the widest case: 300 was overtaken once (the forged
-    # packets arrived as duplicates).
+    # packets arrived as duplicates), and 480 once under CI load. So the
+    # server is held (no progress, its control channel still served)
+    # before its cumulative PSN is read and until the forged packets are
+    # queued behind what the client had sent: the client's window keeps it
+    # below cum + 256, short of cum + 480, whatever the load.
     AHEAD = 480
+
+    def legit_sr_held():
+        s.ctl.cmd("hold 50 ctl")
+        return s.legit_sr()
 
     @case
     def sr_bad_rkey_legit(st):
-        lg = s.legit_sr()
+        lg = legit_sr_held()
         n = 8
         s.wire.send([s.sr_write(lg, psn_add(lg["sr"]["rx_cum"], AHEAD + i), lg["va"] + 3072 + 16 * i,
                                 payload(16, 131 + i), rkey=lg["rkey"] ^ 0x5A, src=lg["peer_ip"]) for i in range(n)])
@@ -1252,14 +1260,14 @@ def cases(s):
 
     @case
     def sr_kind_reserved_legit(st):
-        lg = s.legit_sr()
+        lg = legit_sr_held()
         s.wire.send([s.sr_msg(lg, psn_add(lg["sr"]["rx_cum"], AHEAD), lg["sr"]["rx_msg_cum"], 5, 0,
                               payload(64, 140), src=lg["peer_ip"])])
         return {"drops": {"bad_opcode": 1}, "qp": "legit_sr", "state": "RTS"}
 
     @case
     def sr_msg_ahead_of_window_legit(st):
-        lg = s.legit_sr()
+        lg = legit_sr_held()
         s.wire.send([s.sr_msg(lg, psn_add(lg["sr"]["rx_cum"], AHEAD), lg["sr"]["rx_msg_cum"] + 96, SRW_LAST, 0,
                               payload(64, 141), src=lg["peer_ip"])])
         return {"drops": {"stale_msg": 1}, "qp": "legit_sr", "state": "RTS"}
