@@ -7,7 +7,7 @@
  * trims.
  *
  *   uroce-fabric --port IFACE,peer=MAC[,...] [--port ...] --route PREFIX=PORTS [...]
- *                [--seed S] [--stats FILE] [--max-sec N] [--idle-us N] [--ready-file F]
+ *                [--seed S] [--stats FILE] [--max-sec N] [--idle-us N] [--ready-file F] [--check]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -43,6 +43,7 @@ struct fab_opts {
 	uint32_t idle_us;
 	uint32_t nframes;
 	bool quiet;
+	bool check;
 };
 
 static volatile sig_atomic_t stop_flag;
@@ -83,6 +84,7 @@ static void usage(FILE *f)
 		"  --ready-file F  create F once every port is open\n"
 		"  --nframes N     UMEM frames of each port (default: the port's)\n"
 		"  --quiet         no start-up lines\n"
+		"  --check         check the options and exit 0 (2 when they are bad), opening nothing\n"
 		"Exit status: 0 stopped by a signal or --max-sec (final counters written), 1 a port\n"
 		"would not open, 2 bad arguments.\n",
 		FSW_TRIM_DSCP_DEFAULT, FAB_SEED_DEFAULT, FAB_IDLE_US_MAX, FAB_IDLE_US_DEFAULT);
@@ -117,7 +119,8 @@ static uint64_t parse_u64(const char *opt, const char *s, uint64_t min, uint64_t
 
 static void parse_args(int argc, char **argv, struct fab_opts *o)
 {
-	enum { O_PORT = 256, O_ROUTE, O_SEED, O_STATS, O_MAXSEC, O_IDLE, O_READY, O_NFRAMES, O_QUIET, O_HELP };
+	enum { O_PORT = 256, O_ROUTE, O_SEED, O_STATS, O_MAXSEC, O_IDLE, O_READY, O_NFRAMES, O_QUIET, O_CHECK,
+	       O_HELP };
 	static const struct option lo[] = {
 		{ "port", required_argument, 0, O_PORT },
 		{ "route", required_argument, 0, O_ROUTE },
@@ -128,6 +131,7 @@ static void parse_args(int argc, char **argv, struct fab_opts *o)
 		{ "ready-file", required_argument, 0, O_READY },
 		{ "nframes", required_argument, 0, O_NFRAMES },
 		{ "quiet", no_argument, 0, O_QUIET },
+		{ "check", no_argument, 0, O_CHECK },
 		{ "help", no_argument, 0, O_HELP },
 		{ 0, 0, 0, 0 },
 	};
@@ -155,11 +159,12 @@ static void parse_args(int argc, char **argv, struct fab_opts *o)
 		case O_READY: o->ready_file = optarg; break;
 		case O_NFRAMES: o->nframes = (uint32_t)parse_u64("--nframes", optarg, 64, 1u << 20); break;
 		case O_QUIET: o->quiet = true; break;
+		case O_CHECK: o->check = true; break;
 		case 'h':
 		case O_HELP: usage(stdout); exit(0);
 		default:
 			die_usage("accepted options: --port, --route, --seed, --stats, --max-sec, --idle-us, "
-				  "--ready-file, --nframes, --quiet, --help");
+				  "--ready-file, --nframes, --quiet, --check, --help");
 		}
 	}
 	if (optind < argc)
@@ -170,6 +175,10 @@ static void parse_args(int argc, char **argv, struct fab_opts *o)
 		die_usage("no --route given; accepted: --route PREFIX[/LEN]=P[+P...], e.g. 10.1.0.0/24=0");
 	if (fsw_cfg_check(&o->cfg, err, sizeof(err)))
 		die_usage("%s", err);
+	if (o->check) {
+		printf("uroce-fabric: %u ports, %u routes: the options are good\n", o->cfg.nports, o->cfg.nroutes);
+		exit(0);
+	}
 }
 
 static uint64_t mono_ns(void *ctx)
