@@ -141,6 +141,8 @@ int perf_setup(struct perf_ctx *p)
 		ia.cap.max_send_sge = 1;
 		ia.cap.max_recv_sge = 1;
 		ia.rel = o->rel.attr;
+		ia.path = o->rel.path;
+		ia.cc = o->rel.cc;
 		rc = uroce_qp_create(p->pd, &ia, &p->qp[i]);
 		if (rc) {
 			char what[64];
@@ -264,6 +266,11 @@ int perf_connect_qps(struct perf_ctx *p)
 	printf(" Transport: %s over uroce port %s, %d QP(s), MTU %u, %s\n", qpt_name(o->conn),
 	       o->devs[o->ib_port - 1], o->num_qps, uroce_mtu_bytes(p->mtu),
 	       rel_args_describe(&o->rel.attr, rel, sizeof(rel)));
+	if (o->rel.path.npaths > 1 || o->rel.cc.algo != UROCE_CC_NONE)
+		printf(" Paths: %u (%s), congestion control %s\n", o->rel.path.npaths ? o->rel.path.npaths : 1,
+		       o->rel.path.npaths > 1 ? uroce_path_policy_str(o->rel.path.policy == UROCE_PATH_DEFAULT ?
+		                                                      UROCE_PATH_P2C : o->rel.path.policy) : "single",
+		       uroce_cc_str(o->rel.cc.algo));
 	return 0;
 }
 

@@ -28,11 +28,22 @@ static const char *const opt_names[REL_OPT__END - REL_OPT_RELIABILITY] = {
 	[REL_OPT_WINDOW_PKTS - REL_OPT_RELIABILITY] = "--window-pkts",
 	[REL_OPT_EC_FTO_US - REL_OPT_RELIABILITY] = "--ec-fto-us",
 	[REL_OPT_TIMEOUT_US - REL_OPT_RELIABILITY] = "--timeout-us",
+	[REL_OPT_PATHS - REL_OPT_RELIABILITY] = "--paths",
+	[REL_OPT_PATH_POLICY - REL_OPT_RELIABILITY] = "--path-policy",
+	[REL_OPT_SPRAY_MIN - REL_OPT_RELIABILITY] = "--spray-min",
+	[REL_OPT_CC - REL_OPT_RELIABILITY] = "--cc",
+	[REL_OPT_LINK_MBPS - REL_OPT_RELIABILITY] = "--link-mbps",
+	[REL_OPT_BASE_RTT_US - REL_OPT_RELIABILITY] = "--base-rtt-us",
+	[REL_OPT_ACK_EVERY - REL_OPT_RELIABILITY] = "--ack-every",
 };
 
 #define BIT(opt) (1u << ((opt) - REL_OPT_RELIABILITY))
 #define EC_OPTS (BIT(REL_OPT_EC) | BIT(REL_OPT_EC_K) | BIT(REL_OPT_EC_M) | BIT(REL_OPT_EC_FTO_US))
-#define TUNING_OPTS (BIT(REL_OPT_RTO_MIN_US) | BIT(REL_OPT_RTO_RTTS) | BIT(REL_OPT_LOSS) | BIT(REL_OPT_WINDOW_PKTS))
+#define TUNING_OPTS (BIT(REL_OPT_RTO_MIN_US) | BIT(REL_OPT_RTO_RTTS) | BIT(REL_OPT_LOSS) | BIT(REL_OPT_WINDOW_PKTS) | \
+		     BIT(REL_OPT_PATHS) | BIT(REL_OPT_PATH_POLICY) | BIT(REL_OPT_SPRAY_MIN) | BIT(REL_OPT_CC) | \
+		     BIT(REL_OPT_LINK_MBPS) | BIT(REL_OPT_BASE_RTT_US) | BIT(REL_OPT_ACK_EVERY))
+#define REL_LINK_MBPS_MAX 1600000u /* 1.6 Tb/s */
+#define REL_BASE_RTT_US_MAX 1000000u
 
 static const char *const ec_names[UROCE_EC__COUNT] = { [UROCE_EC_RS] = "rs", [UROCE_EC_XOR] = "xor" };
 static const char *const loss_names[UROCE_LOSS__COUNT] = { [UROCE_LOSS_RACK] = "rack", [UROCE_LOSS_RTO] = "rto" };
@@ -100,6 +111,54 @@ int rel_args_option(struct rel_args *ra, int opt, const char *value, char *err, 
 		}
 		a->ec_code = (enum uroce_ec_code)i;
 		break;
+	case REL_OPT_PATH_POLICY: {
+		enum uroce_path_policy pp;
+
+		if (uroce_path_policy_parse(value, &pp)) {
+			snprintf(err, errlen, "%s '%s': accepted: p2c, rr, random, single (default: p2c with --paths > 1)",
+				 name, value);
+			return -1;
+		}
+		ra->path.policy = pp;
+		break;
+	}
+	case REL_OPT_CC: {
+		enum uroce_cc c;
+
+		if (uroce_cc_parse(value, &c)) {
+			snprintf(err, errlen, "%s '%s': accepted: none, dcqcn, swift, cubic, eqds", name, value);
+			return -1;
+		}
+		ra->cc.algo = c;
+		break;
+	}
+	case REL_OPT_PATHS:
+	case REL_OPT_SPRAY_MIN:
+	case REL_OPT_LINK_MBPS:
+	case REL_OPT_BASE_RTT_US:
+	case REL_OPT_ACK_EVERY: {
+		static const uint32_t lo[] = { 1, 0, 1, 1, 1 };
+		static const uint32_t hi[] = { UROCE_MAX_PATHS, UINT32_MAX, REL_LINK_MBPS_MAX, REL_BASE_RTT_US_MAX,
+					       REL_WINDOW_MAX };
+		int k = opt == REL_OPT_PATHS ? 0 : opt == REL_OPT_SPRAY_MIN ? 1 : opt == REL_OPT_LINK_MBPS ? 2
+			: opt == REL_OPT_BASE_RTT_US ? 3 : 4;
+
+		if (number(value, lo[k], hi[k], &v)) {
+			snprintf(err, errlen, "%s '%s' is not a number in %u..%u", name, value, lo[k], hi[k]);
+			return -1;
+		}
+		if (opt == REL_OPT_PATHS)
+			ra->path.npaths = (uint16_t)v;
+		else if (opt == REL_OPT_SPRAY_MIN)
+			ra->path.spray_min_bytes = v ? v : 1; /* 0 would mean the default: spray everything */
+		else if (opt == REL_OPT_LINK_MBPS)
+			ra->cc.link_mbps = v;
+		else if (opt == REL_OPT_BASE_RTT_US)
+			ra->cc.base_rtt_us = v;
+		else
+			ra->cc.ack_every_pkts = v;
+		break;
+	}
 	case REL_OPT_LOSS:
 		i = name_index(value, loss_names, UROCE_LOSS__COUNT);
 		if (i < 0) {
@@ -210,6 +269,14 @@ void rel_args_usage(FILE *f, int col)
 		{ "--window-pkts N", "sr/ec: packets in flight, 16-1024 (default 256)" },
 		{ "--ec-fto-us N", "ec: the receiver NACKs a message silent this long (default 1000)" },
 		{ "--timeout-us N", "be: every WR's deadline in us (default 1000)" },
+		{ "--paths N", "sr/ec: spray over N paths (UDP source ports), 1-256 (default 1)" },
+		{ "--path-policy NAME", "sr/ec: p2c (default with --paths > 1), rr, random or single" },
+		{ "--spray-min BYTES", "sr/ec: shorter messages keep one path (default 8192)" },
+		{ "--cc NAME", "sr/ec congestion control: none (default), dcqcn, swift, cubic, eqds" },
+		{ "--link-mbps N", "sr/ec: the link rate controllers start from (default 10000)" },
+		{ "--base-rtt-us N", "sr/ec: the unloaded RTT (Swift's base target, EQDS's BDP;\n"
+				     "default 20)" },
+		{ "--ack-every N", "sr/ec: ask for a SACK at least every N packets (default 16)" },
 	};
 	int w = col > 8 ? col - 6 : 2;
 

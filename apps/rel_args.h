@@ -30,6 +30,13 @@ enum rel_opt {
 	REL_OPT_WINDOW_PKTS,
 	REL_OPT_EC_FTO_US,
 	REL_OPT_TIMEOUT_US,
+	REL_OPT_PATHS,
+	REL_OPT_PATH_POLICY,
+	REL_OPT_SPRAY_MIN,
+	REL_OPT_CC,
+	REL_OPT_LINK_MBPS,
+	REL_OPT_BASE_RTT_US,
+	REL_OPT_ACK_EVERY,
 	REL_OPT__END,
 };
 
@@ -45,10 +52,18 @@ enum rel_opt {
 	{ "loss", required_argument, NULL, REL_OPT_LOSS }, \
 	{ "window-pkts", required_argument, NULL, REL_OPT_WINDOW_PKTS }, \
 	{ "ec-fto-us", required_argument, NULL, REL_OPT_EC_FTO_US }, \
-	{ "timeout-us", required_argument, NULL, REL_OPT_TIMEOUT_US }
+	{ "timeout-us", required_argument, NULL, REL_OPT_TIMEOUT_US }, \
+	{ "paths", required_argument, NULL, REL_OPT_PATHS }, \
+	{ "path-policy", required_argument, NULL, REL_OPT_PATH_POLICY }, \
+	{ "spray-min", required_argument, NULL, REL_OPT_SPRAY_MIN }, \
+	{ "cc", required_argument, NULL, REL_OPT_CC }, \
+	{ "link-mbps", required_argument, NULL, REL_OPT_LINK_MBPS }, \
+	{ "base-rtt-us", required_argument, NULL, REL_OPT_BASE_RTT_US }, \
+	{ "ack-every", required_argument, NULL, REL_OPT_ACK_EVERY }
 
 /* The option names, for a tool's list of what it accepts. */
-#define REL_ARGS_NAMES "--reliability --ordering --ec --ec-k --ec-m --rto-min-us --rto-rtts --loss --window-pkts --ec-fto-us"
+#define REL_ARGS_NAMES "--reliability --ordering --ec --ec-k --ec-m --rto-min-us --rto-rtts --loss --window-pkts --ec-fto-us " \
+	"--timeout-us --paths --path-policy --spray-min --cc --link-mbps --base-rtt-us --ack-every"
 
 /* The defaults the library applies to a zero ec_k / ec_m (uroce.h). */
 #define REL_EC_K_DEFAULT 32
@@ -56,6 +71,8 @@ enum rel_opt {
 
 struct rel_args {
 	struct uroce_rel_attr attr; /* what the QP is created with */
+	struct uroce_path_attr path; /* ... its paths (uroce_qp_init_attr.path) */
+	struct uroce_cc_attr cc;     /* ... and its congestion control */
 	unsigned given;             /* bit (opt - REL_OPT_RELIABILITY) per option on the command line */
 };
 

@@ -551,6 +551,8 @@ static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
 			.max_recv_sge = 1,
 		},
 		.rel = o->rel.attr,
+		.path = o->rel.path,
+		.cc = o->rel.cc,
 	};
 	struct uroce_qp_attr attr;
 	int err, mask;

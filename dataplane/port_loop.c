@@ -685,6 +685,50 @@ static void corrupt_frame(struct loop_node *n, uint8_t *data, uint32_t len)
 	data[off] ^= (uint8_t)(1u << (r & 7));
 }
 
+/* A switch's ECN marking: an ECT(0)/ECT(1) IP packet (802.1Q tag or not)
+ * becomes CE; the IPv4 checksum is patched (RFC 1624). The ICRC masks the
+ * ECN bits, so RoCE stays valid. False when it is not ECT IP. */
+static bool mark_ce(uint8_t *f, uint32_t len)
+{
+	uint32_t l3 = 14;
+	uint16_t et;
+
+	if (len < 18)
+		return false;
+	et = (uint16_t)(f[12] << 8 | f[13]);
+	if (et == 0x8100) {
+		et = (uint16_t)(f[16] << 8 | f[17]);
+		l3 = 18;
+	}
+	if (et == 0x0800 && len >= l3 + 20) {
+		uint8_t *ip = f + l3;
+		uint32_t sum;
+		uint16_t old = (uint16_t)(ip[0] << 8 | ip[1]), nw;
+
+		if ((ip[1] & 3) == 0 || (ip[1] & 3) == 3)
+			return false;
+		ip[1] |= 3;
+		nw = (uint16_t)(ip[0] << 8 | ip[1]);
+		sum = (uint16_t)~(ip[10] << 8 | ip[11]);
+		sum += (uint16_t)~old + nw;
+		sum = (sum & 0xffff) + (sum >> 16);
+		sum = (sum & 0xffff) + (sum >> 16);
+		ip[10] = (uint8_t)(~sum >> 8);
+		ip[11] = (uint8_t)~sum;
+		return true;
+	}
+	if (et == 0x86dd && len >= l3 + 40) {
+		uint8_t *ip = f + l3;
+		uint8_t ecn = (uint8_t)((ip[1] >> 4) & 3);
+
+		if (ecn == 0 || ecn == 3)
+			return false;
+		ip[1] |= 0x30;
+		return true;
+	}
+	return false;
+}
+
 /* Put a frame on the wire towards n's peer. Returns false when the
  * rate limiter refuses it under back-pressure (the caller keeps it). */
 static bool link_send(struct loop_fabric *fab, unsigned from, uint32_t s, uint64_t now)
@@ -709,6 +753,10 @@ static bool link_send(struct loop_fabric *fab, unsigned from, uint32_t s, uint64
 			pool_put(fab, s);
 			return true;
 		}
+		if (backlog + len > n->st.max_backlog)
+			n->st.max_backlog = backlog + len;
+		if (n->imp.ecn_bytes && backlog >= n->imp.ecn_bytes && mark_ce(slot_data(fab, s), len))
+			n->st.ecn_marked++;
 		/* rounded up, so the link never runs faster than its rate */
 		ser = ((uint64_t)len * 8 * NS_PER_S + n->imp.rate_bps - 1) / n->imp.rate_bps;
 		depart = start + ser;

@@ -64,6 +64,7 @@ struct loop_impairment {
 	uint64_t jitter_ns;        /* plus uniform 0..jitter_ns; frames stay in order */
 	uint64_t rate_bps;         /* serialisation rate, 0 = infinite */
 	uint32_t queue_bytes;      /* rate limiter's queue bound, 0 = LOOP_QUEUE_BYTES_DEFAULT */
+	uint32_t ecn_bytes;        /* mark CE on an ECT IPv4/IPv6 frame that finds this many bytes queued (0 = off) */
 	bool backpressure;         /* queue full: tx_burst refuses instead of dropping */
 };
 
@@ -81,6 +82,8 @@ struct loop_link_stats {
 	uint64_t duplicated;      /* extra copies made */
 	uint64_t dup_no_frame;    /* copy not made: the pool was empty */
 	uint64_t reordered;       /* given the extra reorder delay */
+	uint64_t ecn_marked;      /* ECT frames marked CE at the rate limiter's queue */
+	uint64_t max_backlog;     /* the most bytes the rate limiter's queue held */
 	uint64_t filtered;        /* dropped by a test's filter */
 	uint64_t link_down;       /* sent while the link was down or unwired */
 	uint64_t rx_no_port;      /* arrived at a port that is not open */

@@ -15,6 +15,7 @@
 #if UROCE_HAVE_DPDK
 #include "dataplane/port_dpdk.h"
 #endif
+#include "transport/cc_eqds.h"
 #include "transport/qp_internal.h"
 
 /* --- context ------------------------------------------------------------ */
@@ -380,6 +381,7 @@ int uroce_context_destroy(struct uroce_context *ctx)
 		ctx->thread_running = false;
 	}
 	pthread_mutex_destroy(&ctx->post_lock);
+	eqds_ctx_fini(ctx); /* its pacers' timers live in the engine */
 	engine_destroy(ctx->eng);
 	gid_fini(ctx);
 	ctx_close_ports(ctx);

@@ -122,7 +122,36 @@ int uroce_qp_stats(struct uroce_qp *qp, struct uroce_qp_stats *stats)
 	*stats = qp->stats;
 	stats->tx_packets = qp->tx_packets;
 	stats->rx_packets = qp->rx_packets;
+	if ((qp->rel == &rel_sr_ops || qp->rel == &rel_ec_ops) && qp->rel_state)
+		sr_pc_stats(qp, stats);
 	return 0;
+}
+
+struct path_args {
+	struct uroce_qp *qp;
+	unsigned i;
+	struct uroce_path_stats *out;
+};
+
+static int path_stats_call(void *arg)
+{
+	struct path_args *a = arg;
+
+	return uroce_qp_path_stats(a->qp, a->i, a->out);
+}
+
+int uroce_qp_path_stats(struct uroce_qp *qp, unsigned i, struct uroce_path_stats *stats)
+{
+	if (!qp || !stats)
+		return uroce_fail(-EINVAL, "uroce_qp_path_stats: qp and stats are required");
+	if (ctx_remote(qp->ctx)) {
+		struct path_args a = { .qp = qp, .i = i, .out = stats };
+
+		return ctx_call(qp->ctx, path_stats_call, &a);
+	}
+	if (!(qp->rel == &rel_sr_ops || qp->rel == &rel_ec_ops) || !qp->rel_state)
+		return uroce_fail(-EINVAL, "uroce_qp_path_stats: QP 0x%x is not an sr or ec QP", qp->qpn);
+	return sr_pc_path_stats(qp, i, stats);
 }
 
 /* Required and optional attribute masks per transition and QP type, as

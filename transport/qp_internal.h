@@ -253,7 +253,13 @@ struct uroce_qp {
 	/* poster: sq_head after its last post; only a RESET moves sq_head
 	 * elsewhere, and then the next post zeroes local_wrs */
 	uint32_t local_post_mark;
+	/* the notification point of DCQCN: a CE-marked arrival owes the
+	 * sender a CNP, at most one per CNP_MIN_GAP_NS (qp_dispatch.c) */
+	bool cnp_pending;
+	uint32_t cnp_psn;
+	uint64_t cnp_last_ns;
 };
+#define CNP_MIN_GAP_NS 4000u /* NVIDIA's min_time_between_cnps default, 4 us */
 
 /* A port's GID table (gid.c): fe80:: EUI-64 of the MAC, the IPv4
  * addresses mapped, then the other IPv6 addresses. Only the engine thread
@@ -294,6 +300,7 @@ struct uroce_context {
 	struct uroce_qp *active_head, *active_tail;
 	struct uroce_tmo *tmo_head;  /* adaptive-timeout groups (tmo.c): arriving votes find theirs here */
 	struct imm_table *imm;       /* IMMCOUNTER (immcounter.c) */
+	struct eqds_ctx *eqds;       /* EQDS pull pacers, one per port (cc_eqds.c), made at the first RTS */
 	uint64_t imm_lost;           /* counts lost because the table was full */
 	unsigned npd, ncq, nqp, nmr;
 	struct spsc_ring *async;    /* struct uroce_async_event: engine raises, app takes */

@@ -35,6 +35,11 @@ static int be_init(struct uroce_qp *qp)
 	if (a->imm_counter)
 		return uroce_fail(-EINVAL, "uroce_qp_create: rel.imm_counter needs reliability rc, sr or ec: a be "
 		                           "message may end incomplete, and a count cannot say how much of it arrived");
+	if (qp->init.path.npaths > 1 || qp->init.cc.algo != UROCE_CC_NONE)
+		return uroce_fail(-EINVAL, "uroce_qp_create: path.npaths %u / cc.algo %d: be sends on one path without "
+		                           "congestion control (no acknowledgments to steer by); accepted npaths 0 or 1 "
+		                           "and cc none, or reliability sr or ec", qp->init.path.npaths,
+		                  (int)qp->init.cc.algo);
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");

@@ -108,8 +108,8 @@ void ec_tx_nack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 				continue;
 		}
 		/* from now on sr's: RACK and the RTO look after it */
-		p->flags = (uint8_t)((p->flags | SRP_LOST) & ~SRP_EC);
-		t->nlost++;
+		p->flags &= (uint8_t)~SRP_EC;
+		sr_txp_lost(qp, p, SR_LOSS_NACK);
 	}
 	if (!hits) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_STALE_RESPONSE); /* names no message in flight */

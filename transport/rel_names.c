@@ -1,5 +1,5 @@
-/* Names and parsers of the reliability and ordering policies, for tools
- * and error messages. */
+/* Names and parsers of the reliability, ordering, path and congestion
+ * policies, for tools and error messages. */
 #include <errno.h>
 #include <string.h>
 
@@ -42,6 +42,52 @@ int uroce_ordering_parse(const char *s, enum uroce_ordering *out)
 	for (unsigned i = 0; s && i < UROCE_ORDER__COUNT; i++)
 		if (!strcmp(s, ord_names[i])) {
 			*out = (enum uroce_ordering)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static const char *const path_names[UROCE_PATH__COUNT] = {
+	[UROCE_PATH_DEFAULT] = "default",
+	[UROCE_PATH_SINGLE] = "single",
+	[UROCE_PATH_P2C] = "p2c",
+	[UROCE_PATH_RR] = "rr",
+	[UROCE_PATH_RANDOM] = "random",
+};
+
+static const char *const cc_names[UROCE_CC__COUNT] = {
+	[UROCE_CC_NONE] = "none",
+	[UROCE_CC_DCQCN] = "dcqcn",
+	[UROCE_CC_SWIFT] = "swift",
+	[UROCE_CC_CUBIC] = "cubic",
+	[UROCE_CC_EQDS] = "eqds",
+};
+
+const char *uroce_path_policy_str(enum uroce_path_policy p)
+{
+	return (unsigned)p < UROCE_PATH__COUNT ? path_names[p] : NULL;
+}
+
+int uroce_path_policy_parse(const char *s, enum uroce_path_policy *out)
+{
+	for (unsigned i = 0; s && i < UROCE_PATH__COUNT; i++)
+		if (!strcmp(s, path_names[i])) {
+			*out = (enum uroce_path_policy)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *uroce_cc_str(enum uroce_cc cc)
+{
+	return (unsigned)cc < UROCE_CC__COUNT ? cc_names[cc] : NULL;
+}
+
+int uroce_cc_parse(const char *s, enum uroce_cc *out)
+{
+	for (unsigned i = 0; s && i < UROCE_CC__COUNT; i++)
+		if (!strcmp(s, cc_names[i])) {
+			*out = (enum uroce_cc)i;
 			return 0;
 		}
 	return -EINVAL;

@@ -15,7 +15,14 @@ static const uint8_t tr_of[5] = {
 
 static int rc_init(struct uroce_qp *qp)
 {
-	(void)qp;
+	/* go-back-N takes any reordering for loss: one path, and the IBTA
+	 * modes keep no controller of uroce's */
+	if (qp->init.path.npaths > 1)
+		return uroce_fail(-EINVAL, "uroce_qp_create: path.npaths %u needs reliability sr or ec (rc's go-back-N "
+		                           "takes reordering for loss); accepted 0 or 1 here", qp->init.path.npaths);
+	if (qp->init.cc.algo != UROCE_CC_NONE)
+		return uroce_fail(-EINVAL, "uroce_qp_create: cc.algo %s needs reliability sr or ec; accepted none here",
+		                  uroce_cc_str(qp->init.cc.algo) ? uroce_cc_str(qp->init.cc.algo) : "(unknown)");
 	return 0;
 }
 

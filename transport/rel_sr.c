@@ -61,7 +61,14 @@ int sr_init_common(struct uroce_qp *qp, bool ec)
 			st->cfg.window_pkts = 2 * (k + m) + 4; /* a whole submessage and its parity fit */
 	}
 	qp->rel_state = st;
-	return 0;
+	rc = sr_pc_init(qp);
+	if (rc) {
+		if (ec)
+			ec_code_fini(&st->code);
+		free(st);
+		qp->rel_state = NULL;
+	}
+	return rc;
 }
 
 static int sr_init(struct uroce_qp *qp)
@@ -109,6 +116,7 @@ void sr_fini(struct uroce_qp *qp)
 		return;
 	release_handles(st);
 	sr_free_bufs(st);
+	sr_pc_fini(qp);
 	if (st->ec)
 		ec_code_fini(&st->code);
 	free(st);
@@ -121,6 +129,7 @@ int sr_ready(struct uroce_qp *qp)
 	struct sr_state *st = sr_of(qp);
 	uint32_t ring = 1, rbits = 1, sge;
 	bool ok = true;
+	int rc;
 
 	if (qp->state == UROCE_QPS_RTR) {
 		/* RTR -> RTS: the send PSN is known now */
@@ -183,7 +192,10 @@ int sr_ready(struct uroce_qp *qp)
 	st->rx.cum = qp->epsn;
 	st->rx.high = psn_add(qp->epsn, ROCE_PSN_MASK);
 	st->fto_ns = st->cfg.ec_fto_us ? st->cfg.ec_fto_us * 1000ull : 1000000ull;
-	return 0;
+	rc = sr_pc_ready(qp);
+	if (rc)
+		sr_free_bufs(st);
+	return rc;
 }
 
 void sr_reset(struct uroce_qp *qp)
@@ -192,6 +204,7 @@ void sr_reset(struct uroce_qp *qp)
 
 	release_handles(st);
 	sr_free_bufs(st);
+	sr_pc_fini(qp);
 	st->tx.msg_post = 0;
 }
 
@@ -323,12 +336,16 @@ static bool wants_sack(const struct uroce_qp *qp, const struct sr_txp *p, const 
 	/* ec keeps a SACK per packet: its sender resolves parity and
 	 * descriptors from the receiver's message state, and its fallback
 	 * (the NACK) is timed from the last packet seen */
-	if (p->ntx || (p->flags & SRP_EC) || !(psn & (SR_ACKREQ_EVERY - 1)))
+	if (p->ntx || (p->flags & SRP_EC) || psn % st->ack_every == 0)
 		return true;
 	/* the packet that fills the window (a bulk sender sits at its edge,
 	 * so asking on every packet near it would ask on nearly all) */
 	if (((psn - t->una) & ROCE_PSN_MASK) + 1 >= t->win_pkts ||
 	    (uint64_t)t->inflight_bytes + p->len + qp->mtu > t->win_bytes)
+		return true;
+	/* the last packet a controller lets out before it holds the rest:
+	 * without a SACK for it the sender would sit out an RTO */
+	if (sr_pc_last_before_hold(qp, p))
 		return true;
 	switch (p->kind) {
 	case SRW_DESC:
@@ -347,9 +364,16 @@ static int send_txp(struct uroce_qp *qp, uint32_t psn)
 	struct sr_gather g = { .w = w, .off = p->off };
 	uint8_t desc[SRW_DESC_LEN];
 	gather_fn gf = NULL;
+	const struct dest *d;
+	unsigned path;
 	int rc;
 
-	ctx_pkt_init(qp->ctx, &pkt, &qp->d, qp->sport);
+	rc = sr_pc_gate(qp, p, p->ntx != 0, &path, &d);
+	if (rc)
+		return rc;
+	ctx_pkt_init(qp->ctx, &pkt, d, st->ps.p[path].sport);
+	if (st->cc.ops->flags & CC_ECN || (st->ps.cc && st->ps.cc[0].ops->flags & CC_ECN))
+		pkt.tos = (uint8_t)((pkt.tos & ~3u) | 2u); /* ECT(0): a switch may mark it CE */
 	pkt.dqpn = qp->dqpn;
 	pkt.psn = psn;
 	pkt.payload_len = p->len;
@@ -386,9 +410,10 @@ static int send_txp(struct uroce_qp *qp, uint32_t psn)
 		break;
 	}
 	pkt.ackreq = wants_sack(qp, p, w, psn);
-	rc = ctx_send_pkt(qp->ctx, qp->port, &pkt, gf, &g);
+	rc = ctx_send_pkt(qp->ctx, d->port, &pkt, gf, &g);
 	if (rc)
-		return rc;
+		return rc == -EAGAIN ? -ENOBUFS : rc;
+	sr_pc_sent(qp, p, path);
 	qp->tx_packets++;
 	p->sent_ns = st->tx.now;
 	if (!p->ntx)
@@ -471,6 +496,7 @@ static int tx_new(struct uroce_qp *qp, struct swqe *w)
 			t->sub = 0;
 			t->par_j = 0;
 			t->first_psn = t->nxt;
+			sr_pc_msg_start(qp, w->msg_len);
 			t->phase = (w->sr_flags & SRW_F_DESC) && w->msg_off == 0 ? PH_DESC1 : PH_DATA;
 			continue;
 		case PH_DESC1:
@@ -572,9 +598,12 @@ static bool gave_up(const struct uroce_qp *qp, const struct sr_txp *p)
 	return sr_of(qp)->tx.now - p->first_ns >= limit;
 }
 
-/* Retransmit the packets marked lost; false when the TX stage is full. */
-static bool tx_lost(struct uroce_qp *qp)
+/* Retransmit the packets marked lost: 0, -EAGAIN when a controller holds
+ * them, -ENOBUFS when the TX stage is full. */
+static int tx_lost(struct uroce_qp *qp)
 {
+	int rc;
+
 	struct sr_state *st = sr_of(qp);
 	struct sr_tx *t = &st->tx;
 
@@ -592,15 +621,16 @@ static bool tx_lost(struct uroce_qp *qp)
 			qp->rel->complete(qp, wqe_at(qp, qp->sq_tail), UROCE_WC_RETRY_EXC_ERR);
 			qp->sq_tail++;
 			qp_to_error(qp);
-			return true;
+			return 0;
 		}
-		if (send_txp(qp, psn))
-			return false;
+		rc = send_txp(qp, psn);
+		if (rc)
+			return rc;
 		p->flags &= (uint8_t)~SRP_LOST;
 		t->nlost--;
 		qp->stats.retransmits++;
 	}
-	return true;
+	return 0;
 }
 
 /* --- receiving: SACK generation ------------------------------------------- */
@@ -669,6 +699,13 @@ static int send_sack(struct uroce_qp *qp)
 	roce_put_be32(b + 20, r->dup_psn);
 	roce_put_be32(b + 24, rx_msg_limit(qp));
 	roce_put_be16(b + 28, (uint16_t)nbits);
+	if (r->ask_rx_ns) {
+		/* how long the asking packet waited for this SACK: Swift's
+		 * endpoint delay, kept out of its fabric delay */
+		uint64_t hold = (st->tx.now > r->ask_rx_ns ? st->tx.now - r->ask_rx_ns : 0) >> SRW_SACK_HOLD_SHIFT;
+
+		roce_put_be16(b + 30, (uint16_t)(hold > 0xffff ? 0xffff : hold));
+	}
 	/* a byte of the ring at a time where it does not straddle a word
 	 * or the ring's end (almost always), a bit at a time elsewhere */
 	for (uint32_t i = 0; i < nbits; i += 8) {
@@ -685,6 +722,7 @@ static int send_sack(struct uroce_qp *qp)
 	rc = sr_send_ctrl(qp, b, len);
 	if (!rc) {
 		r->sack_pending = false;
+		r->ask_rx_ns = 0;
 		qp->stats.sacks_sent++;
 	}
 	return rc;
@@ -700,6 +738,7 @@ bool sr_tx(struct uroce_qp *qp)
 	uint32_t head = atomic_load_explicit(&qp->sq_head, memory_order_acquire);
 	enum uroce_qp_state s = qp->state;
 	unsigned budget = 64;
+	int rc;
 
 	if (s == UROCE_QPS_ERR) {
 		qp_flush(qp);
@@ -718,15 +757,26 @@ bool sr_tx(struct uroce_qp *qp)
 		return true;
 	if (st->ec && ec_rx_nacks(qp, st->tx.now))
 		return true; /* a NACK did not fit in the TX stage */
+	if (st->rx.ntrim && sr_send_trims(qp))
+		return true;
+	if (st->rx.eqds.pull_due && eqds_send_pull(qp))
+		return true;
 	if (s == UROCE_QPS_RTR)
 		return false;
-	if (!tx_lost(qp))
+	rc = tx_lost(qp);
+	if (rc == -EAGAIN) {
+		/* a controller holds even the retransmissions: its pacer's
+		 * time, or an acknowledgment, sends them */
+		sr_retire(qp);
+		sr_arm(qp);
+		return false;
+	}
+	if (rc)
 		return true;
 	if (qp->state != s)
 		return false; /* out of retries */
 	while (qp->sq_cur != head && budget--) {
 		struct swqe *w = wqe_at(qp, qp->sq_cur);
-		int rc;
 
 		if (s == UROCE_QPS_SQD && w->state == SWQE_POSTED && st->tx.phase == PH_START)
 			break;
@@ -772,6 +822,7 @@ void sr_error(struct uroce_qp *qp)
 	st->tx.nlost = 0;
 	st->tx.una = st->tx.nxt;
 	st->tx.inflight_bytes = 0;
+	st->tx.pace_ns = 0;
 }
 
 /* Complete the WQEs at the tail whose packets are all acknowledged. */
@@ -792,6 +843,15 @@ static void sr_retire(struct uroce_qp *qp)
 	}
 }
 
+void sr_txp_lost(struct uroce_qp *qp, struct sr_txp *p, enum sr_loss why)
+{
+	struct sr_tx *t = &sr_of(qp)->tx;
+
+	sr_pc_lost(qp, p, why, ctx_clock(qp->ctx));
+	p->flags |= SRP_LOST;
+	t->nlost++;
+}
+
 static void txp_acked(struct uroce_qp *qp, struct sr_txp *p)
 {
 	struct sr_state *st = sr_of(qp);
@@ -799,6 +859,7 @@ static void txp_acked(struct uroce_qp *qp, struct sr_txp *p)
 
 	if (p->flags & SRP_LOST)
 		st->tx.nlost--;
+	sr_pc_gone(qp, p);
 	p->flags = (uint8_t)((p->flags | SRP_SACKED) & ~SRP_LOST);
 	st->tx.inflight_bytes -= p->len;
 	if (w->unacked)
@@ -869,8 +930,7 @@ static uint64_t rack_detect(struct uroce_qp *qp, uint64_t now)
 			continue; /* not sent before the newest delivered one */
 		when = p->sent_ns + t->rack_rtt + wnd;
 		if (when <= now) {
-			p->flags |= SRP_LOST;
-			t->nlost++;
+			sr_txp_lost(qp, p, SR_LOSS_RACK);
 			qp->stats.rack_losses++;
 		} else if (when < next) {
 			next = when;
@@ -895,14 +955,26 @@ static uint32_t sack_next_bit(const uint8_t *b, uint32_t nbits, uint32_t j)
 	return nbits;
 }
 
-/* One PSN a SACK acknowledges: retire it, and feed RACK and the RTT. */
-static void sack_one(struct uroce_qp *qp, uint32_t psn, uint64_t now, const struct sr_txp **newest, bool *progress)
+/* What one SACK acknowledged, for the controller. */
+struct sack_sum {
+	uint32_t bytes, pkts;
+};
+
+/* One PSN a SACK acknowledges: retire it, and feed RACK, the RTT, the
+ * path and the controller. */
+static void sack_one(struct uroce_qp *qp, uint32_t psn, uint64_t now, const struct sr_txp **newest, bool *progress,
+                     struct sack_sum *sum)
 {
 	struct sr_tx *t = &sr_of(qp)->tx;
 	struct sr_txp *p = &t->ring[psn & t->mask];
 
 	if (p->flags & SRP_SACKED)
 		return;
+	if (p->flags & SRP_CCIN) {
+		sum->bytes += p->len;
+		sum->pkts++;
+		sr_pc_acked(qp, p, now);
+	}
 	txp_acked(qp, p);
 	*progress = true;
 	if (p->ntx == 1) {
@@ -941,10 +1013,8 @@ static void credit_arrived(struct uroce_qp *qp, uint64_t now)
 			continue;
 		p->flags &= (uint8_t)~SRP_NOCREDIT;
 		/* one sent an RTT ago and not acknowledged found no receive */
-		if (!(p->flags & (SRP_SACKED | SRP_LOST)) && t->srtt && now - p->sent_ns >= t->srtt) {
-			p->flags |= SRP_LOST;
-			t->nlost++;
-		}
+		if (!(p->flags & (SRP_SACKED | SRP_LOST)) && t->srtt && now - p->sent_ns >= t->srtt)
+			sr_txp_lost(qp, p, SR_LOSS_NOCREDIT);
 	}
 }
 
@@ -971,8 +1041,9 @@ static bool ec_msgs_done(struct uroce_qp *qp, uint32_t msg_cum, uint32_t msg_bit
 	return any;
 }
 
-static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
+static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len, uint8_t ttl)
 {
+	struct sack_sum sum = { 0, 0 };
 	struct sr_state *st = sr_of(qp);
 	struct sr_tx *t = &st->tx;
 	uint32_t cum = roce_get_be32(b), msg_cum = roce_get_be32(b + 4), dups = roce_get_be32(b + 12), dup_psn = roce_get_be32(b + 16), nbits;
@@ -1032,7 +1103,7 @@ static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 	uint32_t psn = t->una;
 
 	for (; psn != t->nxt && roce_psn_diff(psn, cum) < 0; psn = psn_add(psn, 1))
-		sack_one(qp, psn, now, &newest, &progress);
+		sack_one(qp, psn, now, &newest, &progress, &sum);
 	if (psn != t->nxt) {
 		int32_t d = roce_psn_diff(psn, cum);
 
@@ -1042,13 +1113,17 @@ static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 
 			if (roce_psn_diff(q, t->nxt) >= 0)
 				break;
-			sack_one(qp, q, now, &newest, &progress);
+			sack_one(qp, q, now, &newest, &progress, &sum);
 		}
 	}
 	if (newest) {
 		rtt_sample(st, now > newest->sent_ns ? now - newest->sent_ns : 1);
 		rtt_stats(qp);
 	}
+	if (sum.pkts)
+		sr_pc_ack_done(qp, now, newest ? now - newest->sent_ns : 0,
+		               (uint64_t)roce_get_be16(b + 26) << SRW_SACK_HOLD_SHIFT, sum.bytes, sum.pkts,
+		               (uint8_t)(ttl <= SR_TTL_INIT ? SR_TTL_INIT - ttl : 0));
 	if (st->ec && ec_msgs_done(qp, msg_cum, roce_get_be32(b + 8)))
 		progress = true;
 	while (t->una != t->nxt && (t->ring[t->una & t->mask].flags & SRP_SACKED))
@@ -1103,7 +1178,28 @@ void sr_rx_ctrl(struct uroce_qp *qp, const struct roce_pkt *pkt)
 			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
 			return;
 		}
-		on_sack(qp, b + SRW_CTRL_HDR_LEN, len - SRW_CTRL_HDR_LEN);
+		on_sack(qp, b + SRW_CTRL_HDR_LEN, len - SRW_CTRL_HDR_LEN, pkt->ttl);
+		break;
+	case SRW_CTRL_TRIM:
+		if (len < SRW_CTRL_HDR_LEN + SRW_TRIM_FIXED) {
+			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
+			return;
+		}
+		sr_tx_trims(qp, b + SRW_CTRL_HDR_LEN, len - SRW_CTRL_HDR_LEN);
+		break;
+	case SRW_CTRL_RTS:
+		if (len < SRW_CTRL_HDR_LEN + SRW_RTS_LEN) {
+			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
+			return;
+		}
+		eqds_rx_rts(qp, &st->rx.eqds, roce_get_be64(b + SRW_CTRL_HDR_LEN), roce_get_be64(b + SRW_CTRL_HDR_LEN + 8));
+		break;
+	case SRW_CTRL_PULL:
+		if (len < SRW_CTRL_HDR_LEN + SRW_PULL_LEN || !(st->cc.ops->flags & CC_CREDIT)) {
+			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
+			return;
+		}
+		eqds_tx_pull(qp, roce_get_be64(b + SRW_CTRL_HDR_LEN));
 		break;
 	case SRW_CTRL_NACK:
 		if (!st->ec || len < SRW_CTRL_HDR_LEN + SRW_NACK_FIXED) {
@@ -1167,6 +1263,8 @@ static void sr_arm(struct uroce_qp *qp)
 		if (f < when)
 			when = f;
 	}
+	if (t->pace_ns && t->pace_ns < when)
+		when = t->pace_ns; /* a pacer or a quarantine holds packets until then */
 	if (when == UINT64_MAX) {
 		engine_timer_cancel(qp->ctx->eng, &qp->retry_timer);
 		return;
@@ -1206,8 +1304,8 @@ void sr_timer(struct wheel_timer *tm, void *arg)
 				txp_acked(qp, p);
 				continue;
 			}
-			p->flags = (uint8_t)((p->flags | SRP_LOST) & ~SRP_EC);
-			t->nlost++;
+			p->flags &= (uint8_t)~SRP_EC;
+			sr_txp_lost(qp, p, SR_LOSS_RTO);
 			qp->stats.rto_losses++;
 			lost = true;
 		}
@@ -1223,8 +1321,7 @@ void sr_timer(struct wheel_timer *tm, void *arg)
 		struct sr_txp *p = &t->ring[last & t->mask];
 
 		if (!(p->flags & SRP_EC)) {
-			p->flags |= SRP_LOST;
-			t->nlost++;
+			sr_txp_lost(qp, p, SR_LOSS_PROBE);
 			t->tlp_out = true;
 			qp->stats.tlp_probes++;
 		}
@@ -1642,12 +1739,20 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		ctx_kick(qp);
 		return;
 	}
+	if ((pkt->tos >> 2) == SRW_TRIM_DSCP && pkt->payload_len < pkt->reth.dma_len) {
+		/* a switch cut its payload (trimming): nothing to place, but the
+		 * sender learns at once which packet to send again */
+		sr_rx_trimmed(qp, pkt->psn);
+		return;
+	}
 	qp->rx_packets++;
 	/* a SACK for the burst when a packet asks, and whenever one came out
 	 * of order: ahead of a hole, or late into one (the sender's loss
 	 * detection and its reordering window need both at once); only once
 	 * the packet is taken (rx_advance_cum): a forged one gets no answer */
 	r->ask = pkt->ackreq || d != 0 || roce_psn_diff(pkt->psn, r->high) < 0;
+	if (r->ask && !r->ask_rx_ns)
+		r->ask_rx_ns = ctx_now(qp->ctx);
 	ctx_kick(qp); /* the SACK leaves in the next transmit pass: one per burst */
 	if (pkt->opcode == (ROCE_TR_UC | ROCE_OP_WRITE_ONLY)) {
 		rx_plain_write(qp, pkt);

@@ -8,7 +8,10 @@
 
 #include <stdatomic.h>
 
+#include "transport/cc.h"
+#include "transport/cc_eqds.h"
 #include "transport/ec_code.h"
+#include "transport/path.h"
 #include "transport/qp_internal.h"
 #include "transport/sr_wire.h"
 
@@ -21,6 +24,7 @@
 #define SR_RTO_INIT_NS 1000000ull   /* before the first RTT sample */
 #define SR_RTO_MAX_NS 500000000ull
 #define SR_MAX_MSG_PKTS (1u << SRW_IDX_BITS)
+#define SR_TTL_INIT 64u            /* the TTL uroce sends with: hops = SR_TTL_INIT - TTL seen */
 
 /* swqe.sr_flags */
 enum {
@@ -36,7 +40,19 @@ enum {
 	SRP_SACKED = 1,
 	SRP_LOST = 2,    /* waits for retransmission */
 	SRP_EC = 4,      /* ec protects it: RACK and the tail probe leave it to the receiver */
-	SRP_NOCREDIT = 8 /* sent as a probe beyond the receiver's posted receives */
+	SRP_NOCREDIT = 8, /* sent as a probe beyond the receiver's posted receives */
+	SRP_CCIN = 16     /* counted in flight on its path and controller (sr_paths.c) */
+};
+
+/* Why a packet is declared lost (sr_txp_lost): what the path and the
+ * controller learn from it. */
+enum sr_loss {
+	SR_LOSS_RACK,     /* a later packet was acknowledged */
+	SR_LOSS_RTO,      /* the retransmission timeout */
+	SR_LOSS_NACK,     /* ec: the receiver could not decode */
+	SR_LOSS_TRIM,     /* a switch trimmed it (congestion, not a broken path) */
+	SR_LOSS_PROBE,    /* sent again as a tail-loss probe: no loss known */
+	SR_LOSS_NOCREDIT, /* a probe beyond the receiver's receives: no loss */
 };
 
 enum { SRP_PLAIN = 7 }; /* kind of a plain WRITE packet (no immediate) */
@@ -51,6 +67,7 @@ struct sr_txp {
 	uint8_t kind;        /* enum srw_kind or SRP_PLAIN */
 	uint8_t flags;
 	uint8_t ntx;         /* transmissions */
+	uint8_t path;        /* the path of its last transmission */
 };
 
 struct sr_tx {
@@ -84,6 +101,11 @@ struct sr_tx {
 	uint32_t first_psn;     /* PSN of the current message's first packet */
 	uint32_t ctrl_psn;
 	struct uroce_pstream *posting; /* poster's thread: the stream a post belongs to */
+	/* paths and congestion control (sr_paths.c) */
+	uint16_t msg_path;      /* the path of a message below the spraying threshold (PATH_NONE: not chosen) */
+	bool msg_sticky;        /* the message going out keeps one path */
+	uint64_t pace_ns;       /* a controller or quarantine blocked sending until then (0: not blocked by time) */
+	bool credit_blocked;    /* EQDS: the last gate waited for credit */
 };
 
 struct sr_rmsg {
@@ -133,6 +155,11 @@ struct sr_rx {
 	uint32_t *par_msg, *par_idx;
 	uint8_t *par_ok;
 	uint8_t *scratch;       /* (k + m) x mtu for encode and decode */
+	/* congestion feedback the receiver owes the sender */
+	uint64_t ask_rx_ns;     /* arrival of the packet the pending SACK answers (the endpoint delay) */
+	uint16_t ntrim;
+	uint32_t trim_psn[SRW_TRIM_MAX]; /* trimmed packets to NACK */
+	struct eqds_rx eqds;    /* EQDS: what the peer asked for and was granted (cc_eqds.c) */
 };
 
 struct sr_state {
@@ -141,6 +168,10 @@ struct sr_state {
 	struct ec_code code;
 	uint64_t rto_min_ns, fto_ns;
 	uint32_t chunk_bytes;
+	uint32_t ack_every;         /* the sender asks for a SACK at least every this many PSNs */
+	struct path_set ps;
+	struct cc_flow cc;          /* the QP's controller (unless it runs one per path: ps.cc) */
+	struct dest pdest[UROCE_MAX_PORTS]; /* destination as seen from each port paths leave by */
 	struct sr_tx tx;
 	struct sr_rx rx;
 };
@@ -235,6 +266,48 @@ struct sr_gather {
 void sr_gather_wqe(void *arg, uint8_t *dst, uint32_t len);
 /* Gather len bytes at message offset off of WQE w into dst. */
 void sr_tx_gather(const struct swqe *w, uint32_t off, uint8_t *dst, uint32_t len);
+
+/* Declare ring entry p lost (it waits for retransmission). */
+void sr_txp_lost(struct uroce_qp *qp, struct sr_txp *p, enum sr_loss why);
+
+/* sr_paths.c: paths and congestion control of the sender, CE and trim
+ * feedback of the receiver */
+int sr_pc_init(struct uroce_qp *qp);
+int sr_pc_ready(struct uroce_qp *qp);
+void sr_pc_fini(struct uroce_qp *qp);
+/* The counters and the per-path view the API reads. */
+void sr_pc_stats(const struct uroce_qp *qp, struct uroce_qp_stats *s);
+int sr_pc_path_stats(const struct uroce_qp *qp, unsigned i, struct uroce_path_stats *out);
+/* A message starts: spray it, or keep it on one path. */
+void sr_pc_msg_start(struct uroce_qp *qp, uint32_t msg_len);
+/* The path and destination of ring entry p about to go (retx: it went
+ * before); 0, or -EAGAIN when a controller or the paths hold it (then
+ * tx.pace_ns says until when, or 0 until an acknowledgment). */
+int sr_pc_gate(struct uroce_qp *qp, struct sr_txp *p, bool retx, unsigned *path, const struct dest **d);
+void sr_pc_sent(struct uroce_qp *qp, struct sr_txp *p, unsigned path);
+/* Will the controller hold the next packet once p is out (its credit or
+ * window used up)? Then p asks for a SACK. */
+bool sr_pc_last_before_hold(const struct uroce_qp *qp, const struct sr_txp *p);
+/* p is no longer in flight (acknowledged, given up, or about to be
+ * declared lost); no feedback. */
+void sr_pc_gone(struct uroce_qp *qp, struct sr_txp *p);
+/* Feedback: p was acknowledged by a SACK (per packet), then one call per
+ * SACK with what it acknowledged in all. */
+void sr_pc_acked(struct uroce_qp *qp, const struct sr_txp *p, uint64_t now);
+void sr_pc_ack_done(struct uroce_qp *qp, uint64_t now, uint64_t rtt_ns, uint64_t remote_ns, uint32_t bytes,
+                    uint32_t pkts, uint8_t hops);
+void sr_pc_lost(struct uroce_qp *qp, struct sr_txp *p, enum sr_loss why, uint64_t now);
+/* A CNP arrived for PSN psn (its BTH PSN: the packet marked CE). */
+void sr_pc_cnp(struct uroce_qp *qp, uint32_t psn);
+/* Receiver: a data packet at PSN psn came trimmed (its payload cut by a switch). */
+void sr_rx_trimmed(struct uroce_qp *qp, uint32_t psn);
+int sr_send_trims(struct uroce_qp *qp);
+/* Sender: a TRIM NACK arrived. */
+void sr_tx_trims(struct uroce_qp *qp, const uint8_t *b, uint32_t len);
+/* EQDS (cc_eqds.c): the receiver's pacer granted credit to qp (send it
+ * now), and a PULL arrived at the sender. */
+int eqds_send_pull(struct uroce_qp *qp);
+void eqds_tx_pull(struct uroce_qp *qp, uint64_t credit_cum);
 
 /* rel_ec.c */
 /* PSN of data packet idx / parity index q of an ec message that starts at first. */

@@ -81,7 +81,26 @@ enum srw_ctrl_type {
 	SRW_CTRL_SACK = 1,
 	SRW_CTRL_NACK = 2,
 	SRW_CTRL_VOTE = 3, /* be: an adaptive-timeout proposal (tmo.c) */
+	SRW_CTRL_TRIM = 4, /* trimmed packets: send them again now */
+	SRW_CTRL_RTS = 5,  /* EQDS: request to send (what the sender wants credit for) */
+	SRW_CTRL_PULL = 6, /* EQDS: the receiver's credit */
 };
+
+/* TRIM body: PSNs of data packets that arrived trimmed to their headers
+ * (a switch's Ultra Ethernet trimming: DSCP SRW_TRIM_DSCP, payload cut):
+ *   be16 n, be16 rsvd, be32 psn[n]   (1 <= n <= SRW_TRIM_MAX) */
+#define SRW_TRIM_FIXED 4u
+#define SRW_TRIM_MAX 32u
+#define SRW_TRIM_DSCP 63u
+
+/* RTS body (EQDS):
+ *   be64 want   bytes the sender will have sent once its backlog is out (cumulative)
+ *   be64 spec   speculative bytes it allowed itself without credit (cumulative)
+ * PULL body:
+ *   be64 credit bytes the receiver grants in all (cumulative; a lost PULL is
+ *               made good by the next) */
+#define SRW_RTS_LEN 16u
+#define SRW_PULL_LEN 8u
 
 /* VOTE body (be):
  *   be32 group_id   the collective's group
@@ -102,10 +121,13 @@ enum srw_vote_flag { SRW_VOTE_ASK = 1 };
  *                   credits: a sender starts no message at or past it,
  *                   except one probe when nothing is in flight)
  *   be16 nbits      bitmap bits, a multiple of 32, at most SRW_SACK_MAX_BITS
- *   be16 rsvd
+ *   be16 hold       how long the receiver held the packet that asked for this
+ *                   SACK before sending it (the endpoint delay Swift uses), in
+ *                   units of 256 ns, saturating (0 = unknown; was reserved)
  *   bitmap          bit i (byte i/8, bit i%8) = PSN cum_psn + 1 + i arrived */
 #define SRW_SACK_FIXED 28u
 #define SRW_SACK_MAX_BITS 1024u
+#define SRW_SACK_HOLD_SHIFT 8u
 
 /* NACK body (ec): the submessages of one message that cannot be decoded.
  *   be32 msg        message sequence number

@@ -481,6 +481,59 @@ struct uroce_rel_attr {
 	uint8_t imm_counter;
 };
 
+/** How a QP spreads its packets over its paths (UCCL section 4.1). */
+enum uroce_path_policy {
+	UROCE_PATH_DEFAULT = 0, /**< p2c with more than one path, else single */
+	UROCE_PATH_SINGLE,      /**< every packet on one path (the first usable one) */
+	UROCE_PATH_P2C,         /**< power of two choices: the lower RTT of two random usable paths */
+	UROCE_PATH_RR,          /**< round robin over the usable paths */
+	UROCE_PATH_RANDOM,      /**< a uniformly random usable path */
+	UROCE_PATH__COUNT
+};
+
+#define UROCE_MAX_PATHS 256u
+#define UROCE_SPRAY_MIN_DEFAULT 8192u
+
+/** Paths of an sr, ec or be QP. A path is a UDP source port (RoCEv2's
+ * entropy field, which switches hash for ECMP), leaving by one of the
+ * context's ports; the addresses stay the QP's. Paths are the sender's
+ * choice alone: the peer needs no setting. rc, uc and ud keep one path. */
+struct uroce_path_attr {
+	uint16_t npaths;          /**< 1..UROCE_MAX_PATHS; 0 = 1 */
+	enum uroce_path_policy policy;
+	uint32_t spray_min_bytes; /**< shorter messages take one path (the policy's first choice, kept per
+	                           * message); 0 = UROCE_SPRAY_MIN_DEFAULT; UINT32_MAX = never spray */
+	uint8_t nports;           /**< egress ports path i rotates over (i % nports); 0 = the QP's port */
+	uint8_t ports[UROCE_MAX_PORTS]; /**< port numbers, 1..uroce_num_ports */
+	uint32_t down_losses;     /**< losses in a row that take a path out of use; 0 = 3 */
+};
+
+/** Congestion control of an sr or ec QP (be: none or dcqcn). */
+enum uroce_cc {
+	UROCE_CC_NONE = 0,  /**< the reliability window alone */
+	UROCE_CC_DCQCN,     /**< rate-based on ECN: CNPs from the receiver (NVIDIA's defaults) */
+	UROCE_CC_SWIFT,     /**< delay-based window (Swift): fabric and endpoint delay targets */
+	UROCE_CC_CUBIC,     /**< loss-based window, one per path (C 0.4, beta 0.7) */
+	UROCE_CC_EQDS,      /**< receiver-driven: the receiver's pacer pulls data with credits */
+	UROCE_CC__COUNT
+};
+
+struct uroce_cc_attr {
+	enum uroce_cc algo;
+	uint32_t link_mbps;       /**< the link rate: DCQCN's line rate, pacing caps, EQDS's pull pacer of the
+	                           * receiving port (the last QP that names one sets it); 0 = 10000 */
+	uint32_t base_rtt_us;     /**< the unloaded RTT: Swift's base target, one BDP of speculative EQDS
+	                           * data; 0 = 20 */
+	uint32_t ack_every_pkts;  /**< sr/ec: the sender asks for a SACK at least every this many PSNs
+	                           * (ACK coalescing); 0 = 16 */
+};
+
+/** Name of a path policy or congestion controller, or NULL; parsers return 0 or -EINVAL. */
+const char *uroce_path_policy_str(enum uroce_path_policy p);
+int uroce_path_policy_parse(const char *s, enum uroce_path_policy *out);
+const char *uroce_cc_str(enum uroce_cc cc);
+int uroce_cc_parse(const char *s, enum uroce_cc *out);
+
 struct uroce_qp_init_attr {
 	enum uroce_qp_type qp_type;
 	struct uroce_cq *send_cq;
@@ -492,6 +545,8 @@ struct uroce_qp_init_attr {
 	/** RC only: rc, sr or ec. An sr/ec QP takes two QP numbers: its own
 	 * for data and the next one for control (SACK/NACK). */
 	struct uroce_rel_attr rel;
+	struct uroce_path_attr path; /**< sr/ec/be: spraying; all zero = one path */
+	struct uroce_cc_attr cc;     /**< sr/ec/be: congestion control; all zero = none */
 };
 
 /** Name of a reliability mode ("sr"), or NULL. */
@@ -771,7 +826,33 @@ struct uroce_qp_stats {
 	uint64_t op_ns, op_bytes;    /**< every be receive WR that completed: time it was active and bytes placed
 	                              * (their ratio is the per-byte cost adaptive timeouts use) */
 	uint64_t imm_counted;        /**< WRITE_WITH_IMM messages counted in the IMMCOUNTER */
+	/* congestion control and paths (sr/ec; CNPs on every connected QP) */
+	uint64_t cnps_sent;          /**< CNPs sent for packets that arrived marked CE */
+	uint64_t cnps_rcvd;
+	uint64_t ecn_ce_rcvd;        /**< packets that arrived marked CE */
+	uint64_t trims_rcvd;         /**< receiver: packets that arrived trimmed by a switch (NACKed at once) */
+	uint64_t trim_nacks_rcvd;    /**< sender: packets the receiver said arrived trimmed */
+	uint64_t cc_blocked;         /**< transmit attempts a controller, a pacer or the paths held back */
+	uint64_t cc_losses;          /**< losses the controllers were told of */
+	uint64_t cc_rts_sent, cc_rts_rcvd;     /**< EQDS requests to send */
+	uint64_t cc_pulls_sent, cc_pulls_rcvd; /**< EQDS credit grants */
+	uint64_t paths_down;         /**< times a path was taken out of use (losses in a row) */
+	uint64_t cc_rate_bps;        /**< the controller's pacing rate now (0 = not paced) */
+	uint64_t cc_window_bytes;    /**< its window now (UINT64_MAX = none; CUBIC: the sum over paths) */
 };
+
+/** One path of an sr/ec/be QP (uroce_qp_path_stats). */
+struct uroce_path_stats {
+	uint16_t sport;              /**< its UDP source port */
+	uint8_t port_num;            /**< the port it leaves by */
+	uint8_t up;                  /**< 1 = in use; 0 = taken out after losses in a row (probed later) */
+	uint32_t inflight_bytes;
+	uint64_t srtt_ns, min_rtt_ns;
+	uint64_t tx_pkts, acked_pkts, losses, ecn_marks, trims;
+	uint64_t cc_window_bytes;    /**< its own controller's window (CUBIC), else 0 */
+};
+/** Path i (0..npaths-1) of qp; 0, or -EINVAL (not a sprayed mode, i out of range, before RTR). */
+int uroce_qp_path_stats(struct uroce_qp *qp, unsigned i, struct uroce_path_stats *stats);
 /** Read a QP's counters. */
 int uroce_qp_stats(struct uroce_qp *qp, struct uroce_qp_stats *stats);
 

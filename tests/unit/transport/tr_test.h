@@ -43,6 +43,8 @@ struct tr_opts {
 	uint32_t sq_psn[2];
 	uint32_t max_wr;
 	struct uroce_rel_attr rel; /* reliability mode (all zero = rc) */
+	struct uroce_path_attr path; /* sr/ec/be paths (all zero = one) */
+	struct uroce_cc_attr cc;     /* congestion control (all zero = none) */
 };
 
 static inline void tr_opts_default(struct tr_opts *o, enum uroce_qp_type type)
@@ -94,6 +96,8 @@ static inline void tr_side_open(struct tr_pair *p, unsigned i, const struct tr_o
 	ia.cap.max_recv_sge = 4;
 	ia.cap.max_inline_data = 256;
 	ia.rel = o->rel;
+	ia.path = o->path;
+	ia.cc = o->cc;
 	rc = uroce_qp_create(s->pd, &ia, &s->qp);
 	REQUIRE(rc == 0, "qp_create: %s", uroce_last_error());
 }

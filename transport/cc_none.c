@@ -1,0 +1,38 @@
+/* No congestion control: the reliability window alone limits a QP. */
+#include "transport/cc.h"
+
+static void none_init(void *s, const struct cc_env *env, uint64_t now)
+{
+	(void)s;
+	(void)env;
+	(void)now;
+}
+
+static void none_on_ack(void *s, const struct cc_ack *a)
+{
+	(void)s;
+	(void)a;
+}
+
+static void none_on_loss(void *s, uint64_t now, bool rto)
+{
+	(void)s;
+	(void)now;
+	(void)rto;
+}
+
+static uint64_t none_window(const void *s)
+{
+	(void)s;
+	return UINT64_MAX;
+}
+
+const struct cc_ops cc_none_ops = {
+	.name = "none",
+	.id = UROCE_CC_NONE,
+	.state_bytes = 0,
+	.init = none_init,
+	.on_ack = none_on_ack,
+	.on_loss = none_on_loss,
+	.window = none_window,
+};

@@ -1,0 +1,461 @@
+/* Paths and congestion control of an sr/ec QP (issue 11): which path a
+ * packet takes and whether a controller lets it go now (sender), and the
+ * congestion feedback a receiver returns (CE is answered by a CNP in
+ * qp_dispatch.c, trimmed packets by a TRIM NACK here). rel_sr.c calls in
+ * at the points where a packet leaves, is acknowledged or is lost. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/rel.h"
+#include "transport/rel_sr.h"
+
+#define CC_LINK_MBPS_DEFAULT 10000u
+#define CC_BASE_RTT_US_DEFAULT 20u
+#define ACK_EVERY_DEFAULT 16u
+#define IP_ECT0 0x02u
+
+static void eqds_maybe_rts(struct uroce_qp *qp, bool now_anyway);
+
+static bool cc_per_path(const struct sr_state *st)
+{
+	return st->ps.cc != NULL;
+}
+
+int sr_pc_init(struct uroce_qp *qp)
+{
+	const struct uroce_path_attr *pa = &qp->init.path;
+	const struct uroce_cc_attr *ca = &qp->init.cc;
+	struct sr_state *st = sr_of(qp);
+
+	if (pa->npaths > UROCE_MAX_PATHS)
+		return uroce_fail(-EINVAL, "uroce_qp_create: path.npaths %u; accepted 0 (= 1) to %u", pa->npaths,
+		                  UROCE_MAX_PATHS);
+	if ((unsigned)pa->policy >= UROCE_PATH__COUNT)
+		return uroce_fail(-EINVAL, "uroce_qp_create: path.policy %d; accepted default, single, p2c, rr, random "
+		                           "(0-%d)", (int)pa->policy, UROCE_PATH__COUNT - 1);
+	if (pa->nports > UROCE_MAX_PORTS)
+		return uroce_fail(-EINVAL, "uroce_qp_create: path.nports %u; accepted 0 (the QP's port) to %u", pa->nports,
+		                  UROCE_MAX_PORTS);
+	for (unsigned i = 0; i < pa->nports; i++)
+		if (pa->ports[i] < 1 || pa->ports[i] > qp->ctx->nports)
+			return uroce_fail(-EINVAL, "uroce_qp_create: path.ports[%u] = %u; accepted port numbers 1-%u", i,
+			                  pa->ports[i], qp->ctx->nports);
+	if ((unsigned)ca->algo >= UROCE_CC__COUNT)
+		return uroce_fail(-EINVAL, "uroce_qp_create: cc.algo %d; accepted none, dcqcn, swift, cubic, eqds (0-%d)",
+		                  (int)ca->algo, UROCE_CC__COUNT - 1);
+	if (ca->ack_every_pkts > SR_WIN_MAX)
+		return uroce_fail(-EINVAL, "uroce_qp_create: cc.ack_every_pkts %u; accepted 0 (= %u) to %u",
+		                  ca->ack_every_pkts, ACK_EVERY_DEFAULT, SR_WIN_MAX);
+	st->ack_every = ca->ack_every_pkts ? ca->ack_every_pkts : ACK_EVERY_DEFAULT;
+	st->tx.msg_path = PATH_NONE;
+	return 0;
+}
+
+/* INIT -> RTR: the source port, the MTU and the destination are known. */
+int sr_pc_ready(struct uroce_qp *qp)
+{
+	const struct uroce_path_attr *pa = &qp->init.path;
+	const struct uroce_cc_attr *ca = &qp->init.cc;
+	struct sr_state *st = sr_of(qp);
+	const struct cc_ops *ops = cc_ops_of(ca->algo);
+	uint8_t ports[UROCE_MAX_PORTS];
+	unsigned nports = pa->nports ? pa->nports : 1;
+	struct cc_env env;
+	uint64_t now = ctx_clock(qp->ctx);
+	int rc;
+
+	path_set_fini(&st->ps);
+	for (unsigned i = 0; i < nports; i++) {
+		ports[i] = pa->nports ? (uint8_t)(pa->ports[i] - 1) : qp->port;
+		if (ports[i] == qp->port)
+			continue;
+		/* another port: its next hop, but the QP's own addresses (the
+		 * peer checks them), so only the egress differs */
+		rc = ctx_resolve_dest(qp->ctx, ports[i], &qp->attr.ah_attr, &st->pdest[ports[i]]);
+		if (rc)
+			return uroce_fail(rc, "uroce_qp_modify: QP 0x%x: path port %u: %s", qp->qpn, ports[i] + 1u,
+			                  uroce_last_error());
+		memcpy(st->pdest[ports[i]].sip, qp->d.sip, 16);
+	}
+	if (path_set_init(&st->ps, pa, qp->sport, ports, nports, ((uint64_t)qp->qpn << 32) ^ qp->dqpn ^ now))
+		return uroce_fail(-ENOMEM, "uroce_qp_modify: QP 0x%x: out of memory for %u paths", qp->qpn, pa->npaths);
+	env.mtu = qp->mtu;
+	env.line_bps = (uint64_t)(ca->link_mbps ? ca->link_mbps : CC_LINK_MBPS_DEFAULT) * 1000000u;
+	env.base_rtt_ns = (uint64_t)(ca->base_rtt_us ? ca->base_rtt_us : CC_BASE_RTT_US_DEFAULT) * 1000u;
+	env.max_window = st->cfg.window_bytes ? st->cfg.window_bytes : st->cfg.window_pkts * qp->mtu;
+	if (ops->flags & CC_PER_PATH) {
+		st->ps.cc = calloc(st->ps.n, sizeof(*st->ps.cc));
+		if (!st->ps.cc) {
+			path_set_fini(&st->ps);
+			return uroce_fail(-ENOMEM, "uroce_qp_modify: QP 0x%x: out of memory for %u controllers", qp->qpn,
+			                  st->ps.n);
+		}
+		for (unsigned i = 0; i < st->ps.n; i++)
+			cc_flow_init(&st->ps.cc[i], ops, &env, now);
+		cc_flow_init(&st->cc, &cc_none_ops, &env, now);
+	} else {
+		cc_flow_init(&st->cc, ops, &env, now);
+	}
+	st->rx.eqds.rate_bps = env.line_bps;
+	st->rx.eqds.port = qp->port;
+	st->rx.eqds.mtu = qp->mtu;
+	st->tx.msg_path = PATH_NONE;
+	return 0;
+}
+
+void sr_pc_fini(struct uroce_qp *qp)
+{
+	struct sr_state *st = sr_of(qp);
+
+	eqds_rx_detach(qp, &st->rx.eqds);
+	path_set_fini(&st->ps);
+}
+
+void sr_pc_stats(const struct uroce_qp *qp, struct uroce_qp_stats *s)
+{
+	const struct sr_state *st = sr_of(qp);
+	uint64_t now = ctx_clock(qp->ctx);
+
+	for (unsigned i = 0; i < st->ps.n; i++)
+		s->paths_down += st->ps.p[i].quarantines;
+	if (!st->cc.ops)
+		return;
+	if (st->ps.cc) {
+		s->cc_window_bytes = 0;
+		for (unsigned i = 0; i < st->ps.n; i++) {
+			uint64_t w = st->ps.cc[i].ops->window(st->ps.cc[i].st);
+
+			s->cc_window_bytes = w == UINT64_MAX || s->cc_window_bytes + w < w ? UINT64_MAX
+			                                                                     : s->cc_window_bytes + w;
+		}
+		return;
+	}
+	s->cc_window_bytes = st->cc.ops->window(st->cc.st);
+	/* a read of the rate may advance a controller's timers to now: on
+	 * a copy, so that reading the counters changes nothing */
+	{
+		struct cc_flow f = st->cc;
+
+		s->cc_rate_bps = f.ops->rate_bps ? f.ops->rate_bps(f.st, now) : 0;
+	}
+}
+
+int sr_pc_path_stats(const struct uroce_qp *qp, unsigned i, struct uroce_path_stats *out)
+{
+	const struct sr_state *st = sr_of(qp);
+	const struct qp_path *p;
+
+	if (!st->ps.p || i >= st->ps.n)
+		return uroce_fail(-EINVAL, "uroce_qp_path_stats: path %u; QP 0x%x has %u (accepted 0-%u)%s", i, qp->qpn,
+		                  st->ps.n, st->ps.n ? st->ps.n - 1u : 0u, st->ps.p ? "" : " once it is in RTR");
+	p = &st->ps.p[i];
+	memset(out, 0, sizeof(*out));
+	out->sport = p->sport;
+	out->port_num = (uint8_t)(p->port + 1);
+	out->up = p->state == PATH_UP;
+	out->inflight_bytes = p->inflight;
+	out->srtt_ns = p->srtt_ns;
+	out->min_rtt_ns = p->min_rtt_ns;
+	out->tx_pkts = p->tx_pkts;
+	out->acked_pkts = p->acked_pkts;
+	out->losses = p->losses;
+	out->ecn_marks = p->ecn_marks;
+	out->trims = p->trims;
+	if (st->ps.cc)
+		out->cc_window_bytes = st->ps.cc[i].ops->window(st->ps.cc[i].st);
+	return 0;
+}
+
+void sr_pc_msg_start(struct uroce_qp *qp, uint32_t msg_len)
+{
+	struct sr_tx *t = &sr_of(qp)->tx;
+
+	t->msg_sticky = msg_len < sr_of(qp)->ps.spray_min;
+	t->msg_path = PATH_NONE;
+	/* EQDS: a message adds to what the sender wants; ask before the
+	 * credit runs out, not after */
+	if (sr_of(qp)->cc.ops->flags & CC_CREDIT)
+		eqds_maybe_rts(qp, false);
+}
+
+static struct cc_flow *flow_of(struct sr_state *st, unsigned path)
+{
+	return cc_per_path(st) ? &st->ps.cc[path] : &st->cc;
+}
+
+/* Bytes the sender still has to send: lost packets, the rest of the WQE
+ * going out and up to 64 WQEs after it (EQDS asks for this much). */
+static uint64_t tx_backlog(struct uroce_qp *qp)
+{
+	struct sr_state *st = sr_of(qp);
+	struct sr_tx *t = &st->tx;
+	uint32_t head = atomic_load_explicit(&qp->sq_head, memory_order_acquire), n = 0;
+	uint64_t b = (uint64_t)t->nlost * qp->mtu;
+
+	for (uint32_t i = qp->sq_cur; i != head && n < 64; i++, n++) {
+		const struct swqe *w = &qp->sq[i & qp->sq_mask];
+		uint64_t done = i == qp->sq_cur ? (uint64_t)t->pidx * qp->mtu : 0;
+
+		b += w->length > done ? w->length - done : 0;
+		b += qp->mtu; /* its descriptor or tail: never under-ask */
+	}
+	return b;
+}
+
+static void eqds_maybe_rts(struct uroce_qp *qp, bool now_anyway)
+{
+	struct sr_state *st = sr_of(qp);
+	struct sr_tx *t = &st->tx;
+	void *s = st->cc.st;
+	uint64_t want = eqds_tx_sent(s) + tx_backlog(qp), retry = 2 * t->srtt;
+	uint8_t b[SRW_CTRL_HDR_LEN + SRW_RTS_LEN];
+
+	if (retry < EQDS_RTS_RETRY_MIN_NS)
+		retry = EQDS_RTS_RETRY_MIN_NS;
+	if (!eqds_tx_rts_due(s, &want, t->now, now_anyway ? 0 : retry) && !now_anyway)
+		return;
+	b[0] = SRW_VERSION;
+	b[1] = SRW_CTRL_RTS;
+	roce_put_be16(b + 2, sizeof(b));
+	roce_put_be64(b + 4, want);
+	roce_put_be64(b + 12, eqds_tx_spec(s));
+	if (!sr_send_ctrl(qp, b, sizeof(b)))
+		qp->stats.cc_rts_sent++;
+}
+
+int sr_pc_gate(struct uroce_qp *qp, struct sr_txp *p, bool retx, unsigned *path, const struct dest **d)
+{
+	struct sr_state *st = sr_of(qp);
+	struct sr_tx *t = &st->tx;
+	struct path_set *ps = &st->ps;
+	uint64_t now = t->now, g;
+	unsigned i;
+
+	t->credit_blocked = false;
+	if (!cc_per_path(st)) {
+		if ((st->cc.ops->flags & CC_CREDIT) && !st->cc.inflight && st->cc.ops->credit(st->cc.st) < p->len &&
+		    eqds_tx_speculate(st->cc.st))
+			eqds_maybe_rts(qp, true); /* a burst starts: one BDP goes on speculation, the RTS with it */
+		g = cc_flow_gate(&st->cc, now, p->len);
+		if (g) {
+			t->pace_ns = g == UINT64_MAX ? 0 : g;
+			if (st->cc.ops->flags & CC_CREDIT && g == UINT64_MAX) {
+				t->credit_blocked = true;
+				eqds_maybe_rts(qp, false);
+			}
+			qp->stats.cc_blocked++;
+			return -EAGAIN;
+		}
+	}
+	if (ps->n == 1 && !ps->cc) {
+		i = 0; /* one path: never quarantined (it is the last) */
+	} else if (!retx && t->msg_sticky && t->msg_path != PATH_NONE && path_usable(ps, t->msg_path, now, p->len)) {
+		i = t->msg_path;
+	} else {
+		i = ps->ops->select(ps, now, p->len, retx ? p->path : PATH_NONE);
+		if (i == PATH_NONE) {
+			g = path_next_open(ps, now, p->len);
+			t->pace_ns = g == UINT64_MAX ? 0 : g;
+			qp->stats.cc_blocked++;
+			return -EAGAIN;
+		}
+		if (!retx && t->msg_sticky)
+			t->msg_path = (uint16_t)i;
+	}
+	*path = i;
+	*d = ps->p[i].port == qp->port ? &qp->d : &st->pdest[ps->p[i].port];
+	return 0;
+}
+
+bool sr_pc_last_before_hold(const struct uroce_qp *qp, const struct sr_txp *p)
+{
+	const struct sr_state *st = sr_of(qp);
+	const struct cc_flow *f = cc_per_path(st) ? &st->ps.cc[p->path < st->ps.n ? p->path : 0] : &st->cc;
+	const struct cc_ops *o = f->ops;
+	uint64_t w;
+
+	if (o->flags & CC_CREDIT)
+		return o->credit(f->st) < (int64_t)(p->len + qp->mtu);
+	w = o->window(f->st);
+	return w != UINT64_MAX && (uint64_t)f->inflight + p->len + qp->mtu > w;
+}
+
+void sr_pc_sent(struct uroce_qp *qp, struct sr_txp *p, unsigned path)
+{
+	struct sr_state *st = sr_of(qp);
+	uint64_t now = st->tx.now;
+
+	p->path = (uint8_t)path;
+	p->flags |= SRP_CCIN;
+	path_sent(&st->ps, path, now, p->len);
+	cc_flow_sent(flow_of(st, path), now, p->len);
+	if (cc_per_path(st))
+		cc_flow_sent(&st->cc, now, p->len); /* the QP's none: keeps its in-flight count */
+	st->tx.pace_ns = 0;
+}
+
+void sr_pc_gone(struct uroce_qp *qp, struct sr_txp *p)
+{
+	struct sr_state *st = sr_of(qp);
+
+	if (!(p->flags & SRP_CCIN))
+		return;
+	p->flags &= (uint8_t)~SRP_CCIN;
+	if (p->path < st->ps.n)
+		path_gone(&st->ps, p->path, p->len);
+	cc_flow_gone(flow_of(st, p->path), p->len);
+	if (cc_per_path(st))
+		cc_flow_gone(&st->cc, p->len);
+}
+
+void sr_pc_acked(struct uroce_qp *qp, const struct sr_txp *p, uint64_t now)
+{
+	struct sr_state *st = sr_of(qp);
+	uint64_t rtt = now > p->sent_ns ? now - p->sent_ns : 1;
+	bool first = p->ntx == 1;
+
+	if (p->path >= st->ps.n)
+		return;
+	path_acked(&st->ps, p->path, now, first ? rtt : 0, first);
+	if (cc_per_path(st)) {
+		struct cc_flow *f = &st->ps.cc[p->path];
+		struct cc_ack a = {
+			.now = now,
+			.rtt_ns = first ? rtt : 0,
+			.bytes = p->len,
+			.pkts = 1,
+			.inflight = f->inflight,
+		};
+
+		f->ops->on_ack(f->st, &a);
+	}
+}
+
+void sr_pc_ack_done(struct uroce_qp *qp, uint64_t now, uint64_t rtt_ns, uint64_t remote_ns, uint32_t bytes,
+                    uint32_t pkts, uint8_t hops)
+{
+	struct sr_state *st = sr_of(qp);
+	struct cc_ack a = {
+		.now = now,
+		.rtt_ns = rtt_ns,
+		.remote_ns = remote_ns < rtt_ns ? remote_ns : 0,
+		.bytes = bytes,
+		.pkts = pkts,
+		.inflight = st->cc.inflight,
+		.hops = hops,
+	};
+
+	if (!cc_per_path(st) && pkts)
+		st->cc.ops->on_ack(st->cc.st, &a);
+}
+
+void sr_pc_lost(struct uroce_qp *qp, struct sr_txp *p, enum sr_loss why, uint64_t now)
+{
+	struct sr_state *st = sr_of(qp);
+	struct cc_flow *f;
+	bool was_in = p->flags & SRP_CCIN;
+
+	sr_pc_gone(qp, p);
+	if (why == SR_LOSS_PROBE || why == SR_LOSS_NOCREDIT || p->path >= st->ps.n)
+		return;
+	/* a packet lost twice tells of its path once */
+	path_lost(&st->ps, p->path, now, was_in && why != SR_LOSS_TRIM);
+	if (why == SR_LOSS_TRIM)
+		st->ps.p[p->path].trims++;
+	f = flow_of(st, p->path);
+	f->ops->on_loss(f->st, now, why == SR_LOSS_RTO);
+	qp->stats.cc_losses++;
+}
+
+void sr_pc_cnp(struct uroce_qp *qp, uint32_t psn)
+{
+	struct sr_state *st = sr_of(qp);
+	struct sr_tx *t = &st->tx;
+	uint64_t now = ctx_clock(qp->ctx);
+	unsigned path = 0;
+
+	qp->stats.cnps_rcvd++;
+	if (!t->ring)
+		return;
+	/* the CNP names the marked packet: its path counts the mark */
+	if (roce_psn_diff(psn, t->una) >= 0 && roce_psn_diff(psn, t->nxt) < 0)
+		path = t->ring[psn & t->mask].path;
+	if (path >= st->ps.n)
+		path = 0;
+	path_ecn(&st->ps, path);
+	{
+		struct cc_flow *f = flow_of(st, path);
+
+		if (f->ops->on_cnp)
+			f->ops->on_cnp(f->st, now);
+	}
+	ctx_kick(qp);
+}
+
+/* --- trimming --------------------------------------------------------------- */
+
+void sr_rx_trimmed(struct uroce_qp *qp, uint32_t psn)
+{
+	struct sr_rx *r = &sr_of(qp)->rx;
+
+	qp->stats.trims_rcvd++;
+	for (unsigned i = 0; i < r->ntrim; i++)
+		if (r->trim_psn[i] == psn)
+			return;
+	if (r->ntrim < SRW_TRIM_MAX)
+		r->trim_psn[r->ntrim++] = psn;
+	ctx_kick(qp);
+}
+
+int sr_send_trims(struct uroce_qp *qp)
+{
+	struct sr_rx *r = &sr_of(qp)->rx;
+	uint8_t b[SRW_CTRL_HDR_LEN + SRW_TRIM_FIXED + 4 * SRW_TRIM_MAX];
+	uint32_t len = SRW_CTRL_HDR_LEN + SRW_TRIM_FIXED + 4u * r->ntrim;
+	int rc;
+
+	b[0] = SRW_VERSION;
+	b[1] = SRW_CTRL_TRIM;
+	roce_put_be16(b + 2, (uint16_t)len);
+	roce_put_be16(b + 4, r->ntrim);
+	roce_put_be16(b + 6, 0);
+	for (unsigned i = 0; i < r->ntrim; i++)
+		roce_put_be32(b + 8 + 4 * i, r->trim_psn[i]);
+	rc = sr_send_ctrl(qp, b, len);
+	if (!rc)
+		r->ntrim = 0;
+	return rc;
+}
+
+void sr_tx_trims(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
+{
+	struct sr_tx *t = &sr_of(qp)->tx;
+	uint32_t n = roce_get_be16(b);
+	bool any = false;
+
+	if (n == 0 || n > SRW_TRIM_MAX || len < SRW_TRIM_FIXED + 4 * n) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t psn = roce_get_be32(b + SRW_TRIM_FIXED + 4 * i);
+		struct sr_txp *p;
+
+		/* only a packet in flight, sent once or more and neither
+		 * acknowledged nor already waiting: anything else is stale or
+		 * forged and moves nothing */
+		if (roce_psn_diff(psn, t->una) < 0 || roce_psn_diff(psn, t->nxt) >= 0) {
+			ctx_count_drop(qp->ctx, UROCE_DROP_STALE_RESPONSE);
+			continue;
+		}
+		p = &t->ring[psn & t->mask];
+		if (p->flags & (SRP_SACKED | SRP_LOST))
+			continue;
+		sr_txp_lost(qp, p, SR_LOSS_TRIM);
+		qp->stats.trim_nacks_rcvd++;
+		any = true;
+	}
+	if (any)
+		ctx_kick(qp);
+}
