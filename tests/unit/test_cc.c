@@ -26,11 +26,6 @@
 #include "transport/cc.h"
 #include "dataplane/dp_test.h"
 
-/* cc.c's table names EQDS, whose sender lives with the transport's credit
- * machinery (cc_eqds.c); this test links the controllers alone. Weak: the
- * real one wins where it is linked. */
-__attribute__((weak)) const struct cc_ops cc_eqds_ops = { .name = "eqds", .id = UROCE_CC_EQDS };
-
 #define US 1000ull
 #define MS 1000000ull
 #define SEC 1000000000ull
