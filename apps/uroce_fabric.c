@@ -7,7 +7,8 @@
  * trims.
  *
  *   uroce-fabric --port IFACE,peer=MAC[,...] [--port ...] --route PREFIX=PORTS [...]
- *                [--seed S] [--stats FILE] [--max-sec N] [--idle-us N] [--ready-file F] [--check]
+ *                [--seed S] [--stats FILE] [--max-sec N] [--idle-us N] [--deep-idle-us N]
+ *                [--ready-file F] [--check]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -28,6 +29,10 @@
 #define FAB_SEED_DEFAULT 1u
 #define FAB_IDLE_US_DEFAULT 50u
 #define FAB_IDLE_US_MAX 100000u
+#define FAB_DEEP_IDLE_US_DEFAULT 500u
+/* Quiet for this long, the switch sleeps longer: idle switches then cost
+ * little CPU, and traffic that resumes pays one longer sleep per hop. */
+#define FAB_DEEP_IDLE_AFTER_NS (50ull * 1000000ull)
 /* Idle passes before sleeping: a burst's next frames are often microseconds away. */
 #define FAB_SPIN_POLLS 32u
 #define FAB_STATS_PERIOD_NS NS_PER_S
@@ -41,6 +46,7 @@ struct fab_opts {
 	const char *ready_file;
 	uint64_t max_sec;
 	uint32_t idle_us;
+	uint32_t deep_idle_us;
 	uint32_t nframes;
 	bool quiet;
 	bool check;
@@ -81,13 +87,16 @@ static void usage(FILE *f)
 		"  --max-sec N     exit after N seconds (default 0 = until SIGINT or SIGTERM)\n"
 		"  --idle-us N     longest sleep when idle, 1..%u us (default %u); the switch sleeps until\n"
 		"                  its next queued frame is due, so several share a CPU\n"
+		"  --deep-idle-us N  longest sleep once nothing has arrived for 50 ms, --idle-us..%u us\n"
+		"                  (default %u)\n"
 		"  --ready-file F  create F once every port is open\n"
 		"  --nframes N     UMEM frames of each port (default: the port's)\n"
 		"  --quiet         no start-up lines\n"
 		"  --check         check the options and exit 0 (2 when they are bad), opening nothing\n"
 		"Exit status: 0 stopped by a signal or --max-sec (final counters written), 1 a port\n"
 		"would not open, 2 bad arguments.\n",
-		FSW_TRIM_DSCP_DEFAULT, FAB_SEED_DEFAULT, FAB_IDLE_US_MAX, FAB_IDLE_US_DEFAULT);
+		FSW_TRIM_DSCP_DEFAULT, FAB_SEED_DEFAULT, FAB_IDLE_US_MAX, FAB_IDLE_US_DEFAULT, FAB_IDLE_US_MAX,
+		FAB_DEEP_IDLE_US_DEFAULT);
 }
 
 static void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -119,8 +128,8 @@ static uint64_t parse_u64(const char *opt, const char *s, uint64_t min, uint64_t
 
 static void parse_args(int argc, char **argv, struct fab_opts *o)
 {
-	enum { O_PORT = 256, O_ROUTE, O_SEED, O_STATS, O_MAXSEC, O_IDLE, O_READY, O_NFRAMES, O_QUIET, O_CHECK,
-	       O_HELP };
+	enum { O_PORT = 256, O_ROUTE, O_SEED, O_STATS, O_MAXSEC, O_IDLE, O_DEEP_IDLE, O_READY, O_NFRAMES, O_QUIET,
+	       O_CHECK, O_HELP };
 	static const struct option lo[] = {
 		{ "port", required_argument, 0, O_PORT },
 		{ "route", required_argument, 0, O_ROUTE },
@@ -128,6 +137,7 @@ static void parse_args(int argc, char **argv, struct fab_opts *o)
 		{ "stats", required_argument, 0, O_STATS },
 		{ "max-sec", required_argument, 0, O_MAXSEC },
 		{ "idle-us", required_argument, 0, O_IDLE },
+		{ "deep-idle-us", required_argument, 0, O_DEEP_IDLE },
 		{ "ready-file", required_argument, 0, O_READY },
 		{ "nframes", required_argument, 0, O_NFRAMES },
 		{ "quiet", no_argument, 0, O_QUIET },
@@ -135,6 +145,7 @@ static void parse_args(int argc, char **argv, struct fab_opts *o)
 		{ "help", no_argument, 0, O_HELP },
 		{ 0, 0, 0, 0 },
 	};
+	bool deep_set = false;
 	char err[512];
 	int c;
 
@@ -142,6 +153,7 @@ static void parse_args(int argc, char **argv, struct fab_opts *o)
 	fsw_cfg_init(&o->cfg);
 	o->cfg.seed = FAB_SEED_DEFAULT;
 	o->idle_us = FAB_IDLE_US_DEFAULT;
+	o->deep_idle_us = FAB_DEEP_IDLE_US_DEFAULT;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case O_PORT:
@@ -156,6 +168,10 @@ static void parse_args(int argc, char **argv, struct fab_opts *o)
 		case O_STATS: o->stats_file = optarg; break;
 		case O_MAXSEC: o->max_sec = parse_u64("--max-sec", optarg, 0, 365ull * 86400); break;
 		case O_IDLE: o->idle_us = (uint32_t)parse_u64("--idle-us", optarg, 1, FAB_IDLE_US_MAX); break;
+		case O_DEEP_IDLE:
+			o->deep_idle_us = (uint32_t)parse_u64("--deep-idle-us", optarg, 1, FAB_IDLE_US_MAX);
+			deep_set = true;
+			break;
 		case O_READY: o->ready_file = optarg; break;
 		case O_NFRAMES: o->nframes = (uint32_t)parse_u64("--nframes", optarg, 64, 1u << 20); break;
 		case O_QUIET: o->quiet = true; break;
@@ -164,7 +180,7 @@ static void parse_args(int argc, char **argv, struct fab_opts *o)
 		case O_HELP: usage(stdout); exit(0);
 		default:
 			die_usage("accepted options: --port, --route, --seed, --stats, --max-sec, --idle-us, "
-				  "--ready-file, --nframes, --quiet, --check, --help");
+				  "--deep-idle-us, --ready-file, --nframes, --quiet, --check, --help");
 		}
 	}
 	if (optind < argc)
@@ -175,6 +191,11 @@ static void parse_args(int argc, char **argv, struct fab_opts *o)
 		die_usage("no --route given; accepted: --route PREFIX[/LEN]=P[+P...], e.g. 10.1.0.0/24=0");
 	if (fsw_cfg_check(&o->cfg, err, sizeof(err)))
 		die_usage("%s", err);
+	if (!deep_set && o->deep_idle_us < o->idle_us)
+		o->deep_idle_us = o->idle_us;
+	if (o->deep_idle_us < o->idle_us)
+		die_usage("--deep-idle-us %u is below --idle-us %u; accepted: --idle-us..%u", o->deep_idle_us, o->idle_us,
+			  FAB_IDLE_US_MAX);
 	if (o->check) {
 		printf("uroce-fabric: %u ports, %u routes: the options are good\n", o->cfg.nports, o->cfg.nroutes);
 		exit(0);
@@ -281,7 +302,7 @@ static void idle_sleep(const struct fsw *s, uint64_t now, uint64_t idle_ns)
 static void run(struct fsw *s, const struct fab_opts *o)
 {
 	uint64_t start = mono_ns(NULL), next_stats = start + FAB_STATS_PERIOD_NS;
-	uint64_t end = o->max_sec ? start + o->max_sec * NS_PER_S : UINT64_MAX;
+	uint64_t end = o->max_sec ? start + o->max_sec * NS_PER_S : UINT64_MAX, last_work = start;
 	unsigned idle = 0;
 
 	while (!stop_flag) {
@@ -296,11 +317,13 @@ static void run(struct fsw *s, const struct fab_opts *o)
 			break;
 		if (work) {
 			idle = 0;
+			last_work = now;
 			continue;
 		}
 		if (++idle < FAB_SPIN_POLLS)
 			continue;
-		idle_sleep(s, now, (uint64_t)o->idle_us * 1000u);
+		idle_sleep(s, now,
+			   (uint64_t)(now - last_work < FAB_DEEP_IDLE_AFTER_NS ? o->idle_us : o->deep_idle_us) * 1000u);
 	}
 }
 

@@ -49,10 +49,14 @@ expect_usage_error "port 1 does not exist" --port $P0 --route 10.0.0.0/8=0+1
 expect_usage_error "the network address" --port $P0 --route 10.0.0.1/8=0
 expect_usage_error "each interface once" --port $P0 --port $P0 --route 10.0.0.0/8=0
 expect_usage_error "accepted: an integer 1..100000" --port $P0 --route 10.0.0.0/8=0 --idle-us 0
+expect_usage_error "is below --idle-us" --port $P0 --route 10.0.0.0/8=0 --idle-us 100 --deep-idle-us 50
+out=$("$FABRIC" --port $P0,rate=1g,ecn=8k --route 10.0.0.0/8=0 --check) && grep -q "the options are good" <<<"$out" ||
+	fail "--check of good options: '$out'"
 expect_usage_error "unexpected argument" --port $P0 --route 10.0.0.0/8=0 stray
 expect_usage_error "accepted options" --port $P0 --route 10.0.0.0/8=0 --frobnicate
 help=$("$FABRIC" --help) || fail "--help exited non-zero"
-for opt in --port --route --seed --stats --max-sec --idle-us --ready-file --nframes --quiet peer= mac= rate= \
+for opt in --port --route --seed --stats --max-sec --idle-us --deep-idle-us --ready-file --nframes --quiet --check \
+	peer= mac= rate= \
 	queue= prio= ecn= trim= dscp= delay=; do
 	grep -q -- "$opt" <<<"$help" || fail "--help does not describe $opt"
 done

@@ -149,6 +149,39 @@ static void test_ecn_step(uint32_t kmin_extra)
 	rig_close(&r);
 }
 
+/* IPv6: CE in the traffic class, DSCP and flow label untouched. */
+static void test_ecn_ipv6(void)
+{
+	struct roce_pkt p;
+	struct rig r;
+	uint32_t len;
+
+	rig_cfg(&r, 2, 1);
+	rig_pkt6(&r, &p, 0, 1, 1000, 0, PAYLOAD);
+	len = roce_frame_len(&p);
+	r.cfg.port[1].rate_bps = 10000000;
+	r.cfg.port[1].ecn_kmin = 2 * len;
+	rig_open(&r);
+	for (uint32_t k = 0; k < 8; k++) {
+		rig_pkt6(&r, &p, 0, 1, 1000, k, PAYLOAD);
+		p.tos = (uint8_t)(46 << 2 | (k & 1 ? 1 : 2));
+		rig_send(&r, 0, &p);
+	}
+	rig_run(&r);
+	REQUIRE(r.nlog[1] == 8, "%u of 8 arrived", r.nlog[1]);
+	for (unsigned k = 0; k < 8; k++) {
+		const struct rx_entry *e = &r.log[1][k];
+		bool want_ce = k >= 3; /* frame k found k-1 frames queued */
+
+		CHECK(e->parse == UROCE_DROP_NONE && e->pkt.ipv6 && e->pkt.ttl == 63, "IPv6 frame %u: parse %d ttl %u", k,
+		      e->parse, e->pkt.ttl);
+		CHECK(((e->pkt.tos & 3) == 3) == want_ce && e->pkt.tos >> 2 == 46 && e->pkt.flow_label == 0x12345,
+		      "IPv6 frame %u: traffic class 0x%02x flow label 0x%x", k, e->pkt.tos, e->pkt.flow_label);
+	}
+	rig_check_accounting(&r);
+	rig_close(&r);
+}
+
 /* RED-like: none below KMIN, all at or above KMAX, some between. */
 static uint64_t test_ecn_red(uint64_t seed, uint64_t *pattern)
 {
@@ -686,6 +719,7 @@ int main(void)
 	test_drop_tail(100);
 	test_ecn_step(0);
 	test_ecn_step(1);
+	test_ecn_ipv6();
 	m1 = test_ecn_red(1, &pat1);
 	m2 = test_ecn_red(1, &pat2);
 	m3 = test_ecn_red(2, &pat3);
