@@ -358,7 +358,7 @@ static int check_impairment(struct loop_fabric *fab, unsigned from, const struct
 	    check_prob(fab, from, "burst.p_bad_good", imp->burst.p_bad_good) ||
 	    check_prob(fab, from, "burst.loss_bad", imp->burst.loss_bad) ||
 	    check_prob(fab, from, "corrupt", imp->corrupt) || check_prob(fab, from, "duplicate", imp->duplicate) ||
-	    check_prob(fab, from, "reorder", imp->reorder))
+	    check_prob(fab, from, "reorder", imp->reorder) || check_prob(fab, from, "ecn_pmax", imp->ecn_pmax))
 		return -EINVAL;
 	if (imp->reorder > 0.0 && !imp->reorder_max_ns) {
 		set_err(fab, "loop link %u: reorder = %g needs reorder_max_ns > 0, the bound on the extra delay", from,
@@ -729,6 +729,18 @@ static bool mark_ce(uint8_t *f, uint32_t len)
 	return false;
 }
 
+/* Is a frame that finds backlog bytes queued marked (past ecn_bytes)? */
+static bool ecn_draw(struct loop_node *n, uint64_t backlog)
+{
+	const struct loop_impairment *imp = &n->imp;
+	double p;
+
+	if (imp->ecn_max_bytes <= imp->ecn_bytes || backlog >= imp->ecn_max_bytes)
+		return true;
+	p = imp->ecn_pmax * (double)(backlog - imp->ecn_bytes) / (double)(imp->ecn_max_bytes - imp->ecn_bytes);
+	return (double)(rng_next(&n->rng) >> 11) * 0x1.0p-53 < p;
+}
+
 /* Put a frame on the wire towards n's peer. Returns false when the
  * rate limiter refuses it under back-pressure (the caller keeps it). */
 static bool link_send(struct loop_fabric *fab, unsigned from, uint32_t s, uint64_t now)
@@ -755,7 +767,8 @@ static bool link_send(struct loop_fabric *fab, unsigned from, uint32_t s, uint64
 		}
 		if (backlog + len > n->st.max_backlog)
 			n->st.max_backlog = backlog + len;
-		if (n->imp.ecn_bytes && backlog >= n->imp.ecn_bytes && mark_ce(slot_data(fab, s), len))
+		if (n->imp.ecn_bytes && backlog >= n->imp.ecn_bytes && ecn_draw(n, backlog) &&
+		    mark_ce(slot_data(fab, s), len))
 			n->st.ecn_marked++;
 		/* rounded up, so the link never runs faster than its rate */
 		ser = ((uint64_t)len * 8 * NS_PER_S + n->imp.rate_bps - 1) / n->imp.rate_bps;

@@ -65,6 +65,9 @@ struct loop_impairment {
 	uint64_t rate_bps;         /* serialisation rate, 0 = infinite */
 	uint32_t queue_bytes;      /* rate limiter's queue bound, 0 = LOOP_QUEUE_BYTES_DEFAULT */
 	uint32_t ecn_bytes;        /* mark CE on an ECT IPv4/IPv6 frame that finds this many bytes queued (0 = off) */
+	uint32_t ecn_max_bytes;    /* > ecn_bytes: RED-like, as DCQCN's switches: marked with a probability rising
+	                            * linearly from 0 at ecn_bytes to ecn_pmax at ecn_max_bytes, always above */
+	double ecn_pmax;
 	bool backpressure;         /* queue full: tx_burst refuses instead of dropping */
 };
 
