@@ -19,8 +19,8 @@
 
 #define NQ_MAX 4u
 #define DCQCN_RUN_MS 200
-#define ECN_KMIN 5000
-#define ECN_KMAX 200000
+#define ECN_KMIN 1000
+#define ECN_KMAX 10000
 #define ECN_PMAX 0.01
 #define NET_BUF (16u << 20)
 #define SLICE (NET_BUF / NQ_MAX)
@@ -519,8 +519,9 @@ static void test_cc(enum uroce_cc cc, unsigned nq, bool strict)
 	 * it needs longer to converge at 2 Gb/s than the others */
 	const uint64_t run_ns = cc == UROCE_CC_DCQCN ? DCQCN_RUN_MS * 1000000ull : 60000000,
 		       warm_ns = run_ns / 2;
-	/* DCQCN's switches mark RED-like (its paper: Kmin 5 KB, Kmax 200 KB,
-	 * Pmax 1%) */
+	/* DCQCN's switches mark RED-like: its paper's Kmin 5 KB, Kmax 200 KB,
+	 * Pmax 1% are for 40 Gb/s; at 2 Gb/s 200 KB is 800 us of queue, so
+	 * CNPs would come after it overflowed: scaled down to 1 KB / 10 KB */
 	struct loop_impairment imp = { .rate_bps = rate, .queue_bytes = 256 * 1024, .ecn_bytes = ECN_KMIN,
 	                               .ecn_max_bytes = ECN_KMAX, .ecn_pmax = ECN_PMAX, .delay_ns = 5000 };
 	struct loop_impairment back = { .delay_ns = 5000 };
