@@ -64,8 +64,8 @@ ls__bad() { echo "leafspine: $* (leafspine.sh --help)" >&2; exit 2; }
 
 # ls__args ARGS...: the options into LS_* variables
 ls__args() {
-	LS_PREFIX= LS_LEAVES=2 LS_SPINES=2 LS_HOSTS=1 LS_RATE= LS_QUEUE= LS_ECN= LS_TRIM=0 LS_DELAY= LS_SEED=1
-	LS_MAXSEC=3600 LS_FABRIC= LS_KERNEL=0 LS_STATE=${LEAFSPINE_STATE_DIR:-/tmp/uroce-leafspine}
+	LS_PREFIX='' LS_LEAVES=2 LS_SPINES=2 LS_HOSTS=1 LS_RATE='' LS_QUEUE='' LS_ECN='' LS_TRIM=0 LS_DELAY='' LS_SEED=1
+	LS_MAXSEC=3600 LS_FABRIC='' LS_KERNEL=0 LS_STATE=${LEAFSPINE_STATE_DIR:-/tmp/uroce-leafspine}
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--kernel) LS_KERNEL=1; shift; continue ;;
@@ -219,7 +219,7 @@ ls__up_body() {
 	# kernel routes (the whole fabric with --kernel; what the switches do not take otherwise)
 	for ((l = 1; l <= L; l++)); do
 		args=()
-		for ((s = 1; s <= S; s++)); do args+=(nexthop via 10.$((100 + s)).$l.2 dev u$s); done
+		for ((s = 1; s <= S; s++)); do args+=(nexthop via "10.$((100 + s)).$l.2" dev "u$s"); done
 		ip -n "$LS_PREFIX-leaf$l" route add 10.0.0.0/8 "${args[@]}" || ls__die "cannot add leaf$l's multipath route"
 	done
 	for ((s = 1; s <= S; s++)); do
@@ -250,7 +250,7 @@ ls__up_body() {
 	for ((l = 1; l <= L; l++)); do
 		args=()
 		for ((k = 1; k <= K; k++)); do
-			args+=(--port "d$k,peer=$(ls__mac 10.$l.$k.2)$opts" --route 10.$l.$k.0/24=$((k - 1)))
+			args+=(--port "d$k,peer=$(ls__mac 10.$l.$k.2)$opts" --route "10.$l.$k.0/24=$((k - 1))")
 		done
 		p=
 		for ((s = 1; s <= S; s++)); do
@@ -262,7 +262,7 @@ ls__up_body() {
 	for ((s = 1; s <= S; s++)); do
 		args=()
 		for ((l = 1; l <= L; l++)); do
-			args+=(--port "l$l,peer=$(ls__mac 10.$((100 + s)).$l.1)$opts" --route 10.$l.0.0/16=$((l - 1)))
+			args+=(--port "l$l,peer=$(ls__mac 10.$((100 + s)).$l.1)$opts" --route "10.$l.0.0/16=$((l - 1))")
 		done
 		ls__start spine$s "$LS_PREFIX-spine$s" "${args[@]}"
 	done
@@ -282,6 +282,7 @@ ls_up() {
 		ls__args "$@"
 		# a failure half way undoes what this call made (the subshell's exit)
 		LS_MADE=0
+		# shellcheck disable=SC2154 # rc is the trap's own
 		trap 'rc=$?; [ $rc = 0 ] || [ $LS_MADE = 0 ] || ls__down_dir "$LS_DIR" >/dev/null 2>&1; exit $rc' EXIT
 		ls__up_body
 		echo "leafspine: $LS_PREFIX up: $LS_LEAVES leaves, $LS_SPINES spines, $LS_HOSTS hosts per leaf$( \

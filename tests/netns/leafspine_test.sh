@@ -24,6 +24,7 @@ P=$NETNS_PREFIX
 fail() { netns_die "$@"; }
 # leafspine's own down stops its switches by PID; should its state be gone,
 # its namespaces (all named after this test's unique prefix) still go
+# shellcheck disable=SC2034 # netns_cleanup runs it
 NETNS_ON_EXIT='"$LS" down --prefix "$P" --state-dir "$STATE" >/dev/null 2>&1
 	for ns in $(ip netns list | awk "{print \$1}" | grep "^$P-"); do ip netns del "$ns"; done'
 ls_() { "$LS" "$1" --prefix "$P" --state-dir "$STATE" "${@:2}"; }
@@ -60,8 +61,8 @@ print(d["rx_frames"] if len(sys.argv) < 3 else d["ports"][int(sys.argv[2])]["rx_
 # traffic TAG: 2000 frames host 1 -> host 2, every one intact
 traffic() {
 	local rpid
-	read -r H1 IF1 A1 GW1 GWMAC1 <<<"$(sed -n 1p "$TMP/hosts")"
-	read -r H2 IF2 A2 GW2 GWMAC2 <<<"$(sed -n 2p "$TMP/hosts")"
+	read -r H1 IF1 _ _ GWMAC1 <<<"$(sed -n 1p "$TMP/hosts")"
+	read -r H2 IF2 A2 _ <<<"$(sed -n 2p "$TMP/hosts")"
 	netns_start "$H2" "$TMP/$1-recv.log" "$TRAFFIC" recv --port "afxdp:$IF2" --count 2000 --window 64 \
 		--timeout-ms 60000 --ready-file "$TMP/$1.ready"
 	rpid=$NETNS_PID
