@@ -36,6 +36,18 @@ void app_counters_print(FILE *f, struct uroce_qp *const *qps, int nqps, struct u
 		sum.ec_recovered += s.ec_recovered;
 		sum.ec_nacks_sent += s.ec_nacks_sent;
 		sum.ec_nacks_rcvd += s.ec_nacks_rcvd;
+		sum.cnps_sent += s.cnps_sent;
+		sum.cnps_rcvd += s.cnps_rcvd;
+		sum.ecn_ce_rcvd += s.ecn_ce_rcvd;
+		sum.trims_rcvd += s.trims_rcvd;
+		sum.trim_nacks_rcvd += s.trim_nacks_rcvd;
+		sum.cc_blocked += s.cc_blocked;
+		sum.cc_losses += s.cc_losses;
+		sum.cc_rts_sent += s.cc_rts_sent;
+		sum.cc_rts_rcvd += s.cc_rts_rcvd;
+		sum.cc_pulls_sent += s.cc_pulls_sent;
+		sum.cc_pulls_rcvd += s.cc_pulls_rcvd;
+		sum.paths_down += s.paths_down;
 		if (s.srtt_ns > sum.srtt_ns) /* the largest: the QP that waited most */
 			sum.srtt_ns = s.srtt_ns;
 		if (s.rto_ns > sum.rto_ns)
@@ -60,6 +72,17 @@ void app_counters_print(FILE *f, struct uroce_qp *const *qps, int nqps, struct u
 			(unsigned long long)sum.parity_sent, (unsigned long long)sum.ec_recovered,
 			(unsigned long long)sum.ec_nacks_sent, (unsigned long long)sum.ec_nacks_rcvd,
 			(unsigned long long)(sum.srtt_ns / 1000), (unsigned long long)(sum.rto_ns / 1000));
+	if (sum.cnps_sent || sum.cnps_rcvd || sum.ecn_ce_rcvd || sum.trims_rcvd || sum.trim_nacks_rcvd ||
+	    sum.cc_blocked || sum.cc_rts_rcvd || sum.cc_pulls_rcvd || sum.paths_down)
+		fprintf(f, "uroce counters: cc cnps_sent=%llu cnps_rcvd=%llu ecn_ce_rcvd=%llu trims_rcvd=%llu "
+			"trim_nacks_rcvd=%llu cc_blocked=%llu cc_losses=%llu rts_sent=%llu rts_rcvd=%llu pulls_sent=%llu "
+			"pulls_rcvd=%llu paths_down=%llu\n",
+			(unsigned long long)sum.cnps_sent, (unsigned long long)sum.cnps_rcvd,
+			(unsigned long long)sum.ecn_ce_rcvd, (unsigned long long)sum.trims_rcvd,
+			(unsigned long long)sum.trim_nacks_rcvd, (unsigned long long)sum.cc_blocked,
+			(unsigned long long)sum.cc_losses, (unsigned long long)sum.cc_rts_sent,
+			(unsigned long long)sum.cc_rts_rcvd, (unsigned long long)sum.cc_pulls_sent,
+			(unsigned long long)sum.cc_pulls_rcvd, (unsigned long long)sum.paths_down);
 	if (!ctx || uroce_port_stats(ctx, port_num, &ps))
 		return;
 	for (int i = 1; i < UROCE_DROP__COUNT; i++)
