@@ -89,6 +89,19 @@ unsigned path_scan(const struct path_set *ps, unsigned start, uint64_t now, uint
 	return fallback;
 }
 
+unsigned path_healthy(struct path_set *ps, uint64_t now, uint32_t bytes, unsigned avoid)
+{
+	unsigned start = (unsigned)(path_rand(ps) % ps->n);
+
+	for (unsigned k = 0; k < ps->n; k++) {
+		unsigned i = (start + k) % ps->n;
+
+		if (i != avoid && ps->p[i].state == PATH_UP && !ps->p[i].loss_run && path_usable(ps, i, now, bytes))
+			return i;
+	}
+	return PATH_NONE;
+}
+
 uint64_t path_next_open(struct path_set *ps, uint64_t now, uint32_t bytes)
 {
 	uint64_t best = UINT64_MAX;

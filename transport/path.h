@@ -37,7 +37,7 @@ struct qp_path {
 #define PATH_NONE 0xffffu
 #define PATH_QUARANTINE_MIN_NS 1000000ull /* a blackholed path is tried again after 1 ms, then 2, 4, ... */
 #define PATH_QUARANTINE_MAX_SHIFT 8u
-#define PATH_DOWN_LOSSES_DEFAULT 3u
+#define PATH_DOWN_LOSSES_DEFAULT 8u
 
 struct path_set;
 
@@ -90,6 +90,10 @@ bool path_usable(const struct path_set *ps, unsigned i, uint64_t now, uint32_t b
 /* The first usable path at or after start (wrapping), avoiding avoid if
  * another is usable; PATH_NONE when none is. */
 unsigned path_scan(const struct path_set *ps, unsigned start, uint64_t now, uint32_t bytes, unsigned avoid);
+/* For a retransmission: a usable path in use that lost nothing since its
+ * last acknowledgment, other than avoid, from a random start; PATH_NONE
+ * when there is none (the policy chooses then). */
+unsigned path_healthy(struct path_set *ps, uint64_t now, uint32_t bytes, unsigned avoid);
 /* The earliest time a path's pacer opens (UINT64_MAX: they wait for
  * acknowledgments), for the QP's timer when no path was usable. */
 uint64_t path_next_open(struct path_set *ps, uint64_t now, uint32_t bytes);

@@ -638,16 +638,26 @@ static int tx_lost(struct uroce_qp *qp)
 int sr_send_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len)
 {
 	struct sr_state *st = sr_of(qp);
+	const struct dest *d = &qp->d;
+	uint16_t sport = qp->sport;
 	struct roce_pkt pkt;
 	int rc;
 
-	ctx_pkt_init(qp->ctx, &pkt, &qp->d, qp->sport);
+	/* over a QP's paths in turn: a dead one loses a few cumulative SACKs
+	 * and RTSs, never all of them */
+	if (st->ps.n > 1) {
+		unsigned i = sr_pc_ctrl_path(qp);
+
+		sport = st->ps.p[i].sport;
+		d = st->ps.p[i].port == qp->port ? &qp->d : &st->pdest[st->ps.p[i].port];
+	}
+	ctx_pkt_init(qp->ctx, &pkt, d, sport);
 	pkt.opcode = ROCE_TR_UC | ROCE_OP_SEND_ONLY;
 	pkt.dqpn = psn_add(qp->dqpn, 1) & ROCE_QPN_MASK;
 	pkt.psn = st->tx.ctrl_psn;
 	pkt.payload = body;
 	pkt.payload_len = len;
-	rc = ctx_send_pkt(qp->ctx, qp->port, &pkt, NULL, NULL);
+	rc = ctx_send_pkt(qp->ctx, d->port, &pkt, NULL, NULL);
 	if (rc)
 		return rc;
 	st->tx.ctrl_psn = psn_add(st->tx.ctrl_psn, 1);

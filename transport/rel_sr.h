@@ -106,6 +106,7 @@ struct sr_tx {
 	bool msg_sticky;        /* the message going out keeps one path */
 	uint64_t pace_ns;       /* a controller or quarantine blocked sending until then (0: not blocked by time) */
 	bool credit_blocked;    /* EQDS: the last gate waited for credit */
+	uint16_t ctrl_rr;       /* the path the next control packet takes */
 };
 
 struct sr_rmsg {
@@ -285,6 +286,8 @@ void sr_pc_msg_start(struct uroce_qp *qp, uint32_t msg_len);
  * tx.pace_ns says until when, or 0 until an acknowledgment). */
 int sr_pc_gate(struct uroce_qp *qp, struct sr_txp *p, bool retx, unsigned *path, const struct dest **d);
 void sr_pc_sent(struct uroce_qp *qp, struct sr_txp *p, unsigned path);
+/* The path of the next control packet: the usable ones in turn. */
+unsigned sr_pc_ctrl_path(struct uroce_qp *qp);
 /* Will the controller hold the next packet once p is out (its credit or
  * window used up)? Then p asks for a SACK. */
 bool sr_pc_last_before_hold(const struct uroce_qp *qp, const struct sr_txp *p);

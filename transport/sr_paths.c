@@ -174,9 +174,14 @@ void sr_pc_msg_start(struct uroce_qp *qp, uint32_t msg_len)
 	t->msg_sticky = msg_len < sr_of(qp)->ps.spray_min;
 	t->msg_path = PATH_NONE;
 	/* EQDS: a message adds to what the sender wants; ask before the
-	 * credit runs out, not after */
-	if (sr_of(qp)->cc.ops->flags & CC_CREDIT)
-		eqds_maybe_rts(qp, false);
+	 * credit runs out, not after. An idle sender starts a burst with one
+	 * BDP on speculation, its RTS beside it. */
+	if (sr_of(qp)->cc.ops->flags & CC_CREDIT) {
+		struct sr_state *st = sr_of(qp);
+		bool spec = !st->cc.inflight && eqds_tx_speculate(st->cc.st);
+
+		eqds_maybe_rts(qp, spec);
+	}
 }
 
 static struct cc_flow *flow_of(struct sr_state *st, unsigned path)
@@ -203,17 +208,20 @@ static uint64_t tx_backlog(struct uroce_qp *qp)
 	return b;
 }
 
+static uint64_t eqds_retry_ns(const struct sr_tx *t)
+{
+	return 2 * t->srtt > EQDS_RTS_RETRY_MIN_NS ? 2 * t->srtt : EQDS_RTS_RETRY_MIN_NS;
+}
+
 static void eqds_maybe_rts(struct uroce_qp *qp, bool now_anyway)
 {
 	struct sr_state *st = sr_of(qp);
 	struct sr_tx *t = &st->tx;
 	void *s = st->cc.st;
-	uint64_t want = eqds_tx_sent(s) + tx_backlog(qp), retry = 2 * t->srtt;
+	uint64_t want = eqds_tx_sent(s) + tx_backlog(qp);
 	uint8_t b[SRW_CTRL_HDR_LEN + SRW_RTS_LEN];
 
-	if (retry < EQDS_RTS_RETRY_MIN_NS)
-		retry = EQDS_RTS_RETRY_MIN_NS;
-	if (!eqds_tx_rts_due(s, &want, t->now, now_anyway ? 0 : retry) && !now_anyway)
+	if (!eqds_tx_rts_due(s, &want, t->now, now_anyway ? 0 : eqds_retry_ns(t)) && !now_anyway)
 		return;
 	b[0] = SRW_VERSION;
 	b[1] = SRW_CTRL_RTS;
@@ -234,15 +242,15 @@ int sr_pc_gate(struct uroce_qp *qp, struct sr_txp *p, bool retx, unsigned *path,
 
 	t->credit_blocked = false;
 	if (!cc_per_path(st)) {
-		if ((st->cc.ops->flags & CC_CREDIT) && !st->cc.inflight && st->cc.ops->credit(st->cc.st) < p->len &&
-		    eqds_tx_speculate(st->cc.st))
-			eqds_maybe_rts(qp, true); /* a burst starts: one BDP goes on speculation, the RTS with it */
 		g = cc_flow_gate(&st->cc, now, p->len);
 		if (g) {
 			t->pace_ns = g == UINT64_MAX ? 0 : g;
 			if (st->cc.ops->flags & CC_CREDIT && g == UINT64_MAX) {
+				/* ask (again, once the retry time passed: an RTS or its
+				 * PULLs may be lost), and wake up to ask again */
 				t->credit_blocked = true;
 				eqds_maybe_rts(qp, false);
+				t->pace_ns = now + eqds_retry_ns(t);
 			}
 			qp->stats.cc_blocked++;
 			return -EAGAIN;
@@ -253,7 +261,11 @@ int sr_pc_gate(struct uroce_qp *qp, struct sr_txp *p, bool retx, unsigned *path,
 	} else if (!retx && t->msg_sticky && t->msg_path != PATH_NONE && path_usable(ps, t->msg_path, now, p->len)) {
 		i = t->msg_path;
 	} else {
-		i = ps->ops->select(ps, now, p->len, retx ? p->path : PATH_NONE);
+		/* a packet lost once goes again by a path that is delivering,
+		 * not by chance onto another dead one (nor as a probe) */
+		i = retx && ps->ops != &path_single_ops ? path_healthy(ps, now, p->len, p->path) : PATH_NONE;
+		if (i == PATH_NONE)
+			i = ps->ops->select(ps, now, p->len, retx ? p->path : PATH_NONE);
 		if (i == PATH_NONE) {
 			g = path_next_open(ps, now, p->len);
 			t->pace_ns = g == UINT64_MAX ? 0 : g;
@@ -266,6 +278,23 @@ int sr_pc_gate(struct uroce_qp *qp, struct sr_txp *p, bool retx, unsigned *path,
 	*path = i;
 	*d = ps->p[i].port == qp->port ? &qp->d : &st->pdest[ps->p[i].port];
 	return 0;
+}
+
+unsigned sr_pc_ctrl_path(struct uroce_qp *qp)
+{
+	struct sr_state *st = sr_of(qp);
+	struct path_set *ps = &st->ps;
+
+	for (unsigned k = 0; k < ps->n; k++) {
+		unsigned i = (st->tx.ctrl_rr + k) % ps->n;
+
+		if (ps->p[i].state == PATH_UP) {
+			st->tx.ctrl_rr = (uint16_t)((i + 1) % ps->n);
+			return i;
+		}
+	}
+	st->tx.ctrl_rr = (uint16_t)((st->tx.ctrl_rr + 1) % ps->n);
+	return st->tx.ctrl_rr;
 }
 
 bool sr_pc_last_before_hold(const struct uroce_qp *qp, const struct sr_txp *p)
@@ -432,6 +461,7 @@ void sr_tx_trims(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 {
 	struct sr_tx *t = &sr_of(qp)->tx;
 	uint32_t n = roce_get_be16(b);
+	uint64_t now = ctx_clock(qp->ctx);
 	bool any = false;
 
 	if (n == 0 || n > SRW_TRIM_MAX || len < SRW_TRIM_FIXED + 4 * n) {
@@ -451,6 +481,10 @@ void sr_tx_trims(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 		}
 		p = &t->ring[psn & t->mask];
 		if (p->flags & (SRP_SACKED | SRP_LOST))
+			continue;
+		/* sent again less than an RTT ago: the NACK is of an older copy
+		 * (RACK or an earlier NACK resent it), and this one may yet arrive */
+		if (now - p->sent_ns < (t->min_rtt ? t->min_rtt : t->srtt / 2))
 			continue;
 		sr_txp_lost(qp, p, SR_LOSS_TRIM);
 		qp->stats.trim_nacks_rcvd++;

@@ -505,7 +505,7 @@ struct uroce_path_attr {
 	                           * message); 0 = UROCE_SPRAY_MIN_DEFAULT; UINT32_MAX = never spray */
 	uint8_t nports;           /**< egress ports path i rotates over (i % nports); 0 = the QP's port */
 	uint8_t ports[UROCE_MAX_PORTS]; /**< port numbers, 1..uroce_num_ports */
-	uint32_t down_losses;     /**< losses in a row that take a path out of use; 0 = 3 */
+	uint32_t down_losses;     /**< losses in a row that take a path out of use; 0 = 8 */
 };
 
 /** Congestion control of an sr or ec QP (be: none or dcqcn). */
