@@ -34,7 +34,7 @@
  *             [--size B] [--depth N] [--victim-size B] [--victim-gap-us U]
  *             [--rel rc|sr] [--paths N] [--path-policy P] [--spray-min B] [--cc NAME]
  *             [--link-mbps N] [--base-rtt-us N] [--ack-every N] [--window-pkts N]
- *             [--rc-timeout T] [--idle-us N] [--out FILE]
+ *             [--rto-min-us N] [--rc-timeout T] [--idle-us N] [--out FILE]
  *
  * SPEC: flows separated by commas, each SRC>DST or SRC>DST:victim, hosts
  * numbered 0..N-1 (e.g. "0>2,1>3,2>1,3>0"); every process gets the same.
@@ -206,6 +206,7 @@ static void parse(struct ff_opts *o, int argc, char **argv)
 		{ "base-rtt-us", required_argument, NULL, 'b' }, { "ack-every", required_argument, NULL, 'a' },
 		{ "window-pkts", required_argument, NULL, 'W' }, { "rc-timeout", required_argument, NULL, 'T' },
 		{ "idle-us", required_argument, NULL, 'i' },    { "out", required_argument, NULL, 'o' },
+		{ "rto-min-us", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },             { NULL, 0, NULL, 0 },
 	};
 	bool have_host = false;
@@ -260,6 +261,7 @@ static void parse(struct ff_opts *o, int argc, char **argv)
 		case 'l': o->cc.link_mbps = (uint32_t)num("--link-mbps", optarg, 1, 10000000, "1 to 10000000"); break;
 		case 'b': o->cc.base_rtt_us = (uint32_t)num("--base-rtt-us", optarg, 1, 10000000, "1 to 10000000"); break;
 		case 'a': o->cc.ack_every_pkts = (uint32_t)num("--ack-every", optarg, 1, 1024, "1 to 1024"); break;
+		case 'R': o->rel.rto_min_us = (uint32_t)num("--rto-min-us", optarg, 1, 10000000, "1 to 10000000"); break;
 		case 'W': o->rel.window_pkts = (uint32_t)num("--window-pkts", optarg, 16, 1024, "16 to 1024"); break;
 		case 'T': o->rc_timeout = num("--rc-timeout", optarg, 1, 31, "1 to 31 (4.096 us x 2^T)"); break;
 		case 'i': o->idle_us = num("--idle-us", optarg, 0, 100000, "0 to 100000 us"); break;
