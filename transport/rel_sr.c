@@ -412,7 +412,7 @@ static int send_txp(struct uroce_qp *qp, uint32_t psn)
 	pkt.ackreq = wants_sack(qp, p, w, psn);
 	rc = ctx_send_pkt(qp->ctx, d->port, &pkt, gf, &g);
 	if (rc)
-		return rc == -EAGAIN ? -ENOBUFS : rc;
+		return rc == -EAGAIN ? -ENOBUFS : rc; /* -EAGAIN tells the callers a controller holds it */
 	sr_pc_sent(qp, p, path);
 	qp->tx_packets++;
 	p->sent_ns = st->tx.now;
@@ -602,10 +602,9 @@ static bool gave_up(const struct uroce_qp *qp, const struct sr_txp *p)
  * them, -ENOBUFS when the TX stage is full. */
 static int tx_lost(struct uroce_qp *qp)
 {
-	int rc;
-
 	struct sr_state *st = sr_of(qp);
 	struct sr_tx *t = &st->tx;
+	int rc;
 
 	for (uint32_t psn = t->una; t->nlost && psn != t->nxt; psn = psn_add(psn, 1)) {
 		struct sr_txp *p = &t->ring[psn & t->mask];
