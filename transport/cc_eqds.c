@@ -280,6 +280,13 @@ void eqds_rx_rts(struct uroce_qp *qp, struct eqds_rx *e, uint64_t want, uint64_t
 	qp->stats.cc_rts_rcvd++;
 	e->want = want;
 	e->spec = spec;
+	if (!owed(e) && e->granted) {
+		/* everything asked is granted, yet it asks: it is waiting, so a
+		 * PULL was lost; the cumulative grant goes again */
+		e->pull_due = true;
+		ctx_kick(qp);
+		return;
+	}
 	if (!owed(e) || e->queued)
 		return;
 	pc = pacer_of(qp->ctx, e->port);

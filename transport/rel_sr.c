@@ -762,12 +762,14 @@ bool sr_tx(struct uroce_qp *qp)
 		__atomic_store_n(&st->rx.rnr, false, __ATOMIC_RELEASE);
 		st->rx.sack_pending = true; /* receives arrived: tell the waiting sender */
 	}
+	/* the trims first: the sender resends them before RACK, reading the
+	 * SACK's holes, would wait out its reordering window */
+	if (st->rx.ntrim && sr_send_trims(qp))
+		return true;
 	if (st->rx.sack_pending && send_sack(qp))
 		return true;
 	if (st->ec && ec_rx_nacks(qp, st->tx.now))
 		return true; /* a NACK did not fit in the TX stage */
-	if (st->rx.ntrim && sr_send_trims(qp))
-		return true;
 	if (st->rx.eqds.pull_due && eqds_send_pull(qp))
 		return true;
 	if (s == UROCE_QPS_RTR)

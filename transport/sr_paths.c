@@ -482,9 +482,12 @@ void sr_tx_trims(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 		p = &t->ring[psn & t->mask];
 		if (p->flags & (SRP_SACKED | SRP_LOST))
 			continue;
-		/* sent again less than an RTT ago: the NACK is of an older copy
-		 * (RACK or an earlier NACK resent it), and this one may yet arrive */
-		if (now - p->sent_ns < (t->min_rtt ? t->min_rtt : t->srtt / 2))
+		/* a packet already sent again (RACK or an earlier NACK) less than
+		 * a minimum RTT ago: the NACK is of an older copy, and this one
+		 * may yet arrive. A first copy's NACK is always its own (a
+		 * trimmed header skips the queues: it comes back sooner than
+		 * any RTT the SACKs measured) */
+		if (p->ntx > 1 && now - p->sent_ns < t->min_rtt)
 			continue;
 		sr_txp_lost(qp, p, SR_LOSS_TRIM);
 		qp->stats.trim_nacks_rcvd++;
