@@ -14,11 +14,14 @@
 # Topologies (--topos): veth = A and B on one veth pair; fabric = A and B
 # each on a veth pair to namespace F, where one uroce-fabric switches
 # RoCEv2 between them (no rate limit: the switch is one more process that
-# touches every frame) and F's kernel forwards the TCP exchange. Every veth
-# has --queues RX and TX queues (default 1: the afxdp ports use queue 0,
-# and a frame the kernel forwards lands on the queue of its flow's hash;
-# with 1 queue every frame reaches the socket). The QP sweep runs on the
-# first topology of --topos only.
+# touches every frame) and F's kernel forwards the TCP exchange; router =
+# the same with F a plain Linux router (forwarding, no switch). Every veth
+# has --queues RX and TX queues (default 1). The afxdp ports use queue 0:
+# a frame an AF_XDP socket sends keeps its queue number across the veth,
+# but a frame the kernel forwards (router) goes out on the TX queue of its
+# flow's hash, so with 2 queues some of a QP's source ports arrive on
+# queue 1, where no socket listens (the kernel takes them). The QP sweep
+# runs on the first topology of --topos only.
 #
 # Paths part: per repetition, --paths N for each N in --paths (sr, policy
 # --policy, 64 KiB messages, tx depth 128, messages above the 8 KiB spray
@@ -84,7 +87,7 @@ for n in $QPS; do [[ $n =~ ^[1-9][0-9]*$ ]] && [ "$n" -le 16384 ] || die2 "--qps
 [[ $QP_PATHS =~ ^[1-9][0-9]*$ ]] && [ "$QP_PATHS" -le 256 ] || die2 "--qp-paths $QP_PATHS: accepted 1..256"
 case "$POLICY" in p2c|rr|random|single) ;; *) die2 "--policy $POLICY: accepted p2c, rr, random, single" ;; esac
 for p in $PARTS; do case "$p" in paths|qps) ;; *) die2 "--parts: '$p'; accepted paths, qps" ;; esac; done
-for t in $TOPOS; do case "$t" in veth|fabric) ;; *) die2 "--topos: '$t'; accepted veth, fabric" ;; esac; done
+for t in $TOPOS; do case "$t" in veth|fabric|router) ;; *) die2 "--topos: '$t'; accepted veth, fabric, router" ;; esac; done
 [[ $QUEUES =~ ^[1-8]$ ]] || die2 "--queues $QUEUES: accepted 1..8"
 [[ $MTU =~ ^[0-9]+$ ]] && [ "$MTU" -ge 1280 ] && [ "$MTU" -le 9000 ] || die2 "--mtu $MTU: accepted 1280..9000"
 [[ $SIZE =~ ^[1-9][0-9]*$ ]] || die2 "--size $SIZE: bytes, 1 or more"
@@ -114,6 +117,16 @@ topo_up() {
 		NA=$P-va NB=$P-vb IFA=va IFB=vb IPB=10.98.0.2
 		netns_add "$NA" "$NB"
 		netns_veth "$NA" va "$NB" vb --ip-a 10.98.0.1/24 --ip-b $IPB/24 --mtu "$MTU" --queues "$QUEUES"
+		;;
+	router)
+		NA=$P-ra NB=$P-rb IFA=a0 IFB=b0 IPB=10.97.2.2
+		local NM=$P-rm
+		netns_add "$NA" "$NB" "$NM"
+		netns_veth "$NA" a0 "$NM" m0 --ip-a 10.97.1.2/24 --ip-b 10.97.1.1/24 --mtu "$MTU" --queues "$QUEUES"
+		netns_veth "$NB" b0 "$NM" m1 --ip-a $IPB/24 --ip-b 10.97.2.1/24 --mtu "$MTU" --queues "$QUEUES"
+		ip netns exec "$NM" sysctl -qw net.ipv4.ip_forward=1
+		ip -n "$NA" route add default via 10.97.1.1 && ip -n "$NB" route add default via 10.97.2.1 ||
+			netns_die "cannot route A and B through M"
 		;;
 	fabric)
 		NA=$P-fa NB=$P-fb IFA=a0 IFB=b0 IPB=10.99.2.2
