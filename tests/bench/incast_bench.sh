@@ -33,7 +33,11 @@
 #
 # Per repetition: the victim alone (cc none, no bulk flow: its unloaded
 # completion time, the baseline), then the incast under each --cc in
-# order. --base-rtt-us auto (the default) takes the median completion time
+# order. The switch rewrites its JSON every second; a sampler keeps the
+# receiver's port's queue depth from each ("median queue": the median of
+# those samples after the warm-up, about DURATION - WARMUP of them a run,
+# the standing queue; "max queue": the deepest it ever was).
+# --base-rtt-us auto (the default) takes the median completion time
 # of the first repetition's lone victim, rounded up to 10 us, as every
 # controller's base RTT (Swift's target, EQDS's speculative BDP), and
 # --link-mbps is --rate's. Tables (medians over the repetitions; the
@@ -138,15 +142,39 @@ for i in "${!HOSTS[@]}"; do
 	FROUTES+=(--route "10.95.$n.0/24=$i")
 done
 
-FPID=
+FPID= SPID=
+# depth_sampler JSON OUT: the receiver's port's data queue depth each time
+# the switch rewrites its JSON (every second): "time_ns depth_bytes" lines
+depth_sampler() {
+	local last= line
+	while :; do
+		line=$(grep -o '"time_ns":[0-9]*\|"depth_bytes":[0-9]*' "$1" 2>/dev/null |
+			awk -F: 'NR == 1 { t = $2 } /depth_bytes/ { d[++n] = $2 } END { if (n >= 2) print t, d[n - 1] }')
+		[ -z "$line" ] || [ "$line" = "$last" ] || { echo "$line" >>"$2"; last=$line; }
+		sleep 0.3
+	done
+}
 fabric_start() { # TAG
 	rm -f "$TMP/fabric.ready"
 	netns_start "$NF" "$DATA/$1.fabric.log" timeout $((DURATION + 200)) "$FABRIC" "${FPORTS[@]}" "${FROUTES[@]}" \
 		--seed 1 --stats "$DATA/$1.fabric.json" --ready-file "$TMP/fabric.ready" --max-sec $((DURATION + 180))
 	FPID=$NETNS_PID
 	netns_wait_file "$TMP/fabric.ready" "$FPID" 15 || netns_die "uroce-fabric did not open its ports"
+	depth_sampler "$DATA/$1.fabric.json" "$DATA/$1.depth" &
+	SPID=$!
+	NETNS_PIDS+=("$SPID")
 }
-fabric_stop() { netns_stop "$FPID" >/dev/null 2>&1; FPID=; }
+fabric_stop() {
+	netns_stop "$SPID" >/dev/null 2>&1
+	netns_stop "$FPID" >/dev/null 2>&1
+	FPID= SPID=
+}
+# standing TAG START_NS: the median of the depth samples (KiB) from the start
+# of the counted messages (the hosts' start + warm-up) on; - when none
+standing() {
+	awk -v s="$2" '$1 >= s { print $2 }' "$DATA/$1.depth" 2>/dev/null | sort -n |
+		awk '{ v[NR] = $1 } END { if (!NR) print "-"; else printf "%.1f\n", v[int((NR + 1) / 2)] / 1024 }'
+}
 
 # run TAG FLOWS ARGS...: a fresh switch, every host of FLOWS its fab_flows; sets OK
 FAILED=0
@@ -157,6 +185,8 @@ run() {
 	rm -f "$shm"
 	wait_quiet
 	fabric_start "$tag"
+	# CLOCK_MONOTONIC, the switch's time_ns: the counted messages start about a warm-up later
+	RUN_T0=$(python3 -c 'import sys, time; print(time.monotonic_ns() + int(float(sys.argv[1]) * 1e9))' "$WARMUP")
 	hosts=$(tr ',' '\n' <<<"$flows" | sed 's/:.*//' | tr '>' '\n' | sort -nu)
 	for i in $hosts; do
 		netns_start "$P-${HOSTS[$i]}" "$TMP/$tag.$i.log" timeout -k 5 $((DURATION + 90)) "$FF" --shm "$shm" \
@@ -230,28 +260,30 @@ for rep in $(seq 1 "$REPS"); do
 		S[$tag]=$(kvsum goodput_mbps "$f")
 		S[$tag.retx]=$(kvsum retx "$(grep '^fab_flows flow ' "$DATA/$tag.log")")
 		Q[$tag]=$(switch_stats "$tag")
+		Q[$tag]+=" $(standing "$tag" "$RUN_T0")"
 		V[$tag]=$(victim "$tag")
 		read -r n p50 p99 <<<"${V[$tag]}"
-		read -r qd dr mk tr <<<"${Q[$tag]}"
-		printf '   %-14s victim n %5s  FCT p50 %8s us  p99 %8s us  bulk %7s Mbit/s  max queue %6s KiB  drops %6s  marks %6s  trims %6s  retx %s%s\n' \
-			"$tag" "$n" "$p50" "$p99" "${S[$tag]}" "$qd" "$dr" "$mk" "$tr" "${S[$tag.retx]}" "$([ $OK = 1 ] || echo '  FAILED')"
+		read -r qd dr mk tr sq <<<"${Q[$tag]}"
+		printf '   %-14s victim n %5s  FCT p50 %8s us  p99 %8s us  bulk %7s Mbit/s  queue max %6s KiB, median %6s KiB  drops %6s  marks %6s  trims %6s  retx %s%s\n' \
+			"$tag" "$n" "$p50" "$p99" "${S[$tag]}" "$qd" "$sq" "$dr" "$mk" "$tr" "${S[$tag.retx]}" "$([ $OK = 1 ] || echo '  FAILED')"
 	done
 done
 
 tags() { local rep; for rep in $(seq 1 "$REPS"); do echo "$1.r$rep"; done; }
-col() { local rep; for rep in $(seq 1 "$REPS"); do awk -v f="$2" '{ print $f }' <<<"${Q[$1.r$rep]:-- - - -}"; done; }
+col() { local rep; for rep in $(seq 1 "$REPS"); do awk -v f="$2" '{ print $f }' <<<"${Q[$1.r$rep]:-- - - - -}"; done; }
 read -r an a50 a99 <<<"$(victim $(tags alone))"
 read -r nn n50 n99 <<<"$(victim $(tags none))"
 echo
 echo "== incast, victim FCT (messages pooled over $REPS repetitions) and the switch's queue to r (medians); lone victim: n $an, p50 $a50 us, p99 $a99 us"
-echo "| cc | victim msgs | victim p50 us | victim p99 us | p99 / none's | p99 / lone victim's p50 | bulk goodput Mbit/s | max queue KiB | drops | ECN marks | trims | retx |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| cc | victim msgs | victim p50 us | victim p99 us | p99 / none's | p99 / lone victim's p50 | bulk goodput Mbit/s | max queue KiB | median queue KiB | drops | ECN marks | trims | retx |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for cc in $CCS; do
 	read -r n p50 p99 <<<"$(victim $(tags "$cc"))"
 	g=() x=()
 	for t in $(tags "$cc"); do g+=("${S[$t]:--}") x+=("${S[$t.retx]:--}"); done
 	echo "| $cc | $n | $p50 | $p99 | $(ratio "$p99" "$n99") | $(ratio "$p99" "$a50") | $(median "${g[@]}") |" \
-		"$(median $(col "$cc" 1)) | $(median $(col "$cc" 2)) | $(median $(col "$cc" 3)) | $(median $(col "$cc" 4)) | $(median "${x[@]}") |"
+		"$(median $(col "$cc" 1)) | $(median $(col "$cc" 5)) | $(median $(col "$cc" 2)) | $(median $(col "$cc" 3)) |" \
+		"$(median $(col "$cc" 4)) | $(median "${x[@]}") |"
 done
 echo "   ($((SECONDS - START)) s; load average after: $(cut -d' ' -f1-3 /proc/loadavg))"
 if [ -n "$PLOT" ]; then
