@@ -52,8 +52,8 @@ void path_set_fini(struct path_set *ps)
 {
 	free(ps->p);
 	free(ps->cc);
-	ps->p = NULL;
-	ps->cc = NULL;
+	/* no paths until the next RTR: a counter read after RESET walks none */
+	memset(ps, 0, sizeof(*ps));
 }
 
 bool path_usable(const struct path_set *ps, unsigned i, uint64_t now, uint32_t bytes)

@@ -115,8 +115,10 @@ void sr_fini(struct uroce_qp *qp)
 	if (!st)
 		return;
 	release_handles(st);
-	sr_free_bufs(st);
+	/* before the buffers: wiping rx forgets that the QP waits in its
+	 * port's EQDS pacer, which would grant it after the free */
 	sr_pc_fini(qp);
+	sr_free_bufs(st);
 	if (st->ec)
 		ec_code_fini(&st->code);
 	free(st);
@@ -203,8 +205,8 @@ void sr_reset(struct uroce_qp *qp)
 	struct sr_state *st = sr_of(qp);
 
 	release_handles(st);
+	sr_pc_fini(qp); /* first, as in sr_fini */
 	sr_free_bufs(st);
-	sr_pc_fini(qp);
 	st->tx.msg_post = 0;
 }
 
