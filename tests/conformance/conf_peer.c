@@ -11,7 +11,8 @@
  * Control commands (one line each, one JSON line back): info, stats,
  * reset NAME [FIRST_RECV_TIMEOUT_MS], refill NAME (a victim region,
  * legit_data_gaps, legit_sr_data_gaps, legit_be_data_gaps or guards), dump
- * NAME OFF LEN, hold MS [ctl], mw bind NAME OFF LEN, mw inv NAME, quit. See
+ * NAME OFF LEN, hold MS [ctl], mw bind NAME OFF LEN, mw inv NAME, send NAME
+ * LEN, state NAME reset|init, recreate NAME, cnplog NAME, quit. See
  * docs/conformance.md.
  */
 #include <arpa/inet.h>
@@ -74,6 +75,14 @@
  * numbers) between cases; the attacker resets the be victim before each
  * case, which starts its deadline again. */
 #define BE_TIMEOUT_US 60000000u
+/* The EQDS victims' link (cc.link_mbps): their receiving port's pull
+ * pacer grants a 16 KiB quantum about every 140 ms at 1 Mb/s, so a case
+ * sees every grant and a pacer's queue keeps its order for that long. */
+#define EQDS_LINK_MBPS 1u
+/* "send NAME LEN": a WRITE to the attacker, who has no memory: any address */
+#define SEND_RADDR 0x10000u
+#define SEND_RKEY 0x1234u
+#define SEND_WR_ID 0x53450000u
 
 /* ---- the victims' side */
 #define ARENA_SIZE (384u * 1024u)
@@ -232,9 +241,8 @@ static void find_sgid_v4(struct uroce_context *ctx)
 	die("port 1 has no IPv4-mapped GID for its address in its GID table");
 }
 
-/* RESET -> INIT -> RTR -> RTS for an RC or UC QP (UD: no address). */
-static void qp_connect(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t peer_ip_be, uint32_t peer_qpn,
-                       uint32_t rq_psn, uint32_t sq_psn, uint8_t max_dest_rd_atomic, uint8_t timeout)
+/* RESET -> INIT */
+static int qp_to_init(struct uroce_qp *qp, enum uroce_qp_type type)
 {
 	struct uroce_qp_attr a;
 	int mask;
@@ -251,7 +259,17 @@ static void qp_connect(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t pe
 		                    (type == UROCE_QPT_RC ? UROCE_ACCESS_REMOTE_READ | UROCE_ACCESS_REMOTE_ATOMIC : 0);
 		mask |= UROCE_QP_ACCESS_FLAGS;
 	}
-	check(uroce_qp_modify(qp, &a, mask), "QP to INIT");
+	return uroce_qp_modify(qp, &a, mask);
+}
+
+/* RESET -> INIT -> RTR -> RTS for an RC or UC QP (UD: no address). */
+static void qp_connect(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t peer_ip_be, uint32_t peer_qpn,
+                       uint32_t rq_psn, uint32_t sq_psn, uint8_t max_dest_rd_atomic, uint8_t timeout)
+{
+	struct uroce_qp_attr a;
+	int mask;
+
+	check(qp_to_init(qp, type), "QP to INIT");
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = UROCE_QPS_RTR;
@@ -288,9 +306,9 @@ static void qp_connect(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t pe
 }
 
 /* rel: UROCE_REL_RC, sr/ec with SR_RTO_MIN_US and RTO-only loss detection,
- * or be with BE_TIMEOUT_US */
+ * or be with BE_TIMEOUT_US; eqds: sr with EQDS at EQDS_LINK_MBPS */
 static struct uroce_qp *qp_new(struct uroce_pd *pd, struct uroce_cq *scq, struct uroce_cq *rcq,
-                               enum uroce_qp_type type, uint32_t nwr, enum uroce_reliability rel)
+                               enum uroce_qp_type type, uint32_t nwr, enum uroce_reliability rel, bool eqds)
 {
 	struct uroce_qp_init_attr ia;
 	struct uroce_qp *qp;
@@ -310,6 +328,10 @@ static struct uroce_qp *qp_new(struct uroce_pd *pd, struct uroce_cq *scq, struct
 		ia.rel.ec_code = UROCE_EC_RS;
 		ia.rel.ec_k = 2;
 		ia.rel.ec_m = 1;
+	}
+	if (eqds) {
+		ia.cc.algo = UROCE_CC_EQDS;
+		ia.cc.link_mbps = EQDS_LINK_MBPS;
 	}
 	ia.send_cq = scq;
 	ia.recv_cq = rcq;
@@ -365,7 +387,7 @@ struct legit_hdr {
 enum region_id { R_LEGIT_DATA, R_LEGIT_RECV, R_LEGIT_REPLY, R_RC_DATA, R_RC_RECV, R_RC0_DATA, R_UC_DATA,
                  R_UD_RECV, R_LEGIT_SR_DATA, R_LEGIT_SR_RECV, R_LEGIT_SR_REPLY, R_SR_DATA, R_SR_RECV, R_SRX_RECV,
                  R_EC_DATA, R_EC_RECV, R_LEGIT_BE_DATA, R_LEGIT_BE_RECV, R_LEGIT_BE_REPLY, R_BE_DATA, R_BE_RECV,
-                 R__COUNT };
+                 R_SRE_DATA, R_SRE_RECV, R_SRE2_RECV, R__COUNT };
 
 struct region {
 	const char *name;
@@ -398,6 +420,9 @@ static struct region regions[R__COUNT] = {
 	[R_LEGIT_BE_REPLY] = { "legit_be_reply", REPLY_BUFS * 4096u, true, 0, NULL, NULL },
 	[R_BE_DATA] = { "be_data", 4096, false, 0, NULL, NULL },
 	[R_BE_RECV] = { "be_recv", 4 * 2048, false, 0, NULL, NULL },
+	[R_SRE_DATA] = { "sre_data", 8192, false, 0, NULL, NULL },
+	[R_SRE_RECV] = { "sre_recv", 4 * 2048, false, 0, NULL, NULL },
+	[R_SRE2_RECV] = { "sre2_recv", 4 * 256, false, 0, NULL, NULL },
 };
 
 struct victim {
@@ -427,6 +452,13 @@ struct victim {
 	struct uroce_mw *mw;
 	bool mw_bound;
 	uint64_t mw_va, mw_len;
+	/* sr with EQDS congestion control (EQDS_LINK_MBPS) */
+	bool eqds;
+	/* the CNPs it sent, as the engine dated them (cnp_last_ns, the time
+	 * of the receive burst the CE mark came in), since the last "cnplog" */
+	uint64_t cnp_seen;   /* its cnps_sent counter when last looked at */
+	uint64_t cnp_count, cnp_multi, cnp_first_ns, cnp_last_ns, cnp_min_gap_ns;
+	uint64_t send_posted;
 };
 
 #define VICTIM(n, t, r, pc, d, rv, rl, nr, mdra, pq, ...)                                                    \
@@ -443,6 +475,8 @@ static struct victim victims[] = {
 	VICTIM("srx", UROCE_QPT_RC, UROCE_REL_SR, true, -1, R_SRX_RECV, 256, 4, 0, ATK_QPN_BASE + 6),
 	VICTIM("ec", UROCE_QPT_RC, UROCE_REL_EC, false, R_EC_DATA, R_EC_RECV, 256, 4, 0, ATK_QPN_BASE + 8),
 	VICTIM("be", UROCE_QPT_RC, UROCE_REL_BE, false, R_BE_DATA, R_BE_RECV, 2048, 4, 0, ATK_QPN_BASE + 10, .has_mw = true),
+	VICTIM("sre", UROCE_QPT_RC, UROCE_REL_SR, false, R_SRE_DATA, R_SRE_RECV, 2048, 4, 0, ATK_QPN_BASE + 12, .eqds = true),
+	VICTIM("sre2", UROCE_QPT_RC, UROCE_REL_SR, false, -1, R_SRE2_RECV, 256, 4, 0, ATK_QPN_BASE + 14, .eqds = true),
 };
 #define NVICTIMS (sizeof(victims) / sizeof(victims[0]))
 
@@ -827,6 +861,15 @@ static void jb_qp_info(struct jbuf *b, struct uroce_qp *qp)
 		   qp->ctrl_qpn, r->cum, r->high, marked, r->nbits, r->msg_cum, r->bind_next, r->dups, t->una, t->nxt,
 		   __atomic_load_n(&t->msg_post, __ATOMIC_RELAXED), t->nlost, t->peer_msg_cum, t->peer_msg_limit,
 		   t->have_limit ? "true" : "false", t->peer_dups);
+		/* EQDS: the receiver's side (what the peer asked for and was
+		 * granted, whether it waits in its port's pacer) on every sr/ec
+		 * QP; the sender's credit on an EQDS QP */
+		jb(b, ",\"eqds\":{\"want\":%" PRIu64 ",\"spec\":%" PRIu64 ",\"granted\":%" PRIu64 ",\"queued\":%s",
+		   r->eqds.want, r->eqds.spec, r->eqds.granted, r->eqds.queued ? "true" : "false");
+		if (st->cc.ops && st->cc.ops->id == UROCE_CC_EQDS)
+			jb(b, ",\"tx_sent\":%" PRIu64 ",\"tx_spec\":%" PRIu64 ",\"tx_credit\":%" PRIu64,
+			   eqds_tx_sent(st->cc.st), eqds_tx_spec(st->cc.st), eqds_tx_credit_cum(st->cc.st));
+		jb(b, "}");
 	}
 }
 
@@ -887,6 +930,13 @@ static void jb_qp_stats(struct server *s, struct jbuf *b, const char *name, stru
 	   ",\"access_errors\":%" PRIu64,
 	   st.tx_packets, st.rx_packets, st.retransmits, st.timeouts, st.seq_naks_sent, st.seq_naks_rcvd,
 	   st.rnr_naks_sent, st.rnr_naks_rcvd, st.duplicates, st.out_of_sequence, st.access_errors);
+	/* congestion notification (every connected QP) and control (sr/ec) */
+	jb(b,
+	   ",\"cnps_sent\":%" PRIu64 ",\"cnps_rcvd\":%" PRIu64 ",\"ecn_ce_rcvd\":%" PRIu64 ",\"trims_rcvd\":%" PRIu64
+	   ",\"trim_nacks_rcvd\":%" PRIu64 ",\"cc_losses\":%" PRIu64 ",\"cc_rts_sent\":%" PRIu64
+	   ",\"cc_rts_rcvd\":%" PRIu64 ",\"cc_pulls_sent\":%" PRIu64 ",\"cc_pulls_rcvd\":%" PRIu64,
+	   st.cnps_sent, st.cnps_rcvd, st.ecn_ce_rcvd, st.trims_rcvd, st.trim_nacks_rcvd, st.cc_losses, st.cc_rts_sent,
+	   st.cc_rts_rcvd, st.cc_pulls_sent, st.cc_pulls_rcvd);
 	if (qp->init.rel.reliability == UROCE_REL_BE)
 		jb(b, ",\"be_timeouts\":%" PRIu64 ",\"be_preempted\":%" PRIu64 ",\"late_drops\":%" PRIu64,
 		   st.be_timeouts, st.be_preempted, st.late_drops);
@@ -1090,9 +1140,103 @@ static void mw_local_inv(struct server *s, struct victim *v, struct jbuf *b)
 	jb(b, "{\"ok\":true,\"rkey\":%u}", v->mw->rkey);
 }
 
+/* The CNPs each victim sent, read after every uroce_progress (EMBEDDED:
+ * the engine runs on this thread): how many, and the engine's date of
+ * each (cnp_last_ns: the receive burst whose CE mark it answers). More
+ * than one in one progress call counts as "multi" (only the last is dated). */
+static void cnp_trace(void)
+{
+	for (size_t k = 0; k < NVICTIMS; k++) {
+		struct victim *v = &victims[k];
+		uint64_t n = v->qp->stats.cnps_sent, t = v->qp->cnp_last_ns;
+
+		if (n > v->cnp_seen) {
+			if (v->cnp_count && t - v->cnp_last_ns < v->cnp_min_gap_ns)
+				v->cnp_min_gap_ns = t - v->cnp_last_ns;
+			if (!v->cnp_count)
+				v->cnp_first_ns = t;
+			v->cnp_multi += n - v->cnp_seen - 1;
+			v->cnp_count += n - v->cnp_seen;
+			v->cnp_last_ns = t;
+		}
+		v->cnp_seen = n;
+	}
+}
+
+static void cnp_clear(struct victim *v)
+{
+	v->cnp_count = v->cnp_multi = v->cnp_first_ns = v->cnp_last_ns = 0;
+	v->cnp_min_gap_ns = UINT64_MAX;
+}
+
+/* "send NAME LEN": an RDMA WRITE of the first LEN bytes of the sr/ec
+ * victim's data region to its peer (the attacker, at any address). */
+static void victim_send(struct server *s, struct victim *v, uint32_t len, struct jbuf *b)
+{
+	struct uroce_sge sge = { .addr = (uint64_t)(uintptr_t)region_ptr(s, v->data), .length = len,
+	                         .lkey = regions[v->data].mr->lkey };
+	struct uroce_send_wr wr, *bad;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = SEND_WR_ID + ++v->send_posted;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = UROCE_WR_RDMA_WRITE;
+	wr.send_flags = UROCE_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = SEND_RADDR;
+	wr.wr.rdma.rkey = SEND_RKEY;
+	if (uroce_post_send(v->qp, &wr, &bad) < 0) {
+		jb(b, "{\"ok\":false,\"error\":\"send %s %u: %s\"}", v->name, len, uroce_last_error());
+		return;
+	}
+	jb(b, "{\"ok\":true,\"wr_id\":%" PRIu64 "}", wr.wr_id);
+}
+
+/* "state NAME reset|init": the victim to RESET, or on to INIT, where it
+ * stays until "reset NAME" */
+static void victim_state(struct server *s, struct victim *v, const char *how, struct jbuf *b)
+{
+	struct uroce_qp_attr a;
+	struct uroce_wc wc[16];
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = UROCE_QPS_RESET;
+	if (uroce_qp_modify(v->qp, &a, UROCE_QP_STATE) < 0 || (!strcmp(how, "init") && qp_to_init(v->qp, v->type) < 0)) {
+		jb(b, "{\"ok\":false,\"error\":\"state %s %s: %s\"}", v->name, how, uroce_last_error());
+		return;
+	}
+	while (uroce_poll_cq(s->victim_cq, 16, wc) > 0)
+		;
+	jb(b, "{\"ok\":true,");
+	jb_victim_info(s, b, v);
+	jb(b, "}");
+}
+
+/* "recreate NAME": destroy the victim's QP in whatever it is doing (an
+ * EQDS receiver may be waiting in its port's pacer) and make a new one,
+ * connected again (a new QP number). */
+static void victim_recreate(struct server *s, struct victim *v, struct jbuf *b)
+{
+	poll_cqs(s); /* what it completed counts; the rest goes with it */
+	if (uroce_qp_destroy(v->qp) < 0) {
+		jb(b, "{\"ok\":false,\"error\":\"recreate %s: %s\"}", v->name, uroce_last_error());
+		return;
+	}
+	v->qp = qp_new(s->pd_victim, s->victim_cq, s->victim_cq, v->type, 16, v->rel, v->eqds);
+	v->cnp_seen = 0;
+	if (v->data >= 0)
+		region_refill(s, v->data);
+	if (v->recv >= 0)
+		region_refill(s, v->recv);
+	victim_connect(s, v, 0);
+	jb(b, "{\"ok\":true,");
+	jb_victim_info(s, b, v);
+	jb(b, "}");
+}
+
 static void ctl_command(struct server *s, char *line, struct jbuf *b)
 {
-	char name[32];
+	char name[32], how[8];
 	unsigned off, len;
 	int r;
 	struct victim *v;
@@ -1115,7 +1259,7 @@ static void ctl_command(struct server *s, char *line, struct jbuf *b)
 		}
 		if (!v || victim_reset(s, v, r == 2 ? len * 1000u : 0) < 0) {
 			jb(b, "{\"ok\":false,\"error\":\"reset %s: not a victim QP or it cannot reset (%s); victims: rc, "
-			      "rc0, uc, ud, sr, srx, ec, be\"}",
+			      "rc0, uc, ud, sr, srx, ec, be, sre, sre2\"}",
 			   name, uroce_last_error());
 			return;
 		}
@@ -1138,9 +1282,43 @@ static void ctl_command(struct server *s, char *line, struct jbuf *b)
 			return;
 		}
 		mw_local_inv(s, v, b);
+	} else if (sscanf(line, "send %31s %u", name, &len) == 2) {
+		v = victim_by_name(name);
+		if (!v || (v->rel != UROCE_REL_SR && v->rel != UROCE_REL_EC) || v->data < 0 || len < 1 ||
+		    len > regions[v->data].len) {
+			jb(b, "{\"ok\":false,\"error\":\"send %s %u: sr/ec victims with a data region (sr, ec, sre), "
+			      "1 byte to its length\"}",
+			   name, len);
+			return;
+		}
+		victim_send(s, v, len, b);
+	} else if (sscanf(line, "state %31s %7s", name, how) == 2) {
+		v = victim_by_name(name);
+		if (!v || (strcmp(how, "reset") && strcmp(how, "init"))) {
+			jb(b, "{\"ok\":false,\"error\":\"state %s %s: a victim, reset or init\"}", name, how);
+			return;
+		}
+		victim_state(s, v, how, b);
+	} else if (sscanf(line, "recreate %31s", name) == 1) {
+		v = victim_by_name(name);
+		if (!v || v->has_mw) {
+			jb(b, "{\"ok\":false,\"error\":\"recreate %s: a victim without a memory window\"}", name);
+			return;
+		}
+		victim_recreate(s, v, b);
+	} else if (sscanf(line, "cnplog %31s", name) == 1) {
+		v = victim_by_name(name);
+		if (!v) {
+			jb(b, "{\"ok\":false,\"error\":\"cnplog %s: not a victim\"}", name);
+			return;
+		}
+		jb(b, "{\"ok\":true,\"count\":%" PRIu64 ",\"multi\":%" PRIu64 ",\"first_ns\":%" PRIu64
+		      ",\"last_ns\":%" PRIu64 ",\"min_gap_ns\":%" PRIu64 "}",
+		   v->cnp_count, v->cnp_multi, v->cnp_first_ns, v->cnp_last_ns,
+		   v->cnp_count > 1 ? v->cnp_min_gap_ns : 0);
+		cnp_clear(v);
 	} else if (sscanf(line, "hold %u", &len) == 1) {
-		char how[8] = "";
-
+		how[0] = 0;
 		if (len < 1 || len > HOLD_MAX_MS || (sscanf(line, "hold %*u %7s", how) == 1 && strcmp(how, "ctl"))) {
 			jb(b, "{\"ok\":false,\"error\":\"%s: accepted hold MS or hold MS ctl, MS 1..%u\"}", line,
 			   HOLD_MAX_MS);
@@ -1185,7 +1363,8 @@ static void ctl_command(struct server *s, char *line, struct jbuf *b)
 		jb(b, "\"}");
 	} else {
 		jb(b, "{\"ok\":false,\"error\":\"unknown command; accepted: info, stats, reset NAME [MS], refill NAME, dump "
-		      "NAME OFF LEN, hold MS [ctl], mw bind NAME OFF LEN, mw inv NAME, quit\"}");
+		      "NAME OFF LEN, hold MS [ctl], mw bind NAME OFF LEN, mw inv NAME, send NAME LEN, state NAME reset|init, "
+		      "recreate NAME, cnplog NAME, quit\"}");
 	}
 }
 
@@ -1320,14 +1499,16 @@ static int run_server(struct opts *o)
 	make_revoked_rkey(&s);
 
 	for (size_t k = 0; k < NVICTIMS; k++) {
+		cnp_clear(&victims[k]);
 		if (victims[k].has_mw)
 			check(uroce_mw_alloc(s.pd_victim, UROCE_MW_TYPE_2, &victims[k].mw), "allocate a memory window");
-		victims[k].qp = qp_new(s.pd_victim, s.victim_cq, s.victim_cq, victims[k].type, 16, victims[k].rel);
+		victims[k].qp = qp_new(s.pd_victim, s.victim_cq, s.victim_cq, victims[k].type, 16, victims[k].rel,
+		                       victims[k].eqds);
 		if (!victims[k].peer_client)
 			victim_connect(&s, &victims[k], 0);
 	}
 	for (int c = 0; c < LC__COUNT; c++)
-		s.lc[c].qp = qp_new(s.pd_legit, s.lc[c].scq, s.lc[c].rcq, UROCE_QPT_RC, 128, s.lc[c].rel);
+		s.lc[c].qp = qp_new(s.pd_legit, s.lc[c].scq, s.lc[c].rcq, UROCE_QPT_RC, 128, s.lc[c].rel, false);
 	s.ctl_listen = ctl_open(o->ctl_path);
 	printf("conf_peer: server on %s, waiting for the client on TCP port %u\n", o->port, o->tcp_port);
 	fflush(stdout);
@@ -1382,6 +1563,7 @@ static int run_server(struct opts *o)
 
 		if (n < 0)
 			die("uroce_progress: %s", uroce_strerror(n));
+		cnp_trace();
 		poll_cqs(&s);
 		poll_events(&s);
 		if ((iter & 31u) == 0) {
@@ -1547,9 +1729,9 @@ static int run_client(struct opts *o)
 		die("out of memory");
 	memset(c.buf, 0, C_SIZE);
 	check(uroce_mr_reg(pd, c.buf, C_SIZE, UROCE_ACCESS_LOCAL_WRITE, &c.mr), "register the buffer");
-	c.qp = qp_new(pd, c.scq, c.rcq, UROCE_QPT_RC, 64, UROCE_REL_RC);
-	c.sr = qp_new(pd, c.sr_scq, c.sr_rcq, UROCE_QPT_RC, 64, UROCE_REL_SR);
-	c.be = qp_new(pd, c.be_scq, c.be_rcq, UROCE_QPT_RC, 64, UROCE_REL_BE);
+	c.qp = qp_new(pd, c.scq, c.rcq, UROCE_QPT_RC, 64, UROCE_REL_RC, false);
+	c.sr = qp_new(pd, c.sr_scq, c.sr_rcq, UROCE_QPT_RC, 64, UROCE_REL_SR, false);
+	c.be = qp_new(pd, c.be_scq, c.be_rcq, UROCE_QPT_RC, 64, UROCE_REL_BE, false);
 
 	fd = tcp_connect(o);
 	mine = (struct conn_info){ .qpn = uroce_qp_num(c.qp), .psn = rand_psn() };

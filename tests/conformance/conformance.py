@@ -21,6 +21,7 @@ import socket
 import struct
 import sys
 import time
+import zlib
 
 from scapy.all import Ether, IP, UDP, Raw, Packet, bind_layers, conf, raw  # noqa: E402
 from scapy.fields import XLongField, XIntField, IntField, XByteField, XBitField, LongField
@@ -49,12 +50,21 @@ SRW_MSG_WIN = 64              # the receiver's message window (SR_MSG_WIN)
 SRW_CTRL_SACK, SRW_CTRL_NACK = 1, 2
 SRW_SACK_FIXED = 28
 WR_SEND = 2                   # enum uroce_wr_opcode in a descriptor
-SR_VICTIMS = ("sr", "srx", "ec")
+SR_VICTIMS = ("sr", "srx", "ec", "sre", "sre2")
 # be (docs/wire.md "be: best effort, version 1"): sr's packets, two more kinds
 SRW_BE_WRITE, SRW_BE_TAIL = 5, 6
 BE_PSN_AHEAD = 1 << 16        # the receiver's PSN window ahead of the highest PSN seen
 BE_MSG_HALF = 2048            # a number this far behind the active message (mod 4096) is late
 WC_PARTIAL, WC_TIMEOUT, WC_PREEMPTED = 1 << 8, 1 << 9, 1 << 10  # enum uroce_wc_flags
+# congestion notification and control (issue 11; docs/wire.md "sr and ec")
+CNP = 0x81                    # RoCEv2 CNP: BTH, 16 reserved bytes, ICRC
+ECN_CE = 3                    # the IP TOS's ECN bits: congestion experienced
+TRIM_TOS = 63 << 2            # DSCP 63 (SRW_TRIM_DSCP): a switch trimmed the packet to its headers
+CNP_MIN_GAP_NS = 4000         # at most one CNP per 4 us per QP
+SRW_CTRL_TRIM, SRW_CTRL_RTS, SRW_CTRL_PULL = 4, 5, 6
+SRW_TRIM_MAX = 32
+EQDS_QUANTUM = 16384          # bytes one pacer grant (PULL) adds
+EQDS_LINK_BPS = 1000000       # the sre/sre2 victims' link (conf_peer's EQDS_LINK_MBPS)
 
 OP_NAMES = {READ_RESP_FIRST: "READ response FIRST", READ_RESP_LAST: "READ response LAST",
             READ_RESP_ONLY: "READ response ONLY", ACK: "ACK", ATOMIC_ACK: "ATOMIC ACK"}
@@ -127,6 +137,35 @@ def desc_payload(version=SRW_VERSION, op=WR_SEND, flags=0, ec=0, length=64, imm=
     return struct.pack("!BBBBIIIQII", version, op, flags, ec, length, imm, rkey, raddr, first_psn & PSN_MASK, 0)
 
 
+def ip_csum(h):
+    s = sum(struct.unpack("!%dH" % (len(h) // 2), h))
+    s = (s & 0xFFFF) + (s >> 16)
+    s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def fast_frame(src_mac, dst_mac, src_ip, dst_ip, sport, tos, bth_on):
+    """An IPv4 RoCEv2 frame built without scapy (tens of us, not tens of
+    ms): bth_on is the BTH and everything after it but the ICRC. The ICRC
+    as scapy.contrib.roce computes it (IBTA Annex A17: CRC32 over 8 bytes
+    of ones, the IP and UDP headers with TOS, TTL and checksums masked to
+    ones, the BTH with its reserved byte masked)."""
+    mac = lambda m: bytes(int(x, 16) for x in m.split(":"))
+    ip4 = lambda a: socket.inet_aton(a)
+    total = 20 + 8 + len(bth_on) + 4
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, tos, total, 1, 0x4000, 64, 17, 0, ip4(src_ip), ip4(dst_ip))
+    ip = ip[:10] + struct.pack("!H", ip_csum(ip)) + ip[12:]
+    udp = struct.pack("!HHHH", sport, ROCE_PORT, total - 20, 0)
+    masked = (b"\xff" * 8 + ip[:1] + b"\xff" + ip[2:8] + b"\xff" + ip[9:10] + b"\xff\xff" + ip[12:] +
+              udp[:6] + b"\xff\xff" + bth_on[:4] + b"\xff" + bth_on[5:])
+    icrc = struct.pack("<I", zlib.crc32(masked) & 0xFFFFFFFF)
+    return mac(dst_mac) + mac(src_mac) + b"\x08\x00" + ip + udp + bth_on + icrc
+
+
+def bth_bytes(opcode, dqpn, psn, pad=0, ackreq=0, pkey=0xFFFF):
+    return struct.pack("!BBHII", opcode, pad << 4, pkey, dqpn & PSN_MASK, (ackreq << 31) | (psn & PSN_MASK))
+
+
 def parse_sack(data):
     """The control header and SACK fields of a captured frame, or None."""
     ihl = (data[14] & 0xF) * 4
@@ -136,6 +175,31 @@ def parse_sack(data):
     cum, msg_cum, msg_bits, dups, dup_psn, msg_limit, nbits = struct.unpack("!IIIIIIH", data[p + 4:p + 30])
     return {"cum": cum, "msg_cum": msg_cum, "msg_bits": msg_bits, "dups": dups, "dup_psn": dup_psn,
             "msg_limit": msg_limit, "nbits": nbits}
+
+
+def parse_ctrl(data):
+    """(type, body) of a captured sr/ec control packet (UC SEND Only), or None."""
+    ihl = (data[14] & 0xF) * 4
+    b = 14 + ihl + 8
+    p = b + 12
+    if len(data) < p + 4 + 4 or data[b] != UC | SEND_ONLY or data[p] != SRW_VERSION:
+        return None
+    n = struct.unpack("!H", data[p + 2:p + 4])[0]
+    return data[p + 1], data[p + 4:p + n]
+
+
+def trim_body(psns, n=None):
+    """TRIM: be16 n, be16 reserved, be32 PSN[n]"""
+    return struct.pack("!HH", len(psns) if n is None else n, 0) + b"".join(struct.pack("!I", q & PSN_MASK)
+                                                                         for q in psns)
+
+
+def rts_body(want, spec):
+    return struct.pack("!QQ", want, spec)
+
+
+def pull_body(credit):
+    return struct.pack("!Q", credit)
 
 
 class Failed(Exception):
@@ -176,6 +240,10 @@ class Wire:
         self.rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
         self.rx.bind((iface, 0))
         self.rx.setblocking(False)
+        try:  # a busy case (CNPs, PULLs, RTSs) must not overflow the capture
+            self.rx.setsockopt(socket.SOL_SOCKET, 33, 8 << 20)  # SO_RCVBUFFORCE
+        except OSError:
+            pass
         # the kernel would answer the server's packets with ICMP port
         # unreachable; a bound socket keeps the link quiet
         self.sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -184,6 +252,14 @@ class Wire:
     def send(self, frames):
         for f in frames:
             self.tx.send(f)
+
+    def send_raw(self, frames):
+        """Frames already built (bytes): back to back, a few us apart."""
+        if not hasattr(self, "tx_raw"):
+            self.tx_raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+            self.tx_raw.bind((self.iface, 0))
+        for f in frames:
+            self.tx_raw.send(f)
 
     def drain(self):
         """RoCEv2 packets received since the last call: (opcode, dqpn, psn, syndrome, raw)."""
@@ -222,13 +298,13 @@ class Suite:
 
     # ---- packets ---------------------------------------------------------
     def frame(self, opcode, dqpn, psn, ext=None, payload=b"", src=None, dst=None, pkey=0xFFFF, ackreq=1,
-              bad_icrc=False):
+              bad_icrc=False, tos=0):
         pad = (4 - len(payload) % 4) % 4
         bth = BTH(opcode=opcode, padcount=pad, pkey=pkey, dqpn=dqpn, ackreq=ackreq, psn=psn & PSN_MASK)
         roce = bth / ext if ext is not None else bth
         roce = roce / Raw(payload + b"\0" * pad) if payload or pad else roce
         f = (Ether(src=self.wire.my_mac, dst=self.wire.srv_mac) /
-             IP(src=src or self.a.my_ip, dst=dst or self.info["ip"], flags="DF", ttl=64) /
+             IP(src=src or self.a.my_ip, dst=dst or self.info["ip"], flags="DF", ttl=64, tos=tos) /
              UDP(sport=self.sport, dport=ROCE_PORT, chksum=0) / roce)
         data = bytearray(raw(f))
         if bad_icrc:
@@ -261,6 +337,28 @@ class Suite:
                           RETH(va=idx * mtu if va is None else va, rkey=rkey,
                                dma_len=len(data) if dma_len is None else dma_len) / ImmDt(imm=srw_imm(msg, kind, idx)),
                           data, **kw)
+
+    def fast(self, bth_on, tos=0, src=None):
+        """fast_frame from this host (or src) to the server."""
+        return fast_frame(self.wire.my_mac, self.wire.srv_mac, src or self.a.my_ip, self.info["ip"], self.sport, tos,
+                          bth_on)
+
+    def fast_sr_write(self, v, psn, va, data, rkey=None, ackreq=1, tos=0, src=None):
+        """sr_write's packet through fast_frame"""
+        pad = (4 - len(data) % 4) % 4
+        return self.fast(bth_bytes(UC | WRITE_ONLY, v["qpn"], psn, pad, ackreq) +
+                         struct.pack("!QII", va, v["rkey"] if rkey is None else rkey, len(data)) + data + b"\0" * pad,
+                         tos, src)
+
+    def junk(self):
+        """A RoCEv2 frame whose UDP payload (8 bytes) ends inside the BTH:
+        the cheapest packet the server takes off its ring (short_frame)."""
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 36, 1, 0x4000, 64, 17, 0, socket.inet_aton(self.a.my_ip),
+                         socket.inet_aton(self.info["ip"]))
+        ip = ip[:10] + struct.pack("!H", ip_csum(ip)) + ip[12:]
+        mac = lambda m: bytes(int(x, 16) for x in m.split(":"))
+        return (mac(self.wire.srv_mac) + mac(self.wire.my_mac) + b"\x08\x00" + ip +
+                struct.pack("!HHHH", self.sport, ROCE_PORT, 16, 0) + b"\0" * 8)
 
     def sr_ctrl(self, v, payload, op=UC | SEND_ONLY, psn=0, **kw):
         """A control packet: UC SEND Only to the control QPN (data QPN + 1)."""
@@ -351,16 +449,35 @@ class Suite:
             peer = ({q1["peer_qpn"], (q1["peer_qpn"] + 1) & PSN_MASK} if "sr" in q1 or "be" in q1
                     else {q1["peer_qpn"]})
             mine = [g for g in got if g[1] in peer] if not v.startswith("legit") else []
-            if "sack_cum" in exp:
-                self.check_sacks(exp["sack_cum"], q1, mine, errs)
+            if exp.get("check_got"):
+                # the case reads what came back itself: every packet to
+                # this host, the stats before and after
+                exp["check_got"](got, before, after, errs)
             else:
-                self.check_responses(exp, mine, errs)
+                # CNPs (at most one per 4 us per QP for CE-marked arrivals)
+                # only where the case expects them
+                cnps = [g for g in mine if g[0] == CNP]
+                mine = [g for g in mine if g[0] != CNP]
+                if exp.get("cnps"):
+                    exp["cnps"](cnps, errs)
+                elif cnps:
+                    errs.append("unexpected CNP(s) at PSN %s" % ", ".join(str(g[2]) for g in cnps))
+                if "sack_cum" in exp:
+                    self.check_sacks(exp["sack_cum"], q1, mine, errs)
+                else:
+                    self.check_responses(exp, mine, errs)
             for k in exp.get("sr_same", ()):
                 if q0["sr"][k] != q1["sr"][k]:
                     errs.append("%s: sr state %s moved %s -> %s" % (v, k, q0["sr"][k], q1["sr"][k]))
             for k, want in exp.get("sr_expect", {}).items():
                 if q1["sr"][k] != want:
                     errs.append("%s: sr state %s is %s, expected %s" % (v, k, q1["sr"][k], want))
+            for k in exp.get("eqds_same", ()):
+                if q0["eqds"][k] != q1["eqds"][k]:
+                    errs.append("%s: eqds state %s moved %s -> %s" % (v, k, q0["eqds"][k], q1["eqds"][k]))
+            for k, want in exp.get("eqds_expect", {}).items():
+                if q1["eqds"][k] != want:
+                    errs.append("%s: eqds state %s is %s, expected %s" % (v, k, q1["eqds"][k], want))
             for k in exp.get("be_same", ()):
                 if q0["be"][k] != q1["be"][k]:
                     errs.append("%s: be state %s moved %s -> %s" % (v, k, q0["be"][k], q1["be"][k]))
@@ -1676,6 +1793,599 @@ def cases(s):
         s.wire.send([s.sr_msg(lg, psn_add(hi, 100000), cur + 1024, SRW_LAST, 0, payload(32, 194), src=lg["peer_ip"])])
         return legit_be_expect("psn_out_of_window", 1)
 
+    # ======================================================================
+    # Congestion notification and control (issue 11; docs/wire.md "sr and
+    # ec"): CNPs (opcode 0x81) for CE-marked arrivals and their reception,
+    # trimmed data (DSCP 63, payload shorter than its RETH length) and the
+    # TRIM NACK, EQDS's RTS and PULL. The `sre` and `sre2` victims are sr
+    # QPs with EQDS at 1 Mb/s (their port's pull pacer grants 16 KiB about
+    # every 140 ms); every other sr/ec QP runs no controller.
+    # ======================================================================
+    def cnp(v, psn=0, qpn=None, **kw):
+        return s.frame(CNP, v["qpn"] if qpn is None else qpn, psn, None, b"\0" * 16, **kw)
+
+    def ctrl_pkts(got, qpn, ctype):
+        """bodies of the control packets of one type captured to qpn"""
+        out = []
+        for g in got:
+            c = parse_ctrl(g[4]) if g[1] == qpn else None
+            if c and c[0] == ctype:
+                out.append(c[1])
+        return out
+
+    def data_psns(got, qpn):
+        return [g[2] for g in got if g[1] == qpn and g[0] in (UC | WRITE_ONLY, UC | WRITE_ONLY_IMM)]
+
+    def cnp_dropped(qp, reason, n=1):
+        if qp.startswith("legit"):
+            return {"drops": {reason: n}, "qp": qp, "state": "RTS", "counter_delta": {"cnps_rcvd": 0}}
+        if qp in SR_VICTIMS:
+            return sr_dropped(qp, reason, n, counter_delta=dict({k: 0 for k in SR_COUNTERS}, cnps_rcvd=0))
+        return dropped(qp, reason, n, counter_delta={"cnps_rcvd": 0})
+
+    # ---- CNPs: the reaction point takes them from the connection's peer only
+    @case
+    def cnp_wrong_src_ip(st):
+        v = s.victim("sr")
+        s.wire.send([cnp(v, v["sr"]["tx_una"], src=a.spoof_ip)])
+        return cnp_dropped("sr", "bad_src_addr")
+
+    @case
+    def cnp_wrong_src_ip_legit(st):
+        lg = s.legit_sr()
+        s.wire.send([cnp(lg, lg["sr"]["tx_una"])])  # this host's own address
+        return cnp_dropped("legit_sr", "bad_src_addr")
+
+    def state_case(how):
+        def fn(st):
+            v = s.victim("sr")
+            s.wire.send([cnp(v, v["sr"]["tx_una"])])
+            return {"drops": {"qp_state": 1}, "qp": "sr", "responses": "none", "state": how.upper(),
+                    "counter_delta": {"cnps_rcvd": 0}, "reset": ["sr"]}
+        fn.prep = lambda: s.ctl.cmd("state sr %s" % how)
+        return fn
+
+
+    @case
+    def cnp_to_ud(st):
+        v = s.victim("ud")
+        s.wire.send([cnp(v)])
+        return cnp_dropped("ud", "bad_opcode")
+
+    @case
+    def cnp_rc_without_cc(st):
+        # an RC QP has no controller: the CNP is counted and moves nothing
+        v = s.victim("rc")
+        s.wire.send([cnp(v, v["sq_psn"])])
+        return {"drops": {}, "qp": "rc", "responses": "none", "state": "RTS", "psn_unchanged": True,
+                "credits_unchanged": True, "counter_delta": {"cnps_rcvd": 1, "retransmits": 0}}
+
+    @case
+    def cnp_sr_without_cc(st):
+        # sr with no controller: counted; one names a PSN far outside
+        # [una, nxt) (its path is looked up only inside), one goes to the
+        # control QPN; neither sends or moves anything
+        v = s.victim("sr")
+        s.wire.send([cnp(v, psn_add(v["sr"]["tx_nxt"], 1000000)), cnp(v, v["sr"]["tx_una"], qpn=v["ctrl_qpn"])])
+        e = sr_dropped("sr", None)
+        e["drops"] = {}
+        e["counter_delta"] = dict(e["counter_delta"], cnps_rcvd=2, cc_losses=0)
+        return e
+
+    @case
+    def cnp_legit_sr_without_cc(st):
+        # in the client's name at the live sr connection: counted, harmless
+        lg = s.legit_sr()
+        s.wire.send([cnp(lg, psn_add(lg["sr"]["tx_una"], i), src=lg["peer_ip"]) for i in range(4)])
+        return {"drops": {}, "qp": "legit_sr", "state": "RTS", "counter_delta": {"cnps_rcvd": 4, "cc_losses": 0}}
+
+    # ---- CE marks: the notification point answers the connection's peer
+    @case
+    def ce_write_rc_cnp(st):
+        # a CE-marked WRITE to an RC QP: placed, ACKed, and a CNP with its PSN
+        v = s.victim("rc")
+        data = payload(64, 300)
+        s.wire.send([write_only(s, v, 256, data, tos=ECN_CE)])
+
+        def cnps(got, errs):
+            if [g[2] for g in got] != [v["rq_psn"]]:
+                errs.append("CNPs at PSN %s, expected one at %d" % ([g[2] for g in got], v["rq_psn"]))
+        return {"drops": {}, "qp": "rc", "responses": [(ACK, v["rq_psn"], None)], "state": "RTS", "cnps": cnps,
+                "rq_psn": psn_add(v["rq_psn"], 1), "counter_delta": {"ecn_ce_rcvd": 1, "cnps_sent": 1},
+                "changes": {"rc_data": (256, 320, True)}, "content": {"rc_data": (256, data)}}
+
+    @case
+    def ce_wrong_src_ip_no_cnp(st):
+        # the connection check comes first: a CE-marked packet from another
+        # host does not make the server notify its peer
+        v, psn, _ = srv()
+        s.wire.send([s.sr_write(v, psn, v["va"] + 256, payload(64, 301), src=a.spoof_ip, tos=ECN_CE)])
+        return sr_dropped("sr", "bad_src_addr", counter_delta=dict({k: 0 for k in SR_COUNTERS}, ecn_ce_rcvd=0,
+                                                                   cnps_sent=0))
+
+    @case
+    def ce_ud_no_cnp(st):
+        # datagrams have no peer to notify
+        v = s.victim("ud")
+        s.wire.send([s.frame(UD | SEND_ONLY, v["qpn"], 0, DETH(qkey=v["qkey"], src_qp=0xA7FFFF), payload(64, 302),
+                             tos=ECN_CE)])
+        return {"drops": {}, "qp": "ud", "responses": "none", "changes": {"ud_recv": (0, v["recv_len"], True)},
+                "counter_delta": {"ecn_ce_rcvd": 0, "cnps_sent": 0}, "reset": ["ud"]}
+
+    CE_BURST = 128
+
+    @case
+    def ce_burst_cnps_paced(st):
+        # 128 CE-marked 64-byte WRITEs to `sr` (all of sr_data), queued
+        # while the server's engine is held and then taken 32 per receive
+        # burst: the notification point answers at most one CNP per 4 us
+        # (and per burst), each with the PSN of a packet it answers. conf_peer
+        # dates each CNP by the engine's clock ("cnplog": the receive burst
+        # its mark came in); the data must all be placed.
+        v, psn, _ = srv()
+        n = CE_BURST
+        datas = [payload(64, 400 + i) for i in range(n)]
+        frames = [s.fast_sr_write(v, psn_add(psn, i), v["va"] + 64 * i, datas[i], ackreq=int(i == n - 1), tos=ECN_CE)
+                  for i in range(n)]
+        s.ctl.cmd("cnplog sr")
+        s.ctl.cmd("hold 40")
+        s.wire.send_raw(frames)
+        time.sleep(0.05)
+
+        def cnps(got, errs):
+            log = s.ctl.cmd("cnplog sr")
+            psns = [g[2] for g in got]
+            if not psns:
+                errs.append("no CNP for %d CE-marked packets" % n)
+            if any((q - psn) & PSN_MASK >= n for q in psns) or psns != sorted(psns, key=lambda q: (q - psn) & PSN_MASK):
+                errs.append("CNP PSNs %s: not the marked packets' (%d..%d), in order" % (psns, psn, psn_add(psn, n - 1)))
+            if log["count"] != len(psns):
+                errs.append("%d CNPs came, the engine dated %d" % (len(psns), log["count"]))
+            if log["multi"]:
+                errs.append("%d CNPs left in the same engine pass as another" % log["multi"])
+            if log["count"] > 1 and log["min_gap_ns"] < CNP_MIN_GAP_NS:
+                errs.append("two CNPs %d ns apart (at most one per %d ns)" % (log["min_gap_ns"], CNP_MIN_GAP_NS))
+            span = log["last_ns"] - log["first_ns"]
+            if log["count"] > 1 + span // CNP_MIN_GAP_NS:
+                errs.append("%d CNPs in %d ns" % (log["count"], span))
+        e = {"drops": {}, "qp": "sr", "sack_cum": psn_add(psn, n), "state": "RTS", "cnps": cnps,
+             "sr_expect": {"rx_cum": psn_add(psn, n)},
+             "counter_delta": {"ecn_ce_rcvd": n, "recv_ok": 0, "retransmits": 0},
+             "changes": {"sr_data": (0, 64 * n, True)},
+             "content": {"sr_data": [(64 * i, datas[i]) for i in range(n)]}}
+
+        def sent_all(q0, q1, errs):
+            if q1["cnps_sent"] - q0["cnps_sent"] < 1:
+                errs.append("sr sent no CNP")
+        e["check_fn"] = sent_all
+        return e
+
+    # ---- TRIM at the sender (`sr`, peered with this host): `send sr 4096`
+    # puts 4 packets in flight (nothing acknowledges them); only a PSN in
+    # flight, neither acknowledged nor already lost, is sent again
+    tx = {}
+
+    def trim_prep(nbytes=4096, sack_upto=0, sack_bits=0):
+        s.ctl.cmd("reset sr")
+        s.wire.drain()
+        v = s.victim("sr")
+        s.ctl.cmd("send sr %d" % nbytes)
+        want = nbytes // MTU
+        deadline = time.monotonic() + 1
+        psns = []
+        while len(psns) < want and time.monotonic() < deadline:
+            time.sleep(0.01)
+            psns += data_psns(s.wire.drain(), v["peer_qpn"])
+        v = s.victim("sr")
+        if len(psns) != want or v["sr"]["tx_nxt"] != psn_add(v["sr"]["tx_una"], want):
+            raise Failed("`send sr %d` put PSNs %s in flight, expected %d (una %d nxt %d)"
+                         % (nbytes, psns, want, v["sr"]["tx_una"], v["sr"]["tx_nxt"]))
+        tx["psns"], tx["una"], tx["nxt"] = psns, v["sr"]["tx_una"], v["sr"]["tx_nxt"]
+        if sack_upto or sack_bits:
+            # the receiver's SACK: every PSN before una + sack_upto, and bitmap bits
+            s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_SACK, sack_body(
+                psn_add(tx["una"], sack_upto), nbits=32, bitmap=struct.pack("<I", sack_bits))))])
+            time.sleep(0.05)
+            s.wire.drain()
+
+    def trim_case(fn):
+        fn.prep = trim_prep
+        out.append((fn.__name__, fn))
+        return fn
+
+    TRIM_SETTLE = 0.15  # the packets' RTO is 500 ms after prep: the case ends well before
+
+    def trim_expect(drops, resent=(), **kw):
+        """what the sender did after a TRIM: only the PSNs in resent went again"""
+        v = s.victim("sr")
+
+        def check_got(got, before, after, errs):
+            again = data_psns(got, v["peer_qpn"])
+            if sorted(again) != sorted(resent):
+                errs.append("sent again: PSNs %s, expected %s" % (again, list(resent)))
+            other = [g for g in got if g[1] in (v["peer_qpn"], v["peer_qpn"] + 1) and
+                     g[0] not in (UC | WRITE_ONLY, UC | WRITE_ONLY_IMM)]
+            if other:
+                errs.append("unexpected packets to the peer: %s" % s.describe(other))
+        e = {"drops": drops, "qp": "sr", "state": "RTS", "settle": TRIM_SETTLE, "check_got": check_got,
+             "sr_same": ("tx_una", "tx_nxt", "rx_cum", "peer_msg_limit"),
+             "counter_delta": {"retransmits": len(resent), "trim_nacks_rcvd": len(resent)}, "reset": ["sr"]}
+        e.update(kw)
+        return e
+
+    def trim_pkt(v, body, length=None):
+        return s.sr_ctrl(v, ctrl_payload(SRW_CTRL_TRIM, body, length=length))
+
+    @trim_case
+    def trim_control_resent(st):
+        # the second packet in flight arrived trimmed: it is sent again at once
+        v = s.victim("sr")
+        s.wire.send([trim_pkt(v, trim_body([tx["psns"][1]]))])
+        return trim_expect({}, resent=[tx["psns"][1]])
+
+    @trim_case
+    def trim_psn_outside_window(st):
+        # PSNs before una (stale), at nxt (never sent) and 2^22 past it
+        v = s.victim("sr")
+        s.wire.send([trim_pkt(v, trim_body([psn_add(tx["una"], -1), tx["nxt"], psn_add(tx["nxt"], 1 << 22)]))])
+        return trim_expect({"stale_response": 3})
+
+    @trim_case
+    def trim_n_zero(st):
+        v = s.victim("sr")
+        s.wire.send([trim_pkt(v, trim_body([], n=0))])
+        return trim_expect({"bad_ctrl": 1})
+
+    @trim_case
+    def trim_n_over_32(st):
+        # 33 PSNs, every one in flight, the length right for 33
+        v = s.victim("sr")
+        s.wire.send([trim_pkt(v, trim_body([tx["psns"][i % 4] for i in range(SRW_TRIM_MAX + 1)]))])
+        return trim_expect({"bad_ctrl": 1})
+
+    @trim_case
+    def trim_shorter_than_n(st):
+        # n = 4, two PSNs
+        v = s.victim("sr")
+        s.wire.send([trim_pkt(v, trim_body(tx["psns"][:2], n=4))])
+        return trim_expect({"bad_ctrl": 1})
+
+    @trim_case
+    def trim_shorter_than_fixed(st):
+        # a TRIM body of 2 bytes (its fixed part is 4)
+        v = s.victim("sr")
+        s.wire.send([trim_pkt(v, trim_body([tx["psns"][0]])[:2])])
+        return trim_expect({"bad_ctrl": 1})
+
+    def trim_acked_prep():
+        # PSNs 0 and 1 acknowledged cumulatively, 3 by the bitmap
+        trim_prep(sack_upto=2, sack_bits=1 << 0)
+
+    def trim_acked_psns(st):
+        # a TRIM naming an acknowledged PSN below una (stale) and one the
+        # SACK's bitmap acknowledged: nothing is sent again
+        v = s.victim("sr")
+        s.wire.send([trim_pkt(v, trim_body([tx["psns"][1], tx["psns"][3]]))])
+        return trim_expect({"stale_response": 1})
+    trim_acked_psns.prep = trim_acked_prep
+    out.append(("trim_acked_psns", trim_acked_psns))
+
+    @case
+    def trim_stale_legit(st):
+        # at the live sr connection in the client's name: a PSN before its
+        # una and one 100000 past its nxt
+        lg = s.legit_sr()
+        s.wire.send([s.sr_ctrl(lg, ctrl_payload(SRW_CTRL_TRIM, trim_body([psn_add(lg["sr"]["tx_una"], -1),
+                                                                         psn_add(lg["sr"]["tx_nxt"], 100000)])),
+                               src=lg["peer_ip"])])
+        return {"drops": {"stale_response": 2}, "qp": "legit_sr", "state": "RTS",
+                "counter_delta": {"trim_nacks_rcvd": 0}}
+
+    @case
+    def ec_trim_stale(st):
+        # the ec victim has nothing in flight
+        v = s.victim("ec")
+        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_TRIM, trim_body([v["sr"]["tx_nxt"]])))])
+        return sr_dropped("ec", "stale_response", counter_delta=dict({k: 0 for k in SR_COUNTERS}, trim_nacks_rcvd=0))
+
+    # ---- trimmed data at the receiver: DSCP 63 and a payload shorter than
+    # its RETH length, inside the window and new, is NACKed with a TRIM
+    def trims_sent(v, want_psns):
+        def check_got(got, before, after, errs):
+            trims = ctrl_pkts(got, v["peer_qpn"] + 1, SRW_CTRL_TRIM)
+            named = []
+            for b in trims:
+                n = struct.unpack("!H", b[:2])[0]
+                named += [struct.unpack("!I", b[4 + 4 * i:8 + 4 * i])[0] for i in range(n)]
+            if named != want_psns:
+                errs.append("TRIMs named PSNs %s, expected %s" % (named, want_psns))
+            other = [g for g in got if g[1] in (v["peer_qpn"], v["peer_qpn"] + 1) and
+                     (parse_ctrl(g[4]) or (0,))[0] != SRW_CTRL_TRIM]
+            if other:
+                errs.append("unexpected packets to the peer: %s" % s.describe(other))
+        return check_got
+
+    def trimmed(v, psn, va, dma_len=64, **kw):
+        return s.sr_write(v, psn, va, b"", dma_len=dma_len, tos=TRIM_TOS | 2, **kw)
+
+    @case
+    def sr_trimmed_nacked(st):
+        # control: a trimmed WRITE at the cumulative PSN: nothing placed,
+        # the PSN stays a hole, a TRIM names it
+        v, psn, _ = srv()
+        s.wire.send([trimmed(v, psn, v["va"] + 256)])
+        e = sr_dropped("sr", None, check_got=trims_sent(v, [psn]),
+                       counter_delta=dict({k: 0 for k in SR_COUNTERS}, trims_rcvd=1))
+        e["drops"] = {}
+        return e
+
+    @case
+    def sr_dscp63_whole_placed(st):
+        # DSCP 63 with the whole payload (as long as its RETH length) is
+        # not trimmed: placed and SACKed as any packet
+        v, psn, _ = srv()
+        data = payload(64, 310)
+        s.wire.send([s.sr_write(v, psn, v["va"] + 256, data, tos=TRIM_TOS | 2)])
+        return {"drops": {}, "qp": "sr", "sack_cum": psn_add(psn, 1), "state": "RTS",
+                "sr_expect": {"rx_cum": psn_add(psn, 1)}, "counter_delta": {"sacks_sent": 1, "trims_rcvd": 0},
+                "changes": {"sr_data": (256, 320, True)}, "content": {"sr_data": (256, data)}}
+
+    @case
+    def ec_dscp63_whole_placed(st):
+        v, psn, _ = srv("ec")
+        data = payload(64, 311)
+        s.wire.send([s.sr_write(v, psn, v["va"] + 256, data, tos=TRIM_TOS | 2)])
+        return {"drops": {}, "qp": "ec", "sack_cum": psn_add(psn, 1), "state": "RTS",
+                "sr_expect": {"rx_cum": psn_add(psn, 1)}, "counter_delta": {"sacks_sent": 1, "trims_rcvd": 0},
+                "changes": {"ec_data": (256, 320, True)}, "content": {"ec_data": (256, data)}}
+
+    @case
+    def sr_trimmed_out_of_window(st):
+        # trimmed at the window's end and 100000 past it: dropped, no TRIM
+        v, psn, _ = srv()
+        s.wire.send([trimmed(v, psn_add(psn, v["sr"]["rx_nbits"]), v["va"] + 256),
+                     trimmed(v, psn_add(psn, 100000), v["va"] + 256)])
+        return sr_dropped("sr", "psn_out_of_window", 2,
+                          counter_delta=dict({k: 0 for k in SR_COUNTERS}, trims_rcvd=0))
+
+    @case
+    def sr_trimmed_duplicate(st):
+        # a WRITE arrives whole; a trimmed copy of it (its PSN already
+        # arrived) is a duplicate: SACKed, never NACKed
+        v, psn, _ = srv()
+        data = payload(64, 312)
+        s.wire.send([s.sr_write(v, psn, v["va"] + 256, data)])
+        time.sleep(0.05)
+        s.wire.send([trimmed(v, psn, v["va"] + 256)])
+        return {"drops": {"duplicate": 1}, "qp": "sr", "sack_cum": psn_add(psn, 1), "state": "RTS",
+                "sr_expect": {"rx_cum": psn_add(psn, 1), "rx_dups": v["sr"]["rx_dups"] + 1},
+                "counter_delta": {"trims_rcvd": 0, "recv_ok": 0},
+                "changes": {"sr_data": (256, 320, True)}, "content": {"sr_data": (256, data)}}
+
+    @case
+    def sr_trimmed_out_of_window_legit(st):
+        lg = s.legit_sr()
+        s.wire.send([trimmed(lg, psn_add(lg["sr"]["rx_cum"], 100000), lg["va"] + 3072, src=lg["peer_ip"])])
+        return {"drops": {"psn_out_of_window": 1}, "qp": "legit_sr", "state": "RTS",
+                "counter_delta": {"trims_rcvd": 0}}
+
+    # ---- EQDS at the sender (`sre`): `send sre 8192` asks for credit (RTS)
+    # and sends at most its speculative BDP; the rest waits for PULLs. The
+    # one packet the speculation may send is acknowledged in prep.
+    eq = {}
+
+    def eqds_sender_prep():
+        s.ctl.cmd("reset sre")
+        s.wire.drain()
+        v = s.victim("sre")
+        s.ctl.cmd("send sre 8192")
+        time.sleep(0.1)
+        got = s.wire.drain()
+        wants = [struct.unpack("!Q", b[:8])[0] for b in ctrl_pkts(got, v["peer_qpn"] + 1, SRW_CTRL_RTS)]
+        if not wants:
+            raise Failed("`send sre 8192` sent no RTS")
+        v = s.victim("sre")
+        eq["asked"], eq["una"] = max(wants), v["sr"]["tx_una"]
+        if v["sr"]["tx_nxt"] != v["sr"]["tx_una"]:
+            s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_SACK, sack_body(v["sr"]["tx_nxt"])))])
+            time.sleep(0.05)
+        eq["sent"] = (s.victim("sre")["sr"]["tx_nxt"] - eq["una"]) & PSN_MASK
+
+    def eqds_sender_case(fn):
+        fn.prep = eqds_sender_prep
+        out.append((fn.__name__, fn))
+        return fn
+
+    def eqds_sender_expect(drops, pulls, burst):
+        """burst: the sender went on to send all 8 packets; else not one more"""
+        def check(q0, q1, errs):
+            sent = (q1["sr"]["tx_nxt"] - eq["una"]) & PSN_MASK
+            if burst and sent != 8:
+                errs.append("sre sent %d of its 8 packets after the PULL" % sent)
+            if not burst and sent != eq["sent"]:
+                errs.append("sre sent %d more packets without credit" % (sent - eq["sent"]))
+            if not burst and q1["eqds"]["tx_credit"] != q0["eqds"]["tx_credit"]:
+                errs.append("sre's credit moved %d -> %d" % (q0["eqds"]["tx_credit"], q1["eqds"]["tx_credit"]))
+        return {"drops": drops, "qp": "sre", "state": "RTS", "responses": "any", "check_fn": check, "settle": 0.3,
+                "counter_delta": {"cc_pulls_rcvd": pulls, "retransmits": 0}, "reset": ["sre"]}
+
+    @eqds_sender_case
+    def eqds_pull_control_accepted(st):
+        # control: the peer grants what was asked: the rest goes, paced
+        v = s.victim("sre")
+        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_PULL, pull_body(eq["asked"])))])
+        return eqds_sender_expect({}, 1, True)
+
+    @eqds_sender_case
+    def eqds_pull_past_asked(st):
+        # a grant a quantum and a byte past anything asked, and one of 2^63
+        v = s.victim("sre")
+        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_PULL, pull_body(eq["asked"] + EQDS_QUANTUM + 1))),
+                     s.sr_ctrl(v, ctrl_payload(SRW_CTRL_PULL, pull_body(1 << 63)))])
+        return eqds_sender_expect({"bad_ctrl": 2}, 0, False)
+
+    @eqds_sender_case
+    def eqds_pull_short(st):
+        # a PULL whose header says 8 bytes (a body of 4; it takes 8), the
+        # credit asked for in the 8 bytes that follow the header anyway
+        v = s.victim("sre")
+        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_PULL, pull_body(eq["asked"]), length=8))])
+        return eqds_sender_expect({"bad_ctrl": 1}, 0, False)
+
+    @case
+    def eqds_pull_to_sr_without_eqds(st):
+        v = s.victim("sr")
+        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_PULL, pull_body(4096)))])
+        return sr_dropped("sr", "bad_ctrl", counter_delta=dict({k: 0 for k in SR_COUNTERS}, cc_pulls_rcvd=0))
+
+    @case
+    def eqds_pull_legit_sr(st):
+        lg = s.legit_sr()
+        s.wire.send([s.sr_ctrl(lg, ctrl_payload(SRW_CTRL_PULL, pull_body(4096)), src=lg["peer_ip"])])
+        return {"drops": {"bad_ctrl": 1}, "qp": "legit_sr", "state": "RTS", "counter_delta": {"cc_pulls_rcvd": 0}}
+
+    # ---- EQDS at the receiver: an RTS puts the QP in its port's pacer,
+    # which grants 16 KiB at a time at the port's rate (1 Mb/s here: about
+    # every 140 ms), round robin, until the peer has what it asked for
+    def pulls_to(got, v):
+        return [struct.unpack("!Q", b[:8])[0] for b in ctrl_pkts(got, v["peer_qpn"] + 1, SRW_CTRL_PULL)]
+
+    def rts_pkt(v, want, spec, **kw):
+        return s.sr_ctrl(v, ctrl_payload(SRW_CTRL_RTS, rts_body(want, spec)), **kw)
+
+    def reset_sre(*names):
+        def prep():
+            for n in names:
+                s.ctl.cmd("reset %s" % n)
+        return prep
+
+    def eqds_rts_huge_want_paced(st):
+        # want 2^62: the pacer grants at its rate only. Granted bytes are
+        # bounded by one quantum plus rate x time since the RTS, and every
+        # grant goes out as a PULL (cumulative, increasing). First of the
+        # pacer cases: an idle pacer does not catch up on the time it idled.
+        v = s.victim("sre")
+        t0 = time.monotonic()
+        s.wire.send([rts_pkt(v, 1 << 62, 0)])
+
+        def check_got(got, before, after, errs):
+            el = time.monotonic() - t0
+            q1 = after["qps"]["sre"]
+            pulls = pulls_to(got, v)
+            granted = q1["eqds"]["granted"]
+            bound = EQDS_QUANTUM + EQDS_LINK_BPS * el / 8
+            if granted > bound:
+                errs.append("granted %d bytes in %.3f s: past one quantum + %d b/s (%d)" % (granted, el,
+                                                                                          EQDS_LINK_BPS, bound))
+            if granted < 2 * EQDS_QUANTUM:
+                errs.append("granted only %d bytes in %.3f s" % (granted, el))
+            # (a grant may fall between the capture and the stats)
+            n = q1["cc_pulls_sent"] - before["qps"]["sre"]["cc_pulls_sent"]
+            if pulls != sorted(pulls) or not pulls or granted - pulls[-1] not in (0, EQDS_QUANTUM):
+                errs.append("PULLs %s, the last not the %d granted" % (pulls[:8], granted))
+            if n - len(pulls) not in (0, 1):
+                errs.append("%d PULLs came, %d sent" % (len(pulls), n))
+            if not q1["eqds"]["queued"]:
+                errs.append("sre owed credit and is not in the pacer")
+        return {"drops": {}, "qp": "sre", "state": "RTS", "check_got": check_got, "settle": 0.6,
+                "counter_delta": {"cc_rts_rcvd": 1}, "reset": ["sre"]}
+    eqds_rts_huge_want_paced.prep = reset_sre("sre")
+    out.append(("eqds_rts_huge_want_paced", eqds_rts_huge_want_paced))
+
+    def eqds_rts_control_granted(st):
+        # control: want 32 KiB, nothing speculative: two grants, then none
+        v = s.victim("sre")
+        s.wire.send([rts_pkt(v, 2 * EQDS_QUANTUM, 0)])
+
+        def check_got(got, before, after, errs):
+            pulls = pulls_to(got, v)
+            if pulls != [EQDS_QUANTUM, 2 * EQDS_QUANTUM]:
+                errs.append("PULLs granted %s, expected %s" % (pulls, [EQDS_QUANTUM, 2 * EQDS_QUANTUM]))
+        return {"drops": {}, "qp": "sre", "state": "RTS", "check_got": check_got, "settle": 0.5,
+                "counter_delta": {"cc_rts_rcvd": 1, "cc_pulls_sent": 2},
+                "eqds_expect": {"want": 2 * EQDS_QUANTUM, "granted": 2 * EQDS_QUANTUM, "queued": False},
+                "reset": ["sre"]}
+    eqds_rts_control_granted.prep = reset_sre("sre")
+    out.append(("eqds_rts_control_granted", eqds_rts_control_granted))
+
+    def eqds_rts_backwards_prep():
+        # an RTS for 24 KiB past 8 KiB of speculation, granted in full
+        s.ctl.cmd("reset sre")
+        v = s.victim("sre")
+        s.wire.send([rts_pkt(v, 3 * 8192, 8192)])
+        deadline = time.monotonic() + 1
+        while s.victim("sre")["eqds"]["granted"] < 2 * 8192:
+            if time.monotonic() > deadline:
+                raise Failed("sre granted %d of 16384 bytes within 1 s" % s.victim("sre")["eqds"]["granted"])
+            time.sleep(0.01)
+
+    def eqds_rts_backwards(st):
+        # counts that go backwards (want, then spec) and spec past want
+        v = s.victim("sre")
+        s.wire.send([rts_pkt(v, 8192, 8192), rts_pkt(v, 5 * 8192, 0), rts_pkt(v, 5 * 8192, 6 * 8192)])
+        return {"drops": {"bad_ctrl": 3}, "qp": "sre", "state": "RTS", "responses": "none", "settle": 0.4,
+                "counter_delta": {"cc_rts_rcvd": 0, "cc_pulls_sent": 0},
+                "eqds_same": ("want", "spec", "granted", "queued"), "reset": ["sre"]}
+    eqds_rts_backwards.prep = eqds_rts_backwards_prep
+    out.append(("eqds_rts_backwards", eqds_rts_backwards))
+
+    def eqds_rts_short(st):
+        # an RTS whose header says 12 bytes (a body of 8; it takes 16),
+        # a good want and spec in the 16 bytes that follow anyway
+        v = s.victim("sre")
+        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_RTS, rts_body(2 * EQDS_QUANTUM, 0), length=12))])
+        return {"drops": {"bad_ctrl": 1}, "qp": "sre", "state": "RTS", "responses": "none",
+                "counter_delta": {"cc_rts_rcvd": 0, "cc_pulls_sent": 0},
+                "eqds_same": ("want", "spec", "granted", "queued")}
+    eqds_rts_short.prep = reset_sre("sre")
+    out.append(("eqds_rts_short", eqds_rts_short))
+
+    @case
+    def eqds_rts_spec_past_want_legit(st):
+        lg = s.legit_sr()
+        s.wire.send([rts_pkt(lg, 4096, 8192, src=lg["peer_ip"])])
+        return {"drops": {"bad_ctrl": 1}, "qp": "legit_sr", "state": "RTS",
+                "counter_delta": {"cc_rts_rcvd": 0, "cc_pulls_sent": 0}, "eqds_same": ("want", "spec", "granted")}
+
+    def pacer_two(then):
+        """sre waits in the pacer (granted once), sre2 behind it; then
+        `then` (a command on sre); sre2 must go on being granted, each
+        grant a PULL, for the time of three and more grants"""
+        def fn(st):
+            v, v2 = s.victim("sre"), s.victim("sre2")
+            s.wire.send([rts_pkt(v, 1 << 62, 0)])
+            deadline = time.monotonic() + 1
+            while s.victim("sre")["eqds"]["granted"] == 0:
+                if time.monotonic() > deadline:
+                    raise Failed("sre got no grant within 1 s of its RTS")
+                time.sleep(0.005)
+            # the next grant is about 140 ms away: sre2 queues behind sre
+            s.wire.send([rts_pkt(v2, 1 << 62, 0)])
+            time.sleep(0.01)
+            s.ctl.cmd(then)
+            t0 = time.monotonic()
+
+            def check_got(got, before, after, errs):
+                q0, q1 = before["qps"]["sre2"], after["qps"]["sre2"]
+                el = time.monotonic() - t0
+                pulls = pulls_to(got, v2)
+                n = q1["cc_pulls_sent"] - q0["cc_pulls_sent"]
+                if n < 2 or n - len(pulls) not in (0, 1):
+                    errs.append("sre2 was granted %d times (%d PULLs came) in %.2f s after `%s`; the pacer grants "
+                                "every ~140 ms" % (n, len(pulls), el, then))
+                if q1["eqds"]["granted"] > 2 * EQDS_QUANTUM + EQDS_LINK_BPS * el / 8:
+                    errs.append("sre2 granted %d bytes in %.2f s" % (q1["eqds"]["granted"], el))
+                if not q1["eqds"]["queued"]:
+                    errs.append("sre2 owed credit and is not in the pacer")
+            return {"drops": {}, "qp": "sre2", "state": "RTS", "check_got": check_got, "settle": 0.6,
+                    "counter_delta": {"cc_rts_rcvd": 1}, "reset": ["sre", "sre2"]}
+        fn.prep = reset_sre("sre", "sre2")
+        return fn
+
+    # a QP leaves its port's pacer when it is reset (or destroyed: the
+    # last case): the QP behind it keeps its place
+    out.append(("eqds_reset_while_queued", pacer_two("reset sre")))
+
     # ---- last: a forged WRITE at the legit QP in another host's name
     @case
     def wrong_src_ip_legit(st):
@@ -1685,6 +2395,15 @@ def cases(s):
                              RETH(va=lg["va"] + 3072 + 16 * i, rkey=lg["rkey"], dma_len=16), payload(16, 29 + i))
                      for i in range(n)])
         return {"drops": {"bad_src_addr": n}, "qp": "legit", "state": "RTS"}
+
+    # ---- after the last: CNPs to a QP in RESET and in INIT (the stats
+    # read of an sr QP in RESET must not crash the server), and a QP
+    # destroyed while it waits in its port's pull
+    # pacer (a use after free, if the pacer kept it, once the pacer fires):
+    # the engine goes on, the QP behind it keeps being granted
+    out.append(("cnp_qp_in_reset", state_case("reset")))
+    out.append(("cnp_qp_in_init", state_case("init")))
+    out.append(("eqds_destroy_while_queued", pacer_two("recreate sre")))
 
     return out
 
@@ -1699,12 +2418,13 @@ def main():
     ap.add_argument("--other-ip", required=True, help="a destination address that is not the server's")
     ap.add_argument("--srv-ip2", required=True,
                     help="a second address of the server's port (in its GID table), not the one its QPs use")
-    ap.add_argument("--only", help="run only the cases whose names contain this")
+    ap.add_argument("--only", help="run only the cases whose names contain this (or one of these, comma-separated)")
     args = ap.parse_args()
     random.seed(7)
     s = Suite(args)
     table = cases(s)
-    todo = [c for c in table if not args.only or args.only in c[0]]
+    only = args.only.split(",") if args.only else []
+    todo = [c for c in table if not only or any(o in c[0] for o in only)]
     if not todo:
         print("conformance: FAIL: --only %r matches none of the %d cases (e.g. %s)"
               % (args.only, len(table), ", ".join(n for n, _ in table[:5])), flush=True)

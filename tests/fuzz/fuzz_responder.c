@@ -10,7 +10,12 @@
  * the target aborts; an sr/ec message that completes must hold exactly
  * the bytes sent, also where ec rebuilt them; a be receive completion
  * must fit the receive it ends and carry TIMEOUT or PREEMPTED only with
- * PARTIAL.
+ * PARTIAL. Congestion notification and control (issue 11): CNPs to every
+ * QP, CE-marked and trimmed packets, TRIM, RTS and PULL control packets,
+ * an sr QP that runs EQDS in place of the plain one (setup bit 7), resets
+ * and re-creation of the sr/ec QPs; the context must never send two CNPs
+ * for one QP less than 4 us apart (simulated time), and the EQDS sender's
+ * credit must never pass what its own RTSs asked for by more than a quantum.
  * Built for libFuzzer with clang; with -DFUZZ_STANDALONE_MAIN it carries a
  * main() that replays a corpus and seeded random inputs (every build), and
  * writes the seed corpus with --write-corpus DIR. */
@@ -24,7 +29,9 @@
 #include "dataplane/port_loop.h"
 #include "dataplane/wire.h"
 #include "transport/ec_code.h"
+#include "transport/qp_internal.h"
 #include "transport/rel_be.h"
+#include "transport/rel_sr.h"
 #include "transport/sr_wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -149,6 +156,23 @@ enum sr_cmd {
 	SR_CTRL = 7,   /* a control packet of raw bytes, or another opcode to the control QPN */
 };
 
+/* Congestion notification and control commands (issue 11): a command byte
+ * with the top bit set and a low nibble of 8 (0x88, 0x98, ... 0xf8: bytes a
+ * structured packet had, which keeps 0x08..0x78). Bits 4-6 are the
+ * command; each reads a selector byte for its QP and variant. */
+#define CC_CMD(c) (((c) & 0x8f) == 0x88)
+enum cc_cmd {
+	CC_CNP = 0,     /* a CNP (opcode 0x81) to any QP, data or control QPN, any PSN and addressing */
+	CC_TOS = 1,     /* the IP TOS (DSCP, ECN: CE) of the next command's packets; a bit sends them in one burst */
+	CC_TRIMMED = 2, /* the next command's packets with a RETH arrive trimmed: payload cut, DSCP 63 */
+	CC_TRIM = 3,    /* a TRIM to the sr/ec sender: PSNs in flight, stale, ahead, any; n and length flaws */
+	CC_RTS = 4,     /* an RTS to the sr/ec receiver: counts that grow, go back, spec past want, huge; short */
+	CC_PULL = 5,    /* a PULL to the sr/ec sender: credit against what it asked for, past it, any; short */
+	CC_CTRL = 6,    /* a TRIM, RTS or PULL of raw bytes to the sr, ec or be control QPN */
+	CC_RESET = 7,   /* the application resets or re-creates the sr/ec QP (it may wait in its port's pacer) */
+};
+#define SETUP_SR_EQDS 0x80u /* setup byte: QP_SR is the twin that runs EQDS */
+
 struct fuzz_stats {
 	uint64_t inputs, cmds, pkts;
 	uint64_t recv_ok, recv_multi, write_imm_multi, a_changed, qp_errs, send_wc, read_resp_bytes;
@@ -161,6 +185,8 @@ struct fuzz_stats {
 	/* be */
 	uint64_t be_cmds, be_recv_ok, be_recv_partial, be_recv_timeout, be_recv_preempted, be_recv_err;
 	uint64_t be_recv_imm, be_verified, be_send_ok, be_send_timeout, be_qp_errs, be_votes_ok;
+	/* congestion notification and control */
+	uint64_t cc_cmds, cnps_checked, eqds_inputs, eqds_checked, qp_recreated;
 };
 
 /* The forged peer of the be QP: its sending side, and what it saw the QP
@@ -192,6 +218,8 @@ struct sr_peer {
 	unsigned nprecv;
 	struct uroce_pstream *stream; /* a stream whose end did not fit in the send queue yet */
 	uint64_t touched[(SRW_MSG_MASK + 1) / 64]; /* message numbers single packets used */
+	uint64_t rts_want, rts_spec; /* EQDS: what it asked the QP's receiver for (cumulative) */
+	uint64_t asked;     /* the largest want the QP's own RTSs carried */
 };
 
 static struct {
@@ -223,6 +251,15 @@ static struct {
 	struct uroce_tmo *tmo; /* the adaptive-timeout group over QP_BE */
 	bool settling;         /* reset_all: be receives the last input left end by deadline (checked, not counted) */
 	struct ec_code code;  /* the peer's encoder: RS 4+2, as the ec QP */
+	struct uroce_qp *sr_twin[2]; /* QP_SR without, and with EQDS; fz.qp[QP_SR] is one of them */
+	/* what CC_TOS / CC_TRIMMED set for the next command's packets */
+	uint8_t tos_next;
+	bool burst_next, mod_fresh;
+	int trim_next;       /* -1, or how much of a payload is left (mod its length) */
+	/* the CNPs each QP sent: its counter and the engine's date of the last */
+	uint64_t cnp_seen[NQP], cnp_date[NQP];
+	bool cnp_dated[NQP];
+	struct uroce_qp_stats gone[NQP]; /* counters of the QPs CC_RESET destroyed */
 	struct fuzz_stats st;
 } fz;
 
@@ -330,6 +367,7 @@ static void bring_up(unsigned i)
 		sp->tx_psn0 = sp->tx_nxt = a.sq_psn;
 		sp->tx_msgs = 0;
 		memset(sp->touched, 0, sizeof(sp->touched));
+		sp->rts_want = sp->rts_spec = sp->asked = 0;
 	}
 }
 
@@ -371,6 +409,8 @@ static void be_group(void)
 	if (uroce_qp_set_timeout(fz.qp[QP_BE], BE_TMO_US))
 		die("qp_set_timeout");
 }
+
+static struct uroce_qp *new_qp(unsigned i, bool eqds);
 
 static void setup(void)
 {
@@ -440,35 +480,52 @@ static void setup(void)
 	fz.mr[AREA_D] = reg(fz.pd, AREA_D, UROCE_ACCESS_REMOTE_READ);
 	fz.mr[AREA_E] = reg(fz.pd2, AREA_E, 15);
 
-	for (unsigned i = 0; i < NQP; i++) {
-		struct uroce_qp_init_attr ia = { .qp_type = qp_type[i], .send_cq = fz.scq, .recv_cq = fz.rcq };
-
-		ia.cap.max_send_wr = 64;
-		ia.cap.max_recv_wr = RECV_DEPTH;
-		ia.cap.max_send_sge = 2;
-		ia.cap.max_recv_sge = 2;
-		if (i == QP_SR || i == QP_EC) {
-			/* sr completes in order, ec as each message is whole */
-			ia.rel.reliability = i == QP_SR ? UROCE_REL_SR : UROCE_REL_EC;
-			ia.rel.ordering = i == QP_SR ? UROCE_ORDER_ORDERED : UROCE_ORDER_UNORDERED;
-			ia.rel.window_pkts = SR_WINDOW;
-			ia.rel.ec_code = UROCE_EC_RS;
-			ia.rel.ec_k = EC_K;
-			ia.rel.ec_m = EC_M;
-			ia.rel.ec_fto_us = EC_FTO_US;
-			ia.rel.chunk_pkts = i == QP_EC ? 2 : 0; /* partial-completion chunks */
-		}
-		if (i == QP_BE) {
-			ia.rel.reliability = UROCE_REL_BE;
-			ia.rel.timeout_us = BE_TMO_US;
-		}
-		if (uroce_qp_create(fz.pd, &ia, &fz.qp[i]))
-			die("qp_create");
-	}
+	for (unsigned i = 0; i < NQP; i++)
+		fz.qp[i] = new_qp(i, false);
+	/* QP_SR's twin that runs EQDS (receiver-driven credit) */
+	fz.sr_twin[0] = fz.qp[QP_SR];
+	fz.sr_twin[1] = new_qp(QP_SR, true);
 	if (ec_code_init(&fz.code, EC_KIND_RS, EC_K, EC_M))
 		die("ec_code_init");
 	be_group();
+	fz.trim_next = -1;
 	fz.ready = true;
+}
+
+/* Create QP i as setup has it (eqds: QP_SR's twin with EQDS) */
+static struct uroce_qp *new_qp(unsigned i, bool eqds)
+{
+	struct uroce_qp_init_attr ia = { .qp_type = qp_type[i], .send_cq = fz.scq, .recv_cq = fz.rcq };
+	struct uroce_qp *qp;
+
+	ia.cap.max_send_wr = 64;
+	ia.cap.max_recv_wr = RECV_DEPTH;
+	ia.cap.max_send_sge = 2;
+	ia.cap.max_recv_sge = 2;
+	if (i == QP_SR || i == QP_EC) {
+		/* sr completes in order, ec as each message is whole */
+		ia.rel.reliability = i == QP_SR ? UROCE_REL_SR : UROCE_REL_EC;
+		ia.rel.ordering = i == QP_SR ? UROCE_ORDER_ORDERED : UROCE_ORDER_UNORDERED;
+		ia.rel.window_pkts = SR_WINDOW;
+		ia.rel.ec_code = UROCE_EC_RS;
+		ia.rel.ec_k = EC_K;
+		ia.rel.ec_m = EC_M;
+		ia.rel.ec_fto_us = EC_FTO_US;
+		ia.rel.chunk_pkts = i == QP_EC ? 2 : 0; /* partial-completion chunks */
+	}
+	if (i == QP_BE) {
+		ia.rel.reliability = UROCE_REL_BE;
+		ia.rel.timeout_us = BE_TMO_US;
+	}
+	if (eqds) {
+		/* 1 Gb/s: one speculative BDP (20 us) is 2.5 KB, so a few posts
+		 * wait for credit */
+		ia.cc.algo = UROCE_CC_EQDS;
+		ia.cc.link_mbps = 1000;
+	}
+	if (uroce_qp_create(fz.pd, &ia, &qp))
+		die("qp_create");
+	return qp;
 }
 
 /* ---- READ responses may carry only bytes a READ was allowed to see ---- */
@@ -540,6 +597,24 @@ static void note_sr_sent(const uint8_t *frame, uint32_t len)
 		if (p.dqpn == peer_qpn[i] && roce_psn_diff(nxt, sp->tx_nxt) > 0 &&
 		    roce_psn_diff(nxt, sp->tx_psn0) > 0 && roce_psn_diff(nxt, sp->tx_psn0) < 0x10000)
 			sp->tx_nxt = nxt;
+	}
+}
+
+/* An RTS the sr or ec QP's sender sent: the credit it may take is bounded
+ * by the largest want (plus a quantum). */
+static void note_rts(const uint8_t *frame, uint32_t len)
+{
+	struct roce_pkt p;
+
+	if (roce_parse(frame, len, &p, &trust_icrc) != UROCE_DROP_NONE || p.opcode != (ROCE_TR_UC | ROCE_OP_SEND_ONLY) ||
+	    p.payload_len < SRW_CTRL_HDR_LEN + SRW_RTS_LEN || p.payload[0] != SRW_VERSION || p.payload[1] != SRW_CTRL_RTS)
+		return;
+	for (unsigned i = QP_SR; i <= QP_EC; i++) {
+		struct sr_peer *sp = &fz.sr[i - QP_SR];
+		uint64_t want = roce_get_be64(p.payload + SRW_CTRL_HDR_LEN);
+
+		if (p.dqpn == peer_qpn[i] + 1 && want > sp->asked)
+			sp->asked = want;
 	}
 }
 
@@ -635,6 +710,7 @@ static void drain(void)
 		for (uint16_t k = 0; k < got; k++) {
 			check_read_response(in[k].data, in[k].len);
 			note_sr_sent(in[k].data, in[k].len);
+			note_rts(in[k].data, in[k].len);
 		}
 		port_free(fz.raw, in, got);
 	}
@@ -682,11 +758,71 @@ static void drain(void)
 		uroce_ack_async_event(&ev);
 }
 
+/* The notification point sends at most one CNP per CNP_MIN_GAP_NS per QP:
+ * after every progress call, a QP whose CNP count moved by d must date its
+ * last CNP (the engine's time of the receive burst it answers) at least d
+ * x 4 us after the one before. */
+static void cnp_check(void)
+{
+	for (unsigned i = 0; i < NQP; i++) {
+		const struct uroce_qp *qp = fz.qp[i];
+		uint64_t n = qp->stats.cnps_sent, t = qp->cnp_last_ns;
+
+		if (n > fz.cnp_seen[i]) {
+			uint64_t d = n - fz.cnp_seen[i];
+
+			if (fz.cnp_dated[i] && t - fz.cnp_date[i] < d * CNP_MIN_GAP_NS) {
+				fprintf(stderr, "fuzz_responder: QP %u sent %llu CNP(s) %llu ns after the one before (at most one "
+				        "per %u ns)\n", i, (unsigned long long)d, (unsigned long long)(t - fz.cnp_date[i]),
+				        CNP_MIN_GAP_NS);
+				abort();
+			}
+			fz.cnp_date[i] = t;
+			fz.cnp_dated[i] = true;
+			fz.st.cnps_checked += d;
+		}
+		fz.cnp_seen[i] = n;
+	}
+}
+
+/* A QP now in fz.qp[i] (new, or the other twin): its CNPs count from here. */
+static void cnp_track(unsigned i)
+{
+	fz.cnp_seen[i] = fz.qp[i]->stats.cnps_sent;
+	fz.cnp_date[i] = fz.qp[i]->cnp_last_ns;
+	fz.cnp_dated[i] = fz.cnp_seen[i] != 0;
+}
+
+/* The EQDS sender (QP_SR's twin): it never sends past its credit and
+ * speculation, and takes no credit past the largest want its RTSs carried
+ * plus one quantum (checked when nothing is in flight, so every RTS it
+ * sent has been seen). */
+static void eqds_check(void)
+{
+	const struct sr_state *st = fz.qp[QP_SR] == fz.sr_twin[1] ? sr_of(fz.qp[QP_SR]) : NULL;
+	uint64_t credit, sent, spec;
+
+	if (!st || !st->cc.ops || st->cc.ops->id != UROCE_CC_EQDS || loop_fabric_in_flight(fz.fab))
+		return;
+	credit = eqds_tx_credit_cum(st->cc.st);
+	sent = eqds_tx_sent(st->cc.st);
+	spec = eqds_tx_spec(st->cc.st);
+	if (credit > fz.sr[0].asked + EQDS_QUANTUM || sent > credit + spec) {
+		fprintf(stderr, "fuzz_responder: EQDS sender: credit %llu (its RTSs asked for %llu at most), %llu sent, "
+		        "%llu speculative\n", (unsigned long long)credit, (unsigned long long)fz.sr[0].asked,
+		        (unsigned long long)sent, (unsigned long long)spec);
+		abort();
+	}
+	fz.st.eqds_checked++;
+}
+
 static void step(uint64_t ns)
 {
 	loop_fabric_advance(fz.fab, ns);
 	uroce_progress(fz.ctx);
+	cnp_check();
 	drain();
+	eqds_check();
 }
 
 /* QPs knocked into ERR come back, so later packets still reach the
@@ -836,8 +972,23 @@ static bool flags_bad_icrc(uint8_t flags)
 static bool send_pkt(const struct roce_pkt *p, bool bad_icrc)
 {
 	struct uroce_frame f;
+	struct roce_pkt q;
 	int len;
 
+	if (fz.tos_next || fz.trim_next >= 0) {
+		/* CC_TOS, CC_TRIMMED: this command's packets carry a TOS (CE,
+		 * DSCP), and those with a RETH and a payload arrive cut short as a
+		 * switch trims them (DSCP 63, the RETH's length kept) */
+		const struct roce_opcode_info *info = roce_opcode_info(p->opcode);
+
+		q = *p;
+		q.tos = fz.tos_next;
+		if (fz.trim_next >= 0 && info && (info->mask & ROCE_HAS(ROCE_HDR_RETH)) && q.payload_len) {
+			q.payload_len = (uint32_t)fz.trim_next % q.payload_len;
+			q.tos = (uint8_t)(SRW_TRIM_DSCP << 2 | (fz.tos_next & 3u));
+		}
+		p = &q;
+	}
 	if (port_alloc(fz.raw, &f, 1) != 1)
 		die("raw port: no frame");
 	len = roce_build(f.data, f.room, p);
@@ -852,8 +1003,8 @@ static bool send_pkt(const struct roce_pkt *p, bool bad_icrc)
 	if (port_tx_burst(fz.raw, &f, 1) != 1)
 		port_free(fz.raw, &f, 1);
 	fz.st.pkts++;
-	for (unsigned k = 0; k < STEPS_PER_PKT; k++)
-		step(1000);
+	for (unsigned k = 0; k < STEPS_PER_PKT && !fz.burst_next; k++)
+		step(1000); /* CC_TOS's burst: the command's packets arrive together, at its end */
 	return true;
 }
 
@@ -1743,7 +1894,7 @@ static void cmd_sr_msg(struct reader *r, unsigned qi, bool late_copy)
 }
 
 /* A control packet to the QP's control QPN: UC SEND Only unless op says. */
-static void sr_send_ctrl(unsigned qi, const uint8_t *b, uint32_t len, uint8_t op, uint8_t flags, bool to_data)
+static void fz_send_ctrl(unsigned qi, const uint8_t *b, uint32_t len, uint8_t op, uint8_t flags, bool to_data)
 {
 	struct roce_pkt p;
 
@@ -1820,7 +1971,7 @@ static void cmd_sr_sack(struct reader *r, unsigned qi, bool ones)
 		body[SRW_SACK_FIXED + k] = ones ? 0xff : rd8(r);
 	len = SRW_CTRL_HDR_LEN + SRW_SACK_FIXED + nbits / 8;
 	len = ctrl_hdr(b, SRW_CTRL_SACK, len, flags, msgsel);
-	sr_send_ctrl(qi, b, len < sizeof(b) ? len : sizeof(b), ROCE_TR_UC | ROCE_OP_SEND_ONLY, flags, false);
+	fz_send_ctrl(qi, b, len < sizeof(b) ? len : sizeof(b), ROCE_TR_UC | ROCE_OP_SEND_ONLY, flags, false);
 }
 
 /* A NACK to the QP's sender: 5 bytes after the command, then the bitmap
@@ -1849,7 +2000,7 @@ static void cmd_sr_nack(struct reader *r, unsigned qi, bool ones)
 		body[SRW_NACK_FIXED + k] = ones ? 0xff : rd8(r);
 	len = SRW_CTRL_HDR_LEN + SRW_NACK_FIXED + nbits / 8;
 	len = ctrl_hdr(b, SRW_CTRL_NACK, len, flags, flagsel);
-	sr_send_ctrl(qi, b, len < sizeof(b) ? len : sizeof(b), ROCE_TR_UC | ROCE_OP_SEND_ONLY, flags, false);
+	fz_send_ctrl(qi, b, len < sizeof(b) ? len : sizeof(b), ROCE_TR_UC | ROCE_OP_SEND_ONLY, flags, false);
 }
 
 /* A control packet of raw bytes: 2 bytes after the command, then the
@@ -1872,7 +2023,7 @@ static void cmd_sr_ctrl(struct reader *r, unsigned qi, bool to_data)
 		b[1] = opsel >> 4 & 3;
 		roce_put_be16(b + 2, (uint16_t)(len + (opsel >> 6)));
 	}
-	sr_send_ctrl(qi, b, len, ops[opsel & 7], 0, to_data);
+	fz_send_ctrl(qi, b, len, ops[opsel & 7], 0, to_data);
 }
 
 /* Give back the oldest receive handle (it completes now, partially, if
@@ -2577,6 +2728,251 @@ static void cmd_be(struct reader *r, uint8_t cmd)
 }
 
 /* Back to a known state: nothing in flight, QPs fresh, memory refilled. */
+/* ---- congestion notification and control (issue 11) ---- */
+
+/* QP_SR is one of its twins for the whole input: the plain one, or the one
+ * that runs EQDS. The other waits in RESET. */
+static void sr_twin_pick(bool eqds)
+{
+	struct uroce_qp *want = fz.sr_twin[eqds];
+	struct uroce_qp_attr a;
+
+	if (fz.qp[QP_SR] == want)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = UROCE_QPS_RESET;
+	if (uroce_qp_modify(fz.qp[QP_SR], &a, UROCE_QP_STATE))
+		die("twin to RESET");
+	fz.qp[QP_SR] = want;
+	cnp_track(QP_SR);
+}
+
+/* sr or ec, by bit 0 of a selector */
+static unsigned cc_qp(uint8_t sel)
+{
+	return sel & 1 ? QP_EC : QP_SR;
+}
+
+/* A CNP: 3 bytes. qsel: the QP (mod NQP), bit 3 to the control QPN of an
+ * sr/ec/be QP, bit 4 BECN set; psnsel: top 2 bits the PSN (0 one the sr/ec
+ * QP sent, or its expected one; 1 any; 2 zero; 3 ahead of anything sent);
+ * flags: addressing (pkt_addressing), a bad ICRC. */
+static void cmd_cc_cnp(struct reader *r)
+{
+	uint8_t qsel = rd8(r), psnsel = rd8(r), flags = rd8(r);
+	unsigned qi = qsel % NQP;
+	uint32_t x = psnsel & 31, epsn, snd;
+	struct roce_pkt p;
+
+	qp_psns(qi, &epsn, &snd);
+	pkt_init(&p, qi);
+	p.opcode = ROCE_OP_CNP;
+	if ((qsel & 8) && qi >= QP_SR)
+		p.dqpn = (uroce_qp_num(fz.qp[qi]) + 1) & ROCE_QPN_MASK;
+	p.becn = qsel & 0x10;
+	switch (psnsel >> 6) {
+	case 1: p.psn = rd32(r); break;
+	case 2: p.psn = 0; break;
+	case 3: p.psn = snd + 1 + x * 1000u; break;
+	default: p.psn = is_sr(qi) ? fz.sr[qi - QP_SR].tx_nxt - 1 - x : epsn; break;
+	}
+	p.psn &= ROCE_PSN_MASK;
+	pkt_addressing(&p, flags);
+	send_pkt(&p, flags_bad_icrc(flags));
+}
+
+/* A TRIM: 2 bytes, then a byte per PSN. nsel: bit 0 the QP (sr/ec); bit 1
+ * the header's n one more than the PSNs carried; bits 2-6: n = 1..8, or
+ * with bit 7 29..36 (33 and more are refused) and 0. flags: addressing,
+ * bits 0-1 = 3 cut short.
+ * A PSN's byte: top 3 bits in flight (from the newest back), from the first
+ * sent on, never sent, before the first, any, far behind, the newest. */
+static void cmd_cc_trim(struct reader *r)
+{
+	uint8_t nsel = rd8(r), flags = rd8(r);
+	unsigned qi = cc_qp(nsel), v = nsel >> 2 & 31, n = !(nsel & 0x80) ? 1 + v % 8 : v == 31 ? 0 : 29 + v % 8;
+	struct sr_peer *sp = &fz.sr[qi - QP_SR];
+	uint8_t b[SRW_CTRL_HDR_LEN + SRW_TRIM_FIXED + 4 * 64];
+	uint32_t len;
+
+	memset(b, 0, sizeof(b));
+	for (unsigned k = 0; k < n; k++) {
+		uint8_t sel = rd8(r);
+		uint32_t x = sel & 31, psn;
+
+		switch (sel >> 5) {
+		case 1: psn = sp->tx_psn0 + x; break;
+		case 2: psn = sp->tx_nxt + x; break;
+		case 3: psn = sp->tx_psn0 - 1 - x; break;
+		case 4: psn = rd32(r); break;
+		case 5: psn = sp->tx_nxt - SR_WINDOW - 1 - x; break;
+		case 6: psn = sp->tx_nxt - 1; break;
+		default: psn = sp->tx_nxt - 1 - x; break;
+		}
+		roce_put_be32(b + SRW_CTRL_HDR_LEN + SRW_TRIM_FIXED + 4 * k, psn & ROCE_PSN_MASK);
+	}
+	roce_put_be16(b + SRW_CTRL_HDR_LEN, (uint16_t)(n + !!(nsel & 2)));
+	len = ctrl_hdr(b, SRW_CTRL_TRIM, SRW_CTRL_HDR_LEN + SRW_TRIM_FIXED + 4 * n, flags, nsel);
+	fz_send_ctrl(qi, b, len, ROCE_TR_UC | ROCE_OP_SEND_ONLY, flags, false);
+}
+
+/* An RTS to the QP's receiver (its port's pull pacer): 2 bytes (more for
+ * any counts). sel: bit 0 the QP; bits 1-3 what the forged sender asks
+ * (more; more and more speculative; want back; spec past want; spec back;
+ * huge; any; the same again), bits 4-7 how much. flags: addressing, bits
+ * 0-1 = 3 cut short, bit 5 (addressing mode 0..3 only) a header length 4
+ * short with the body whole. */
+static void cmd_cc_rts(struct reader *r)
+{
+	uint8_t sel = rd8(r), flags = rd8(r);
+	unsigned qi = cc_qp(sel);
+	struct sr_peer *sp = &fz.sr[qi - QP_SR];
+	uint64_t want = sp->rts_want, spec = sp->rts_spec, m = 1u + (sel >> 4);
+	uint8_t b[SRW_CTRL_HDR_LEN + SRW_RTS_LEN];
+	uint32_t len;
+
+	switch (sel >> 1 & 7) {
+	case 0: want += m * 4096u; break;
+	case 1: want += m * 4096u; spec += m * 1024u; break;
+	case 2: want = want > m ? want - m : 0; break;
+	case 3: spec = want + m; break;
+	case 4: spec = spec > m ? spec - m : 0; want += 4096u; break;
+	case 5: want = 1ull << (40 + m); break;
+	case 6:
+		want = rd32(r);
+		want |= (uint64_t)rd32(r) << 32;
+		spec = rd32(r);
+		break;
+	default: break;
+	}
+	if (want >= sp->rts_want && spec >= sp->rts_spec && spec <= want) {
+		sp->rts_want = want; /* what the receiver keeps, if it takes it */
+		sp->rts_spec = spec;
+	}
+	roce_put_be64(b + SRW_CTRL_HDR_LEN, want);
+	roce_put_be64(b + SRW_CTRL_HDR_LEN + 8, spec);
+	len = ctrl_hdr(b, SRW_CTRL_RTS, sizeof(b), flags, sel);
+	if ((flags & 0x3c) == 0x20)
+		roce_put_be16(b + 2, (uint16_t)(sizeof(b) - 4));
+	fz_send_ctrl(qi, b, len, ROCE_TR_UC | ROCE_OP_SEND_ONLY, flags & 0x1f, false);
+}
+
+/* A PULL to the QP's sender: 2 bytes (more for any credit). sel: bit 0 the
+ * QP; top 3 bits the credit (what its RTSs asked for, less, a quantum
+ * more, past that, any, zero, the largest); bits 1-4 how much. flags:
+ * addressing, bits 0-1 = 3 cut short, bit 5 (addressing 0..3) a header
+ * length 4 short with the credit whole. */
+static void cmd_cc_pull(struct reader *r)
+{
+	uint8_t sel = rd8(r), flags = rd8(r);
+	unsigned qi = cc_qp(sel);
+	uint64_t asked = fz.sr[qi - QP_SR].asked, x = sel >> 1 & 15, credit;
+	uint8_t b[SRW_CTRL_HDR_LEN + SRW_PULL_LEN];
+	uint32_t len;
+
+	switch (sel >> 5) {
+	case 1: credit = asked > x * 1024u ? asked - x * 1024u : 0; break;
+	case 2: credit = asked + EQDS_QUANTUM; break;
+	case 3: credit = asked + EQDS_QUANTUM + 1 + x; break;
+	case 4:
+		credit = rd32(r);
+		credit |= (uint64_t)rd32(r) << 32;
+		break;
+	case 5: credit = 0; break;
+	case 6: credit = UINT64_MAX - x; break;
+	default: credit = asked; break;
+	}
+	roce_put_be64(b + SRW_CTRL_HDR_LEN, credit);
+	len = ctrl_hdr(b, SRW_CTRL_PULL, sizeof(b), flags, sel);
+	if ((flags & 0x3c) == 0x20)
+		roce_put_be16(b + 2, (uint16_t)(sizeof(b) - 4));
+	fz_send_ctrl(qi, b, len, ROCE_TR_UC | ROCE_OP_SEND_ONLY, flags & 0x1f, false);
+}
+
+/* A TRIM, RTS or PULL of raw bytes: 2 bytes, then the body. tsel: bits
+ * 0-1 the type (TRIM, RTS, PULL, TRIM), bits 2-3 the QP (sr, ec, be, sr),
+ * bits 4-5 how much the header's length is short of the payload's */
+static void cmd_cc_ctrl(struct reader *r)
+{
+	uint8_t tsel = rd8(r), n = rd8(r), b[SRW_CTRL_HDR_LEN + 64];
+	unsigned q = (tsel >> 2 & 3) % 3, qi = q == 2 ? QP_BE : q ? QP_EC : QP_SR;
+	uint32_t len = SRW_CTRL_HDR_LEN + n % 64u;
+	struct roce_pkt p;
+
+	for (uint32_t k = SRW_CTRL_HDR_LEN; k < len; k++)
+		b[k] = rd8(r);
+	b[0] = SRW_VERSION;
+	b[1] = (uint8_t)(SRW_CTRL_TRIM + (tsel & 3u) % 3u);
+	roce_put_be16(b + 2, (uint16_t)(len - (tsel >> 4 & 3)));
+	if (qi != QP_BE) {
+		fz_send_ctrl(qi, b, len, ROCE_TR_UC | ROCE_OP_SEND_ONLY, 0, false);
+		return;
+	}
+	pkt_init(&p, qi);
+	p.dqpn = (uroce_qp_num(fz.qp[qi]) + 1) & ROCE_QPN_MASK;
+	p.opcode = ROCE_TR_UC | ROCE_OP_SEND_ONLY;
+	p.psn = fz.be.ctrl_psn++ & ROCE_PSN_MASK;
+	p.payload = b;
+	p.payload_len = len;
+	send_pkt(&p, false);
+}
+
+/* The application resets the sr or ec QP, or with bit 1 destroys it and
+ * creates it again (an EQDS receiver may be waiting in its port's pacer):
+ * 1 byte. */
+static void cmd_cc_reset(struct reader *r)
+{
+	uint8_t sel = rd8(r);
+	unsigned qi = cc_qp(sel);
+
+	sr_release(qi);
+	if (sel & 2) {
+		bool eqds = qi == QP_SR && fz.qp[QP_SR] == fz.sr_twin[1];
+		struct uroce_qp_stats q;
+		uint64_t *a = (uint64_t *)&fz.gone[qi], *b = (uint64_t *)&q;
+
+		if (uroce_qp_stats(fz.qp[qi], &q))
+			die("qp_stats");
+		for (size_t k = 0; k < sizeof(q) / sizeof(uint64_t); k++)
+			a[k] += b[k];
+		if (uroce_qp_destroy(fz.qp[qi]))
+			die("qp_destroy");
+		fz.qp[qi] = new_qp(qi, eqds);
+		if (qi == QP_SR)
+			fz.sr_twin[eqds] = fz.qp[qi];
+		cnp_track(qi);
+		fz.st.qp_recreated++;
+	}
+	bring_up(qi);
+	step(1000);
+	post_recvs(qi);
+}
+
+static void cmd_cc(struct reader *r, uint8_t cmd)
+{
+	fz.st.cc_cmds++;
+	switch ((enum cc_cmd)(cmd >> 4 & 7)) {
+	case CC_CNP: cmd_cc_cnp(r); break;
+	case CC_TOS: {
+		uint8_t tos = rd8(r), bits = rd8(r);
+
+		fz.tos_next = tos;
+		fz.burst_next = bits & 1;
+		fz.mod_fresh = true;
+		break;
+	}
+	case CC_TRIMMED:
+		fz.trim_next = rd8(r);
+		fz.mod_fresh = true;
+		break;
+	case CC_TRIM: cmd_cc_trim(r); break;
+	case CC_RTS: cmd_cc_rts(r); break;
+	case CC_PULL: cmd_cc_pull(r); break;
+	case CC_CTRL: cmd_cc_ctrl(r); break;
+	case CC_RESET: cmd_cc_reset(r); break;
+	}
+}
+
 static void reset_all(uint8_t setup_byte)
 {
 	static const uint32_t psns[4] = { 0, 0xfffff8, 0x800000, 0x123456 };
@@ -2590,6 +2986,7 @@ static void reset_all(uint8_t setup_byte)
 	fz.nreads = 0;
 	for (unsigned i = QP_SR; i <= QP_EC; i++)
 		sr_release(i);
+	sr_twin_pick((setup_byte & SETUP_SR_EQDS) != 0);
 	for (unsigned i = 0; i < NQP; i++)
 		bring_up(i);
 	be_group();
@@ -2616,6 +3013,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint8_t cmd = rd8(&r);
 
 		fz.st.cmds++;
+		/* CC_TOS and CC_TRIMMED hold for the one command after them */
+		if (!fz.mod_fresh) {
+			fz.tos_next = 0;
+			fz.trim_next = -1;
+			fz.burst_next = false;
+		}
+		fz.mod_fresh = false;
+		if (CC_CMD(cmd)) {
+			cmd_cc(&r, cmd);
+			recover();
+			continue;
+		}
 		if (SR_CMD(cmd)) {
 			cmd_sr(&r, cmd);
 			recover();
@@ -2645,6 +3054,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		recover();
 	}
+	fz.tos_next = 0;
+	fz.trim_next = -1;
+	fz.burst_next = fz.mod_fresh = false;
+	if (fz.qp[QP_SR] == fz.sr_twin[1])
+		fz.st.eqds_inputs++;
 	for (unsigned k = 0; k < 4; k++)
 		step(1000);
 	if (fz.mr[AREA_A] && memcmp(area(AREA_A), fz.shadow + fz.off[AREA_A], A_LEN))
@@ -3011,6 +3425,78 @@ static void put_be_post(struct seed *s, uint8_t sel, uint16_t len, uint8_t tmose
 	put8(s, tmosel);
 }
 
+/* congestion command bytes and their fields (cmd_cc_*) */
+static uint8_t cccmd(enum cc_cmd c)
+{
+	return (uint8_t)(0x88 | c << 4);
+}
+
+static void put_cc_cnp(struct seed *s, uint8_t qsel, uint8_t psnsel, uint8_t flags)
+{
+	put8(s, cccmd(CC_CNP));
+	put8(s, qsel);
+	put8(s, psnsel);
+	put8(s, flags);
+}
+
+/* the next command's packets: TOS (3 = CE), in one burst */
+static void put_cc_tos(struct seed *s, uint8_t tos, bool burst)
+{
+	put8(s, cccmd(CC_TOS));
+	put8(s, tos);
+	put8(s, burst);
+}
+
+/* the next command's RETH packets trimmed to cut % their length */
+static void put_cc_trimmed(struct seed *s, uint8_t cut)
+{
+	put8(s, cccmd(CC_TRIMMED));
+	put8(s, cut);
+}
+
+/* nsel: bit 0 ec, bit 1 n one more in the header, n = 1 + (nsel >> 2 & 7)
+ * (bit 7: 29 + .., 31 = 0); one PSN selector each */
+static void put_cc_trim(struct seed *s, uint8_t nsel, uint8_t flags, const uint8_t *psel, unsigned n)
+{
+	put8(s, cccmd(CC_TRIM));
+	put8(s, nsel);
+	put8(s, flags);
+	put(s, psel, n);
+}
+
+/* sel: bit 0 ec, bits 1-3 what (0 more, 1 more and speculative, 2 want
+ * back, 3 spec past want, 4 spec back, 5 huge, 7 the same), bits 4-7 how much */
+static void put_cc_rts(struct seed *s, uint8_t sel, uint8_t flags)
+{
+	put8(s, cccmd(CC_RTS));
+	put8(s, sel);
+	put8(s, flags);
+}
+
+/* sel: bit 0 ec, top 3 bits the credit (0 asked, 1 less, 2 a quantum
+ * more, 3 past it, 5 zero, 6 the largest) */
+static void put_cc_pull(struct seed *s, uint8_t sel, uint8_t flags)
+{
+	put8(s, cccmd(CC_PULL));
+	put8(s, sel);
+	put8(s, flags);
+}
+
+static void put_cc_ctrl(struct seed *s, uint8_t tsel, const uint8_t *b, uint8_t n)
+{
+	put8(s, cccmd(CC_CTRL));
+	put8(s, tsel);
+	put8(s, n);
+	put(s, b, n);
+}
+
+/* sel: bit 0 ec, bit 1 destroy and create again */
+static void put_cc_reset(struct seed *s, uint8_t sel)
+{
+	put8(s, cccmd(CC_RESET));
+	put8(s, sel);
+}
+
 static void write_seed(const char *dir, const char *name, const struct seed *s)
 {
 	char path[4096];
@@ -3320,8 +3806,6 @@ static int write_corpus(const char *dir)
 		SEED("sr_ctrl_wrong_opcode", 0, put_sr_ctrl(s, QP_SR, false, 5, b, 36));
 		SEED("sr_ctrl_to_data_qpn", 0, put_sr_ctrl(s, QP_EC, true, 0, b, 36));
 	}
-#undef SRMSG
-#undef SRPKT
 	/* be: whole messages of each kind, losses the tail's copy or the
 	 * deadline ends, preemption, late copies; single packets of each kind,
 	 * key and PSN; VOTEs; local posts with deadlines */
@@ -3399,10 +3883,134 @@ static int write_corpus(const char *dir)
 	SEED("be_post_write_burst", 0, put_be_post(s, 2 | 3 << 5, 4000, 0); put_be_post(s, 0x10 | 8, 5, 0));
 	SEED("be_post_refused", 0, put_be_post(s, 0x80, 100, 0); put_be_post(s, 0, 100, 254);
 	     put_be_post(s, 0, 100, 255));
+	/* congestion notification and control (issue 11); setup byte 0x80:
+	 * QP_SR is the twin that runs EQDS */
+	{
+		static const uint8_t in_flight[2] = { 0x00, 0x01 }, stale3[3] = { 0x60, 0x40, 0x5f },
+			     any[1] = { 0x80 }, acked[2] = { 0xe0, 0x20 };
+		static const uint8_t trim_raw[8] = { 0, 2, 0, 0, 0, 0, 0, 1 }, rts_raw[16] = { 0, 0, 0, 0, 0, 1 },
+			     pull_raw[8] = { 0, 0, 0, 0, 0, 0, 0x40, 0 };
+
+		SEED("cc_cnp_each_qp", 0, for (uint8_t q = 0; q < NQP; q++) put_cc_cnp(s, q, 0, 0);
+		     put_cc_cnp(s, QP_SR | 8, 0, 0); put_cc_cnp(s, QP_BE | 8, 0x40, 0); put_cc_cnp(s, QP_UC | 0x10, 0x80, 0));
+		SEED("cc_cnp_misaddressed", 0, put_cc_cnp(s, QP_RC, 0, 5 << 2); put_cc_cnp(s, QP_SR, 0, 6 << 2);
+		     put_cc_cnp(s, QP_EC, 0, 7 << 2); put_cc_cnp(s, QP_UC, 0, 0xdc); put_cc_cnp(s, QP_UD, 0xc0, 0x40));
+		SEED("cc_cnp_sr_sent_psn", 0, put_sr_post(s, QP_SR, true, 2, 2000); put_cc_cnp(s, QP_SR, 0x01, 0);
+		     put_cc_cnp(s, QP_SR, 0xc0, 0); put_cc_cnp(s, QP_EC, 0, 0));
+		SEED("cc_cnp_eqds_sent_psn", 0x80, put_sr_post(s, QP_SR, false, 2, 2000); put_cc_cnp(s, QP_SR, 0x02, 0));
+		SEED("cc_ce_sr_msg", 0, put_cc_tos(s, 3, false); SRMSG(.qi = QP_SR, .n = 12, .lastsel = 99));
+		SEED("cc_ce_sr_msg_burst", 0, put_cc_tos(s, 3, true); SRMSG(.qi = QP_SR, .n = 12, .lastsel = 99);
+		     put_cc_tos(s, 3, false); SRMSG(.qi = QP_SR, .n = 6, .lastsel = 9));
+		SEED("cc_ce_ec_msg", 0, put_cc_tos(s, 0xff, false); SRMSG(.qi = QP_EC, .n = 9, .lastsel = 70));
+		SEED("cc_ce_rc_uc_ud", 0, put_cc_tos(s, 3, false); put_msg(s, QP_RC, true, false, 0, 6, 100, 0);
+		     put_cc_tos(s, 3, false); put_msg(s, QP_UC, true, false, 0, 9, 100, 0);
+		     put_cc_tos(s, 3, false); put_pkt_simple(s, QP_UD, ROCE_OP_SEND_ONLY, 0, 0, LEN(4, 0), 0));
+		SEED("cc_ce_be_msg", 0, put_cc_tos(s, 3, false); BEMSG(.optype = 0, .n = 6, .lastsel = 99));
+		SEED("cc_ce_eqds_sr_msg", 0x80, put_cc_tos(s, 3, false); SRMSG(.qi = QP_SR, .n = 10, .lastsel = 5);
+		     put_sr_post(s, QP_SR, true, 0, 2000));
+		SEED("cc_trimmed_sr_pkt", 0, put_cc_trimmed(s, 0); SRPKT(.qi = QP_SR, .opsel = OPK(0, 0));
+		     put_cc_trimmed(s, 17); SRPKT(.qi = QP_SR, .opsel = OPK(5, 0), .keysel = 3));
+		SEED("cc_trimmed_sr_msg", 0, put_cc_trimmed(s, 5); SRMSG(.qi = QP_SR, .n = 7, .lastsel = 99));
+		SEED("cc_trimmed_ec_msg", 0, put_cc_trimmed(s, 0); SRMSG(.qi = QP_EC, .n = 9, .lastsel = 70, .order = 3));
+		SEED("cc_trimmed_dup_and_ahead", 0, SRPKT(.qi = QP_SR, .opsel = OPK(0, 0)); put_cc_trimmed(s, 0);
+		     SRPKT(.qi = QP_SR, .psnsel = 0xa0, .opsel = OPK(0, 0)); put_cc_trimmed(s, 0);
+		     SRPKT(.qi = QP_SR, .psnsel = 0xe0, .opsel = OPK(0, 0)); put_cc_trimmed(s, 0);
+		     SRPKT(.qi = QP_SR, .psnsel = 0x83, .opsel = OPK(0, 0)));
+		SEED("cc_dscp63_whole", 0, put_cc_tos(s, 0xfc, false); SRPKT(.qi = QP_SR, .opsel = OPK(0, 3));
+		     put_cc_tos(s, 0xfe, false); SRMSG(.qi = QP_EC, .n = 3, .lastsel = 7));
+		SEED("cc_trim_in_flight", 0, put_sr_post(s, QP_SR, true, 2, 2999);
+		     put_cc_trim(s, 1 << 2, 0, in_flight, 2); put8(s, CMD_TIME); put8(s, 4);
+		     put_sr_sack(s, QP_SR, true, 0, 0, 0, 0, 0, 0));
+		SEED("cc_trim_stale_ahead", 0, put_sr_post(s, QP_SR, false, 2, 2000); put_cc_trim(s, 2 << 2, 0, stale3, 3);
+		     put_cc_trim(s, 0x00, 0, any, 1); put32(s, 0x123456));
+		SEED("cc_trim_after_sack", 0, put_sr_post(s, QP_SR, true, 2, 1500);
+		     put_sr_sack(s, QP_SR, true, 0x62, 0, 0, 0, 0, 0); put_cc_trim(s, 1 << 2, 0, acked, 2));
+		SEED("cc_trim_flaws", 0, put_sr_post(s, QP_SR, false, 2, 2000);
+		     put_cc_trim(s, 0x80 | 31 << 2, 0, any, 0); /* n = 0 */
+		     put_cc_trim(s, 0x80 | 4 << 2, 0, (const uint8_t[33]){ 0 }, 33); /* n = 33 */
+		     put_cc_trim(s, 2 | 1 << 2, 0, in_flight, 2); /* the header says 3 */
+		     put_cc_trim(s, 1 << 2, 3, in_flight, 2)); /* cut short */
+		SEED("cc_trim_ec", 0, put_sr_post(s, QP_EC, false, 0, 2000); put_cc_trim(s, 1 | 1 << 2, 0, in_flight, 2));
+		SEED("cc_trim_eqds", 0x80, put_sr_post(s, QP_SR, true, 2, 2999); put_cc_trim(s, 2 << 2, 0, stale3, 3);
+		     put_cc_trim(s, 1 << 2, 0, in_flight, 2); put8(s, CMD_TIME); put8(s, 4));
+		SEED("cc_rts_pulls", 0, put_cc_rts(s, 0x30, 0); put8(s, CMD_TIME); put8(s, 6); put_cc_rts(s, 0x12, 0);
+		     put8(s, CMD_TIME); put8(s, 8); put_cc_rts(s, 0x01, 0); put8(s, CMD_TIME); put8(s, 6));
+		SEED("cc_rts_flaws", 0, put_cc_rts(s, 0x50, 0); put_cc_rts(s, 0x04, 0); put_cc_rts(s, 0x06, 0);
+		     put_cc_rts(s, 0x08, 0); put_cc_rts(s, 0x00, 0x20); put_cc_rts(s, 0x00, 3); put_cc_rts(s, 0x00, 5 << 2);
+		     put_cc_rts(s, 0x0e, 0); put8(s, CMD_TIME); put8(s, 10));
+		SEED("cc_rts_huge_paced", 0, put_cc_rts(s, 0x0a, 0); put_cc_rts(s, 0x0b, 0); put8(s, CMD_TIME); put8(s, 20);
+		     put8(s, CMD_TIME); put8(s, 12));
+		SEED("cc_rts_huge_then_reset", 0, put_cc_rts(s, 0x0a, 0); put_cc_rts(s, 0x0b, 0); put8(s, CMD_TIME);
+		     put8(s, 10); put_cc_reset(s, 0); put_cc_rts(s, 0x30, 0); put8(s, CMD_TIME); put8(s, 12);
+		     put_cc_reset(s, 1); put8(s, CMD_TIME); put8(s, 12));
+		SEED("cc_rts_then_destroy", 0, put_cc_rts(s, 0x0a, 0); put_cc_rts(s, 0x0b, 0); put8(s, CMD_TIME);
+		     put8(s, 10); put_cc_reset(s, 2); put8(s, CMD_TIME); put8(s, 12); put_cc_rts(s, 0x30, 0);
+		     put8(s, CMD_TIME); put8(s, 10));
+		SEED("cc_eqds_post_pull", 0x80, for (int k = 0; k < 4; k++) put_sr_post(s, QP_SR, true, 2, 2999);
+		     put8(s, CMD_TIME); put8(s, 5); put_cc_pull(s, 0x00, 0); put8(s, CMD_TIME); put8(s, 6);
+		     put_sr_sack(s, QP_SR, true, 0, 0, 0, 0, 0, 0); put_cc_pull(s, 0x40, 0); put8(s, CMD_TIME);
+		     put8(s, 6); put_sr_sack(s, QP_SR, true, 0, 0, 0, 0, 0, 0));
+		SEED("cc_eqds_pull_flaws", 0x80, for (int k = 0; k < 4; k++) put_sr_post(s, QP_SR, true, 2, 2999);
+		     put8(s, CMD_TIME); put8(s, 5); put_cc_pull(s, 0x60, 0); put_cc_pull(s, 0xc0, 0);
+		     put_cc_pull(s, 0x20, 0); put_cc_pull(s, 0xa0, 0); put_cc_pull(s, 0x00, 0x20); put_cc_pull(s, 0x00, 3);
+		     put_cc_pull(s, 0x00, 5 << 2); put_cc_pull(s, 0x80, 0); put32(s, 0x10000); put32(s, 0);
+		     put8(s, CMD_TIME); put8(s, 6));
+		SEED("cc_eqds_reset_recreate", 0x80, put_sr_post(s, QP_SR, true, 2, 2999); put_cc_pull(s, 0, 0);
+		     put_cc_reset(s, 2); put_sr_post(s, QP_SR, true, 2, 2999); put_cc_pull(s, 0, 0); put8(s, CMD_TIME);
+		     put8(s, 6));
+		SEED("cc_pull_not_eqds", 0, put_sr_post(s, QP_SR, false, 2, 2000); put_cc_pull(s, 0x00, 0);
+		     put_cc_pull(s, 0x41, 0));
+		SEED("cc_ctrl_raw", 0, put_cc_ctrl(s, 0x00, trim_raw, 8); put_cc_ctrl(s, 0x01, rts_raw, 16);
+		     put_cc_ctrl(s, 0x15, rts_raw, 16); put_cc_ctrl(s, 0x06, pull_raw, 8); put_cc_ctrl(s, 0x0a, pull_raw, 8);
+		     put_cc_ctrl(s, 0x35, rts_raw, 3));
+	}
+#undef SRMSG
+#undef SRPKT
 #undef BEMSG
 #undef BEPKT
 	printf("fuzz_responder: wrote %u seeds to %s\n", count, dir);
 	return 0;
+}
+
+/* QP i's counters over every QP that has been it: the current one, QP_SR's
+ * other twin, the ones destroyed (the counters are all uint64_t; gauges
+ * such as srtt_ns add up to nothing meaningful) */
+static void qp_stats_all(unsigned i, struct uroce_qp_stats *q)
+{
+	struct uroce_qp_stats o;
+	uint64_t *a = (uint64_t *)q, *b = (uint64_t *)&o, *g = (uint64_t *)&fz.gone[i];
+
+	_Static_assert(sizeof(o) % sizeof(uint64_t) == 0, "uroce_qp_stats: uint64_t fields");
+	if (uroce_qp_stats(fz.qp[i], q))
+		die("qp_stats");
+	if (i == QP_SR && uroce_qp_stats(fz.qp[QP_SR] == fz.sr_twin[0] ? fz.sr_twin[1] : fz.sr_twin[0], &o) == 0)
+		for (size_t k = 0; k < sizeof(o) / sizeof(uint64_t); k++)
+			a[k] += b[k];
+	for (size_t k = 0; k < sizeof(o) / sizeof(uint64_t); k++)
+		a[k] += g[k];
+}
+
+/* congestion counters summed over every QP */
+enum { CCT_CNPS_SENT, CCT_CNPS_RCVD, CCT_CE, CCT_TRIMMED, CCT_TRIM_NACKS, CCT_RTS_SENT, CCT_RTS_RCVD, CCT_PULLS_SENT,
+       CCT_PULLS_RCVD, CCT__COUNT };
+
+static void cc_totals(uint64_t t[CCT__COUNT])
+{
+	memset(t, 0, CCT__COUNT * sizeof(t[0]));
+	for (unsigned i = 0; i < NQP; i++) {
+		struct uroce_qp_stats q;
+
+		qp_stats_all(i, &q);
+		t[CCT_CNPS_SENT] += q.cnps_sent;
+		t[CCT_CNPS_RCVD] += q.cnps_rcvd;
+		t[CCT_CE] += q.ecn_ce_rcvd;
+		t[CCT_TRIMMED] += q.trims_rcvd;
+		t[CCT_TRIM_NACKS] += q.trim_nacks_rcvd;
+		t[CCT_RTS_SENT] += q.cc_rts_sent;
+		t[CCT_RTS_RCVD] += q.cc_rts_rcvd;
+		t[CCT_PULLS_SENT] += q.cc_pulls_sent;
+		t[CCT_PULLS_RCVD] += q.cc_pulls_rcvd;
+	}
 }
 
 static void print_stats(void)
@@ -3422,8 +4030,7 @@ static void print_stats(void)
 		struct uroce_qp_stats q;
 		unsigned j = i - QP_SR;
 
-		if (uroce_qp_stats(fz.qp[i], &q))
-			die("qp_stats");
+		qp_stats_all(i, &q);
 		printf("fuzz_responder: %s: %llu commands; receive side: %llu messages completed (%llu multi-packet, "
 		       "%llu bytes checked, %llu partial of %llu handles given back), %llu failed, %llu SACKs sent, "
 		       "%llu rebuilt by ec, %llu NACKs sent; "
@@ -3463,6 +4070,23 @@ static void print_stats(void)
 		       (unsigned long long)fz.st.be_send_timeout, (unsigned long long)q.be_timeouts,
 		       (unsigned long long)q.be_preempted, (unsigned long long)fz.st.be_qp_errs);
 	}
+	{
+		uint64_t sum[CCT__COUNT];
+
+		cc_totals(sum);
+		printf("fuzz_responder: congestion: %llu commands, %llu inputs with the EQDS sr QP, %llu QPs re-created; "
+		       "CNPs: %llu sent (%llu checked 4 us apart), %llu taken, %llu CE marks; %llu trimmed arrivals, %llu "
+		       "packets resent on a TRIM; EQDS: %llu RTS sent, %llu taken, %llu PULLs sent, %llu taken, credit "
+		       "checked %llu times\n",
+		       (unsigned long long)fz.st.cc_cmds, (unsigned long long)fz.st.eqds_inputs,
+		       (unsigned long long)fz.st.qp_recreated, (unsigned long long)sum[CCT_CNPS_SENT],
+		       (unsigned long long)fz.st.cnps_checked, (unsigned long long)sum[CCT_CNPS_RCVD],
+		       (unsigned long long)sum[CCT_CE], (unsigned long long)sum[CCT_TRIMMED],
+		       (unsigned long long)sum[CCT_TRIM_NACKS], (unsigned long long)sum[CCT_RTS_SENT],
+		       (unsigned long long)sum[CCT_RTS_RCVD], (unsigned long long)sum[CCT_PULLS_SENT],
+		       (unsigned long long)sum[CCT_PULLS_RCVD],
+		       (unsigned long long)fz.st.eqds_checked);
+	}
 	for (unsigned i = UROCE_DROP_SHORT_FRAME; i < UROCE_DROP__COUNT; i++)
 		if (ps.drops[i])
 			printf("  %-18s %llu\n", uroce_drop_reason_name(i), (unsigned long long)ps.drops[i]);
@@ -3498,8 +4122,8 @@ int main(int argc, char **argv)
 	/* the target must keep reaching placement and every kind of refusal,
 	 * or it has quietly stopped testing the responder */
 	uroce_port_stats(fz.ctx, 1, &ps);
-	if (uroce_qp_stats(fz.qp[QP_SR], &srs) || uroce_qp_stats(fz.qp[QP_EC], &ecs))
-		die("qp_stats");
+	qp_stats_all(QP_SR, &srs);
+	qp_stats_all(QP_EC, &ecs);
 #define MUST(cond)                                                              \
 	do {                                                                    \
 		if (!(cond)) {                                                  \
@@ -3542,6 +4166,25 @@ int main(int argc, char **argv)
 	MUST(fz.st.be_votes_ok > 0);
 	MUST(fz.st.be_send_ok > 0);
 	MUST(ps.drops[UROCE_DROP_LATE] > 0);
+	/* congestion: CNPs both ways (and dated 4 us apart), trimmed packets
+	 * NACKed and TRIMs taken, RTSs and PULLs both ways, the EQDS sender's
+	 * credit checked, QPs re-created */
+	{
+		uint64_t t[CCT__COUNT];
+
+		cc_totals(t);
+		MUST(t[CCT_CNPS_SENT] > 0);
+		MUST(fz.st.cnps_checked > 0);
+		MUST(t[CCT_CNPS_RCVD] > 0);
+		MUST(t[CCT_TRIMMED] > 0);
+		MUST(t[CCT_TRIM_NACKS] > 0);
+		MUST(t[CCT_RTS_SENT] > 0);
+		MUST(t[CCT_RTS_RCVD] > 0);
+		MUST(t[CCT_PULLS_SENT] > 0);
+		MUST(t[CCT_PULLS_RCVD] > 0);
+		MUST(fz.st.eqds_checked > 0);
+		MUST(fz.st.qp_recreated > 0);
+	}
 #undef MUST
 	printf("fuzz_responder: %u corpus files, %u random inputs: %s\n", corpus, RANDOM_INPUTS,
 	       fails ? "FAILED" : "no failure");
