@@ -31,7 +31,8 @@
 # (qp_scale_bw.sh's auto: 128 for 1 QP, max(2, 256 / QPs) beyond; cq_mod
 # half of it). Tables: medians over the repetitions of Gbit/s (the
 # client's BW average, payload) and of the per-repetition ratios, with
-# the client's retransmissions (median). --wait-quiet S: before each run
+# the client's retransmissions and the RoCEv2 frames that reached B's
+# kernel instead of its socket (UDP NoPorts) (medians). --wait-quiet S: before each run
 # wait up to S s for the CPUs to be 90% idle over one second (quiet.sh).
 # --plot FILE: goodput against paths and QPs (plot_path_scale.py, with
 # /usr/bin/python3 and matplotlib). Root; namespaces and processes of its
@@ -158,12 +159,18 @@ depth_for() { # QPS -> tx_depth (qp_scale_bw.sh's auto)
 }
 field() { sed -n "s/.*[ :]$1=\([0-9]*\).*/\1/p" "$2" | tail -1; } # KEY FILE: the last KEY=number
 
-# run TAG ARGS...: one write_bw (server in NB, client in NA); sets GBPS, RETX, ST
+# UDP datagrams B's kernel found no socket for (/proc/net/snmp's Udp
+# NoPorts): RoCEv2 frames that reached B's kernel instead of the afxdp
+# socket (an RX queue without one)
+noports() { ip netns exec "$NB" awk '/^Udp:/ { if (h) print $3; h = 1 }' /proc/net/snmp; }
+
+# run TAG ARGS...: one write_bw (server in NB, client in NA); sets GBPS, RETX, KERN, ST
 run() {
-	local tag=$1 srv cli spid cpid
+	local tag=$1 srv cli spid cpid np0
 	shift
 	srv=$TMP/$tag.srv.log cli=$TMP/$tag.cli.log
 	wait_quiet
+	np0=$(noports)
 	netns_start "$NB" "$srv" timeout -k 5 "$RUN_MAX" "$PERF" "$@" -d "afxdp:$IFB"
 	spid=$NETNS_PID
 	ST=ok
@@ -179,13 +186,14 @@ run() {
 	RETX=$(field retransmits "$cli" 2>/dev/null)
 	[ -n "$GBPS" ] || { [ "$ST" != ok ] || ST=no-result; GBPS=-; }
 	RETX=${RETX:--}
+	KERN=$(($(noports) - np0))
 	[ -z "$LOGS" ] || cp "$srv" "$cli" "$LOGS"/ 2>/dev/null
 	if [ "$ST" != ok ]; then
 		FAILED=1
 		echo "path_scale.sh: $tag: $ST" >&2
 		tail -n 5 "$cli" "$srv" 2>/dev/null | sed 's/^/   /' >&2
 	fi
-	printf '   %-28s %8s Gbit/s  retx %-8s %s\n' "$tag" "$GBPS" "$RETX" "$ST"
+	printf '   %-28s %8s Gbit/s  retx %-8s to B'"'"'s kernel %-6s %s\n' "$tag" "$GBPS" "$RETX" "$KERN" "$ST"
 	sleep 1 # the AF_XDP sockets go with the processes
 }
 
@@ -195,7 +203,7 @@ median() { # values (some "-") -> the median of the numbers, or -
 		else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-declare -A G X
+declare -A G X K
 FAILED=0
 START=$SECONDS
 echo "== path_scale: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -r), $(nproc) CPUs, $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?')," \
@@ -209,7 +217,7 @@ for topo in $TOPOS; do
 			for n in $PATHS_LIST; do
 				run "paths.$topo.$n.r$rep" write_bw -x 1 -s "$SIZE" -m 4096 -D "$DURATION" --report_gbits \
 					--timeout "$PERF_TIMEOUT" --counters --reliability sr --paths "$n" --path-policy "$POLICY"
-				G[paths.$topo.$n.$rep]=$GBPS X[paths.$topo.$n.$rep]=$RETX
+				G[paths.$topo.$n.$rep]=$GBPS X[paths.$topo.$n.$rep]=$RETX K[paths.$topo.$n.$rep]=$KERN
 			done
 		done
 	fi
@@ -242,18 +250,19 @@ PLOTDATA=$TMP/plot.txt
 if [[ " $PARTS " == *" paths "* ]]; then
 	echo
 	echo "== goodput against paths: sr --paths N --path-policy $POLICY, write_bw $SIZE B, against --paths 1 of the same repetition (medians of $REPS)"
-	echo "| topology | paths | Gbit/s | / 1 path | retx | Gbit/s per repetition |"
-	echo "|---|---|---|---|---|---|"
+	echo "| topology | paths | Gbit/s | / 1 path | retx | frames to B's kernel | Gbit/s per repetition |"
+	echo "|---|---|---|---|---|---|---|"
 	for topo in $TOPOS; do
 		for n in $PATHS_LIST; do
-			gs=() rs=() xs=()
+			gs=() rs=() xs=() ks=()
 			for rep in $(seq 1 "$REPS"); do
 				gs+=("${G[paths.$topo.$n.$rep]:--}")
 				rs+=("$(ratio "${G[paths.$topo.$n.$rep]:--}" "${G[paths.$topo.1.$rep]:--}")")
 				xs+=("${X[paths.$topo.$n.$rep]:--}")
+				ks+=("${K[paths.$topo.$n.$rep]:--}")
 			done
 			gm=$(median "${gs[@]}") rm=$(median "${rs[@]}")
-			echo "| $topo | $n | $gm | $rm | $(median "${xs[@]}") | ${gs[*]} |"
+			echo "| $topo | $n | $gm | $rm | $(median "${xs[@]}") | $(median "${ks[@]}") | ${gs[*]} |"
 			echo "paths $topo $n $gm $rm" >>"$PLOTDATA"
 		done
 	done
