@@ -89,17 +89,36 @@ unsigned path_scan(const struct path_set *ps, unsigned start, uint64_t now, uint
 	return fallback;
 }
 
+/* Is path i a better home for a resend than path j: not the one it was
+ * lost on, then nothing lost since its last acknowledgment, then the
+ * latest acknowledgment. */
+static bool healthier(const struct path_set *ps, unsigned i, unsigned j, unsigned avoid)
+{
+	const struct qp_path *a = &ps->p[i], *b = &ps->p[j];
+
+	if ((i == avoid) != (j == avoid))
+		return j == avoid;
+	if ((a->loss_run == 0) != (b->loss_run == 0))
+		return a->loss_run == 0;
+	return a->last_ack_ns > b->last_ack_ns;
+}
+
 unsigned path_healthy(struct path_set *ps, uint64_t now, uint32_t bytes, unsigned avoid)
 {
-	unsigned start = (unsigned)(path_rand(ps) % ps->n);
+	unsigned best = PATH_NONE;
 
-	for (unsigned k = 0; k < ps->n; k++) {
-		unsigned i = (start + k) % ps->n;
-
-		if (i != avoid && ps->p[i].state == PATH_UP && !ps->p[i].loss_run && path_usable(ps, i, now, bytes))
-			return i;
+	/* The path that acknowledged last, not one picked by chance: when a
+	 * spine dies its paths still look clean (their losses are found an
+	 * RTO later), and a resend sent there dies again; a packet that
+	 * loses that draw RTO after RTO runs out of retries on a fabric with
+	 * a live path. */
+	for (unsigned i = 0; i < ps->n; i++) {
+		if (ps->p[i].state != PATH_UP || !path_usable(ps, i, now, bytes))
+			continue;
+		if (best == PATH_NONE || healthier(ps, i, best, avoid))
+			best = i;
 	}
-	return PATH_NONE;
+	return best;
 }
 
 uint64_t path_next_open(struct path_set *ps, uint64_t now, uint32_t bytes)
@@ -143,9 +162,9 @@ void path_acked(struct path_set *ps, unsigned i, uint64_t now, uint64_t rtt_ns, 
 {
 	struct qp_path *p = &ps->p[i];
 
-	(void)now;
 	p->acked_pkts++;
 	p->loss_run = 0;
+	p->last_ack_ns = now;
 	if (p->state != PATH_UP) {
 		p->state = PATH_UP;
 		ps->nup++;

@@ -29,6 +29,7 @@ struct qp_path {
 	uint32_t loss_run;      /* losses since its last acknowledgment */
 	uint32_t downs;         /* quarantines in a row (the next one lasts 2^downs times longer) */
 	uint64_t srtt_ns, min_rtt_ns;
+	uint64_t last_ack_ns;   /* when it last delivered something */
 	uint64_t down_until;
 	uint64_t tx_pkts, acked_pkts, losses, ecn_marks, trims;
 	uint64_t quarantines;   /* times taken out of use */
@@ -90,9 +91,10 @@ bool path_usable(const struct path_set *ps, unsigned i, uint64_t now, uint32_t b
 /* The first usable path at or after start (wrapping), avoiding avoid if
  * another is usable; PATH_NONE when none is. */
 unsigned path_scan(const struct path_set *ps, unsigned start, uint64_t now, uint32_t bytes, unsigned avoid);
-/* For a retransmission: a usable path in use that lost nothing since its
- * last acknowledgment, other than avoid, from a random start; PATH_NONE
- * when there is none (the policy chooses then). */
+/* For a retransmission: the up, usable path (other than avoid when there
+ * is another) that delivered most recently, preferring one that lost
+ * nothing since; never a quarantined path's probe. PATH_NONE when no path
+ * is up and usable (the policy chooses then). */
 unsigned path_healthy(struct path_set *ps, uint64_t now, uint32_t bytes, unsigned avoid);
 /* The earliest time a path's pacer opens (UINT64_MAX: they wait for
  * acknowledgments), for the QP's timer when no path was usable. */
