@@ -8,6 +8,7 @@
  * Trimmed packets come back as TRIM NACKs and are sent again on credit.
  * An RTS lost, or a PULL lost, costs one retry: the counts are cumulative,
  * and a sender blocked without credit for max(2 srtt, 100 us) asks again. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -313,18 +314,18 @@ int eqds_send_pull(struct uroce_qp *qp)
 {
 	struct eqds_rx *e = rx_of(qp);
 	uint8_t b[SRW_CTRL_HDR_LEN + SRW_PULL_LEN];
-	int rc;
+	unsigned n;
 
 	b[0] = SRW_VERSION;
 	b[1] = SRW_CTRL_PULL;
 	roce_put_be16(b + 2, sizeof(b));
 	roce_put_be64(b + 4, e->granted);
-	rc = sr_send_ctrl(qp, b, sizeof(b));
-	if (!rc) {
-		e->pull_due = false;
-		qp->stats.cc_pulls_sent++;
-	}
-	return rc;
+	n = sr_pc_send_credit_ctrl(qp, b, sizeof(b));
+	if (!n)
+		return -ENOBUFS; /* the TX stage is full: the next pass sends it */
+	e->pull_due = false;
+	qp->stats.cc_pulls_sent += n;
+	return 0;
 }
 
 void eqds_rx_detach(struct uroce_qp *qp, struct eqds_rx *e)

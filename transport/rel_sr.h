@@ -288,6 +288,10 @@ int sr_pc_gate(struct uroce_qp *qp, struct sr_txp *p, bool retx, unsigned *path,
 void sr_pc_sent(struct uroce_qp *qp, struct sr_txp *p, unsigned path);
 /* The path of the next control packet: the usable ones in turn. */
 unsigned sr_pc_ctrl_path(struct uroce_qp *qp);
+/* EQDS's RTS and PULL: sr_send_ctrl, and a copy on the next path when the
+ * QP has several (the counts are cumulative, so a copy is harmless). The
+ * number of packets sent (0 when the first did not fit). */
+unsigned sr_pc_send_credit_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len);
 /* Will the controller hold the next packet once p is out (its credit or
  * window used up)? Then p asks for a SACK. */
 bool sr_pc_last_before_hold(const struct uroce_qp *qp, const struct sr_txp *p);

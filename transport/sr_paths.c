@@ -228,8 +228,7 @@ static void eqds_maybe_rts(struct uroce_qp *qp, bool now_anyway)
 	roce_put_be16(b + 2, sizeof(b));
 	roce_put_be64(b + 4, want);
 	roce_put_be64(b + 12, eqds_tx_spec(s));
-	if (!sr_send_ctrl(qp, b, sizeof(b)))
-		qp->stats.cc_rts_sent++;
+	qp->stats.cc_rts_sent += sr_pc_send_credit_ctrl(qp, b, sizeof(b));
 }
 
 int sr_pc_gate(struct uroce_qp *qp, struct sr_txp *p, bool retx, unsigned *path, const struct dest **d)
@@ -295,6 +294,20 @@ unsigned sr_pc_ctrl_path(struct uroce_qp *qp)
 	}
 	st->tx.ctrl_rr = (uint16_t)((st->tx.ctrl_rr + 1) % ps->n);
 	return st->tx.ctrl_rr;
+}
+
+unsigned sr_pc_send_credit_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len)
+{
+	/* A receiver never learns which of its own paths are dead (it sends
+	 * no data on them), so over a dead spine half its PULLs would vanish
+	 * and each one lost stalls the sender until an RTS retry gets through
+	 * (and that one is at risk too). Two copies on two paths: both die
+	 * far less often, for one small packet per 16 KiB quantum. */
+	if (sr_send_ctrl(qp, body, len))
+		return 0;
+	if (sr_of(qp)->ps.n < 2 || sr_send_ctrl(qp, body, len))
+		return 1;
+	return 2;
 }
 
 bool sr_pc_last_before_hold(const struct uroce_qp *qp, const struct sr_txp *p)
