@@ -65,6 +65,7 @@ struct perf_opts {
 	int rx_depth;
 	int cq_mod;
 	int out_reads;
+	int qp_timeout;            /* -u: the RC QP's timeout exponent */
 	double timeout;            /* seconds, every wait */
 	int counters;              /* --counters: QP and port counters at exit */
 	struct rel_args rel;       /* --reliability and the sr/ec options; .attr goes to the QPs */

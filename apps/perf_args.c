@@ -68,6 +68,8 @@ static void usage(FILE *f, const char *mode)
 		"  -r, --rx-depth N        receive queue depth (default 512)\n"
 		"  -Q, --cq-mod N          signal one send in N (default 100)\n"
 		"  -o, --outs N            outstanding READs, 1-128 (default 16)\n"
+		"  -u, --qp-timeout N      RC QP timeout: 4.096 us x 2^N, 0-31 (default 14; 0 = wait forever);\n"
+		"                          sr and ec give a packet up after retry_cnt + 1 (8) of these\n"
 		"      --report_gbits      report Gb/sec instead of MB/sec\n"
 		"  -F, --CPU-freq          accepted, no effect\n"
 		"      --timeout SEC       longest wait for the peer or a completion (default 30)\n"
@@ -94,7 +96,7 @@ static int num(const char *opt, const char *s, double lo, double hi, double *out
 /* perftest options we do not carry, named so the refusal says which. */
 static const char *unsupported[] = {
 	"-R/--rdma_cm", "-b/--bidirectional", "-e/--events", "-l/--post_list", "-I/--inline_size",
-	"-u/--qp-timeout", "-z/--comm_rdma_cm", "-g/--mcg", "-M/--MGID", "-w/--limit_bw",
+	"-z/--comm_rdma_cm", "-g/--mcg", "-M/--MGID", "-w/--limit_bw",
 	"-y/--limit_msgrate", "-N/--noPeak", "-C/--report-cycles", "-H/--report-histogram",
 	"-U/--report-unsorted", "-S/--sl", "-T/--tos", "-V/--version", "-O/--dualport",
 	"-k/--ah_port", "-X/--use-srq", "--run_infinitely", "--use_cuda", "--odp", "--mmap",
@@ -120,6 +122,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 		{"rx-depth", required_argument, NULL, 'r'},
 		{"cq-mod", required_argument, NULL, 'Q'},
 		{"outs", required_argument, NULL, 'o'},
+		{"qp-timeout", required_argument, NULL, 'u'},
 		{"report_gbits", no_argument, NULL, OPT_GBITS},
 		{"CPU-freq", no_argument, NULL, 'F'},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
@@ -152,6 +155,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 	o->conn = UROCE_QPT_RC;
 	o->rx_depth = 512;
 	o->cq_mod = 100;
+	o->qp_timeout = 14; /* perftest's default */
 	o->out_reads = 16;
 	o->timeout = 30;
 
@@ -159,7 +163,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(nargs, argv, ":d:i:x:s:n:D:aq:m:c:p:t:r:Q:o:Fh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(nargs, argv, ":d:i:x:s:n:D:aq:m:c:p:t:r:Q:o:u:Fh", longopts, NULL)) != -1) {
 		r = rel_args_option(&o->rel, c, optarg, err, sizeof(err));
 		if (r < 0) {
 			fprintf(stderr, "uroce-perf: %s\n", err);
@@ -256,6 +260,11 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 			if (num("-o/--outs", optarg, 1, 128, &v))
 				return 2;
 			o->out_reads = (int)v;
+			break;
+		case 'u':
+			if (num("-u/--qp-timeout", optarg, 0, 31, &v))
+				return 2;
+			o->qp_timeout = (int)v;
 			break;
 		case OPT_GBITS:
 			o->report_gbits = 1;

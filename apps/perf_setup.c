@@ -243,7 +243,7 @@ int perf_connect_qps(struct perf_ctx *p)
 		a.sq_psn = p->my[i].psn;
 		mask = UROCE_QP_STATE | UROCE_QP_SQ_PSN;
 		if (o->conn == UROCE_QPT_RC) {
-			a.timeout = 14;
+			a.timeout = (uint8_t)o->qp_timeout;
 			a.retry_cnt = 7;
 			a.rnr_retry = 7;
 			uint32_t outs = r->out_reads && r->out_reads < p->my[i].out_reads ? r->out_reads
