@@ -120,6 +120,11 @@ uint64_t eqds_tx_credit_cum(const void *s)
 	return ((const struct eqds_state *)s)->credit;
 }
 
+uint64_t eqds_tx_asked(const void *s)
+{
+	return ((const struct eqds_state *)s)->asked;
+}
+
 bool eqds_tx_speculate(void *s)
 {
 	struct eqds_state *e = s;
@@ -283,8 +288,9 @@ void eqds_rx_rts(struct uroce_qp *qp, struct eqds_rx *e, uint64_t want, uint64_t
 	e->spec = spec;
 	if (!owed(e) && e->granted) {
 		/* everything asked is granted, yet it asks: it is waiting, so a
-		 * PULL was lost; the cumulative grant goes again */
+		 * PULL was lost; the cumulative grant goes again, on every path */
 		e->pull_due = true;
+		e->pull_fan = true;
 		ctx_kick(qp);
 		return;
 	}
@@ -320,10 +326,11 @@ int eqds_send_pull(struct uroce_qp *qp)
 	b[1] = SRW_CTRL_PULL;
 	roce_put_be16(b + 2, sizeof(b));
 	roce_put_be64(b + 4, e->granted);
-	n = sr_pc_send_credit_ctrl(qp, b, sizeof(b));
+	n = sr_pc_send_credit_ctrl(qp, b, sizeof(b), e->pull_fan);
 	if (!n)
 		return -ENOBUFS; /* the TX stage is full: the next pass sends it */
 	e->pull_due = false;
+	e->pull_fan = false;
 	qp->stats.cc_pulls_sent += n;
 	return 0;
 }

@@ -20,6 +20,7 @@ struct eqds_rx {
 	struct uroce_qp *next;   /* the pacer's queue of QPs still owed credit */
 	bool queued;
 	bool pull_due;           /* the pacer granted: a PULL leaves in the next transmit pass */
+	bool pull_fan;           /* the sender asked again for what it was granted: PULLs are being lost */
 	uint32_t port;
 	uint64_t rate_bps;       /* the QP's link rate: its port's pacer runs at it */
 	uint32_t mtu;            /* payload of a full packet: the pacer counts headers too */
@@ -36,6 +37,7 @@ void eqds_ctx_fini(struct uroce_context *ctx);
 uint64_t eqds_tx_sent(const void *s);
 uint64_t eqds_tx_spec(const void *s);
 uint64_t eqds_tx_credit_cum(const void *s);
+uint64_t eqds_tx_asked(const void *s);
 /* Nothing in flight and no credit left: allow one BDP of speculative
  * bytes (EQDS's first RTT); true if it did (an RTS should follow). */
 bool eqds_tx_speculate(void *s);

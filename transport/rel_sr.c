@@ -731,12 +731,26 @@ static int send_sack(struct uroce_qp *qp)
 		b[SRW_CTRL_HDR_LEN + SRW_SACK_FIXED + i / 8] = v;
 	}
 	rc = sr_send_ctrl(qp, b, len);
-	if (!rc) {
-		r->sack_pending = false;
-		r->ask_rx_ns = 0;
-		qp->stats.sacks_sent++;
+	if (rc)
+		return rc;
+	r->sack_pending = false;
+	r->ask_rx_ns = 0;
+	qp->stats.sacks_sent++;
+	if (r->fan_due && st->ps.n > 1 && st->tx.now - r->fan_ns >= SR_SACK_FAN_GAP_NS) {
+		/* A copy of what arrived: the sender resent it, so SACKs may be
+		 * dying on paths this end cannot tell apart (it sends no data
+		 * on them, so it never learns which are dead). This one goes
+		 * on every path too, at most SR_SACK_FAN_MAX and once per
+		 * SR_SACK_FAN_GAP_NS: SACKs are cumulative, so the copies are
+		 * harmless, and one through a live path keeps the sender going. */
+		unsigned n = st->ps.n < SR_SACK_FAN_MAX ? st->ps.n : SR_SACK_FAN_MAX;
+
+		r->fan_ns = st->tx.now;
+		for (unsigned i = 1; i < n && !sr_send_ctrl(qp, b, len); i++)
+			qp->stats.sacks_sent++;
 	}
-	return rc;
+	r->fan_due = false;
+	return 0;
 }
 
 /* --- transmit pass ---------------------------------------------------------- */
@@ -1748,6 +1762,7 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		r->dups++;
 		r->dup_psn = pkt->psn;
 		r->sack_pending = true;
+		r->fan_due = true;
 		ctx_count_drop(qp->ctx, UROCE_DROP_DUPLICATE);
 		ctx_kick(qp);
 		return;

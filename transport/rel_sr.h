@@ -24,6 +24,8 @@
 #define SR_RTO_INIT_NS 1000000ull   /* before the first RTT sample */
 #define SR_RTO_MAX_NS 500000000ull
 #define SR_MAX_MSG_PKTS (1u << SRW_IDX_BITS)
+#define SR_SACK_FAN_MAX 8u          /* a SACK after a duplicate goes on this many paths at most, */
+#define SR_SACK_FAN_GAP_NS 250000ull /* and at most once in this long */
 #define SR_TTL_INIT 64u            /* the TTL uroce sends with: hops = SR_TTL_INIT - TTL seen */
 
 /* swqe.sr_flags */
@@ -158,6 +160,8 @@ struct sr_rx {
 	uint8_t *scratch;       /* (k + m) x mtu for encode and decode */
 	/* congestion feedback the receiver owes the sender */
 	uint64_t ask_rx_ns;     /* arrival of the packet the pending SACK answers (the endpoint delay) */
+	bool fan_due;           /* a copy arrived (the sender resent it): SACKs may be getting lost */
+	uint64_t fan_ns;        /* the last SACK sent on every path */
 	uint16_t ntrim;
 	uint32_t trim_psn[SRW_TRIM_MAX]; /* trimmed packets to NACK */
 	struct eqds_rx eqds;    /* EQDS: what the peer asked for and was granted (cc_eqds.c) */
@@ -289,9 +293,10 @@ void sr_pc_sent(struct uroce_qp *qp, struct sr_txp *p, unsigned path);
 /* The path of the next control packet: the usable ones in turn. */
 unsigned sr_pc_ctrl_path(struct uroce_qp *qp);
 /* EQDS's RTS and PULL: sr_send_ctrl, and a copy on the next path when the
- * QP has several (the counts are cumulative, so a copy is harmless). The
- * number of packets sent (0 when the first did not fit). */
-unsigned sr_pc_send_credit_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len);
+ * QP has several, or copies on up to SR_SACK_FAN_MAX paths when fan (a
+ * retry: the last ones were lost); the counts are cumulative, so copies
+ * are harmless. The number of packets sent (0 when the first did not fit). */
+unsigned sr_pc_send_credit_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len, bool fan);
 /* Will the controller hold the next packet once p is out (its credit or
  * window used up)? Then p asks for a SACK. */
 bool sr_pc_last_before_hold(const struct uroce_qp *qp, const struct sr_txp *p);

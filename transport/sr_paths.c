@@ -218,7 +218,7 @@ static void eqds_maybe_rts(struct uroce_qp *qp, bool now_anyway)
 	struct sr_state *st = sr_of(qp);
 	struct sr_tx *t = &st->tx;
 	void *s = st->cc.st;
-	uint64_t want = eqds_tx_sent(s) + tx_backlog(qp);
+	uint64_t want = eqds_tx_sent(s) + tx_backlog(qp), asked = eqds_tx_asked(s);
 	uint8_t b[SRW_CTRL_HDR_LEN + SRW_RTS_LEN];
 
 	if (!eqds_tx_rts_due(s, &want, t->now, now_anyway ? 0 : eqds_retry_ns(t)) && !now_anyway)
@@ -228,7 +228,9 @@ static void eqds_maybe_rts(struct uroce_qp *qp, bool now_anyway)
 	roce_put_be16(b + 2, sizeof(b));
 	roce_put_be64(b + 4, want);
 	roce_put_be64(b + 12, eqds_tx_spec(s));
-	qp->stats.cc_rts_sent += sr_pc_send_credit_ctrl(qp, b, sizeof(b));
+	/* a retry (it wants no more than it asked for): the last RTS or its
+	 * PULLs were lost, so this one goes on every path */
+	qp->stats.cc_rts_sent += sr_pc_send_credit_ctrl(qp, b, sizeof(b), asked && want <= asked);
 }
 
 int sr_pc_gate(struct uroce_qp *qp, struct sr_txp *p, bool retx, unsigned *path, const struct dest **d)
@@ -296,18 +298,22 @@ unsigned sr_pc_ctrl_path(struct uroce_qp *qp)
 	return st->tx.ctrl_rr;
 }
 
-unsigned sr_pc_send_credit_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len)
+unsigned sr_pc_send_credit_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len, bool fan)
 {
+	unsigned n = sr_of(qp)->ps.n, copies = fan ? (n < SR_SACK_FAN_MAX ? n : SR_SACK_FAN_MAX) : (n < 2 ? n : 2), k;
+
 	/* A receiver never learns which of its own paths are dead (it sends
 	 * no data on them), so over a dead spine half its PULLs would vanish
 	 * and each one lost stalls the sender until an RTS retry gets through
 	 * (and that one is at risk too). Two copies on two paths: both die
-	 * far less often, for one small packet per 16 KiB quantum. */
-	if (sr_send_ctrl(qp, body, len))
-		return 0;
-	if (sr_of(qp)->ps.n < 2 || sr_send_ctrl(qp, body, len))
-		return 1;
-	return 2;
+	 * far less often, for one small packet per 16 KiB quantum; a retry
+	 * (losses already happened) goes on every path. */
+	if (!copies)
+		copies = 1;
+	for (k = 0; k < copies; k++)
+		if (sr_send_ctrl(qp, body, len))
+			break;
+	return k;
 }
 
 bool sr_pc_last_before_hold(const struct uroce_qp *qp, const struct sr_txp *p)
