@@ -319,34 +319,11 @@ static void wait_ge(struct uroce_context *ctx, const uint32_t *w, uint32_t v, co
 
 static void qp_connect(struct ff_end *e, const struct ns_info *me, const struct ns_info *peer, uint8_t rc_timeout)
 {
-	struct uroce_qp_attr a = { 0 };
-	int rc;
+	const char *stage;
+	int rc = ns_qp_to_rts(e->qp, me, peer, rc_timeout, &stage);
 
-	a.qp_state = UROCE_QPS_RTR;
-	a.path_mtu = (enum uroce_mtu)(me->active_mtu < peer->active_mtu ? me->active_mtu : peer->active_mtu);
-	a.dest_qp_num = peer->qpn;
-	a.rq_psn = peer->psn;
-	memcpy(a.ah_attr.dgid, peer->gid, 16);
-	a.ah_attr.sgid_index = FF_GID_INDEX;
-	a.ah_attr.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	a.min_rnr_timer = 12;
-	a.max_dest_rd_atomic = 1;
-	rc = uroce_qp_modify(e->qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
-	                                    UROCE_QP_RQ_PSN | UROCE_QP_MIN_RNR_TIMER | UROCE_QP_MAX_DEST_RD_ATOMIC);
 	if (rc)
-		ff_fail_rc(rc, "QP to RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = UROCE_QPS_RTS;
-	a.sq_psn = me->psn;
-	a.timeout = rc_timeout;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	rc = uroce_qp_modify(e->qp, &a, UROCE_QP_STATE | UROCE_QP_SQ_PSN | UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT |
-	                                    UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC);
-	if (rc)
-		ff_fail_rc(rc, "QP to RTS");
+		ff_fail_rc(rc, stage);
 }
 
 static void post(struct ff_end *e, const struct ns_info *peer, uint32_t lkey, uint64_t now)

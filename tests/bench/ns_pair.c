@@ -251,20 +251,14 @@ void ns_open(struct ns_end *e, struct ns_hdr *h, enum ns_role role, const char *
 	me->len = len;
 }
 
-void ns_connect(struct ns_end *e, double wait_s, uint8_t rc_timeout)
+int ns_qp_to_rts(struct uroce_qp *qp, const struct ns_info *me, const struct ns_info *peer, uint8_t rc_timeout,
+                 const char **stage)
 {
-	struct ns_hdr *h = e->h;
-	const struct ns_info *me = &h->info[e->role], *peer = &h->info[!e->role];
 	struct uroce_qp_attr a = { 0 };
-	uint64_t wait_ns = (uint64_t)(wait_s * 1e9);
 	int rc;
 
-	ns_put(&h->ready[e->role], 1);
-	if (ns_wait_ge(e, &h->ready[!e->role], 1, wait_ns))
-		ns_die("the other end did not come within %.0f s", wait_s);
-	e->mtu = (enum uroce_mtu)(me->active_mtu < peer->active_mtu ? me->active_mtu : peer->active_mtu);
 	a.qp_state = UROCE_QPS_RTR;
-	a.path_mtu = e->mtu;
+	a.path_mtu = (enum uroce_mtu)(me->active_mtu < peer->active_mtu ? me->active_mtu : peer->active_mtu);
 	a.dest_qp_num = peer->qpn;
 	a.rq_psn = peer->psn;
 	memcpy(a.ah_attr.dgid, peer->gid, 16);
@@ -273,10 +267,11 @@ void ns_connect(struct ns_end *e, double wait_s, uint8_t rc_timeout)
 	a.ah_attr.port_num = 1;
 	a.min_rnr_timer = 12;
 	a.max_dest_rd_atomic = 1;
-	rc = uroce_qp_modify(e->qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
-	                                    UROCE_QP_RQ_PSN | UROCE_QP_MIN_RNR_TIMER | UROCE_QP_MAX_DEST_RD_ATOMIC);
+	*stage = "QP to RTR";
+	rc = uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
+	                                 UROCE_QP_RQ_PSN | UROCE_QP_MIN_RNR_TIMER | UROCE_QP_MAX_DEST_RD_ATOMIC);
 	if (rc)
-		ns_die_rc(rc, "QP to RTR");
+		return rc;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = UROCE_QPS_RTS;
 	a.sq_psn = me->psn;
@@ -284,10 +279,26 @@ void ns_connect(struct ns_end *e, double wait_s, uint8_t rc_timeout)
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
-	rc = uroce_qp_modify(e->qp, &a, UROCE_QP_STATE | UROCE_QP_SQ_PSN | UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT |
-	                                    UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC);
+	*stage = "QP to RTS";
+	return uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_SQ_PSN | UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT |
+	                                   UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC);
+}
+
+void ns_connect(struct ns_end *e, double wait_s, uint8_t rc_timeout)
+{
+	struct ns_hdr *h = e->h;
+	const struct ns_info *me = &h->info[e->role], *peer = &h->info[!e->role];
+	uint64_t wait_ns = (uint64_t)(wait_s * 1e9);
+	const char *stage;
+	int rc;
+
+	ns_put(&h->ready[e->role], 1);
+	if (ns_wait_ge(e, &h->ready[!e->role], 1, wait_ns))
+		ns_die("the other end did not come within %.0f s", wait_s);
+	e->mtu = (enum uroce_mtu)(me->active_mtu < peer->active_mtu ? me->active_mtu : peer->active_mtu);
+	rc = ns_qp_to_rts(e->qp, me, peer, rc_timeout, &stage);
 	if (rc)
-		ns_die_rc(rc, "QP to RTS");
+		ns_die_rc(rc, stage);
 	ns_put(&h->connected[e->role], 1);
 	if (ns_wait_ge(e, &h->connected[!e->role], 1, wait_ns))
 		ns_die("the other end did not reach RTS within %.0f s", wait_s);

@@ -74,6 +74,10 @@ void ns_open(struct ns_end *e, struct ns_hdr *h, enum ns_role role, const char *
  * timeout (4.096 us x 2^t) an rc sender retransmits after. Returns once
  * both ends are in RTS. */
 void ns_connect(struct ns_end *e, double wait_s, uint8_t rc_timeout);
+/* Take qp to RTR then RTS towards peer (GID index 1, the smaller MTU, rc's
+ * retries at 7): 0, or the error with *stage naming the step that failed. */
+int ns_qp_to_rts(struct uroce_qp *qp, const struct ns_info *me, const struct ns_info *peer, uint8_t rc_timeout,
+                 const char **stage);
 void ns_close(struct ns_end *e);
 
 /* One uroce_progress; a transport error ends the program. */
