@@ -743,11 +743,8 @@ static int send_sack(struct uroce_qp *qp)
 		 * on every path too, at most SR_SACK_FAN_MAX and once per
 		 * SR_SACK_FAN_GAP_NS: SACKs are cumulative, so the copies are
 		 * harmless, and one through a live path keeps the sender going. */
-		unsigned n = st->ps.n < SR_SACK_FAN_MAX ? st->ps.n : SR_SACK_FAN_MAX;
-
 		r->fan_ns = st->tx.now;
-		for (unsigned i = 1; i < n && !sr_send_ctrl(qp, b, len); i++)
-			qp->stats.sacks_sent++;
+		qp->stats.sacks_sent += sr_pc_send_ctrl_copies(qp, b, len, sr_pc_fan_paths(qp) - 1);
 	}
 	r->fan_due = false;
 	return 0;

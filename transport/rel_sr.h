@@ -297,6 +297,12 @@ unsigned sr_pc_ctrl_path(struct uroce_qp *qp);
  * retry: the last ones were lost); the counts are cumulative, so copies
  * are harmless. The number of packets sent (0 when the first did not fit). */
 unsigned sr_pc_send_credit_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len, bool fan);
+/* The control packet sent copies times, each on the next usable path: how
+ * many went (fewer when the TX stage filled). */
+unsigned sr_pc_send_ctrl_copies(struct uroce_qp *qp, const uint8_t *body, uint32_t len, unsigned copies);
+/* Copies of a control packet that goes on every path: all, at most
+ * SR_SACK_FAN_MAX. */
+unsigned sr_pc_fan_paths(const struct uroce_qp *qp);
 /* Will the controller hold the next packet once p is out (its credit or
  * window used up)? Then p asks for a SACK. */
 bool sr_pc_last_before_hold(const struct uroce_qp *qp, const struct sr_txp *p);

@@ -66,8 +66,12 @@ int sr_pc_ready(struct uroce_qp *qp)
 	int rc;
 
 	path_set_fini(&st->ps);
-	for (unsigned i = 0; i < nports; i++) {
+	/* the context port indices first, then the next hops: in one loop
+	 * gcc's vectoriser sees an overflow of ports[] that cannot happen
+	 * (sr_pc_init refused more than UROCE_MAX_PORTS) */
+	for (unsigned i = 0; i < nports; i++)
 		ports[i] = pa->nports ? (uint8_t)(pa->ports[i] - 1) : qp->port;
+	for (unsigned i = 0; i < nports; i++) {
 		if (ports[i] == qp->port)
 			continue;
 		/* another port: its next hop, but the QP's own addresses (the
@@ -298,9 +302,27 @@ unsigned sr_pc_ctrl_path(struct uroce_qp *qp)
 	return st->tx.ctrl_rr;
 }
 
+unsigned sr_pc_send_ctrl_copies(struct uroce_qp *qp, const uint8_t *body, uint32_t len, unsigned copies)
+{
+	unsigned k;
+
+	/* sr_send_ctrl moves to the next usable path each time */
+	for (k = 0; k < copies; k++)
+		if (sr_send_ctrl(qp, body, len))
+			break;
+	return k;
+}
+
+unsigned sr_pc_fan_paths(const struct uroce_qp *qp)
+{
+	unsigned n = sr_of(qp)->ps.n;
+
+	return n < SR_SACK_FAN_MAX ? n : SR_SACK_FAN_MAX;
+}
+
 unsigned sr_pc_send_credit_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len, bool fan)
 {
-	unsigned n = sr_of(qp)->ps.n, copies = fan ? (n < SR_SACK_FAN_MAX ? n : SR_SACK_FAN_MAX) : (n < 2 ? n : 2), k;
+	unsigned n = sr_of(qp)->ps.n;
 
 	/* A receiver never learns which of its own paths are dead (it sends
 	 * no data on them), so over a dead spine half its PULLs would vanish
@@ -308,12 +330,7 @@ unsigned sr_pc_send_credit_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32
 	 * (and that one is at risk too). Two copies on two paths: both die
 	 * far less often, for one small packet per 16 KiB quantum; a retry
 	 * (losses already happened) goes on every path. */
-	if (!copies)
-		copies = 1;
-	for (k = 0; k < copies; k++)
-		if (sr_send_ctrl(qp, body, len))
-			break;
-	return k;
+	return sr_pc_send_ctrl_copies(qp, body, len, fan ? sr_pc_fan_paths(qp) : n < 2 ? 1 : 2);
 }
 
 bool sr_pc_last_before_hold(const struct uroce_qp *qp, const struct sr_txp *p)
