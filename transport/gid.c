@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "dataplane/nl_watch.h"
+#include "transport/failover.h"
 #include "transport/qp_internal.h"
 
 /* How often the slow path looks at the kernel's notifications and the
@@ -178,10 +179,18 @@ unsigned gid_slow_path(struct uroce_context *ctx)
 	unsigned raised = 0;
 	uint64_t now;
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	if (now - ctx->gid_poll_ns < GID_POLL_NS)
-		return 0;
+	if (ctx->fo_head) {
+		/* a QP with backups fails over on a link going down: look
+		 * every FO_LINK_POLL_NS, on the engine's clock */
+		now = ctx_now(ctx);
+		if (now - ctx->gid_poll_ns < FO_LINK_POLL_NS)
+			return fo_slow_path(ctx);
+	} else {
+		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		if (now - ctx->gid_poll_ns < GID_POLL_NS)
+			return 0;
+	}
 	ctx->gid_poll_ns = now;
 	if (ctx->nlw)
 		nl_watch_poll(ctx->nlw, on_nl, &r);
@@ -209,11 +218,12 @@ unsigned gid_slow_path(struct uroce_context *ctx)
 		}
 		if (up != cp->link_up) {
 			cp->link_up = up;
+			fo_port_link(ctx, i, up);
 			ctx_async_port_event(ctx, i, up ? UROCE_EVENT_PORT_ACTIVE : UROCE_EVENT_PORT_ERR);
 			raised++;
 		}
 	}
-	return raised;
+	return raised + fo_slow_path(ctx);
 }
 
 int gid_get(struct uroce_context *ctx, unsigned pi, unsigned index, uint8_t gid[16])

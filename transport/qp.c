@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dataplane/neigh.h"
+#include "transport/failover.h"
 #include "transport/qp_internal.h"
 #include "transport/rel.h"
 #include "transport/rel_be.h"
@@ -323,8 +324,9 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 		why = "rel.reliability sr, ec and be are modes of a connected QP: qp_type must be UROCE_QPT_RC";
 	if (why)
 		return uroce_fail(-EINVAL, "uroce_qp_create: %s", why);
-	/* sr/ec/be take two numbers: qpn for data, qpn + 1 for control */
-	span = attr->rel.reliability == UROCE_REL_RC ? 1 : 2;
+	/* sr/ec/be, and a QP with backups, take two numbers: qpn for data,
+	 * qpn + 1 for control */
+	span = attr->rel.reliability == UROCE_REL_RC && !attr->failover.nbackups ? 1 : 2;
 	qpn = qpn_find(ctx, ctx->next_qpn, span);
 	if (!qpn)
 		qpn = qpn_find(ctx, QPN_FIRST, span);
@@ -386,6 +388,12 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 	qp->ctrl_qpn = span == 2 ? qpn + 1 : 0;
 	rc = qp->rel->init(qp);
 	if (rc) {
+		qp_free_mem(qp);
+		return rc;
+	}
+	rc = fo_init(qp);
+	if (rc) {
+		qp->rel->fini(qp);
 		qp_free_mem(qp);
 		return rc;
 	}
@@ -457,6 +465,7 @@ int uroce_qp_destroy(struct uroce_qp *qp)
 	qp_unlink_active(qp);
 	qp_release_rq_handles(qp);
 	qp->rel->fini(qp);
+	fo_fini(qp);
 	ctx->qps[qp->qpn] = NULL;
 	if (qp->ctrl_qpn)
 		ctx->qps[qp->ctrl_qpn] = NULL;
@@ -492,6 +501,7 @@ static void qp_reset(struct uroce_qp *qp)
 	memset(qp->res, 0, RC_MAX_RD_ATOMIC * sizeof(*qp->res));
 	qp->res_head = qp->res_tx = 0;
 	qp->rel->reset(qp);
+	fo_reset(qp);
 }
 
 /* Complete every outstanding send and receive WQE with WR_FLUSH_ERR. */
@@ -668,6 +678,15 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 	if ((mask & UROCE_QP_MAX_DEST_RD_ATOMIC) && attr->max_dest_rd_atomic > RC_MAX_RD_ATOMIC)
 		return uroce_fail(-EINVAL, "uroce_qp_modify: max_dest_rd_atomic %u; accepted 0-%u",
 		                  attr->max_dest_rd_atomic, RC_MAX_RD_ATOMIC);
+	if (next == UROCE_QPS_RTR && cur == UROCE_QPS_INIT) {
+		rc = fo_check_backups(qp, attr, mask,
+		                     (mask & UROCE_QP_PATH_MTU) ? uroce_mtu_bytes(attr->path_mtu) : qp->mtu);
+		if (rc)
+			return rc;
+	} else if (mask & UROCE_QP_ALT_PATH) {
+		return uroce_fail(-EINVAL, "uroce_qp_modify: QP 0x%x: backup_ah (UROCE_QP_ALT_PATH) is taken at INIT -> "
+		                           "RTR only, by a QP created with failover.nbackups > 0", qp->qpn);
+	}
 	if (mask & UROCE_QP_AV) {
 		rc = ctx_resolve_dest(qp->ctx, port, &attr->ah_attr, &d);
 		if (rc) {
@@ -732,6 +751,12 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 		rc = qp->rel->ready(qp); /* sizes by the MTU at RTR, takes the send PSN at RTS */
 		if (rc)
 			return rc;
+	}
+	if (next == UROCE_QPS_RTR && cur == UROCE_QPS_INIT && qp->fo) {
+		rc = fo_ready(qp, attr);
+		if (rc)
+			return rc;
+		memcpy(qp->attr.backup_ah, attr->backup_ah, sizeof(qp->attr.backup_ah));
 	}
 	qp->state = qp->attr.qp_state = next;
 	if (next == UROCE_QPS_RESET)

@@ -3,6 +3,7 @@
  * notification is common to every connected QP, as on a RoCE NIC: an
  * arrival marked CE is answered by a CNP (the notification point), and a
  * CNP goes to the QP's controller (the reaction point, sr_paths.c). */
+#include "transport/failover.h"
 #include "transport/qp_internal.h"
 #include "transport/rel.h"
 #include "transport/rel_sr.h"
@@ -32,11 +33,15 @@ static void send_cnp(struct uroce_qp *qp)
 
 bool qp_tx(struct uroce_qp *qp)
 {
+	bool more;
+
 	if (qp->fatal_pending)
 		qp_fatal(qp);
 	if (qp->cnp_pending)
 		send_cnp(qp);
-	return qp->rel->tx(qp);
+	more = qp->rel->tx(qp);
+	fo_after_tx(qp);
+	return more;
 }
 
 void qp_rx(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt)
@@ -63,6 +68,14 @@ void qp_rx(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_p
 			qp->cnp_pending = true;
 			qp->cnp_psn = pkt->psn;
 			ctx_kick(qp);
+		}
+	}
+	if (qp->fo && pkt->dqpn == qp->ctrl_qpn) {
+		if (fo_rx(qp, pkt))
+			return; /* notice, probe or an answer */
+		if (!qp_sprays(qp)) {
+			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL); /* rc has nothing else there */
+			return;
 		}
 	}
 	if (qp->rel->is_ctrl(qp, pkt))

@@ -163,6 +163,7 @@ struct rd_res {
 };
 
 struct rel_ops;
+struct fo_state;
 
 /* The QP: its first QP_HOT_BYTES are what rc's per-packet path reads and
  * writes (post, build, ACK, placement, completion), in four cache lines
@@ -258,6 +259,7 @@ struct uroce_qp {
 	bool cnp_pending;
 	uint32_t cnp_psn;
 	uint64_t cnp_last_ns;
+	struct fo_state *fo;    /* failover across a port group (failover.c); NULL without backups */
 };
 #define CNP_MIN_GAP_NS 4000u /* NVIDIA's min_time_between_cnps default, 4 us */
 
@@ -307,6 +309,10 @@ struct uroce_context {
 	uint64_t async_lost;
 	struct nl_watch *nlw;       /* kernel address/link changes of afxdp ports (NULL without any) */
 	uint64_t gid_poll_ns;       /* CLOCK_MONOTONIC of the last slow-path look at them */
+	struct fo_state *fo_head;   /* QPs with backups (failover.c): their links are watched closely */
+	uint64_t fo_tick_ns, fo_err_ns;
+	uint64_t fo_err_base[UROCE_MAX_PORTS];  /* each port's receive errors at the last window */
+	uint64_t fo_err_delta[UROCE_MAX_PORTS]; /* and in that window */
 
 	/* DEDICATED: the engine thread, and the lock that makes app threads
 	 * one producer of its command ring */

@@ -5,6 +5,7 @@
  * running out into an error completion and the QP in ERR. */
 #include <string.h>
 
+#include "transport/failover.h"
 #include "transport/qp_internal.h"
 
 /* IBTA 9.7.5.2.8 (table 45): RNR NAK timer field -> minimum delay. */
@@ -85,6 +86,7 @@ static void fail_tail(struct uroce_qp *qp, enum uroce_wc_status st)
 
 static void progress_made(struct uroce_qp *qp)
 {
+	fo_progress(qp);
 	qp->retry_left = qp->attr.retry_cnt;
 	qp->rnr_left = qp->attr.rnr_retry;
 	qp->gb_blocked = false;
@@ -316,11 +318,44 @@ void comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	}
 }
 
+/* Send again from the oldest PSN not acknowledged: the READ's next
+ * response, an atomic's request, else the PSN after the last ACK. */
+static void rewind_tail(struct uroce_qp *qp)
+{
+	struct swqe *w = tail_wqe(qp);
+	uint32_t target;
+
+	if (w->opcode == UROCE_WR_RDMA_READ)
+		target = w->resp_psn;
+	else if (wr_is_atomic(w->opcode))
+		target = w->first_psn;
+	else if (roce_psn_diff(psn_add(qp->acked_psn, 1), w->first_psn) > 0)
+		target = psn_add(qp->acked_psn, 1);
+	else
+		target = w->first_psn;
+	qp->gb_blocked = false;
+	go_back(qp, target);
+	rc_arm_retry(qp);
+}
+
+void rc_fo_rewind(struct uroce_qp *qp)
+{
+	if (qp->state != UROCE_QPS_RTS && qp->state != UROCE_QPS_SQD)
+		return;
+	qp->retry_left = qp->attr.retry_cnt; /* a new member starts its retries afresh */
+	qp->rnr_wait = false;
+	if (outstanding(qp))
+		rewind_tail(qp);
+}
+
+bool rc_fo_idle(const struct uroce_qp *qp)
+{
+	return qp->sq_tail == qp->sq_cur && qp->cur_off == 0;
+}
+
 void rc_retry_timer_fn(struct wheel_timer *t, void *arg)
 {
 	struct uroce_qp *qp = arg;
-	struct swqe *w;
-	uint32_t target;
 
 	(void)t;
 	if (qp->state != UROCE_QPS_RTS && qp->state != UROCE_QPS_SQD)
@@ -334,21 +369,17 @@ void rc_retry_timer_fn(struct wheel_timer *t, void *arg)
 	if (!outstanding(qp))
 		return;
 	qp->stats.timeouts++;
+	if (fo_on_rto(qp)) {
+		/* failover took it: a switch rewound the work (and armed the
+		 * timer); with every member down, retry without counting */
+		if (!wheel_timer_pending(&qp->retry_timer))
+			rc_fo_rewind(qp);
+		return;
+	}
 	if (qp->retry_left == 0) {
 		fail_tail(qp, UROCE_WC_RETRY_EXC_ERR);
 		return;
 	}
 	qp->retry_left--;
-	w = tail_wqe(qp);
-	if (w->opcode == UROCE_WR_RDMA_READ)
-		target = w->resp_psn;
-	else if (wr_is_atomic(w->opcode))
-		target = w->first_psn;
-	else if (roce_psn_diff(psn_add(qp->acked_psn, 1), w->first_psn) > 0)
-		target = psn_add(qp->acked_psn, 1);
-	else
-		target = w->first_psn;
-	qp->gb_blocked = false;
-	go_back(qp, target);
-	rc_arm_retry(qp);
+	rewind_tail(qp);
 }

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "transport/failover.h"
 #include "transport/qp_internal.h"
 #include "transport/rel.h"
 
@@ -191,6 +192,8 @@ static bool req_tx(struct uroce_qp *qp, bool drain)
 
 		if (drain && w->state == SWQE_POSTED)
 			return false; /* never started: held (resends of started ones go on) */
+		if (w->state == SWQE_POSTED && qp->cur_off == 0 && !fo_may_start(qp))
+			return false; /* failing back: the backup drains first (an ACK kicks us) */
 
 		if (rc_qp) {
 			uint32_t maxrd = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;

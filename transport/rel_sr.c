@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "transport/failover.h"
 #include "transport/rel.h"
 #include "transport/rel_sr.h"
 
@@ -811,6 +812,8 @@ bool sr_tx(struct uroce_qp *qp)
 			qp->sq_cur++;
 			continue;
 		}
+		if (w->state == SWQE_POSTED && st->tx.phase == PH_START && !fo_may_start(qp))
+			break; /* failing back: the backup drains first */
 		w->state = SWQE_SENDING;
 		rc = tx_new(qp, w);
 		if (rc == -EAGAIN)
@@ -1158,6 +1161,7 @@ static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len, uint8_t
 	if (progress) {
 		t->backoff = 0;
 		t->tlp_out = false;
+		fo_progress(qp);
 	}
 	rack_detect(qp, now);
 	sr_retire(qp);
@@ -1339,6 +1343,8 @@ void sr_timer(struct wheel_timer *tm, void *arg)
 		if (t->backoff < 16)
 			t->backoff++;
 		t->tlp_out = false;
+		/* failover may take the member out and rewind onto another */
+		fo_on_rto(qp);
 	} else if (any && st->cfg.loss == UROCE_LOSS_RACK && !t->tlp_out && t->srtt && !t->nlost &&
 	           now >= t->last_tx_ns + 2 * t->srtt + t->min_rtt / 4) {
 		/* tail-loss probe: send the last packet again so a SACK shows the holes */
@@ -1355,6 +1361,44 @@ void sr_timer(struct wheel_timer *tm, void *arg)
 	sr_retire(qp);
 	sr_arm(qp);
 	ctx_kick(qp);
+}
+
+/* --- failover ----------------------------------------------------------------- */
+
+/* The QP moved to another member (qp->d): the paths follow it, and
+ * rewind makes every packet not yet acknowledged due again. */
+void sr_fo_switch(struct uroce_qp *qp, bool rewind)
+{
+	struct sr_state *st = sr_of(qp);
+	struct sr_tx *t = &st->tx;
+
+	sr_pc_fo_ports(qp);
+	if (!rewind || !t->ring)
+		return;
+	for (uint32_t psn = t->una; psn != t->nxt; psn = psn_add(psn, 1)) {
+		struct sr_txp *p = &t->ring[psn & t->mask];
+
+		if (p->flags & (SRP_SACKED | SRP_LOST))
+			continue;
+		if (p->kind == SRW_PARITY) {
+			txp_acked(qp, p); /* parity is never sent again: the data it protects is */
+			continue;
+		}
+		p->flags &= (uint8_t)~SRP_EC;
+		sr_txp_lost(qp, p, SR_LOSS_FAILOVER);
+	}
+	t->backoff = 0;
+	t->tlp_out = false;
+	sr_retire(qp);
+	sr_arm(qp);
+	ctx_kick(qp);
+}
+
+bool sr_fo_idle(const struct uroce_qp *qp)
+{
+	const struct sr_state *st = sr_of(qp);
+
+	return st->tx.phase == PH_START && st->tx.una == st->tx.nxt && qp->sq_tail == qp->sq_cur;
 }
 
 /* --- receiving: data --------------------------------------------------------- */

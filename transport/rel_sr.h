@@ -55,6 +55,7 @@ enum sr_loss {
 	SR_LOSS_TRIM,     /* a switch trimmed it (congestion, not a broken path) */
 	SR_LOSS_PROBE,    /* sent again as a tail-loss probe: no loss known */
 	SR_LOSS_NOCREDIT, /* a probe beyond the receiver's receives: no loss */
+	SR_LOSS_FAILOVER, /* its member failed: sent again on another (failover.c) */
 };
 
 enum { SRP_PLAIN = 7 }; /* kind of a plain WRITE packet (no immediate) */
@@ -280,6 +281,8 @@ void sr_txp_lost(struct uroce_qp *qp, struct sr_txp *p, enum sr_loss why);
 int sr_pc_init(struct uroce_qp *qp);
 int sr_pc_ready(struct uroce_qp *qp);
 void sr_pc_fini(struct uroce_qp *qp);
+/* Failover moved the QP to another member: every path leaves by its port. */
+void sr_pc_fo_ports(struct uroce_qp *qp);
 /* The counters and the per-path view the API reads. */
 void sr_pc_stats(const struct uroce_qp *qp, struct uroce_qp_stats *s);
 int sr_pc_path_stats(const struct uroce_qp *qp, unsigned i, struct uroce_path_stats *out);

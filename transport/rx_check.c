@@ -2,12 +2,15 @@
  * responder sees it (rxe_recv.c's check_addr and check_keys, IBTA 9.6 and
  * 9.9): the destination is the connected QP's own GID (else one of the
  * arrival port's GIDs); for RC and UC
- * the source is the QP's remote GID; the BTH P_Key matches the QP's; a
+ * the source is the QP's remote GID (or, for a QP with backups, the
+ * addresses are those of one of its members and the packet came in at
+ * that member's port); the BTH P_Key matches the QP's; a
  * response is acted on only inside the requester's outstanding window.
  * Anything else is counted under its own drop reason and never NAKed: a
  * host that is not the peer learns nothing and changes nothing. */
 #include <string.h>
 
+#include "transport/failover.h"
 #include "transport/qp_internal.h"
 
 /* IBTA 10.9.3: the low 15 bits name the partition (0 is invalid), bit 15
@@ -27,7 +30,7 @@ bool rx_check_dst(struct uroce_context *ctx, unsigned port, const struct uroce_q
 	 * yet are checked against the port's table. */
 	if (qp && qp->type != UROCE_QPT_UD && qp->state >= UROCE_QPS_RTR &&
 	    qp->state <= UROCE_QPS_SQD)
-		ok = !memcmp(pkt->dip, qp->d.sip, 16);
+		ok = !memcmp(pkt->dip, qp->d.sip, 16) || (qp->fo && fo_member_rx(qp, port, pkt->sip, pkt->dip) >= 0);
 	else
 		ok = ctx_port_has_gid(ctx, port, pkt->dip);
 	if (ok)
@@ -51,7 +54,8 @@ bool rx_check_conn(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		ctx_count_drop(qp->ctx, UROCE_DROP_QP_STATE);
 		return false;
 	}
-	if (memcmp(pkt->sip, qp->d.dip, 16)) {
+	/* a QP with backups: from any member, at the member's own port */
+	if (memcmp(pkt->sip, qp->d.dip, 16) && !(qp->fo && fo_member_rx(qp, qp->ctx->rx_port, pkt->sip, pkt->dip) >= 0)) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_SRC_ADDR);
 		return false;
 	}

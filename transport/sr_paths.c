@@ -108,6 +108,27 @@ int sr_pc_ready(struct uroce_qp *qp)
 	return 0;
 }
 
+void sr_pc_fo_ports(struct uroce_qp *qp)
+{
+	struct sr_state *st = sr_of(qp);
+	struct path_set *ps = &st->ps;
+
+	/* a new member is a new route: what the paths learnt (RTT, losses,
+	 * quarantine) was of the old one */
+	for (unsigned i = 0; i < ps->n; i++) {
+		struct qp_path *p = &ps->p[i];
+
+		p->port = qp->port;
+		p->state = PATH_UP;
+		p->inflight = 0;
+		p->loss_run = p->downs = 0;
+		p->srtt_ns = p->min_rtt_ns = 0;
+		p->down_until = 0;
+	}
+	ps->nup = ps->n;
+	st->rx.eqds.port = qp->port;
+}
+
 void sr_pc_fini(struct uroce_qp *qp)
 {
 	struct sr_state *st = sr_of(qp);
@@ -422,7 +443,7 @@ void sr_pc_lost(struct uroce_qp *qp, struct sr_txp *p, enum sr_loss why, uint64_
 	bool was_in = p->flags & SRP_CCIN;
 
 	sr_pc_gone(qp, p);
-	if (why == SR_LOSS_PROBE || why == SR_LOSS_NOCREDIT || p->path >= st->ps.n)
+	if (why == SR_LOSS_PROBE || why == SR_LOSS_NOCREDIT || why == SR_LOSS_FAILOVER || p->path >= st->ps.n)
 		return;
 	/* a packet lost twice tells of its path once */
 	path_lost(&st->ps, p->path, now, was_in && why != SR_LOSS_TRIM);

@@ -84,6 +84,7 @@ enum srw_ctrl_type {
 	SRW_CTRL_TRIM = 4, /* trimmed packets: send them again now */
 	SRW_CTRL_RTS = 5,  /* EQDS: request to send (what the sender wants credit for) */
 	SRW_CTRL_PULL = 6, /* EQDS: the receiver's credit */
+	SRW_CTRL_FO = 7,   /* failover: notice, probe and their answers (failover.h) */
 };
 
 /* TRIM body: PSNs of data packets that arrived trimmed to their headers

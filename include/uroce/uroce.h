@@ -534,6 +534,77 @@ int uroce_path_policy_parse(const char *s, enum uroce_path_policy *out);
 const char *uroce_cc_str(enum uroce_cc cc);
 int uroce_cc_parse(const char *s, enum uroce_cc *out);
 
+/** Most members of a QP's failover group: the primary and its backups. */
+#define UROCE_FO_MAX_MEMBERS 4
+
+/**
+ * Failover (SHIFT, docs/failover.md): an rc or sr QP with backups survives
+ * losing its port. Member 0 is the QP's own port and ah_attr (the
+ * primary); member i (1..nbackups) is uroce_qp_attr.backup_ah[i - 1],
+ * given with UROCE_QP_ALT_PATH at INIT -> RTR: a port of this context and
+ * the peer's GID behind it. Both sides list the members in the same order
+ * (member i joins the same pair of ports seen from either end). A member
+ * fails on its port's link going down (netlink, at once), on rto_fail
+ * retransmission timeouts in a row, or on err_threshold receive errors
+ * (bad ICRC, bad length) on its port within 1 ms; the QP rewinds what is
+ * outstanding from the last acknowledged PSN onto the next member that is
+ * up, tells the peer over it, probes the failed member every probe_us and
+ * fails back when it answers (WaitSignaled, WaitSinked: the backup drains
+ * first, so order holds). Like an sr/ec QP, a QP with backups takes two QP
+ * numbers (data, then control for notices and probes); its peer must be
+ * uroce with the same members. All zero = no failover.
+ */
+struct uroce_failover_attr {
+	uint8_t nbackups;         /**< 0 = no failover; 1..UROCE_FO_MAX_MEMBERS - 1 */
+	uint8_t rto_fail;         /**< retransmission timeouts in a row that fail the active member; 0 = 1 */
+	uint8_t no_fail_back;     /**< 1 = stay on the backup when the primary comes back */
+	uint32_t err_threshold;   /**< receive errors on a port within 1 ms that fail its members; 0 = 64 */
+	uint32_t probe_us;        /**< a failed member is probed this often; 0 = 500 */
+	uint32_t down_timeout_ms; /**< every member failed this long: outstanding WRs complete with
+	                           * UROCE_WC_RETRY_EXC_ERR and the QP goes to ERR; 0 = 10000 */
+};
+
+/** SHIFT's send-side states (section 4.2), one QP's. */
+enum uroce_fo_state {
+	UROCE_FO_DEFAULT = 0,       /**< on the primary */
+	UROCE_FO_FALLBACK,          /**< on a backup; the primary is probed */
+	UROCE_FO_WAIT_SIGNALED,     /**< the primary answered: the backup finishes the message it is sending */
+	UROCE_FO_WAIT_SINKED,       /**< nothing new is sent until everything sent on the backup is acknowledged */
+	UROCE_FO__COUNT
+};
+/** Name of a failover state ("Default", "Fallback", "WaitSignaled", "WaitSinked"), or NULL. */
+const char *uroce_fo_state_str(enum uroce_fo_state s);
+
+/** Why a member was failed. */
+enum uroce_fo_cause {
+	UROCE_FO_CAUSE_NONE = 0,
+	UROCE_FO_CAUSE_LINK,        /**< its port's link went down */
+	UROCE_FO_CAUSE_RTO,         /**< retransmission timeouts */
+	UROCE_FO_CAUSE_ERRORS,      /**< receive errors on its port crossed err_threshold */
+	UROCE_FO_CAUSE_PEER,        /**< the peer said so (it lost its side of the member) */
+	UROCE_FO_CAUSE__COUNT
+};
+const char *uroce_fo_cause_str(enum uroce_fo_cause c);
+
+/** A QP's failover state (uroce_qp_failover_info). Times are the
+ * engine's clock (CLOCK_MONOTONIC for afxdp and dpdk ports). */
+struct uroce_failover_info {
+	enum uroce_fo_state state;
+	enum uroce_fo_cause last_cause;
+	uint8_t nmembers;
+	uint8_t active;               /**< member carrying traffic: 0 = primary */
+	uint8_t up_mask;              /**< bit i: member i is usable */
+	uint64_t failovers;           /**< switches away from a failed member */
+	uint64_t failbacks;           /**< returns to the primary */
+	uint64_t last_fail_ns;        /**< when the last failure was detected */
+	uint64_t last_switch_tx_ns;   /**< when the first packet left by the member switched to then */
+	uint64_t rewound_pkts;        /**< packets sent again because their member failed */
+	uint64_t notices_sent, notices_rcvd;
+	uint64_t probes_sent, probes_answered;
+};
+/** Read a QP's failover state; -EINVAL when it has no backups. */
+int uroce_qp_failover_info(struct uroce_qp *qp, struct uroce_failover_info *info);
+
 struct uroce_qp_init_attr {
 	enum uroce_qp_type qp_type;
 	struct uroce_cq *send_cq;
@@ -547,6 +618,7 @@ struct uroce_qp_init_attr {
 	struct uroce_rel_attr rel;
 	struct uroce_path_attr path; /**< sr/ec/be: spraying; all zero = one path */
 	struct uroce_cc_attr cc;     /**< sr/ec/be: congestion control; all zero = none */
+	struct uroce_failover_attr failover; /**< rc/sr: backups in a port group; all zero = none */
 };
 
 /** Name of a reliability mode ("sr"), or NULL. */
@@ -603,6 +675,10 @@ struct uroce_qp_attr {
 	uint8_t timeout;         /**< local ACK timeout: 4.096 us * 2^timeout, 0 = infinite */
 	uint8_t retry_cnt;       /**< 0-7 */
 	uint8_t rnr_retry;       /**< 0-7, 7 = infinite */
+	/** failover.nbackups > 0: the backups (UROCE_QP_ALT_PATH at INIT ->
+	 * RTR), each with its port_num (1..uroce_num_ports) and the peer's
+	 * GID behind that port. */
+	struct uroce_ah_attr backup_ah[UROCE_FO_MAX_MEMBERS - 1];
 };
 
 /** Create a QP in RESET. Its number is uroce_qp_num(qp). */
@@ -877,6 +953,51 @@ int uroce_expect_imm_count(struct uroce_context *ctx, uint32_t imm_data, uint32_
                            int *flag);
 /** Arrivals of imm_data counted and not yet taken by an expectation. */
 uint64_t uroce_imm_count(struct uroce_context *ctx, uint32_t imm_data);
+
+/* ----------------------------------------------------------------------
+ * Striping (TransferEngine's DomainGroup): one transfer split over the
+ * QPs of a stripe, one QP per pair of ports. The two sides may have
+ * different numbers of ports: with n_local and n_remote ports each side
+ * makes max(n_local, n_remote) QPs, and QP i joins local port
+ * i % n_local + 1 to remote port i % n_remote + 1 (a port that serves two
+ * QPs carries two shares: shards are equal in size). Each shard is one
+ * WRITE_WITH_IMM carrying the transfer's immediate, so the receiver
+ * completes the transfer with IMMCOUNTER, whatever order the ports deliver
+ * in (its QPs need rel.imm_counter):
+ * uroce_expect_imm_count(ctx, imm, uroce_stripe_shards(...)). A stripe
+ * only lists its QPs: destroy it before them; posting runs on the
+ * caller's thread like uroce_post_send (embedded or dedicated). docs/api.md.
+ * ---------------------------------------------------------------------- */
+struct uroce_stripe;
+/** A stripe over nqps (1..UROCE_MAX_PORTS) distinct connected (RTS) QPs
+ * of one context and one PD, RC-type with reliability rc, sr or ec, shards
+ * no shorter than min_shard bytes (0 = 64 KiB). 0 or -EINVAL (the reason
+ * in uroce_last_error), -ENOMEM. */
+int uroce_stripe_create(struct uroce_qp *const *qps, unsigned nqps, uint32_t min_shard, struct uroce_stripe **out);
+int uroce_stripe_destroy(struct uroce_stripe *s);
+/** How many shards a transfer of len bytes takes over nqps QPs (both sides
+ * compute it): min(nqps, ceil(len / min_shard)), at least 1 (len 0 is one
+ * shard of 0 bytes); min_shard 0 = 64 KiB. Shard i goes on QP i. */
+unsigned uroce_stripe_shards(uint64_t len, unsigned nqps, uint32_t min_shard);
+/** One striped write: [addr, addr + len) of lkey to remote_addr under rkey
+ * (the peer's rkey serves all its QPs: one context, one PD). Shard i is
+ * [i len / n, (i + 1) len / n), its inner boundaries rounded down to 4 KiB
+ * when every shard is at least 8 KiB. */
+struct uroce_stripe_write {
+	uint64_t wr_id;          /**< each shard's completion carries it (with UROCE_SEND_SIGNALED) */
+	uint64_t addr;
+	uint64_t len;
+	uint32_t lkey;
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint32_t imm_data;       /**< network order; the receiver counts it once per shard */
+	unsigned send_flags;     /**< UROCE_SEND_SIGNALED, UROCE_SEND_FENCE (on every shard) */
+};
+/** Post the shards (one WRITE_WITH_IMM per QP used); 0 or a negative errno
+ * with nothing posted: every shard is checked first (-EINVAL: flags, keys,
+ * range, a QP's state or message limit; -ENOMEM: a send queue is full).
+ * *nshards, if not NULL, says how many on success. */
+int uroce_stripe_post_write(struct uroce_stripe *s, const struct uroce_stripe_write *w, unsigned *nshards);
 
 /** Paged writes (TransferEngine's submit_paged_writes): page i of the
  * source, src_base + src_pages[i] x src_stride, goes to dst_base +

@@ -1,0 +1,115 @@
+/* Failover across a port group (SHIFT): the state of one QP with backups
+ * and the calls the rest of the transport makes into it (failover.c). */
+#ifndef UROCE_TRANSPORT_FAILOVER_H
+#define UROCE_TRANSPORT_FAILOVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "transport/qp_internal.h"
+
+#define FO_LINK_POLL_NS 100000ull  /* netlink and link state are read this often while a group exists */
+#define FO_ERR_WINDOW_NS 1000000ull /* receive errors are counted over windows this long */
+#define FO_NOTICE_RETRY_NS 200000ull /* an unanswered notice goes again after this */
+#define FO_RTO_FAIL_DEFAULT 2u
+#define FO_ERR_THRESHOLD_DEFAULT 64u
+#define FO_PROBE_US_DEFAULT 500u
+#define FO_DOWN_TIMEOUT_MS_DEFAULT 10000u
+#define FO_ERR_HOLD_NS 100000000ull /* a member failed on errors stays out this long, doubling each time */
+#define FO_ERR_HOLD_MAX_SHIFT 7u
+#define FO_NONE 0xffu
+
+/* Failover control packets (sr_wire.h's control header, type
+ * SRW_CTRL_FO), to the peer's control QPN; body:
+ *   u8 kind, u8 member (the member it travels on), u8 active (the
+ *   sender's), u8 fail_mask (members the sender failed itself), be32 seq */
+enum fo_kind { FO_NOTICE = 1, FO_NOTICE_ACK = 2, FO_PROBE = 3, FO_PROBE_ACK = 4 };
+#define FO_BODY_LEN 8u
+
+struct fo_member {
+	struct dest d;
+	bool link_up;       /* its local port's link */
+	uint8_t failed;     /* enum uroce_fo_cause of a local failure; NONE = not failed here */
+	bool peer_failed;   /* the peer's last word: it failed this member on its side */
+	bool probe_out;     /* a probe was sent and is not answered yet */
+	uint8_t err_fails;  /* times it failed on receive errors (its hold-down doubles each time) */
+	uint64_t hold_until; /* failed on errors: no probe brings it back before this */
+};
+
+struct fo_state {
+	struct uroce_qp *qp;
+	struct fo_state *next;  /* the context's list of QPs with backups */
+	struct uroce_failover_attr cfg; /* defaults filled */
+	uint8_t n;              /* members, primary included */
+	uint8_t active;
+	uint8_t state;          /* enum uroce_fo_state */
+	bool ready;             /* members resolved (RTR) */
+	struct fo_member m[UROCE_FO_MAX_MEMBERS];
+	uint32_t rto_run;       /* retransmission timeouts since the last progress */
+	uint32_t notice_seq;    /* of the last notice sent (0: none yet) */
+	bool notice_acked;
+	uint64_t notice_next_ns;
+	uint32_t peer_seq;      /* newest notice of the peer applied */
+	bool peer_seq_valid;
+	uint32_t probe_seq;
+	uint64_t probe_next_ns;
+	uint64_t all_down_since; /* 0 = some member usable */
+	uint64_t tx_mark;       /* qp->tx_packets at the last switch */
+	bool switch_tx_pending; /* the first packet after it is still to leave */
+	struct uroce_failover_info info;
+};
+
+/* Creation: validate init.failover and allocate qp->fo (NULL without backups). */
+int fo_init(struct uroce_qp *qp);
+void fo_fini(struct uroce_qp *qp);
+/* INIT -> RTR: validate and resolve the backups (attr->backup_ah), after
+ * the primary (qp->d) was resolved. */
+int fo_check_backups(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int mask, unsigned mtu);
+int fo_ready(struct uroce_qp *qp, const struct uroce_qp_attr *attr);
+/* RESET: back to the primary, every member usable. */
+void fo_reset(struct uroce_qp *qp);
+
+/* Is a packet that came in on port, from sip to dip, from one of the
+ * members? The member's index, or -1. */
+int fo_member_rx(const struct uroce_qp *qp, unsigned port, const uint8_t sip[16], const uint8_t dip[16]);
+/* A failover control packet to the QP's control QPN (checked: true = it was one, consumed). */
+bool fo_rx(struct uroce_qp *qp, const struct roce_pkt *pkt);
+
+/* The retransmission timer fired with nothing acknowledged: true when
+ * failover took it (a member was failed and the work rewound, or every
+ * member is down and retries are not counted), false to retry as usual. */
+bool fo_on_rto(struct uroce_qp *qp);
+/* Something new was acknowledged. */
+static inline void fo_progress(struct uroce_qp *qp)
+{
+	if (qp->fo)
+		qp->fo->rto_run = 0;
+}
+/* Transmit, at a WR boundary (the next WR is not started yet): may a new
+ * WR start now? (WaitSinked holds new work until the backup drained.) */
+bool fo_may_start(struct uroce_qp *qp);
+/* After a transmit pass: the first packet after a switch leaves. */
+static inline void fo_after_tx(struct uroce_qp *qp)
+{
+	struct fo_state *f = qp->fo;
+
+	if (f && f->switch_tx_pending && qp->tx_packets != f->tx_mark) {
+		f->switch_tx_pending = false;
+		f->info.last_switch_tx_ns = ctx_now(qp->ctx);
+	}
+}
+
+/* The link of port (a context index) changed. */
+void fo_port_link(struct uroce_context *ctx, unsigned port, bool up);
+/* The context's slow path: probes, notices, error windows, down timeouts. */
+unsigned fo_slow_path(struct uroce_context *ctx);
+
+/* Reliability-specific halves (rel_rc: rc_completer.c, sr: sr_paths.c):
+ * send again everything outstanding, from the last acknowledged PSN, on
+ * the QP's destination now; and whether nothing is outstanding. */
+void rc_fo_rewind(struct uroce_qp *qp);
+bool rc_fo_idle(const struct uroce_qp *qp);
+void sr_fo_switch(struct uroce_qp *qp, bool rewind);
+bool sr_fo_idle(const struct uroce_qp *qp);
+
+#endif /* UROCE_TRANSPORT_FAILOVER_H */
