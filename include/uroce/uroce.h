@@ -556,7 +556,7 @@ int uroce_cc_parse(const char *s, enum uroce_cc *out);
  */
 struct uroce_failover_attr {
 	uint8_t nbackups;         /**< 0 = no failover; 1..UROCE_FO_MAX_MEMBERS - 1 */
-	uint8_t rto_fail;         /**< retransmission timeouts in a row that fail the active member; 0 = 1 */
+	uint8_t rto_fail;         /**< retransmission timeouts in a row that fail the active member; 0 = 2 */
 	uint8_t no_fail_back;     /**< 1 = stay on the backup when the primary comes back */
 	uint32_t err_threshold;   /**< receive errors on a port within 1 ms that fail its members; 0 = 64 */
 	uint32_t probe_us;        /**< a failed member is probed this often; 0 = 500 */

@@ -1,0 +1,115 @@
+#!/bin/bash
+# A uroce-to-rxe RC connection whose port fails ends in a clean error, with
+# no hang (docs/failover.md, "A standard RC peer cannot follow"): rxe binds
+# an RC QP to one address pair, so uroce cannot move the QP to another
+# port, and its retries must run out into an error completion. A vmlab
+# guest runs `ibv_rc_pingpong -d rxe0 -g 1` as the server; uroce-pingpong
+# on a uroce AF_XDP port in a host-side netns is the client. Once the
+# exchange runs, the host side's link goes down: uroce-pingpong must exit
+# non-zero by itself, with "Failed status ... retry ..." (the WR completed
+# with RETRY_EXC_ERR), well inside its bound (not killed by timeout).
+#
+#   rxe_link_fail.sh VMLAB_SH UROCE_PINGPONG
+set -euo pipefail
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: needs root (network namespaces, XDP, QEMU)"
+	exit 77
+fi
+[ $# -ge 2 ] || { echo "usage: $0 VMLAB_SH UROCE_PINGPONG" >&2; exit 2; }
+VMLAB=$1 PP=$2
+[ -x "$PP" ] || { echo "FAIL: $PP not found" >&2; exit 1; }
+
+export UROCE_VMLAB_LAB=uvlf$$
+SUBNET=${UROCE_VMLAB_SUBNET:-10.48.0}
+export UROCE_VMLAB_SUBNET=$SUBNET
+SRV_IP=$SUBNET.11
+HOST_IP=$SUBNET.2
+IFACE=uvl0
+WORK=$(mktemp -d /tmp/uroce-linkfail.XXXXXX)
+HOSTNS=
+PP_PID=
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+cleanup() {
+	local rc=$?
+	if [ -n "$PP_PID" ] && kill -0 "$PP_PID" 2>/dev/null; then
+		kill "$PP_PID" 2>/dev/null || true
+		wait "$PP_PID" 2>/dev/null || true
+	fi
+	if [ $rc != 0 ] && [ -f "$WORK/booted" ]; then
+		echo "--- guest console (tail):" >&2
+		"$VMLAB" console srv 2>/dev/null | tail -n 15 >&2 || true
+	fi
+	"$VMLAB" down >/dev/null 2>&1 || true
+	rm -rf "$WORK"
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+"$VMLAB" setup
+"$VMLAB" up
+"$VMLAB" boot srv "$SRV_IP"
+touch "$WORK/booted"
+HOSTNS=$("$VMLAB" attach host "$HOST_IP" "$IFACE")
+in_host() { ip netns exec "$HOSTNS" "$@"; }
+
+ok=0
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	if in_host ping -c 1 -W 1 "$SRV_IP" >/dev/null 2>&1; then
+		ok=1
+		break
+	fi
+done
+[ $ok = 1 ] || fail "guest $SRV_IP does not answer ping from the host netns"
+
+wait_listening() {
+	for _ in $(seq 100); do
+		"$VMLAB" exec srv --timeout 10 "netstat -ltn | grep -q ':18515 '" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+rxe_sent() {
+	"$VMLAB" exec srv --timeout 10 'cat /sys/class/infiniband/rxe0/ports/1/hw_counters/sent_pkts' 2>/dev/null || echo 0
+}
+
+ITERS=1000000
+job=$("$VMLAB" start srv "ibv_rc_pingpong -d rxe0 -g 1 -n $ITERS -s 4096")
+wait_listening || fail "server never listened: $("$VMLAB" output srv "$job")"
+# uroce-pingpong's own defaults: local ACK timeout 14 (67 ms), retry_cnt 7
+in_host timeout 120 "$PP" rc -d "afxdp:$IFACE" -g 1 -s 4096 -n "$ITERS" "$SRV_IP" >"$WORK/pp.out" 2>&1 &
+PP_PID=$!
+
+# the exchange runs: rxe has sent a few hundred packets
+base=$(rxe_sent)
+for _ in $(seq 100); do
+	now=$(rxe_sent)
+	[ $((now - base)) -ge 200 ] && break
+	kill -0 "$PP_PID" 2>/dev/null || { cat "$WORK/pp.out" >&2; fail "uroce-pingpong ended before the link went down"; }
+	sleep 0.2
+done
+[ $((now - base)) -ge 200 ] || { cat "$WORK/pp.out" >&2; fail "the exchange never ran (rxe sent $((now - base)) packets)"; }
+kill -0 "$PP_PID" 2>/dev/null || { cat "$WORK/pp.out" >&2; fail "uroce-pingpong ended before the link went down"; }
+
+echo "=== exchange running (rxe sent $((now - base)) packets): taking the host side's link down"
+t0=$(date +%s%N)
+in_host ip link set "$IFACE" down
+pp_rc=0
+wait "$PP_PID" || pp_rc=$?
+PP_PID=
+t1=$(date +%s%N)
+sed 's/^/  uroce-pingpong: /' "$WORK/pp.out"
+ms=$(((t1 - t0) / 1000000))
+echo "  exit $pp_rc, $ms ms after the link went down"
+[ $pp_rc != 0 ] || fail "uroce-pingpong exited 0 with its port down"
+[ $pp_rc != 124 ] && [ $pp_rc != 137 ] || fail "uroce-pingpong hung: killed by its timeout"
+grep -q "Failed status .*retry" "$WORK/pp.out" || fail "no retry-exceeded error completion in uroce-pingpong's output"
+[ $ms -lt 30000 ] || fail "the error took $ms ms"
+echo "PASS: the uroce-to-rxe RC connection ended in a retry-exceeded error $ms ms after its port failed"
