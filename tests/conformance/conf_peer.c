@@ -5,8 +5,13 @@
  * WRITE + SEND + READ traffic, sr WRITE + SEND traffic and be WRITE + SEND
  * traffic to the server for the whole suite.
  *
- *   conf_peer --role server --port afxdp:IF --peer-ip ATTACKER_IP --ctl PATH [options]
+ *   conf_peer --role server --port afxdp:IF --port2 afxdp:IF2 --peer-ip ATTACKER_IP \
+ *             --peer-ip2 ATTACKER_IP2 --ctl PATH [options]
  *   conf_peer --role client --port afxdp:IF --server-ip SERVER_IP [options]
+ *
+ * The server's context has a second port (--port2) for the failover
+ * victim "fo": an rc QP with one backup, member 0 on port 1 to the
+ * attacker's address, member 1 on port 2 to its second one (--peer-ip2).
  *
  * Control commands (one line each, one JSON line back): info, stats,
  * reset NAME [FIRST_RECV_TIMEOUT_MS], refill NAME (a victim region,
@@ -41,6 +46,8 @@
  * cases check did not move, and the be receiver's active message. */
 #include "transport/rel_sr.h"
 #include "transport/rel_be.h"
+/* ... and the failover victim's newest notice seq from its peer */
+#include "transport/failover.h"
 
 /* ---- the legitimate traffic: sizes, slots and patterns both roles share */
 #define SLOT_LEN 3000u       /* one WRITE / READ: three 1024-byte packets */
@@ -97,6 +104,11 @@
 /* "mw bind" / "mw inv": how long the server waits for the local WR's completion */
 #define LOCAL_WR_TIMEOUT_MS 2000u
 #define LOCAL_WR_ID 0x4d570000u
+/* The failover victim: probes of a failed member this often (100 ms, not
+ * 500 us: nothing answers them but the cases that mean to), and receive
+ * errors never fail a member (cases elsewhere send damaged frames) */
+#define FO_PROBE_US 100000u
+#define FO_ERR_THRESHOLD 1000000u
 
 static uint8_t pattern(uint32_t seed, uint64_t seq, uint32_t off)
 {
@@ -156,6 +168,8 @@ static void on_signal(int sig)
 struct opts {
 	bool server;
 	const char *port;
+	const char *port2;     /* server: the second port (the failover victim's backup member) */
+	uint32_t peer_ip2_be;  /* server: the attacker's second address, behind port 2 */
 	const char *ctl_path;
 	const char *ready_file;
 	uint32_t peer_ip_be;   /* server: the attacker's address, the victims' peer */
@@ -217,28 +231,32 @@ static void gid_of_ipv4(uint8_t gid[16], uint32_t ip_be)
 	memcpy(gid + 12, &ip_be, 4);
 }
 
-/* The index of port 1's IPv4-mapped GID (the GID table starts with the
- * link-local IPv6 one where the port has it). */
-static uint8_t sgid_v4;
+/* The index of a port's IPv4-mapped GID (the GID table starts with the
+ * link-local IPv6 one where the port has it): port 1's, and port 2's on
+ * a server with --port2. */
+static uint8_t sgid_v4, sgid_v4_port2;
 
-static void find_sgid_v4(struct uroce_context *ctx)
+static uint8_t find_sgid_v4_of(struct uroce_context *ctx, uint8_t port)
 {
 	struct uroce_port_attr pa;
 	uint8_t want[16], gid[16];
 
-	check(uroce_query_port(ctx, 1, &pa), "query port 1");
+	check(uroce_query_port(ctx, port, &pa), "query a port");
 	gid_of_ipv4(want, pa.ipv4_be);
 	for (int i = 0; i < 256; i++) {
-		int rc = uroce_query_gid(ctx, 1, i, gid);
+		int rc = uroce_query_gid(ctx, port, i, gid);
 
-		if (rc == 0 && !memcmp(gid, want, 16)) {
-			sgid_v4 = (uint8_t)i;
-			return;
-		}
+		if (rc == 0 && !memcmp(gid, want, 16))
+			return (uint8_t)i;
 		if (rc < 0 && rc != -ENOENT)
 			break;
 	}
-	die("port 1 has no IPv4-mapped GID for its address in its GID table");
+	die("port %u has no IPv4-mapped GID for its address in its GID table", port);
+}
+
+static void find_sgid_v4(struct uroce_context *ctx)
+{
+	sgid_v4 = find_sgid_v4_of(ctx, 1);
 }
 
 /* RESET -> INIT */
@@ -262,9 +280,12 @@ static int qp_to_init(struct uroce_qp *qp, enum uroce_qp_type type)
 	return uroce_qp_modify(qp, &a, mask);
 }
 
-/* RESET -> INIT -> RTR -> RTS for an RC or UC QP (UD: no address). */
-static void qp_connect(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t peer_ip_be, uint32_t peer_qpn,
-                       uint32_t rq_psn, uint32_t sq_psn, uint8_t max_dest_rd_atomic, uint8_t timeout)
+/* RESET -> INIT -> RTR -> RTS for an RC or UC QP (UD: no address);
+ * backup_ip_be: a QP with one backup, member 1 on port 2 to that address
+ * (0 = none). */
+static void qp_connect_fo(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t peer_ip_be, uint32_t backup_ip_be,
+                          uint32_t peer_qpn, uint32_t rq_psn, uint32_t sq_psn, uint8_t max_dest_rd_atomic,
+                          uint8_t timeout)
 {
 	struct uroce_qp_attr a;
 	int mask;
@@ -288,6 +309,13 @@ static void qp_connect(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t pe
 			a.min_rnr_timer = 12;
 			mask |= UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER;
 		}
+		if (backup_ip_be) {
+			gid_of_ipv4(a.backup_ah[0].dgid, backup_ip_be);
+			a.backup_ah[0].sgid_index = sgid_v4_port2;
+			a.backup_ah[0].hop_limit = 64;
+			a.backup_ah[0].port_num = 2;
+			mask |= UROCE_QP_ALT_PATH;
+		}
 	}
 	check(uroce_qp_modify(qp, &a, mask), "QP to RTR");
 
@@ -305,10 +333,18 @@ static void qp_connect(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t pe
 	check(uroce_qp_modify(qp, &a, mask), "QP to RTS");
 }
 
+static void qp_connect(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t peer_ip_be, uint32_t peer_qpn,
+                       uint32_t rq_psn, uint32_t sq_psn, uint8_t max_dest_rd_atomic, uint8_t timeout)
+{
+	qp_connect_fo(qp, type, peer_ip_be, 0, peer_qpn, rq_psn, sq_psn, max_dest_rd_atomic, timeout);
+}
+
 /* rel: UROCE_REL_RC, sr/ec with SR_RTO_MIN_US and RTO-only loss detection,
- * or be with BE_TIMEOUT_US; eqds: sr with EQDS at EQDS_LINK_MBPS */
-static struct uroce_qp *qp_new(struct uroce_pd *pd, struct uroce_cq *scq, struct uroce_cq *rcq,
-                               enum uroce_qp_type type, uint32_t nwr, enum uroce_reliability rel, bool eqds)
+ * or be with BE_TIMEOUT_US; eqds: sr with EQDS at EQDS_LINK_MBPS; fo: one
+ * backup (FO_PROBE_US, FO_ERR_THRESHOLD) */
+static struct uroce_qp *qp_new_fo(struct uroce_pd *pd, struct uroce_cq *scq, struct uroce_cq *rcq,
+                                  enum uroce_qp_type type, uint32_t nwr, enum uroce_reliability rel, bool eqds,
+                                  bool fo)
 {
 	struct uroce_qp_init_attr ia;
 	struct uroce_qp *qp;
@@ -333,6 +369,11 @@ static struct uroce_qp *qp_new(struct uroce_pd *pd, struct uroce_cq *scq, struct
 		ia.cc.algo = UROCE_CC_EQDS;
 		ia.cc.link_mbps = EQDS_LINK_MBPS;
 	}
+	if (fo) {
+		ia.failover.nbackups = 1;
+		ia.failover.probe_us = FO_PROBE_US;
+		ia.failover.err_threshold = FO_ERR_THRESHOLD;
+	}
 	ia.send_cq = scq;
 	ia.recv_cq = rcq;
 	ia.cap.max_send_wr = nwr;
@@ -341,6 +382,12 @@ static struct uroce_qp *qp_new(struct uroce_pd *pd, struct uroce_cq *scq, struct
 	ia.cap.max_recv_sge = 1;
 	check(uroce_qp_create(pd, &ia, &qp), "create a QP");
 	return qp;
+}
+
+static struct uroce_qp *qp_new(struct uroce_pd *pd, struct uroce_cq *scq, struct uroce_cq *rcq,
+                               enum uroce_qp_type type, uint32_t nwr, enum uroce_reliability rel, bool eqds)
+{
+	return qp_new_fo(pd, scq, rcq, type, nwr, rel, eqds, false);
 }
 
 static void post_recv1(struct uroce_qp *qp, uint64_t wr_id, void *addr, uint32_t len, uint32_t lkey)
@@ -387,7 +434,7 @@ struct legit_hdr {
 enum region_id { R_LEGIT_DATA, R_LEGIT_RECV, R_LEGIT_REPLY, R_RC_DATA, R_RC_RECV, R_RC0_DATA, R_UC_DATA,
                  R_UD_RECV, R_LEGIT_SR_DATA, R_LEGIT_SR_RECV, R_LEGIT_SR_REPLY, R_SR_DATA, R_SR_RECV, R_SRX_RECV,
                  R_EC_DATA, R_EC_RECV, R_LEGIT_BE_DATA, R_LEGIT_BE_RECV, R_LEGIT_BE_REPLY, R_BE_DATA, R_BE_RECV,
-                 R_SRE_DATA, R_SRE_RECV, R_SRE2_RECV, R__COUNT };
+                 R_SRE_DATA, R_SRE_RECV, R_SRE2_RECV, R_FO_DATA, R_FO_RECV, R__COUNT };
 
 struct region {
 	const char *name;
@@ -423,6 +470,8 @@ static struct region regions[R__COUNT] = {
 	[R_SRE_DATA] = { "sre_data", 8192, false, 0, NULL, NULL },
 	[R_SRE_RECV] = { "sre_recv", 4 * 2048, false, 0, NULL, NULL },
 	[R_SRE2_RECV] = { "sre2_recv", 4 * 256, false, 0, NULL, NULL },
+	[R_FO_DATA] = { "fo_data", 4096, false, 0, NULL, NULL },
+	[R_FO_RECV] = { "fo_recv", 4 * 64, false, 0, NULL, NULL },
 };
 
 struct victim {
@@ -454,6 +503,8 @@ struct victim {
 	uint64_t mw_va, mw_len;
 	/* sr with EQDS congestion control (EQDS_LINK_MBPS) */
 	bool eqds;
+	/* one backup: member 1 on port 2 to the attacker's second address */
+	bool fo;
 	/* the CNPs it sent, as the engine dated them (cnp_last_ns, the time
 	 * of the receive burst the CE mark came in), since the last "cnplog" */
 	uint64_t cnp_seen;   /* its cnps_sent counter when last looked at */
@@ -477,6 +528,8 @@ static struct victim victims[] = {
 	VICTIM("be", UROCE_QPT_RC, UROCE_REL_BE, false, R_BE_DATA, R_BE_RECV, 2048, 4, 0, ATK_QPN_BASE + 10, .has_mw = true),
 	VICTIM("sre", UROCE_QPT_RC, UROCE_REL_SR, false, R_SRE_DATA, R_SRE_RECV, 2048, 4, 0, ATK_QPN_BASE + 12, .eqds = true),
 	VICTIM("sre2", UROCE_QPT_RC, UROCE_REL_SR, false, -1, R_SRE2_RECV, 256, 4, 0, ATK_QPN_BASE + 14, .eqds = true),
+	/* a QP with backups takes two QPNs too (data, control), as its peer does */
+	VICTIM("fo", UROCE_QPT_RC, UROCE_REL_RC, false, R_FO_DATA, R_FO_RECV, 64, 4, 0, ATK_QPN_BASE + 16, .fo = true),
 };
 #define NVICTIMS (sizeof(victims) / sizeof(victims[0]))
 
@@ -499,7 +552,7 @@ struct legit_conn {
 struct server {
 	struct opts *o;
 	struct uroce_context *ctx;
-	struct uroce_port_attr port;
+	struct uroce_port_attr port, port2;
 	struct uroce_pd *pd_legit, *pd_victim;
 	struct uroce_cq *victim_cq;
 	uint8_t *arena;
@@ -630,8 +683,9 @@ static uint32_t rand_psn(void)
 
 static void victim_connect(struct server *s, struct victim *v, uint32_t first_timeout_us)
 {
-	qp_connect(v->qp, v->type, v->peer_client ? s->client_ip_be : s->o->peer_ip_be, v->peer_qpn, rand_psn(),
-	           rand_psn(), v->max_dest_rd_atomic, VICTIM_TIMEOUT);
+	qp_connect_fo(v->qp, v->type, v->peer_client ? s->client_ip_be : s->o->peer_ip_be,
+	              v->fo ? s->o->peer_ip2_be : 0, v->peer_qpn, rand_psn(), rand_psn(), v->max_dest_rd_atomic,
+	              VICTIM_TIMEOUT);
 	if (v->recv >= 0)
 		victim_post_recvs(s, v, first_timeout_us);
 }
@@ -774,15 +828,19 @@ static void poll_events(struct server *s)
 	while (uroce_get_async_event(s->ctx, &ev) == 0) {
 		const char *who = "port";
 
+		/* PATH_MIG: the failover victim moved to another member (no error) */
+		bool benign = ev.event_type == UROCE_EVENT_COMM_EST || ev.event_type == UROCE_EVENT_PATH_MIG;
+
 		if (ev.event_type == UROCE_EVENT_QP_FATAL || ev.event_type == UROCE_EVENT_QP_REQ_ERR ||
 		    ev.event_type == UROCE_EVENT_QP_ACCESS_ERR || ev.event_type == UROCE_EVENT_COMM_EST ||
-		    ev.event_type == UROCE_EVENT_SQ_DRAINED || ev.event_type == UROCE_EVENT_QP_LAST_WQE_REACHED) {
+		    ev.event_type == UROCE_EVENT_SQ_DRAINED || ev.event_type == UROCE_EVENT_QP_LAST_WQE_REACHED ||
+		    ev.event_type == UROCE_EVENT_PATH_MIG || ev.event_type == UROCE_EVENT_PATH_MIG_ERR) {
 			who = qp_name(s, ev.element.qp);
 			for (int c = 0; c < LC__COUNT; c++)
-				if (ev.element.qp == s->lc[c].qp && ev.event_type != UROCE_EVENT_COMM_EST)
+				if (ev.element.qp == s->lc[c].qp && !benign)
 					s->legit_fatal++;
 			for (size_t k = 0; k < NVICTIMS; k++)
-				if (victims[k].qp == ev.element.qp && ev.event_type != UROCE_EVENT_COMM_EST)
+				if (victims[k].qp == ev.element.qp && !benign)
 					victims[k].fatal_events++;
 		} else if (ev.event_type == UROCE_EVENT_CQ_ERR) {
 			who = ev.element.cq == s->victim_cq ? "victim_cq" : "legit_cq";
@@ -871,6 +929,24 @@ static void jb_qp_info(struct jbuf *b, struct uroce_qp *qp)
 			   eqds_tx_sent(st->cc.st), eqds_tx_spec(st->cc.st), eqds_tx_credit_cum(st->cc.st));
 		jb(b, "}");
 	}
+	if (qp->fo) {
+		/* failover (uroce_qp_failover_info), its control QPN, and the
+		 * newest notice seq taken from the peer (-1: none since RTR) */
+		struct uroce_failover_info fi;
+
+		check(uroce_qp_failover_info(qp, &fi), "failover info");
+		if (qp->init.rel.reliability == UROCE_REL_RC) /* sr has reported it */
+			jb(b, ",\"ctrl_qpn\":%u", qp->ctrl_qpn);
+		jb(b,
+		   ",\"fo\":{\"state\":\"%s\",\"active\":%u,\"up_mask\":%u,\"nmembers\":%u,\"last_cause\":\"%s\","
+		   "\"failovers\":%" PRIu64 ",\"failbacks\":%" PRIu64 ",\"rewound_pkts\":%" PRIu64
+		   ",\"notices_sent\":%" PRIu64 ",\"notices_rcvd\":%" PRIu64 ",\"probes_sent\":%" PRIu64
+		   ",\"probes_answered\":%" PRIu64 ",\"peer_seq\":%" PRId64 ",\"notice_seq\":%u,\"notice_acked\":%s}",
+		   uroce_fo_state_str(fi.state), fi.active, fi.up_mask, fi.nmembers, uroce_fo_cause_str(fi.last_cause),
+		   fi.failovers, fi.failbacks, fi.rewound_pkts, fi.notices_sent, fi.notices_rcvd, fi.probes_sent,
+		   fi.probes_answered, qp->fo->peer_seq_valid ? (int64_t)qp->fo->peer_seq : -1, qp->fo->notice_seq,
+		   qp->fo->notice_acked ? "true" : "false");
+	}
 }
 
 static void jb_victim_info(struct server *s, struct jbuf *b, struct victim *v)
@@ -896,6 +972,10 @@ static void reply_info(struct server *s, struct jbuf *b)
 
 	inet_ntop(AF_INET, &s->port.ipv4_be, ip, sizeof(ip));
 	jb(b, "{\"ok\":true,\"ip\":\"%s\",\"mac\":\"%02x:%02x:%02x:%02x:%02x:%02x\",", ip, m[0], m[1], m[2], m[3],
+	   m[4], m[5]);
+	m = s->port2.mac;
+	inet_ntop(AF_INET, &s->port2.ipv4_be, ip, sizeof(ip));
+	jb(b, "\"port2\":{\"ip\":\"%s\",\"mac\":\"%02x:%02x:%02x:%02x:%02x:%02x\"},", ip, m[0], m[1], m[2], m[3],
 	   m[4], m[5]);
 	inet_ntop(AF_INET, &s->client_ip_be, ip, sizeof(ip));
 	for (int c = 0; c < LC__COUNT; c++) {
@@ -951,13 +1031,19 @@ static void jb_qp_stats(struct server *s, struct jbuf *b, const char *name, stru
 
 static void reply_stats(struct server *s, struct jbuf *b)
 {
-	struct uroce_port_stats ps;
+	struct uroce_port_stats ps, ps2;
 	int32_t guard_first = -1;
 	uint32_t guard_bad = 0;
 
+	/* the drops of both ports together (each case names the reasons, not
+	 * the port); port 2's frames taken, to show where a packet arrived */
 	check(uroce_port_stats(s->ctx, 1, &ps), "port statistics");
-	jb(b, "{\"ok\":true,\"rx_packets\":%" PRIu64 ",\"tx_packets\":%" PRIu64 ",\"drops\":{", ps.rx_packets,
-	   ps.tx_packets);
+	check(uroce_port_stats(s->ctx, 2, &ps2), "port statistics");
+	for (int r = 1; r < UROCE_DROP__COUNT; r++)
+		ps.drops[r] += ps2.drops[r];
+	jb(b, "{\"ok\":true,\"rx_packets\":%" PRIu64 ",\"tx_packets\":%" PRIu64 ",\"port2_rx_packets\":%" PRIu64
+	      ",\"port2_tx_packets\":%" PRIu64 ",\"drops\":{",
+	   ps.rx_packets, ps.tx_packets, ps2.rx_packets, ps2.tx_packets);
 	for (int r = 1; r < UROCE_DROP__COUNT; r++)
 		jb(b, "%s\"%s\":%" PRIu64, r > 1 ? "," : "", uroce_drop_reason_name((enum uroce_drop_reason)r),
 		   ps.drops[r]);
@@ -1222,7 +1308,7 @@ static void victim_recreate(struct server *s, struct victim *v, struct jbuf *b)
 		jb(b, "{\"ok\":false,\"error\":\"recreate %s: %s\"}", v->name, uroce_last_error());
 		return;
 	}
-	v->qp = qp_new(s->pd_victim, s->victim_cq, s->victim_cq, v->type, 16, v->rel, v->eqds);
+	v->qp = qp_new_fo(s->pd_victim, s->victim_cq, s->victim_cq, v->type, 16, v->rel, v->eqds, v->fo);
 	v->cnp_seen = 0;
 	if (v->data >= 0)
 		region_refill(s, v->data);
@@ -1259,7 +1345,7 @@ static void ctl_command(struct server *s, char *line, struct jbuf *b)
 		}
 		if (!v || victim_reset(s, v, r == 2 ? len * 1000u : 0) < 0) {
 			jb(b, "{\"ok\":false,\"error\":\"reset %s: not a victim QP or it cannot reset (%s); victims: rc, "
-			      "rc0, uc, ud, sr, srx, ec, be, sre, sre2\"}",
+			      "rc0, uc, ud, sr, srx, ec, be, sre, sre2, fo\"}",
 			   name, uroce_last_error());
 			return;
 		}
@@ -1482,12 +1568,16 @@ static int run_server(struct opts *o)
 	s.o = o;
 	s.ctl_fd = -1;
 	memset(&ca, 0, sizeof(ca));
-	ca.port = o->port;
+	const char *specs[2] = { o->port, o->port2 };
+	ca.ports = specs;
+	ca.nports = 2;
 	ca.mode = UROCE_ENGINE_EMBEDDED;
 	ca.engine_cpu = -1;
 	check(uroce_context_create(&s.ctx, &ca), o->port);
 	check(uroce_query_port(s.ctx, 1, &s.port), "query port 1");
+	check(uroce_query_port(s.ctx, 2, &s.port2), "query port 2");
 	find_sgid_v4(s.ctx);
+	sgid_v4_port2 = find_sgid_v4_of(s.ctx, 2);
 	check(uroce_pd_alloc(s.ctx, &s.pd_legit), "allocate a PD");
 	check(uroce_pd_alloc(s.ctx, &s.pd_victim), "allocate a PD");
 	for (int c = 0; c < LC__COUNT; c++) {
@@ -1502,8 +1592,8 @@ static int run_server(struct opts *o)
 		cnp_clear(&victims[k]);
 		if (victims[k].has_mw)
 			check(uroce_mw_alloc(s.pd_victim, UROCE_MW_TYPE_2, &victims[k].mw), "allocate a memory window");
-		victims[k].qp = qp_new(s.pd_victim, s.victim_cq, s.victim_cq, victims[k].type, 16, victims[k].rel,
-		                       victims[k].eqds);
+		victims[k].qp = qp_new_fo(s.pd_victim, s.victim_cq, s.victim_cq, victims[k].type, 16, victims[k].rel,
+		                          victims[k].eqds, victims[k].fo);
 		if (!victims[k].peer_client)
 			victim_connect(&s, &victims[k], 0);
 	}
@@ -1833,7 +1923,8 @@ static int run_client(struct opts *o)
 static void usage(void)
 {
 	fprintf(stderr,
-	        "usage: conf_peer --role server --port afxdp:IF --peer-ip ATTACKER_IP --ctl PATH [--ready FILE]\n"
+	        "usage: conf_peer --role server --port afxdp:IF --port2 afxdp:IF2 --peer-ip ATTACKER_IP\n"
+	        "                 --peer-ip2 ATTACKER_IP2 --ctl PATH [--ready FILE]\n"
 	        "       conf_peer --role client --port afxdp:IF --server-ip SERVER_IP\n"
 	        "       common: [--tcp-port N (18777)] [--duration SEC (280)]\n");
 	exit(2);
@@ -1857,6 +1948,7 @@ int main(int argc, char **argv)
 		{ "peer-ip", required_argument, NULL, 'P' },   { "server-ip", required_argument, NULL, 's' },
 		{ "ctl", required_argument, NULL, 'c' },       { "ready", required_argument, NULL, 'R' },
 		{ "tcp-port", required_argument, NULL, 't' },  { "duration", required_argument, NULL, 'd' },
+		{ "port2", required_argument, NULL, '2' },     { "peer-ip2", required_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },            { NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .tcp_port = 18777, .duration_s = 280 };
@@ -1868,6 +1960,8 @@ int main(int argc, char **argv)
 		case 'r': role = optarg; break;
 		case 'p': o.port = optarg; break;
 		case 'P': o.peer_ip_be = parse_ip("--peer-ip", optarg); break;
+		case '2': o.port2 = optarg; break;
+		case 'Q': o.peer_ip2_be = parse_ip("--peer-ip2", optarg); break;
 		case 's': o.server_ip_be = parse_ip("--server-ip", optarg); break;
 		case 'c': o.ctl_path = optarg; break;
 		case 'R': o.ready_file = optarg; break;
@@ -1896,8 +1990,8 @@ int main(int argc, char **argv)
 		usage();
 	if (!strcmp(role, "server")) {
 		o.server = true;
-		if (!o.peer_ip_be || !o.ctl_path) {
-			fprintf(stderr, "conf_peer: the server needs --peer-ip and --ctl\n");
+		if (!o.peer_ip_be || !o.ctl_path || !o.port2 || !o.peer_ip2_be) {
+			fprintf(stderr, "conf_peer: the server needs --peer-ip, --port2, --peer-ip2 and --ctl\n");
 			return 2;
 		}
 	} else if (strcmp(role, "client") || !o.server_ip_be) {

@@ -12,7 +12,8 @@ a region the case must not touch) changed, and the legitimate connection
 went on with its data verified. One line per case, PASS or FAIL; exit 1 on
 any failure.
 
-  conformance.py --iface IF --my-mac MAC --ctl UNIX_SOCKET --my-ip A --spoof-ip B --other-ip C --srv-ip2 D [--only TEXT]
+  conformance.py --iface IF --my-mac MAC --ctl UNIX_SOCKET --my-ip A --my-ip2 A2 --spoof-ip B --other-ip C
+                 --srv-ip2 D [--only TEXT]
 """
 import argparse
 import json
@@ -65,6 +66,12 @@ SRW_CTRL_TRIM, SRW_CTRL_RTS, SRW_CTRL_PULL = 4, 5, 6
 SRW_TRIM_MAX = 32
 EQDS_QUANTUM = 16384          # bytes one pacer grant (PULL) adds
 EQDS_LINK_BPS = 1000000       # the sre/sre2 victims' link (conf_peer's EQDS_LINK_MBPS)
+# failover (transport/failover.h): a control packet of type 7 to the QP's
+# control QPN, body u8 kind, u8 member (the one it travels on), u8 active,
+# u8 fail_mask, be32 seq
+SRW_CTRL_FO = 7
+FO_NOTICE, FO_NOTICE_ACK, FO_PROBE, FO_PROBE_ACK = 1, 2, 3, 4
+FO_KINDS = {1: "notice", 2: "notice ack", 3: "probe", 4: "probe ack"}
 
 OP_NAMES = {READ_RESP_FIRST: "READ response FIRST", READ_RESP_LAST: "READ response LAST",
             READ_RESP_ONLY: "READ response ONLY", ACK: "ACK", ATOMIC_ACK: "ATOMIC ACK"}
@@ -188,6 +195,24 @@ def parse_ctrl(data):
     return data[p + 1], data[p + 4:p + n]
 
 
+def fo_body(kind, member=0, active=0, mask=0, seq=1):
+    """A failover control packet's body (after the 4-byte control header)."""
+    return struct.pack("!BBBBI", kind, member, active, mask, seq & 0xFFFFFFFF)
+
+
+def parse_fo(g):
+    """A captured failover control packet: its fields, addresses and source
+    MAC (which port sent it), or None."""
+    c = parse_ctrl(g[4]) if g[0] == UC | SEND_ONLY else None
+    if c is None or c[0] != SRW_CTRL_FO or len(c[1]) < 8:
+        return None
+    kind, member, active, mask, seq = struct.unpack("!BBBBI", c[1][:8])
+    d = g[4]
+    return {"kind": kind, "member": member, "active": active, "mask": mask, "seq": seq, "dqpn": g[1],
+            "src": socket.inet_ntoa(d[26:30]), "dst": socket.inet_ntoa(d[30:34]),
+            "smac": ":".join("%02x" % x for x in d[6:12])}
+
+
 def trim_body(psns, n=None):
     """TRIM: be16 n, be16 reserved, be32 PSN[n]"""
     return struct.pack("!HH", len(psns) if n is None else n, 0) + b"".join(struct.pack("!I", q & PSN_MASK)
@@ -298,12 +323,12 @@ class Suite:
 
     # ---- packets ---------------------------------------------------------
     def frame(self, opcode, dqpn, psn, ext=None, payload=b"", src=None, dst=None, pkey=0xFFFF, ackreq=1,
-              bad_icrc=False, tos=0):
+              bad_icrc=False, tos=0, dmac=None):
         pad = (4 - len(payload) % 4) % 4
         bth = BTH(opcode=opcode, padcount=pad, pkey=pkey, dqpn=dqpn, ackreq=ackreq, psn=psn & PSN_MASK)
         roce = bth / ext if ext is not None else bth
         roce = roce / Raw(payload + b"\0" * pad) if payload or pad else roce
-        f = (Ether(src=self.wire.my_mac, dst=self.wire.srv_mac) /
+        f = (Ether(src=self.wire.my_mac, dst=dmac or self.wire.srv_mac) /
              IP(src=src or self.a.my_ip, dst=dst or self.info["ip"], flags="DF", ttl=64, tos=tos) /
              UDP(sport=self.sport, dport=ROCE_PORT, chksum=0) / roce)
         data = bytearray(raw(f))
@@ -359,6 +384,26 @@ class Suite:
         mac = lambda m: bytes(int(x, 16) for x in m.split(":"))
         return (mac(self.wire.srv_mac) + mac(self.wire.my_mac) + b"\x08\x00" + ip +
                 struct.pack("!HHHH", self.sport, ROCE_PORT, 16, 0) + b"\0" * 8)
+
+    # ---- failover (transport/failover.h) ---------------------------------
+    def fo_member(self, m):
+        """(source, destination, destination MAC) of the fo victim's member m
+        seen from here: 0 = this host's first address to the server's port
+        1, 1 = its second address to the server's port 2."""
+        if m == 0:
+            return self.a.my_ip, self.info["ip"], self.wire.srv_mac
+        return self.a.my_ip2, self.info["port2"]["ip"], self.info["port2"]["mac"]
+
+    def fo_ctrl(self, v, body, via=0, op=UC | SEND_ONLY, dqpn=None, ctype=SRW_CTRL_FO, version=SRW_VERSION,
+                length=None, raw_payload=None, **kw):
+        """A failover control packet to v's control QPN on member `via`
+        (addresses and port; src, dst, dmac override them)."""
+        src, dst, dmac = self.fo_member(via)
+        kw.setdefault("src", src)
+        kw.setdefault("dst", dst)
+        kw.setdefault("dmac", dmac)
+        pl = ctrl_payload(ctype, body, version, length) if raw_payload is None else raw_payload
+        return self.frame(op, v["ctrl_qpn"] if dqpn is None else dqpn, 0, None, pl, **kw)
 
     def sr_ctrl(self, v, payload, op=UC | SEND_ONLY, psn=0, **kw):
         """A control packet: UC SEND Only to the control QPN (data QPN + 1)."""
@@ -446,7 +491,7 @@ class Suite:
             q0, q1 = before["qps"][v], after["qps"][v]
             # an sr/ec/be QP's peer takes two QPNs: data, data + 1 for its
             # SACKs and NACKs (be: votes)
-            peer = ({q1["peer_qpn"], (q1["peer_qpn"] + 1) & PSN_MASK} if "sr" in q1 or "be" in q1
+            peer = ({q1["peer_qpn"], (q1["peer_qpn"] + 1) & PSN_MASK} if "sr" in q1 or "be" in q1 or "fo" in q1
                     else {q1["peer_qpn"]})
             mine = [g for g in got if g[1] in peer] if not v.startswith("legit") else []
             if exp.get("check_got"):
@@ -478,6 +523,14 @@ class Suite:
             for k, want in exp.get("eqds_expect", {}).items():
                 if q1["eqds"][k] != want:
                     errs.append("%s: eqds state %s is %s, expected %s" % (v, k, q1["eqds"][k], want))
+            for k in exp.get("fo_same", ()):
+                if q0["fo"][k] != q1["fo"][k]:
+                    errs.append("%s: failover %s moved %s -> %s" % (v, k, q0["fo"][k], q1["fo"][k]))
+            for k, want in exp.get("fo_expect", {}).items():
+                got_k = q1["fo"][k] - q0["fo"][k] if k in FO_COUNTERS else q1["fo"][k]
+                if got_k != want:
+                    errs.append("%s: failover %s %s %s, expected %s" % (v, k, "moved by" if k in FO_COUNTERS
+                                                                        else "is", got_k, want))
             for k in exp.get("be_same", ()):
                 if q0["be"][k] != q1["be"][k]:
                     errs.append("%s: be state %s moved %s -> %s" % (v, k, q0["be"][k], q1["be"][k]))
@@ -524,6 +577,9 @@ class Suite:
             if r["diff_first"] < lo or r["diff_last"] >= hi:
                 errs.append("%s changed at bytes %d..%d%s" % (rname, r["diff_first"], r["diff_last"],
                                                               ", allowed %d..%d" % (lo, hi - 1) if hi else ""))
+        if "port2_rx" in exp and after["port2_rx_packets"] - before["port2_rx_packets"] != exp["port2_rx"]:
+            errs.append("port 2 took %d packets, expected %d" % (after["port2_rx_packets"] - before["port2_rx_packets"],
+                                                                exp["port2_rx"]))
         if after["guard_first_bad"] >= 0:
             errs.append("%d guard bytes outside the registered regions changed, the first at arena offset %d"
                         % (after["guard_bad"], after["guard_first_bad"]))
@@ -534,10 +590,11 @@ class Suite:
                     errs.append("%s bytes %d..%d do not hold what was written" % (rname, off, off + len(data) - 1))
 
     @staticmethod
-    def describe(got):
-        return ", ".join("%s PSN %d%s" % (OP_NAMES.get(g[0], "opcode 0x%02x" % g[0]), g[2],
+    def describe(got, most=8):
+        text = ", ".join("%s PSN %d%s" % (OP_NAMES.get(g[0], "opcode 0x%02x" % g[0]), g[2],
                                           " syndrome 0x%02x" % g[3] if g[3] is not None else "")
-                         for g in got) or "nothing"
+                         for g in got[:most]) or "nothing"
+        return text + (" and %d more" % (len(got) - most) if len(got) > most else "")
 
     @staticmethod
     def check_sacks(cum, q, got, errs):
@@ -587,7 +644,7 @@ class Suite:
 
     def cleanup(self, exp):
         st = self.ctl.cmd("stats")
-        broken = {q for q in ("rc", "rc0", "uc", "ud") + SR_VICTIMS + ("be",) if st["qps"][q]["state"] != "RTS"}
+        broken = {q for q in ("rc", "rc0", "uc", "ud") + SR_VICTIMS + ("be", "fo") if st["qps"][q]["state"] != "RTS"}
         for name in sorted(set(exp.get("reset", [])) | broken):
             self.ctl.cmd("reset %s" % name)
         for rname, r in st["regions"].items():
@@ -638,6 +695,23 @@ def naked(qp, reason, psn, syn, **kw):
 SR_SAME = ("rx_cum", "rx_marked", "rx_msg_cum", "rx_bind_next", "rx_dups", "tx_una", "tx_nxt", "tx_msg_post",
            "peer_msg_cum", "peer_msg_limit", "have_limit", "peer_dups")
 SR_COUNTERS = ("sacks_sent", "sacks_rcvd", "recv_ok", "recv_err", "retransmits", "ec_nacks_rcvd")
+
+
+# the fo victim's failover state (conf_peer's "fo"): what a dropped packet
+# must leave as it was; the counters among them are compared as changes
+FO_SAME = ("state", "active", "up_mask", "failovers", "failbacks", "notices_rcvd", "notices_sent", "peer_seq",
+           "probes_answered", "notice_seq")
+FO_COUNTERS = ("failovers", "failbacks", "rewound_pkts", "notices_sent", "notices_rcvd", "probes_sent",
+               "probes_answered")
+
+
+def fo_dropped(reason, n=1, **kw):
+    """fo: dropped, nothing answered (on either of the peer's QPNs), PSNs
+    and the failover state unchanged."""
+    e = {"drops": {reason: n}, "qp": "fo", "responses": "none", "state": "RTS", "psn_unchanged": True,
+         "fo_same": FO_SAME}
+    e.update(kw)
+    return e
 
 
 def sr_dropped(qp, reason, n=1, **kw):
@@ -2386,6 +2460,354 @@ def cases(s):
     # last case): the QP behind it keeps its place
     out.append(("eqds_reset_while_queued", pacer_two("reset sre")))
 
+    # ---- failover control packets (transport/failover.c): the `fo` victim
+    # is an rc QP with one backup, member 0 = port 1 to this host's first
+    # address, member 1 = the server's port 2 to its second address; each
+    # case starts from a fresh connection (active member 0, every member up)
+    def fo_case(fn):
+        fn.prep = lambda: s.ctl.cmd("reset fo")
+        out.append((fn.__name__, fn))
+        return fn
+
+    def notice(v, seq=1, mask=1, via=0, member=None, active=0, **kw):
+        return s.fo_ctrl(v, fo_body(FO_NOTICE, via if member is None else member, active, mask, seq), via=via, **kw)
+
+    def fo_got(got, v):
+        """the failover packets among what came back, and everything else"""
+        fos = [parse_fo(g) for g in got]
+        return [f for f in fos if f], [g for g, f in zip(got, fos) if not f]
+
+    def want_fo(fos, errs, kind, member, seq=None, active=None, mask=None, n=None, what=""):
+        """packets of this kind to the peer's control QPN, on member `member`
+        (from the server's address and port of that member, to this host's
+        address of it), with the seq (active, mask) given"""
+        src, dst, _ = s.fo_member(member)
+        mac = s.info["mac"] if member == 0 else s.info["port2"]["mac"]
+        v = s.victim("fo")
+        mine = [f for f in fos if f["kind"] == kind and (seq is None or f["seq"] == seq)]
+        if not mine:
+            errs.append("no %s%s came back%s (got: %s)" % (FO_KINDS[kind], "" if seq is None else " seq %d" % seq,
+                                                            what, ", ".join("%s seq %d member %d" % (
+                                                                FO_KINDS.get(f["kind"], f["kind"]), f["seq"],
+                                                                f["member"]) for f in fos) or "nothing"))
+            return
+        if n is not None and len(mine) != n:
+            errs.append("%d %ss came back, expected %d" % (len(mine), FO_KINDS[kind], n))
+        for f in mine:
+            bad = []
+            if f["member"] != member or f["src"] != dst or f["dst"] != src or f["smac"] != mac:
+                bad.append("member %d from %s (MAC %s) to %s, expected member %d from %s (MAC %s) to %s"
+                           % (f["member"], f["src"], f["smac"], f["dst"], member, dst, mac, src))
+            if f["dqpn"] != (v["peer_qpn"] + 1) & PSN_MASK:
+                bad.append("to QPN 0x%x, not the peer's control QPN" % f["dqpn"])
+            if active is not None and f["active"] != active:
+                bad.append("active %d, expected %d" % (f["active"], active))
+            if mask is not None and f["mask"] != mask:
+                bad.append("fail_mask 0x%x, expected 0x%x" % (f["mask"], mask))
+            if bad:
+                errs.append("%s seq %d: %s" % (FO_KINDS[kind], f["seq"], "; ".join(bad)))
+                return
+
+    # addresses and ports: only a member's own (source, destination, port)
+    @fo_case
+    def fo_notice_from_non_member(st):
+        # a notice failing member 0, perfect but for its source address
+        s.wire.send([notice(s.victim("fo"), src=a.spoof_ip)])
+        return fo_dropped("bad_src_addr")
+
+    @fo_case
+    def fo_notice_backup_src_at_primary(st):
+        # member 1's peer address, sent to member 0's address and port
+        s.wire.send([notice(s.victim("fo"), src=a.my_ip2)])
+        return fo_dropped("bad_src_addr")
+
+    @fo_case
+    def fo_notice_primary_at_port2(st):
+        # member 0's addresses (and member byte), arriving at port 2: the
+        # data checks take the active member's addresses at any port, the
+        # failover check wants the member's own port
+        s.wire.send([notice(s.victim("fo"), dmac=s.info["port2"]["mac"])])
+        return fo_dropped("bad_ctrl", port2_rx=1)
+
+    @fo_case
+    def fo_notice_backup_at_port1(st):
+        # member 1's addresses (and member byte), arriving at port 1: the
+        # destination is port 2's address, which no member has at port 1
+        s.wire.send([notice(s.victim("fo"), via=1, dmac=s.wire.srv_mac)])
+        return fo_dropped("bad_dst_addr")
+
+    @fo_case
+    def fo_notice_member_byte_mismatch(st):
+        # member 0's addresses and port, member byte 1
+        s.wire.send([notice(s.victim("fo"), member=1)])
+        return fo_dropped("bad_ctrl")
+
+    @fo_case
+    def fo_notice_member_past_members(st):
+        # member bytes 2 (the QP has 2 members) and 255, on member 1
+        v = s.victim("fo")
+        s.wire.send([notice(v, via=1, member=2), notice(v, via=1, member=255)])
+        return fo_dropped("bad_ctrl", 2)
+
+    @fo_case
+    def fo_notice_active_past_members(st):
+        s.wire.send([notice(s.victim("fo"), active=2)])
+        return fo_dropped("bad_ctrl")
+
+    # the control header and body
+    @fo_case
+    def fo_ctrl_version_2(st):
+        s.wire.send([notice(s.victim("fo"), version=2)])
+        return fo_dropped("bad_ctrl")
+
+    @fo_case
+    def fo_ctrl_length_not_12(st):
+        # header lengths 16 (past the payload) and 8 (shorter than the body)
+        v = s.victim("fo")
+        s.wire.send([notice(v, length=16), notice(v, length=8)])
+        return fo_dropped("bad_ctrl", 2)
+
+    @fo_case
+    def fo_ctrl_short_payload(st):
+        # header length 12 with a 4-byte body (8 bytes of payload), a
+        # 2-byte payload (shorter than the header) and none at all
+        v = s.victim("fo")
+        s.wire.send([s.fo_ctrl(v, fo_body(FO_NOTICE, mask=1)[:4], length=12),
+                     s.fo_ctrl(v, b"", raw_payload=b"\x01\x07"), s.fo_ctrl(v, b"", raw_payload=b"")])
+        return fo_dropped("bad_ctrl", 3)
+
+    @fo_case
+    def fo_kind_unknown(st):
+        v = s.victim("fo")
+        s.wire.send([s.fo_ctrl(v, fo_body(k, mask=1)) for k in (0, 5, 255)])
+        return fo_dropped("bad_ctrl", 3)
+
+    @fo_case
+    def fo_ctrl_wrong_opcode(st):
+        # the notice as RC SEND Only (0x04) and UC SEND First (0x20)
+        v = s.victim("fo")
+        s.wire.send([notice(v, op=RC | SEND_ONLY), notice(v, op=UC | SEND_FIRST)])
+        return fo_dropped("bad_ctrl", 2)
+
+    @fo_case
+    def fo_ctrl_other_type(st):
+        # a SACK (type 1) to an rc QP's control QPN: rc has nothing but
+        # failover there
+        v = s.victim("fo")
+        s.wire.send([s.fo_ctrl(v, sack_body(0), ctype=SRW_CTRL_SACK)])
+        return fo_dropped("bad_ctrl")
+
+    @fo_case
+    def fo_notice_to_data_qpn(st):
+        v = s.victim("fo")
+        s.wire.send([notice(v, dqpn=v["qpn"])])
+        return fo_dropped("bad_opcode")
+
+    @fo_case
+    def fo_notice_qp_in_reset(st):
+        s.ctl.cmd("state fo reset")
+        s.wire.send([notice(s.victim("fo"))])
+        return fo_dropped("qp_state", state="RESET", psn_unchanged=False, reset=["fo"])
+
+    # QPs without backups
+    @case
+    def fo_notice_to_sr_without_backups(st):
+        # to the sr victim's control QPN (it has no backups): an unknown
+        # control type there
+        v = s.victim("sr")
+        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_FO, fo_body(FO_NOTICE, mask=1)))])
+        return sr_dropped("sr", "bad_ctrl")
+
+    @case
+    def fo_notice_to_rc_qpn_plus_1(st):
+        # an rc QP without backups has one QPN: its QPN + 1 is the next
+        # QP's (rc0, rc as well), which takes no UC opcode
+        v, v0 = s.victim("rc"), s.victim("rc0")
+        if v0["qpn"] != (v["qpn"] + 1) & PSN_MASK:
+            raise Failed("rc0 is QPN 0x%x, not rc's QPN + 1 (0x%x)" % (v0["qpn"], v["qpn"] + 1))
+        s.wire.send([s.fo_ctrl(v, fo_body(FO_NOTICE, mask=1), dqpn=v0["qpn"])])
+        return dropped("rc0", "bad_opcode")
+
+    # seq: a notice is taken once
+    @fo_case
+    def fo_notice_stale_seq(st):
+        # notice 100 fails member 0 (the QP moves to member 1; its own
+        # notice, seq 1, is answered); then notice 100 again and 99, both
+        # saying no member failed: acknowledged, not taken
+        v = s.victim("fo")
+        s.wire.send([notice(v, seq=100, mask=1), s.fo_ctrl(v, fo_body(FO_NOTICE_ACK, seq=1))])
+        time.sleep(0.05)
+        s.wire.send([notice(v, seq=100, mask=0), notice(v, seq=99, mask=0, via=1)])
+
+        def check_got(got, before, after, errs):
+            fos, other = fo_got(got, v)
+            if other:
+                errs.append("unexpected packets: %s" % s.describe(other))
+            want_fo(fos, errs, FO_NOTICE_ACK, 0, seq=100, n=2)
+            want_fo(fos, errs, FO_NOTICE_ACK, 1, seq=99, n=1)
+            want_fo(fos, errs, FO_NOTICE, 1, seq=1, active=1, mask=0)
+        return {"drops": {}, "qp": "fo", "state": "RTS", "psn_unchanged": True, "check_got": check_got,
+                "fo_expect": {"active": 1, "state": "Fallback", "up_mask": 2, "failovers": 1, "notices_rcvd": 1,
+                              "peer_seq": 100, "notice_acked": True}, "reset": ["fo"]}
+
+    # the well-formed packets do what they should
+    @fo_case
+    def fo_notice_fails_primary(st):
+        # the peer says it failed member 0: the QP moves to member 1 (cause
+        # peer), tells the peer (a notice on member 1, answered here), and
+        # its traffic goes by member 1: a WRITE from member 1's addresses
+        # at port 2 is placed and ACKed from port 2
+        v = s.victim("fo")
+        s.wire.send([notice(v, seq=7, mask=1), s.fo_ctrl(v, fo_body(FO_NOTICE_ACK, seq=1))])
+        time.sleep(0.05)
+        data = payload(64, 700)
+        src, dst, dmac = s.fo_member(1)
+        s.wire.send([write_only(s, v, 128, data, src=src, dst=dst, dmac=dmac)])
+
+        def check_got(got, before, after, errs):
+            fos, other = fo_got(got, v)
+            want_fo(fos, errs, FO_NOTICE_ACK, 0, seq=7, n=1)
+            want_fo(fos, errs, FO_NOTICE, 1, seq=1, active=1, mask=0)
+            acks = [g for g in other if g[0] == ACK and g[2] == v["rq_psn"]]
+            if not acks:
+                errs.append("the WRITE by member 1 was not ACKed (got %s)" % s.describe(other))
+            for g in acks:
+                if socket.inet_ntoa(g[4][26:30]) != dst or socket.inet_ntoa(g[4][30:34]) != src:
+                    errs.append("the ACK went from %s to %s, not by member 1"
+                                % (socket.inet_ntoa(g[4][26:30]), socket.inet_ntoa(g[4][30:34])))
+            if len(acks) != len(other):
+                errs.append("unexpected packets: %s" % s.describe([g for g in other if g not in acks]))
+        return {"drops": {}, "qp": "fo", "state": "RTS", "check_got": check_got, "rq_psn": psn_add(v["rq_psn"], 1),
+                "changes": {"fo_data": (128, 192, True)}, "content": {"fo_data": (128, data)},
+                "fo_expect": {"active": 1, "state": "Fallback", "up_mask": 2, "failovers": 1, "failbacks": 0,
+                              "last_cause": "peer", "notices_rcvd": 1, "peer_seq": 7, "notice_acked": True},
+                "reset": ["fo"]}
+
+    @fo_case
+    def fo_notice_clears_fails_back(st):
+        # notice 7 fails member 0 (the QP moves to member 1), notice 8
+        # fails none: member 0 is usable again and, nothing being in
+        # flight, the QP goes back to it at once (WaitSignaled, WaitSinked,
+        # Default) and says so on member 0
+        v = s.victim("fo")
+        s.wire.send([notice(v, seq=7, mask=1), s.fo_ctrl(v, fo_body(FO_NOTICE_ACK, seq=1))])
+        time.sleep(0.05)
+        # the answer to the server's notice 2 goes the way of notice 8 (by
+        # member 1, so it comes in after it: the engine reads port 1's
+        # ring before port 2's, so by member 0 it could come first and
+        # answer nothing)
+        s.wire.send([notice(v, seq=8, mask=0, via=1), s.fo_ctrl(v, fo_body(FO_NOTICE_ACK, 1, seq=2), via=1)])
+
+        def check_got(got, before, after, errs):
+            fos, other = fo_got(got, v)
+            if other:
+                errs.append("unexpected packets: %s" % s.describe(other))
+            want_fo(fos, errs, FO_NOTICE_ACK, 0, seq=7, n=1)
+            want_fo(fos, errs, FO_NOTICE_ACK, 1, seq=8, n=1)
+            want_fo(fos, errs, FO_NOTICE, 1, seq=1, active=1)
+            want_fo(fos, errs, FO_NOTICE, 0, seq=2, active=0)
+        return {"drops": {}, "qp": "fo", "state": "RTS", "psn_unchanged": True, "check_got": check_got,
+                "fo_expect": {"active": 0, "state": "Default", "up_mask": 3, "failovers": 1, "failbacks": 1,
+                              "notices_rcvd": 2, "peer_seq": 8, "notice_acked": True}, "reset": ["fo"]}
+
+    @fo_case
+    def fo_notice_all_members_failed(st):
+        # the peer says both members failed: no member is usable, the QP
+        # stays where it is (nothing to rewind: nothing in flight, so the
+        # down timeout ends nothing) and in RTS
+        s.wire.send([notice(s.victim("fo"), seq=3, mask=3)])
+        v = s.victim("fo")
+
+        def check_got(got, before, after, errs):
+            fos, other = fo_got(got, v)
+            if other:
+                errs.append("unexpected packets: %s" % s.describe(other))
+            want_fo(fos, errs, FO_NOTICE_ACK, 0, seq=3, n=1)
+            if [f for f in fos if f["kind"] != FO_NOTICE_ACK]:
+                errs.append("unexpected failover packets: %s" % fos)
+        return {"drops": {}, "qp": "fo", "state": "RTS", "psn_unchanged": True, "check_got": check_got,
+                "fo_expect": {"active": 0, "state": "Fallback", "up_mask": 0, "failovers": 0, "notices_rcvd": 1},
+                "reset": ["fo"]}
+
+    @fo_case
+    def fo_probe_answered(st):
+        # a probe on each member: a probe ack with its seq on the same
+        # member (the server's address and port of it); nothing changes
+        v = s.victim("fo")
+        s.wire.send([s.fo_ctrl(v, fo_body(FO_PROBE, 1, 0, 0, 0x4242), via=1),
+                     s.fo_ctrl(v, fo_body(FO_PROBE, 0, 0, 0, 0x4343), via=0)])
+
+        def check_got(got, before, after, errs):
+            fos, other = fo_got(got, v)
+            if other:
+                errs.append("unexpected packets: %s" % s.describe(other))
+            want_fo(fos, errs, FO_PROBE_ACK, 1, seq=0x4242, active=0, mask=0, n=1)
+            want_fo(fos, errs, FO_PROBE_ACK, 0, seq=0x4343, active=0, mask=0, n=1)
+            if len(fos) != 2:
+                errs.append("%d failover packets came back, expected the 2 probe acks" % len(fos))
+        return {"drops": {}, "qp": "fo", "state": "RTS", "psn_unchanged": True, "check_got": check_got,
+                "fo_same": FO_SAME}
+
+    @fo_case
+    def fo_answers_unasked(st):
+        # a probe ack (no probe is out) and a notice ack (no notice was
+        # sent): taken, and nothing moves
+        v = s.victim("fo")
+        s.wire.send([s.fo_ctrl(v, fo_body(FO_PROBE_ACK, seq=1)), s.fo_ctrl(v, fo_body(FO_PROBE_ACK, 1, seq=0), via=1),
+                     s.fo_ctrl(v, fo_body(FO_NOTICE_ACK, seq=5))])
+        return {"drops": {}, "qp": "fo", "responses": "none", "state": "RTS", "psn_unchanged": True,
+                "fo_same": FO_SAME}
+
+    @fo_case
+    def fo_write_backup_at_port1(st):
+        # data, not control: a perfect WRITE from member 1's addresses
+        # delivered to port 1
+        v = s.victim("fo")
+        src, dst, _ = s.fo_member(1)
+        s.wire.send([write_only(s, v, 256, payload(64, 701), src=src, dst=dst)])
+        return fo_dropped("bad_dst_addr")
+
+    @fo_case
+    def fo_write_primary_at_port2_accepted(st):
+        # a perfect WRITE from the active member's addresses delivered to
+        # port 2 is placed: a data packet's checks are the addresses'
+        # (as for any QP of a multi-port context), not the arrival port's
+        v = s.victim("fo")
+        data = payload(64, 702)
+        s.wire.send([write_only(s, v, 256, data, dmac=s.info["port2"]["mac"])])
+        return {"drops": {}, "qp": "fo", "responses": [(ACK, v["rq_psn"], None)], "state": "RTS",
+                "rq_psn": psn_add(v["rq_psn"], 1), "changes": {"fo_data": (256, 320, True)},
+                "content": {"fo_data": (256, data)}, "fo_same": FO_SAME, "port2_rx": 1}
+
+    @fo_case
+    def fo_notice_flood_legit(st):
+        # while the legit connections run: 500 notices from a non-member
+        # address and 500 copies of one well-formed notice failing no
+        # member from member 0, back to back (1000 frames: half a receive
+        # ring, so a server descheduled for a moment loses none); each copy
+        # is answered, one is taken
+        v = s.victim("fo")
+        n = 500
+        body = lambda src, seq: s.fast(bth_bytes(UC | SEND_ONLY, v["ctrl_qpn"], 0) +
+                                       ctrl_payload(SRW_CTRL_FO, fo_body(FO_NOTICE, 0, 0, 0, seq)), src=src)
+        bad, good = body(a.spoof_ip, 9), body(a.my_ip, 9)
+        frames = []
+        for i in range(n):
+            frames += [bad, good]
+        s.wire.send_raw(frames)
+
+        def check_got(got, before, after, errs):
+            fos, other = fo_got(got, v)
+            if other:
+                errs.append("unexpected packets: %s" % s.describe(other))
+            want_fo(fos, errs, FO_NOTICE_ACK, 0, seq=9, n=n)
+            if len(fos) != n:
+                errs.append("%d failover packets came back, expected %d notice acks" % (len(fos), n))
+        return {"drops": {"bad_src_addr": n}, "qp": "fo", "state": "RTS", "psn_unchanged": True,
+                "check_got": check_got, "settle": 0.5,
+                "fo_expect": {"active": 0, "state": "Default", "up_mask": 3, "failovers": 0, "notices_rcvd": 1,
+                              "peer_seq": 9}}
+
     # ---- last: a forged WRITE at the legit QP in another host's name
     @case
     def wrong_src_ip_legit(st):
@@ -2414,6 +2836,8 @@ def main():
     ap.add_argument("--my-mac", required=True)
     ap.add_argument("--ctl", required=True, help="conf_peer's control socket")
     ap.add_argument("--my-ip", required=True, help="this host: the victims' connected peer")
+    ap.add_argument("--my-ip2", required=True,
+                    help="this host's second address: the peer of the fo victim's backup member (its port 2)")
     ap.add_argument("--spoof-ip", required=True, help="a source address no QP is connected to")
     ap.add_argument("--other-ip", required=True, help="a destination address that is not the server's")
     ap.add_argument("--srv-ip2", required=True,
