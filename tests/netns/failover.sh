@@ -23,6 +23,7 @@
 # peer is uroce.
 #   failover.sh FO_XFER [CASES] [RELS]
 # CASES/RELS: space-separated subsets (default all cases, "rc sr").
+# FO_KEEP_LOGS=DIR keeps both ends' logs of every passing case there.
 set -u
 . "$(dirname "$0")/../lib/netns.sh"
 XF=${1:?usage: failover.sh FO_XFER [CASES] [RELS]}
@@ -322,6 +323,7 @@ for rel in $RELS; do
 		t0=$SECONDS
 		"case_$c" "$rel"
 		restore
+		[ -z "${FO_KEEP_LOGS:-}" ] || cp "$TMP/$CUR".*.log "$FO_KEEP_LOGS"/ 2>/dev/null
 		rm -f "$TMP/$CUR".*
 		echo "   ($((SECONDS - t0)) s)"
 	done

@@ -12,22 +12,54 @@
 # stops the bridge forwarding (both its ports in the disabled state) and
 # no link state shows it: only timeouts can find it.
 #
-#   fo_topo_build [MTU]      FO_A FO_B FO_S1 FO_S2 (namespaces), built and pinged
+# Interface indices are chosen (A's ends 1101/1102, B's 1301/1302, the
+# switches' ports 1201/1202 and 1401/1402) because the kernel's linkwatch
+# tells of a carrier change at once only on a device whose iflink differs
+# from its ifindex (a veth whose peer has another index). Otherwise (a
+# physical NIC, or a veth whose peer in another namespace happens to have
+# the same index) the change is batched, one linkwatch run a second at
+# most, and the netlink message (IFF_RUNNING) can come up to a second
+# late. With "batched" the switches' ports take their host end's index, so
+# every host interface is of the second kind.
+#
+#   fo_topo_build [MTU] [urgent|batched]
+#                            FO_A FO_B FO_S1 FO_S2 (namespaces), built and pinged
 #   fo_link RAIL a|b up|down the bridge port of rail 1|2 facing A or B
 #   fo_hole RAIL on|off      rail 1|2 forwards nothing / again
-#   fo_carrier NS IF         0 when IF in NS has its carrier (RUNNING), else 1
+#   fo_carrier NS IF         0 when IF in NS has its carrier (LOWER_UP), else 1
 
 FO_A='' FO_B='' FO_S1='' FO_S2=''
 
+# fo__veth NSH IFH IDXH NSS IFS IDXS CIDR MTU: host end IFH (address CIDR), switch end IFS
+fo__veth() {
+	ip link add name "$2" index "$3" netns "$1" type veth peer name "$5" index "$6" netns "$4" ||
+		{ echo "FAIL: cannot create the veth pair $2-$5"; exit 1; }
+	netns_addr "$1" "$2" "$7"
+	netns_mtu "$8" "$1" "$2" "$4" "$5"
+	if ! ip -n "$1" link set dev "$2" up || ! ip -n "$4" link set dev "$5" up; then
+		echo "FAIL: cannot bring $2 and $5 up"
+		exit 1
+	fi
+	if ! netns_wait_link "$1" "$2" || ! netns_wait_link "$4" "$5"; then
+		echo "FAIL: the veth pair $2-$5 did not come up"
+		exit 1
+	fi
+}
+
 fo_topo_build() {
-	local mtu=${1:-1500} r s
+	local mtu=${1:-1500} lw=${2:-urgent} r s sa sb
+	case "$lw" in
+	urgent) sa=1200 sb=1400 ;;
+	batched) sa=1100 sb=1300 ;;
+	*) echo "FAIL: fo_topo_build: '$lw', accepted urgent or batched"; exit 1 ;;
+	esac
 	FO_A=$NETNS_PREFIX-a FO_B=$NETNS_PREFIX-b FO_S1=$NETNS_PREFIX-s1 FO_S2=$NETNS_PREFIX-s2
 	netns_add "$FO_A" "$FO_B" "$FO_S1" "$FO_S2"
 	for r in 1 2; do
 		s=FO_S$r
 		s=${!s}
-		netns_veth "$FO_A" va$r "$s" s${r}a --ip-a 10.86.$r.1/24 --mtu "$mtu"
-		netns_veth "$FO_B" vb$r "$s" s${r}b --ip-a 10.86.$r.2/24 --mtu "$mtu"
+		fo__veth "$FO_A" va$r $((1100 + r)) "$s" s${r}a $((sa + r)) 10.86.$r.1/24 "$mtu"
+		fo__veth "$FO_B" vb$r $((1300 + r)) "$s" s${r}b $((sb + r)) 10.86.$r.2/24 "$mtu"
 		# no STP: the ports forward at once, and their state can be set by hand (fo_hole)
 		ip -n "$s" link add br$r type bridge stp_state 0 mcast_snooping 0 ||
 			{ echo "FAIL: cannot create bridge br$r in $s"; exit 1; }
