@@ -76,6 +76,9 @@ struct port_ops {
 	uint16_t (*alloc)(struct port *p, struct uroce_frame *f, uint16_t n);
 	void (*free)(struct port *p, struct uroce_frame *f, uint16_t n);
 	bool (*link_up)(struct port *p);
+	/* Read the link state from the device now, not at poll's next slow
+	 * tick (a failover group asks every 100 us); NULL: link_up is live. */
+	void (*link_refresh)(struct port *p);
 	/* Housekeeping outside the burst calls: reap TX completions, refill the
 	 * RX ring, kick the kernel when need_wakeup says so, answer ARP. Cheap
 	 * enough to call every loop iteration. */
@@ -167,6 +170,12 @@ static inline void port_poll(struct port *p)
 static inline bool port_link_up(struct port *p)
 {
 	return p->ops->link_up(p);
+}
+
+static inline void port_link_refresh(struct port *p)
+{
+	if (p->ops->link_refresh)
+		p->ops->link_refresh(p);
 }
 
 static inline void port_count_drop(struct port *p, enum uroce_drop_reason r)

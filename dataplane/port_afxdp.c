@@ -557,6 +557,11 @@ static void afxdp_poll(struct port *p)
 	}
 }
 
+static void afxdp_link_refresh(struct port *p)
+{
+	read_link(p, p->priv);
+}
+
 static bool afxdp_link_up(struct port *p)
 {
 	struct afxdp *x = p->priv;
@@ -1279,5 +1284,6 @@ const struct port_ops port_afxdp_ops = {
 	.alloc = afxdp_alloc,
 	.free = afxdp_free,
 	.link_up = afxdp_link_up,
+	.link_refresh = afxdp_link_refresh,
 	.poll = afxdp_poll,
 };

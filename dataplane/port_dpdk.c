@@ -909,6 +909,11 @@ static void dpdk_free(struct port *p, struct uroce_frame *f, uint16_t n)
 	}
 }
 
+static void dpdk_link_refresh(struct port *p)
+{
+	read_link(p->priv);
+}
+
 static bool dpdk_link_up(struct port *p)
 {
 	return ((struct dpdk_priv *)p->priv)->link_up;
@@ -1121,5 +1126,6 @@ const struct port_ops port_dpdk_ops = {
 	.alloc = dpdk_alloc,
 	.free = dpdk_free,
 	.link_up = dpdk_link_up,
+	.link_refresh = dpdk_link_refresh,
 	.poll = dpdk_poll,
 };

@@ -201,6 +201,7 @@ void fo_reset(struct uroce_qp *qp)
 	f->peer_seq_valid = false;
 	f->all_down_since = 0;
 	f->switch_tx_pending = false;
+	f->switch_ns = 0;
 }
 
 /* --- members ------------------------------------------------------------------ */
@@ -238,6 +239,29 @@ static uint8_t up_mask(const struct fo_state *f)
 		if (usable(f, i))
 			mask |= (uint8_t)(1u << i);
 	return mask;
+}
+
+bool fo_dst_ok(const struct uroce_qp *qp, unsigned port, const uint8_t dip[16])
+{
+	const struct fo_state *f = qp->fo;
+
+	if (!f->ready)
+		return false;
+	for (unsigned i = 0; i < f->n; i++)
+		if (f->m[i].d.port == port && !memcmp(f->m[i].d.sip, dip, 16))
+			return true;
+	return false;
+}
+
+uint64_t fo_retry_base(const struct uroce_qp *qp, uint64_t first_ns)
+{
+	const struct fo_state *f = qp->fo;
+
+	if (!f->ready)
+		return first_ns;
+	if (f->all_down_since)
+		return UINT64_MAX;
+	return f->switch_ns > first_ns ? f->switch_ns : first_ns;
 }
 
 int fo_member_rx(const struct uroce_qp *qp, unsigned port, const uint8_t sip[16], const uint8_t dip[16])
@@ -299,7 +323,9 @@ static void send_notice(struct fo_state *f, uint64_t now)
 {
 	unsigned m = notice_member(f);
 
-	f->notice_next_ns = now + FO_NOTICE_RETRY_NS;
+	f->notice_next_ns = now + f->notice_gap_ns;
+	if (f->notice_gap_ns < FO_NOTICE_RETRY_MAX_NS)
+		f->notice_gap_ns *= 2;
 	if (m == FO_NONE)
 		return;
 	if (!send_ctrl(f, m, FO_NOTICE, f->notice_seq))
@@ -312,6 +338,7 @@ static void notice_new(struct fo_state *f, uint64_t now)
 {
 	f->notice_seq++;
 	f->notice_acked = false;
+	f->notice_gap_ns = FO_NOTICE_RETRY_NS;
 	send_notice(f, now);
 }
 
@@ -335,20 +362,19 @@ static void raise_mig(struct uroce_qp *qp, enum uroce_event_type t)
 static void fo_switch(struct fo_state *f, unsigned k, bool rewind)
 {
 	struct uroce_qp *qp = f->qp;
-	uint64_t before = qp->stats.retransmits;
 
 	f->active = (uint8_t)k;
 	qp->d = f->m[k].d;
 	qp->port = f->m[k].d.port;
 	f->rto_run = 0;
 	if (is_sr(qp))
-		sr_fo_switch(qp, rewind);
+		f->info.rewound_pkts += sr_fo_switch(qp, rewind);
 	else if (rewind)
-		rc_fo_rewind(qp);
-	f->info.rewound_pkts += qp->stats.retransmits - before;
+		f->info.rewound_pkts += rc_fo_rewind(qp);
 	notice_new(f, ctx_now(qp->ctx));
 	f->tx_mark = qp->tx_packets;
 	f->switch_tx_pending = true;
+	f->switch_ns = ctx_now(qp->ctx);
 	ctx_kick(qp);
 	raise_mig(qp, UROCE_EVENT_PATH_MIG);
 }
@@ -361,10 +387,14 @@ static void fo_step(struct fo_state *f)
 	unsigned best = first_usable(f);
 	uint64_t now = ctx_now(qp->ctx);
 
-	if (act_ok)
+	if (act_ok && f->all_down_since) {
+		/* every member was down and this one is back: what waited
+		 * goes now, not at the next retransmission timeout */
 		f->all_down_since = 0;
-	else if (best == FO_NONE && !f->all_down_since)
+		fo_switch(f, f->active, true);
+	} else if (!act_ok && best == FO_NONE && !f->all_down_since) {
 		f->all_down_since = now ? now : 1;
+	}
 
 	switch ((enum uroce_fo_state)f->state) {
 	case UROCE_FO_DEFAULT:
@@ -466,7 +496,7 @@ bool fo_on_rto(struct uroce_qp *qp)
 	if (!f || !f->ready)
 		return false;
 	if (first_usable(f) == FO_NONE)
-		return true; /* nowhere to go: the down timeout decides, not the retry count */
+		return true; /* nowhere to go: the down timeout decides, and a member's return resends */
 	if (++f->rto_run < f->cfg.rto_fail)
 		return false;
 	member_set(f, f->active, UROCE_FO_CAUSE_RTO, ctx_now(qp->ctx));

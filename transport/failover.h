@@ -10,8 +10,9 @@
 
 #define FO_LINK_POLL_NS 100000ull  /* netlink and link state are read this often while a group exists */
 #define FO_ERR_WINDOW_NS 1000000ull /* receive errors are counted over windows this long */
-#define FO_NOTICE_RETRY_NS 200000ull /* an unanswered notice goes again after this */
-#define FO_RTO_FAIL_DEFAULT 2u
+#define FO_NOTICE_RETRY_NS 200000ull /* an unanswered notice goes again after this, ... */
+#define FO_NOTICE_RETRY_MAX_NS 100000000ull /* ... doubling up to this: a dead peer costs 10 a second */
+#define FO_RTO_FAIL_DEFAULT 3u
 #define FO_ERR_THRESHOLD_DEFAULT 64u
 #define FO_PROBE_US_DEFAULT 500u
 #define FO_DOWN_TIMEOUT_MS_DEFAULT 10000u
@@ -55,6 +56,8 @@ struct fo_state {
 	uint64_t probe_next_ns;
 	uint64_t all_down_since; /* 0 = some member usable */
 	uint64_t tx_mark;       /* qp->tx_packets at the last switch */
+	uint64_t switch_ns;     /* when it was */
+	uint64_t notice_gap_ns; /* the next retry of an unanswered notice waits this long (doubling) */
 	bool switch_tx_pending; /* the first packet after it is still to leave */
 	struct uroce_failover_info info;
 };
@@ -72,6 +75,12 @@ void fo_reset(struct uroce_qp *qp);
 /* Is a packet that came in on port, from sip to dip, from one of the
  * members? The member's index, or -1. */
 int fo_member_rx(const struct uroce_qp *qp, unsigned port, const uint8_t sip[16], const uint8_t dip[16]);
+/* Is dip the address of a member whose port is port (the destination check)? */
+bool fo_dst_ok(const struct uroce_qp *qp, unsigned port, const uint8_t dip[16]);
+/* sr: the time a packet first sent at first_ns counts its retries from
+ * (the last switch, if later), or UINT64_MAX while every member is down:
+ * the down timeout decides then, not the retry count. */
+uint64_t fo_retry_base(const struct uroce_qp *qp, uint64_t first_ns);
 /* A failover control packet to the QP's control QPN (checked: true = it was one, consumed). */
 bool fo_rx(struct uroce_qp *qp, const struct roce_pkt *pkt);
 
@@ -106,10 +115,11 @@ unsigned fo_slow_path(struct uroce_context *ctx);
 
 /* Reliability-specific halves (rel_rc: rc_completer.c, sr: sr_paths.c):
  * send again everything outstanding, from the last acknowledged PSN, on
- * the QP's destination now; and whether nothing is outstanding. */
-void rc_fo_rewind(struct uroce_qp *qp);
+ * the QP's destination now (returning how many packets that is); and
+ * whether nothing is outstanding. */
+unsigned rc_fo_rewind(struct uroce_qp *qp);
 bool rc_fo_idle(const struct uroce_qp *qp);
-void sr_fo_switch(struct uroce_qp *qp, bool rewind);
+unsigned sr_fo_switch(struct uroce_qp *qp, bool rewind);
 bool sr_fo_idle(const struct uroce_qp *qp);
 
 #endif /* UROCE_TRANSPORT_FAILOVER_H */

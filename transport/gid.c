@@ -209,7 +209,13 @@ unsigned gid_slow_path(struct uroce_context *ctx)
 				raised++;
 			}
 		}
-		if (port_is_kernel(cp->port)) {
+		if (ctx->fo_head) {
+			/* the carrier itself, at once: netlink's RUNNING waits for
+			 * the kernel's linkwatch, batched up to a second for a
+			 * physical NIC */
+			port_link_refresh(cp->port);
+			up = port_link_up(cp->port);
+		} else if (port_is_kernel(cp->port)) {
 			if (!r.link_seen[i])
 				continue;
 			up = r.running[i];

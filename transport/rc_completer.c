@@ -338,14 +338,17 @@ static void rewind_tail(struct uroce_qp *qp)
 	rc_arm_retry(qp);
 }
 
-void rc_fo_rewind(struct uroce_qp *qp)
+unsigned rc_fo_rewind(struct uroce_qp *qp)
 {
+	uint64_t before = qp->stats.retransmits;
+
 	if (qp->state != UROCE_QPS_RTS && qp->state != UROCE_QPS_SQD)
-		return;
+		return 0;
 	qp->retry_left = qp->attr.retry_cnt; /* a new member starts its retries afresh */
 	qp->rnr_wait = false;
 	if (outstanding(qp))
 		rewind_tail(qp);
+	return (unsigned)(qp->stats.retransmits - before);
 }
 
 bool rc_fo_idle(const struct uroce_qp *qp)
@@ -369,13 +372,9 @@ void rc_retry_timer_fn(struct wheel_timer *t, void *arg)
 	if (!outstanding(qp))
 		return;
 	qp->stats.timeouts++;
-	if (fo_on_rto(qp)) {
-		/* failover took it: a switch rewound the work (and armed the
-		 * timer); with every member down, retry without counting */
-		if (!wheel_timer_pending(&qp->retry_timer))
-			rc_fo_rewind(qp);
-		return;
-	}
+	if (fo_on_rto(qp))
+		return; /* failover took it: a switch rewound the work (and armed the timer), or
+		         * every member is down and the first to return will */
 	if (qp->retry_left == 0) {
 		fail_tail(qp, UROCE_WC_RETRY_EXC_ERR);
 		return;

@@ -593,12 +593,18 @@ static int tx_new(struct uroce_qp *qp, struct swqe *w)
  * milliseconds (descheduled) must not end the connection. */
 static bool gave_up(const struct uroce_qp *qp, const struct sr_txp *p)
 {
-	uint64_t limit;
+	uint64_t limit, base = p->first_ns;
 
 	if (!qp->attr.timeout)
 		return false;
+	if (qp->fo) {
+		/* retries count on the member the packet is on now */
+		base = fo_retry_base(qp, base);
+		if (base == UINT64_MAX)
+			return false;
+	}
 	limit = (uint64_t)(qp->attr.retry_cnt + 1u) * (4096ull << qp->attr.timeout);
-	return sr_of(qp)->tx.now - p->first_ns >= limit;
+	return sr_of(qp)->tx.now - base >= limit;
 }
 
 /* Retransmit the packets marked lost: 0, -EAGAIN when a controller holds
@@ -1367,14 +1373,15 @@ void sr_timer(struct wheel_timer *tm, void *arg)
 
 /* The QP moved to another member (qp->d): the paths follow it, and
  * rewind makes every packet not yet acknowledged due again. */
-void sr_fo_switch(struct uroce_qp *qp, bool rewind)
+unsigned sr_fo_switch(struct uroce_qp *qp, bool rewind)
 {
 	struct sr_state *st = sr_of(qp);
 	struct sr_tx *t = &st->tx;
+	unsigned n = 0;
 
 	sr_pc_fo_ports(qp);
 	if (!rewind || !t->ring)
-		return;
+		return 0;
 	for (uint32_t psn = t->una; psn != t->nxt; psn = psn_add(psn, 1)) {
 		struct sr_txp *p = &t->ring[psn & t->mask];
 
@@ -1386,12 +1393,14 @@ void sr_fo_switch(struct uroce_qp *qp, bool rewind)
 		}
 		p->flags &= (uint8_t)~SRP_EC;
 		sr_txp_lost(qp, p, SR_LOSS_FAILOVER);
+		n++;
 	}
 	t->backoff = 0;
 	t->tlp_out = false;
 	sr_retire(qp);
 	sr_arm(qp);
 	ctx_kick(qp);
+	return n;
 }
 
 bool sr_fo_idle(const struct uroce_qp *qp)

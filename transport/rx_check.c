@@ -4,7 +4,7 @@
  * arrival port's GIDs); for RC and UC
  * the source is the QP's remote GID (or, for a QP with backups, the
  * addresses are those of one of its members and the packet came in at
- * that member's port); the BTH P_Key matches the QP's; a
+ * that member's port, the active one's included); the BTH P_Key matches the QP's; a
  * response is acted on only inside the requester's outstanding window.
  * Anything else is counted under its own drop reason and never NAKed: a
  * host that is not the peer learns nothing and changes nothing. */
@@ -30,7 +30,7 @@ bool rx_check_dst(struct uroce_context *ctx, unsigned port, const struct uroce_q
 	 * yet are checked against the port's table. */
 	if (qp && qp->type != UROCE_QPT_UD && qp->state >= UROCE_QPS_RTR &&
 	    qp->state <= UROCE_QPS_SQD)
-		ok = !memcmp(pkt->dip, qp->d.sip, 16) || (qp->fo && fo_member_rx(qp, port, pkt->sip, pkt->dip) >= 0);
+		ok = qp->fo ? fo_dst_ok(qp, port, pkt->dip) : !memcmp(pkt->dip, qp->d.sip, 16);
 	else
 		ok = ctx_port_has_gid(ctx, port, pkt->dip);
 	if (ok)
@@ -54,8 +54,8 @@ bool rx_check_conn(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		ctx_count_drop(qp->ctx, UROCE_DROP_QP_STATE);
 		return false;
 	}
-	/* a QP with backups: from any member, at the member's own port */
-	if (memcmp(pkt->sip, qp->d.dip, 16) && !(qp->fo && fo_member_rx(qp, qp->ctx->rx_port, pkt->sip, pkt->dip) >= 0)) {
+	/* a QP with backups: from any member, at that member's own port */
+	if (qp->fo ? fo_member_rx(qp, qp->ctx->rx_port, pkt->sip, pkt->dip) < 0 : memcmp(pkt->sip, qp->d.dip, 16) != 0) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_SRC_ADDR);
 		return false;
 	}

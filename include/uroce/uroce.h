@@ -544,7 +544,7 @@ int uroce_cc_parse(const char *s, enum uroce_cc *out);
  * given with UROCE_QP_ALT_PATH at INIT -> RTR: a port of this context and
  * the peer's GID behind it. Both sides list the members in the same order
  * (member i joins the same pair of ports seen from either end). A member
- * fails on its port's link going down (netlink, at once), on rto_fail
+ * fails on its port's link going down (the carrier, read every 100 us), on rto_fail
  * retransmission timeouts in a row, or on err_threshold receive errors
  * (bad ICRC, bad length) on its port within 1 ms; the QP rewinds what is
  * outstanding from the last acknowledged PSN onto the next member that is
@@ -556,7 +556,7 @@ int uroce_cc_parse(const char *s, enum uroce_cc *out);
  */
 struct uroce_failover_attr {
 	uint8_t nbackups;         /**< 0 = no failover; 1..UROCE_FO_MAX_MEMBERS - 1 */
-	uint8_t rto_fail;         /**< retransmission timeouts in a row that fail the active member; 0 = 2 */
+	uint8_t rto_fail;         /**< retransmission timeouts in a row that fail the active member; 0 = 3 */
 	uint8_t no_fail_back;     /**< 1 = stay on the backup when the primary comes back */
 	uint32_t err_threshold;   /**< receive errors on a port within 1 ms that fail its members; 0 = 64 */
 	uint32_t probe_us;        /**< a failed member is probed this often; 0 = 500 */

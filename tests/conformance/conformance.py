@@ -2523,11 +2523,11 @@ def cases(s):
 
     @fo_case
     def fo_notice_primary_at_port2(st):
-        # member 0's addresses (and member byte), arriving at port 2: the
-        # data checks take the active member's addresses at any port, the
-        # failover check wants the member's own port
+        # member 0's addresses (and member byte), arriving at port 2: a
+        # QP with backups takes a member's addresses at that member's port
+        # only, the active member's too
         s.wire.send([notice(s.victim("fo"), dmac=s.info["port2"]["mac"])])
-        return fo_dropped("bad_ctrl", port2_rx=1)
+        return fo_dropped("bad_dst_addr", port2_rx=1)
 
     @fo_case
     def fo_notice_backup_at_port1(st):
@@ -2768,16 +2768,15 @@ def cases(s):
         return fo_dropped("bad_dst_addr")
 
     @fo_case
-    def fo_write_primary_at_port2_accepted(st):
+    def fo_write_primary_at_port2_dropped(st):
         # a perfect WRITE from the active member's addresses delivered to
-        # port 2 is placed: a data packet's checks are the addresses'
-        # (as for any QP of a multi-port context), not the arrival port's
+        # port 2: a QP with backups takes a member's addresses at that
+        # member's port only (a QP without backups checks the addresses
+        # alone), so nothing is placed or answered
         v = s.victim("fo")
         data = payload(64, 702)
         s.wire.send([write_only(s, v, 256, data, dmac=s.info["port2"]["mac"])])
-        return {"drops": {}, "qp": "fo", "responses": [(ACK, v["rq_psn"], None)], "state": "RTS",
-                "rq_psn": psn_add(v["rq_psn"], 1), "changes": {"fo_data": (256, 320, True)},
-                "content": {"fo_data": (256, data)}, "fo_same": FO_SAME, "port2_rx": 1}
+        return fo_dropped("bad_dst_addr", port2_rx=1)
 
     @fo_case
     def fo_notice_flood_legit(st):

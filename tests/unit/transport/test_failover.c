@@ -113,7 +113,7 @@ static int connect_qp(struct side *s, struct side *peer, bool backups)
 		return rc;
 	a.qp_state = UROCE_QPS_RTS;
 	a.sq_psn = 0xfffff0;
-	a.timeout = 8; /* ~1 ms */
+	a.timeout = 10; /* ~4 ms: the window (256 packets) takes 2 ms at the links' 1 Gb/s */
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 4;
