@@ -97,32 +97,6 @@ static void usage(FILE *f)
 	           "                      [--max-sec S] [--rc-timeout T] [--rto-min-us U] [--rto-fail N]\n");
 }
 
-static void bad(const char *opt, const char *val, const char *accepted)
-{
-	fprintf(stderr, "failover_bench: %s '%s': accepted %s\n", opt, val, accepted);
-	usage(stderr);
-	exit(2);
-}
-
-static uint64_t num(const char *opt, const char *s, uint64_t lo, uint64_t hi, const char *accepted)
-{
-	uint64_t v;
-
-	if (fo_parse_u64(s, lo, hi, &v))
-		bad(opt, s, accepted);
-	return v;
-}
-
-static double secs(const char *opt, const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || *end || !(v > 0 && v <= 3600))
-		bad(opt, s, "seconds in (0, 3600]");
-	return v;
-}
-
 static void parse(int argc, char **argv, struct fb_opts *o)
 {
 	static const struct option lo[] = {
@@ -139,6 +113,7 @@ static void parse(int argc, char **argv, struct fb_opts *o)
 	};
 	int c;
 
+	fo_args_init("failover_bench", usage);
 	memset(o, 0, sizeof(*o));
 	o->q.fo.nbackups = 1;
 	o->q.rc_timeout = 12;
@@ -158,7 +133,7 @@ static void parse(int argc, char **argv, struct fb_opts *o)
 			else if (!strcmp(optarg, "recv"))
 				o->role = FO_RECEIVER;
 			else
-				bad("--role", optarg, "send or recv");
+				fo_arg_bad("--role", optarg, "send or recv");
 			o->role_set = true;
 			break;
 		case 'd':
@@ -173,7 +148,7 @@ static void parse(int argc, char **argv, struct fb_opts *o)
 			else if (!strcmp(optarg, "sr"))
 				o->q.rel.reliability = UROCE_REL_SR;
 			else
-				bad("--rel", optarg, "rc or sr");
+				fo_arg_bad("--rel", optarg, "rc or sr");
 			o->rel_set = true;
 			break;
 		case 'M':
@@ -182,46 +157,46 @@ static void parse(int argc, char **argv, struct fb_opts *o)
 			else if (!strcmp(optarg, "tput"))
 				o->mode = FB_TPUT;
 			else
-				bad("--mode", optarg, "time or tput");
+				fo_arg_bad("--mode", optarg, "time or tput");
 			break;
 		case 's':
 			o->sw = optarg;
 			break;
 		case 'n':
-			o->trials = num("--trials", optarg, 1, FB_MAX_TRIALS, "1 to 10000");
+			o->trials = fo_arg_u64("--trials", optarg, 1, FB_MAX_TRIALS, "1 to 10000");
 			break;
 		case 'b':
-			o->msg = num("--msg", optarg, 64, 16u << 20, "64 to 16m bytes");
+			o->msg = fo_arg_u64("--msg", optarg, 64, 16u << 20, "64 to 16m bytes");
 			break;
 		case 'q':
-			o->depth = num("--depth", optarg, 1, 1024, "1 to 1024 WRITEs");
+			o->depth = fo_arg_u64("--depth", optarg, 1, 1024, "1 to 1024 WRITEs");
 			break;
 		case 'u':
-			o->duration = secs("--duration", optarg);
+			o->duration = fo_arg_secs("--duration", optarg);
 			break;
 		case 'a':
-			o->fail_at = secs("--fail-at", optarg);
+			o->fail_at = fo_arg_secs("--fail-at", optarg);
 			break;
 		case 'A':
-			o->recover_at = secs("--recover-at", optarg);
+			o->recover_at = fo_arg_secs("--recover-at", optarg);
 			break;
 		case 'B':
-			o->bin_ms = num("--bin-ms", optarg, 1, 1000, "1 to 1000 ms");
+			o->bin_ms = fo_arg_u64("--bin-ms", optarg, 1, 1000, "1 to 1000 ms");
 			break;
 		case 'c':
 			o->csv = optarg;
 			break;
 		case 'D':
-			o->max_sec = secs("--max-sec", optarg);
+			o->max_sec = fo_arg_secs("--max-sec", optarg);
 			break;
 		case 'T':
-			o->q.rc_timeout = (uint8_t)num("--rc-timeout", optarg, 1, 31, "1 to 31 (4.096 us x 2^T)");
+			o->q.rc_timeout = (uint8_t)fo_arg_u64("--rc-timeout", optarg, 1, 31, "1 to 31 (4.096 us x 2^T)");
 			break;
 		case 'R':
-			o->q.rel.rto_min_us = (uint32_t)num("--rto-min-us", optarg, 1, 10000000, "1 to 10000000 us");
+			o->q.rel.rto_min_us = (uint32_t)fo_arg_u64("--rto-min-us", optarg, 1, 10000000, "1 to 10000000 us");
 			break;
 		case 'F':
-			o->q.fo.rto_fail = (uint8_t)num("--rto-fail", optarg, 1, 255, "1 to 255 timeouts");
+			o->q.fo.rto_fail = (uint8_t)fo_arg_u64("--rto-fail", optarg, 1, 255, "1 to 255 timeouts");
 			break;
 		case 'h':
 			usage(stdout);
@@ -232,20 +207,20 @@ static void parse(int argc, char **argv, struct fb_opts *o)
 		}
 	}
 	if (optind < argc)
-		bad("argument", argv[optind], "options only");
+		fo_arg_bad("argument", argv[optind], "options only");
 	if (!o->role_set || !o->dev || !o->shm || !o->rel_set) {
 		fprintf(stderr, "failover_bench: --role, --dev, --shm and --rel are required\n");
 		usage(stderr);
 		exit(2);
 	}
 	if (o->role == FO_SENDER && !o->sw)
-		bad("--switch", "(none)", "NSPATH:IF, the bridge port to take down (the sender needs it)");
+		fo_arg_bad("--switch", "(none)", "NSPATH:IF, the bridge port to take down (the sender needs it)");
 	if (o->role == FO_SENDER && o->mode == FB_TPUT && !o->csv)
-		bad("--csv", "(none)", "a file for the time series (--mode tput needs it)");
+		fo_arg_bad("--csv", "(none)", "a file for the time series (--mode tput needs it)");
 	if (!(o->fail_at < o->recover_at && o->recover_at < o->duration))
-		bad("--fail-at/--recover-at", "", "fail-at < recover-at < duration");
+		fo_arg_bad("--fail-at/--recover-at", "", "fail-at < recover-at < duration");
 	if (o->duration * 1000 / (double)o->bin_ms > FB_MAX_BINS)
-		bad("--bin-ms", "", "at most 100000 bins over --duration");
+		fo_arg_bad("--bin-ms", "", "at most 100000 bins over --duration");
 	o->q.rel.ordering = UROCE_ORDER_ORDERED;
 	o->q.sq = (uint32_t)o->depth;
 	o->q.rq = 16;

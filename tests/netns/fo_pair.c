@@ -408,3 +408,39 @@ int fo_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 	*out = v * mul;
 	return 0;
 }
+
+static const char *args_prog = "fo";
+static void (*args_usage)(FILE *f);
+
+void fo_args_init(const char *prog, void (*usage)(FILE *f))
+{
+	args_prog = prog;
+	args_usage = usage;
+}
+
+void fo_arg_bad(const char *opt, const char *val, const char *accepted)
+{
+	fprintf(stderr, "%s: %s '%s': accepted %s\n", args_prog, opt, val, accepted);
+	if (args_usage)
+		args_usage(stderr);
+	exit(2);
+}
+
+uint64_t fo_arg_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, const char *accepted)
+{
+	uint64_t v;
+
+	if (fo_parse_u64(s, lo, hi, &v))
+		fo_arg_bad(opt, s, accepted);
+	return v;
+}
+
+double fo_arg_secs(const char *opt, const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !(v > 0 && v <= 3600))
+		fo_arg_bad(opt, s, "seconds in (0, 3600]");
+	return v;
+}

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <uroce/uroce.h>
 
@@ -122,5 +123,12 @@ void fo_ifctl_set(const struct fo_ifctl *c, bool up);
 /* Parse an unsigned number with an optional k/m/g (x1024) suffix within
  * [lo, hi]; -1 when it is not one. */
 int fo_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+
+/* Command-line values of the program fo_args_init named: a bad one prints
+ * "PROG: OPT 'VAL': accepted ...", then the usage, and exits 2. */
+void fo_args_init(const char *prog, void (*usage)(FILE *f));
+void fo_arg_bad(const char *opt, const char *val, const char *accepted) __attribute__((noreturn));
+uint64_t fo_arg_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, const char *accepted);
+double fo_arg_secs(const char *opt, const char *s);
 
 #endif /* UROCE_TESTS_NETNS_FO_PAIR_H */

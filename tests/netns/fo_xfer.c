@@ -88,32 +88,6 @@ static void usage(FILE *f)
 	           "               [--down-timeout-ms M] [--beat-ms M] [--failback-fault NSPATH:IF] [--window-pkts N]\n");
 }
 
-static void bad(const char *opt, const char *val, const char *accepted)
-{
-	fprintf(stderr, "fo_xfer: %s '%s': accepted %s\n", opt, val, accepted);
-	usage(stderr);
-	exit(2);
-}
-
-static uint64_t num(const char *opt, const char *s, uint64_t lo, uint64_t hi, const char *accepted)
-{
-	uint64_t v;
-
-	if (fo_parse_u64(s, lo, hi, &v))
-		bad(opt, s, accepted);
-	return v;
-}
-
-static double secs(const char *opt, const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || *end || !(v > 0 && v <= 3600))
-		bad(opt, s, "seconds in (0, 3600]");
-	return v;
-}
-
 static void parse(int argc, char **argv, struct xf_opts *o)
 {
 	static const struct option lo[] = {
@@ -133,6 +107,7 @@ static void parse(int argc, char **argv, struct xf_opts *o)
 	bool rel_set = false;
 	int c;
 
+	fo_args_init("fo_xfer", usage);
 	memset(o, 0, sizeof(*o));
 	o->q.fo.nbackups = 1;
 	o->q.rc_timeout = 12; /* 16.8 ms */
@@ -149,7 +124,7 @@ static void parse(int argc, char **argv, struct xf_opts *o)
 			else if (!strcmp(optarg, "recv"))
 				o->role = FO_RECEIVER;
 			else
-				bad("--role", optarg, "send or recv");
+				fo_arg_bad("--role", optarg, "send or recv");
 			o->role_set = true;
 			break;
 		case 'd':
@@ -164,51 +139,51 @@ static void parse(int argc, char **argv, struct xf_opts *o)
 			else if (!strcmp(optarg, "sr"))
 				o->q.rel.reliability = UROCE_REL_SR;
 			else
-				bad("--rel", optarg, "rc or sr");
+				fo_arg_bad("--rel", optarg, "rc or sr");
 			rel_set = true;
 			break;
 		case 'b':
-			o->q.fo.nbackups = (uint8_t)num("--backups", optarg, 0, 1, "0 or 1");
+			o->q.fo.nbackups = (uint8_t)fo_arg_u64("--backups", optarg, 0, 1, "0 or 1");
 			break;
 		case 'n':
-			o->count = num("--count", optarg, 0, 1u << 30, "0 (no limit) to 2^30 messages");
+			o->count = fo_arg_u64("--count", optarg, 0, 1u << 30, "0 (no limit) to 2^30 messages");
 			break;
 		case 'S':
 			o->stop = optarg;
 			break;
 		case 'M':
-			o->max_msg = num("--max-msg", optarg, 64, 1u << 20, "64 to 1m bytes");
+			o->max_msg = fo_arg_u64("--max-msg", optarg, 64, 1u << 20, "64 to 1m bytes");
 			break;
 		case 'q':
-			o->slots = num("--slots", optarg, 2, 1024, "2 to 1024 slots");
+			o->slots = fo_arg_u64("--slots", optarg, 2, 1024, "2 to 1024 slots");
 			break;
 		case 'D':
-			o->max_sec = secs("--max-sec", optarg);
+			o->max_sec = fo_arg_secs("--max-sec", optarg);
 			break;
 		case 'W':
-			o->stall_sec = secs("--stall-sec", optarg);
+			o->stall_sec = fo_arg_secs("--stall-sec", optarg);
 			break;
 		case 'T':
-			o->q.rc_timeout = (uint8_t)num("--rc-timeout", optarg, 1, 31, "1 to 31 (4.096 us x 2^T)");
+			o->q.rc_timeout = (uint8_t)fo_arg_u64("--rc-timeout", optarg, 1, 31, "1 to 31 (4.096 us x 2^T)");
 			break;
 		case 'R':
-			o->q.rel.rto_min_us = (uint32_t)num("--rto-min-us", optarg, 1, 10000000, "1 to 10000000 us");
+			o->q.rel.rto_min_us = (uint32_t)fo_arg_u64("--rto-min-us", optarg, 1, 10000000, "1 to 10000000 us");
 			break;
 		case 'F':
-			o->q.fo.rto_fail = (uint8_t)num("--rto-fail", optarg, 1, 255, "1 to 255 timeouts");
+			o->q.fo.rto_fail = (uint8_t)fo_arg_u64("--rto-fail", optarg, 1, 255, "1 to 255 timeouts");
 			break;
 		case 'P':
-			o->q.fo.probe_us = (uint32_t)num("--probe-us", optarg, 1, 10000000, "1 to 10000000 us");
+			o->q.fo.probe_us = (uint32_t)fo_arg_u64("--probe-us", optarg, 1, 10000000, "1 to 10000000 us");
 			break;
 		case 'X':
 			o->q.fo.down_timeout_ms =
-				(uint32_t)num("--down-timeout-ms", optarg, 1, 3600000, "1 to 3600000 ms");
+				(uint32_t)fo_arg_u64("--down-timeout-ms", optarg, 1, 3600000, "1 to 3600000 ms");
 			break;
 		case 'B':
-			o->beat_ms = num("--beat-ms", optarg, 1, 60000, "1 to 60000 ms");
+			o->beat_ms = fo_arg_u64("--beat-ms", optarg, 1, 60000, "1 to 60000 ms");
 			break;
 		case 'w':
-			o->q.rel.window_pkts = (uint32_t)num("--window-pkts", optarg, 16, 1024, "16 to 1024 packets");
+			o->q.rel.window_pkts = (uint32_t)fo_arg_u64("--window-pkts", optarg, 16, 1024, "16 to 1024 packets");
 			break;
 		case 'K':
 			o->fault = optarg;
@@ -222,14 +197,14 @@ static void parse(int argc, char **argv, struct xf_opts *o)
 		}
 	}
 	if (optind < argc)
-		bad("argument", argv[optind], "options only");
+		fo_arg_bad("argument", argv[optind], "options only");
 	if (!o->role_set || !o->dev || !o->shm || !rel_set) {
 		fprintf(stderr, "fo_xfer: --role, --dev, --shm and --rel are required\n");
 		usage(stderr);
 		exit(2);
 	}
 	if (o->role == FO_SENDER && !o->count && !o->stop)
-		bad("--count", "0", "a limit, or --stop FILE");
+		fo_arg_bad("--count", "0", "a limit, or --stop FILE");
 	o->q.rel.ordering = UROCE_ORDER_ORDERED;
 	/* the sender reuses a source slot once its WR completed: never more
 	 * WRs outstanding than slots */
