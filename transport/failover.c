@@ -367,6 +367,7 @@ static void fo_switch(struct fo_state *f, unsigned k, bool rewind)
 	qp->d = f->m[k].d;
 	qp->port = f->m[k].d.port;
 	f->rto_run = 0;
+	f->all_down_since = 0; /* k is usable */
 	if (is_sr(qp))
 		f->info.rewound_pkts += sr_fo_switch(qp, rewind);
 	else if (rewind)
