@@ -18,6 +18,10 @@
  *   stripe_bench --role send|recv --dev afxdp:IF[,afxdp:IF...] --shm FILE
  *                --mode rc|sr [--sizes 1m,4m,...] [--reps N]
  *                [--min-shard BYTES] [--seed S] [--max-sec S]
+ *                [--window-pkts N] [--rto-min-us N]
+ *
+ * --window-pkts and --rto-min-us (sr only) set every QP's rel.window_pkts
+ * and rel.rto_min_us (default 256 packets and 200 us).
  *
  * The receiver prints a line per transfer, "stripe_bench xfer size=S
  * kind=one|all qps=Q shards=N rep=R ns=N gbps=G bad=B rcv_wait_us=U" (B:
@@ -25,7 +29,10 @@
  * during the transfer), one per size, "stripe_bench size=S one_gbps=..
  * all_gbps=.. ratio=.. qps=N" (medians), and at the end (both ends)
  * "stripe_bench ports role=send|recv bytes=B1,B2,..." (uroce_port_stats:
- * tx bytes of the sender's ports, rx bytes of the receiver's). Exit 0, 1
+ * tx bytes of the sender's ports, rx bytes of the receiver's) and, at the
+ * sender, "stripe_bench qps role=send retransmits=R/T,..." per QP
+ * (uroce_qp_stats: packets sent again / rc ACK timeouts + sr packets
+ * declared lost by the RTO). Exit 0, 1
  * on any failure (either end's), 2 on a bad argument. tests/netns/stripe.sh
  * runs it as a test, tests/bench/stripe_bench.sh as the benchmark. */
 #include <endian.h>
@@ -82,6 +89,7 @@ struct sb_opts {
 	uint64_t sizes[SB_MAX_SIZES];
 	unsigned nsizes;
 	uint64_t reps, seed, min_shard;
+	uint64_t window_pkts, rto_min_us; /* sr: rel.window_pkts, rel.rto_min_us (0 = the defaults) */
 };
 
 struct sb_end {
@@ -122,7 +130,8 @@ static void die_rc(int rc, const char *what)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: stripe_bench --role send|recv --dev afxdp:IF[,afxdp:IF...] --shm FILE --mode rc|sr\n"
-	           "                    [--sizes 1m,4m,...] [--reps N] [--min-shard BYTES] [--seed S] [--max-sec S]\n");
+	           "                    [--sizes 1m,4m,...] [--reps N] [--min-shard BYTES] [--seed S] [--max-sec S]\n"
+	           "                    [--window-pkts N] [--rto-min-us N] (sr only)\n");
 }
 
 static void bad(const char *opt, const char *val, const char *accepted)
@@ -158,7 +167,8 @@ static void parse(int argc, char **argv, struct sb_opts *o)
 		{ "shm", required_argument, NULL, 'f' },   { "mode", required_argument, NULL, 'm' },
 		{ "sizes", required_argument, NULL, 'z' }, { "reps", required_argument, NULL, 'n' },
 		{ "min-shard", required_argument, NULL, 'M' }, { "seed", required_argument, NULL, 's' },
-		{ "max-sec", required_argument, NULL, 'D' }, { "help", no_argument, NULL, 'h' },
+		{ "max-sec", required_argument, NULL, 'D' }, { "window-pkts", required_argument, NULL, 'w' },
+		{ "rto-min-us", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -193,6 +203,14 @@ static void parse(int argc, char **argv, struct sb_opts *o)
 			if (ns_parse_u64(optarg, 0, UINT32_MAX, &o->seed))
 				bad("--seed", optarg, "0 to 4294967295");
 			break;
+		case 'w':
+			if (ns_parse_u64(optarg, 16, 1024, &o->window_pkts))
+				bad("--window-pkts", optarg, "16 to 1024 packets");
+			break;
+		case 'o':
+			if (ns_parse_u64(optarg, 1, 1000000, &o->rto_min_us))
+				bad("--rto-min-us", optarg, "1 to 1000000 us");
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -208,6 +226,8 @@ static void parse(int argc, char **argv, struct sb_opts *o)
 		usage(stderr);
 		exit(2);
 	}
+	if ((o->window_pkts || o->rto_min_us) && o->mode != UROCE_REL_SR)
+		bad("--window-pkts/--rto-min-us with --mode", uroce_reliability_str(o->mode), "sr only");
 }
 
 static void progress(struct sb_end *e)
@@ -295,6 +315,8 @@ static void connect_all(struct sb_end *e, const struct sb_opts *o)
 		ia.cap.max_recv_sge = 1;
 		ia.rel.reliability = o->mode;
 		ia.rel.imm_counter = e->role == NS_RECEIVER;
+		ia.rel.window_pkts = (uint32_t)o->window_pkts;
+		ia.rel.rto_min_us = (uint32_t)o->rto_min_us;
 		if ((rc = uroce_qp_create(e->pd, &ia, &e->qp[i])) != 0)
 			die_rc(rc, "qp_create");
 		a.qp_state = UROCE_QPS_INIT;
@@ -537,6 +559,18 @@ static void print_ports(struct sb_end *e)
 		if (rc)
 			die_rc(rc, "port_stats");
 		printf("%s%" PRIu64, p > 1 ? "," : "", e->role == NS_SENDER ? ps.tx_bytes : ps.rx_bytes);
+	}
+	printf("\n");
+	if (e->role != NS_SENDER)
+		return;
+	printf("stripe_bench qps role=send retransmits=");
+	for (unsigned i = 0; i < e->n; i++) {
+		struct uroce_qp_stats qs;
+		int rc = uroce_qp_stats(e->qp[i], &qs);
+
+		if (rc)
+			die_rc(rc, "qp_stats");
+		printf("%s%" PRIu64 "/%" PRIu64, i ? "," : "", qs.retransmits, qs.timeouts + qs.rto_losses);
 	}
 	printf("\n");
 }

@@ -1,32 +1,65 @@
 #!/bin/bash
 # Striping over two ports against one port (TransferEngine's DomainGroup:
-# one transfer sharded over the NICs of a group), in one run: stripe_bench
-# between two network namespaces joined by two veth pairs (no loss, link
-# MTU 4200 so the path MTU is 4096), afxdp ports, each end one context over
-# both of its interfaces, for rc and sr. Per size, --reps transfers of each
-# kind alternate: "1 port" (QP 0 alone, on port 1) and "2 ports"
-# (uroce_stripe_post_write over both QPs, min shard 64 KiB); the receiver
-# counts the shards' immediate (IMMCOUNTER) and checks every word. The
-# table gives the median Gbit/s of each and their ratio. The ends are
-# pinned to CPUs 0 and 1 when there are two; each end's one thread drives
-# both of its ports (embedded engine).
+# one transfer sharded over the NICs of a group), in one run, over two
+# kinds of rails:
+#
+#  veth    two network namespaces A and B joined by two veth pairs (no
+#          loss, link MTU 4200 so the path MTU is 4096). A veth pair has
+#          no line rate: its bandwidth is the CPU that moves the frames.
+#  fabric  the same two namespaces, each rail through a rate-limited port
+#          of uroce-fabric (one switch process in a third namespace S with
+#          four ports: A's rail i enters by sa<i> and leaves for B by sb<i>,
+#          B's answers the other way; every port rate=--rate-mbps, a
+#          drop-tail queue of --queue, so the link, not the CPU, bounds a
+#          rail, as a NIC's line rate does). Hosts route the other side's
+#          /24 through their switch port (a permanent neighbour entry).
+#          The switch runs at nice -5 (it stands for the wire, and a late
+#          switch delivers a burst of frames at once; its CPU time is
+#          reported). sr's RTO floor is raised to --sr-rto-min-us here:
+#          with no congestion control the default 1 MiB window queues up
+#          to 42 ms at 200 Mbit/s, and the default 200 us floor then times
+#          out spuriously (a retransmission storm; --sr-rto-min-us 0 shows
+#          it).
+#
+# afxdp ports, each end one context over both of its interfaces, for rc
+# and sr. Per size, --reps transfers of each kind alternate: "1 port" (QP
+# 0 alone, on port 1) and "2 ports" (uroce_stripe_post_write over both
+# QPs, min shard 64 KiB); the receiver counts the shards' immediate
+# (IMMCOUNTER) and checks every word. The tables give the median Gbit/s of
+# each and their ratio; for fabric also the payload ceiling of one rail
+# (the rate x 4096 / 4154: a full frame is 4154 bytes, Ethernet to ICRC,
+# for 4096 of payload), the switch's counters and the sender's
+# retransmissions. The ends are pinned to CPUs 0 and 1 when there are two;
+# each end's one thread drives both of its ports (embedded engine).
 #
 #   tests/bench/stripe_bench.sh --build DIR [--quick] [--modes "rc sr"]
-#       [--sizes "1m 4m 16m 64m"] [--reps N] [--wait-quiet S] [--csv FILE]
+#       [--rails "veth fabric"] [--sizes "1m 4m 16m 64m"] [--reps N]
+#       [--rate-mbps 200] [--queue 2m] [--sr-rto-min-us 50000]
+#       [--wait-quiet S] [--csv FILE]
 #
-# --build DIR: a release build with tests/bench/stripe_bench (nothing is
-# built here). --reps: transfers of each kind per size (default 5;
-# --quick: 2). --wait-quiet S: before each mode wait up to S seconds for
-# the CPUs to be 90% idle over a second. --csv FILE: "mode,size,
-# one_gbps,two_gbps,ratio" rows. Exit 1 when a run fails, 2 on a bad
-# argument or a missing tool.
+# --build DIR: a release build with tests/bench/stripe_bench and
+# apps/uroce-fabric (nothing is built here). --rails: which kinds to run
+# (default both, veth first). --reps: transfers of each kind per size
+# (default 5; --quick: 2). --rate-mbps: every switch port's rate, 1..10000
+# Mbit/s (default 200: two rails' 400 Mbit/s leave the two CPUs room, the
+# switch alone saturates near 0.9 Gbit/s here). --queue: each switch
+# port's data queue (default 2m: two windows, so nothing is tail-dropped).
+# --sr-rto-min-us: sr's RTO floor on the fabric rails (default 50000; 0 =
+# the transport's 200 us). --wait-quiet S: before each mode wait up to S
+# seconds for the CPUs to be 90% idle over a second. --csv FILE:
+# "rails,mode,size,one_gbps,two_gbps,ratio" rows. Exit 1 when a run fails,
+# 2 on a bad argument or a missing tool.
 set -uo pipefail
 
 BUILD=
 QUICK=0
 MODES="rc sr"
+RAILS="veth fabric"
 SIZES="1m 4m 16m 64m"
 REPS=
+RATE_MBPS=200
+QUEUE=2m
+SR_RTO_MIN=50000
 QUIET=0
 CSV=
 die2() { echo "stripe_bench.sh: $*" >&2; exit 2; }
@@ -35,27 +68,45 @@ while [ $# -gt 0 ]; do
 	--build) BUILD=${2:?--build needs a directory}; shift 2 ;;
 	--quick) QUICK=1; shift ;;
 	--modes) MODES=${2:?--modes needs a list}; shift 2 ;;
+	--rails) RAILS=${2:?--rails needs a list}; shift 2 ;;
 	--sizes) SIZES=${2:?--sizes needs a list}; shift 2 ;;
 	--reps) REPS=${2:?--reps needs a number}; shift 2 ;;
+	--rate-mbps) RATE_MBPS=${2:?--rate-mbps needs a number}; shift 2 ;;
+	--queue) QUEUE=${2:?--queue needs a size}; shift 2 ;;
+	--sr-rto-min-us) SR_RTO_MIN=${2:?--sr-rto-min-us needs a number}; shift 2 ;;
 	--wait-quiet) QUIET=${2:?--wait-quiet needs seconds}; shift 2 ;;
 	--csv) CSV=${2:?--csv needs a file}; shift 2 ;;
-	-h|--help) sed -n '2,22p' "$0"; exit 0 ;;
-	*) die2 "unknown option $1 (accepted: --build, --quick, --modes, --sizes, --reps, --wait-quiet, --csv)" ;;
+	-h|--help) sed -n '2,51p' "$0"; exit 0 ;;
+	*) die2 "unknown option $1 (accepted: --build, --quick, --modes, --rails, --sizes, --reps, --rate-mbps, --queue, --sr-rto-min-us, --wait-quiet, --csv)" ;;
 	esac
 done
-[ -n "$BUILD" ] || die2 "--build DIR is required (a release build with tests/bench/stripe_bench)"
+[ -n "$BUILD" ] || die2 "--build DIR is required (a release build with tests/bench/stripe_bench and apps/uroce-fabric)"
 [ "$(id -u)" = 0 ] || die2 "run as root (namespaces, XDP)"
 if [ $QUICK = 1 ]; then REPS=${REPS:-2}; else REPS=${REPS:-5}; fi
 for m in $MODES; do
 	[ "$m" = rc ] || [ "$m" = sr ] || die2 "--modes: '$m'; accepted rc and sr"
 done
+[ -n "$RAILS" ] || die2 "--rails: an empty list; accepted veth and fabric"
+for r in $RAILS; do
+	[ "$r" = veth ] || [ "$r" = fabric ] || die2 "--rails: '$r'; accepted veth and fabric"
+done
 [[ $REPS =~ ^[1-9][0-9]?$ ]] && [ "$REPS" -le 20 ] || die2 "--reps $REPS: accepted 1..20"
+[[ $RATE_MBPS =~ ^[1-9][0-9]{0,4}$ ]] && [ "$RATE_MBPS" -le 10000 ] || die2 "--rate-mbps $RATE_MBPS: accepted 1..10000"
+[[ $QUEUE =~ ^[1-9][0-9]*[km]?$ ]] || die2 "--queue $QUEUE: bytes with an optional k/m suffix (64..64m)"
+[[ $SR_RTO_MIN =~ ^[0-9]{1,7}$ ]] && [ "$SR_RTO_MIN" -le 1000000 ] || die2 "--sr-rto-min-us $SR_RTO_MIN: accepted 0..1000000"
 [[ $QUIET =~ ^[0-9]+$ ]] && [ "$QUIET" -le 3600 ] || die2 "--wait-quiet $QUIET: accepted 0..3600 seconds"
 for s in $SIZES; do
 	[[ $s =~ ^[1-9][0-9]*[kmg]?$ ]] || die2 "--sizes: '$s' is not a size (bytes with an optional k/m/g suffix)"
 done
 SB=$BUILD/tests/bench/stripe_bench
+FABRIC=$BUILD/apps/uroce-fabric
 [ -x "$SB" ] || die2 "$SB is missing (ninja -C $BUILD tests/bench/stripe_bench)"
+if [[ " $RAILS " == *" fabric "* ]]; then
+	[ -x "$FABRIC" ] || die2 "$FABRIC is missing (ninja -C $BUILD apps/uroce-fabric)"
+	"$FABRIC" --port x0,peer=02:00:00:00:00:01,rate=${RATE_MBPS}m,queue=$QUEUE --route 10.0.0.0/8=0 --check >/dev/null ||
+		die2 "uroce-fabric refuses rate=${RATE_MBPS}m,queue=$QUEUE"
+	command -v python3 >/dev/null || die2 "python3 is missing (reads the switch's JSON)"
+fi
 command -v ip >/dev/null || die2 "ip (iproute2) is missing"
 SIZES_ARG=$(tr ' ' ',' <<<"$SIZES")
 
@@ -65,82 +116,170 @@ SIZES_ARG=$(tr ' ' ',' <<<"$SIZES")
 . "$(dirname "$0")/../lib/netns.sh"
 netns_init uroce-stripeb
 TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a NB=$NETNS_PREFIX-b
+NA=$NETNS_PREFIX-a NB=$NETNS_PREFIX-b NS=$NETNS_PREFIX-s
 netns_add "$NA" "$NB"
-for i in 1 2; do
-	netns_veth "$NA" pa$i "$NB" pb$i --ip-a 10.97.$i.1/24 --ip-b 10.97.$i.2/24 --mtu 4200
-	ip netns exec "$NA" ping -c 1 -W 2 10.97.$i.2 >/dev/null || netns_die "B is not reachable over pair $i"
-done
 PIN_A=() PIN_B=()
 if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
 	PIN_A=(taskset -c 0) PIN_B=(taskset -c 1)
 fi
 LIMIT=300
 
-echo "== stripe_bench: one transfer over 2 veth pairs (striped) vs 1, A -> B (MTU 4200), $(nproc) CPUs," \
+echo "== stripe_bench: one transfer striped over 2 rails vs 1, A -> B, rails: $RAILS; $(nproc) CPUs," \
 	"ends on ${PIN_A[*]:-any} / ${PIN_B[*]:-any}"
 echo "   $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -r), $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?')," \
 	"build $BUILD, $REPS transfer(s) of each kind per size"
 echo "   before the run: load average $(cut -d' ' -f1-3 /proc/loadavg), CPU pressure (some) $(sed -n 's/^some avg10=\([0-9.]*\) avg60=\([0-9.]*\).*/avg10 \1% avg60 \2%/p' /proc/pressure/cpu 2>/dev/null || echo unknown)"
-[ -z "$CSV" ] || echo "mode,size,one_gbps,two_gbps,ratio" >"$CSV"
+[ -z "$CSV" ] || echo "rails,mode,size,one_gbps,two_gbps,ratio" >"$CSV"
 txb() { ip netns exec "$NA" cat "/sys/class/net/$1/statistics/tx_bytes"; }
 FAILS=0
 START=$SECONDS
-declare -A ROWS PAIRS
-for mode in $MODES; do
-	shm=$TMP/$mode.shm
-	rm -f "$shm"
-	wait_quiet
-	t1=$(txb pa1) t2=$(txb pa2)
-	args=(--shm "$shm" --mode "$mode" --sizes "$SIZES_ARG" --reps "$REPS" --max-sec $LIMIT)
-	netns_start "$NB" "$TMP/$mode.r.log" "${PIN_B[@]}" timeout -k 5 $((LIMIT + 60)) "$SB" --role recv \
-		--dev afxdp:pb1,afxdp:pb2 "${args[@]}"
-	rpid=$NETNS_PID
-	netns_start "$NA" "$TMP/$mode.s.log" "${PIN_A[@]}" timeout -k 5 $((LIMIT + 60)) "$SB" --role send \
-		--dev afxdp:pa1,afxdp:pa2 "${args[@]}"
-	spid=$NETNS_PID
-	src=0 rrc=0
-	netns_wait "$spid" || src=$?
-	netns_wait "$rpid" || rrc=$?
-	grep '^stripe_bench xfer' "$TMP/$mode.r.log" | sed "s/^stripe_bench xfer/   $mode/"
-	if [ $src != 0 ] || [ $rrc != 0 ]; then
-		echo "stripe_bench.sh: $mode failed (sender $src, receiver $rrc):" >&2
-		cat "$TMP/$mode.s.log" "$TMP/$mode.r.log" | grep -v '^stripe_bench ' | head -6 | sed 's/^/   /' >&2
-		FAILS=$((FAILS + 1))
-	fi
-	bad=$(sed -n 's/^stripe_bench xfer .* bad=\([0-9]*\).*/\1/p' "$TMP/$mode.r.log" | awk '{ s += $1 } END { print s + 0 }')
-	[ "$bad" = 0 ] || { echo "stripe_bench.sh: $mode: $bad words were not as written" >&2; FAILS=$((FAILS + 1)); }
-	ROWS[$mode]=$(grep '^stripe_bench size=' "$TMP/$mode.r.log")
-	PAIRS[$mode]="pa1 sent $(($(txb pa1) - t1)) bytes, pa2 $(($(txb pa2) - t2)); $(awk '/^stripe_bench xfer / {
-		n = split($NF, a, "="); t++; if (a[2] + 0 > 2000) c++ }
-		END { printf "%d of %d transfers had the receiver wait over 2 ms for its CPU (another task ran there)", c, t }' \
-		"$TMP/$mode.r.log")"
-	rm -f "$shm"
-	sleep 0.5 # the AF_XDP sockets go with the processes
-done
+declare -A ROWS PAIRS RETX
+
+# veth_up: rail i = veth pair pa<i> (A, 10.97.i.1) -- pb<i> (B, 10.97.i.2)
+veth_up() {
+	local i
+	for i in 1 2; do
+		netns_veth "$NA" pa$i "$NB" pb$i --ip-a 10.97.$i.1/24 --ip-b 10.97.$i.2/24 --mtu 4200
+		ip netns exec "$NA" ping -c 1 -W 2 10.97.$i.2 >/dev/null || netns_die "B is not reachable over pair $i"
+	done
+	IFA=(pa1 pa2) IFB=(pb1 pb2)
+}
+
+# fabric_up: rail i = A ra<i> (10.98.i.2) -- sa<i> [switch S] sb<i> -- rb<i>
+# B (10.99.i.2); one uroce-fabric over sa1 sb1 sa2 sb2 (ports 0..3), every
+# port rate-limited; SW_PID, SW_JSON
+SW_PID=
+fabric_up() {
+	local i p=0 ports=() routes=()
+	netns_add "$NS"
+	for i in 1 2; do
+		netns_veth "$NA" ra$i "$NS" sa$i --ip-a 10.98.$i.2/24 --ip-b 10.98.$i.1/24 --mtu 4200
+		netns_veth "$NB" rb$i "$NS" sb$i --ip-a 10.99.$i.2/24 --ip-b 10.99.$i.1/24 --mtu 4200
+		ip -n "$NA" route add 10.99.$i.0/24 via 10.98.$i.1 dev ra$i &&
+			ip -n "$NA" neigh replace 10.98.$i.1 lladdr "$(netns_mac "$NS" sa$i)" dev ra$i nud permanent &&
+			ip -n "$NB" route add 10.98.$i.0/24 via 10.99.$i.1 dev rb$i &&
+			ip -n "$NB" neigh replace 10.99.$i.1 lladdr "$(netns_mac "$NS" sb$i)" dev rb$i nud permanent ||
+			netns_die "cannot route rail $i through the switch"
+		ports+=(--port "sa$i,peer=$(netns_mac "$NA" ra$i),rate=${RATE_MBPS}m,queue=$QUEUE"
+			--port "sb$i,peer=$(netns_mac "$NB" rb$i),rate=${RATE_MBPS}m,queue=$QUEUE")
+		routes+=(--route "10.98.$i.0/24=$p" --route "10.99.$i.0/24=$((p + 1))")
+		p=$((p + 2))
+	done
+	SW_JSON=$TMP/switch.json
+	# nice and ip netns exec exec it: NETNS_PID is the switch's own PID
+	netns_start "$NS" "$TMP/switch.log" nice -n -5 "$FABRIC" "${ports[@]}" "${routes[@]}" --seed 1 \
+		--stats "$SW_JSON" --ready-file "$TMP/switch.ready" --max-sec $((LIMIT * 4)) --quiet
+	SW_PID=$NETNS_PID
+	netns_wait_file "$TMP/switch.ready" "$SW_PID" 10 || netns_die "uroce-fabric did not open its ports"
+	IFA=(ra1 ra2) IFB=(rb1 rb2)
+}
+sw_cpu_s() { # the switch's CPU seconds so far (user + system)
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / hz }' "/proc/$SW_PID/stat" 2>/dev/null
+}
+# sw_counters: bytes the switch sent on sb1, sb2 (to B) and its drops by reason
+sw_counters() {
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+p = {q["name"]: q for q in d["ports"]}
+drops = ", ".join("%s %d" % (k, v) for k, v in d["drops"].items() if v) or "none"
+print("switch sent B %d bytes on sb1, %d on sb2; deepest data queue %d bytes; drops: %s" % (
+    p["sb1"]["tx_bytes"], p["sb2"]["tx_bytes"],
+    max(q["data"]["max_depth_bytes"] for q in d["ports"]), drops))' "$SW_JSON" 2>/dev/null || echo "switch counters unreadable"
+}
+
+# run_rails RAILS: every mode over the rails now up (IFA, IFB)
+run_rails() {
+	local rails=$1 mode shm args extra t1 t2 src rrc spid rpid bad tag
+	for mode in $MODES; do
+		tag=$rails.$mode
+		shm=$TMP/$tag.shm
+		rm -f "$shm"
+		wait_quiet
+		t1=$(txb "${IFA[0]}") t2=$(txb "${IFA[1]}")
+		extra=()
+		[ "$rails" != fabric ] || [ "$mode" != sr ] || [ "$SR_RTO_MIN" = 0 ] || extra=(--rto-min-us "$SR_RTO_MIN")
+		args=(--shm "$shm" --mode "$mode" --sizes "$SIZES_ARG" --reps "$REPS" --max-sec "$LIMIT" "${extra[@]}")
+		netns_start "$NB" "$TMP/$tag.r.log" "${PIN_B[@]}" timeout -k 5 $((LIMIT + 60)) "$SB" --role recv \
+			--dev "afxdp:${IFB[0]},afxdp:${IFB[1]}" "${args[@]}"
+		rpid=$NETNS_PID
+		netns_start "$NA" "$TMP/$tag.s.log" "${PIN_A[@]}" timeout -k 5 $((LIMIT + 60)) "$SB" --role send \
+			--dev "afxdp:${IFA[0]},afxdp:${IFA[1]}" "${args[@]}"
+		spid=$NETNS_PID
+		src=0 rrc=0
+		netns_wait "$spid" || src=$?
+		netns_wait "$rpid" || rrc=$?
+		grep '^stripe_bench xfer' "$TMP/$tag.r.log" | sed "s/^stripe_bench xfer/   $rails $mode/"
+		if [ $src != 0 ] || [ $rrc != 0 ]; then
+			echo "stripe_bench.sh: $rails $mode failed (sender $src, receiver $rrc):" >&2
+			cat "$TMP/$tag.s.log" "$TMP/$tag.r.log" | grep -v '^stripe_bench ' | head -6 | sed 's/^/   /' >&2
+			FAILS=$((FAILS + 1))
+		fi
+		bad=$(sed -n 's/^stripe_bench xfer .* bad=\([0-9]*\).*/\1/p' "$TMP/$tag.r.log" | awk '{ s += $1 } END { print s + 0 }')
+		[ "$bad" = 0 ] || { echo "stripe_bench.sh: $rails $mode: $bad words were not as written" >&2; FAILS=$((FAILS + 1)); }
+		ROWS[$tag]=$(grep '^stripe_bench size=' "$TMP/$tag.r.log")
+		RETX[$tag]=$(sed -n 's/^stripe_bench qps role=send retransmits=//p' "$TMP/$tag.s.log")
+		PAIRS[$tag]="${IFA[0]} sent $(($(txb "${IFA[0]}") - t1)) bytes, ${IFA[1]} $(($(txb "${IFA[1]}") - t2)); $(awk '/^stripe_bench xfer / {
+			n = split($NF, a, "="); t++; if (a[2] + 0 > 2000) c++ }
+			END { printf "%d of %d transfers had the receiver wait over 2 ms for its CPU (another task ran there)", c, t }' \
+			"$TMP/$tag.r.log")"
+		rm -f "$shm"
+		sleep 0.5 # the AF_XDP sockets go with the processes
+	done
+}
 
 kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
 bytes_of() { # 64k -> 65536
 	awk -v p="$1" 'BEGIN { m = 1; if (p ~ /k$/) m = 1024; else if (p ~ /m$/) m = 1048576; else if (p ~ /g$/) m = 1073741824
 		printf "%d", p * m }'
 }
-echo
-echo "== Gbit/s of one transfer (median of $REPS each): 1 port, striped over 2 ports, and 2 ports / 1 port"
-echo "| size | $(for m in $MODES; do printf '%s 1 port | %s 2 ports | %s 2/1 | ' $m $m $m; done | sed 's/ | $//') |"
-echo "|---|$(for m in $MODES; do printf -- '---|---|---|'; done)"
-for s in $SIZES; do
-	b=$(bytes_of "$s")
-	line="| $s |"
-	for m in $MODES; do
-		r=$(grep " size=$b " <<<" ${ROWS[$m]:-}" | head -1)
-		if [ -z "$r" ]; then line+=" - | - | - |"; continue; fi
-		line+=" $(kv one_gbps "$r") | $(kv all_gbps "$r") | **$(kv ratio "$r")** |"
-		[ -z "$CSV" ] || echo "$m,$b,$(kv one_gbps "$r"),$(kv all_gbps "$r"),$(kv ratio "$r")" >>"$CSV"
+# table RAILS: the Gbit/s table of those rails
+table() {
+	local rails=$1 s b line r m
+	echo "| size | $(for m in $MODES; do printf '%s 1 port | %s 2 ports | %s 2/1 | ' $m $m $m; done | sed 's/ | $//') |"
+	echo "|---|$(for m in $MODES; do printf -- '---|---|---|'; done)"
+	for s in $SIZES; do
+		b=$(bytes_of "$s")
+		line="| $s |"
+		for m in $MODES; do
+			r=$(grep " size=$b " <<<" ${ROWS[$rails.$m]:-}" | head -1)
+			if [ -z "$r" ]; then line+=" - | - | - |"; continue; fi
+			line+=" $(kv one_gbps "$r") | $(kv all_gbps "$r") | **$(kv ratio "$r")** |"
+			[ -z "$CSV" ] || echo "$rails,$m,$b,$(kv one_gbps "$r"),$(kv all_gbps "$r"),$(kv ratio "$r")" >>"$CSV"
+		done
+		echo "$line"
 	done
-	echo "$line"
+}
+
+REPORT=()
+for rails in $RAILS; do
+	t0=$SECONDS
+	case $rails in
+	veth)
+		echo "-- veth: two veth pairs (MTU 4200), no line rate"
+		veth_up
+		run_rails veth
+		REPORT+=("" "== veth rails: Gbit/s of one transfer (median of $REPS each): 1 port, striped over 2 ports, and 2 ports / 1 port"
+			"$(table veth)")
+		for m in $MODES; do REPORT+=("   $m: ${PAIRS[veth.$m]:-}"); done
+		;;
+	fabric)
+		echo "-- fabric: each rail through a uroce-fabric port pair at $RATE_MBPS Mbit/s (queue $QUEUE)"
+		fabric_up
+		c0=$(sw_cpu_s)
+		run_rails fabric
+		c1=$(sw_cpu_s)
+		netns_stop "$SW_PID" || { echo "stripe_bench.sh: uroce-fabric exited $? on SIGTERM" >&2; FAILS=$((FAILS + 1)); }
+		ceil=$(awk -v r="$RATE_MBPS" 'BEGIN { printf "%.3f", r / 1000 * 4096 / 4154 }')
+		REPORT+=("" "== fabric rails ($RATE_MBPS Mbit/s a port): Gbit/s of one transfer (median of $REPS each): 1 rail, striped over 2 rails, and 2 / 1; payload ceiling $ceil Gbit/s a rail, $(awk -v c="$ceil" 'BEGIN { printf "%.3f", 2 * c }') for two"
+			"$(table fabric)")
+		for m in $MODES; do
+			REPORT+=("   $m: ${PAIRS[fabric.$m]:-}"
+				"   $m: sender's QP 0, QP 1: packets sent again / $([ "$m" = rc ] && echo "ACK timeouts" || echo "packets lost by the RTO"): ${RETX[fabric.$m]:-?}$([ "$m" != sr ] || [ "$SR_RTO_MIN" = 0 ] || echo ", sr RTO floor $SR_RTO_MIN us")")
+		done
+		REPORT+=("   $(sw_counters); switch CPU $(awk -v a="${c0:-0}" -v b="${c1:-0}" 'BEGIN { printf "%.1f", b - a }') s over the $((SECONDS - t0)) s of the fabric runs")
+		;;
+	esac
 done
-for m in $MODES; do
-	echo "   $m: ${PAIRS[$m]:-}"
-done
+printf '%s\n' "${REPORT[@]}"
 echo "   ($((SECONDS - START)) s)"
 [ $FAILS = 0 ] || exit 1
