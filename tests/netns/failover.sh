@@ -1,6 +1,7 @@
 #!/bin/bash
 # QP failover across ports (SHIFT), uroce to uroce: A and B joined by two
-# rails, each a bridge in a switch namespace (fo_topo.sh). fo_xfer streams
+# rails, each a bridge in a switch namespace (fo_topo.sh), then by two veth
+# pairs and nothing between (fo_topo.sh --direct). fo_xfer streams
 # numbered SENDs and WRITE_WITH_IMMs from A to B over one QP whose member
 # 0 is rail 1 and member 1 rail 2, and checks every message (exactly once,
 # in order, every byte) and every send completion (once, in order,
@@ -17,23 +18,30 @@
 #             down_timeout: nothing may fail), then rail 2 comes back
 #   hole      rail 1 forwards nothing, no link state changes: only
 #             timeouts find it (cause rto); then it forwards again
+# Direct ("direct-" before the case's name), a link set down at either end
+# takes the carrier off both: a-down, b-down, flap, fb-prim, fb-back and
+# both run there too, and each also checks that both ends saw the link go
+# (cause=link at A and at B); base and hole do not (a black hole needs a
+# switch, and only a switch fails one side without the other seeing it).
 # A case passes when both ends exit 0 (fo_xfer checked every message) and
 # the failover counters say what the case expects. rxe cannot follow a
 # failover QP (two QP numbers, notices and probes of uroce's own), so the
 # peer is uroce.
-#   failover.sh FO_XFER [CASES] [RELS]
-# CASES/RELS: space-separated subsets (default all cases, "rc sr").
+#   failover.sh FO_XFER [CASES] [RELS] [TOPOS]
+# CASES/RELS/TOPOS: space-separated subsets (default all cases, "rc sr",
+# "bridged direct"; direct runs those of CASES it can).
 # FO_KEEP_LOGS=DIR keeps both ends' logs of every passing case there.
 set -u
 . "$(dirname "$0")/../lib/netns.sh"
-XF=${1:?usage: failover.sh FO_XFER [CASES] [RELS]}
+XF=${1:?usage: failover.sh FO_XFER [CASES] [RELS] [TOPOS]}
 CASES=${2:-base a-down flap b-down fb-prim fb-back both hole}
 RELS=${3:-rc sr}
+TOPOS=${4:-bridged direct}
+DIRECT_CASES=" a-down flap b-down fb-prim fb-back both "
 netns_need_root
 netns_init uroce-fo
 TMP=$NETNS_TMP
 . "$(dirname "$0")/fo_topo.sh"
-fo_topo_build 1500
 
 PIN_A=() PIN_B=()
 if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
@@ -55,7 +63,7 @@ COMMON=(--max-sec "$LIMIT" --stall-sec 30 --rc-timeout 12 --rto-min-us 20000 --r
 run_start() {
 	local name=$1 rel=$2
 	shift 2
-	CUR=$name-$rel
+	CUR=$TPFX$name-$rel
 	SLOG=$TMP/$CUR.send.log RLOG=$TMP/$CUR.recv.log
 	: >"$SLOG"
 	: >"$RLOG"
@@ -163,7 +171,7 @@ restore() {
 		fo_link $r a up
 		fo_link $r b up
 		# (a port still without its carrier refuses; the bridge makes it forwarding when the carrier comes)
-		fo_hole $r off 2>/dev/null
+		[ "$FO_DIRECT" = 1 ] || fo_hole $r off 2>/dev/null
 	done
 	for r in 1 2; do
 		netns_wait_until 10 fo_carrier "$FO_A" va$r && netns_wait_until 10 fo_carrier "$FO_B" vb$r ||
@@ -181,7 +189,15 @@ summary() {
 		"${1:-}"
 }
 
-S1=/var/run/netns/$FO_S1 S2=/var/run/netns/$FO_S2
+# saw_link S|R: direct, that end saw a member's link go itself (cause=link
+# on a line of its log), whatever the other end's notice told it first
+saw_link() {
+	local log
+	[ "$FO_DIRECT" = 1 ] || return 0
+	if [ "$1" = S ]; then log=$SLOG; else log=$RLOG; fi
+	grep -Eq ' (event|at|final) .* cause=link ' "$log" ||
+		fail "$([ "$1" = S ] && echo sender || echo receiver) never saw a link go (no cause=link)"
+}
 
 case_base() {
 	run_start base "$1"
@@ -203,6 +219,7 @@ case_a-down() {
 	expect S failovers -ge 1
 	expect_str S active 1
 	first_cause S link
+	saw_link R
 	summary
 }
 
@@ -221,6 +238,8 @@ case_flap() {
 	expect S failbacks -ge 1
 	expect_str S active 0
 	expect_str S state Default
+	saw_link S
+	saw_link R
 	summary
 }
 
@@ -244,11 +263,41 @@ case_b-down() {
 	# B saw its own link go; A learnt it from B's notice (or its own timeouts)
 	[ "$(kv cause "$(grep -m1 ' event .*up=0x2 ' "$RLOG")")" = link ] ||
 		fail "B's first failure is not its link: $(grep -m1 ' event .*up=0x2 ' "$RLOG")"
-	case $(kv cause "$(grep -m1 ' event .*failovers=1 ' "$SLOG")") in
-	peer | rto) ;;
+	# (direct, A sees its own carrier go too: link, unless B's notice came first)
+	case $FO_DIRECT:$(kv cause "$(grep -m1 ' event .*failovers=1 ' "$SLOG")") in
+	?:peer | ?:rto | 1:link) ;;
 	*) fail "A's first failover has cause $(kv cause "$(grep -m1 ' event .*failovers=1 ' "$SLOG")"), wanted peer or rto" ;;
 	esac
+	saw_link S
 	summary "(A's first failover: $(kv cause "$(grep -m1 ' event .*failovers=1 ' "$SLOG")"))"
+}
+
+# fb_back_up: rail 1 back at A until fo_xfer's fault goes off during the
+# fail-back. fo_xfer reads the state once a loop turn, and a fail-back that
+# finds nothing outstanding passes Fallback -> WaitSignaled -> WaitSinked ->
+# Default within one turn (one fo_run), unseen: then rail 1 fails and comes
+# back again, three tries in all. FB_TRIES: the tries it took.
+fb_back_up() {
+	local from i
+	for ((FB_TRIES = 1; FB_TRIES <= 3; FB_TRIES++)); do
+		from=$(next_line "$SLOG")
+		fo_link 1 a up
+		for ((i = 0; i < 300; i++)); do
+			grep -q ' fault: ' "$SLOG" && return 0
+			tail -n +"$from" "$SLOG" | grep -Eq "$DEFAULT_RE" && break
+			alive || fail "an end ended while A failed back"
+			sleep 0.05
+		done
+		grep -q ' fault: ' "$SLOG" && return 0
+		[ $i -lt 300 ] || fail "A neither started failing back (no WaitSignaled/WaitSinked) nor failed back within 15 s"
+		[ $FB_TRIES -lt 3 ] || break
+		from=$(next_line "$SLOG")
+		fo_link 1 a down
+		wait_re "$SLOG" ' (event|at) .*state=Fallback active=1 ' 10 "$from" ||
+			fail "A did not fail over again within 10 s (after a fail-back the fault missed)"
+		more 200 30
+	done
+	fail "A failed back $FB_TRIES times, each within one of fo_xfer's loop turns: the fault never went off"
 }
 
 # fb NAME REL FAULT_NS:IF RAIL_TO_RESTORE: fail rail 1 at A, bring it back;
@@ -260,8 +309,7 @@ case_fb() {
 	fo_link 1 a down
 	wait_re "$SLOG" ' failovers=[1-9]' 10 || fail "A did not fail over within 10 s"
 	more 500 30
-	fo_link 1 a up
-	wait_re "$SLOG" ' fault: ' 15 || fail "A never started failing back (no WaitSignaled/WaitSinked) within 15 s"
+	fb_back_up
 	more 1000 30
 	# the faulted link returns: A must end on member 0, every message whole
 	FB_LINE=$(grep ' fault: ' "$SLOG" | head -1)
@@ -274,10 +322,11 @@ case_fb() {
 	expect S failovers -ge 1
 	expect S failbacks -ge 1
 	expect_str S active 0
-	summary "(${FB_LINE#*]: })"
+	saw_link R
+	summary "(${FB_LINE#*]: }$([ $FB_TRIES = 1 ] || echo ", at fail-back $FB_TRIES"))"
 }
-case_fb-prim() { case_fb fb-prim "$1" "$S1:s1a" 1; }
-case_fb-back() { case_fb fb-back "$1" "$S2:s2a" 2; }
+case_fb-prim() { case_fb fb-prim "$1" "$(fo_ifspec 1 a)" 1; }
+case_fb-back() { case_fb fb-back "$1" "$(fo_ifspec 2 a)" 2; }
 
 case_both() {
 	local m0 m1
@@ -296,6 +345,7 @@ case_both() {
 	run_end
 	expect S failovers -ge 1
 	expect_str S active 1
+	saw_link R
 	summary "(stalled at $m1 messages for 3 s)"
 }
 
@@ -318,14 +368,24 @@ case_hole() {
 	summary
 }
 
-for rel in $RELS; do
-	for c in $CASES; do
-		t0=$SECONDS
-		"case_$c" "$rel"
-		restore
-		[ -z "${FO_KEEP_LOGS:-}" ] || cp "$TMP/$CUR".*.log "$FO_KEEP_LOGS"/ 2>/dev/null
-		rm -f "$TMP/$CUR".*
-		echo "   ($((SECONDS - t0)) s)"
+for topo in $TOPOS; do
+	t1=$SECONDS
+	case $topo in
+	bridged) fo_topo_build 1500 && TPFX= ;;
+	direct) fo_topo_build --direct 1500 && TPFX=direct- ;;
+	*) echo "FAIL: topology '$topo', accepted bridged or direct"; exit 1 ;;
+	esac
+	echo "$topo: $FO_A, $FO_B ($((SECONDS - t1)) s to build)"
+	for rel in $RELS; do
+		for c in $CASES; do
+			[ "$topo" = bridged ] || [[ $DIRECT_CASES == *" $c "* ]] || continue
+			t0=$SECONDS
+			"case_$c" "$rel"
+			restore
+			[ -z "${FO_KEEP_LOGS:-}" ] || cp "$TMP/$CUR".*.log "$FO_KEEP_LOGS"/ 2>/dev/null
+			rm -f "$TMP/$CUR".*
+			echo "   ($((SECONDS - t0)) s)"
+		done
 	done
 done
 echo "failover: all passed ($((SECONDS - STARTED)) s)"
