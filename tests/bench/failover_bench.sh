@@ -12,12 +12,11 @@
 # last_switch_tx_ns (the first packet on the backup, engine clock) - t0
 # (CLOCK_MONOTONIC right before the ioctl); detection = last_fail_ns - t0.
 # After each the port comes back and the trial waits for the fail-back.
-# The transport learns of the carrier loss from the netlink message the
-# kernel's linkwatch worker sends (--linkwatch below); on a two-CPU machine
-# whose CPUs both run a busy-polling end, that worker first waits for the
-# scheduler to preempt one. A trial's cause says what failed the member
-# first: the netlink message (link) or, when that came later than three
-# timeouts in a row, rto.
+# The transport reads each port's carrier (ETHTOOL_GLINK) every 100 us
+# while a failover group exists, and the netlink message the kernel's
+# linkwatch worker sends (--linkwatch below), which a physical NIC gets
+# batched. A trial's cause says what failed the member first: its link
+# state (link) or, when that came later than three timeouts in a row, rto.
 # (ii) goodput every --bin-ms over --duration s, rail 1 down at 1 s, up at
 # 2 s, as CSV; plot_failover.py draws both modes with the events marked.
 #
