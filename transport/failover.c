@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dataplane/neigh.h"
 #include "transport/failover.h"
 #include "transport/rel.h"
 #include "transport/sr_wire.h"
@@ -123,6 +124,8 @@ void fo_fini(struct uroce_qp *qp)
 int fo_check_backups(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int mask, unsigned mtu)
 {
 	struct fo_state *f = qp->fo;
+	bool v6 = (mask & UROCE_QP_AV) ? !neigh_addr_is_v4(attr->ah_attr.dgid) : qp->d.ipv6;
+	int rc;
 
 	if (!f) {
 		if (mask & UROCE_QP_ALT_PATH)
@@ -133,8 +136,10 @@ int fo_check_backups(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int 
 	if (!(mask & UROCE_QP_ALT_PATH))
 		return uroce_fail(-EINVAL, "uroce_qp_modify: QP 0x%x has %u backups: INIT -> RTR needs "
 		                           "UROCE_QP_ALT_PATH with backup_ah[0..%u]", qp->qpn, f->n - 1u, f->n - 2u);
-	for (unsigned i = 0; i + 1u < f->n; i++) {
-		const struct uroce_ah_attr *ah = &attr->backup_ah[i];
+	/* resolved here, before the modify changes anything; used once
+	 * fo_ready marks the group ready */
+	for (unsigned i = 1; i < f->n; i++) {
+		const struct uroce_ah_attr *ah = &attr->backup_ah[i - 1];
 		int pi = ctx_port_index(qp->ctx, ah->port_num, "uroce_qp_modify: backup_ah port_num");
 		uint32_t link;
 
@@ -143,31 +148,26 @@ int fo_check_backups(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int 
 		link = qp->ctx->ports[pi].port->mtu;
 		if (mtu + ROCE_PKT_HDR_MAX_V4 + 20u > link)
 			return uroce_fail(-EINVAL, "uroce_qp_modify: QP 0x%x backup_ah[%u]: path MTU %u does not fit port "
-			                           "%u's IP MTU %u", qp->qpn, i, mtu, (unsigned)pi + 1u, link);
-	}
-	return 0;
-}
-
-int fo_ready(struct uroce_qp *qp, const struct uroce_qp_attr *attr)
-{
-	struct fo_state *f = qp->fo;
-	int rc;
-
-	f->m[0].d = qp->d;
-	for (unsigned i = 1; i < f->n; i++) {
-		const struct uroce_ah_attr *ah = &attr->backup_ah[i - 1];
-
-		rc = ctx_resolve_dest(qp->ctx, (unsigned)ah->port_num - 1u, ah, &f->m[i].d);
+			                           "%u's IP MTU %u", qp->qpn, i - 1u, mtu, (unsigned)pi + 1u, link);
+		rc = ctx_resolve_dest(qp->ctx, (unsigned)pi, ah, &f->m[i].d);
 		if (rc) {
 			char why[512];
 
 			snprintf(why, sizeof(why), "%s", uroce_last_error());
 			return uroce_fail(rc, "uroce_qp_modify: QP 0x%x backup_ah[%u]: %s", qp->qpn, i - 1u, why);
 		}
-		if (f->m[i].d.ipv6 != f->m[0].d.ipv6)
+		if (f->m[i].d.ipv6 != v6)
 			return uroce_fail(-EINVAL, "uroce_qp_modify: QP 0x%x backup_ah[%u] is of the other IP family than "
 			                           "ah_attr; accepted: GIDs of one family in every member", qp->qpn, i - 1u);
 	}
+	return 0;
+}
+
+void fo_ready(struct uroce_qp *qp)
+{
+	struct fo_state *f = qp->fo;
+
+	f->m[0].d = qp->d;
 	for (unsigned i = 0; i < f->n; i++) {
 		f->m[i].link_up = qp->ctx->ports[f->m[i].d.port].link_up;
 		f->m[i].failed = UROCE_FO_CAUSE_NONE;
@@ -179,7 +179,6 @@ int fo_ready(struct uroce_qp *qp, const struct uroce_qp_attr *attr)
 	f->active = 0;
 	f->state = UROCE_FO_DEFAULT;
 	f->ready = true;
-	return 0;
 }
 
 void fo_reset(struct uroce_qp *qp)

@@ -65,10 +65,10 @@ struct fo_state {
 /* Creation: validate init.failover and allocate qp->fo (NULL without backups). */
 int fo_init(struct uroce_qp *qp);
 void fo_fini(struct uroce_qp *qp);
-/* INIT -> RTR: validate and resolve the backups (attr->backup_ah), after
- * the primary (qp->d) was resolved. */
+/* INIT -> RTR, before anything changes: validate and resolve the backups
+ * (attr->backup_ah); then, once the primary (qp->d) is set, fo_ready. */
 int fo_check_backups(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int mask, unsigned mtu);
-int fo_ready(struct uroce_qp *qp, const struct uroce_qp_attr *attr);
+void fo_ready(struct uroce_qp *qp);
 /* RESET: back to the primary, every member usable. */
 void fo_reset(struct uroce_qp *qp);
 

@@ -753,9 +753,7 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 			return rc;
 	}
 	if (next == UROCE_QPS_RTR && cur == UROCE_QPS_INIT && qp->fo) {
-		rc = fo_ready(qp, attr);
-		if (rc)
-			return rc;
+		fo_ready(qp);
 		memcpy(qp->attr.backup_ah, attr->backup_ah, sizeof(qp->attr.backup_ah));
 	}
 	qp->state = qp->attr.qp_state = next;
