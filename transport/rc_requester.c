@@ -192,7 +192,7 @@ static bool req_tx(struct uroce_qp *qp, bool drain)
 
 		if (drain && w->state == SWQE_POSTED)
 			return false; /* never started: held (resends of started ones go on) */
-		if (w->state == SWQE_POSTED && qp->cur_off == 0 && !fo_may_start(qp))
+		if (qp->fo && w->state == SWQE_POSTED && qp->cur_off == 0 && !fo_may_start(qp))
 			return false; /* failing back: the backup drains first (an ACK kicks us) */
 
 		if (rc_qp) {

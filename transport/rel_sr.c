@@ -818,7 +818,7 @@ bool sr_tx(struct uroce_qp *qp)
 			qp->sq_cur++;
 			continue;
 		}
-		if (w->state == SWQE_POSTED && st->tx.phase == PH_START && !fo_may_start(qp))
+		if (qp->fo && w->state == SWQE_POSTED && st->tx.phase == PH_START && !fo_may_start(qp))
 			break; /* failing back: the backup drains first */
 		w->state = SWQE_SENDING;
 		rc = tx_new(qp, w);
