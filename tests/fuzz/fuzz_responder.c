@@ -1877,6 +1877,12 @@ static void cmd_sr_msg(struct reader *r, unsigned qi, bool late_copy)
 		send_pkt(&p, false);
 	}
 
+	/* CC_TOS's burst held every step until the command's end: deliver
+	 * them now, or this message's completion would be counted during the
+	 * next command and checked against that message's bytes */
+	if (fz.burst_next)
+		for (unsigned k = 0; k < npos + 2u || (loop_fabric_in_flight(fz.fab) && k < SETTLE_STEPS); k++)
+			step(1000);
 	/* A message of the forged sender's own that completed holds what was
 	 * sent, also the packets ec rebuilt. */
 	if (check && sp->wc_ok != wc_before && sp->wc_len == total && !sp->wc_partial) {
