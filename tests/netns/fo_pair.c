@@ -444,3 +444,21 @@ double fo_arg_secs(const char *opt, const char *s)
 		fo_arg_bad(opt, s, "seconds in (0, 3600]");
 	return v;
 }
+
+enum fo_role fo_arg_role(const char *s)
+{
+	if (!strcmp(s, "send"))
+		return FO_SENDER;
+	if (!strcmp(s, "recv"))
+		return FO_RECEIVER;
+	fo_arg_bad("--role", s, "send or recv");
+}
+
+enum uroce_reliability fo_arg_rel(const char *s)
+{
+	if (!strcmp(s, "rc"))
+		return UROCE_REL_RC;
+	if (!strcmp(s, "sr"))
+		return UROCE_REL_SR;
+	fo_arg_bad("--rel", s, "rc or sr");
+}

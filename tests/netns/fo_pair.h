@@ -130,5 +130,8 @@ void fo_args_init(const char *prog, void (*usage)(FILE *f));
 void fo_arg_bad(const char *opt, const char *val, const char *accepted) __attribute__((noreturn));
 uint64_t fo_arg_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, const char *accepted);
 double fo_arg_secs(const char *opt, const char *s);
+/* --role send|recv and --rel rc|sr */
+enum fo_role fo_arg_role(const char *s);
+enum uroce_reliability fo_arg_rel(const char *s);
 
 #endif /* UROCE_TESTS_NETNS_FO_PAIR_H */

@@ -119,12 +119,7 @@ static void parse(int argc, char **argv, struct xf_opts *o)
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'r':
-			if (!strcmp(optarg, "send"))
-				o->role = FO_SENDER;
-			else if (!strcmp(optarg, "recv"))
-				o->role = FO_RECEIVER;
-			else
-				fo_arg_bad("--role", optarg, "send or recv");
+			o->role = fo_arg_role(optarg);
 			o->role_set = true;
 			break;
 		case 'd':
@@ -134,12 +129,7 @@ static void parse(int argc, char **argv, struct xf_opts *o)
 			o->shm = optarg;
 			break;
 		case 'm':
-			if (!strcmp(optarg, "rc"))
-				o->q.rel.reliability = UROCE_REL_RC;
-			else if (!strcmp(optarg, "sr"))
-				o->q.rel.reliability = UROCE_REL_SR;
-			else
-				fo_arg_bad("--rel", optarg, "rc or sr");
+			o->q.rel.reliability = fo_arg_rel(optarg);
 			rel_set = true;
 			break;
 		case 'b':
