@@ -46,6 +46,11 @@ static const char *const drop_reason_names[UROCE_DROP__COUNT] = {
 	[UROCE_DROP_BAD_CTRL] = "bad_ctrl",
 	[UROCE_DROP_RKEY_REVOKED] = "rkey_revoked",
 	[UROCE_DROP_LATE] = "late",
+	[UROCE_DROP_BAD_TOKEN] = "bad_token",
+	[UROCE_DROP_CTRL_SEQ] = "ctrl_seq",
+	[UROCE_DROP_CTRL_RATE] = "ctrl_rate",
+	[UROCE_DROP_BAD_VOTE] = "bad_vote",
+	[UROCE_DROP_TABLE_FULL] = "table_full",
 };
 
 const char *uroce_drop_reason_name(enum uroce_drop_reason reason)

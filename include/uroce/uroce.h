@@ -61,6 +61,11 @@ enum uroce_drop_reason {
 	UROCE_DROP_BAD_CTRL,        /**< sr/ec/be: control packet malformed, of another version, or not answering anything sent */
 	UROCE_DROP_RKEY_REVOKED,    /**< rkey of a memory window that was invalidated (LOCAL_INV, SEND with Invalidate, a be timeout) or rebound under another key */
 	UROCE_DROP_LATE,            /**< be: a packet of a message that already completed (normally, by timeout or by preemption) */
+	UROCE_DROP_BAD_TOKEN,       /**< sr/ec/be/failover/timeout control packet without the connection's token */
+	UROCE_DROP_CTRL_SEQ,        /**< control packet whose sequence is outside the window the receiver keeps */
+	UROCE_DROP_CTRL_RATE,       /**< control packet past its bound per RTT (NACK, TRIM, a duplicate's SACK reply) */
+	UROCE_DROP_BAD_VOTE,        /**< adaptive-timeout vote outside the sane range of the group's current value */
+	UROCE_DROP_TABLE_FULL,      /**< a bounded table is full (IMMCOUNTER entries per context) */
 	UROCE_DROP__COUNT
 };
 
