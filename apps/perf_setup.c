@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "app_rand.h"
 #include "perf.h"
 
 uint64_t perf_now_ns(void)
@@ -171,7 +172,11 @@ int perf_setup(struct perf_ctx *p)
 		d->lid = 0;
 		d->out_reads = (uint32_t)o->out_reads;
 		d->qpn = uroce_qp_num(p->qp[i]);
-		d->psn = (uint32_t)lrand48() & 0xffffff;
+		d->psn = app_rand_psn();
+		/* sr/ec/be: the QP's token in the XRC SRQ number field, which
+		 * perftest's RC ignores (only a uroce peer speaks these modes) */
+		if (o->rel.attr.reliability != UROCE_REL_RC)
+			d->srqn = uroce_qp_token(p->qp[i]);
 		d->rkey = p->mr->rkey;
 		/* The peer writes to / reads from our receive half (write_lat
 		 * polls its last byte; write_bw and read_bw use it too). */
@@ -227,7 +232,8 @@ int perf_connect_qps(struct perf_ctx *p)
 			a.dest_qp_num = r->qpn;
 			a.rq_psn = r->psn;
 			a.ah_attr = ah;
-			mask |= UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN;
+			a.dest_token = o->rel.attr.reliability != UROCE_REL_RC ? r->srqn : 0;
+			mask |= UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN | UROCE_QP_DEST_TOKEN;
 			if (o->conn == UROCE_QPT_RC) {
 				a.max_dest_rd_atomic = (uint8_t)p->my[i].out_reads;
 				a.min_rnr_timer = 12;

@@ -29,14 +29,14 @@ static const char *or_q(const char *s)
 	return s ? s : "?";
 }
 
-void rel_prefix_format(const struct uroce_rel_attr *mine, char out[REL_PREFIX_LEN])
+void rel_prefix_format(const struct uroce_rel_attr *mine, uint32_t token, char out[REL_PREFIX_LEN])
 {
 	char text[REL_PREFIX_LEN + 1];
-	int n = snprintf(text, sizeof(text), MAGIC_SP "%s %s %s %u %u", or_q(uroce_reliability_str(mine->reliability)),
-			 or_q(uroce_ordering_str(mine->ordering)), or_q(rel_args_ec_str(mine->ec_code)), eff_k(mine),
-			 eff_m(mine));
+	int n = snprintf(text, sizeof(text), MAGIC_SP "%s %s %s %u %u %08x",
+			 or_q(uroce_reliability_str(mine->reliability)), or_q(uroce_ordering_str(mine->ordering)),
+			 or_q(rel_args_ec_str(mine->ec_code)), eff_k(mine), eff_m(mine), token);
 
-	/* at most "UROCE-REL1 sr unordered xor 64 32": 33 bytes */
+	/* at most "UROCE-REL2 sr unordered xor 64 32 0123abcd": 42 bytes */
 	if (n < 0 || n > REL_PREFIX_LEN - 1)
 		n = REL_PREFIX_LEN - 1;
 	memcpy(out, text, (size_t)n);
@@ -44,17 +44,18 @@ void rel_prefix_format(const struct uroce_rel_attr *mine, char out[REL_PREFIX_LE
 	out[REL_PREFIX_LEN - 1] = '\n';
 }
 
-int rel_prefix_parse(const char in[REL_PREFIX_LEN], struct uroce_rel_attr *out)
+int rel_prefix_parse(const char in[REL_PREFIX_LEN], struct uroce_rel_attr *out, uint32_t *token)
 {
 	char text[REL_PREFIX_LEN], rel[16], ord[16], code[16];
-	unsigned k, m;
+	unsigned k, m, tok;
 	int end = -1;
 
 	if (memcmp(in, MAGIC_SP, MAGIC_SP_LEN) || in[REL_PREFIX_LEN - 1] != '\n')
 		return -EINVAL;
 	memcpy(text, in, REL_PREFIX_LEN - 1);
 	text[REL_PREFIX_LEN - 1] = 0;
-	if (sscanf(text + MAGIC_SP_LEN, "%15s %15s %15s %u %u%n", rel, ord, code, &k, &m, &end) != 5 || end < 0)
+	if (sscanf(text + MAGIC_SP_LEN, "%15s %15s %15s %u %u %8x%n", rel, ord, code, &k, &m, &tok, &end) != 6 ||
+	    end < 0)
 		return -EINVAL;
 	for (const char *p = text + MAGIC_SP_LEN + end; *p; p++)
 		if (*p != ' ')
@@ -65,10 +66,12 @@ int rel_prefix_parse(const char in[REL_PREFIX_LEN], struct uroce_rel_attr *out)
 		return -EINVAL;
 	out->ec_k = (uint8_t)k;
 	out->ec_m = (uint8_t)m;
+	*token = tok;
 	return 0;
 }
 
-int rel_exchange_send(struct tcp_exchange *x, const struct uroce_rel_attr *mine, const void *msg, size_t len)
+int rel_exchange_send(struct tcp_exchange *x, const struct uroce_rel_attr *mine, uint32_t token, const void *msg,
+		      size_t len)
 {
 	char *buf;
 	int rc;
@@ -80,7 +83,7 @@ int rel_exchange_send(struct tcp_exchange *x, const struct uroce_rel_attr *mine,
 		fprintf(stderr, "%s: out of memory\n", x->prog);
 		return -ENOMEM;
 	}
-	rel_prefix_format(mine, buf);
+	rel_prefix_format(mine, token, buf);
 	memcpy(buf + REL_PREFIX_LEN, msg, len);
 	rc = tcp_exchange_send(x, buf, REL_PREFIX_LEN + len);
 	free(buf);
@@ -123,7 +126,8 @@ static int compare(const struct tcp_exchange *x, const struct uroce_rel_attr *pe
 	return differ ? REL_EXCHANGE_MISMATCH : 0;
 }
 
-int rel_exchange_recv(struct tcp_exchange *x, const struct uroce_rel_attr *mine, void *msg, size_t len)
+int rel_exchange_recv(struct tcp_exchange *x, const struct uroce_rel_attr *mine, uint32_t *token, void *msg,
+		      size_t len)
 {
 	const char *me = or_q(uroce_reliability_str(mine->reliability));
 	int is_rc = mine->reliability == UROCE_REL_RC;
@@ -164,7 +168,7 @@ int rel_exchange_recv(struct tcp_exchange *x, const struct uroce_rel_attr *mine,
 	rc = tcp_exchange_recv(&rest, m + len - REL_PREFIX_LEN, REL_PREFIX_LEN);
 	if (rc && !is_rc)
 		return rc;
-	if (rel_prefix_parse(prefix, &peer)) {
+	if (rel_prefix_parse(prefix, &peer, token)) {
 		char shown[REL_PREFIX_LEN + 1];
 		int n = 0;
 
@@ -175,7 +179,7 @@ int rel_exchange_recv(struct tcp_exchange *x, const struct uroce_rel_attr *mine,
 				n = i + 1;
 		shown[n] = 0;
 		fprintf(stderr, "%s: the peer's mode prefix is malformed: '%s' (expected '" REL_MAGIC
-			" RELIABILITY ORDERING EC_CODE K M', space-padded to %d bytes with a newline)\n", x->prog,
+			" RELIABILITY ORDERING EC_CODE K M TOKEN', space-padded to %d bytes with a newline)\n", x->prog,
 			shown, REL_PREFIX_LEN);
 		return REL_EXCHANGE_MISMATCH;
 	}

@@ -20,6 +20,7 @@
 #include "uroce/uroce.h"
 #include "dataplane/port.h"
 #include "app_counters.h"
+#include "app_rand.h"
 #include "rel_args.h"
 #include "rel_exchange.h"
 #include "tcp_exchange.h"
@@ -85,6 +86,7 @@ struct pp_dest {
 	unsigned qpn;
 	unsigned psn;
 	uint8_t gid[16];
+	uint32_t token; /* sr/ec/be: in the mode prefix, not the rdma-core message */
 };
 
 struct pp_ctx {
@@ -695,8 +697,10 @@ static int pp_connect_ctx(struct pp_ctx *c, const struct pp_opts *o, unsigned my
 		attr.path_mtu = o->mtu;
 		attr.dest_qp_num = dest->qpn;
 		attr.rq_psn = dest->psn;
+		attr.dest_token = dest->token;
 		fill_ah(&attr.ah_attr, c, dest, o);
-		mask = UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN;
+		mask = UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN |
+		       UROCE_QP_DEST_TOKEN;
 		if (o->mode == PP_RC) {
 			attr.max_dest_rd_atomic = 1;
 			attr.min_rnr_timer = 12;
@@ -750,17 +754,18 @@ static int pp_client_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const 
 {
 	struct tcp_exchange x = pp_tcp(o);
 	char msg[PP_MSG_LEN];
+	uint32_t token = 0;
 	int ret = -1, rc;
 
 	if (tcp_exchange_connect(&x, o->servername, o->tcp_port))
 		return -1;
 	format_dest(my, msg);
 	/* rc: rdma-core's bytes; sr/ec: the mode prefix in front (rel_exchange.h) */
-	if (rel_exchange_send(&x, &o->rel.attr, msg, sizeof(msg))) {
+	if (rel_exchange_send(&x, &o->rel.attr, my->token, msg, sizeof(msg))) {
 		fprintf(stderr, "Couldn't send local address\n");
 		goto out;
 	}
-	rc = rel_exchange_recv(&x, &o->rel.attr, msg, sizeof(msg));
+	rc = rel_exchange_recv(&x, &o->rel.attr, &token, msg, sizeof(msg));
 	if (rc) {
 		if (rc != REL_EXCHANGE_MISMATCH)
 			fprintf(stderr, "Couldn't read/write remote address\n");
@@ -768,6 +773,7 @@ static int pp_client_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const 
 	}
 	if (parse_dest(o->prog, msg, rem))
 		goto out;
+	rem->token = token;
 	/* Ready to receive before saying "done": the server never sends first,
 	 * but this way nothing of the peer's can arrive at a QP not in RTR. */
 	if (pp_connect_ctx(c, o, my->psn, rem))
@@ -787,11 +793,12 @@ static int pp_server_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const 
 {
 	struct tcp_exchange x = pp_tcp(o);
 	char msg[PP_MSG_LEN];
+	uint32_t token = 0;
 	int ret = -1, rc;
 
 	if (tcp_exchange_accept(&x, o->tcp_port))
 		return -1;
-	rc = rel_exchange_recv(&x, &o->rel.attr, msg, sizeof(msg));
+	rc = rel_exchange_recv(&x, &o->rel.attr, &token, msg, sizeof(msg));
 	if (rc == REL_EXCHANGE_MISMATCH) {
 		/* Answer anyway, so the client sees the difference and says
 		 * so too, rather than a closed connection. */
@@ -799,7 +806,7 @@ static int pp_server_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const 
 
 		q.quiet = true;
 		format_dest(my, msg);
-		rel_exchange_send(&q, &o->rel.attr, msg, sizeof(msg));
+		rel_exchange_send(&q, &o->rel.attr, my->token, msg, sizeof(msg));
 		goto out;
 	}
 	if (rc) {
@@ -808,12 +815,13 @@ static int pp_server_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const 
 	}
 	if (parse_dest(o->prog, msg, rem))
 		goto out;
+	rem->token = token;
 	if (pp_connect_ctx(c, o, my->psn, rem)) {
 		fprintf(stderr, "Couldn't connect to remote QP\n");
 		goto out;
 	}
 	format_dest(my, msg);
-	if (rel_exchange_send(&x, &o->rel.attr, msg, sizeof(msg))) {
+	if (rel_exchange_send(&x, &o->rel.attr, my->token, msg, sizeof(msg))) {
 		fprintf(stderr, "Couldn't send/recv local address\n");
 		goto out;
 	}
@@ -1034,7 +1042,8 @@ static int run(const struct pp_opts *o, struct pp_ctx *c)
 		return 1;
 	my.lid = 0;
 	my.qpn = uroce_qp_num(c->qp);
-	my.psn = (unsigned)(lrand48() & 0xffffff);
+	my.token = uroce_qp_token(c->qp);
+	my.psn = app_rand_psn();
 	inet_ntop(AF_INET6, my.gid, gid, sizeof(gid));
 	/* ud_pingpong really prints "PSN 0x%06x: GID"; kept for parsers. */
 	printf("  local address:  LID 0x%04x, QPN 0x%06x, PSN 0x%06x%s GID %s\n", my.lid, my.qpn, my.psn,

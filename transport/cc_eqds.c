@@ -322,10 +322,8 @@ int eqds_send_pull(struct uroce_qp *qp)
 	uint8_t b[SRW_CTRL_HDR_LEN + SRW_PULL_LEN];
 	unsigned n;
 
-	b[0] = SRW_VERSION;
-	b[1] = SRW_CTRL_PULL;
-	roce_put_be16(b + 2, sizeof(b));
-	roce_put_be64(b + 4, e->granted);
+	srw_ctrl_hdr(b, SRW_CTRL_PULL, sizeof(b), qp->tok_remote);
+	roce_put_be64(b + SRW_CTRL_HDR_LEN, e->granted);
 	n = sr_pc_send_credit_ctrl(qp, b, sizeof(b), e->pull_fan);
 	if (!n)
 		return -ENOBUFS; /* the TX stage is full: the next pass sends it */

@@ -197,7 +197,7 @@ void fo_reset(struct uroce_qp *qp)
 	f->rto_run = 0;
 	f->notice_seq = 0;
 	f->notice_acked = true;
-	f->peer_seq_valid = false;
+	f->peer_seq = 0; /* the peer's first notice is 1 */
 	f->all_down_since = 0;
 	f->switch_tx_pending = false;
 	f->switch_ns = 0;
@@ -287,14 +287,12 @@ static int send_ctrl(struct fo_state *f, unsigned member, uint8_t kind, uint32_t
 	struct roce_pkt pkt;
 	int rc;
 
-	b[0] = SRW_VERSION;
-	b[1] = SRW_CTRL_FO;
-	roce_put_be16(b + 2, (uint16_t)sizeof(b));
-	b[4] = kind;
-	b[5] = (uint8_t)member;
-	b[6] = f->active;
-	b[7] = local_fail_mask(f);
-	roce_put_be32(b + 8, seq);
+	srw_ctrl_hdr(b, SRW_CTRL_FO, (uint16_t)sizeof(b), qp->tok_remote);
+	b[SRW_CTRL_HDR_LEN] = kind;
+	b[SRW_CTRL_HDR_LEN + 1] = (uint8_t)member;
+	b[SRW_CTRL_HDR_LEN + 2] = f->active;
+	b[SRW_CTRL_HDR_LEN + 3] = local_fail_mask(f);
+	roce_put_be32(b + SRW_CTRL_HDR_LEN + 4, seq);
 	ctx_pkt_init(qp->ctx, &pkt, &f->m[member].d, qp->sport);
 	pkt.opcode = ROCE_TR_UC | ROCE_OP_SEND_ONLY;
 	pkt.dqpn = psn_add(qp->dqpn, 1) & ROCE_QPN_MASK;
@@ -551,13 +549,21 @@ void fo_port_link(struct uroce_context *ctx, unsigned port, bool up)
 static void on_notice(struct fo_state *f, unsigned member, const uint8_t *b, uint64_t now)
 {
 	uint32_t seq = roce_get_be32(b + 4);
+	int32_t ahead = (int32_t)(seq - f->peer_seq);
 	uint8_t peer_mask = b[3];
 
+	/* The peer numbers its notices 1, 2, ... from its RTR: a notice is
+	 * taken only a few ahead of the newest applied (the first one too),
+	 * a copy only a few behind it is answered (its answer was lost), and
+	 * anything else is no notice of this connection's. */
+	if (ahead > (int32_t)FO_SEQ_WIN || ahead <= -(int32_t)FO_SEQ_WIN) {
+		ctx_count_drop(f->qp->ctx, UROCE_DROP_CTRL_SEQ);
+		return;
+	}
 	send_ctrl(f, member, FO_NOTICE_ACK, seq);
-	if (f->peer_seq_valid && roce_psn_diff(seq & ROCE_PSN_MASK, f->peer_seq & ROCE_PSN_MASK) <= 0)
+	if (ahead <= 0)
 		return; /* a copy or an older notice */
 	f->peer_seq = seq;
-	f->peer_seq_valid = true;
 	f->info.notices_rcvd++;
 	for (unsigned i = 0; i < f->n; i++) {
 		bool pf = (peer_mask >> i) & 1u;

@@ -10,6 +10,10 @@
 
 #define FO_LINK_POLL_NS 100000ull  /* netlink and link state are read this often while a group exists */
 #define FO_ERR_WINDOW_NS 1000000ull /* receive errors are counted over windows this long */
+/* notices taken this far ahead of the newest applied, copies answered this
+ * far behind: each side sends one new notice per change of state, and
+ * several changes between two answered notices are few */
+#define FO_SEQ_WIN 64u
 #define FO_NOTICE_RETRY_NS 200000ull /* an unanswered notice goes again after this, ... */
 #define FO_NOTICE_RETRY_MAX_NS 100000000ull /* ... doubling up to this: a dead peer costs 10 a second */
 #define FO_RTO_FAIL_DEFAULT 3u
@@ -50,8 +54,7 @@ struct fo_state {
 	uint32_t notice_seq;    /* of the last notice sent (0: none yet) */
 	bool notice_acked;
 	uint64_t notice_next_ns;
-	uint32_t peer_seq;      /* newest notice of the peer applied */
-	bool peer_seq_valid;
+	uint32_t peer_seq;      /* newest notice of the peer applied (0: none yet) */
 	uint32_t probe_seq;
 	uint64_t probe_next_ns;
 	uint64_t all_down_since; /* 0 = some member usable */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "dataplane/neigh.h"
 #include "transport/failover.h"
@@ -33,6 +34,24 @@ const char *uroce_qp_state_str(enum uroce_qp_state state)
 uint32_t uroce_qp_num(const struct uroce_qp *qp)
 {
 	return qp ? qp->qpn : 0;
+}
+
+uint32_t uroce_qp_token(const struct uroce_qp *qp)
+{
+	return qp ? qp->tok_local : 0;
+}
+
+/* A token an off-path host cannot predict: getrandom, never 0 (0 names a
+ * peer without one). */
+static int token_draw(uint32_t *out)
+{
+	uint32_t t = 0;
+
+	while (!t)
+		if (getrandom(&t, sizeof(t), 0) != (ssize_t)sizeof(t))
+			return uroce_fail(-EIO, "uroce_qp_create: getrandom failed: %s", strerror(errno));
+	*out = t;
+	return 0;
 }
 
 /* The transport state of one QP: the QP itself and its responder
@@ -193,7 +212,7 @@ static struct trans_masks trans_table(enum uroce_qp_state cur, enum uroce_qp_sta
 			break;
 		t.req[0] = M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN) | M(MAX_DEST_RD_ATOMIC) | M(MIN_RNR_TIMER);
 		t.req[1] = M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN);
-		t.opt[0] = t.opt[1] = M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX);
+		t.opt[0] = t.opt[1] = M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX) | M(DEST_TOKEN);
 		t.opt[2] = M(PKEY_INDEX) | M(QKEY);
 		return t;
 	case UROCE_QPS_RTR:
@@ -245,7 +264,7 @@ static void mask_names(int mask, char *buf, size_t len)
 		"STATE", "CUR_STATE", "EN_SQD_ASYNC_NOTIFY", "ACCESS_FLAGS", "PKEY_INDEX", "PORT", "QKEY",
 		"AV", "PATH_MTU", "TIMEOUT", "RETRY_CNT", "RNR_RETRY", "RQ_PSN", "MAX_QP_RD_ATOMIC",
 		"ALT_PATH", "MIN_RNR_TIMER", "SQ_PSN", "MAX_DEST_RD_ATOMIC", "PATH_MIG_STATE", "CAP",
-		"DEST_QPN",
+		"DEST_QPN", "DEST_TOKEN",
 	};
 	size_t o = 0;
 
@@ -386,7 +405,9 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 	qp->cur_rwqe.sge = qp->sge_pool + (size_t)sq * ssge + (size_t)rq * rsge;
 	qp->rel = rel_ops_of(attr->rel.reliability);
 	qp->ctrl_qpn = span == 2 ? qpn + 1 : 0;
-	rc = qp->rel->init(qp);
+	rc = token_draw(&qp->tok_local);
+	if (!rc)
+		rc = qp->rel->init(qp);
 	if (rc) {
 		qp_free_mem(qp);
 		return rc;
@@ -584,7 +605,7 @@ static uint16_t qp_sport(uint32_t src, uint32_t dst)
 
 int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int mask)
 {
-	const int known = (1 << 21) - 1;
+	const int known = (1 << 22) - 1;
 	enum uroce_qp_state cur, next;
 	struct trans_masks t;
 	char have[256], need[256];
@@ -627,6 +648,10 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 		return uroce_fail(-EINVAL, "uroce_qp_modify: QP 0x%x %s -> %s does not take %s; accepted: %s", qp->qpn,
 		                  uroce_qp_state_str(cur), uroce_qp_state_str(next), have, need);
 	}
+	if (qp->ctrl_qpn && cur == UROCE_QPS_INIT && next == UROCE_QPS_RTR && !(mask & UROCE_QP_DEST_TOKEN))
+		return uroce_fail(-EINVAL, "uroce_qp_modify: QP 0x%x (%s%s) has control packets: INIT -> RTR needs the "
+		                           "peer's token, attr.dest_token = the peer's uroce_qp_token(), with "
+		                           "UROCE_QP_DEST_TOKEN", qp->qpn, qp->rel->name, qp->fo ? ", failover" : "");
 	/* validate values before changing anything */
 	if (mask & UROCE_QP_PORT) {
 		rc = ctx_port_index(qp->ctx, attr->port_num, "uroce_qp_modify");
@@ -743,6 +768,10 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 	}
 	if (mask & UROCE_QP_PKEY_INDEX)
 		qp->attr.pkey_index = attr->pkey_index;
+	if (mask & UROCE_QP_DEST_TOKEN) {
+		qp->attr.dest_token = attr->dest_token;
+		qp->tok_remote = attr->dest_token;
+	}
 	if (qp->type == UROCE_QPT_UD && !qp->sport)
 		qp->sport = qp_sport(qp->qpn, 0);
 	qp->retry_left = qp->attr.retry_cnt;

@@ -7,6 +7,7 @@
 #include "transport/qp_internal.h"
 #include "transport/rel.h"
 #include "transport/rel_sr.h"
+#include "transport/sr_wire.h"
 
 static bool qp_sprays(const struct uroce_qp *qp)
 {
@@ -48,6 +49,14 @@ void qp_rx(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_p
 {
 	if (!rx_check_conn(qp, pkt))
 		return;
+	/* a control packet proves its connection first: the token this QP
+	 * drew, which only its peer learnt (a shorter payload is refused by
+	 * the control parsers, and acts on nothing) */
+	if (pkt->dqpn == qp->ctrl_qpn && pkt->payload_len >= SRW_CTRL_HDR_LEN &&
+	    !srw_ctrl_token_ok(pkt->payload, qp->tok_local)) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_TOKEN);
+		return;
+	}
 	if (pkt->opcode == ROCE_OP_CNP) {
 		if (qp->type == UROCE_QPT_UD) {
 			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);

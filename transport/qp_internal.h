@@ -233,6 +233,9 @@ struct uroce_qp {
 	struct uroce_qp_init_attr init;
 	struct uroce_qp_attr attr;
 	uint32_t ctrl_qpn;      /* sr/ec: the QP's control QPN (qpn + 1); 0 for rc */
+	uint32_t qpt_idx;       /* its place in ctx->qpt.live */
+	uint32_t tok_local;     /* random, never 0: control packets to this QP carry it */
+	uint32_t tok_remote;    /* attr.dest_token: control packets to the peer carry it */
 	uint32_t sq_size, rq_size;
 	uint32_t rnr_psn;
 	/* BIND_MW and LOCAL_INV started: they take an SQ slot but no message

@@ -301,13 +301,11 @@ int ec_rx_nacks(struct uroce_qp *qp, uint64_t now)
 		}
 		if (!nbits && !flags)
 			continue;
-		b[0] = SRW_VERSION;
-		b[1] = SRW_CTRL_NACK;
-		roce_put_be16(b + 2, (uint16_t)(SRW_CTRL_HDR_LEN + SRW_NACK_FIXED + nbits / 8));
-		roce_put_be32(b + 4, seq);
-		roce_put_be16(b + 8, (uint16_t)(first == UINT32_MAX ? 0 : first));
-		roce_put_be16(b + 10, (uint16_t)nbits);
-		roce_put_be32(b + 12, flags);
+		srw_ctrl_hdr(b, SRW_CTRL_NACK, (uint16_t)(SRW_CTRL_HDR_LEN + SRW_NACK_FIXED + nbits / 8), qp->tok_remote);
+		roce_put_be32(b + SRW_CTRL_HDR_LEN, seq);
+		roce_put_be16(b + SRW_CTRL_HDR_LEN + 4, (uint16_t)(first == UINT32_MAX ? 0 : first));
+		roce_put_be16(b + SRW_CTRL_HDR_LEN + 6, (uint16_t)nbits);
+		roce_put_be32(b + SRW_CTRL_HDR_LEN + 8, flags);
 		rc = sr_send_ctrl(qp, b, SRW_CTRL_HDR_LEN + SRW_NACK_FIXED + nbits / 8);
 		if (rc)
 			return rc;

@@ -701,28 +701,26 @@ static int send_sack(struct uroce_qp *qp)
 		nbits = SRW_SACK_MAX_BITS;
 	len = SRW_CTRL_HDR_LEN + SRW_SACK_FIXED + nbits / 8;
 	memset(b, 0, len);
-	b[0] = SRW_VERSION;
-	b[1] = SRW_CTRL_SACK;
-	roce_put_be16(b + 2, (uint16_t)len);
-	roce_put_be32(b + 4, r->cum);
-	roce_put_be32(b + 8, r->msg_cum);
+	srw_ctrl_hdr(b, SRW_CTRL_SACK, (uint16_t)len, qp->tok_remote);
+	roce_put_be32(b + SRW_CTRL_HDR_LEN, r->cum);
+	roce_put_be32(b + SRW_CTRL_HDR_LEN + 4, r->msg_cum);
 	for (uint32_t i = 0; i < 32; i++) {
 		const struct sr_rmsg *m = &r->slot[(r->msg_cum + 1 + i) % SR_MSG_WIN];
 
 		if (i + 1 < SR_MSG_WIN && m->bound && m->seq == r->msg_cum + 1 + i && m->done)
 			msg_bits |= 1u << i;
 	}
-	roce_put_be32(b + 12, msg_bits);
-	roce_put_be32(b + 16, r->dups);
-	roce_put_be32(b + 20, r->dup_psn);
-	roce_put_be32(b + 24, rx_msg_limit(qp));
-	roce_put_be16(b + 28, (uint16_t)nbits);
+	roce_put_be32(b + SRW_CTRL_HDR_LEN + 8, msg_bits);
+	roce_put_be32(b + SRW_CTRL_HDR_LEN + 12, r->dups);
+	roce_put_be32(b + SRW_CTRL_HDR_LEN + 16, r->dup_psn);
+	roce_put_be32(b + SRW_CTRL_HDR_LEN + 20, rx_msg_limit(qp));
+	roce_put_be16(b + SRW_CTRL_HDR_LEN + 24, (uint16_t)nbits);
 	if (r->ask_rx_ns) {
 		/* how long the asking packet waited for this SACK: Swift's
 		 * endpoint delay, kept out of its fabric delay */
 		uint64_t hold = (st->tx.now > r->ask_rx_ns ? st->tx.now - r->ask_rx_ns : 0) >> SRW_SACK_HOLD_SHIFT;
 
-		roce_put_be16(b + 30, (uint16_t)(hold > 0xffff ? 0xffff : hold));
+		roce_put_be16(b + SRW_CTRL_HDR_LEN + 26, (uint16_t)(hold > 0xffff ? 0xffff : hold));
 	}
 	/* a byte of the ring at a time where it does not straddle a word
 	 * or the ring's end (almost always), a bit at a time elsewhere */

@@ -248,11 +248,9 @@ static void eqds_maybe_rts(struct uroce_qp *qp, bool now_anyway)
 
 	if (!eqds_tx_rts_due(s, &want, t->now, now_anyway ? 0 : eqds_retry_ns(t)) && !now_anyway)
 		return;
-	b[0] = SRW_VERSION;
-	b[1] = SRW_CTRL_RTS;
-	roce_put_be16(b + 2, sizeof(b));
-	roce_put_be64(b + 4, want);
-	roce_put_be64(b + 12, eqds_tx_spec(s));
+	srw_ctrl_hdr(b, SRW_CTRL_RTS, sizeof(b), qp->tok_remote);
+	roce_put_be64(b + SRW_CTRL_HDR_LEN, want);
+	roce_put_be64(b + SRW_CTRL_HDR_LEN + 8, eqds_tx_spec(s));
 	/* a retry (it wants no more than it asked for): the last RTS or its
 	 * PULLs were lost, so this one goes on every path */
 	qp->stats.cc_rts_sent += sr_pc_send_credit_ctrl(qp, b, sizeof(b), asked && want <= asked);
@@ -501,13 +499,11 @@ int sr_send_trims(struct uroce_qp *qp)
 	uint32_t len = SRW_CTRL_HDR_LEN + SRW_TRIM_FIXED + 4u * r->ntrim;
 	int rc;
 
-	b[0] = SRW_VERSION;
-	b[1] = SRW_CTRL_TRIM;
-	roce_put_be16(b + 2, (uint16_t)len);
-	roce_put_be16(b + 4, r->ntrim);
-	roce_put_be16(b + 6, 0);
+	srw_ctrl_hdr(b, SRW_CTRL_TRIM, (uint16_t)len, qp->tok_remote);
+	roce_put_be16(b + SRW_CTRL_HDR_LEN, r->ntrim);
+	roce_put_be16(b + SRW_CTRL_HDR_LEN + 2, 0);
 	for (unsigned i = 0; i < r->ntrim; i++)
-		roce_put_be32(b + 8 + 4 * i, r->trim_psn[i]);
+		roce_put_be32(b + SRW_CTRL_HDR_LEN + 4 + 4 * i, r->trim_psn[i]);
 	rc = sr_send_ctrl(qp, b, len);
 	if (!rc)
 		r->ntrim = 0;

@@ -1,4 +1,4 @@
-/* Wire format of the sr and ec reliability modes, version 1 (docs/wire.md).
+/* Wire format of the sr and ec reliability modes, version 2 (docs/wire.md).
  *
  * Data: every packet is a UC "RDMA WRITE Only" or "RDMA WRITE Only with
  * Immediate" to the peer's data QPN, carrying its own RETH, so a NIC's UC
@@ -10,13 +10,15 @@
  * parity index x MTU), or the WR's rkey for WRITE with immediate.
  *
  * Control: SEND Only to the peer's control QPN (its data QPN + 1), payload
- * = struct srw_ctrl + a type's body, all big endian. */
+ * = the control header + a type's body, all big endian. */
 #ifndef UROCE_TRANSPORT_SR_WIRE_H
 #define UROCE_TRANSPORT_SR_WIRE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
-#define SRW_VERSION 1u
+/* 2: the control header carries the receiving QP's token */
+#define SRW_VERSION 2u
 
 /* Immediate (host order): | msg 12 (slot 8 + generation 4) | kind 3 | idx 17 |
  * The 12-bit message number is the sender's message sequence number mod
@@ -75,8 +77,12 @@ enum srw_desc_flag {
 	SRW_DESC_FENCE = 2, /* deliver (or count) it only once every PSN before its first has arrived */
 };
 
-/* Control header */
-#define SRW_CTRL_HDR_LEN 4u
+/* Control header: | version 8 | type 8 | be16 length | be32 token |
+ * length counts header and body. token is the receiving QP's random token
+ * (uroce_qp_token), which its peer learnt at connect (attr.dest_token):
+ * an off-path host that spoofs the peer's addresses and guesses the QPN
+ * still has to guess 32 random bits before any control packet acts. */
+#define SRW_CTRL_HDR_LEN 8u
 enum srw_ctrl_type {
 	SRW_CTRL_SACK = 1,
 	SRW_CTRL_NACK = 2,
@@ -139,5 +145,28 @@ enum srw_vote_flag { SRW_VOTE_ASK = 1 };
 #define SRW_NACK_FIXED 12u
 #define SRW_NACK_MAX_BITS 1024u
 enum srw_nack_flag { SRW_NACK_DESC = 1 };
+
+/* Write the control header at b; returns the body. */
+static inline uint8_t *srw_ctrl_hdr(uint8_t *b, enum srw_ctrl_type type, uint32_t len, uint32_t token)
+{
+	b[0] = SRW_VERSION;
+	b[1] = (uint8_t)type;
+	b[2] = (uint8_t)(len >> 8);
+	b[3] = (uint8_t)len;
+	b[4] = (uint8_t)(token >> 24);
+	b[5] = (uint8_t)(token >> 16);
+	b[6] = (uint8_t)(token >> 8);
+	b[7] = (uint8_t)token;
+	return b + SRW_CTRL_HDR_LEN;
+}
+
+/* The token of a received control payload (at least SRW_CTRL_HDR_LEN
+ * bytes) against the QP's own, in constant time. */
+static inline bool srw_ctrl_token_ok(const uint8_t *b, uint32_t mine)
+{
+	uint32_t got = (uint32_t)b[4] << 24 | (uint32_t)b[5] << 16 | (uint32_t)b[6] << 8 | b[7];
+
+	return (got ^ mine) == 0;
+}
 
 #endif /* UROCE_TRANSPORT_SR_WIRE_H */

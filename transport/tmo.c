@@ -125,13 +125,11 @@ static int send_vote(struct uroce_tmo *g, struct tmo_member *mb, uint32_t round,
 {
 	uint8_t b[SRW_CTRL_HDR_LEN + SRW_VOTE_LEN];
 
-	b[0] = SRW_VERSION;
-	b[1] = SRW_CTRL_VOTE;
-	roce_put_be16(b + 2, sizeof(b));
-	roce_put_be32(b + 4, g->group_id);
-	roce_put_be32(b + 8, round);
-	roce_put_be64(b + 12, prop);
-	roce_put_be32(b + 20, ask ? SRW_VOTE_ASK : 0);
+	srw_ctrl_hdr(b, SRW_CTRL_VOTE, sizeof(b), mb->qp->tok_remote);
+	roce_put_be32(b + SRW_CTRL_HDR_LEN, g->group_id);
+	roce_put_be32(b + SRW_CTRL_HDR_LEN + 4, round);
+	roce_put_be64(b + SRW_CTRL_HDR_LEN + 8, prop);
+	roce_put_be32(b + SRW_CTRL_HDR_LEN + 16, ask ? SRW_VOTE_ASK : 0);
 	return be_send_ctrl(mb->qp, b, sizeof(b));
 }
 

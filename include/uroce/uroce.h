@@ -658,6 +658,9 @@ enum uroce_qp_attr_mask {
 	UROCE_QP_PATH_MIG_STATE = 1 << 18,
 	UROCE_QP_CAP = 1 << 19,
 	UROCE_QP_DEST_QPN = 1 << 20,
+	/** dest_token: the peer's uroce_qp_token(); required at INIT -> RTR by a QP
+	 * with a control QPN (sr, ec, be, or failover backups) */
+	UROCE_QP_DEST_TOKEN = 1 << 21,
 };
 
 /** QP attributes (the fields of ibv_qp_attr that RoCE uses). */
@@ -684,6 +687,12 @@ struct uroce_qp_attr {
 	 * RTR), each with its port_num (1..uroce_num_ports) and the peer's
 	 * GID behind that port. */
 	struct uroce_ah_attr backup_ah[UROCE_FO_MAX_MEMBERS - 1];
+	/** The peer QP's token (its uroce_qp_token()), exchanged at connect as
+	 * the QPN and PSN are (UROCE_QP_DEST_TOKEN at INIT -> RTR). Every
+	 * control packet this QP sends carries it; the peer drops one without
+	 * it (UROCE_DROP_BAD_TOKEN). 0 names a peer without one (a NIC's UC
+	 * QP that sends no control). */
+	uint32_t dest_token;
 };
 
 /** Create a QP in RESET. Its number is uroce_qp_num(qp). */
@@ -696,6 +705,11 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 int uroce_qp_query(struct uroce_qp *qp, struct uroce_qp_attr *attr, struct uroce_qp_init_attr *init);
 /** The QP number (24 bits; 0x11 and up) the peer puts in its BTH. */
 uint32_t uroce_qp_num(const struct uroce_qp *qp);
+/** The QP's random token (never 0), drawn at creation: the peer gives it
+ * as attr.dest_token at INIT -> RTR, and every sr/ec/be/failover/timeout
+ * control packet to this QP must carry it. Exchange it with the QPN and
+ * PSN; it is a secret between the two ends. */
+uint32_t uroce_qp_token(const struct uroce_qp *qp);
 
 /** A scatter/gather element (ibv_sge). */
 struct uroce_sge {

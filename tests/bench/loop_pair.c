@@ -56,6 +56,13 @@ void loop_side_open(struct loop_fabric *fab, struct loop_side *s, unsigned port,
 		          ia.cap.max_recv_wr, depth);
 }
 
+/* Each side's initial PSN, a hash of its (random) QPN: random per run and
+ * known to both sides without an exchange. */
+static uint32_t loop_psn(struct uroce_qp *qp)
+{
+	return (uroce_qp_num(qp) * 0x9e3779b1u) >> 8;
+}
+
 void loop_side_connect(struct loop_side *s, const struct loop_side *peer, enum uroce_mtu mtu)
 {
 	struct uroce_qp_attr a;
@@ -69,17 +76,18 @@ void loop_side_connect(struct loop_side *s, const struct loop_side *peer, enum u
 	a.qp_state = UROCE_QPS_RTR;
 	a.path_mtu = mtu;
 	a.dest_qp_num = uroce_qp_num(peer->qp);
-	a.rq_psn = 1000;
+	a.dest_token = uroce_qp_token(peer->qp);
+	a.rq_psn = loop_psn(peer->qp);
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 1;
 	if (uroce_query_gid(peer->ctx, 1, 1, a.ah_attr.dgid))
 		bench_die("query_gid: %s", uroce_last_error());
 	a.ah_attr.sgid_index = 1;
-	if (uroce_qp_modify(s->qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
+	if (uroce_qp_modify(s->qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_DEST_TOKEN |
 	                                       UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER))
 		bench_die("RTR: %s", uroce_last_error());
 	a.qp_state = UROCE_QPS_RTS;
-	a.sq_psn = 1000;
+	a.sq_psn = loop_psn(s->qp);
 	a.timeout = 14;  /* rc's ACK timeout: not used by sr/ec */
 	a.retry_cnt = 7; /* sr/ec: transmissions of one packet before RETRY_EXC_ERR */
 	a.rnr_retry = 7;

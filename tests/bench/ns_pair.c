@@ -244,7 +244,8 @@ void ns_open(struct ns_end *e, struct ns_hdr *h, enum ns_role role, const char *
 	if (rc)
 		ns_die_rc(rc, "QP to INIT");
 	me->qpn = uroce_qp_num(e->qp);
-	me->psn = 1000u + 7919u * role;
+	me->token = uroce_qp_token(e->qp);
+	me->psn = rand_psn();
 	me->rkey = e->mr->rkey;
 	me->active_mtu = (uint32_t)pa.active_mtu;
 	me->addr = (uint64_t)(uintptr_t)buf;
@@ -260,6 +261,7 @@ int ns_qp_to_rts(struct uroce_qp *qp, const struct ns_info *me, const struct ns_
 	a.qp_state = UROCE_QPS_RTR;
 	a.path_mtu = (enum uroce_mtu)(me->active_mtu < peer->active_mtu ? me->active_mtu : peer->active_mtu);
 	a.dest_qp_num = peer->qpn;
+	a.dest_token = peer->token;
 	a.rq_psn = peer->psn;
 	memcpy(a.ah_attr.dgid, peer->gid, 16);
 	a.ah_attr.sgid_index = NS_GID_INDEX;
@@ -269,7 +271,7 @@ int ns_qp_to_rts(struct uroce_qp *qp, const struct ns_info *me, const struct ns_
 	a.max_dest_rd_atomic = 1;
 	*stage = "QP to RTR";
 	rc = uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
-	                                 UROCE_QP_RQ_PSN | UROCE_QP_MIN_RNR_TIMER | UROCE_QP_MAX_DEST_RD_ATOMIC);
+	                                 UROCE_QP_DEST_TOKEN | UROCE_QP_RQ_PSN | UROCE_QP_MIN_RNR_TIMER | UROCE_QP_MAX_DEST_RD_ATOMIC);
 	if (rc)
 		return rc;
 	memset(&a, 0, sizeof(a));

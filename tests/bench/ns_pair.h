@@ -26,6 +26,7 @@ enum ns_role { NS_SENDER = 0, NS_RECEIVER = 1 };
 /* What one end tells the other. */
 struct ns_info {
 	uint32_t qpn, psn;
+	uint32_t token; /* the QP's uroce_qp_token() */
 	uint8_t gid[16];
 	uint32_t rkey;
 	uint32_t active_mtu; /* enum uroce_mtu of its port */

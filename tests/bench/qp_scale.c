@@ -78,6 +78,7 @@ static int run(struct uroce_context *ctx, struct uroce_pd *pd, struct uroce_cq *
 		a.qp_state = UROCE_QPS_RTR;
 		a.path_mtu = UROCE_MTU_1024;
 		a.dest_qp_num = uroce_qp_num(qps[i]); /* each QP talks to itself over the loopback */
+		a.dest_token = uroce_qp_token(qps[i]);
 		a.rq_psn = 0;
 		a.max_dest_rd_atomic = 1;
 		a.min_rnr_timer = 12;
@@ -85,7 +86,7 @@ static int run(struct uroce_context *ctx, struct uroce_pd *pd, struct uroce_cq *
 		a.ah_attr.sgid_index = 1; /* IPv4-mapped, as the dgid */
 		a.ah_attr.hop_limit = 64;
 		rc = uroce_qp_modify(qps[i], &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU |
-						       UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN |
+						       UROCE_QP_DEST_QPN | UROCE_QP_DEST_TOKEN | UROCE_QP_RQ_PSN |
 						       UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER);
 		if (rc)
 			break;

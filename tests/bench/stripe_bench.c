@@ -55,6 +55,7 @@
 
 struct sb_qp_info {
 	uint32_t qpn, psn;
+	uint32_t token; /* the QP's uroce_qp_token() */
 	uint8_t gid[16];
 	uint32_t active_mtu; /* enum uroce_mtu of the QP's port */
 };
@@ -331,6 +332,7 @@ static void connect_all(struct sb_end *e, const struct sb_opts *o)
 		if ((rc = uroce_query_gid(e->ctx, port, SB_GID_INDEX, me->q[i].gid)) != 0)
 			die_rc(rc, "the port has no IPv4 GID (index 1)");
 		me->q[i].qpn = uroce_qp_num(e->qp[i]);
+		me->q[i].token = uroce_qp_token(e->qp[i]);
 		me->q[i].psn = 1000u + 7919u * e->role + 131u * i;
 		me->q[i].active_mtu = (uint32_t)pa.active_mtu;
 	}
@@ -346,6 +348,7 @@ static void connect_all(struct sb_end *e, const struct sb_opts *o)
 		a.qp_state = UROCE_QPS_RTR;
 		a.path_mtu = (enum uroce_mtu)(mq->active_mtu < pq->active_mtu ? mq->active_mtu : pq->active_mtu);
 		a.dest_qp_num = pq->qpn;
+		a.dest_token = pq->token;
 		a.rq_psn = pq->psn;
 		memcpy(a.ah_attr.dgid, pq->gid, 16);
 		a.ah_attr.sgid_index = SB_GID_INDEX;
@@ -353,7 +356,7 @@ static void connect_all(struct sb_end *e, const struct sb_opts *o)
 		a.min_rnr_timer = 12;
 		a.max_dest_rd_atomic = 1;
 		rc = uroce_qp_modify(e->qp[i], &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
-		                                           UROCE_QP_RQ_PSN | UROCE_QP_MIN_RNR_TIMER |
+		                                           UROCE_QP_DEST_TOKEN | UROCE_QP_RQ_PSN | UROCE_QP_MIN_RNR_TIMER |
 		                                           UROCE_QP_MAX_DEST_RD_ATOMIC);
 		if (rc)
 			die_rc(rc, "QP to RTR");

@@ -178,11 +178,16 @@ struct opts {
 	unsigned duration_s;
 };
 
-/* ---- the TCP exchange: "qpn psn rkey va\n" each way, client first ---- */
+/* ---- the TCP exchange: "qpn psn rkey va token\n" each way, client first ---- */
 struct conn_info {
 	uint32_t qpn, psn, rkey;
 	uint64_t va;
+	uint32_t token; /* the QP's uroce_qp_token() */
 };
+
+/* The token a victim's peer (the attacker, who is its peer) has: every
+ * control packet a victim sends carries it (conformance.py's PEER_TOKEN). */
+#define VICTIM_PEER_TOKEN 0xa77ac4e5u
 
 static int read_line(int fd, char *buf, size_t cap, uint64_t deadline)
 {
@@ -208,18 +213,18 @@ static int read_line(int fd, char *buf, size_t cap, uint64_t deadline)
 static void exchange(int fd, const struct conn_info *mine, struct conn_info *theirs, bool send_first)
 {
 	char line[128];
-	int len = snprintf(line, sizeof(line), "%" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu64 "\n", mine->qpn,
-	                   mine->psn, mine->rkey, mine->va);
+	int len = snprintf(line, sizeof(line), "%" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu64 " %" PRIu32 "\n",
+	                   mine->qpn, mine->psn, mine->rkey, mine->va, mine->token);
 
 	if (send_first && write(fd, line, (size_t)len) != len)
 		die("exchange: cannot send the connection data");
 	if (read_line(fd, line, sizeof(line), now_ms() + EXCHANGE_TIMEOUT_MS) < 0)
 		die("exchange: no connection data from the peer within %d ms", EXCHANGE_TIMEOUT_MS);
-	if (sscanf(line, "%" SCNu32 " %" SCNu32 " %" SCNu32 " %" SCNu64, &theirs->qpn, &theirs->psn, &theirs->rkey,
-	           &theirs->va) != 4)
-		die("exchange: malformed connection data '%s' (want 'qpn psn rkey va')", line);
-	len = snprintf(line, sizeof(line), "%" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu64 "\n", mine->qpn, mine->psn,
-	               mine->rkey, mine->va);
+	if (sscanf(line, "%" SCNu32 " %" SCNu32 " %" SCNu32 " %" SCNu64 " %" SCNu32, &theirs->qpn, &theirs->psn,
+	           &theirs->rkey, &theirs->va, &theirs->token) != 5)
+		die("exchange: malformed connection data '%s' (want 'qpn psn rkey va token')", line);
+	len = snprintf(line, sizeof(line), "%" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu64 " %" PRIu32 "\n",
+	               mine->qpn, mine->psn, mine->rkey, mine->va, mine->token);
 	if (!send_first && write(fd, line, (size_t)len) != len)
 		die("exchange: cannot send the connection data");
 }
@@ -284,8 +289,8 @@ static int qp_to_init(struct uroce_qp *qp, enum uroce_qp_type type)
  * backup_ip_be: a QP with one backup, member 1 on port 2 to that address
  * (0 = none). */
 static void qp_connect_fo(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t peer_ip_be, uint32_t backup_ip_be,
-                          uint32_t peer_qpn, uint32_t rq_psn, uint32_t sq_psn, uint8_t max_dest_rd_atomic,
-                          uint8_t timeout)
+                          uint32_t peer_qpn, uint32_t peer_token, uint32_t rq_psn, uint32_t sq_psn,
+                          uint8_t max_dest_rd_atomic, uint8_t timeout)
 {
 	struct uroce_qp_attr a;
 	int mask;
@@ -298,12 +303,13 @@ static void qp_connect_fo(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t
 	if (type != UROCE_QPT_UD) {
 		a.path_mtu = UROCE_MTU_1024;
 		a.dest_qp_num = peer_qpn;
+		a.dest_token = peer_token;
 		a.rq_psn = rq_psn;
 		gid_of_ipv4(a.ah_attr.dgid, peer_ip_be);
 		a.ah_attr.sgid_index = sgid_v4;
 		a.ah_attr.hop_limit = 64;
 		a.ah_attr.port_num = 1;
-		mask |= UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN;
+		mask |= UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN | UROCE_QP_DEST_TOKEN;
 		if (type == UROCE_QPT_RC) {
 			a.max_dest_rd_atomic = max_dest_rd_atomic;
 			a.min_rnr_timer = 12;
@@ -334,9 +340,10 @@ static void qp_connect_fo(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t
 }
 
 static void qp_connect(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t peer_ip_be, uint32_t peer_qpn,
-                       uint32_t rq_psn, uint32_t sq_psn, uint8_t max_dest_rd_atomic, uint8_t timeout)
+                       uint32_t peer_token, uint32_t rq_psn, uint32_t sq_psn, uint8_t max_dest_rd_atomic,
+                       uint8_t timeout)
 {
-	qp_connect_fo(qp, type, peer_ip_be, 0, peer_qpn, rq_psn, sq_psn, max_dest_rd_atomic, timeout);
+	qp_connect_fo(qp, type, peer_ip_be, 0, peer_qpn, peer_token, rq_psn, sq_psn, max_dest_rd_atomic, timeout);
 }
 
 /* rel: UROCE_REL_RC, sr/ec with SR_RTO_MIN_US and RTO-only loss detection,
@@ -684,7 +691,8 @@ static uint32_t rand_psn(void)
 static void victim_connect(struct server *s, struct victim *v, uint32_t first_timeout_us)
 {
 	qp_connect_fo(v->qp, v->type, v->peer_client ? s->client_ip_be : s->o->peer_ip_be,
-	              v->fo ? s->o->peer_ip2_be : 0, v->peer_qpn, rand_psn(), rand_psn(), v->max_dest_rd_atomic,
+	              v->fo ? s->o->peer_ip2_be : 0, v->peer_qpn, VICTIM_PEER_TOKEN, rand_psn(), rand_psn(),
+	              v->max_dest_rd_atomic,
 	              VICTIM_TIMEOUT);
 	if (v->recv >= 0)
 		victim_post_recvs(s, v, first_timeout_us);
@@ -888,6 +896,10 @@ static void jb_qp_info(struct jbuf *b, struct uroce_qp *qp)
 	check(uroce_qp_query(qp, &a, &ia), "query a QP");
 	jb(b, "\"qpn\":%u,\"rq_psn\":%u,\"sq_psn\":%u,\"peer_qpn\":%u,\"state\":\"%s\"", uroce_qp_num(qp), a.rq_psn,
 	   a.sq_psn, a.dest_qp_num, uroce_qp_state_str(a.qp_state));
+	/* token: what control packets to it must carry (the attacker is a
+	 * victim's peer and knows it; for a legit QP it is what the attacker
+	 * does not know); peer_token: what its own control packets carry */
+	jb(b, ",\"token\":%u,\"peer_token\":%u", uroce_qp_token(qp), a.dest_token);
 	jb(b, ",\"rel\":\"%s\"", uroce_reliability_str(qp->init.rel.reliability));
 	if (qp->init.rel.reliability == UROCE_REL_BE && qp->rel_state) {
 		/* be: the receiver's one active message (its number mod 4096 is
@@ -944,7 +956,7 @@ static void jb_qp_info(struct jbuf *b, struct uroce_qp *qp)
 		   ",\"probes_answered\":%" PRIu64 ",\"peer_seq\":%" PRId64 ",\"notice_seq\":%u,\"notice_acked\":%s}",
 		   uroce_fo_state_str(fi.state), fi.active, fi.up_mask, fi.nmembers, uroce_fo_cause_str(fi.last_cause),
 		   fi.failovers, fi.failbacks, fi.rewound_pkts, fi.notices_sent, fi.notices_rcvd, fi.probes_sent,
-		   fi.probes_answered, qp->fo->peer_seq_valid ? (int64_t)qp->fo->peer_seq : -1, qp->fo->notice_seq,
+		   fi.probes_answered, (int64_t)qp->fo->peer_seq, qp->fo->notice_seq,
 		   qp->fo->notice_acked ? "true" : "false");
 	}
 }
@@ -1607,6 +1619,7 @@ static int run_server(struct opts *o)
 	/* one line each way per connection: rc, sr, be */
 	for (int c = 0; c < LC__COUNT; c++) {
 		mine[c].qpn = uroce_qp_num(s.lc[c].qp);
+		mine[c].token = uroce_qp_token(s.lc[c].qp);
 		mine[c].psn = rand_psn();
 		mine[c].rkey = regions[s.lc[c].data].mr->rkey;
 		mine[c].va = (uint64_t)(uintptr_t)region_ptr(&s, s.lc[c].data);
@@ -1616,7 +1629,7 @@ static int run_server(struct opts *o)
 	for (int c = 0; c < LC__COUNT; c++) {
 		struct legit_conn *lc = &s.lc[c];
 
-		qp_connect(lc->qp, UROCE_QPT_RC, s.client_ip_be, theirs[c].qpn, theirs[c].psn, mine[c].psn, 4,
+		qp_connect(lc->qp, UROCE_QPT_RC, s.client_ip_be, theirs[c].qpn, theirs[c].token, theirs[c].psn, mine[c].psn, 4,
 		           LEGIT_TIMEOUT);
 		for (uint32_t i = 0; i < LEGIT_NRECV; i++)
 			post_recv1(lc->qp, i, region_ptr(&s, lc->recv) + i * HDR_LEN, HDR_LEN, regions[lc->recv].mr->lkey);
@@ -1824,16 +1837,19 @@ static int run_client(struct opts *o)
 	c.be = qp_new(pd, c.be_scq, c.be_rcq, UROCE_QPT_RC, 64, UROCE_REL_BE, false);
 
 	fd = tcp_connect(o);
-	mine = (struct conn_info){ .qpn = uroce_qp_num(c.qp), .psn = rand_psn() };
+	mine = (struct conn_info){ .qpn = uroce_qp_num(c.qp), .token = uroce_qp_token(c.qp), .psn = rand_psn() };
 	exchange(fd, &mine, &theirs, true);
-	mine_sr = (struct conn_info){ .qpn = uroce_qp_num(c.sr), .psn = rand_psn() };
+	mine_sr = (struct conn_info){ .qpn = uroce_qp_num(c.sr), .token = uroce_qp_token(c.sr), .psn = rand_psn() };
 	exchange(fd, &mine_sr, &theirs_sr, true);
-	mine_be = (struct conn_info){ .qpn = uroce_qp_num(c.be), .psn = rand_psn() };
+	mine_be = (struct conn_info){ .qpn = uroce_qp_num(c.be), .token = uroce_qp_token(c.be), .psn = rand_psn() };
 	exchange(fd, &mine_be, &theirs_be, true);
 	close(fd);
-	qp_connect(c.qp, UROCE_QPT_RC, o->server_ip_be, theirs.qpn, theirs.psn, mine.psn, 4, LEGIT_TIMEOUT);
-	qp_connect(c.sr, UROCE_QPT_RC, o->server_ip_be, theirs_sr.qpn, theirs_sr.psn, mine_sr.psn, 4, LEGIT_TIMEOUT);
-	qp_connect(c.be, UROCE_QPT_RC, o->server_ip_be, theirs_be.qpn, theirs_be.psn, mine_be.psn, 4, LEGIT_TIMEOUT);
+	qp_connect(c.qp, UROCE_QPT_RC, o->server_ip_be, theirs.qpn, theirs.token, theirs.psn, mine.psn, 4,
+	           LEGIT_TIMEOUT);
+	qp_connect(c.sr, UROCE_QPT_RC, o->server_ip_be, theirs_sr.qpn, theirs_sr.token, theirs_sr.psn, mine_sr.psn, 4,
+	           LEGIT_TIMEOUT);
+	qp_connect(c.be, UROCE_QPT_RC, o->server_ip_be, theirs_be.qpn, theirs_be.token, theirs_be.psn, mine_be.psn, 4,
+	           LEGIT_TIMEOUT);
 	for (uint32_t i = 0; i < C_NREPLY; i++) {
 		post_recv1(c.qp, i, c.buf + C_REPLY + i * SLOT_STRIDE, SLOT_STRIDE, c.mr->lkey);
 		post_recv1(c.sr, i, c.buf + C_SR_REPLY + i * SLOT_STRIDE, SLOT_STRIDE, c.mr->lkey);

@@ -4,10 +4,10 @@
 # the scapy attacker on the kernel stack; br: the bridge joining them), then
 # conformance.py's cases, then cleanup by PID. Exit 0 only when every case
 # passes and both uroce ends finish clean.
-#   run.sh CONF_PEER CONFORMANCE_PY [--only SUBSTRING]
+#   run.sh CONF_PEER CONFORMANCE_PY [--only SUBSTRING] [--wire-v1]
 set -u
-PEER=${1:?usage: run.sh CONF_PEER CONFORMANCE_PY [--only SUBSTRING]}
-SCRIPT=${2:?usage: run.sh CONF_PEER CONFORMANCE_PY [--only SUBSTRING]}
+PEER=${1:?usage: run.sh CONF_PEER CONFORMANCE_PY [--only SUBSTRING] [--wire-v1]}
+SCRIPT=${2:?usage: run.sh CONF_PEER CONFORMANCE_PY [--only SUBSTRING] [--wire-v1]}
 shift 2
 . "$(dirname "$0")/../lib/netns.sh"
 netns_need_root

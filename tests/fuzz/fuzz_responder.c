@@ -41,6 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * WQE, C the local buffer of the RC QP's own READs and atomics, D a
  * read-only region, E a region of another PD. Sizes keep every area
  * 8-byte aligned (atomics). */
+/* the raw peer's token: our QPs' control packets to it carry it */
+#define FZ_PEER_TOKEN 0x5eed7043u
 #define GUARD 4096u
 #define A_LEN 16384u
 #define B1_LEN 1504u
@@ -252,6 +254,7 @@ static struct {
 	bool settling;         /* reset_all: be receives the last input left end by deadline (checked, not counted) */
 	struct ec_code code;  /* the peer's encoder: RS 4+2, as the ec QP */
 	struct uroce_qp *sr_twin[2]; /* QP_SR without, and with EQDS; fz.qp[QP_SR] is one of them */
+	bool raw_token;              /* the next control packet keeps the input's token bytes */
 	/* what CC_TOS / CC_TRIMMED set for the next command's packets */
 	uint8_t tos_next;
 	bool burst_next, mod_fresh;
@@ -327,6 +330,7 @@ static void bring_up(unsigned i)
 	a.qp_state = UROCE_QPS_RTR;
 	a.path_mtu = qp_mtu_enum[i];
 	a.dest_qp_num = peer_qpn[i];
+	a.dest_token = FZ_PEER_TOKEN;
 	a.rq_psn = fz.base_psn;
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = 1;
@@ -336,7 +340,7 @@ static void bring_up(unsigned i)
 		mask = UROCE_QP_STATE;
 	else
 		mask = UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN |
-		       (t == UROCE_QPT_RC ? UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER : 0);
+		       UROCE_QP_DEST_TOKEN | (t == UROCE_QPT_RC ? UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER : 0);
 	if (uroce_qp_modify(fz.qp[i], &a, mask))
 		die("qp to RTR");
 	a.qp_state = UROCE_QPS_RTS;
@@ -1900,10 +1904,26 @@ static void cmd_sr_msg(struct reader *r, unsigned qi, bool late_copy)
 }
 
 /* A control packet to the QP's control QPN: UC SEND Only unless op says. */
+/* The control header's token (bytes 4-7): the target QP's own, as its
+ * peer learnt it at connect, unless raw (then the input's bytes stay, and
+ * the packet is almost always dropped as bad_token). Copied to buf. */
+static const uint8_t *fz_token(uint8_t *buf, size_t cap, const uint8_t *b, uint32_t len, unsigned qi, bool raw)
+{
+	uint32_t t = uroce_qp_token(fz.qp[qi]);
+
+	if (raw || len < SRW_CTRL_HDR_LEN || len > cap)
+		return b;
+	memcpy(buf, b, len);
+	roce_put_be32(buf + 4, t);
+	return buf;
+}
+
 static void fz_send_ctrl(unsigned qi, const uint8_t *b, uint32_t len, uint8_t op, uint8_t flags, bool to_data)
 {
+	static uint8_t buf[1024];
 	struct roce_pkt p;
 
+	b = fz_token(buf, sizeof(buf), b, len, qi, fz.raw_token);
 	pkt_init(&p, qi);
 	if (!to_data)
 		p.dqpn = (uroce_qp_num(fz.qp[qi]) + 1) & ROCE_QPN_MASK;
@@ -1918,9 +1938,7 @@ static void fz_send_ctrl(unsigned qi, const uint8_t *b, uint32_t len, uint8_t op
 /* Control header, and the payload cut short by flags bits 0-1 = 3. */
 static uint32_t ctrl_hdr(uint8_t *b, uint8_t type, uint32_t len, uint8_t flags, uint8_t cut)
 {
-	b[0] = SRW_VERSION;
-	b[1] = type;
-	roce_put_be16(b + 2, (uint16_t)len);
+	srw_ctrl_hdr(b, type, len, 0); /* fz_send_ctrl puts the token in */
 	if ((flags & 3) == 3)
 		return cut % 8u < len ? len - 1 - cut % 8u : 0;
 	return len;
@@ -2029,7 +2047,9 @@ static void cmd_sr_ctrl(struct reader *r, unsigned qi, bool to_data)
 		b[1] = opsel >> 4 & 3;
 		roce_put_be16(b + 2, (uint16_t)(len + (opsel >> 6)));
 	}
+	fz.raw_token = !(opsel & 8); /* raw bytes keep their (wrong) token */
 	fz_send_ctrl(qi, b, len, ops[opsel & 7], 0, to_data);
+	fz.raw_token = false;
 }
 
 /* Give back the oldest receive handle (it completes now, partially, if
@@ -2569,8 +2589,10 @@ static void cmd_be_msg(struct reader *r, bool late)
 /* A control packet to the be QP's control QPN (or its data QPN). */
 static void be_send_ctrl_pkt(const uint8_t *b, uint32_t len, uint8_t op, bool to_data)
 {
+	static uint8_t buf[1024];
 	struct roce_pkt p;
 
+	b = fz_token(buf, sizeof(buf), b, len, QP_BE, fz.raw_token);
 	pkt_init(&p, QP_BE);
 	if (!to_data)
 		p.dqpn = (uroce_qp_num(fz.qp[QP_BE]) + 1) & ROCE_QPN_MASK;
@@ -2612,12 +2634,12 @@ static void cmd_be_vote(struct reader *r)
 	memset(b, 0, sizeof(b));
 	b[0] = SRW_VERSION;
 	b[1] = SRW_CTRL_VOTE;
-	roce_put_be32(b + 4, group);
-	roce_put_be32(b + 8, round);
-	roce_put_be64(b + 12, (uint64_t)prop << (shsel & 63));
-	roce_put_be32(b + 20, flags);
+	roce_put_be32(b + SRW_CTRL_HDR_LEN, group);
+	roce_put_be32(b + SRW_CTRL_HDR_LEN + 4, round);
+	roce_put_be64(b + SRW_CTRL_HDR_LEN + 8, (uint64_t)prop << (shsel & 63));
+	roce_put_be32(b + SRW_CTRL_HDR_LEN + 16, flags);
 	switch (sel >> 2 & 7) {
-	case 4: b[0] = 2; break;
+	case 4: b[0] = SRW_VERSION + 1; break;
 	case 5: b[1] = SRW_CTRL_SACK; break;
 	case 7: len = sel & 0x20 ? len + 8 : len - 3; break;
 	default: break;
@@ -2653,7 +2675,9 @@ static void cmd_be_ctrl(struct reader *r)
 		b[1] = opsel >> 4 & 3;
 		roce_put_be16(b + 2, (uint16_t)(len + (opsel >> 6)));
 	}
+	fz.raw_token = !(opsel & 8);
 	be_send_ctrl_pkt(b, len, ops[opsel & 7], n & 0x80);
+	fz.raw_token = false;
 }
 
 /* A local work request on the be QP, whose packets go to the raw port: 5
@@ -2918,6 +2942,7 @@ static void cmd_cc_ctrl(struct reader *r)
 	p.dqpn = (uroce_qp_num(fz.qp[qi]) + 1) & ROCE_QPN_MASK;
 	p.opcode = ROCE_TR_UC | ROCE_OP_SEND_ONLY;
 	p.psn = fz.be.ctrl_psn++ & ROCE_PSN_MASK;
+	roce_put_be32(b + 4, uroce_qp_token(fz.qp[qi]));
 	p.payload = b;
 	p.payload_len = len;
 	send_pkt(&p, false);

@@ -391,6 +391,7 @@ static int run(const struct opts *o, struct res *r)
 	attr.qp_state = UROCE_QPS_RTR;
 	attr.path_mtu = mtu_enum(g.mtu);
 	attr.dest_qp_num = g.qpn;
+	attr.dest_token = 0; /* rxe's UC QP: no token, and it sends no control */
 	attr.rq_psn = g.psn;
 	attr.max_dest_rd_atomic = 1;
 	attr.min_rnr_timer = 12;
@@ -399,7 +400,7 @@ static int run(const struct opts *o, struct res *r)
 	attr.ah_attr.port_num = 1;
 	if ((err = uroce_qp_modify(r->qp, &attr, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU |
 					       UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC |
-					       UROCE_QP_MIN_RNR_TIMER))) {
+					       UROCE_QP_MIN_RNR_TIMER | UROCE_QP_DEST_TOKEN))) {
 		fail_call("cannot move the QP to RTR", err);
 		goto out;
 	}

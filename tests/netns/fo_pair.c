@@ -206,7 +206,8 @@ void fo_open(struct fo_end *e, struct fo_hdr *h, enum fo_role role, const char *
 	if (rc)
 		fo_die_rc(rc, "QP to INIT");
 	me->qpn = uroce_qp_num(e->qp);
-	me->psn = 1000u + 7919u * role;
+	me->token = uroce_qp_token(e->qp);
+	me->psn = rand_psn();
 	me->rkey = e->mr->rkey;
 	me->addr = (uint64_t)(uintptr_t)buf;
 	me->len = len;
@@ -249,12 +250,13 @@ void fo_connect(struct fo_end *e, const struct fo_qp_opts *o, double wait_s)
 	a.qp_state = UROCE_QPS_RTR;
 	a.path_mtu = e->mtu;
 	a.dest_qp_num = peer->qpn;
+	a.dest_token = peer->token;
 	a.rq_psn = peer->psn;
 	ah_to(&a.ah_attr, peer->gid[0], 1);
 	a.min_rnr_timer = 12;
 	a.max_dest_rd_atomic = 1;
 	mask = UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN |
-	       UROCE_QP_MIN_RNR_TIMER | UROCE_QP_MAX_DEST_RD_ATOMIC;
+	       UROCE_QP_MIN_RNR_TIMER | UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_DEST_TOKEN;
 	for (unsigned i = 0; i < o->fo.nbackups; i++) /* member i + 1 on port i + 2, the peer's port behind it */
 		ah_to(&a.backup_ah[i], peer->gid[i + 1], (uint8_t)(i + 2));
 	if (o->fo.nbackups)

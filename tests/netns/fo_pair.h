@@ -30,6 +30,7 @@ enum fo_role { FO_SENDER = 0, FO_RECEIVER = 1 };
 /* What one end tells the other. */
 struct fo_info {
 	uint32_t qpn, psn;
+	uint32_t token; /* the QP's uroce_qp_token() */
 	uint8_t gid[FO_NPORTS][16]; /* each port's IPv4 GID (index 1) */
 	uint32_t active_mtu[FO_NPORTS];
 	uint32_t rkey;

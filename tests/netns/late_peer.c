@@ -118,6 +118,7 @@ static uint8_t msg_byte(uint32_t i, uint32_t off)
 struct conn_info {
 	uint32_t qpn, psn, rkey;
 	uint64_t va;
+	uint32_t token; /* the QP's uroce_qp_token() */
 };
 
 static int read_line(int fd, char *buf, size_t cap, uint64_t deadline)
@@ -144,8 +145,8 @@ static int read_line(int fd, char *buf, size_t cap, uint64_t deadline)
 static void send_info(int fd, const struct conn_info *mine)
 {
 	char line[128];
-	int len = snprintf(line, sizeof(line), "%" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu64 "\n", mine->qpn,
-	                   mine->psn, mine->rkey, mine->va);
+	int len = snprintf(line, sizeof(line), "%" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu64 " %" PRIu32 "\n",
+	                   mine->qpn, mine->psn, mine->rkey, mine->va, mine->token);
 
 	if (write(fd, line, (size_t)len) != len)
 		die("exchange: cannot send the connection data");
@@ -157,8 +158,8 @@ static void recv_info(int fd, struct conn_info *theirs, unsigned timeout_s)
 
 	if (read_line(fd, line, sizeof(line), now_ms() + timeout_s * 1000u) < 0)
 		die("exchange: no connection data from the peer within %u s", timeout_s);
-	if (sscanf(line, "%" SCNu32 " %" SCNu32 " %" SCNu32 " %" SCNu64, &theirs->qpn, &theirs->psn, &theirs->rkey,
-	           &theirs->va) != 4)
+	if (sscanf(line, "%" SCNu32 " %" SCNu32 " %" SCNu32 " %" SCNu64 " %" SCNu32, &theirs->qpn, &theirs->psn,
+	           &theirs->rkey, &theirs->va, &theirs->token) != 5)
 		die("exchange: malformed connection data '%s'", line);
 }
 
@@ -279,7 +280,7 @@ static void qp_init(struct uroce_qp *qp)
 
 /* INIT -> RTR -> RTS */
 static void qp_connect(struct uroce_qp *qp, uint8_t sgid, uint32_t peer_ip_be, uint32_t peer_qpn, uint32_t rq_psn,
-                       uint32_t sq_psn)
+                       uint32_t sq_psn, uint32_t peer_token)
 {
 	struct uroce_qp_attr a;
 
@@ -287,6 +288,7 @@ static void qp_connect(struct uroce_qp *qp, uint8_t sgid, uint32_t peer_ip_be, u
 	a.qp_state = UROCE_QPS_RTR;
 	a.path_mtu = UROCE_MTU_1024;
 	a.dest_qp_num = peer_qpn;
+	a.dest_token = peer_token;
 	a.rq_psn = rq_psn;
 	gid_of_ipv4(a.ah_attr.dgid, peer_ip_be);
 	a.ah_attr.sgid_index = sgid;
@@ -296,7 +298,7 @@ static void qp_connect(struct uroce_qp *qp, uint8_t sgid, uint32_t peer_ip_be, u
 	a.min_rnr_timer = 12;
 	check(uroce_qp_modify(qp, &a,
 	                      UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN |
-	                          UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER),
+	                          UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER | UROCE_QP_DEST_TOKEN),
 	      "QP to RTR");
 	memset(&a, 0, sizeof(a));
 	a.qp_state = UROCE_QPS_RTS;
@@ -413,11 +415,11 @@ static int run_server(const struct opts *o)
 	printf("late_peer: server (%s) on %s, waiting on TCP port %u\n", mode, o->port, o->tcp_port);
 	fflush(stdout);
 	fd = tcp_accept(e.ctx, o->tcp_port, o->timeout_s, &peer_ip_be);
-	mine = (struct conn_info){ .qpn = uroce_qp_num(e.qp), .psn = rand_psn(), .rkey = e.mr->rkey,
+	mine = (struct conn_info){ .qpn = uroce_qp_num(e.qp), .token = uroce_qp_token(e.qp), .psn = rand_psn(), .rkey = e.mr->rkey,
 		                   .va = (uint64_t)(uintptr_t)e.buf };
 	/* ready for the client's first packet before it learns where to send it */
 	recv_info(fd, &theirs, o->timeout_s);
-	qp_connect(e.qp, e.sgid, peer_ip_be, theirs.qpn, theirs.psn, mine.psn);
+	qp_connect(e.qp, e.sgid, peer_ip_be, theirs.qpn, theirs.psn, mine.psn, theirs.token);
 	send_info(fd, &mine);
 	close(fd);
 
@@ -534,7 +536,7 @@ static int run_client(const struct opts *o)
 	recv_info(fd, &theirs, o->timeout_s);
 	close(fd);
 	qp_init(e.qp);
-	qp_connect(e.qp, e.sgid, o->server_ip_be, theirs.qpn, theirs.psn, mine.psn);
+	qp_connect(e.qp, e.sgid, o->server_ip_be, theirs.qpn, theirs.psn, mine.psn, theirs.token);
 	printf("late_peer: client (%s) connected: QPN %u to QPN %u\n", uroce_reliability_str(o->rel), mine.qpn,
 	       theirs.qpn);
 	fflush(stdout);

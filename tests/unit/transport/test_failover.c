@@ -98,6 +98,7 @@ static int connect_qp(struct side *s, struct side *peer, bool backups)
 	a.qp_state = UROCE_QPS_RTR;
 	a.path_mtu = UROCE_MTU_1024;
 	a.dest_qp_num = uroce_qp_num(peer->qp);
+	a.dest_token = uroce_qp_token(peer->qp);
 	a.rq_psn = 0xfffff0; /* PSNs wrap in the first messages */
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = 1;
@@ -106,7 +107,7 @@ static int connect_qp(struct side *s, struct side *peer, bool backups)
 	REQUIRE(uroce_query_gid(peer->ctx, 2, 1, a.backup_ah[0].dgid) == 0, "gid: %s", uroce_last_error());
 	a.backup_ah[0].sgid_index = 1;
 	a.backup_ah[0].port_num = 2;
-	mask = UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN |
+	mask = UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_DEST_TOKEN | UROCE_QP_RQ_PSN |
 	       UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER | (backups ? UROCE_QP_ALT_PATH : 0);
 	rc = uroce_qp_modify(s->qp, &a, mask);
 	if (rc)
@@ -641,10 +642,11 @@ static void case_args(void)
 	a.qp_state = UROCE_QPS_RTR;
 	a.path_mtu = UROCE_MTU_1024;
 	a.dest_qp_num = uroce_qp_num(B.qp);
+	a.dest_token = uroce_qp_token(B.qp);
 	a.max_dest_rd_atomic = 1;
 	REQUIRE(uroce_query_gid(B.ctx, 1, 1, a.ah_attr.dgid) == 0, "gid");
 	a.ah_attr.sgid_index = 1;
-	int m = UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN |
+	int m = UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_DEST_TOKEN | UROCE_QP_RQ_PSN |
 	        UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER;
 	CHECK(uroce_qp_modify(qp, &a, m) == -EINVAL && strstr(uroce_last_error(), "UROCE_QP_ALT_PATH"),
 	      "RTR without the backups: %s", uroce_last_error());

@@ -101,13 +101,14 @@ static void qp_connect(struct uroce_qp *qp, struct host *peer_h, struct uroce_qp
 	a.qp_state = UROCE_QPS_RTR;
 	a.path_mtu = UROCE_MTU_1024;
 	a.dest_qp_num = uroce_qp_num(peer);
+	a.dest_token = uroce_qp_token(peer);
 	a.rq_psn = psn;
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 1;
 	REQUIRE(uroce_query_gid(peer_h->ctx, 1, tr_gid_index, a.ah_attr.dgid) == 0, "gid");
 	a.ah_attr.sgid_index = (uint8_t)tr_gid_index;
 	REQUIRE(uroce_qp_modify(qp, &a,
-	                        UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN |
+	                        UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_DEST_TOKEN | UROCE_QP_RQ_PSN |
 	                                UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER) == 0,
 	        "rtr: %s", uroce_last_error());
 	a.qp_state = UROCE_QPS_RTS;

@@ -110,13 +110,14 @@ static int net_qps(struct net *n, unsigned nq, const struct tr_opts *o)
 			a.qp_state = UROCE_QPS_RTR;
 			a.path_mtu = o->mtu;
 			a.dest_qp_num = uroce_qp_num(n->qp[!s][q]);
+			a.dest_token = uroce_qp_token(n->qp[!s][q]);
 			a.rq_psn = 1000u * q;
 			a.max_dest_rd_atomic = 1;
 			a.min_rnr_timer = 1;
 			REQUIRE(uroce_query_gid(n->ctx[!s], 1, tr_gid_index, a.ah_attr.dgid) == 0, "gid");
 			a.ah_attr.sgid_index = (uint8_t)tr_gid_index;
 			rc = uroce_qp_modify(n->qp[s][q], &a,
-			                     UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
+			                     UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_DEST_TOKEN |
 			                             UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER);
 			if (rc)
 				return rc;

@@ -97,12 +97,13 @@ static void connect_qps(struct app *a)
 		qa.qp_state = UROCE_QPS_RTR;
 		qa.path_mtu = UROCE_MTU_1024;
 		qa.dest_qp_num = uroce_qp_num(a->qp[!i]);
+		qa.dest_token = uroce_qp_token(a->qp[!i]);
 		qa.rq_psn = 500;
 		qa.min_rnr_timer = 1;
 		memcpy(qa.ah_attr.dgid, pa.gid, 16);
 		qa.ah_attr.sgid_index = 1;
 		REQUIRE(uroce_qp_modify(a->qp[i], &qa, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU |
-		                                              UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN |
+		                                              UROCE_QP_DEST_QPN | UROCE_QP_DEST_TOKEN | UROCE_QP_RQ_PSN |
 		                                              UROCE_QP_MIN_RNR_TIMER | UROCE_QP_MAX_DEST_RD_ATOMIC) == 0,
 		        "rtr: %s", uroce_last_error());
 		qa.qp_state = UROCE_QPS_RTS;

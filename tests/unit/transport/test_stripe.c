@@ -138,12 +138,13 @@ static void connect_qp(struct uroce_qp *qp, uint8_t port, struct uroce_context *
 	a.qp_state = UROCE_QPS_RTR;
 	a.path_mtu = UROCE_MTU_1024;
 	a.dest_qp_num = uroce_qp_num(pqp);
+	a.dest_token = uroce_qp_token(pqp);
 	a.rq_psn = 77;
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 1;
 	REQUIRE(uroce_query_gid(peer, pport, 1, a.ah_attr.dgid) == 0, "gid: %s", uroce_last_error());
 	a.ah_attr.sgid_index = 1; /* IPv4-mapped, as the dgid */
-	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
+	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_DEST_TOKEN |
 	                                        UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER) == 0,
 	        "rtr: %s", uroce_last_error());
 	a.qp_state = UROCE_QPS_RTS;

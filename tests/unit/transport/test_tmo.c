@@ -68,10 +68,11 @@ static void connect_qp(unsigned i, unsigned j)
 	a.qp_state = UROCE_QPS_RTR;
 	a.path_mtu = UROCE_MTU_4096;
 	a.dest_qp_num = uroce_qp_num(M[j].qp[i]);
+	a.dest_token = uroce_qp_token(M[j].qp[i]);
 	REQUIRE(uroce_query_gid(M[j].ctx, (uint8_t)port_to(j, i), 1, a.ah_attr.dgid) == 0, "gid: %s",
 	        uroce_last_error());
 	a.ah_attr.sgid_index = 1;
-	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
+	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_DEST_TOKEN |
 	                                        UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER) == 0,
 	        "rtr: %s", uroce_last_error());
 	a.qp_state = UROCE_QPS_RTS;

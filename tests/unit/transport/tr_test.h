@@ -120,7 +120,8 @@ static inline int tr_connect(struct tr_pair *p, unsigned i, const struct tr_opts
 	a.qp_state = UROCE_QPS_RTR;
 	a.path_mtu = o->mtu;
 	a.dest_qp_num = uroce_qp_num(peer->qp);
-	a.rq_psn = o->sq_psn[!i];
+	a.dest_token = uroce_qp_token(peer->qp);
+	a.rq_psn = tr_psn(p, o, !i);
 	a.max_dest_rd_atomic = o->rd_atomic;
 	a.min_rnr_timer = o->min_rnr_timer;
 	REQUIRE(uroce_query_gid(peer->ctx, 1, tr_gid_index, a.ah_attr.dgid) == 0, "query_gid: %s", uroce_last_error());
@@ -128,10 +129,10 @@ static inline int tr_connect(struct tr_pair *p, unsigned i, const struct tr_opts
 	if (o->type == UROCE_QPT_UD)
 		rc = uroce_qp_modify(s->qp, &a, UROCE_QP_STATE);
 	else if (o->type == UROCE_QPT_UC)
-		rc = uroce_qp_modify(s->qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
+		rc = uroce_qp_modify(s->qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_DEST_TOKEN |
 		                                        UROCE_QP_RQ_PSN);
 	else
-		rc = uroce_qp_modify(s->qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
+		rc = uroce_qp_modify(s->qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_DEST_TOKEN |
 		                                        UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC |
 		                                        UROCE_QP_MIN_RNR_TIMER);
 	if (rc)
