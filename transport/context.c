@@ -124,7 +124,7 @@ void ctx_kick(struct uroce_qp *qp)
 static bool ctx_rx(struct engine *eng, unsigned port, struct uroce_frame *f, const struct roce_pkt *pkt, void *arg)
 {
 	struct uroce_context *ctx = arg;
-	struct uroce_qp *qp = pkt->dqpn < QP_TABLE_SIZE ? ctx->qps[pkt->dqpn] : NULL;
+	struct uroce_qp *qp = qpt_get(&ctx->qpt, pkt->dqpn);
 
 	(void)eng;
 	ctx->rx_port = port;
@@ -299,13 +299,11 @@ int uroce_context_create(struct uroce_context **out, const struct uroce_context_
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return uroce_fail(-ENOMEM, "uroce_context_create: out of memory");
-	ctx->qps = calloc(QP_TABLE_SIZE, sizeof(*ctx->qps));
 	ctx->mrs = calloc(MR_TABLE_SIZE, sizeof(*ctx->mrs));
-	if (!ctx->qps || !ctx->mrs || ctx_async_init(ctx) || mr_keys_init(ctx) || imm_table_init(ctx)) {
+	if (qpt_init(&ctx->qpt) || !ctx->mrs || ctx_async_init(ctx) || mr_keys_init(ctx) || imm_table_init(ctx)) {
 		rc = uroce_fail(-ENOMEM, "uroce_context_create: out of memory");
 		goto free_ctx;
 	}
-	ctx->next_qpn = QPN_FIRST;
 	ctx->next_mr = 1;
 	ctx->mode = attr->mode;
 	for (unsigned i = 0; i < n; i++) {
@@ -360,7 +358,7 @@ free_ctx:
 	imm_table_fini(ctx);
 	mr_keys_fini(ctx);
 	ctx_async_fini(ctx);
-	free(ctx->qps);
+	qpt_fini(&ctx->qpt);
 	free(ctx->mrs);
 	free(ctx);
 	return rc;
@@ -390,7 +388,7 @@ int uroce_context_destroy(struct uroce_context *ctx)
 	imm_table_fini(ctx);
 	mr_keys_fini(ctx);
 	ctx_async_fini(ctx);
-	free(ctx->qps);
+	qpt_fini(&ctx->qpt);
 	free(ctx->mrs);
 	free(ctx);
 	return 0;

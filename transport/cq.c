@@ -54,10 +54,10 @@ static void cq_overrun(struct uroce_cq *cq)
 	__atomic_store_n(&cq->error, true, __ATOMIC_RELEASE);
 	ev.element.cq = cq;
 	ctx_async_event(ctx, &ev);
-	for (uint32_t i = QPN_FIRST; i < ctx->qpn_end; i++) {
-		struct uroce_qp *qp = ctx->qps[i];
+	for (uint32_t i = 0; i < ctx->qpt.nlive; i++) {
+		struct uroce_qp *qp = ctx->qpt.live[i];
 
-		if (qp && (qp->scq == cq || qp->rcq == cq) && qp->state != UROCE_QPS_ERR) {
+		if ((qp->scq == cq || qp->rcq == cq) && qp->state != UROCE_QPS_ERR) {
 			qp->fatal_pending = true;
 			ctx_kick(qp);
 		}

@@ -172,13 +172,13 @@ int uroce_mr_dereg(struct uroce_mr *mr)
 		return uroce_fail(-EBUSY, "uroce_mr_dereg: %u memory window(s) are bound to the region; invalidate "
 		                          "them (LOCAL_INV) or deallocate them first", m->nbound);
 	ctx->mrs[m->index] = NULL; /* revoked: lookups fail from now on */
-	for (uint32_t i = QPN_FIRST; i < ctx->qpn_end; i++) {
-		struct uroce_qp *qp = ctx->qps[i];
+	for (uint32_t i = 0; i < ctx->qpt.nlive; i++) {
+		struct uroce_qp *qp = ctx->qpt.live[i];
 
 		/* the WRITE stays in progress with no region: its next
 		 * packet is refused as bad_rkey (NAK remote access error),
 		 * as any packet naming the revoked key is */
-		if (qp && qp->write_mr == m)
+		if (qp->write_mr == m)
 			qp->write_mr = NULL;
 	}
 	ctx->nmr--;

@@ -34,7 +34,7 @@ static bool mw_valid(const struct mw_int *mw)
 /* The QP the window is bound to, while it still exists. */
 static struct uroce_qp *mw_bound_qp(struct uroce_context *ctx, const struct mw_int *mw)
 {
-	if (!mw->qp || mw->qpn >= QP_TABLE_SIZE || ctx->qps[mw->qpn] != mw->qp)
+	if (!mw->qp || qpt_get(&ctx->qpt, mw->qpn) != mw->qp)
 		return NULL;
 	return mw->qp;
 }

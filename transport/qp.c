@@ -276,21 +276,6 @@ static void mask_names(int mask, char *buf, size_t len)
 		snprintf(buf, len, "none");
 }
 
-/* The first QPN >= from with span free numbers after it, or 0. */
-static uint32_t qpn_find(const struct uroce_context *ctx, uint32_t from, uint32_t span)
-{
-	for (uint32_t q = from; q + span <= QP_TABLE_SIZE; q++) {
-		uint32_t i;
-
-		for (i = 0; i < span && !ctx->qps[q + i]; i++)
-			;
-		if (i == span)
-			return q;
-		q += i; /* q + i is taken: skip past it */
-	}
-	return 0;
-}
-
 static void qp_free_mem(struct uroce_qp *qp)
 {
 	free(qp->sq);
@@ -344,13 +329,15 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 	if (why)
 		return uroce_fail(-EINVAL, "uroce_qp_create: %s", why);
 	/* sr/ec/be, and a QP with backups, take two numbers: qpn for data,
-	 * qpn + 1 for control */
+	 * qpn + 1 for control; drawn at random so that an off-path host has
+	 * to guess them */
 	span = attr->rel.reliability == UROCE_REL_RC && !attr->failover.nbackups ? 1 : 2;
-	qpn = qpn_find(ctx, ctx->next_qpn, span);
+	qpn = qpt_draw(&ctx->qpt, span, &rc);
+	if (!qpn && rc == -EIO)
+		return uroce_fail(-EIO, "uroce_qp_create: getrandom failed: %s", strerror(errno));
 	if (!qpn)
-		qpn = qpn_find(ctx, QPN_FIRST, span);
-	if (!qpn)
-		return uroce_fail(-ENOMEM, "uroce_qp_create: all %u QP numbers in use", QP_TABLE_SIZE - QPN_FIRST);
+		return uroce_fail(-ENOMEM, "uroce_qp_create: %u of the %u QP numbers in use (a QP with a control "
+		                           "QPN takes two)", ctx->qpt.nkeys, QPT_MAX_NUMS);
 	while (sq < cap->max_send_wr)
 		sq <<= 1;
 	while (!attr->srq && rq < cap->max_recv_wr)
@@ -419,12 +406,13 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 		return rc;
 	}
 	wheel_timer_init(&qp->retry_timer, qp->rel->timer, qp);
-	ctx->qps[qpn] = qp;
-	if (qp->ctrl_qpn)
-		ctx->qps[qp->ctrl_qpn] = qp;
-	ctx->next_qpn = qpn + span;
-	if (ctx->qpn_end < qpn + span)
-		ctx->qpn_end = qpn + span;
+	rc = qpt_add(&ctx->qpt, qp, qpn, span);
+	if (rc) {
+		qp->rel->fini(qp);
+		fo_fini(qp);
+		qp_free_mem(qp);
+		return uroce_fail(rc, "uroce_qp_create: out of memory");
+	}
 	ctx->nqp++;
 	__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&attr->send_cq->refs, 1, __ATOMIC_RELAXED);
@@ -487,9 +475,7 @@ int uroce_qp_destroy(struct uroce_qp *qp)
 	qp_release_rq_handles(qp);
 	qp->rel->fini(qp);
 	fo_fini(qp);
-	ctx->qps[qp->qpn] = NULL;
-	if (qp->ctrl_qpn)
-		ctx->qps[qp->ctrl_qpn] = NULL;
+	qpt_del(&ctx->qpt, qp, qp->qpn, qp->ctrl_qpn ? 2 : 1);
 	ctx->nqp--;
 	__atomic_fetch_sub(&qp->pd->refs, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&qp->scq->refs, 1, __ATOMIC_RELAXED);

@@ -16,9 +16,8 @@
 #include "dataplane/spsc_ring.h"
 #include "dataplane/timer_wheel.h"
 #include "dataplane/wire.h"
+#include "transport/qp_table.h"
 
-#define QPN_FIRST 0x11u           /* 0 is SMI, 1 is GSI: never handed out */
-#define QP_TABLE_SIZE (1u << 16)  /* QPNs 0x11..0xffff: O(1) lookup by number */
 #define MR_TABLE_SIZE (1u << 16)  /* key = index << 8 | random key byte */
 #define QP_MAX_WR (1u << 15)
 #define QP_MAX_SGE 32u
@@ -61,7 +60,7 @@ struct mw_int {
 	struct mr_int slot;     /* first: ctx->mrs[slot.index] points here */
 	struct uroce_mw pub;    /* pub.rkey: the key of the last BIND_MW posted */
 	struct mr_int *mr;      /* the region under it while bound */
-	struct uroce_qp *qp;    /* type 2: the QP it is bound to; dereferenced only while ctx->qps[qpn] is it */
+	struct uroce_qp *qp;    /* type 2: the QP it is bound to; dereferenced only while qpt_get(qpn) is it */
 	uint32_t qpn;
 	uint32_t key;           /* the key of its last bind, kept once it is invalidated */
 };
@@ -295,9 +294,7 @@ struct uroce_context {
 	engine_clock_fn clock;  /* the engine's time source, read fresh when arming timers */
 	void *clock_ctx;
 	enum uroce_engine_mode mode;
-	struct uroce_qp **qps;      /* indexed by QPN */
-	uint32_t next_qpn;
-	uint32_t qpn_end;           /* one past the highest QPN ever handed out: bounds walks of qps */
+	struct qp_table qpt;        /* QPs by (random) QPN, and the live list for walks */
 	struct mr_int **mrs;
 	uint32_t next_mr;
 	uint64_t mr_rng;            /* xorshift state for key bytes, seeded from getrandom */
