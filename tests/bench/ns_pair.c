@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -95,6 +96,16 @@ uint64_t ns_run_delay_ns(void)
 	b[n] = 0;
 	/* "on-CPU ns, runqueue wait ns, timeslices" */
 	return sscanf(b, "%llu %llu", &cpu, &delay) == 2 ? delay : 0;
+}
+
+/* An initial PSN nobody off-path can predict, as a real peer's. */
+static uint32_t rand_psn(void)
+{
+	uint32_t v;
+
+	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+		v = (uint32_t)random();
+	return v & 0xffffffu;
 }
 
 static void check_peer(const struct ns_end *e)

@@ -44,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "ns_pair.h"
 
@@ -106,6 +107,16 @@ struct sb_end {
 };
 
 static struct sb_shm *cur_shm;
+
+/* An initial PSN nobody off-path can predict, as a real peer's. */
+static uint32_t rand_psn(void)
+{
+	uint32_t v;
+
+	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+		v = (uint32_t)random();
+	return v & 0xffffffu;
+}
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
@@ -333,7 +344,7 @@ static void connect_all(struct sb_end *e, const struct sb_opts *o)
 			die_rc(rc, "the port has no IPv4 GID (index 1)");
 		me->q[i].qpn = uroce_qp_num(e->qp[i]);
 		me->q[i].token = uroce_qp_token(e->qp[i]);
-		me->q[i].psn = 1000u + 7919u * e->role + 131u * i;
+		me->q[i].psn = rand_psn();
 		me->q[i].active_mtu = (uint32_t)pa.active_mtu;
 	}
 	me->rkey = e->mr->rkey;

@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/random.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -685,7 +686,12 @@ static void victim_post_recvs(struct server *s, struct victim *v, uint32_t first
 
 static uint32_t rand_psn(void)
 {
-	return (uint32_t)random() & 0xffffffu;
+	uint32_t v;
+
+	/* getrandom: random() is not seeded here, or from the time */
+	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+		v = (uint32_t)random();
+	return v & 0xffffffu;
 }
 
 static void victim_connect(struct server *s, struct victim *v, uint32_t first_timeout_us)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -40,6 +41,16 @@ void fo_put(uint32_t *w, uint32_t v)
 uint32_t fo_get(const uint32_t *w)
 {
 	return __atomic_load_n(w, __ATOMIC_ACQUIRE);
+}
+
+/* An initial PSN nobody off-path can predict, as a real peer's. */
+static uint32_t rand_psn(void)
+{
+	uint32_t v;
+
+	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+		v = (uint32_t)random();
+	return v & 0xffffffu;
 }
 
 static double since_start_s(void)

@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/random.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -315,7 +316,12 @@ static void qp_connect(struct uroce_qp *qp, uint8_t sgid, uint32_t peer_ip_be, u
 
 static uint32_t rand_psn(void)
 {
-	return (uint32_t)random() & 0xffffffu;
+	uint32_t v;
+
+	/* getrandom: random() is not seeded here, or from the time */
+	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+		v = (uint32_t)random();
+	return v & 0xffffffu;
 }
 
 struct end {
@@ -531,7 +537,7 @@ static int run_client(const struct opts *o)
 		for (uint32_t b = 0; b < msg_len(i); b++)
 			e.buf[(size_t)i * SLOT + b] = msg_byte(i, b);
 	fd = tcp_connect(o->server_ip_be, o->tcp_port, o->timeout_s);
-	mine = (struct conn_info){ .qpn = uroce_qp_num(e.qp), .psn = rand_psn() };
+	mine = (struct conn_info){ .qpn = uroce_qp_num(e.qp), .token = uroce_qp_token(e.qp), .psn = rand_psn() };
 	send_info(fd, &mine);
 	recv_info(fd, &theirs, o->timeout_s);
 	close(fd);

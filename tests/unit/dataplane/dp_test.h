@@ -90,4 +90,13 @@ static inline uint64_t test_hash(uint64_t h, const void *p, size_t n)
 }
 #define TEST_HASH_INIT 0xcbf29ce484222325ull
 
+/* An initial PSN from a seed: anywhere in the 24-bit space, as a real
+ * peer's random one, and the same at every run. */
+static inline uint32_t test_psn(uint64_t seed)
+{
+	struct test_rng r = { seed };
+
+	return (uint32_t)test_rng_next(&r) & 0xffffffu;
+}
+
 #endif /* UROCE_TESTS_DP_TEST_H */

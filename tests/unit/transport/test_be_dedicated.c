@@ -50,7 +50,7 @@ static void connect_pair(struct app *a, unsigned x, unsigned y)
 		qa.path_mtu = UROCE_MTU_1024;
 		qa.dest_qp_num = uroce_qp_num(a->qp[j]);
 		qa.dest_token = uroce_qp_token(a->qp[j]);
-		qa.rq_psn = 500;
+		qa.rq_psn = test_psn(29);
 		memcpy(qa.ah_attr.dgid, pa.gid, 16);
 		qa.ah_attr.sgid_index = 1;
 		REQUIRE(uroce_qp_modify(a->qp[i], &qa, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU |
@@ -58,7 +58,7 @@ static void connect_pair(struct app *a, unsigned x, unsigned y)
 		                                              UROCE_QP_MIN_RNR_TIMER | UROCE_QP_MAX_DEST_RD_ATOMIC) == 0,
 		        "rtr: %s", uroce_last_error());
 		qa.qp_state = UROCE_QPS_RTS;
-		qa.sq_psn = 500;
+		qa.sq_psn = test_psn(29);
 		qa.retry_cnt = 7;
 		qa.timeout = 14;
 		qa.rnr_retry = 7;

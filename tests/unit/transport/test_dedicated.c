@@ -148,7 +148,7 @@ int main(void)
 		qa.path_mtu = UROCE_MTU_1024;
 		qa.dest_qp_num = uroce_qp_num(a.qp[!i]);
 		qa.dest_token = uroce_qp_token(a.qp[!i]);
-		qa.rq_psn = 500;
+		qa.rq_psn = test_psn(21);
 		qa.max_dest_rd_atomic = 4;
 		qa.min_rnr_timer = 1;
 		memcpy(qa.ah_attr.dgid, pa.gid, 16);
@@ -163,7 +163,7 @@ int main(void)
 		                                            UROCE_QP_RETRY_CNT | UROCE_QP_RNR_RETRY |
 		                                            UROCE_QP_MAX_QP_RD_ATOMIC) == -EINVAL, "retry_cnt 9 accepted");
 		CHECK(strstr(uroce_last_error(), "retry_cnt 9") != NULL, "last_error: %s", uroce_last_error());
-		qa.sq_psn = 500;
+		qa.sq_psn = test_psn(21);
 		qa.timeout = 8;
 		qa.retry_cnt = 7;
 		qa.rnr_retry = 7;

@@ -120,14 +120,14 @@ static void connect_qp(struct uroce_qp *qp, struct side *peer, struct uroce_qp *
 	a.path_mtu = UROCE_MTU_1024;
 	a.dest_qp_num = uroce_qp_num(pqp);
 	a.dest_token = uroce_qp_token(pqp);
-	a.rq_psn = 77;
+	a.rq_psn = test_psn(77);
 	REQUIRE(uroce_query_gid(peer->ctx, port, 1, a.ah_attr.dgid) == 0, "gid: %s", uroce_last_error());
 	a.ah_attr.sgid_index = 1;
 	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_DEST_TOKEN |
 	                                        UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER) == 0,
 	        "rtr: %s", uroce_last_error());
 	a.qp_state = UROCE_QPS_RTS;
-	a.sq_psn = 77;
+	a.sq_psn = test_psn(77);
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;

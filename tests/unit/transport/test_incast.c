@@ -158,8 +158,8 @@ static void run_open(struct run *r, const struct uroce_cc_attr *cc, bool trim, b
 		r->h[RX].qp[i] = qp_new(&r->h[RX], cc);
 	}
 	for (unsigned i = 0; i < RX; i++) {
-		qp_connect(r->h[i].qp[0], &r->h[RX], r->h[RX].qp[i], 100 + i);
-		qp_connect(r->h[RX].qp[i], &r->h[i], r->h[i].qp[0], 100 + i);
+		qp_connect(r->h[i].qp[0], &r->h[RX], r->h[RX].qp[i], test_psn(100 + i));
+		qp_connect(r->h[RX].qp[i], &r->h[i], r->h[i].qp[0], test_psn(100 + i));
 	}
 	r->fct = calloc(100000, sizeof(uint64_t));
 }

@@ -115,7 +115,7 @@ static int rc_connect(struct uroce_qp *qp, struct side *peer, struct uroce_qp *p
 	a.path_mtu = UROCE_MTU_1024;
 	a.dest_qp_num = uroce_qp_num(pqp);
 	a.dest_token = uroce_qp_token(pqp);
-	a.rq_psn = 500;
+	a.rq_psn = test_psn(42);
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = 1;
 	a.ah_attr.port_num = ah_port;
@@ -126,7 +126,7 @@ static int rc_connect(struct uroce_qp *qp, struct side *peer, struct uroce_qp *p
 	if (rc)
 		return rc;
 	a.qp_state = UROCE_QPS_RTS;
-	a.sq_psn = 500;
+	a.sq_psn = test_psn(42);
 	a.timeout = 8;
 	a.retry_cnt = 3;
 	a.rnr_retry = 7;

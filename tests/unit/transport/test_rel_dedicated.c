@@ -98,7 +98,7 @@ static void connect_qps(struct app *a)
 		qa.path_mtu = UROCE_MTU_1024;
 		qa.dest_qp_num = uroce_qp_num(a->qp[!i]);
 		qa.dest_token = uroce_qp_token(a->qp[!i]);
-		qa.rq_psn = 500;
+		qa.rq_psn = test_psn(23);
 		qa.min_rnr_timer = 1;
 		memcpy(qa.ah_attr.dgid, pa.gid, 16);
 		qa.ah_attr.sgid_index = 1;
@@ -107,7 +107,7 @@ static void connect_qps(struct app *a)
 		                                              UROCE_QP_MIN_RNR_TIMER | UROCE_QP_MAX_DEST_RD_ATOMIC) == 0,
 		        "rtr: %s", uroce_last_error());
 		qa.qp_state = UROCE_QPS_RTS;
-		qa.sq_psn = 500;
+		qa.sq_psn = test_psn(23);
 		qa.retry_cnt = 7;
 		qa.timeout = 8;
 		qa.rnr_retry = 7;

@@ -139,7 +139,7 @@ static void connect_qp(struct uroce_qp *qp, uint8_t port, struct uroce_context *
 	a.path_mtu = UROCE_MTU_1024;
 	a.dest_qp_num = uroce_qp_num(pqp);
 	a.dest_token = uroce_qp_token(pqp);
-	a.rq_psn = 77;
+	a.rq_psn = test_psn(77);
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 1;
 	REQUIRE(uroce_query_gid(peer, pport, 1, a.ah_attr.dgid) == 0, "gid: %s", uroce_last_error());
@@ -148,7 +148,7 @@ static void connect_qp(struct uroce_qp *qp, uint8_t port, struct uroce_context *
 	                                        UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER) == 0,
 	        "rtr: %s", uroce_last_error());
 	a.qp_state = UROCE_QPS_RTS;
-	a.sq_psn = 77;
+	a.sq_psn = test_psn(77);
 	a.timeout = 12; /* ~17 ms */
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;

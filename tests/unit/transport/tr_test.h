@@ -32,7 +32,12 @@ struct tr_side {
 struct tr_pair {
 	struct loop_fabric *fab;
 	struct tr_side s[2];
+	uint32_t psn_seeded; /* side 1's initial PSN by default: from tr_open's seed */
 };
+
+/* sq_psn[i] = TR_PSN_SEEDED: the initial PSN comes from the test's seed
+ * (random-looking, as a real peer's, and reproducible) */
+#define TR_PSN_SEEDED 0xffffffffu
 
 struct tr_opts {
 	enum uroce_qp_type type;
@@ -61,7 +66,7 @@ static inline void tr_opts_default(struct tr_opts *o, enum uroce_qp_type type)
 	o->min_rnr_timer = 1;
 	o->rd_atomic = 4;
 	o->sq_psn[0] = 0xfffff0; /* wraps inside the first messages */
-	o->sq_psn[1] = 100;
+	o->sq_psn[1] = TR_PSN_SEEDED;
 	o->max_wr = 256;
 }
 
@@ -102,6 +107,11 @@ static inline void tr_side_open(struct tr_pair *p, unsigned i, const struct tr_o
 	REQUIRE(rc == 0, "qp_create: %s", uroce_last_error());
 }
 
+static inline uint32_t tr_psn(const struct tr_pair *p, const struct tr_opts *o, unsigned i)
+{
+	return o->sq_psn[i] == TR_PSN_SEEDED ? p->psn_seeded : o->sq_psn[i];
+}
+
 static inline int tr_connect(struct tr_pair *p, unsigned i, const struct tr_opts *o)
 {
 	struct tr_side *s = &p->s[i], *peer = &p->s[!i];
@@ -138,7 +148,7 @@ static inline int tr_connect(struct tr_pair *p, unsigned i, const struct tr_opts
 	if (rc)
 		return rc;
 	a.qp_state = UROCE_QPS_RTS;
-	a.sq_psn = o->sq_psn[i];
+	a.sq_psn = tr_psn(p, o, i);
 	a.timeout = o->timeout;
 	a.retry_cnt = o->retry_cnt;
 	a.rnr_retry = o->rnr_retry;
@@ -157,6 +167,7 @@ static inline void tr_open(struct tr_pair *p, const struct tr_opts *o, uint64_t 
 	memset(p, 0, sizeof(*p));
 	p->fab = loop_fabric_create(2, seed);
 	REQUIRE(p->fab, "fabric");
+	p->psn_seeded = (uint32_t)((seed + 1) * 0x9e3779b97f4a7c15ull >> 40); /* 24 bits */
 	REQUIRE(loop_fabric_connect(p->fab, 0, 1, ab, ba) == 0, "connect");
 	tr_side_open(p, 0, o);
 	tr_side_open(p, 1, o);
