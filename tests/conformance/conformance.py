@@ -1107,6 +1107,35 @@ def cases(s):
     # must be caught by checks that hold even in the peer's name.
     # ======================================================================
     def srv(name="sr"):
+    @case
+    def qpn_guess_sequential(st):
+        # QPNs are drawn at random from the 24-bit space: an off-path host
+        # sending in the legit peer's name to the numbers a counter would
+        # hand out (0x11 up) reaches no QP, and the QPNs in use are spread
+        info = s.ctl.cmd("info")
+        qps = list(info["victims"].values()) + [q for q in info.values() if isinstance(q, dict) and "qpn" in q]
+        nums = sorted({q["qpn"] for q in qps} | {q["ctrl_qpn"] for q in qps if q.get("ctrl_qpn")})
+        data = sorted({q["qpn"] for q in qps})
+        lg = s.legit()
+        guesses = range(0x11, 0x21)
+        s.wire.send([s.frame(RC | WRITE_ONLY, n, psn_add(lg["rq_psn"], i),
+                             RETH(va=lg["va"] + lg["len"] - 64, rkey=lg["rkey"], dma_len=64), payload(64, 31),
+                             src=lg["peer_ip"]) for i, n in enumerate(guesses)])
+
+        def spread(q0, q1, errs):
+            # a counter keeps them within a few hundred of each other;
+            # random draws put 20 QPNs within 2^16 with odds ~2^-150
+            if nums[-1] - nums[0] < 0x10000:
+                errs.append("QPNs in use span 0x%x..0x%x: sequential, not random" % (nums[0], nums[-1]))
+            hit = [n for n in guesses if n in nums]
+            if hit:  # odds ~2^-15 with random numbers
+                errs.append("guessed QPNs name QPs: %s" % ", ".join("0x%x" % n for n in hit))
+            close = [(x, y) for x, y in zip(data, data[1:]) if y - x <= 2]
+            if close:
+                errs.append("data QPNs next to each other: %s" % ", ".join("0x%x/0x%x" % c for c in close))
+
+        return dropped("rc", "no_qp", n=len([n for n in guesses if n not in nums]), check_fn=spread)
+
         v = s.victim(name)
         return v, v["sr"]["rx_cum"], v["sr"]["rx_msg_cum"]
 
