@@ -1591,6 +1591,17 @@ def cases(s):
                 "changes": {"sr_data": (256, 320, True)}, "content": {"sr_data": (256, d0)}, "reset": ["sr"]}
 
     @case
+    def ec_nack_wrong_token(st):
+        # NACKs naming every submessage of the sender's message numbers
+        # 0..7 (the low 12 bits travel in every immediate) under a token
+        # that is not the QP's: dropped before the body is read
+        v = s.victim("ec")
+        bad = (v.get("token", 0) ^ 0x3C3C3C3C) or 1
+        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_NACK, struct.pack("!IHHI", m, 0, 1024, 1) + b"\xff" * 128,
+                                               token=bad)) for m in range(8)])
+        return sr_dropped("ec", "bad_token", 8)
+
+    @case
     def ec_stale_generation(st):
         # the same numbers at the ec victim (no message of its own first):
         # its window base and the number after it, one generation back
