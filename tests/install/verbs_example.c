@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,7 +24,7 @@
 #define STEP_LIMIT_S 20   /* each wait: the peer starting, a completion */
 
 struct peer_info {
-	uint32_t qpn, rkey;
+	uint32_t qpn, psn, rkey; /* psn: the initial PSN the end sends with */
 	uint64_t addr;
 	uint8_t gid[16];
 };
@@ -136,14 +137,16 @@ static void qp_to_init(struct uroce_qp *qp)
 		die("modify to INIT");
 }
 
-static void qp_to_rts(struct uroce_qp *qp, const struct peer_info *peer, int server)
+static uint32_t my_psn; /* random, as QPNs are: an off-path host cannot guess it */
+
+static void qp_to_rts(struct uroce_qp *qp, const struct peer_info *peer)
 {
 	struct uroce_qp_attr a = { 0 };
 
 	a.qp_state = UROCE_QPS_RTR;
 	a.path_mtu = UROCE_MTU_1024;
 	a.dest_qp_num = peer->qpn;
-	a.rq_psn = server ? 100 : 200;
+	a.rq_psn = peer->psn;
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 12;
 	memcpy(a.ah_attr.dgid, peer->gid, 16);
@@ -153,7 +156,7 @@ static void qp_to_rts(struct uroce_qp *qp, const struct peer_info *peer, int ser
 	                            UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER))
 		die("modify to RTR");
 	a.qp_state = UROCE_QPS_RTS;
-	a.sq_psn = server ? 200 : 100;
+	a.sq_psn = my_psn;
 	a.timeout = 17; /* ~0.5 s: a busy 2-core machine can stall a process */
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
@@ -204,6 +207,9 @@ int main(int argc, char **argv)
 		die("create QP");
 
 	me.qpn = uroce_qp_num(qp);
+	if (getrandom(&my_psn, sizeof(my_psn), 0) != (ssize_t)sizeof(my_psn))
+		die("getrandom");
+	me.psn = my_psn &= 0xffffff;
 	me.rkey = mr->rkey;
 	me.addr = (uint64_t)(uintptr_t)buf;
 	if (uroce_query_gid(ctx, 1, GID_INDEX, me.gid))
@@ -220,7 +226,7 @@ int main(int argc, char **argv)
 		if (uroce_post_recv(qp, &rw, NULL))
 			die("post_recv");
 	}
-	qp_to_rts(qp, &peer, server);
+	qp_to_rts(qp, &peer);
 	put_info(argv[3], server ? "server-ready" : "client-ready", &me);
 
 	if (server) {

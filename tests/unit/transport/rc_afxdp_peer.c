@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,7 +54,7 @@ static int check(const uint8_t *b, uint32_t n, uint32_t seed)
 	} while (0)
 
 struct info {
-	uint32_t qpn, rkey;
+	uint32_t qpn, psn, rkey; /* psn: the initial PSN the end sends with, random */
 	uint64_t addr;
 	uint8_t gid[16];
 };
@@ -167,6 +168,9 @@ int main(int argc, char **argv)
 	if (uroce_qp_create(pd, &ia, &qp))
 		DIE("qp");
 	me.qpn = uroce_qp_num(qp);
+	if (getrandom(&me.psn, sizeof(me.psn), 0) != (ssize_t)sizeof(me.psn))
+		DIE("getrandom");
+	me.psn &= 0xffffff;
 	me.rkey = mr->rkey;
 	me.addr = (uint64_t)(uintptr_t)buf;
 	if (uroce_query_gid(ctx, 1, gid_index, me.gid))
@@ -192,7 +196,7 @@ int main(int argc, char **argv)
 	a.qp_state = UROCE_QPS_RTR;
 	a.path_mtu = mtu;
 	a.dest_qp_num = peer.qpn;
-	a.rq_psn = client ? 2000 : 1000;
+	a.rq_psn = peer.psn;
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = 12;
 	memcpy(a.ah_attr.dgid, peer.gid, 16);
@@ -201,7 +205,7 @@ int main(int argc, char **argv)
 	                                    UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER))
 		DIE("RTR");
 	a.qp_state = UROCE_QPS_RTS;
-	a.sq_psn = client ? 1000 : 2000;
+	a.sq_psn = me.psn;
 	a.timeout = 17; /* ~0.5 s: a busy 2-core CI box can stall a process for tens of ms */
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
