@@ -43,8 +43,15 @@ READ_REQUEST, READ_RESP_FIRST, READ_RESP_LAST, READ_RESP_ONLY = 0x0C, 0x0D, 0x0F
 ACK, ATOMIC_ACK, CMP_SWAP, FETCH_ADD = 0x11, 0x12, 0x13, 0x14
 WRITE_ONLY_IMM = 0x0B
 
-# sr / ec wire format version 1 (docs/wire.md "sr and ec", transport/sr_wire.h)
-SRW_VERSION = 1
+# sr / ec wire format version 2 (docs/wire.md "sr and ec", transport/sr_wire.h):
+# the control header is version | type | be16 length | be32 token, where
+# token is the receiving QP's (info "token"). --wire-v1 speaks version 1
+# (a 4-byte header, no token) to a build from before the token.
+SRW_VERSION = 2
+CTRL_HDR = 8
+# the token of a victim's peer (conf_peer's VICTIM_PEER_TOKEN): the
+# attacker is a victim's peer, and the victim's control packets carry it
+PEER_TOKEN = 0xA77AC4E5
 SRW_DATA, SRW_LAST, SRW_LAST_DESC, SRW_DESC, SRW_PARITY = 0, 1, 2, 3, 4
 SRW_MSG_MASK = 0xFFF
 SRW_MSG_WIN = 64              # the receiver's message window (SR_MSG_WIN)
@@ -132,15 +139,38 @@ def sack_body(cum, msg_cum=0, msg_bits=0, dups=0, dup_psn=0, msg_limit=0, nbits=
                        msg_limit & 0xFFFFFFFF, nbits, 0) + bitmap
 
 
-def ctrl_payload(ctype, body, version=SRW_VERSION, length=None):
-    """Control header: version | type | be16 length (of header + body), then the body."""
+class Ctrl(bytes):
+    """A control payload; auto: its token is the target QP's (Suite.sr_ctrl puts it in)."""
+    auto = False
+
+
+def ctrl_payload(ctype, body, version=None, length=None, token=None):
+    """Control header: version | type | be16 length (of header + body) |
+    be32 token, then the body. token None: the QP's own, filled in by
+    Suite.sr_ctrl / fo_ctrl (the connected peer knows it); an int: that."""
+    if version is None:
+        version = SRW_VERSION
     if length is None:
-        length = 4 + len(body)
-    return struct.pack("!BBH", version, ctype, length) + body
+        length = CTRL_HDR + len(body)
+    if CTRL_HDR == 4:  # --wire-v1
+        out = Ctrl(struct.pack("!BBH", version, ctype, length & 0xFFFF) + body)
+    else:
+        out = Ctrl(struct.pack("!BBHI", version, ctype, length & 0xFFFF, (token or 0) & 0xFFFFFFFF) + body)
+    out.auto = token is None
+    return out
 
 
-def desc_payload(version=SRW_VERSION, op=WR_SEND, flags=0, ec=0, length=64, imm=0, rkey=0, raddr=0, first_psn=0):
+def with_token(payload, token):
+    """payload with its control header's token set (a Ctrl whose token was left to the QP)."""
+    if CTRL_HDR == 4 or not getattr(payload, "auto", False) or len(payload) < CTRL_HDR:
+        return payload
+    return payload[:4] + struct.pack("!I", token & 0xFFFFFFFF) + payload[8:]
+
+
+def desc_payload(version=None, op=WR_SEND, flags=0, ec=0, length=64, imm=0, rkey=0, raddr=0, first_psn=0):
     """A descriptor (kind 3), 32 bytes."""
+    if version is None:
+        version = SRW_VERSION
     return struct.pack("!BBBBIIIQII", version, op, flags, ec, length, imm, rkey, raddr, first_psn & PSN_MASK, 0)
 
 
@@ -177,9 +207,10 @@ def parse_sack(data):
     """The control header and SACK fields of a captured frame, or None."""
     ihl = (data[14] & 0xF) * 4
     p = 14 + ihl + 8 + 12
-    if len(data) < p + 4 + SRW_SACK_FIXED + 4 or data[p] != SRW_VERSION or data[p + 1] != SRW_CTRL_SACK:
+    h = CTRL_HDR
+    if len(data) < p + h + SRW_SACK_FIXED + 4 or data[p] != SRW_VERSION or data[p + 1] != SRW_CTRL_SACK:
         return None
-    cum, msg_cum, msg_bits, dups, dup_psn, msg_limit, nbits = struct.unpack("!IIIIIIH", data[p + 4:p + 30])
+    cum, msg_cum, msg_bits, dups, dup_psn, msg_limit, nbits = struct.unpack("!IIIIIIH", data[p + h:p + h + 26])
     return {"cum": cum, "msg_cum": msg_cum, "msg_bits": msg_bits, "dups": dups, "dup_psn": dup_psn,
             "msg_limit": msg_limit, "nbits": nbits}
 
@@ -189,14 +220,23 @@ def parse_ctrl(data):
     ihl = (data[14] & 0xF) * 4
     b = 14 + ihl + 8
     p = b + 12
-    if len(data) < p + 4 + 4 or data[b] != UC | SEND_ONLY or data[p] != SRW_VERSION:
+    if len(data) < p + CTRL_HDR + 4 or data[b] != UC | SEND_ONLY or data[p] != SRW_VERSION:
         return None
     n = struct.unpack("!H", data[p + 2:p + 4])[0]
-    return data[p + 1], data[p + 4:p + n]
+    return data[p + 1], data[p + CTRL_HDR:p + n]
+
+
+def ctrl_token(data):
+    """The token in a captured control packet's header (None with --wire-v1)."""
+    ihl = (data[14] & 0xF) * 4
+    p = 14 + ihl + 8 + 12
+    if CTRL_HDR == 4 or len(data) < p + 8:
+        return None
+    return struct.unpack("!I", data[p + 4:p + 8])[0]
 
 
 def fo_body(kind, member=0, active=0, mask=0, seq=1):
-    """A failover control packet's body (after the 4-byte control header)."""
+    """A failover control packet's body (after the control header)."""
     return struct.pack("!BBBBI", kind, member, active, mask, seq & 0xFFFFFFFF)
 
 
@@ -394,20 +434,22 @@ class Suite:
             return self.a.my_ip, self.info["ip"], self.wire.srv_mac
         return self.a.my_ip2, self.info["port2"]["ip"], self.info["port2"]["mac"]
 
-    def fo_ctrl(self, v, body, via=0, op=UC | SEND_ONLY, dqpn=None, ctype=SRW_CTRL_FO, version=SRW_VERSION,
-                length=None, raw_payload=None, **kw):
+    def fo_ctrl(self, v, body, via=0, op=UC | SEND_ONLY, dqpn=None, ctype=SRW_CTRL_FO, version=None,
+                length=None, raw_payload=None, token=None, **kw):
         """A failover control packet to v's control QPN on member `via`
         (addresses and port; src, dst, dmac override them)."""
         src, dst, dmac = self.fo_member(via)
         kw.setdefault("src", src)
         kw.setdefault("dst", dst)
         kw.setdefault("dmac", dmac)
-        pl = ctrl_payload(ctype, body, version, length) if raw_payload is None else raw_payload
-        return self.frame(op, v["ctrl_qpn"] if dqpn is None else dqpn, 0, None, pl, **kw)
+        pl = ctrl_payload(ctype, body, version, length, token) if raw_payload is None else raw_payload
+        return self.frame(op, v["ctrl_qpn"] if dqpn is None else dqpn, 0, None, with_token(pl, v.get("token", 0)),
+                          **kw)
 
     def sr_ctrl(self, v, payload, op=UC | SEND_ONLY, psn=0, **kw):
-        """A control packet: UC SEND Only to the control QPN (data QPN + 1)."""
-        return self.frame(op, v["ctrl_qpn"], psn, None, payload, **kw)
+        """A control packet: UC SEND Only to the control QPN (data QPN + 1),
+        with v's token unless the payload names one (ctrl_payload's token)."""
+        return self.frame(op, v["ctrl_qpn"], psn, None, with_token(payload, v.get("token", 0)), **kw)
 
     # ---- checks ----------------------------------------------------------
     @staticmethod
@@ -1066,6 +1108,35 @@ def cases(s):
         return dropped("rc", "no_qp")
 
     @case
+    def qpn_guess_sequential(st):
+        # QPNs are drawn at random from the 24-bit space: an off-path host
+        # sending in the legit peer's name to the numbers a counter would
+        # hand out (0x11 up) reaches no QP, and the QPNs in use are spread
+        info = s.ctl.cmd("info")
+        qps = list(info["victims"].values()) + [q for q in info.values() if isinstance(q, dict) and "qpn" in q]
+        nums = sorted({q["qpn"] for q in qps} | {q["ctrl_qpn"] for q in qps if q.get("ctrl_qpn")})
+        data = sorted({q["qpn"] for q in qps})
+        lg = s.legit()
+        guesses = range(0x11, 0x21)
+        s.wire.send([s.frame(RC | WRITE_ONLY, n, psn_add(lg["rq_psn"], i),
+                             RETH(va=lg["va"] + lg["len"] - 64, rkey=lg["rkey"], dma_len=64), payload(64, 31),
+                             src=lg["peer_ip"]) for i, n in enumerate(guesses)])
+
+        def spread(q0, q1, errs):
+            # a counter keeps them within a few hundred of each other;
+            # random draws put 20 QPNs within 2^16 with odds ~2^-150
+            if nums[-1] - nums[0] < 0x10000:
+                errs.append("QPNs in use span 0x%x..0x%x: sequential, not random" % (nums[0], nums[-1]))
+            hit = [n for n in guesses if n in nums]
+            if hit:  # odds ~2^-15 with random numbers
+                errs.append("guessed QPNs name QPs: %s" % ", ".join("0x%x" % n for n in hit))
+            close = [(x, y) for x, y in zip(data, data[1:]) if y - x <= 2]
+            if close:
+                errs.append("data QPNs next to each other: %s" % ", ".join("0x%x/0x%x" % c for c in close))
+
+        return dropped("rc", "no_qp", n=len([n for n in guesses if n not in nums]), check_fn=spread)
+
+    @case
     def truncated_in_bth(st):
         v = s.victim("rc")
         full = raw(write_only(s, v, 256, payload(64, 25)))
@@ -1107,35 +1178,6 @@ def cases(s):
     # must be caught by checks that hold even in the peer's name.
     # ======================================================================
     def srv(name="sr"):
-    @case
-    def qpn_guess_sequential(st):
-        # QPNs are drawn at random from the 24-bit space: an off-path host
-        # sending in the legit peer's name to the numbers a counter would
-        # hand out (0x11 up) reaches no QP, and the QPNs in use are spread
-        info = s.ctl.cmd("info")
-        qps = list(info["victims"].values()) + [q for q in info.values() if isinstance(q, dict) and "qpn" in q]
-        nums = sorted({q["qpn"] for q in qps} | {q["ctrl_qpn"] for q in qps if q.get("ctrl_qpn")})
-        data = sorted({q["qpn"] for q in qps})
-        lg = s.legit()
-        guesses = range(0x11, 0x21)
-        s.wire.send([s.frame(RC | WRITE_ONLY, n, psn_add(lg["rq_psn"], i),
-                             RETH(va=lg["va"] + lg["len"] - 64, rkey=lg["rkey"], dma_len=64), payload(64, 31),
-                             src=lg["peer_ip"]) for i, n in enumerate(guesses)])
-
-        def spread(q0, q1, errs):
-            # a counter keeps them within a few hundred of each other;
-            # random draws put 20 QPNs within 2^16 with odds ~2^-150
-            if nums[-1] - nums[0] < 0x10000:
-                errs.append("QPNs in use span 0x%x..0x%x: sequential, not random" % (nums[0], nums[-1]))
-            hit = [n for n in guesses if n in nums]
-            if hit:  # odds ~2^-15 with random numbers
-                errs.append("guessed QPNs name QPs: %s" % ", ".join("0x%x" % n for n in hit))
-            close = [(x, y) for x, y in zip(data, data[1:]) if y - x <= 2]
-            if close:
-                errs.append("data QPNs next to each other: %s" % ", ".join("0x%x/0x%x" % c for c in close))
-
-        return dropped("rc", "no_qp", n=len([n for n in guesses if n not in nums]), check_fn=spread)
-
         v = s.victim(name)
         return v, v["sr"]["rx_cum"], v["sr"]["rx_msg_cum"]
 
@@ -1264,14 +1306,36 @@ def cases(s):
     out.append(("sr_ghost_sack_legit", legit_sr_ctrl(
         lambda lg: ctrl_payload(SRW_CTRL_SACK, sack_body(psn_add(lg["sr"]["tx_nxt"], 5000), bitmap=b"\xff" * 32)),
         "stale_response")))
-    out.append(("sr_ctrl_version_2", legit_sr_ctrl(
-        lambda lg: ctrl_payload(SRW_CTRL_SACK, old_sack(lg), version=2), "bad_ctrl")))
+    out.append(("sr_ctrl_other_version", legit_sr_ctrl(
+        lambda lg: ctrl_payload(SRW_CTRL_SACK, old_sack(lg), version=SRW_VERSION ^ 3), "bad_ctrl")))
     out.append(("sr_sack_length_past_payload", legit_sr_ctrl(
-        lambda lg: ctrl_payload(SRW_CTRL_SACK, old_sack(lg), length=4 + SRW_SACK_FIXED + 32 + 64), "bad_ctrl")))
+        lambda lg: ctrl_payload(SRW_CTRL_SACK, old_sack(lg), length=CTRL_HDR + SRW_SACK_FIXED + 32 + 64), "bad_ctrl")))
     out.append(("sr_sack_bitmap_short", legit_sr_ctrl(  # nbits 256, 4 bytes of bitmap
         lambda lg: ctrl_payload(SRW_CTRL_SACK, old_sack(lg, nbits=256, bitmap=b"\0" * 4)), "bad_ctrl")))
     out.append(("sr_sack_shorter_than_fixed", legit_sr_ctrl(
         lambda lg: ctrl_payload(SRW_CTRL_SACK, old_sack(lg)[:20]), "bad_ctrl")))
+    # The token (docs/conformance.md "Control packets prove their
+    # connection"): an off-path host that spoofs the client's addresses and
+    # knows the QPN still lacks the legit QP's token. Each of these acted
+    # before the token (with --wire-v1 against such a build: the SACK
+    # completed WRs never placed, the TRIMs drew resends, the RTS streamed
+    # PULLs); now each is dropped before anything reads its body.
+    def wrong_token(lg):
+        return (lg.get("token", 0) ^ 0x5A5A5A5A) or 1
+
+    out.append(("sr_sack_wrong_token_legit", legit_sr_ctrl(  # acknowledges everything sent, 16 times
+        lambda lg: ctrl_payload(SRW_CTRL_SACK, sack_body(psn_add(lg["sr"]["tx_nxt"], -1), msg_limit=1 << 30,
+                                                         bitmap=b"\xff" * 32), token=wrong_token(lg)),
+        "bad_token", n=16)))
+    out.append(("sr_trim_wrong_token_legit", legit_sr_ctrl(
+        lambda lg: ctrl_payload(SRW_CTRL_TRIM, trim_body([lg["sr"]["tx_una"]]), token=wrong_token(lg)),
+        "bad_token", n=16)))
+    out.append(("sr_rts_wrong_token_legit", legit_sr_ctrl(  # huge counts: PULLs without end, before
+        lambda lg: ctrl_payload(SRW_CTRL_RTS, rts_body(1 << 60, 1 << 59), token=wrong_token(lg)),
+        "bad_token", n=4)))
+    out.append(("sr_ctrl_v1_header_legit", legit_sr_ctrl(  # the old 4-byte header: its body is no token
+        lambda lg: struct.pack("!BBH", 1, SRW_CTRL_SACK, 4 + SRW_SACK_FIXED + 32) + old_sack(lg, nbits=256),
+        "bad_token")))
     out.append(("sr_sack_nbits_not_32", legit_sr_ctrl(
         lambda lg: ctrl_payload(SRW_CTRL_SACK, old_sack(lg, nbits=40, bitmap=b"\0" * 8)), "bad_ctrl")))
     out.append(("sr_nack_to_sr", legit_sr_ctrl(  # msg, first_sub, nbits, flags, bitmap
@@ -1421,9 +1485,9 @@ def cases(s):
         return sr_dropped("sr", "psn_out_of_window", 2)
 
     @case
-    def sr_desc_version_2(st):
+    def sr_desc_other_version(st):
         v, psn, msg = srv()
-        s.wire.send([s.sr_msg(v, psn, msg, SRW_DESC, 0, desc_payload(version=2, first_psn=psn), va=0)])
+        s.wire.send([s.sr_msg(v, psn, msg, SRW_DESC, 0, desc_payload(version=SRW_VERSION ^ 3, first_psn=psn), va=0)])
         e = sr_dropped("sr", "bad_ctrl", reset=["sr"])
         e["sr_same"] = tuple(k for k in SR_SAME if k != "rx_bind_next")
         return e
@@ -1505,6 +1569,17 @@ def cases(s):
         v = s.victim("ec")
         s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_NACK, struct.pack("!IHHI", 5, 0, 32, 1) + b"\xff" * 4))])
         return sr_dropped("ec", "stale_response")
+
+    @case
+    def ec_nack_wrong_token(st):
+        # NACKs naming every submessage of the sender's message numbers
+        # 0..7 (the low 12 bits travel in every immediate) under a token
+        # that is not the QP's: dropped before the body is read
+        v = s.victim("ec")
+        bad = (v.get("token", 0) ^ 0x3C3C3C3C) or 1
+        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_NACK, struct.pack("!IHHI", m, 0, 1024, 1) + b"\xff" * 128,
+                                               token=bad)) for m in range(8)])
+        return sr_dropped("ec", "bad_token", 8)
 
     @case
     def ec_nack_nbits_not_32(st):
@@ -1589,17 +1664,6 @@ def cases(s):
                 "counter_delta": {"recv_ok": 1, "recv_err": 0},
                 "last_recv": {"opcode": "RECV_RDMA_WITH_IMM", "byte_len": 64},
                 "changes": {"sr_data": (256, 320, True)}, "content": {"sr_data": (256, d0)}, "reset": ["sr"]}
-
-    @case
-    def ec_nack_wrong_token(st):
-        # NACKs naming every submessage of the sender's message numbers
-        # 0..7 (the low 12 bits travel in every immediate) under a token
-        # that is not the QP's: dropped before the body is read
-        v = s.victim("ec")
-        bad = (v.get("token", 0) ^ 0x3C3C3C3C) or 1
-        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_NACK, struct.pack("!IHHI", m, 0, 1024, 1) + b"\xff" * 128,
-                                               token=bad)) for m in range(8)])
-        return sr_dropped("ec", "bad_token", 8)
 
     @case
     def ec_stale_generation(st):
@@ -2340,10 +2404,10 @@ def cases(s):
 
     @eqds_sender_case
     def eqds_pull_short(st):
-        # a PULL whose header says 8 bytes (a body of 4; it takes 8), the
-        # credit asked for in the 8 bytes that follow the header anyway
+        # a PULL whose header says a body of 4 (it takes 8), the credit
+        # asked for in the 8 bytes that follow the header anyway
         v = s.victim("sre")
-        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_PULL, pull_body(eq["asked"]), length=8))])
+        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_PULL, pull_body(eq["asked"]), length=CTRL_HDR + 4))])
         return eqds_sender_expect({"bad_ctrl": 1}, 0, False)
 
     @case
@@ -2444,10 +2508,10 @@ def cases(s):
     out.append(("eqds_rts_backwards", eqds_rts_backwards))
 
     def eqds_rts_short(st):
-        # an RTS whose header says 12 bytes (a body of 8; it takes 16),
-        # a good want and spec in the 16 bytes that follow anyway
+        # an RTS whose header says a body of 8 (it takes 16), a good want
+        # and spec in the 16 bytes that follow anyway
         v = s.victim("sre")
-        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_RTS, rts_body(2 * EQDS_QUANTUM, 0), length=12))])
+        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_RTS, rts_body(2 * EQDS_QUANTUM, 0), length=CTRL_HDR + 8))])
         return {"drops": {"bad_ctrl": 1}, "qp": "sre", "state": "RTS", "responses": "none",
                 "counter_delta": {"cc_rts_rcvd": 0, "cc_pulls_sent": 0},
                 "eqds_same": ("want", "spec", "granted", "queued")}
@@ -2594,25 +2658,37 @@ def cases(s):
         s.wire.send([notice(s.victim("fo"), active=2)])
         return fo_dropped("bad_ctrl")
 
+    @fo_case
+    def fo_notice_wrong_token(st):
+        # every member failed, seq 0x7fffff, from the right member with
+        # its addresses: but not the QP's token (before the token, one such
+        # notice took every member down); 8 of them, then the right token
+        # with a sane sequence still works (fo_notice_* below)
+        v = s.victim("fo")
+        bad = (v.get("token", 0) ^ 0x0F0F0F0F) or 1
+        s.wire.send([notice(v, seq=0x7FFFFF, mask=3, token=bad) for _ in range(8)])
+        return fo_dropped("bad_token", 8)
+
     # the control header and body
     @fo_case
-    def fo_ctrl_version_2(st):
-        s.wire.send([notice(s.victim("fo"), version=2)])
+    def fo_ctrl_other_version(st):
+        s.wire.send([notice(s.victim("fo"), version=SRW_VERSION ^ 3)])
         return fo_dropped("bad_ctrl")
 
     @fo_case
-    def fo_ctrl_length_not_12(st):
-        # header lengths 16 (past the payload) and 8 (shorter than the body)
+    def fo_ctrl_length_not_header_plus_8(st):
+        # header lengths 4 past the payload and 4 short of the body
         v = s.victim("fo")
-        s.wire.send([notice(v, length=16), notice(v, length=8)])
+        s.wire.send([notice(v, length=CTRL_HDR + 12), notice(v, length=CTRL_HDR + 4)])
         return fo_dropped("bad_ctrl", 2)
 
     @fo_case
     def fo_ctrl_short_payload(st):
-        # header length 12 with a 4-byte body (8 bytes of payload), a
-        # 2-byte payload (shorter than the header) and none at all
+        # a header whose length has a 4-byte body with that body (the
+        # notice's 8 cut to 4), a 2-byte payload (shorter than the header)
+        # and none at all
         v = s.victim("fo")
-        s.wire.send([s.fo_ctrl(v, fo_body(FO_NOTICE, mask=1)[:4], length=12),
+        s.wire.send([s.fo_ctrl(v, fo_body(FO_NOTICE, mask=1)[:4], length=CTRL_HDR + 4),
                      s.fo_ctrl(v, b"", raw_payload=b"\x01\x07"), s.fo_ctrl(v, b"", raw_payload=b"")])
         return fo_dropped("bad_ctrl", 3)
 
@@ -2666,27 +2742,39 @@ def cases(s):
         s.wire.send([s.fo_ctrl(v, fo_body(FO_NOTICE, mask=1), dqpn=(v["qpn"] + 1) & PSN_MASK)])
         return dropped("rc", "no_qp")
 
-    # seq: a notice is taken once
+    # seq: a notice is taken once, and only inside the window the QP keeps
+    @fo_case
+    def fo_notice_seq_far_ahead(st):
+        # the first notice of the connection, with the token, failing
+        # every member, at seq 0x7fffff and 65 (the peer numbers its
+        # notices 1, 2, ...; the window is 64): not answered, not taken (it
+        # took every member down before, and made the peer's real notices
+        # look old); then notice 1 failing nothing is taken
+        v = s.victim("fo")
+        s.wire.send([notice(v, seq=0x7FFFFF, mask=3), notice(v, seq=65, mask=3, via=1)])
+        time.sleep(0.05)
+        return fo_dropped("ctrl_seq", 2)
+
     @fo_case
     def fo_notice_stale_seq(st):
-        # notice 100 fails member 0 (the QP moves to member 1; its own
-        # notice, seq 1, is answered); then notice 100 again and 99, both
+        # notice 40 fails member 0 (the QP moves to member 1; its own
+        # notice, seq 1, is answered); then notice 40 again and 39, both
         # saying no member failed: acknowledged, not taken
         v = s.victim("fo")
-        s.wire.send([notice(v, seq=100, mask=1), s.fo_ctrl(v, fo_body(FO_NOTICE_ACK, seq=1))])
+        s.wire.send([notice(v, seq=40, mask=1), s.fo_ctrl(v, fo_body(FO_NOTICE_ACK, seq=1))])
         time.sleep(0.05)
-        s.wire.send([notice(v, seq=100, mask=0), notice(v, seq=99, mask=0, via=1)])
+        s.wire.send([notice(v, seq=40, mask=0), notice(v, seq=39, mask=0, via=1)])
 
         def check_got(got, before, after, errs):
             fos, other = fo_got(got, v)
             if other:
                 errs.append("unexpected packets: %s" % s.describe(other))
-            want_fo(fos, errs, FO_NOTICE_ACK, 0, seq=100, n=2)
-            want_fo(fos, errs, FO_NOTICE_ACK, 1, seq=99, n=1)
+            want_fo(fos, errs, FO_NOTICE_ACK, 0, seq=40, n=2)
+            want_fo(fos, errs, FO_NOTICE_ACK, 1, seq=39, n=1)
             want_fo(fos, errs, FO_NOTICE, 1, seq=1, active=1, mask=0)
         return {"drops": {}, "qp": "fo", "state": "RTS", "psn_unchanged": True, "check_got": check_got,
                 "fo_expect": {"active": 1, "state": "Fallback", "up_mask": 2, "failovers": 1, "notices_rcvd": 1,
-                              "peer_seq": 100, "notice_acked": True}, "reset": ["fo"]}
+                              "peer_seq": 40, "notice_acked": True}, "reset": ["fo"]}
 
     # the well-formed packets do what they should
     @fo_case
@@ -2826,7 +2914,8 @@ def cases(s):
         v = s.victim("fo")
         n = 500
         body = lambda src, seq: s.fast(bth_bytes(UC | SEND_ONLY, v["ctrl_qpn"], 0) +
-                                       ctrl_payload(SRW_CTRL_FO, fo_body(FO_NOTICE, 0, 0, 0, seq)), src=src)
+                                       ctrl_payload(SRW_CTRL_FO, fo_body(FO_NOTICE, 0, 0, 0, seq), token=v.get("token")),
+                                       src=src)
         bad, good = body(a.spoof_ip, 9), body(a.my_ip, 9)
         frames = []
         for i in range(n):
@@ -2880,7 +2969,13 @@ def main():
     ap.add_argument("--srv-ip2", required=True,
                     help="a second address of the server's port (in its GID table), not the one its QPs use")
     ap.add_argument("--only", help="run only the cases whose names contain this (or one of these, comma-separated)")
+    ap.add_argument("--wire-v1", action="store_true",
+                    help="speak the sr/ec control header of version 1 (4 bytes, no token): to run the cases "
+                         "against a build from before the token")
     args = ap.parse_args()
+    if args.wire_v1:
+        global SRW_VERSION, CTRL_HDR
+        SRW_VERSION, CTRL_HDR = 1, 4
     random.seed(7)
     s = Suite(args)
     table = cases(s)
