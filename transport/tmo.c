@@ -18,13 +18,29 @@
 #define TMO_GAMMA_DEFAULT 0.25
 #define TMO_DELTA_DEFAULT_US 50u
 #define TMO_ASK_EVERY_NS 1000000ull /* a missing vote is asked for again this often */
+/* Votes (a peer's proposal for a round) are taken for the rounds a peer
+ * can be in: the one before ours (its answer to our ask) up to
+ * TMO_ROUND_AHEAD after it; each round's vote has its own slot, so no
+ * vote for one round can hide another's. */
+#define TMO_ROUND_AHEAD 2
+#define TMO_VOTE_SLOTS 4u /* rounds round - 1 .. round + TMO_ROUND_AHEAD */
+/* A proposal is taken within 1/TMO_VOTE_RANGE..TMO_VOTE_RANGE x the
+ * group's timeout (once it has one) and inside [TMO_MIN_NS, TMO_MAX_NS];
+ * a member's own proposal is clamped to half that range first, so a peer
+ * whose timeout differs by up to 2x still takes it. */
+#define TMO_VOTE_RANGE 8u
+#define TMO_OWN_RANGE 4u
+#define TMO_MIN_NS 1000ull                            /* 1 us, the QPs' resolution */
+#define TMO_MAX_NS ((uint64_t)BE_TIMEOUT_MAX_US * 1000u) /* what a be QP takes */
 
 struct tmo_member {
 	struct uroce_qp *qp;
 	uint64_t base_ns, base_bytes; /* the QP's receive counters at the last exchange */
-	uint64_t vote;                /* the peer's last proposal ... */
-	uint32_t vround;              /* ... and its round */
-	bool have;                    /* vote is for vround (a vote came at all) */
+	struct {
+		uint64_t vote;        /* the peer's proposal ... */
+		uint32_t round;       /* ... for this round */
+		bool have;
+	} v[TMO_VOTE_SLOTS];          /* by round % TMO_VOTE_SLOTS */
 	bool sent;                    /* ours for the current round went out */
 };
 
@@ -59,9 +75,23 @@ static uint64_t median(uint64_t *v, unsigned n)
 	return n & 1 ? v[n / 2] : v[n / 2 - 1] / 2 + v[n / 2] / 2 + (v[n / 2 - 1] & v[n / 2] & 1);
 }
 
+/* A non-negative double in ns as an integer, saturated at TMO_MAX_NS
+ * (a cast of a value past 2^64 is undefined). */
+static uint64_t sat_ns(double ns)
+{
+	if (!(ns > 0))
+		return 0;
+	return ns >= (double)TMO_MAX_NS ? TMO_MAX_NS : (uint64_t)ns;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 static void apply(struct uroce_tmo *g)
 {
-	uint64_t us = (g->t_ns + 999) / 1000;
+	uint64_t us = g->t_ns / 1000 + (g->t_ns % 1000 != 0); /* rounded up, without wrapping */
 
 	if (us < 1)
 		us = 1;
@@ -87,8 +117,12 @@ uint64_t uroce_tmo_update(struct uroce_tmo *g, const uint64_t *proposals_ns, uns
 	memcpy(v, proposals_ns, n * sizeof(*v));
 	med = median(v, n);
 	free(v);
+	if (med > TMO_MAX_NS)
+		med = TMO_MAX_NS; /* no proposal asks for more than a be QP takes */
 	/* T_new = alpha T_median + (1 - alpha) T_old; the first value is the median */
-	g->t_ns = g->t_ns ? (uint64_t)(g->alpha * (double)med + (1.0 - g->alpha) * (double)g->t_ns) : med;
+	g->t_ns = g->t_ns ? sat_ns(g->alpha * (double)med + (1.0 - g->alpha) * (double)g->t_ns) : med;
+	if (g->t_ns > TMO_MAX_NS)
+		g->t_ns = TMO_MAX_NS;
 	apply(g);
 	return g->t_ns;
 }
@@ -116,7 +150,49 @@ static uint64_t proposal(const struct uroce_tmo *g)
 	}
 	if (!bytes)
 		return g->t_ns;
-	return (uint64_t)((1.0 + g->gamma) * ((double)ns / (double)bytes) * (double)g->msg_bytes) + g->delta_ns;
+	return sat_add(sat_ns((1.0 + g->gamma) * ((double)ns / (double)bytes) * (double)g->msg_bytes), g->delta_ns);
+}
+
+/* Once the group has a timeout t, proposals within [t / range, t x range]
+ * (saturating); before, within the absolute bounds. */
+static void vote_bounds(const struct uroce_tmo *g, unsigned range, uint64_t *lo, uint64_t *hi)
+{
+	*lo = TMO_MIN_NS;
+	*hi = TMO_MAX_NS;
+	if (!g->t_ns)
+		return;
+	if (g->t_ns / range > *lo)
+		*lo = g->t_ns / range;
+	if (g->t_ns <= *hi / range)
+		*hi = g->t_ns * range;
+}
+
+/* Our proposal as sent: inside the narrower range, so peers take it. */
+static uint64_t own_proposal(const struct uroce_tmo *g)
+{
+	uint64_t p = proposal(g), lo, hi;
+
+	if (!p && !g->t_ns)
+		return 0; /* nothing measured and no timeout yet: nothing to say */
+	vote_bounds(g, TMO_OWN_RANGE, &lo, &hi);
+	return p < lo ? lo : p > hi ? hi : p;
+}
+
+/* The rounds a vote may name: before the first exchange any (nothing
+ * says where the group starts; the first exchange reads only its own),
+ * after it round - 1 .. round + TMO_ROUND_AHEAD. */
+static bool round_ok(const struct uroce_tmo *g, uint32_t round)
+{
+	int32_t d = (int32_t)(round - g->round);
+
+	return !g->in_round || (d >= -1 && d <= TMO_ROUND_AHEAD);
+}
+
+static bool have_vote(const struct tmo_member *mb, uint32_t round)
+{
+	const __typeof__(mb->v[0]) *v = &mb->v[round % TMO_VOTE_SLOTS];
+
+	return v->have && v->round == round;
 }
 
 /* --- votes ------------------------------------------------------------------ */
@@ -136,7 +212,7 @@ static int send_vote(struct uroce_tmo *g, struct tmo_member *mb, uint32_t round,
 void tmo_rx_vote(struct uroce_qp *qp, const uint8_t *body, uint32_t len)
 {
 	uint32_t gid = roce_get_be32(body), round = roce_get_be32(body + 4), flags = roce_get_be32(body + 16);
-	uint64_t prop = roce_get_be64(body + 8);
+	uint64_t prop = roce_get_be64(body + 8), lo, hi;
 
 	(void)len;
 	for (struct uroce_tmo *g = qp->ctx->tmo_head; g; g = g->next) {
@@ -147,11 +223,15 @@ void tmo_rx_vote(struct uroce_qp *qp, const uint8_t *body, uint32_t len)
 
 			if (mb->qp != qp)
 				continue;
-			if (!mb->have || (int32_t)(round - mb->vround) >= 0) {
-				mb->vote = prop;
-				mb->vround = round;
-				mb->have = true;
+			vote_bounds(g, TMO_VOTE_RANGE, &lo, &hi);
+			/* 0: the peer has measured nothing and has no timeout, as we */
+			if (!round_ok(g, round) || (prop ? prop < lo || prop > hi : g->t_ns != 0)) {
+				ctx_count_drop(qp->ctx, UROCE_DROP_BAD_VOTE);
+				return;
 			}
+			mb->v[round % TMO_VOTE_SLOTS].vote = prop;
+			mb->v[round % TMO_VOTE_SLOTS].round = round;
+			mb->v[round % TMO_VOTE_SLOTS].have = true;
 			/* the peer lacks ours: answer for the round it names */
 			if (flags & SRW_VOTE_ASK) {
 				if (g->in_round && round == g->round)
@@ -276,8 +356,10 @@ int uroce_tmo_warmup(struct uroce_tmo *g, uint64_t warmup_ns)
 
 		return ctx_call(g->ctx, tmo_warmup_call, &a);
 	}
-	/* T_initial = (1 + gamma) T_warmup + delta */
-	g->t_ns = (uint64_t)((1.0 + g->gamma) * (double)warmup_ns) + g->delta_ns;
+	/* T_initial = (1 + gamma) T_warmup + delta, at most TMO_MAX_NS */
+	g->t_ns = sat_add(sat_ns((1.0 + g->gamma) * (double)warmup_ns), g->delta_ns);
+	if (g->t_ns > TMO_MAX_NS)
+		g->t_ns = TMO_MAX_NS;
 	take_base(g);
 	apply(g);
 	return 0;
@@ -310,7 +392,7 @@ static int exchange(struct uroce_tmo *g, uint32_t round)
 		g->round = round;
 		g->in_round = true;
 		g->round_done = false;
-		g->own = proposal(g);
+		g->own = own_proposal(g);
 		take_base(g);
 		for (unsigned i = 0; i < g->n; i++)
 			g->m[i].sent = false;
@@ -321,7 +403,7 @@ static int exchange(struct uroce_tmo *g, uint32_t round)
 		g->ask_ns = now;
 	for (unsigned i = 0; i < g->n; i++) {
 		struct tmo_member *mb = &g->m[i];
-		bool have = mb->have && mb->vround == round;
+		bool have = have_vote(mb, round);
 
 		all &= have;
 		if ((!mb->sent || (ask && !have)) && send_vote(g, mb, round, g->own, !have) == 0)
@@ -334,7 +416,7 @@ static int exchange(struct uroce_tmo *g, uint32_t round)
 		return uroce_fail(-ENOMEM, "uroce_tmo_exchange: out of memory");
 	v[0] = g->own;
 	for (unsigned i = 0; i < g->n; i++)
-		v[i + 1] = g->m[i].vote;
+		v[i + 1] = g->m[i].v[round % TMO_VOTE_SLOTS].vote;
 	uroce_tmo_update(g, v, g->n + 1);
 	free(v);
 	g->round_done = true;

@@ -8,6 +8,9 @@
  *   exchange ends with the same timeout on every member, equal to the
  *   rule applied to the three proposals, also when 30% of the votes are
  *   lost;
+ * - votes: only for the rounds near ours and within 1/8x..8x of the
+ *   group's timeout (else dropped, bad_vote); a forged far round never
+ *   stalls the real one; huge values saturate instead of wrapping;
  * - bad arguments are refused with a message. */
 #include <errno.h>
 #include <math.h>
@@ -17,6 +20,8 @@
 #include <uroce/uroce.h>
 
 #include "dataplane/port_loop.h"
+#include "transport/rel_be.h"
+#include "transport/sr_wire.h"
 #include "../dataplane/dp_test.h"
 
 #define N 3
@@ -192,10 +197,14 @@ static void one_run(void)
 	CHECK(got == want, "run: %u of %u completions", got, want);
 }
 
+/* Each member sends its proposal clamped to [t / 4, 4 t] (tmo.c), so
+ * peers whose timeouts differ a little still take it. */
 static uint64_t rule(uint64_t t, uint64_t a, uint64_t b, uint64_t c)
 {
 	uint64_t v[3] = { a, b, c }, med;
 
+	for (int i = 0; i < 3; i++)
+		v[i] = v[i] < t / 4 ? t / 4 : v[i] > 4 * t ? 4 * t : v[i];
 	for (int i = 0; i < 3; i++)
 		for (int k = i + 1; k < 3; k++)
 			if (v[k] < v[i]) {
@@ -352,9 +361,87 @@ static void run_rule_and_args(void)
 	close_all();
 }
 
+static uint64_t drops(enum uroce_drop_reason r)
+{
+	struct uroce_port_stats ps;
+	uint64_t n = 0;
+
+	for (uint8_t p = 1; p <= 2; p++)
+		if (uroce_port_stats(M[0].ctx, p, &ps) == 0)
+			n += ps.drops[r];
+	return n;
+}
+
+/* A VOTE body as the peer on qp would send it (what tmo_rx_vote reads
+ * after the control header, whose token was checked before). */
+static void vote(struct uroce_qp *qp, uint32_t group, uint32_t round, uint64_t prop)
+{
+	uint8_t b[SRW_VOTE_LEN] = { 0 };
+
+	roce_put_be32(b, group);
+	roce_put_be32(b + 4, round);
+	roce_put_be64(b + 8, prop);
+	tmo_rx_vote(qp, b, sizeof(b));
+}
+
+static void run_votes(void)
+{
+	struct uroce_tmo_attr ta = { .group_id = 9, .msg_bytes = 4096 };
+	const uint64_t t = 225000; /* 1.25 x 140 us + 50 us */
+	struct uroce_qp *qps[2];
+	struct uroce_tmo *g;
+	uint64_t bad0, big = UINT64_MAX;
+
+	open_all();
+	qps[0] = M[0].qp[1];
+	qps[1] = M[0].qp[2];
+	REQUIRE(uroce_tmo_create(&ta, qps, 2, &g) == 0, "create: %s", uroce_last_error());
+	/* before the first exchange: a vote for a far round, in the slot round 5 uses */
+	vote(qps[0], 9, 1001, t);
+	REQUIRE(uroce_tmo_warmup(g, 140000) == 0, "warmup");
+	CHECK(uroce_tmo_timeout_ns(g) == t, "warm-up timeout %llu", (unsigned long long)uroce_tmo_timeout_ns(g));
+	CHECK(uroce_tmo_exchange(g, 5) == -EAGAIN, "round 5 starts without votes");
+	bad0 = drops(UROCE_DROP_BAD_VOTE);
+	vote(qps[0], 9, 5, 60000000000ull); /* 60 s: the finding's value */
+	vote(qps[0], 9, 5, UINT64_MAX);
+	vote(qps[0], 9, 5, 0);
+	vote(qps[0], 9, 5, t / 9);
+	vote(qps[0], 9, 5, 8 * t + 1);
+	vote(qps[0], 9, 8, t);       /* 3 rounds ahead */
+	vote(qps[0], 9, 1005, t);    /* far ahead: the slot of round 5 */
+	vote(qps[0], 9, 3, t);       /* 2 behind */
+	CHECK(drops(UROCE_DROP_BAD_VOTE) - bad0 == 8, "%llu of 8 out-of-range votes counted bad_vote",
+	      (unsigned long long)(drops(UROCE_DROP_BAD_VOTE) - bad0));
+	vote(qps[0], 9, 7, t);       /* 2 ahead: taken, for round 7 */
+	vote(qps[1], 9, 4, t);       /* the round before: taken, for round 4 */
+	CHECK(drops(UROCE_DROP_BAD_VOTE) - bad0 == 8, "votes for rounds 4 and 7 taken");
+	CHECK(uroce_tmo_exchange(g, 5) == -EAGAIN, "no vote for round 5 yet, none of the others counts");
+	CHECK(uroce_tmo_timeout_ns(g) == t, "timeout unchanged: %llu", (unsigned long long)uroce_tmo_timeout_ns(g));
+	/* the real votes, at the edges of the range */
+	vote(qps[0], 9, 5, 8 * t);
+	vote(qps[1], 9, 5, 2 * t);
+	CHECK(uroce_tmo_exchange(g, 5) == 0, "round 5 with both votes in: %s", uroce_last_error());
+	/* median of our t (nothing measured), 8t, 2t is 2t: 0.2 x 2t + 0.8 t */
+	CHECK(uroce_tmo_timeout_ns(g) == (uint64_t)(0.2 * 2 * t + 0.8 * t), "timeout after round 5: %llu",
+	      (unsigned long long)uroce_tmo_timeout_ns(g));
+	/* saturation: no wrap in the rule, the warm-up or the deadline */
+	CHECK(uroce_tmo_update(g, &big, 1) == (uint64_t)(0.2 * 60e9 + 0.8 * 1.2 * t), "update with 2^64-1: as 60 s: %llu",
+	      (unsigned long long)uroce_tmo_timeout_ns(g));
+	REQUIRE(uroce_tmo_warmup(g, UINT64_MAX) == 0, "warmup 2^64-1");
+	CHECK(uroce_tmo_timeout_ns(g) == 60000000000ull, "a warm-up of 2^64-1 ns gives 60 s: %llu",
+	      (unsigned long long)uroce_tmo_timeout_ns(g));
+	CHECK(uroce_tmo_destroy(g) == 0, "destroy");
+	REQUIRE(uroce_tmo_create(&ta, qps, 2, &g) == 0, "create again");
+	CHECK(uroce_tmo_update(g, &big, 1) == 60000000000ull, "a first value of 2^64-1 ns is 60 s: %llu",
+	      (unsigned long long)uroce_tmo_timeout_ns(g));
+	CHECK(uroce_tmo_destroy(g) == 0, "destroy");
+	close_all();
+}
+
 int main(void)
 {
 	run_rule_and_args();
+	run_votes();
 	run_exchange();
 	return test_done("tr_tmo");
 }
