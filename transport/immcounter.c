@@ -10,7 +10,14 @@
 #include "transport/qp_internal.h"
 
 #define IMM_TABLE_MIN 64u
-#define IMM_TABLE_MAX (1u << 22) /* distinct immediates a context tracks */
+/* Entries a context keeps: those with only arrivals nobody expects yet
+ * (a peer picks those immediates) at most IMM_UNEXPECTED_MAX, all of them
+ * at most IMM_ENTRIES_MAX, so an expectation always finds room while the
+ * peers' unexpected counts fill theirs. The table stays at most half
+ * full: 2 x IMM_ENTRIES_MAX slots of 32 bytes, 4 MiB. */
+#define IMM_UNEXPECTED_MAX 16384u
+#define IMM_ENTRIES_MAX 65536u
+#define IMM_TABLE_MAX (2 * IMM_ENTRIES_MAX)
 
 struct imm_exp {
 	struct imm_exp *next;
@@ -30,6 +37,7 @@ struct imm_slot {
 struct imm_table {
 	struct imm_slot *slots;
 	uint32_t mask, used;
+	uint32_t unexpected; /* entries with counts and no expectation */
 };
 
 static uint32_t imm_hash(uint32_t imm)
@@ -60,8 +68,31 @@ static struct imm_slot *find(struct imm_table *t, uint32_t imm, bool add)
 	}
 }
 
-/* Keep the table at most half full (entries are never removed: the set
- * of immediates an application uses is small and reused). */
+/* Remove s (its count taken, no expectation left): backward-shift
+ * deletion, so the probe runs stay without holes and no tombstones. */
+static void unlink_slot(struct imm_table *t, struct imm_slot *s)
+{
+	uint32_t i = (uint32_t)(s - t->slots), j = i;
+
+	for (;;) {
+		uint32_t h;
+
+		j = (j + 1) & t->mask;
+		if (!t->slots[j].used)
+			break;
+		h = imm_hash(t->slots[j].imm) & t->mask;
+		/* j's entry may move to the hole at i when i lies on its probe run h..j */
+		if (((j - h) & t->mask) >= ((j - i) & t->mask)) {
+			t->slots[i] = t->slots[j];
+			i = j;
+		}
+	}
+	memset(&t->slots[i], 0, sizeof(t->slots[i]));
+	t->used--;
+}
+
+/* Keep the table at most half full; entries go when their counts are
+ * taken, so it holds what is pending, within the bounds above. */
 static int grow(struct imm_table *t)
 {
 	struct imm_table n = { 0 };
@@ -79,6 +110,7 @@ static int grow(struct imm_table *t)
 		if (t->slots[i].used)
 			*find(&n, t->slots[i].imm, true) = t->slots[i];
 	free(t->slots);
+	n.unexpected = t->unexpected;
 	*t = n;
 	return 0;
 }
@@ -101,16 +133,35 @@ static void settle(struct imm_slot *s)
 	}
 }
 
+/* After settle: an entry with nothing pending goes; one with counts and
+ * no expectation is unexpected. was_unexp: it was before the change. */
+static void account(struct imm_table *t, struct imm_slot *s, bool was_unexp)
+{
+	bool unexp = !s->head && s->count;
+
+	t->unexpected += (uint32_t)unexp - (uint32_t)was_unexp;
+	if (!s->head && !s->count)
+		unlink_slot(t, s);
+}
+
 void imm_count(struct uroce_context *ctx, uint32_t imm)
 {
-	struct imm_slot *s;
+	struct imm_table *t = ctx->imm;
+	struct imm_slot *s = find(t, imm, false);
+	bool was_unexp;
 
-	if (grow(ctx->imm) || !(s = find(ctx->imm, imm, true))) {
-		ctx->imm_lost++; /* the table is full: the count is lost, and said so */
+	if (!s && (t->unexpected >= IMM_UNEXPECTED_MAX || t->used >= IMM_ENTRIES_MAX || grow(t) ||
+	           !(s = find(t, imm, true)))) {
+		/* the message was placed and acknowledged; only its count is
+		 * lost, and said so (docs/api.md) */
+		ctx->imm_lost++;
+		ctx_count_drop(ctx, UROCE_DROP_TABLE_FULL);
 		return;
 	}
+	was_unexp = !s->head && s->count;
 	s->count++;
 	settle(s);
+	account(t, s, was_unexp);
 }
 
 int imm_table_init(struct uroce_context *ctx)
@@ -158,6 +209,7 @@ int uroce_expect_imm_count(struct uroce_context *ctx, uint32_t imm_data, uint32_
 {
 	struct imm_exp *e;
 	struct imm_slot *s;
+	bool was_unexp;
 
 	if (!ctx || !count)
 		return uroce_fail(-EINVAL, "uroce_expect_imm_count: a context and a count of at least 1 are required");
@@ -166,12 +218,17 @@ int uroce_expect_imm_count(struct uroce_context *ctx, uint32_t imm_data, uint32_
 
 		return ctx_call(ctx, expect_call, &a);
 	}
-	if (grow(ctx->imm) || !(s = find(ctx->imm, imm_data, true)))
-		return uroce_fail(-ENOMEM, "uroce_expect_imm_count: the context tracks %u immediates at most",
-		                  IMM_TABLE_MAX / 2);
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return uroce_fail(-ENOMEM, "uroce_expect_imm_count: out of memory");
+	s = find(ctx->imm, imm_data, false);
+	if (!s && (ctx->imm->used >= IMM_ENTRIES_MAX || grow(ctx->imm) || !(s = find(ctx->imm, imm_data, true)))) {
+		free(e);
+		return uroce_fail(-ENOMEM, "uroce_expect_imm_count: the context tracks %u immediates at most "
+		                           "(%u of them with counts nobody expects)", IMM_ENTRIES_MAX,
+		                  IMM_UNEXPECTED_MAX);
+	}
+	was_unexp = !s->head && s->count;
 	e->count = count;
 	e->cb = cb;
 	e->arg = arg;
@@ -182,6 +239,7 @@ int uroce_expect_imm_count(struct uroce_context *ctx, uint32_t imm_data, uint32_
 		s->head = e;
 	s->tail = e;
 	settle(s); /* arrivals may already be waiting */
+	account(ctx->imm, s, was_unexp);
 	return 0;
 }
 

@@ -9,6 +9,10 @@
  * - several transfers under one immediate fire one expectation of that
  *   count; arrivals counted before their expectation fire it at once
  *   (flag form);
+ * - the table is bounded: a flood of distinct immediates nobody expects
+ *   keeps 16384 of them and drops the rest as table_full, an expectation
+ *   for a new immediate still works, and entries go once their counts
+ *   are taken;
  * - bad arguments are refused with a message. */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +21,7 @@
 #include <uroce/uroce.h>
 
 #include "dataplane/port_loop.h"
+#include "transport/qp_internal.h"
 #include "../dataplane/dp_test.h"
 
 #define BUF (1u << 20)
@@ -386,8 +391,83 @@ static void run_shared(void)
 	close_all();
 }
 
+static uint64_t table_full(struct uroce_context *ctx)
+{
+	struct uroce_port_stats ps;
+	uint64_t n = 0;
+
+	for (uint8_t p = 1; p <= 2; p++)
+		if (uroce_port_stats(ctx, p, &ps) == 0)
+			n += ps.drops[UROCE_DROP_TABLE_FULL];
+	return n;
+}
+
+/* Counts fed as the receive path does (imm_count on the engine thread,
+ * here the caller's: the context is embedded). */
+static void run_table_bound(void)
+{
+	const uint32_t unexp_max = 16384, flood = 100000;
+	struct uroce_context *ctx;
+	int flag = 0, flag2 = 0;
+	uint64_t full0;
+
+	open_all(UROCE_REL_RC, 0, 400);
+	ctx = B.ctx;
+	full0 = table_full(ctx);
+	for (uint32_t i = 0; i < flood; i++)
+		imm_count(ctx, 0x10000000u + i);
+	CHECK(table_full(ctx) - full0 == flood - unexp_max, "flood of %u distinct immediates: %llu table_full, want %u",
+	      flood, (unsigned long long)(table_full(ctx) - full0), flood - unexp_max);
+	CHECK(uroce_imm_count(ctx, 0x10000000u + unexp_max - 1) == 1 && uroce_imm_count(ctx, 0x10000000u + unexp_max) == 0,
+	      "the first %u kept, the rest not counted", unexp_max);
+	/* an immediate already in the table still counts */
+	imm_count(ctx, 0x10000000u);
+	CHECK(uroce_imm_count(ctx, 0x10000000u) == 2, "a second arrival of a kept immediate counts");
+	/* an expectation for a new immediate wins over the flood */
+	CHECK(uroce_expect_imm_count(ctx, 0x42u, 2, NULL, NULL, &flag) == 0, "expect a new immediate with the table "
+	      "full of unexpected counts: %s", uroce_last_error());
+	imm_count(ctx, 0x42u);
+	imm_count(ctx, 0x42u);
+	CHECK(flag == 1 && uroce_imm_count(ctx, 0x42u) == 0, "the expectation fired (flag %d)", flag);
+	/* taking a flooded count frees its entry: one new unexpected fits */
+	CHECK(uroce_expect_imm_count(ctx, 0x10000001u, 1, NULL, NULL, &flag2) == 0 && flag2 == 1,
+	      "expect a count already there fires at once");
+	full0 = table_full(ctx);
+	imm_count(ctx, 0x20000000u);
+	imm_count(ctx, 0x20000001u);
+	CHECK(uroce_imm_count(ctx, 0x20000000u) == 1 && table_full(ctx) - full0 == 1,
+	      "after one entry went, one new immediate kept, the next dropped");
+	/* entries whose counts are taken go: many more expect/arrive cycles
+	 * than the table holds, each on a new immediate, all work */
+	for (uint32_t i = 0; i < 200000; i++) {
+		int f = 0;
+
+		if (uroce_expect_imm_count(ctx, 0x30000000u + i, 1, NULL, NULL, &f)) {
+			CHECK(0, "cycle %u: expect refused: %s", i, uroce_last_error());
+			break;
+		}
+		imm_count(ctx, 0x30000000u + i);
+		if (!f) {
+			CHECK(0, "cycle %u: not fired", i);
+			break;
+		}
+	}
+	/* the removals moved entries along their probe runs: all still found */
+	for (uint32_t k = 0, bad = 0; k < unexp_max && bad < 5; k++) {
+		uint64_t want = k == 0 ? 2 : k == 1 ? 0 : 1, got = uroce_imm_count(ctx, 0x10000000u + k);
+
+		if (got != want) {
+			CHECK(0, "flooded immediate %u: count %llu, want %llu", k, (unsigned long long)got,
+			      (unsigned long long)want);
+			bad++;
+		}
+	}
+	close_all();
+}
+
 int main(void)
 {
+	run_table_bound();
 	static const double losses[] = { 0, 1e-3, 1e-2, 5e-2 };
 
 	for (unsigned l = 0; l < 4; l++) {
