@@ -90,6 +90,10 @@ void precv_note(struct uroce_precv *h, const struct sr_rmsg *m, uint32_t idx)
 	}
 	if (c >= h->nchunks)
 		return;
+	/* m->bits holds SR_MAX_MSG_PKTS bits: with chunk_pkts not dividing it
+	 * the last chunk would read past them while the length is unknown */
+	if (to > SR_MAX_MSG_PKTS)
+		to = SR_MAX_MSG_PKTS;
 	for (uint32_t i = from; i < to; i++)
 		if (!bit_get(m->bits, i))
 			return;

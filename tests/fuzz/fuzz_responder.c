@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/mman.h>
 #include <uroce/uroce.h>
 
 #include "dataplane/port.h"
@@ -401,6 +402,15 @@ static struct uroce_mr *reg(struct uroce_pd *pd, enum area a, int access)
 
 /* The adaptive-timeout group over the be QP, new for every input (its
  * rounds and votes start over), and the QP's own deadline back. */
+/* Receive handles whose chunk indexes reach the top of the message's
+ * 2^17 packets (CC_RESET bit 2) need a buffer that long at the sr MTU:
+ * mapped on demand, outside the guard-checked areas, written only by
+ * such messages. */
+#define BIG_LEN ((1u << SRW_IDX_BITS) * 256u + 65536u)
+static uint8_t *fz_big;
+static struct uroce_mr *fz_big_mr;
+static uint32_t fz_chunk_next; /* rel.chunk_pkts of the next sr/ec QP new_qp makes; 0: its usual */
+
 static void be_group(void)
 {
 	struct uroce_tmo_attr ta = { .group_id = BE_GROUP, .msg_bytes = 4096 };
@@ -484,6 +494,9 @@ static void setup(void)
 	fz.mr[AREA_D] = reg(fz.pd, AREA_D, UROCE_ACCESS_REMOTE_READ);
 	fz.mr[AREA_E] = reg(fz.pd2, AREA_E, 15);
 
+	fz_big = mmap(NULL, BIG_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (fz_big == MAP_FAILED || uroce_mr_reg(fz.pd, fz_big, BIG_LEN, UROCE_ACCESS_LOCAL_WRITE, &fz_big_mr))
+		die("big receive region");
 	for (unsigned i = 0; i < NQP; i++)
 		fz.qp[i] = new_qp(i, false);
 	/* QP_SR's twin that runs EQDS (receiver-driven credit) */
@@ -516,6 +529,8 @@ static struct uroce_qp *new_qp(unsigned i, bool eqds)
 		ia.rel.ec_m = EC_M;
 		ia.rel.ec_fto_us = EC_FTO_US;
 		ia.rel.chunk_pkts = i == QP_EC ? 2 : 0; /* partial-completion chunks */
+		if (fz_chunk_next)
+			ia.rel.chunk_pkts = fz_chunk_next;
 	}
 	if (i == QP_BE) {
 		ia.rel.reliability = UROCE_REL_BE;
@@ -2948,14 +2963,26 @@ static void cmd_cc_ctrl(struct reader *r)
 	send_pkt(&p, false);
 }
 
+static void sr_top_chunks(unsigned qi, uint8_t nmsgs, uint16_t hcut, uint8_t tail);
+
 /* The application resets the sr or ec QP, or with bit 1 destroys it and
  * creates it again (an EQDS receiver may be waiting in its port's pacer):
- * 1 byte. */
+ * 1 byte. With bit 2, 6 more: the new QP's rel.chunk_pkts (16 bits, 1 +
+ * it mod 4096; a reset keeps the QP's), then sr_top_chunks's count of
+ * messages (8), the handle's length below BIG_LEN (16) and tail (8). */
 static void cmd_cc_reset(struct reader *r)
 {
 	uint8_t sel = rd8(r);
 	unsigned qi = cc_qp(sel);
+	uint16_t chunk = 0, hcut = 0;
+	uint8_t nmsgs = 0, tail = 0;
 
+	if (sel & 4) {
+		chunk = rd16(r);
+		nmsgs = rd8(r);
+		hcut = rd16(r);
+		tail = rd8(r);
+	}
 	sr_release(qi);
 	if (sel & 2) {
 		bool eqds = qi == QP_SR && fz.qp[QP_SR] == fz.sr_twin[1];
@@ -2968,7 +2995,9 @@ static void cmd_cc_reset(struct reader *r)
 			a[k] += b[k];
 		if (uroce_qp_destroy(fz.qp[qi]))
 			die("qp_destroy");
+		fz_chunk_next = sel & 4 ? 1u + chunk % 4096u : 0;
 		fz.qp[qi] = new_qp(qi, eqds);
+		fz_chunk_next = 0;
 		if (qi == QP_SR)
 			fz.sr_twin[eqds] = fz.qp[qi];
 		cnp_track(qi);
@@ -2976,7 +3005,69 @@ static void cmd_cc_reset(struct reader *r)
 	}
 	bring_up(qi);
 	step(1000);
-	post_recvs(qi);
+	if (sel & 4)
+		sr_top_chunks(qi, nmsgs, hcut, tail);
+	else
+		post_recvs(qi);
+}
+
+/* On a QP just brought up (no receives): the forged peer sends nmsgs
+ * empty messages, each to a receive posted for it, so the next message
+ * takes slot nmsgs mod 64 (the last slot's bitmap ends the allocation);
+ * a receive handle on the big region, BIG_LEN - hcut long (its chunk
+ * bitmap ends anywhere in a word), takes that message; then its DATA
+ * packets with the tail top indexes 2^17 - tail .. 2^17 - 1, length
+ * unknown (no LAST): the chunk of the top index ends past 2^17 when
+ * chunk_pkts does not divide it. The QP is left without other receives. */
+static void sr_top_chunks(unsigned qi, uint8_t nmsgs, uint16_t hcut, uint8_t tail)
+{
+	struct sr_peer *sp = peer_of(qi);
+	uint32_t mtu = qp_mtu[qi];
+	static uint8_t payload[256];
+	struct roce_pkt p;
+
+	/* ec's bitmaps are followed by its subdone ones: only sr's ends an
+	 * allocation, and only sr takes a message of one bare LAST */
+	for (unsigned k = 0; qi == QP_SR && k < nmsgs % 128u; k++) {
+		struct uroce_sge sg = { area_va(AREA_B1), B1_LEN, fz.mr[AREA_B1]->lkey };
+		struct uroce_recv_wr wr = { .wr_id = qi, .sg_list = &sg, .num_sge = 1 };
+
+		if (uroce_post_recv(fz.qp[qi], &wr, NULL))
+			break;
+		pkt_init(&p, qi);
+		p.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
+		p.psn = sp->rx_psn++ & ROCE_PSN_MASK;
+		touch(qi, sp->rx_msg);
+		p.imm = srw_imm(sp->rx_msg++ & SRW_MSG_MASK, SRW_LAST, 0);
+		p.reth.rkey = SRW_MSG_RKEY;
+		p.payload = payload;
+		send_pkt(&p, false);
+		step(1000);
+	}
+	{
+		struct uroce_sge sg = { (uint64_t)(uintptr_t)fz_big, BIG_LEN - hcut, fz_big_mr->lkey };
+
+		if (sp->nprecv < sizeof(sp->precv) / sizeof(sp->precv[0]) &&
+		    uroce_precv_post(fz.qp[qi], &sg, 0x300u | qi, &sp->precv[sp->nprecv]) == 0)
+			sp->nprecv++;
+	}
+	touch(qi, sp->rx_msg);
+	fill_msg(payload, mtu, (uint32_t)fz.st.pkts);
+	for (uint32_t k = 0; k < tail; k++) {
+		uint32_t idx = (1u << SRW_IDX_BITS) - tail + k;
+
+		pkt_init(&p, qi);
+		p.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
+		p.psn = sp->rx_psn++ & ROCE_PSN_MASK;
+		p.imm = srw_imm(sp->rx_msg & SRW_MSG_MASK, SRW_DATA, idx);
+		p.reth.rkey = SRW_MSG_RKEY;
+		p.reth.va = (uint64_t)idx * mtu;
+		p.reth.dma_len = mtu;
+		p.payload = payload;
+		p.payload_len = mtu;
+		send_pkt(&p, false);
+		step(1000);
+	}
 }
 
 static void cmd_cc(struct reader *r, uint8_t cmd)
@@ -3017,6 +3108,14 @@ static void reset_all(uint8_t setup_byte)
 	fz.nreads = 0;
 	for (unsigned i = QP_SR; i <= QP_EC; i++)
 		sr_release(i);
+	/* a chunk_pkts CC_RESET chose holds for its input only (inputs replay alike) */
+	for (unsigned i = QP_SR; i <= QP_EC; i++)
+		if (sr_of(fz.qp[i])->cfg.chunk_pkts != (i == QP_EC ? 2u : 1u)) {
+			uint8_t b[2] = { (uint8_t)(i == QP_EC), 2 };
+			struct reader rr = { b, sizeof(b), 0 };
+
+			cmd_cc_reset(&rr); /* re-creates it as setup made it, receives posted */
+		}
 	sr_twin_pick((setup_byte & SETUP_SR_EQDS) != 0);
 	for (unsigned i = 0; i < NQP; i++)
 		bring_up(i);
@@ -3528,6 +3627,16 @@ static void put_cc_reset(struct seed *s, uint8_t sel)
 	put8(s, sel);
 }
 
+/* bit 2 too: chunk_pkts (1 + chunk), then sr_top_chunks's arguments */
+static void put_cc_top_chunks(struct seed *s, uint8_t sel, uint16_t chunk, uint8_t nmsgs, uint16_t hcut, uint8_t tail)
+{
+	put_cc_reset(s, (uint8_t)(sel | 4));
+	put16(s, chunk);
+	put8(s, nmsgs);
+	put16(s, hcut);
+	put8(s, tail);
+}
+
 static void write_seed(const char *dir, const char *name, const struct seed *s)
 {
 	char path[4096];
@@ -3826,6 +3935,11 @@ static int write_corpus(const char *dir)
 	SEED("sr_precv_reset_holding", 0x0c, put_sr_post(s, QP_SR, false, 0x80, 0);
 	     SRMSG(.qi = QP_SR, .n = 3, .loss = 3, .dropd = 0x1); put_sr_post(s, QP_SR, false, 0xa0, 0);
 	     SRMSG(.qi = QP_SR, .n = 1));
+	/* receive handles whose chunks reach index 2^17 - 1 before the length is known */
+	SEED("sr_precv_top_chunk3_slot63", 0, put_cc_top_chunks(s, 2, 2, 63, 1000, 4));
+	SEED("sr_precv_top_chunk4095_slot63", 0, put_cc_top_chunks(s, 2, 4094, 63, 333, 40));
+	SEED("sr_precv_top_chunk7_slot5", 0, put_cc_top_chunks(s, 2, 6, 5, 0, 9));
+	SEED("ec_precv_top_chunk5", 0, put_cc_top_chunks(s, 3, 4, 0, 4097, 8));
 	SEED("sr_stream_sack", 0, put_sr_post(s, QP_SR, false, 0x08, 1700); put_sr_sack(s, QP_SR, true, 0, 0, 0, 0, 0, 0));
 	SEED("ec_stream_sack", 0, put_sr_post(s, QP_EC, false, 0x08, 1000); put_sr_sack(s, QP_EC, true, 0, 0, 0, 0, 0, 0));
 	SEED("sr_stream_empty", 0, put_sr_post(s, QP_SR, false, 0x08, 0); put_sr_sack(s, QP_SR, true, 0, 0, 0, 0, 0, 0));
