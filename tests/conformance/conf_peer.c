@@ -17,7 +17,8 @@
  * reset NAME [FIRST_RECV_TIMEOUT_MS], refill NAME (a victim region,
  * legit_data_gaps, legit_sr_data_gaps, legit_be_data_gaps or guards), dump
  * NAME OFF LEN, hold MS [ctl], mw bind NAME OFF LEN, mw inv NAME, send NAME
- * LEN, state NAME reset|init, recreate NAME, cnplog NAME, quit. See
+ * LEN, state NAME reset|init, recreate NAME, cnplog NAME, tmo be US, tmo exch
+ * ROUND, tmo off, imm expect IMM, imm count IMM, quit. See
  * docs/conformance.md.
  */
 #include <arpa/inet.h>
@@ -97,6 +98,7 @@
 #define GUARD_GAP 512u       /* guard bytes between regions */
 #define VICTIM_QKEY 0x11111111u
 #define ATK_QPN_BASE 0xa70001u
+#define TMO_GROUP 77u /* "tmo": the be victim's adaptive-timeout group */
 #define CTL_LINE_MAX 512u
 #define MAX_EVENTS_KEPT 32u
 /* "hold": packets queue in the receive ring and are taken in one burst; kept
@@ -350,6 +352,8 @@ static void qp_connect(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t pe
 /* rel: UROCE_REL_RC, sr/ec with SR_RTO_MIN_US and RTO-only loss detection,
  * or be with BE_TIMEOUT_US; eqds: sr with EQDS at EQDS_LINK_MBPS; fo: one
  * backup (FO_PROBE_US, FO_ERR_THRESHOLD) */
+static bool qp_imm_counter; /* qp_new_fo: the victim it makes is imc */
+
 static struct uroce_qp *qp_new_fo(struct uroce_pd *pd, struct uroce_cq *scq, struct uroce_cq *rcq,
                                   enum uroce_qp_type type, uint32_t nwr, enum uroce_reliability rel, bool eqds,
                                   bool fo)
@@ -360,6 +364,7 @@ static struct uroce_qp *qp_new_fo(struct uroce_pd *pd, struct uroce_cq *scq, str
 	memset(&ia, 0, sizeof(ia));
 	ia.qp_type = type;
 	ia.rel.reliability = rel;
+	ia.rel.imm_counter = qp_imm_counter;
 	if (rel == UROCE_REL_SR || rel == UROCE_REL_EC) {
 		ia.rel.loss = UROCE_LOSS_RTO;
 		ia.rel.rto_min_us = SR_RTO_MIN_US;
@@ -513,6 +518,9 @@ struct victim {
 	bool eqds;
 	/* one backup: member 1 on port 2 to the attacker's second address */
 	bool fo;
+	/* rel.imm_counter: its WRITEs with immediate count in the context's
+	 * IMMCOUNTER ("imm expect", "imm count") */
+	bool imc;
 	/* the CNPs it sent, as the engine dated them (cnp_last_ns, the time
 	 * of the receive burst the CE mark came in), since the last "cnplog" */
 	uint64_t cnp_seen;   /* its cnps_sent counter when last looked at */
@@ -538,6 +546,8 @@ static struct victim victims[] = {
 	VICTIM("sre2", UROCE_QPT_RC, UROCE_REL_SR, false, -1, R_SRE2_RECV, 256, 4, 0, ATK_QPN_BASE + 14, .eqds = true),
 	/* a QP with backups takes two QPNs too (data, control), as its peer does */
 	VICTIM("fo", UROCE_QPT_RC, UROCE_REL_RC, false, R_FO_DATA, R_FO_RECV, 64, 4, 0, ATK_QPN_BASE + 16, .fo = true),
+	/* zero-length WRITEs with immediate into rc0's region: counted, nothing placed */
+	VICTIM("imc", UROCE_QPT_RC, UROCE_REL_RC, false, R_RC0_DATA, -1, 0, 0, 0, ATK_QPN_BASE + 18, .imc = true),
 };
 #define NVICTIMS (sizeof(victims) / sizeof(victims[0]))
 
@@ -583,6 +593,11 @@ struct server {
 	uint64_t local_wr_id;
 	bool local_done;
 	int local_status;
+	/* "tmo": an adaptive-timeout group over the be victim alone (its
+	 * peer, this host, votes) */
+	struct uroce_tmo *tmo;
+	/* "imm expect": the expectation's flag */
+	int imm_flag;
 };
 
 static uint8_t *region_ptr(struct server *s, int r)
@@ -1326,7 +1341,9 @@ static void victim_recreate(struct server *s, struct victim *v, struct jbuf *b)
 		jb(b, "{\"ok\":false,\"error\":\"recreate %s: %s\"}", v->name, uroce_last_error());
 		return;
 	}
+	qp_imm_counter = v->imc;
 	v->qp = qp_new_fo(s->pd_victim, s->victim_cq, s->victim_cq, v->type, 16, v->rel, v->eqds, v->fo);
+	qp_imm_counter = false;
 	v->cnp_seen = 0;
 	if (v->data >= 0)
 		region_refill(s, v->data);
@@ -1363,7 +1380,7 @@ static void ctl_command(struct server *s, char *line, struct jbuf *b)
 		}
 		if (!v || victim_reset(s, v, r == 2 ? len * 1000u : 0) < 0) {
 			jb(b, "{\"ok\":false,\"error\":\"reset %s: not a victim QP or it cannot reset (%s); victims: rc, "
-			      "rc0, uc, ud, sr, srx, ec, be, sre, sre2, fo\"}",
+			      "rc0, uc, ud, sr, srx, ec, be, sre, sre2, fo, imc\"}",
 			   name, uroce_last_error());
 			return;
 		}
@@ -1431,6 +1448,43 @@ static void ctl_command(struct server *s, char *line, struct jbuf *b)
 		s->hold_until = now_ms() + len;
 		s->hold_ctl = !strcmp(how, "ctl");
 		jb(b, "{\"ok\":true}");
+	} else if (sscanf(line, "tmo be %u", &len) == 1 || !strcmp(line, "tmo off")) {
+		/* a group of id TMO_GROUP over the be victim, warm-up LEN us (its
+		 * timeout is then the victim's deadline); off: none, the
+		 * victim's deadline back */
+		struct uroce_tmo_attr ta = { .group_id = TMO_GROUP, .msg_bytes = 4096 };
+		struct uroce_qp *be = victim_by_name("be")->qp;
+
+		if (s->tmo)
+			check(uroce_tmo_destroy(s->tmo), "destroy the adaptive-timeout group");
+		s->tmo = NULL;
+		if (!strcmp(line, "tmo off")) {
+			uroce_qp_set_timeout(be, BE_TIMEOUT_US);
+			jb(b, "{\"ok\":true}");
+			return;
+		}
+		if (len < 1 || uroce_tmo_create(&ta, &be, 1, &s->tmo) < 0 ||
+		    uroce_tmo_warmup(s->tmo, (uint64_t)len * 1000u) < 0) {
+			jb(b, "{\"ok\":false,\"error\":\"tmo be %u: %s\"}", len, len ? uroce_last_error() : "a warm-up of 0");
+			return;
+		}
+		jb(b, "{\"ok\":true,\"timeout_ns\":%" PRIu64 "}", uroce_tmo_timeout_ns(s->tmo));
+	} else if (sscanf(line, "tmo exch %u", &len) == 1) {
+		/* one uroce_tmo_exchange for round LEN: rc 0 once every vote is in */
+		if (!s->tmo) {
+			jb(b, "{\"ok\":false,\"error\":\"tmo exch: no group (tmo be US first)\"}");
+			return;
+		}
+		r = uroce_tmo_exchange(s->tmo, len);
+		jb(b, "{\"ok\":true,\"rc\":%d,\"timeout_ns\":%" PRIu64 "}", r, uroce_tmo_timeout_ns(s->tmo));
+	} else if (sscanf(line, "imm expect %u", &off) == 1) {
+		/* one arrival of immediate OFF (as the wire carries it) */
+		s->imm_flag = 0;
+		r = uroce_expect_imm_count(s->ctx, htobe32(off), 1, NULL, NULL, &s->imm_flag);
+		jb(b, "{\"ok\":true,\"rc\":%d}", r);
+	} else if (sscanf(line, "imm count %u", &off) == 1) {
+		jb(b, "{\"ok\":true,\"count\":%" PRIu64 ",\"fired\":%d}", uroce_imm_count(s->ctx, htobe32(off)),
+		   __atomic_load_n(&s->imm_flag, __ATOMIC_ACQUIRE));
 	} else if (!strcmp(line, "refill guards")) {
 		/* after a case that wrote outside every region: the next case
 		 * starts from intact guards (the failed case was reported) */
@@ -1468,7 +1522,8 @@ static void ctl_command(struct server *s, char *line, struct jbuf *b)
 	} else {
 		jb(b, "{\"ok\":false,\"error\":\"unknown command; accepted: info, stats, reset NAME [MS], refill NAME, dump "
 		      "NAME OFF LEN, hold MS [ctl], mw bind NAME OFF LEN, mw inv NAME, send NAME LEN, state NAME reset|init, "
-		      "recreate NAME, cnplog NAME, quit\"}");
+		      "recreate NAME, cnplog NAME, tmo be US, tmo exch ROUND, tmo off, imm expect IMM, imm count IMM, "
+		      "quit\"}");
 	}
 }
 
@@ -1610,8 +1665,10 @@ static int run_server(struct opts *o)
 		cnp_clear(&victims[k]);
 		if (victims[k].has_mw)
 			check(uroce_mw_alloc(s.pd_victim, UROCE_MW_TYPE_2, &victims[k].mw), "allocate a memory window");
+		qp_imm_counter = victims[k].imc;
 		victims[k].qp = qp_new_fo(s.pd_victim, s.victim_cq, s.victim_cq, victims[k].type, 16, victims[k].rel,
 		                          victims[k].eqds, victims[k].fo);
+		qp_imm_counter = false;
 		if (!victims[k].peer_client)
 			victim_connect(&s, &victims[k], 0);
 	}

@@ -77,6 +77,7 @@ EQDS_LINK_BPS = 1000000       # the sre/sre2 victims' link (conf_peer's EQDS_LIN
 # control QPN, body u8 kind, u8 member (the one it travels on), u8 active,
 # u8 fail_mask, be32 seq
 SRW_CTRL_FO = 7
+SRW_CTRL_VOTE = 3  # be: an adaptive-timeout proposal (transport/tmo.c)
 FO_NOTICE, FO_NOTICE_ACK, FO_PROBE, FO_PROBE_ACK = 1, 2, 3, 4
 FO_KINDS = {1: "notice", 2: "notice ack", 3: "probe", 4: "probe ack"}
 
@@ -1729,6 +1730,52 @@ def cases(s):
                 "counter_delta": dict(BE_QUIET, recv_ok=1), "last_recv": {"opcode": "RECV", "flags": 0, "byte_len": 64},
                 "changes": {"be_recv": (0, 64, True)}, "content": {"be_recv": (0, data)}}
 
+    # ---- adaptive-timeout votes at the be victim (docs/reliability.md):
+    # conf_peer's "tmo" makes a group (id 77) over the be victim alone,
+    # this host its one peer, who may vote
+    TMO_GROUP = 77
+
+    def vote(v, rnd, prop):
+        return s.sr_ctrl(v, ctrl_payload(SRW_CTRL_VOTE, struct.pack("!IIQI", TMO_GROUP, rnd, prop & (2**64 - 1), 0)))
+
+    def tmo_poll(rnd, wait_s):
+        deadline = time.monotonic() + wait_s
+        while True:
+            r = s.ctl.cmd("tmo exch %d" % rnd)
+            if r["rc"] == 0 or time.monotonic() > deadline:
+                return r
+            time.sleep(0.02)
+
+    @be_case
+    def be_vote_out_of_range(st):
+        # round 5 starts at T = 1.25 x 1 s + 50 us. The peer's votes of 60 s
+        # (it set a group's timeout from 175 us to 60 s), 2^64 - 1 (it
+        # wrapped to a 1 us deadline), T / 9, and one for round 1005 (the
+        # slot of round 5; the highest round seen stalled the exchange) are
+        # dropped as bad_vote and change nothing; then the real vote, 2T,
+        # completes round 5: T' = 0.2 x median(T, 2T) + 0.8 T = 1.1 T
+        v = s.victim("be")
+        t0 = s.ctl.cmd("tmo be 1000000")["timeout_ns"]
+        first = s.ctl.cmd("tmo exch 5")
+        s.wire.send([vote(v, 5, 60 * 10**9), vote(v, 5, 2**64 - 1), vote(v, 5, t0 // 9), vote(v, 1005, t0)])
+        time.sleep(0.2)
+        mid = s.ctl.cmd("tmo exch 5")
+        s.wire.send([vote(v, 5, 2 * t0)])
+        last = tmo_poll(5, 2)
+        s.ctl.cmd("tmo off")
+        want = int(0.2 * (1.5 * t0) + 0.8 * t0)
+
+        def check_got(got, before, after, errs):
+            if t0 != 1250050000 or first["rc"] != -11:
+                errs.append("setup: T %d ns, first exchange rc %d" % (t0, first["rc"]))
+            if mid["rc"] != -11 or mid["timeout_ns"] != t0:
+                errs.append("after the out-of-range votes: exchange rc %d, T %d ns (was %d)"
+                            % (mid["rc"], mid["timeout_ns"], t0))
+            if last["rc"] != 0 or abs(last["timeout_ns"] - want) > 1:
+                errs.append("after the real vote: exchange rc %d, T %d ns, want 0 and %d"
+                            % (last["rc"], last["timeout_ns"], want))
+        return {"drops": {"bad_vote": 4}, "qp": "be", "state": "RTS", "check_got": check_got}
+
     @be_case
     def be_late_after_completion(st):
         # message cur completes (receive 0); then two packets with its
@@ -2933,6 +2980,48 @@ def cases(s):
                 "check_got": check_got, "settle": 0.5,
                 "fo_expect": {"active": 0, "state": "Default", "up_mask": 3, "failovers": 0, "notices_rcvd": 1,
                               "peer_seq": 9}}
+
+    # ---- IMMCOUNTER (docs/api.md): the imc victim (rc, rel.imm_counter)
+    # counts its WRITEs with immediate in the server context's table
+    IMM_KEPT = 16384  # immediates with counts nobody expects that a context keeps
+
+    def imc_write_imm(v, i, imm, ackreq=0):
+        # zero-length RC WRITE Only with Immediate at rq_psn + i, a valid rkey
+        return s.fast(bth_bytes(RC | WRITE_ONLY_IMM, v["qpn"], psn_add(v["rq_psn"], i), ackreq=ackreq) +
+                      struct.pack("!QIII", v["va"], v["rkey"], 0, imm))
+
+    @case
+    def imm_counter_flood_bounded(st):
+        # the finding: 2^21 distinct immediates grew the server by 135 MB,
+        # then every new expectation was refused (-ENOMEM). Here 16384 +
+        # 1000 distinct ones, in order, in bursts of 128: the first 16384
+        # are kept, 1000 are dropped as table_full (placed and acknowledged,
+        # not counted); an expectation for a new immediate is then made and
+        # fired by one more WRITE
+        v = s.victim("imc")
+        n, base, mine = IMM_KEPT + 1000, 0x51000000, 0x5EED
+        frames = [imc_write_imm(v, i, base + i, int(i % 128 == 127)) for i in range(n)]
+        for k in range(0, n, 128):
+            s.wire.send_raw(frames[k:k + 128])
+            time.sleep(0.002)
+        time.sleep(0.3)
+        counts = [s.ctl.cmd("imm count %d" % (base + i))["count"] for i in (0, IMM_KEPT - 1, IMM_KEPT, n - 1)]
+        exp_rc = s.ctl.cmd("imm expect %d" % mine)["rc"]
+        s.wire.send_raw([imc_write_imm(v, n, mine, 1)])
+        time.sleep(0.2)
+        fired = s.ctl.cmd("imm count %d" % mine)
+
+        def check_got(got, before, after, errs):
+            if counts != [1, 1, 0, 0]:
+                errs.append("counts of immediates 0, %d, %d, %d of the flood: %s, want [1, 1, 0, 0]"
+                            % (IMM_KEPT - 1, IMM_KEPT, n - 1, counts))
+            if exp_rc != 0 or fired["fired"] != 1 or fired["count"] != 0:
+                errs.append("expectation for a new immediate: rc %d, fired %d, count left %d"
+                            % (exp_rc, fired["fired"], fired["count"]))
+            if after["qps"]["imc"]["rq_psn"] != psn_add(v["rq_psn"], n + 1):
+                errs.append("imc took %d of the %d WRITEs" % ((after["qps"]["imc"]["rq_psn"] - v["rq_psn"]) & PSN_MASK,
+                                                              n + 1))
+        return {"drops": {"table_full": 1000}, "qp": "imc", "state": "RTS", "check_got": check_got, "settle": 0.1}
 
     # ---- last: a forged WRITE at the legit QP in another host's name
     @case
