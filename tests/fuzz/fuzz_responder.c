@@ -184,6 +184,7 @@ struct fuzz_stats {
 	uint64_t sr_cmds[2], sr_recv_ok[2], sr_recv_multi[2], sr_recv_err[2], sr_send_ok[2], sr_qp_errs[2];
 	uint64_t sr_verified[2]; /* completed messages whose bytes were checked */
 	uint64_t sr_partial[2], sr_precv_given[2], sr_streams[2];
+	uint64_t sr_top_chunks; /* sr handles in the last slot that got packets with the top index */
 	uint64_t ec_rebuilt_verified; /* ... of them ec messages with rebuilt packets */
 	/* be */
 	uint64_t be_cmds, be_recv_ok, be_recv_partial, be_recv_timeout, be_recv_preempted, be_recv_err;
@@ -3048,8 +3049,10 @@ static void sr_top_chunks(unsigned qi, uint8_t nmsgs, uint16_t hcut, uint8_t tai
 		struct uroce_sge sg = { (uint64_t)(uintptr_t)fz_big, BIG_LEN - hcut, fz_big_mr->lkey };
 
 		if (sp->nprecv < sizeof(sp->precv) / sizeof(sp->precv[0]) &&
-		    uroce_precv_post(fz.qp[qi], &sg, 0x300u | qi, &sp->precv[sp->nprecv]) == 0)
+		    uroce_precv_post(fz.qp[qi], &sg, 0x300u | qi, &sp->precv[sp->nprecv]) == 0) {
 			sp->nprecv++;
+			fz.st.sr_top_chunks += qi == QP_SR && tail && sp->rx_msg % SR_MSG_WINDOW == SR_MSG_WINDOW - 1;
+		}
 	}
 	touch(qi, sp->rx_msg);
 	fill_msg(payload, mtu, (uint32_t)fz.st.pkts);
@@ -4297,6 +4300,7 @@ int main(int argc, char **argv)
 	MUST(fz.st.sr_recv_ok[0] > 0);
 	MUST(fz.st.sr_recv_ok[1] > 0);
 	MUST(fz.st.sr_verified[0] > 0);
+	MUST(fz.st.sr_top_chunks > 0);
 	MUST(ecs.ec_recovered > 0);
 	MUST(fz.st.ec_rebuilt_verified > 0);
 	MUST(srs.sacks_rcvd + ecs.sacks_rcvd > 0);

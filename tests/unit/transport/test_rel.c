@@ -8,6 +8,8 @@
  * - a partial-completion bitmap shows exactly the chunks that arrived, the
  *   early completion is PARTIAL with the bytes placed, and a late copy of
  *   the missing packet is not written;
+ * - a receive handle's top chunk, for chunk_pkts not dividing 2^17 and a
+ *   length not known yet, is read only up to index 2^17 - 1;
  * - a stream sent in pieces out of order arrives as one message;
  * - sr that loses every copy of one packet ends in RETRY_EXC_ERR and ERR;
  * - reordering alone causes (almost) no retransmission;
@@ -15,6 +17,7 @@
 #include "tr_test.h"
 
 #include "dataplane/wire.h"
+#include "transport/rel_sr.h"
 
 #define NSLOTS 24u
 #define SLOT 20480u
@@ -608,6 +611,38 @@ static void run_bad_args(void)
 	tr_close(&p);
 }
 
+/* precv_note for the packets of a message's top chunk, its length not
+ * known (no LAST yet): the message's bitmap is one allocation of exactly
+ * 2^17 bits here, so an ASan build catches a read past it (the slot
+ * bitmaps of the last slot end their allocation the same way). */
+static void run_precv_top_chunk(void)
+{
+	static const uint32_t cps[] = { 3, 5, 7, 1000, 4095, 4096, 2, 1 };
+
+	for (unsigned k = 0; k < sizeof(cps) / sizeof(cps[0]); k++) {
+		uint32_t cp = cps[k], nch = SR_MAX_MSG_PKTS / cp + 1, c = (SR_MAX_MSG_PKTS - 1) / cp;
+		struct uroce_precv *h = calloc(1, sizeof(*h) + (nch + 63) / 64 * sizeof(uint64_t));
+		struct sr_rmsg m;
+
+		memset(&m, 0, sizeof(m));
+		m.bits = calloc(SR_MAX_MSG_PKTS / 64, sizeof(uint64_t));
+		REQUIRE(h && m.bits, "memory");
+		h->chunk_pkts = cp;
+		h->nchunks = nch;
+		for (uint32_t i = c * cp; i < SR_MAX_MSG_PKTS; i++) {
+			bit_set(m.bits, i);
+			precv_note(h, &m, i);
+		}
+		CHECK(h->bits[c / 64] >> (c % 64) & 1, "chunk_pkts %u: the top chunk %u (packets %u..%u) is not marked whole",
+		      cp, c, c * cp, SR_MAX_MSG_PKTS - 1);
+		if (c)
+			CHECK(!(h->bits[(c - 1) / 64] >> ((c - 1) % 64) & 1), "chunk_pkts %u: chunk %u marked, none of it came",
+			      cp, c - 1);
+		free(m.bits);
+		free(h);
+	}
+}
+
 int main(void)
 {
 	static const double losses[] = { 0, 1e-4, 1e-3, 1e-2 };
@@ -629,6 +664,7 @@ int main(void)
 	run_ec_zero_retx(UROCE_EC_XOR, 8, 2, 2);
 	run_ec_fallback();
 	run_bitmap();
+	run_precv_top_chunk();
 	run_stream();
 	run_lost_forever();
 	run_reorder();
