@@ -1777,6 +1777,30 @@ def cases(s):
         return {"drops": {"bad_vote": 4}, "qp": "be", "state": "RTS", "check_got": check_got}
 
     @be_case
+    def be_vote_60s(st):
+        # the finding's vote alone: 60 s for round 5 from the one peer.
+        # Taken, the round would end with T = 0.2 x median(T, 60 s) + 0.8 T,
+        # about 7.1 s; dropped (bad_vote), the round waits with T as it was
+        # and the real vote (T) then ends it with T unchanged
+        v = s.victim("be")
+        t0 = s.ctl.cmd("tmo be 1000000")["timeout_ns"]
+        s.ctl.cmd("tmo exch 5")
+        s.wire.send([vote(v, 5, 60 * 10**9)])
+        time.sleep(0.2)
+        mid = s.ctl.cmd("tmo exch 5")
+        s.wire.send([vote(v, 5, t0)])
+        last = tmo_poll(5, 2)
+        s.ctl.cmd("tmo off")
+
+        def check_got(got, before, after, errs):
+            if mid["rc"] != -11 or mid["timeout_ns"] != t0:
+                errs.append("after the 60 s vote: exchange rc %d, T %d ns (was %d)" % (mid["rc"], mid["timeout_ns"], t0))
+            if last["rc"] != 0 or last["timeout_ns"] != t0:
+                errs.append("after the real vote: exchange rc %d, T %d ns, want 0 and %d"
+                            % (last["rc"], last["timeout_ns"], t0))
+        return {"drops": {"bad_vote": 1}, "qp": "be", "state": "RTS", "check_got": check_got}
+
+    @be_case
     def be_late_after_completion(st):
         # message cur completes (receive 0); then two packets with its
         # number at new PSNs inside the window: a copy of its last packet
