@@ -76,7 +76,11 @@ void ec_tx_nack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 {
 	struct sr_state *st = sr_of(qp);
 	struct sr_tx *t = &st->tx;
-	uint32_t msg, flags, first_sub, nbits, k = st->cfg.ec_k, hits = 0;
+	uint32_t msg, flags, first_sub, nbits, k = st->cfg.ec_k, hits = 0, lost = 0, held = 0;
+	/* a packet already sent again goes once more at most once per RTT
+	 * (the RTO floor before an RTT sample): a receiver's NACKs back off
+	 * from its fallback timeout, so more come only from a forger */
+	uint64_t now = ctx_clock(qp->ctx), gap = t->srtt ? t->srtt : st->rto_min_ns;
 
 	msg = roce_get_be32(b);
 	first_sub = roce_get_be16(b + 4);
@@ -107,12 +111,21 @@ void ec_tx_nack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 			    !((b[SRW_NACK_FIXED + (s - first_sub) / 8] >> ((s - first_sub) % 8)) & 1))
 				continue;
 		}
+		if (p->ntx > 1 && now - p->sent_ns < gap) {
+			held++;
+			continue;
+		}
 		/* from now on sr's: RACK and the RTO look after it */
 		p->flags &= (uint8_t)~SRP_EC;
 		sr_txp_lost(qp, p, SR_LOSS_NACK);
+		lost++;
 	}
 	if (!hits) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_STALE_RESPONSE); /* names no message in flight */
+		return;
+	}
+	if (held && !lost) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_CTRL_RATE); /* all it names went less than an RTT ago */
 		return;
 	}
 	qp->stats.ec_nacks_rcvd++;

@@ -1105,6 +1105,15 @@ static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len, uint8_t
 	t->last_ack_ns = now;
 	if ((int32_t)(msg_cum - t->peer_msg_cum) > 0)
 		t->peer_msg_cum = msg_cum;
+	/* the credits: a receiver posts receives for messages to come, but a
+	 * sender starts none past the slot window ahead of what it posted, so
+	 * a limit further out (a forger's, or an SRQ's 2^30) only moves it there */
+	{
+		uint32_t most = __atomic_load_n(&st->tx.msg_post, __ATOMIC_RELAXED) + SR_MSG_WIN;
+
+		if ((int32_t)(msg_limit - most) > 0)
+			msg_limit = most;
+	}
 	if ((int32_t)(msg_limit - t->peer_msg_limit) > 0 || !t->have_limit) {
 		t->peer_msg_limit = msg_limit;
 		t->have_limit = true;
@@ -1118,8 +1127,15 @@ static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len, uint8_t
 		const struct sr_txp *dp = &t->ring[dup_psn & t->mask];
 
 		t->peer_dups = dups;
-		if (back >= 1 && back <= t->mask + 1 && dp->ntx > 1 && !(dp->flags & SRP_EC)) {
+		/* the window widens at most once per RTT (RFC 8985 7.2): a
+		 * duplicate anyone can send behind the receiver's cumulative PSN
+		 * must not grow it at the rate the forger sends */
+		bool spurious = back >= 1 && back <= t->mask + 1 && dp->ntx > 1 && !(dp->flags & SRP_EC);
+
+		if (spurious)
 			qp->stats.spurious_retx++;
+		if (spurious && (!t->reo_grow_ns || now - t->reo_grow_ns >= (t->srtt ? t->srtt : st->rto_min_ns))) {
+			t->reo_grow_ns = now;
 			t->reo_max = t->reo_max < t->min_rtt / 4 ? t->min_rtt / 4 : t->reo_max * 2;
 			/* RFC 8985 caps the window at srtt; measured reordering
 			 * beyond it (a slow lane) is real, so only the RTO caps it */
@@ -1770,12 +1786,13 @@ static void rx_plain_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
 		return;
 	}
-	if (pkt->payload_len) {
-		mr = rx_check_write(qp, pkt->reth.rkey, pkt->reth.va, pkt->payload_len);
-		if (!mr)
-			return;
+	/* a zero-length one too: it marks its PSN arrived, so an unchecked
+	 * one would make the real packet at that PSN a duplicate */
+	mr = rx_check_write(qp, pkt->reth.rkey, pkt->reth.va, pkt->payload_len);
+	if (!mr)
+		return;
+	if (pkt->payload_len)
 		memcpy((uint8_t *)(uintptr_t)pkt->reth.va, pkt->payload, pkt->payload_len);
-	}
 	sr_rx_mark_psn(qp, pkt->psn);
 }
 
@@ -1806,12 +1823,22 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 	if (d < 0 || bit_get(r->bits, pkt->psn & r->mask)) {
 		/* a copy of what arrived: answer so the sender stops, count it so
 		 * it learns its retransmission was not needed */
+		uint64_t now = ctx_now(qp->ctx);
+
 		qp->stats.duplicates++;
 		r->dups++;
 		r->dup_psn = pkt->psn;
+		ctx_count_drop(qp->ctx, UROCE_DROP_DUPLICATE);
+		/* a SACK (and its copies on every path) for duplicates at most
+		 * once per RTT: a sender resends no faster, so more duplicates
+		 * than that are a forger's (anyone can send one behind cum) */
+		if (r->dup_sack_ns && now - r->dup_sack_ns < (st->tx.srtt ? st->tx.srtt : st->rto_min_ns)) {
+			qp->stats.dup_sacks_held++;
+			return;
+		}
+		r->dup_sack_ns = now;
 		r->sack_pending = true;
 		r->fan_due = true;
-		ctx_count_drop(qp->ctx, UROCE_DROP_DUPLICATE);
 		ctx_kick(qp);
 		return;
 	}
@@ -1897,8 +1924,10 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		break;
 	}
 	/* a data packet */
+	/* only a zero-length message's one packet (index 0) is empty */
 	if (idx >= r->max_pkts || pkt->payload_len != pkt->reth.dma_len || pkt->payload_len > mtu ||
-	    (kind == SRW_DATA && pkt->payload_len != mtu) || (m->have_npk && idx >= m->npk) ||
+	    (kind == SRW_DATA && pkt->payload_len != mtu) || (pkt->payload_len == 0 && idx != 0) ||
+	    (m->have_npk && idx >= m->npk) ||
 	    (m->have_npk && kind != SRW_DATA && idx + 1 != m->npk)) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
 		return;

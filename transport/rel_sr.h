@@ -85,6 +85,7 @@ struct sr_tx {
 	uint32_t rack_psn;
 	uint64_t reo_max;       /* largest reordering delay seen on packets sent once */
 	uint64_t rack_ack_ns;   /* when rack_xmit last moved forward */
+	uint64_t reo_grow_ns;   /* when a DSACK last widened the reordering window */
 	uint64_t last_tx_ns, last_ack_ns;
 	uint64_t now;           /* the clock at the start of this transmit pass */
 	uint32_t backoff;       /* RTO doublings since the last progress */
@@ -163,6 +164,7 @@ struct sr_rx {
 	uint64_t ask_rx_ns;     /* arrival of the packet the pending SACK answers (the endpoint delay) */
 	bool fan_due;           /* a copy arrived (the sender resent it): SACKs may be getting lost */
 	uint64_t fan_ns;        /* the last SACK sent on every path */
+	uint64_t dup_sack_ns;   /* the last SACK a duplicate asked for (0: none yet) */
 	uint16_t ntrim;
 	uint32_t trim_psn[SRW_TRIM_MAX]; /* trimmed packets to NACK */
 	struct eqds_rx eqds;    /* EQDS: what the peer asked for and was granted (cc_eqds.c) */

@@ -515,6 +515,9 @@ void sr_tx_trims(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 	struct sr_tx *t = &sr_of(qp)->tx;
 	uint32_t n = roce_get_be16(b);
 	uint64_t now = ctx_clock(qp->ctx);
+	/* before an RTT sample the RTO floor stands in for the minimum RTT,
+	 * so a packet goes again for TRIMs at most once per either */
+	uint64_t gap = t->min_rtt ? t->min_rtt : sr_of(qp)->rto_min_ns;
 	bool any = false;
 
 	if (n == 0 || n > SRW_TRIM_MAX || len < SRW_TRIM_FIXED + 4 * n) {
@@ -540,8 +543,10 @@ void sr_tx_trims(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
 		 * may yet arrive. A first copy's NACK is always its own (a
 		 * trimmed header skips the queues: it comes back sooner than
 		 * any RTT the SACKs measured) */
-		if (p->ntx > 1 && now - p->sent_ns < t->min_rtt)
+		if (p->ntx > 1 && now - p->sent_ns < gap) {
+			ctx_count_drop(qp->ctx, UROCE_DROP_CTRL_RATE);
 			continue;
+		}
 		sr_txp_lost(qp, p, SR_LOSS_TRIM);
 		qp->stats.trim_nacks_rcvd++;
 		any = true;

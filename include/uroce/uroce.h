@@ -934,6 +934,8 @@ struct uroce_qp_stats {
 	uint64_t paths_down;         /**< times a path was taken out of use (losses in a row) */
 	uint64_t cc_rate_bps;        /**< the controller's pacing rate now (0 = not paced) */
 	uint64_t cc_window_bytes;    /**< its window now (UINT64_MAX = none; CUBIC: the sum over paths) */
+	uint64_t dup_sacks_held;     /**< sr/ec receiver: duplicates not answered with a SACK of their own
+	                              * (one SACK for duplicates per RTT, or per RTO floor before a sample) */
 };
 
 /** One path of an sr/ec/be QP (uroce_qp_path_stats). */

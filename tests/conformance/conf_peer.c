@@ -1288,9 +1288,10 @@ static void cnp_clear(struct victim *v)
 	v->cnp_min_gap_ns = UINT64_MAX;
 }
 
-/* "send NAME LEN": an RDMA WRITE of the first LEN bytes of the sr/ec
- * victim's data region to its peer (the attacker, at any address). */
-static void victim_send(struct server *s, struct victim *v, uint32_t len, struct jbuf *b)
+/* "send NAME LEN [imm]": an RDMA WRITE (with immediate: a message that
+ * takes a receiver slot, so ec NACKs can name it) of the first LEN bytes
+ * of the sr/ec victim's data region to its peer (the attacker, at any address). */
+static void victim_send(struct server *s, struct victim *v, uint32_t len, bool imm, struct jbuf *b)
 {
 	struct uroce_sge sge = { .addr = (uint64_t)(uintptr_t)region_ptr(s, v->data), .length = len,
 	                         .lkey = regions[v->data].mr->lkey };
@@ -1300,7 +1301,8 @@ static void victim_send(struct server *s, struct victim *v, uint32_t len, struct
 	wr.wr_id = SEND_WR_ID + ++v->send_posted;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	wr.opcode = UROCE_WR_RDMA_WRITE;
+	wr.opcode = imm ? UROCE_WR_RDMA_WRITE_WITH_IMM : UROCE_WR_RDMA_WRITE;
+	wr.imm_data = imm ? 0x494d4d21u : 0;
 	wr.send_flags = UROCE_SEND_SIGNALED;
 	wr.wr.rdma.remote_addr = SEND_RADDR;
 	wr.wr.rdma.rkey = SEND_RKEY;
@@ -1412,7 +1414,7 @@ static void ctl_command(struct server *s, char *line, struct jbuf *b)
 			   name, len);
 			return;
 		}
-		victim_send(s, v, len, b);
+		victim_send(s, v, len, strstr(line, " imm") != NULL, b);
 	} else if (sscanf(line, "state %31s %7s", name, how) == 2) {
 		v = victim_by_name(name);
 		if (!v || (strcmp(how, "reset") && strcmp(how, "init"))) {

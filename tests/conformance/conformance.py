@@ -1388,6 +1388,26 @@ def cases(s):
         return sr_dropped("sr", "bad_rkey")
 
     @case
+    def sr_zero_length_write_rkey_zero(st):
+        # an empty plain WRITE is checked like any other: with rkey 0 it
+        # is refused and its PSN stays a hole (on fe1c937 it was marked
+        # arrived, so the real packet at that PSN became a duplicate)
+        v, psn, _ = srv()
+        s.wire.send([s.sr_write(v, psn, 0, b"", rkey=0)])
+        return sr_dropped("sr", "bad_rkey")
+
+    @case
+    def sr_zero_length_last_past_index_0(st):
+        # an empty LAST at index 1: only a zero-length message's one packet
+        # (index 0) is empty; refused, its PSN not marked (fe1c937 took it
+        # as a 1024-byte message whose last packet had come)
+        v, psn, msg = srv()
+        s.wire.send([s.sr_msg(v, psn, msg, SRW_LAST, 1, b"")])
+        e = sr_dropped("sr", "bad_msg_length", reset=["sr"])
+        e["sr_same"] = tuple(k for k in SR_SAME if k != "rx_bind_next")  # a receive is bound to the message
+        return e
+
+    @case
     def sr_va_past_mr_end(st):
         v, psn, _ = srv()
         s.wire.send([s.sr_write(v, psn, v["va"] + v["len"], payload(64, 113))])
@@ -1544,6 +1564,18 @@ def cases(s):
         return {"drops": {"bad_rkey": n}, "qp": "legit_sr", "state": "RTS"}
 
     @case
+    def sr_zero_length_write_legit(st):
+        # empty plain WRITEs with rkey 0 at the next 4 PSNs ahead of the
+        # live sr connection (every kind of packet it sends: the 3 of a
+        # WRITE and a SEND): refused, so the client's packets at those PSNs
+        # are placed and its verified traffic goes on
+        lg = legit_sr_held()
+        n = 4
+        s.wire.send([s.sr_write(lg, psn_add(lg["sr"]["rx_cum"], AHEAD + i), 0, b"", rkey=0, src=lg["peer_ip"])
+                     for i in range(n)])
+        return {"drops": {"bad_rkey": n}, "qp": "legit_sr", "state": "RTS"}
+
+    @case
     def sr_kind_reserved_legit(st):
         lg = legit_sr_held()
         s.wire.send([s.sr_msg(lg, psn_add(lg["sr"]["rx_cum"], AHEAD), lg["sr"]["rx_msg_cum"], 5, 0,
@@ -1581,6 +1613,49 @@ def cases(s):
         s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_NACK, struct.pack("!IHHI", m, 0, 1024, 1) + b"\xff" * 128,
                                                token=bad)) for m in range(8)])
         return sr_dropped("ec", "bad_token", 8)
+
+    # ---- ec NACKs at the sender: `send ec 4096 imm` puts a WRITE with
+    # immediate in flight (a descriptor, 4 data packets in 2 submessages,
+    # 2 parity, the second descriptor); nothing acknowledges it
+    ecn = {}
+
+    def ec_nack_prep():
+        s.ctl.cmd("reset ec")
+        s.wire.drain()
+        v = s.victim("ec")
+        s.ctl.cmd("send ec 4096 imm")
+        deadline = time.monotonic() + 1
+        psns = []
+        while len(psns) < 8 and time.monotonic() < deadline:
+            time.sleep(0.01)
+            psns += data_psns(s.wire.drain(), v["peer_qpn"])
+        v = s.victim("ec")
+        if len(psns) != 8:
+            raise Failed("`send ec 4096 imm` put PSNs %s in flight, expected 8" % psns)
+        ecn["msg"] = (v["sr"]["tx_msg_post"] - 1) & 0xFFFFFFFF
+
+    def ec_nack_repeated(st):
+        # 4 NACKs naming every submessage and the descriptor, 30 ms apart
+        # (each after the sender's resends): the 6 packets named (4 data,
+        # 2 descriptors) go again once; the 3 NACKs after the first name
+        # only packets sent again less than an RTT ago (the RTO floor: the
+        # victim has no RTT sample): ctrl_rate. fe1c937 sent them all
+        # again for every NACK (24).
+        v = s.victim("ec")
+        for i in range(4):
+            s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_NACK, struct.pack("!IHHI", ecn["msg"], 0, 32, 1) +
+                                                   b"\xff" * 4))])
+            time.sleep(0.03)
+
+        def check_got(got, before, after, errs):
+            again = data_psns(got, v["peer_qpn"])
+            if len(again) != 6 or len(set(again)) != 6:
+                errs.append("sent again: PSNs %s, expected 6 packets each once" % again)
+        return {"drops": {"ctrl_rate": 3}, "qp": "ec", "state": "RTS", "settle": 0.15, "check_got": check_got,
+                "sr_same": ("tx_una", "tx_nxt", "rx_cum", "peer_msg_limit"),
+                "counter_delta": {"retransmits": 6, "ec_nacks_rcvd": 1}, "reset": ["ec"]}
+    ec_nack_repeated.prep = ec_nack_prep
+    out.append(("ec_nack_repeated", ec_nack_repeated))
 
     @case
     def ec_nack_nbits_not_32(st):
@@ -1640,6 +1715,39 @@ def cases(s):
                 errs.append("legit_sr credits poisoned: peer_msg_limit %d, %d messages past the last posted"
                             % (q1["sr"]["peer_msg_limit"], over))
         return {"drops": {"stale_response": 1}, "qp": "legit_sr", "state": "RTS", "check_fn": limit_sane}
+
+    @case
+    def sr_sack_msg_limit_far_ahead(st):
+        # a SACK (the victim's peer's, token and all) whose credit limit is
+        # 2^30 messages past the last posted: taken, but the limit moves
+        # only to the slot window (64) past the messages posted (fe1c937
+        # took 2^30, and a limit only grows, so credits were off for good)
+        v, _, _ = srv()
+        post = v["sr"]["tx_msg_post"]
+        s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_SACK, sack_body(v["sr"]["tx_nxt"],
+                                                                        msg_cum=v["sr"]["peer_msg_cum"],
+                                                                        msg_limit=(post + (1 << 30)) & 0xFFFFFFFF)))])
+        return {"drops": {}, "qp": "sr", "state": "RTS", "responses": "none",
+                "sr_expect": {"peer_msg_limit": (post + 64) & 0xFFFFFFFF, "have_limit": True},
+                "counter_delta": {"sacks_rcvd": 1, "retransmits": 0}, "reset": ["sr"]}
+
+    @case
+    def sr_duplicates_one_sack_per_rtt(st):
+        # a WRITE, then 16 copies of it 5 ms apart (anyone can send a
+        # packet behind the cumulative PSN): one SACK for the WRITE, one
+        # for the first copy, none for the other 15 within the RTT (the
+        # victim's RTO floor, 1 s: it has no RTT sample). fe1c937 answered
+        # each copy (17 SACKs).
+        v, psn, _ = srv()
+        data = payload(64, 160)
+        w = s.sr_write(v, psn, v["va"] + 256, data)
+        s.wire.send([w])
+        for i in range(16):
+            time.sleep(0.005)
+            s.wire.send([w])
+        return {"drops": {"duplicate": 16}, "qp": "sr", "state": "RTS", "responses": "any",
+                "sr_expect": {"rx_cum": psn_add(psn, 1)}, "counter_delta": {"sacks_sent": 2, "recv_ok": 0},
+                "changes": {"sr_data": (256, 320, True)}, "content": {"sr_data": (256, data)}, "reset": ["sr"]}
 
     # ---- generations (docs/wire.md "sr and ec": message = 8-bit slot |
     # 4-bit generation): a number with a finished message's slot and an
@@ -2271,6 +2379,18 @@ def cases(s):
         v = s.victim("sr")
         s.wire.send([trim_pkt(v, trim_body([tx["psns"][1]]))])
         return trim_expect({}, resent=[tx["psns"][1]])
+
+    @trim_case
+    def trim_repeated_once_per_rtt(st):
+        # the same TRIM 4 times, 30 ms apart (each after the resend): the
+        # packet goes again once; the other 3 find it sent again less than
+        # an RTT ago (the RTO floor before a sample): ctrl_rate. fe1c937
+        # sent it again for every TRIM (4 times).
+        v = s.victim("sr")
+        for i in range(4):
+            s.wire.send([trim_pkt(v, trim_body([tx["psns"][1]]))])
+            time.sleep(0.03)
+        return trim_expect({"ctrl_rate": 3}, resent=[tx["psns"][1]])
 
     @trim_case
     def trim_psn_outside_window(st):
