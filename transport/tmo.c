@@ -394,8 +394,14 @@ static int exchange(struct uroce_tmo *g, uint32_t round)
 		g->round_done = false;
 		g->own = own_proposal(g);
 		take_base(g);
-		for (unsigned i = 0; i < g->n; i++)
+		for (unsigned i = 0; i < g->n; i++) {
 			g->m[i].sent = false;
+			/* votes kept for rounds now outside the window (from before
+			 * the first exchange, or left behind by a jump) go */
+			for (unsigned k = 0; k < TMO_VOTE_SLOTS; k++)
+				if (!round_ok(g, g->m[i].v[k].round))
+					g->m[i].v[k].have = false;
+		}
 		g->ask_ns = now;
 	}
 	ask = now - g->ask_ns >= TMO_ASK_EVERY_NS;

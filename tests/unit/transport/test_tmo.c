@@ -398,6 +398,9 @@ static void run_votes(void)
 	REQUIRE(uroce_tmo_create(&ta, qps, 2, &g) == 0, "create: %s", uroce_last_error());
 	/* before the first exchange: a vote for a far round, in the slot round 5 uses */
 	vote(qps[0], 9, 1001, t);
+	/* and both peers' for round 1002: gone once round 5 starts */
+	vote(qps[0], 9, 1002, t);
+	vote(qps[1], 9, 1002, t);
 	REQUIRE(uroce_tmo_warmup(g, 140000) == 0, "warmup");
 	CHECK(uroce_tmo_timeout_ns(g) == t, "warm-up timeout %llu", (unsigned long long)uroce_tmo_timeout_ns(g));
 	CHECK(uroce_tmo_exchange(g, 5) == -EAGAIN, "round 5 starts without votes");
@@ -424,6 +427,7 @@ static void run_votes(void)
 	/* median of our t (nothing measured), 8t, 2t is 2t: 0.2 x 2t + 0.8 t */
 	CHECK(uroce_tmo_timeout_ns(g) == (uint64_t)(0.2 * 2 * t + 0.8 * t), "timeout after round 5: %llu",
 	      (unsigned long long)uroce_tmo_timeout_ns(g));
+	CHECK(uroce_tmo_exchange(g, 1002) == -EAGAIN, "a jump to round 1002 found the votes kept before round 5");
 	/* saturation: no wrap in the rule, the warm-up or the deadline */
 	CHECK(uroce_tmo_update(g, &big, 1) == (uint64_t)(0.2 * 60e9 + 0.8 * 1.2 * t), "update with 2^64-1: as 60 s: %llu",
 	      (unsigned long long)uroce_tmo_timeout_ns(g));
