@@ -966,6 +966,10 @@ int uroce_qp_set_timeout(struct uroce_qp *qp, uint32_t timeout_us);
  * immediate took theirs: the count is taken off, then *flag is set to 1
  * and cb runs (on the engine's thread: inside uroce_progress for an
  * embedded context). Counts that arrive first wait for their expectation.
+ * An entry goes once its counts are taken; at most 16384 immediates with
+ * counts nobody expects are kept (a count beyond that is dropped as
+ * UROCE_DROP_TABLE_FULL, its message placed and acknowledged), and room
+ * stays for expectations (docs/api.md).
  * ---------------------------------------------------------------------- */
 typedef void (*uroce_imm_cb)(void *arg, uint32_t imm_data);
 /** Expect count arrivals of imm_data (network order, as posted); cb and
