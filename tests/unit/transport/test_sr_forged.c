@@ -3,7 +3,8 @@
  * so these are what an on-path forger, or a confused peer, can still do):
  *   - a zero-length plain WRITE with rkey 0 at the PSN the sender uses
  *     next is refused (bad_rkey) and marks nothing, so the real packet is
- *     placed; an empty LAST at index 5 is refused the same way;
+ *     placed; an empty LAST at index 3 is refused the same way; 64 of them
+ *     at a paged write's first page leave the IMMCOUNTER waiting for it;
  *   - ec NACKs naming every submessage of a message in flight, one after
  *     each resend: the packets go again once per RTT, the rest of the
  *     NACKs are counted as ctrl_rate;
@@ -118,12 +119,13 @@ static void post_recv(struct tr_side *s, uint64_t id, uint32_t off, uint32_t len
 	REQUIRE(uroce_post_recv(s->qp, &wr, &bad) == 0, "post_recv: %s", uroce_last_error());
 }
 
-static void open_pair(struct tr_pair *pr, enum uroce_reliability rel, uint64_t seed)
+static void open_pair_opts(struct tr_pair *pr, enum uroce_reliability rel, uint64_t seed, bool imm_counter)
 {
 	struct tr_opts o;
 
 	tr_opts_default(&o, UROCE_QPT_RC);
 	o.rel.reliability = rel;
+	o.rel.imm_counter = imm_counter;
 	o.rel.rto_min_us = RTO_MIN_US;
 	if (rel == UROCE_REL_EC) {
 		o.rel.ec_k = 2;
@@ -136,6 +138,11 @@ static void open_pair(struct tr_pair *pr, enum uroce_reliability rel, uint64_t s
 	REQUIRE(loop_fabric_set_filter(pr->fab, 0, filt, &cap0) == 0, "filter");
 	REQUIRE(loop_fabric_set_filter(pr->fab, 1, filt, &cap1) == 0, "filter");
 	tr_fill(pr->s[0].buf, TR_BUF, 3);
+}
+
+static void open_pair(struct tr_pair *pr, enum uroce_reliability rel, uint64_t seed)
+{
+	open_pair_opts(pr, rel, seed, false);
 }
 
 /* A one-packet WRITE: the frames the forger copies (data from side 0, a
@@ -205,6 +212,65 @@ static void zero_length_write(void)
 	      "the WRITE's bytes did not all land (a forged empty packet took its PSN)");
 	CHECK(!memcmp(pr.s[1].buf + 65536, pr.s[0].buf + 16384, 2000), "the SEND's bytes did not all land");
 	printf("  zero-length WRITE with rkey 0 at the next PSN: bad_rkey, WRITE whole\n");
+	tr_close(&pr);
+}
+
+/* The IMMCOUNTER form (TransferEngine's paged writes): empty WRITEs with
+ * rkey 0 at the 64 PSNs the first 64 KiB page takes next; the counted
+ * WRITE_WITH_IMM must fire only with both pages whole (on the code before,
+ * it fired with the first page never written). */
+#define PAGE (64u * 1024u)
+
+static void zero_length_paged(void)
+{
+	struct tr_pair pr;
+	struct roce_pkt p;
+	struct uroce_wc wc;
+	uint32_t src_pages[2] = { 0, 2 }, dst_pages[2] = { 1, 3 }, next, imm = htobe32(0x50414745u);
+	struct uroce_paged_write pw;
+	uint64_t rkey0;
+	int fired = 0;
+
+	open_pair_opts(&pr, UROCE_REL_SR, 51, true);
+	next = warm_up(&pr, true);
+	rkey0 = drops(&pr.s[1], UROCE_DROP_BAD_RKEY);
+	template(&p, 0, false);
+	p.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY;
+	p.reth.rkey = 0;
+	p.reth.va = 0;
+	p.reth.dma_len = 0;
+	p.payload_len = 0;
+	for (uint32_t i = 0; i < PAGE / 1024; i++) {
+		p.psn = (next + i) & ROCE_PSN_MASK;
+		inject(&pr, 0, &p);
+		tr_step(&pr);
+	}
+	steps(&pr, 20);
+	CHECK(drops(&pr.s[1], UROCE_DROP_BAD_RKEY) - rkey0 == PAGE / 1024, "empty WRITEs: bad_rkey +%llu, want +%u",
+	      (unsigned long long)(drops(&pr.s[1], UROCE_DROP_BAD_RKEY) - rkey0), PAGE / 1024);
+	REQUIRE(uroce_expect_imm_count(pr.s[1].ctx, imm, 1, NULL, NULL, &fired) == 0, "expect: %s", uroce_last_error());
+	memset(&pw, 0, sizeof(pw));
+	pw.wr_id = 9;
+	pw.page_len = PAGE;
+	pw.npages = 2;
+	pw.src_pages = src_pages;
+	pw.src_base = (uint64_t)(uintptr_t)pr.s[0].buf;
+	pw.lkey = pr.s[0].mr->lkey;
+	pw.dst_pages = dst_pages;
+	pw.dst_base = (uint64_t)(uintptr_t)pr.s[1].buf;
+	pw.rkey = pr.s[1].mr->rkey;
+	pw.imm_data = imm;
+	pw.send_flags = UROCE_SEND_SIGNALED;
+	REQUIRE(uroce_post_paged_write(pr.s[0].qp, &pw) == 0, "paged write: %s", uroce_last_error());
+	REQUIRE(tr_wait(&pr, pr.s[0].scq, &wc, 200000) == 0, "paged write's completion");
+	CHECK(wc.status == UROCE_WC_SUCCESS && wc.wr_id == 9, "paged write: status %d", wc.status);
+	for (unsigned i = 0; i < 1000 && !fired; i++)
+		tr_step(&pr);
+	CHECK(fired, "the immediate's expectation did not fire");
+	for (unsigned i = 0; i < 2; i++)
+		CHECK(!memcmp(pr.s[1].buf + (size_t)dst_pages[i] * PAGE, pr.s[0].buf + (size_t)src_pages[i] * PAGE, PAGE),
+		      "page %u did not land whole, yet its immediate fired: %s", i, fired ? "yes" : "no");
+	printf("  IMMCOUNTER: 64 empty WRITEs at the first page's PSNs refused; both pages whole when the immediate fired\n");
 	tr_close(&pr);
 }
 
@@ -373,7 +439,8 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		void (*fn)(void);
-	} t[] = { { "zero_length_write", zero_length_write }, { "ec_nack_rate", ec_nack_rate },
+	} t[] = { { "zero_length_write", zero_length_write }, { "zero_length_paged", zero_length_paged },
+	          { "ec_nack_rate", ec_nack_rate },
 	          { "trim_rate", trim_rate }, { "dup_sacks", dup_sacks }, { "sack_limit", sack_limit } };
 
 	/* an argument runs only the test of that name */
