@@ -159,12 +159,13 @@ void eqds_tx_pull(struct uroce_qp *qp, uint64_t credit_cum)
 	struct sr_state *st = sr_of(qp);
 	struct eqds_state *e = (struct eqds_state *)st->cc.st;
 
-	/* a grant beyond anything asked is forged (or from another life of
-	 * the QP): it would let the sender burst unasked */
-	if (credit_cum > e->asked + EQDS_QUANTUM) {
-		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
-		return;
-	}
+	/* credit counts only up to what was asked (a quantum rounds it): a
+	 * grant past that (a receiver whose count a forged RTS raised, or
+	 * another life of the QP) would let the sender burst unasked, and
+	 * refusing it whole stalled the sender, whose receiver then only
+	 * repeats its cumulative grant */
+	if (credit_cum > e->asked + EQDS_QUANTUM)
+		credit_cum = e->asked + EQDS_QUANTUM;
 	qp->stats.cc_pulls_rcvd++;
 	eqds_on_credit(e, st->tx.now, credit_cum);
 	if (st->tx.credit_blocked)
@@ -283,6 +284,11 @@ void eqds_rx_rts(struct uroce_qp *qp, struct eqds_rx *e, uint64_t want, uint64_t
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
 		return;
 	}
+	/* counts move by bounded steps: credit is owed at most
+	 * EQDS_ASK_AHEAD past what was granted (a sender that wants more asks
+	 * again while blocked), so one RTS draws a bounded number of PULLs */
+	if (want - spec > e->granted + EQDS_ASK_AHEAD)
+		want = spec + e->granted + EQDS_ASK_AHEAD;
 	qp->stats.cc_rts_rcvd++;
 	e->want = want;
 	e->spec = spec;

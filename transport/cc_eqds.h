@@ -10,6 +10,9 @@ struct uroce_qp;
 struct uroce_context;
 
 #define EQDS_QUANTUM 16384u       /* bytes one PULL grants (UCCL's pull quantum) */
+/* credit owed at most this far past the grants (1024 PULLs): above any
+ * window a sender keeps in flight, so a real sender never waits on it */
+#define EQDS_ASK_AHEAD (1024ull * EQDS_QUANTUM)
 
 #define EQDS_RTS_RETRY_MIN_NS 100000ull /* a blocked sender asks again after max(2 srtt, this) */
 

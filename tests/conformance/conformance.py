@@ -72,6 +72,7 @@ CNP_MIN_GAP_NS = 4000         # at most one CNP per 4 us per QP
 SRW_CTRL_TRIM, SRW_CTRL_RTS, SRW_CTRL_PULL = 4, 5, 6
 SRW_TRIM_MAX = 32
 EQDS_QUANTUM = 16384          # bytes one pacer grant (PULL) adds
+EQDS_ASK_AHEAD = 1024 * EQDS_QUANTUM  # credit owed at most this far past the grants (cc_eqds.h)
 EQDS_LINK_BPS = 1000000       # the sre/sre2 victims' link (conf_peer's EQDS_LINK_MBPS)
 # failover (transport/failover.h): a control packet of type 7 to the QP's
 # control QPN, body u8 kind, u8 member (the one it travels on), u8 active,
@@ -2588,10 +2589,24 @@ def cases(s):
     @eqds_sender_case
     def eqds_pull_past_asked(st):
         # a grant a quantum and a byte past anything asked, and one of 2^63
+        # (a receiver whose count a forged RTS raised sends such grants):
+        # credit counts only up to what was asked and a quantum, so the
+        # sender sends what it asked for and no more. Before, both were
+        # refused as bad_ctrl and the sender waited for ever, its receiver
+        # only repeating the cumulative grant.
         v = s.victim("sre")
         s.wire.send([s.sr_ctrl(v, ctrl_payload(SRW_CTRL_PULL, pull_body(eq["asked"] + EQDS_QUANTUM + 1))),
                      s.sr_ctrl(v, ctrl_payload(SRW_CTRL_PULL, pull_body(1 << 63)))])
-        return eqds_sender_expect({"bad_ctrl": 2}, 0, False)
+        e = eqds_sender_expect({}, 2, True)
+        check = e["check_fn"]
+
+        def check_credit(q0, q1, errs):
+            check(q0, q1, errs)
+            if q1["eqds"]["tx_credit"] != eq["asked"] + EQDS_QUANTUM:
+                errs.append("sre's credit %d, expected what it asked and a quantum (%d)" %
+                            (q1["eqds"]["tx_credit"], eq["asked"] + EQDS_QUANTUM))
+        e["check_fn"] = check_credit
+        return e
 
     @eqds_sender_case
     def eqds_pull_short(st):
@@ -2656,6 +2671,11 @@ def cases(s):
                 errs.append("%d PULLs came, %d sent" % (len(pulls), n))
             if not q1["eqds"]["queued"]:
                 errs.append("sre owed credit and is not in the pacer")
+            # one RTS makes it owe at most EQDS_ASK_AHEAD past its grants
+            # (it took 2^62 before: PULLs without end)
+            if q1["eqds"]["want"] > granted + EQDS_ASK_AHEAD:
+                errs.append("sre owes up to %d bytes, past its grants (%d) + %d" % (q1["eqds"]["want"], granted,
+                                                                                   EQDS_ASK_AHEAD))
         return {"drops": {}, "qp": "sre", "state": "RTS", "check_got": check_got, "settle": 0.6,
                 "counter_delta": {"cc_rts_rcvd": 1}, "reset": ["sre"]}
     eqds_rts_huge_want_paced.prep = reset_sre("sre")
