@@ -56,9 +56,12 @@ void cc_flow_sent(struct cc_flow *f, uint64_t now, uint32_t bytes)
 		 * would otherwise cost up to a tick a packet); an idle pacer
 		 * restarts from now: no credit for the silence */
 		uint64_t start = f->next_tx_ns + CC_PACE_SLACK_NS >= now ? f->next_tx_ns : now;
-
 		/* the link carries the headers too: pace what it carries */
-		f->next_tx_ns = start + ((uint64_t)(bytes + CC_PKT_OVERHEAD) * 8u * 1000000000u + rate - 1) / rate;
+		uint64_t gap = ((uint64_t)(bytes + CC_PKT_OVERHEAD) * 8u * 1000000000u + rate - 1) / rate;
+
+		if (f->max_gap_ns && gap > f->max_gap_ns)
+			gap = f->max_gap_ns;
+		f->next_tx_ns = start + gap;
 	}
 	if (o->on_sent)
 		o->on_sent(f->st, now, bytes);

@@ -82,6 +82,12 @@ const struct cc_ops *cc_ops_of(enum uroce_cc id);
 struct cc_flow {
 	const struct cc_ops *ops;
 	uint64_t next_tx_ns;    /* the pacer: the earliest time the next packet may leave */
+	/* the pacer spaces packets at most this far apart, whatever the
+	 * controller's rate (the QP's RTO, set by the transport; 0 = no
+	 * floor): a QP always sends at least one packet per RTO, so a rate
+	 * collapsed by repeated timeouts cannot stall it, and its retries
+	 * still run out in bounded time */
+	uint64_t max_gap_ns;
 	uint32_t inflight;      /* bytes sent and not acknowledged or lost */
 	_Alignas(8) uint8_t st[CC_STATE_MAX];
 };

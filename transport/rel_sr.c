@@ -1274,9 +1274,7 @@ static void sr_arm(struct uroce_qp *qp)
 
 	if (!t->ring)
 		return;
-	rto = t->rto << (t->backoff < 10 ? t->backoff : 10);
-	if (rto > SR_RTO_MAX_NS)
-		rto = SR_RTO_MAX_NS;
+	rto = sr_rto_now(t);
 	for (uint32_t psn = t->una; psn != t->nxt; psn = psn_add(psn, 1)) {
 		const struct sr_txp *p = &t->ring[psn & t->mask];
 		uint64_t d;
@@ -1334,9 +1332,7 @@ void sr_timer(struct wheel_timer *tm, void *arg)
 	(void)tm;
 	if (qp->state < UROCE_QPS_RTR || qp->state > UROCE_QPS_SQD || !t->ring)
 		return;
-	rto = t->rto << (t->backoff < 10 ? t->backoff : 10);
-	if (rto > SR_RTO_MAX_NS)
-		rto = SR_RTO_MAX_NS;
+	rto = sr_rto_now(t);
 	rack_detect(qp, now);
 	for (uint32_t psn = t->una; psn != t->nxt; psn = psn_add(psn, 1)) {
 		struct sr_txp *p = &t->ring[psn & t->mask];

@@ -189,6 +189,15 @@ static inline struct sr_state *sr_of(const struct uroce_qp *qp)
 	return qp->rel_state;
 }
 
+/* The retransmission timeout now: the RTO doubled per timeout in a row,
+ * at most SR_RTO_MAX_NS. */
+static inline uint64_t sr_rto_now(const struct sr_tx *t)
+{
+	uint64_t rto = t->rto << (t->backoff < 10 ? t->backoff : 10);
+
+	return rto > SR_RTO_MAX_NS ? SR_RTO_MAX_NS : rto;
+}
+
 static inline bool bit_get(const uint64_t *b, uint32_t i)
 {
 	return (b[i >> 6] >> (i & 63)) & 1;

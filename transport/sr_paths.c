@@ -373,6 +373,8 @@ void sr_pc_sent(struct uroce_qp *qp, struct sr_txp *p, unsigned path)
 	p->path = (uint8_t)path;
 	p->flags |= SRP_CCIN;
 	path_sent(&st->ps, path, now, p->len);
+	/* the pacing floor: one packet per RTO (as the timer backs off) */
+	flow_of(st, path)->max_gap_ns = sr_rto_now(&st->tx);
 	cc_flow_sent(flow_of(st, path), now, p->len);
 	if (cc_per_path(st))
 		cc_flow_sent(&st->cc, now, p->len); /* the QP's none: keeps its in-flight count */
