@@ -68,6 +68,7 @@ struct perf_opts {
 	int qp_timeout;            /* -u: the RC QP's timeout exponent */
 	double timeout;            /* seconds, every wait */
 	int counters;              /* --counters: QP and port counters at exit */
+	int allow_partial;         /* --allow-partial: be messages that end before they are whole are no failure */
 	struct rel_args rel;       /* --reliability and the sr/ec options; .attr goes to the QPs */
 };
 
@@ -159,6 +160,11 @@ struct perf_ctx {
 	struct perf_dest *rem;
 	struct perf_comm comm;
 	int failed;
+	/* be: completions of messages that ended before they were whole */
+	struct {
+		uint64_t n, timeout, preempted;
+		uint64_t missing;       /* bytes not sent (sender) or not placed (receiver) */
+	} part;
 };
 
 int perf_setup(struct perf_ctx *p);
@@ -174,6 +180,12 @@ uint8_t *perf_recv_area(struct perf_ctx *p, int qp);
 int perf_poll(struct perf_ctx *p, struct uroce_cq *cq, int n, struct uroce_wc *wc);
 /* Check a completion; prints and returns -EIO when it failed. */
 int perf_wc_ok(const struct uroce_wc *wc, const char *what);
+/* A successful completion that ended before its message was whole (be:
+ * PARTIAL, TIMEOUT, PREEMPTED): counted in p->part (expect: the message's
+ * bytes), 1; else 0. */
+int perf_wc_partial(struct perf_ctx *p, const struct uroce_wc *wc, uint64_t expect);
+/* Say how many messages ended partial; -EIO unless --allow-partial. */
+int perf_partial_verdict(struct perf_ctx *p);
 int perf_post_recvs(struct perf_ctx *p, int qp, int count);
 uint64_t perf_now_ns(void);
 
@@ -200,6 +212,9 @@ void perf_print_dest(const struct perf_ctx *p, const struct perf_dest *d, int re
 void perf_bw_compute(const struct perf_opts *o, uint64_t size, uint64_t iters_total,
 		     const uint64_t *tposted, const uint64_t *tcompleted, uint64_t n, int cq_mod,
 		     uint64_t t_start, uint64_t t_end, struct perf_bw_report *r);
+/* Count only what was delivered: of posted bytes, missing never went
+ * (sender) or never landed (receiver); the bandwidths scale down. */
+void perf_bw_goodput(struct perf_bw_report *r, uint64_t posted, uint64_t missing);
 /* Latency statistics from per-iteration deltas (ns, sorted in place). */
 void perf_lat_compute(uint64_t size, uint64_t *delta_ns, uint64_t n, double factor, struct perf_lat_result *r);
 

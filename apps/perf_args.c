@@ -73,7 +73,9 @@ static void usage(FILE *f, const char *mode)
 		"      --report_gbits      report Gb/sec instead of MB/sec\n"
 		"  -F, --CPU-freq          accepted, no effect\n"
 		"      --timeout SEC       longest wait for the peer or a completion (default 30)\n"
-		"      --counters          print the QPs' and the port's counters at exit (retransmits, drops)\n",
+		"      --counters          print the QPs' and the port's counters at exit (retransmits, drops)\n"
+		"      --allow-partial     be: a message that ends before it is whole (deadline, preemption) is no\n"
+		"                          failure; the result counts the bytes delivered, not posted\n",
 		mode ? mode : "MODE", PERF_MAX_QPS, PERF_DEFAULT_TCP_PORT);
 	rel_args_usage(f, 26);
 }
@@ -105,7 +107,7 @@ static const char *unsupported[] = {
 
 int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 {
-	enum { OPT_GBITS = 1000, OPT_TIMEOUT, OPT_COUNTERS };
+	enum { OPT_GBITS = 1000, OPT_TIMEOUT, OPT_COUNTERS, OPT_ALLOW_PARTIAL };
 	static const struct option longopts[] = {
 		{"ib-dev", required_argument, NULL, 'd'},
 		{"ib-port", required_argument, NULL, 'i'},
@@ -127,6 +129,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 		{"CPU-freq", no_argument, NULL, 'F'},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"counters", no_argument, NULL, OPT_COUNTERS},
+		{"allow-partial", no_argument, NULL, OPT_ALLOW_PARTIAL},
 		{"help", no_argument, NULL, 'h'},
 		REL_ARGS_LONGOPTS,
 		{NULL, 0, NULL, 0},
@@ -279,6 +282,9 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 		case OPT_COUNTERS:
 			o->counters = 1;
 			break;
+		case OPT_ALLOW_PARTIAL:
+			o->allow_partial = 1;
+			break;
 		case 'h':
 			usage(stdout, mode);
 			return 1;
@@ -294,7 +300,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 				if (name[0] == '-' && name[1] && strstr(unsupported[k], name))
 					fprintf(stderr, " (perftest's %s)", unsupported[k]);
 			fprintf(stderr, "; accepted: -d -i -x -s -n -D -a -q -m -c -p -t -r -Q -o "
-				"--report_gbits -F --timeout --counters " REL_ARGS_NAMES " -h (see --help)\n");
+				"--report_gbits -F --timeout --counters --allow-partial " REL_ARGS_NAMES " -h (see --help)\n");
 			return 2;
 		}
 		}
@@ -322,6 +328,12 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 	if (rel_args_check(&o->rel, o->conn == UROCE_QPT_RC ? NULL : o->conn == UROCE_QPT_UC ? "-c UC" : "-c UD",
 			   "-c RC", err, sizeof(err))) {
 		fprintf(stderr, "uroce-perf: %s: %s\n", mode, err);
+		return 2;
+	}
+	if (o->allow_partial && o->rel.attr.reliability != UROCE_REL_BE) {
+		fprintf(stderr, "uroce-perf: %s: --allow-partial is for --reliability be (its messages may end before "
+			"they are whole); this run uses %s, whose messages always arrive whole or fail\n", mode,
+			uroce_reliability_str(o->rel.attr.reliability));
 		return 2;
 	}
 	if (o->rel.attr.reliability != UROCE_REL_RC && (o->test == PERF_READ_BW || o->test == PERF_READ_LAT)) {

@@ -65,7 +65,14 @@ int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 	struct uroce_send_wr *wr = calloc(nq, sizeof(*wr));
 	struct ready_ring ready = {.q = calloc(nq, sizeof(int)), .in = calloc(nq, 1), .size = (unsigned)nq};
 	struct uroce_wc wc[PERF_POLL_BATCH];
+	/* be: every WR signalled, since only a completion tells that its
+	 * message ended before it was whole (and how much of it went) */
+	int be = o->rel.attr.reliability == UROCE_REL_BE;
+	uint64_t missing0;
 	int stop = 0, rc = 0;
+
+	memset(&p->part, 0, sizeof(p->part)); /* each size on its own */
+	missing0 = p->part.missing;
 
 	if (!scnt || !ccnt || !last_sig || !sge || !wr || !ready.q || !ready.in) {
 		fprintf(stderr, "uroce-perf: cannot allocate the traffic state of %d QPs\n", o->num_qps);
@@ -118,7 +125,7 @@ int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 			while (scnt[q] < iters && scnt[q] - ccnt[q] < depth) {
 				struct uroce_send_wr *bad;
 				int last = scnt[q] + 1 == iters;
-				int sig = (scnt[q] % (uint64_t)o->cq_mod) == (uint64_t)(o->cq_mod - 1) || last;
+				int sig = (scnt[q] % (uint64_t)o->cq_mod) == (uint64_t)(o->cq_mod - 1) || last || be;
 				wr[q].send_flags = sig ? UROCE_SEND_SIGNALED : 0;
 				wr[q].wr_id = ((scnt[q] + 1 - last_sig[q]) << PERF_WRID_QP_BITS) | (uint64_t)q;
 				if (tposted)
@@ -165,6 +172,7 @@ int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 				rc = -EIO;
 				goto out;
 			}
+			perf_wc_partial(p, &wc[i], o->size);
 			uint64_t qi = wc[i].wr_id & WRID_QP_MASK;
 			uint64_t covered = wc[i].wr_id >> PERF_WRID_QP_BITS;
 			if (qi >= nq || !covered || covered > scnt[qi] - ccnt[qi]) {
@@ -187,12 +195,15 @@ int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 		t_end = perf_now_ns();
 	perf_bw_compute(o, o->size, totccnt, o->duration ? NULL : tposted, tcompleted, totccnt, o->cq_mod,
 			t_start, t_end, rep);
+	perf_bw_goodput(rep, o->size * totccnt, p->part.missing - missing0);
 	/* #iterations counts every QP's messages, as perftest's does */
 	if (!o->duration && totccnt != total) {
 		fprintf(stderr, "uroce-perf: %llu of %llu messages completed\n", (unsigned long long)totccnt,
 			(unsigned long long)total);
 		rc = -EIO;
 	}
+	if (!rc)
+		rc = perf_partial_verdict(p);
 out:
 	free(tposted);
 	free(tcompleted);
@@ -212,8 +223,10 @@ int perf_run_bw_server_send(struct perf_ctx *p, struct perf_bw_report *rep)
 	uint64_t *posted = calloc((size_t)o->num_qps, sizeof(uint64_t)), tot = 0;
 	uint64_t total = o->iters * (uint64_t)o->num_qps, t_start = 0, t_end = 0;
 	struct uroce_wc wc[PERF_POLL_BATCH];
-	uint64_t expect = o->size + (o->conn == UROCE_QPT_UD ? PERF_UD_GRH : 0);
+	uint64_t expect = o->size + (o->conn == UROCE_QPT_UD ? PERF_UD_GRH : 0), missing0 = 0;
 	int rc = 0;
+
+	memset(&p->part, 0, sizeof(p->part)); /* each size on its own */
 
 	if (!posted) {
 		fprintf(stderr, "uroce-perf: cannot allocate the receive state of %d QPs\n", o->num_qps);
@@ -242,7 +255,10 @@ int perf_run_bw_server_send(struct perf_ctx *p, struct perf_bw_report *rep)
 				goto out;
 			}
 			int q = (int)wc[i].wr_id;
-			if (wc[i].byte_len != o->size && wc[i].byte_len != expect) {
+			/* a be message that ended before it was whole: byte_len is
+			 * what was placed */
+			if (!perf_wc_partial(p, &wc[i], o->size) && wc[i].byte_len != o->size &&
+			    wc[i].byte_len != expect) {
 				fprintf(stderr, "uroce-perf: received %u bytes, expected %llu\n", wc[i].byte_len,
 					(unsigned long long)o->size);
 				rc = -EIO;
@@ -258,6 +274,8 @@ int perf_run_bw_server_send(struct perf_ctx *p, struct perf_bw_report *rep)
 		}
 	}
 	perf_bw_compute(o, o->size, tot, NULL, NULL, 0, o->cq_mod, t_start, t_end, rep);
+	perf_bw_goodput(rep, o->size * tot, p->part.missing - missing0);
+	rc = perf_partial_verdict(p);
 out:
 	free(posted);
 	return rc;

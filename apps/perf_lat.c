@@ -18,7 +18,12 @@ static int wait_one(struct perf_ctx *p, struct uroce_cq *cq, const char *what, s
 	int n = perf_poll(p, cq, 1, wc);
 	if (n < 0)
 		return n;
-	return perf_wc_ok(wc, what);
+	if (perf_wc_ok(wc, what))
+		return -EIO;
+	/* a be message that ended before it was whole is no sample */
+	if (perf_wc_partial(p, wc, p->o->size) && !p->o->allow_partial)
+		return perf_partial_verdict(p);
+	return 0;
 }
 
 static int post_one(struct perf_ctx *p, struct uroce_send_wr *wr)

@@ -110,6 +110,8 @@ static int run_bw(struct perf_ctx *p)
 		if (rc)
 			return rc;
 		perf_print_bw_line(o, &mine);
+		if (o->test == PERF_SEND_BW && client && o->rel.attr.reliability == UROCE_REL_BE && idx == 0)
+			printf(" (be: this line counts the bytes this end sent; the receiver's counts those placed)\n");
 		if (o->test == PERF_SEND_BW && o->all && (rc = hs0(p)))
 			return rc;
 	}

@@ -102,6 +102,17 @@ static double unit_bytes(const struct perf_opts *o)
 	return o->report_gbits ? 125000000.0 : 1048576.0;
 }
 
+void perf_bw_goodput(struct perf_bw_report *r, uint64_t posted, uint64_t missing)
+{
+	double f;
+
+	if (!missing || !posted)
+		return;
+	f = missing >= posted ? 0.0 : (double)(posted - missing) / (double)posted;
+	r->bw_avg *= f;
+	r->bw_peak *= f;
+}
+
 void perf_bw_compute(const struct perf_opts *o, uint64_t size, uint64_t iters_total,
 		     const uint64_t *tposted, const uint64_t *tcompleted, uint64_t n, int cq_mod,
 		     uint64_t t_start, uint64_t t_end, struct perf_bw_report *r)

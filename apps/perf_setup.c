@@ -341,6 +341,34 @@ int perf_wc_ok(const struct uroce_wc *wc, const char *what)
 	return -EIO;
 }
 
+int perf_wc_partial(struct perf_ctx *p, const struct uroce_wc *wc, uint64_t expect)
+{
+	if (!(wc->wc_flags & (UROCE_WC_PARTIAL | UROCE_WC_TIMEOUT | UROCE_WC_PREEMPTED)))
+		return 0;
+	p->part.n++;
+	p->part.timeout += !!(wc->wc_flags & UROCE_WC_TIMEOUT);
+	p->part.preempted += !!(wc->wc_flags & UROCE_WC_PREEMPTED);
+	if (wc->byte_len < expect)
+		p->part.missing += expect - wc->byte_len;
+	return 1;
+}
+
+int perf_partial_verdict(struct perf_ctx *p)
+{
+	if (!p->part.n)
+		return 0;
+	fprintf(stderr,
+		"uroce-perf: %llu message(s) ended before they were whole (%llu by their deadline, %llu preempted): "
+		"%llu bytes %s\n",
+		(unsigned long long)p->part.n, (unsigned long long)p->part.timeout, (unsigned long long)p->part.preempted,
+		(unsigned long long)p->part.missing, p->o->server ? "not sent" : "not placed");
+	if (p->o->allow_partial)
+		return 0;
+	fprintf(stderr, "uroce-perf: a failure: not every message arrived whole (be ends a message by its deadline; "
+		"--allow-partial accepts that and reports the goodput)\n");
+	return -EIO;
+}
+
 int perf_post_recvs(struct perf_ctx *p, int qp, int count)
 {
 	uint32_t len = (uint32_t)p->o->size + (p->o->conn == UROCE_QPT_UD ? PERF_UD_GRH : 0);

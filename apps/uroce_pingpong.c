@@ -48,6 +48,13 @@ enum {
 /* "LID:QPN:PSN:GID" as rdma-core writes it: 4+1+6+1+6+1+32 chars and a NUL. */
 #define PP_MSG_LEN (sizeof "0000:000000:000000:00000000000000000000000000000000")
 #define PP_DONE_LEN (sizeof "done")
+/* be: a receive's deadline runs from when it becomes the QP's active one,
+ * which is at RTR, in the middle of the exchange: so a be end posts its
+ * receives only once the exchange is over, and the server says "go" once
+ * its receives are up, before the client's first message leaves (uroce
+ * peers only: rdma-core speaks no be) */
+#define PP_GO_LEN (sizeof "go!")
+#define PP_BE_RX_DEPTH 4
 
 enum pp_mode { PP_RC, PP_UC, PP_UD };
 
@@ -566,6 +573,11 @@ static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
 	c->full_chk = o->validate_buf && o->rel.attr.reliability != UROCE_REL_RC;
 	c->is_client = o->servername != NULL;
 	c->rx_depth = (int)o->rx_depth;
+	/* be: only the oldest receive waits for a message, its deadline
+	 * running; a ping-pong has one in flight, and posting hundreds at
+	 * once (then refilling them) would hold the first ping past it */
+	if (o->rel.attr.reliability == UROCE_REL_BE && c->rx_depth > PP_BE_RX_DEPTH)
+		c->rx_depth = PP_BE_RX_DEPTH;
 	c->send_flags = UROCE_SEND_SIGNALED;
 	c->buf_len = o->size + (o->mode == PP_UD ? PP_GRH_BYTES : 0);
 	/* Both ends start from the same filler, as rdma-core does. */
@@ -743,6 +755,8 @@ static int pp_connect_ctx(struct pp_ctx *c, const struct pp_opts *o, unsigned my
 	return 0;
 }
 
+static int pp_post_recv_all(struct pp_ctx *c);
+
 /* The connection to the peer, every wait bounded by --timeout. */
 static struct tcp_exchange pp_tcp(const struct pp_opts *o)
 {
@@ -781,6 +795,14 @@ static int pp_client_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const 
 	if (tcp_exchange_send(&x, "done", PP_DONE_LEN)) {
 		fprintf(stderr, "Couldn't read/write remote address\n");
 		goto out;
+	}
+	if (o->rel.attr.reliability == UROCE_REL_BE) {
+		if (tcp_exchange_recv(&x, msg, PP_GO_LEN) || memcmp(msg, "go!", PP_GO_LEN)) {
+			fprintf(stderr, "Couldn't read the server's go (be: it posts its receives first)\n");
+			goto out;
+		}
+		if (pp_post_recv_all(c))
+			goto out;
 	}
 	ret = 0;
 out:
@@ -833,6 +855,11 @@ static int pp_server_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const 
 		fprintf(stderr, "Couldn't send/recv local address: the peer did not answer \"done\"\n");
 		goto out;
 	}
+	if (o->rel.attr.reliability == UROCE_REL_BE &&
+	    (pp_post_recv_all(c) || tcp_exchange_send(&x, "go!", PP_GO_LEN))) {
+		fprintf(stderr, "Couldn't post the receives or say go\n");
+		goto out;
+	}
 	ret = 0;
 out:
 	tcp_exchange_close(&x);
@@ -858,6 +885,18 @@ static int pp_post_recv(struct pp_ctx *c, int n)
 		if (uroce_post_recv(c->qp, &wr, &bad))
 			break;
 	return i;
+}
+
+/* rx_depth receives, the whole queue; 0 or -1 (said) */
+static int pp_post_recv_all(struct pp_ctx *c)
+{
+	int n = pp_post_recv(c, c->rx_depth);
+
+	if (n < c->rx_depth) {
+		fprintf(stderr, "Couldn't post receive (%d): %s\n", n, uroce_last_error());
+		return -1;
+	}
+	return 0;
 }
 
 /* Byte j of message k sent by the client (dir 0) or the server (dir 1). */
@@ -910,6 +949,15 @@ static int parse_single_wc(struct pp_ctx *c, const struct uroce_wc *wc, int *scn
 	if (wc->status != UROCE_WC_SUCCESS) {
 		fprintf(stderr, "Failed status %s (%d) for wr_id %d\n", uroce_wc_status_str(wc->status),
 			wc->status, (int)wc->wr_id);
+		return 1;
+	}
+	if (wc->wc_flags & (UROCE_WC_PARTIAL | UROCE_WC_TIMEOUT | UROCE_WC_PREEMPTED)) {
+		/* be: said as it is, never counted as a message that arrived */
+		fprintf(stderr, "%s %d ended before its message was whole (%s): %u of %u bytes %s\n",
+			wc->wr_id == PINGPONG_RECV_WRID ? "receive" : "send", *(wc->wr_id == PINGPONG_RECV_WRID ? rcnt : scnt) + 1,
+			(wc->wc_flags & UROCE_WC_PREEMPTED) ? "preempted by a newer one" :
+			(wc->wc_flags & UROCE_WC_TIMEOUT) ? "its deadline passed; --timeout-us sets it" : "partial",
+			wc->byte_len, c->size, wc->wr_id == PINGPONG_RECV_WRID ? "placed" : "sent");
 		return 1;
 	}
 	/* uroce's own addition under --chk: the completion says what arrived. */
@@ -1025,11 +1073,10 @@ static int run(const struct pp_opts *o, struct pp_ctx *c)
 
 	if (pp_init_ctx(c, o))
 		return 1;
-	routs = pp_post_recv(c, c->rx_depth);
-	if (routs < c->rx_depth) {
-		fprintf(stderr, "Couldn't post receive (%d): %s\n", routs, uroce_last_error());
+	/* be posts them after the exchange (PP_GO_LEN) */
+	if (o->rel.attr.reliability != UROCE_REL_BE && pp_post_recv_all(c))
 		return 1;
-	}
+	routs = c->rx_depth;
 	err = uroce_query_port(c->ctx, (uint8_t)o->ib_port, &pa);
 	if (err) {
 		fail_call("Couldn't get port info", err);
