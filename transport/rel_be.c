@@ -517,6 +517,10 @@ static void be_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const s
 		ctx_count_drop(qp->ctx, UROCE_DROP_LATE);
 		return;
 	}
+	if (d > BE_MSG_AHEAD) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_STALE_MSG);
+		return;
+	}
 	if (!psn_take(qp, pkt->psn))
 		return;
 	qp->rx_packets++;

@@ -11,7 +11,13 @@
 #define BE_TIMEOUT_MAX_US 60000000u     /* a minute: a longer deadline is no bound */
 #define BE_MSG_HALF (1u << (SRW_MSG_BITS - 1)) /* a message number this far back is late, not new */
 #define BE_DUP_WIN 32u                  /* PSNs behind the highest checked for duplicates; older ones are late */
-#define BE_PSN_AHEAD (1u << 16)         /* a PSN further ahead of the highest is not the peer's (forged or stale) */
+#define BE_PSN_AHEAD (1u << 14)         /* a PSN further ahead of the highest is not the peer's (forged or stale):
+                                         * the packets a loss burst may take, so that a blind forger must try
+                                         * 2^24 / 2^14 PSNs */
+/* a message number further ahead of the active one is not the peer's: it
+ * would preempt every receive up to it. A sender whose messages were all
+ * lost meanwhile is met again as the receiver's deadlines move it on. */
+#define BE_MSG_AHEAD 64u
 
 /* be_state.flags */
 enum {

@@ -61,7 +61,8 @@ WR_SEND = 2                   # enum uroce_wr_opcode in a descriptor
 SR_VICTIMS = ("sr", "srx", "ec", "sre", "sre2")
 # be (docs/wire.md "be: best effort, version 1"): sr's packets, two more kinds
 SRW_BE_WRITE, SRW_BE_TAIL = 5, 6
-BE_PSN_AHEAD = 1 << 16        # the receiver's PSN window ahead of the highest PSN seen
+BE_PSN_AHEAD = 1 << 14        # the receiver's PSN window ahead of the highest PSN seen
+BE_MSG_AHEAD = 64             # a message number further ahead of the active one is dropped (stale_msg)
 BE_MSG_HALF = 2048            # a number this far behind the active message (mod 4096) is late
 WC_PARTIAL, WC_TIMEOUT, WC_PREEMPTED = 1 << 8, 1 << 9, 1 << 10  # enum uroce_wc_flags
 # congestion notification and control (issue 11; docs/wire.md "sr and ec")
@@ -1971,8 +1972,8 @@ def cases(s):
 
     @be_case
     def be_psn_out_of_window(st):
-        # the active message's number, PSNs 2^16 + 1 and 2^22 past the
-        # highest seen
+        # the active message's number, PSNs BE_PSN_AHEAD + 1 and 2^22 past
+        # the highest seen
         v, psn, cur = bev()
         hi = v["be"]["psn_hi"]
         s.wire.send([s.sr_msg(v, psn_add(hi, BE_PSN_AHEAD + 1), cur, SRW_LAST, 0, payload(64, 182)),
@@ -1980,8 +1981,19 @@ def cases(s):
         return be_dropped("psn_out_of_window", 2, same=("cur", "active", "placed", "flags", "psn_hi"))
 
     @be_case
+    def be_msg_far_ahead(st):
+        # one-packet messages BE_MSG_AHEAD + 1 and 2047 numbers past the
+        # active one at the next PSN: dropped (stale_msg) before anything
+        # moves. fe1c937 took them: each ended every receive up to it as
+        # preempted (2047 in the finding), and moved the highest PSN.
+        v, psn, cur = bev()
+        s.wire.send([s.sr_msg(v, psn, cur + BE_MSG_AHEAD + 1, SRW_LAST, 0, payload(64, 185)),
+                     s.sr_msg(v, psn_add(psn, 1), cur + BE_MSG_HALF - 1, SRW_LAST, 0, payload(64, 186))])
+        return be_dropped("stale_msg", 2, same=("cur", "active", "placed", "flags", "psn_hi"))
+
+    @be_case
     def be_psn_window_edge_accepted(st):
-        # the last PSN of the window (2^16 past the highest seen) is taken
+        # the last PSN of the window (BE_PSN_AHEAD past the highest seen) is taken
         v, psn, cur = bev()
         hi = v["be"]["psn_hi"]
         data = payload(64, 184)
@@ -2123,6 +2135,30 @@ def cases(s):
                 "counter_delta": {"late_drops": n if reason == "late" else 0, "be_preempted": 0, "be_timeouts": 0}}
 
     @case
+    def be_blind_sweep_legit(st):
+        # The finding's blind attack on the legit be connection, off-path
+        # (the client's addresses, no knowledge of its PSN or message
+        # number): one-packet messages ("last", 64 forged bytes) at PSNs
+        # 2^15 + k x 2^16 past the highest seen, all 256 k, for two message
+        # numbers 1000 and 2000 ahead of the one active when read (the
+        # connection moves hundreds a second): 512 frames. fe1c937 took the
+        # first of each number (inside its 2^16 window): every receive up
+        # to it ended preempted, one completed with the forged bytes, and
+        # the highest PSN jumped so the client's packets were dropped as
+        # late. Now a number more than BE_MSG_AHEAD ahead is no message of
+        # the peer's (stale_msg), before its PSN moves anything (the
+        # narrower PSN window is be_psn_out_of_window's); the connection
+        # goes on.
+        lg = s.legit_be()
+        hi, cur = lg["be"]["psn_hi"], lg["be"]["cur"]
+        frames = []
+        for m in (cur + 1000, cur + 2000):
+            frames += [s.sr_msg(lg, psn_add(hi, (1 << 15) + k * (1 << 16)), m, SRW_LAST, 0, payload(64, 192),
+                                src=lg["peer_ip"]) for k in range(256)]
+        s.wire.send(frames)
+        return legit_be_expect("stale_msg", 512)
+
+    @case
     def be_late_legit(st):
         # packets of the message the client completed last: a SEND's
         # (rkey 0: it would land in the active receive, the next header)
@@ -2145,11 +2181,13 @@ def cases(s):
     @case
     def be_psn_out_of_window_legit(st):
         # a number 1024 ahead (a newer message: it would end the active
-        # one and 1023 more) at a PSN 100000 past the highest seen
+        # one and 1023 more) at a PSN 100000 past the highest seen: no
+        # message of the peer's (more than BE_MSG_AHEAD ahead), dropped
+        # before its PSN is looked at
         lg = s.legit_be()
         hi, cur = lg["be"]["psn_hi"], lg["be"]["cur"]
         s.wire.send([s.sr_msg(lg, psn_add(hi, 100000), cur + 1024, SRW_LAST, 0, payload(32, 194), src=lg["peer_ip"])])
-        return legit_be_expect("psn_out_of_window", 1)
+        return legit_be_expect("stale_msg", 1)
 
     # ======================================================================
     # Congestion notification and control (issue 11; docs/wire.md "sr and
