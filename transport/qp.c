@@ -497,6 +497,7 @@ static void qp_reset(struct uroce_qp *qp)
 	atomic_store(&qp->rq_head, 0);
 	qp->rq_tail = 0;
 	qp->rd_outstanding = 0;
+	qp->rd_resp_pkts = 0;
 	qp->gb_blocked = qp->rnr_wait = false;
 	qp->nak_sent = qp->uc_discard = qp->in_send = qp->in_write = qp->have_rwqe = false;
 	qp->ack_pending = qp->nak_pending = false;
@@ -530,6 +531,7 @@ void qp_flush(struct uroce_qp *qp)
 	qp->sq_cur = qp->sq_tail;
 	qp->cur_off = 0;
 	qp->rd_outstanding = 0;
+	qp->rd_resp_pkts = 0;
 	if (qp->have_rwqe && !qp->init.srq) {
 		memset(&wc, 0, sizeof(wc));
 		wc.wr_id = qp->cur_rwqe.wr_id;

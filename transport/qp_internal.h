@@ -26,6 +26,11 @@
 #define RC_WINDOW_PSNS 256u       /* unacked packets in flight per QP: keeps loop/NIC rings from overflowing */
 #define RC_ACKREQ_EVERY 16u       /* ask for an ACK at least this often inside a long message */
 #define RC_MAX_RD_ATOMIC 16u      /* both directions: outstanding READ/atomic */
+/* READ responses a requester asks for at once, beyond its first READ: the
+ * responder sends them back to back at its rate, and more than a receive
+ * ring's worth queued behind a loss only come back to be dropped (a gap
+ * asks again from its first missing PSN, and what follows is resent) */
+#define RC_READ_RESP_PKTS 2048u
 #define UROCE_MAX_MSG (1u << 31)
 #define NEIGH_TIMEOUT_MS 3000
 /* IPv4 + UDP + BTH + RETH + ImmDt + ICRC: the most a data packet adds to
@@ -235,6 +240,7 @@ struct uroce_qp {
 	uint32_t qpt_idx;       /* its place in ctx->qpt.live */
 	uint32_t tok_local;     /* random, never 0: control packets to this QP carry it */
 	uint32_t tok_remote;    /* attr.dest_token: control packets to the peer carry it */
+	uint32_t rd_resp_pkts;  /* READ responses the READs started and not completed ask for (RC_READ_RESP_PKTS) */
 	uint32_t sq_size, rq_size;
 	uint32_t rnr_psn;
 	/* BIND_MW and LOCAL_INV started: they take an SQ slot but no message

@@ -40,8 +40,12 @@ void req_complete(struct uroce_qp *qp, struct swqe *w, enum uroce_wc_status st)
 {
 	struct uroce_wc wc;
 
-	if (wr_is_rd(w->opcode) && w->state != SWQE_POSTED && qp->rd_outstanding)
+	if (wr_is_rd(w->opcode) && w->state != SWQE_POSTED && qp->rd_outstanding) {
 		qp->rd_outstanding--;
+		if (w->opcode == UROCE_WR_RDMA_READ)
+			qp->rd_resp_pkts -= qp->rd_resp_pkts < npkts(w->length, qp->mtu) ? qp->rd_resp_pkts :
+			                                                                    npkts(w->length, qp->mtu);
+	}
 	if (st == UROCE_WC_SUCCESS && !w->signaled)
 		return;
 	memset(&wc, 0, sizeof(wc));
@@ -203,6 +207,9 @@ static bool req_tx(struct uroce_qp *qp, bool drain)
 			if (w->state == SWQE_POSTED && qp->cur_off == 0) {
 				if (is_rd(w) && qp->rd_outstanding >= maxrd)
 					return false;
+				if (w->opcode == UROCE_WR_RDMA_READ && qp->rd_outstanding &&
+				    qp->rd_resp_pkts + npkts(w->length, qp->mtu) > RC_READ_RESP_PKTS)
+					return false; /* its responses wait for the earlier ones'; a completion kicks us */
 				if (w->fence && qp->rd_outstanding)
 					return false;
 				if (!rc_credit_may_start(qp, qp->sq_cur, credit_op(w)))
@@ -215,8 +222,11 @@ static bool req_tx(struct uroce_qp *qp, bool drain)
 			}
 		}
 		if (qp->cur_off == 0 && w->state != SWQE_SENDING) {
-			if (w->state == SWQE_POSTED && is_rd(w))
+			if (w->state == SWQE_POSTED && is_rd(w)) {
 				qp->rd_outstanding++;
+				if (w->opcode == UROCE_WR_RDMA_READ)
+					qp->rd_resp_pkts += npkts(w->length, qp->mtu);
+			}
 			if (w->state == SWQE_POSTED && rc_qp)
 				rc_credit_started(qp, credit_op(w));
 			w->first_psn = qp->snd_nxt;

@@ -1,0 +1,52 @@
+#!/bin/bash
+# READ at every size and depth: uroce-perf read_bw -a (2 B to 8 MiB) at
+# -o 1 and -o 16, and read_lat -a, between two namespaces over AF_XDP veth.
+# Every size must complete on both ends. A requester asks for at most
+# RC_READ_RESP_PKTS (2048) READ responses at once beyond its first READ,
+# and a gap in the responses asks again from the first missing PSN, so an
+# 8 MiB READ at depth 16 no longer floods its own receive ring (fe1c937,
+# -s 8 MiB -n 200 -o 16: 6 ACK timeouts, 175 505 responses dropped as
+# stale of 1.8 M; after: none timed out). The counters of each run are
+# printed; what the test requires is completion.
+#
+#   read_sizes.sh UROCE_PERF
+set -u
+. "$(dirname "$0")/../lib/netns.sh"
+PERF=${1:?usage: read_sizes.sh UROCE_PERF}
+netns_need_root
+netns_init uroce-rdsz
+TMP=$NETNS_TMP
+NA=$NETNS_PREFIX-a NB=$NETNS_PREFIX-b
+IPB=10.96.0.2
+fail() { netns_die "$@"; }
+NETNS_LOG_LINES=30
+
+netns_add "$NA" "$NB"
+netns_veth "$NA" a0 "$NB" b0 --ip-a 10.96.0.1/24 --ip-b $IPB/24 --mtu 1500
+ip netns exec "$NA" ping -c 1 -W 2 $IPB >/dev/null || fail "B is not reachable"
+
+PORT=18980
+# run TAG MODE ARGS...: one client/server pair; both must exit 0 and the
+# client must print a result row for every size of -a (2 B .. 8 MiB: 23)
+run() {
+	local tag=$1 crc=0 src=0 spid rows
+	shift
+	PORT=$((PORT + 1))
+	netns_start "$NB" "$TMP/$tag.s.log" timeout 120 "$PERF" "$@" -d afxdp:b0 -x 1 -p $PORT --counters
+	spid=$NETNS_PID
+	netns_wait_tcp "$NB" $PORT "$spid" 10 || fail "$tag: the server did not listen"
+	ip netns exec "$NA" timeout 120 "$PERF" "$@" -d afxdp:a0 -x 1 -p $PORT --counters $IPB >"$TMP/$tag.c.log" 2>&1 ||
+		crc=$?
+	netns_wait "$spid" || src=$?
+	rows=$(awk '$1 ~ /^[0-9]+$/ && $1 >= 2 && NF >= 4 { n++ } END { print n + 0 }' "$TMP/$tag.c.log")
+	echo "$tag: client exit $crc, server exit $src, $rows sizes"
+	grep -h "uroce counters" "$TMP/$tag.c.log" | sed 's/^/  /'
+	[ $crc = 0 ] && [ $src = 0 ] && [ "$rows" = 23 ] ||
+		{ cat "$TMP/$tag.c.log" "$TMP/$tag.s.log"; fail "$tag: wanted both ends 0 and 23 sizes"; }
+}
+
+run bw_o1 read_bw -a -n 20 -o 1
+run bw_o16 read_bw -a -n 20 -o 16
+run lat read_lat -a -n 20
+echo "read_sizes: every size completed at -o 1 and -o 16, and read_lat"
+exit 0
