@@ -607,17 +607,6 @@ static bool gave_up(const struct uroce_qp *qp, const struct sr_txp *p)
 	return sr_of(qp)->tx.now - base >= limit;
 }
 
-/* The retries a lost packet has spent: its transmissions, plus one for
- * every further RTO it has waited since the last while a controller (a
- * credit it never gets, a window, a pacer) held it back, so a QP that may
- * not send still runs out of retries in bounded time. */
-static uint32_t tries(const struct sr_tx *t, const struct sr_txp *p)
-{
-	uint64_t held = t->now > p->sent_ns ? (t->now - p->sent_ns) / sr_rto_now(t) : 0;
-
-	return p->ntx + (held > 1 ? (uint32_t)(held > 255 ? 255 : held) - 1u : 0u);
-}
-
 /* Retransmit the packets marked lost: 0, -EAGAIN when a controller holds
  * them, -ENOBUFS when the TX stage is full. */
 static int tx_lost(struct uroce_qp *qp)
@@ -634,7 +623,7 @@ static int tx_lost(struct uroce_qp *qp)
 		if (p->flags & SRP_NOCREDIT) {
 			/* a probe waiting for receives: not a loss, no retry spent */
 			p->ntx = 1;
-		} else if (tries(t, p) > qp->attr.retry_cnt && gave_up(qp, p)) {
+		} else if (p->ntx > qp->attr.retry_cnt && gave_up(qp, p)) {
 			/* out of retries: as rc, the oldest WQE fails and the QP
 			 * goes to ERR, which flushes the others */
 			qp->rel->complete(qp, wqe_at(qp, qp->sq_tail), UROCE_WC_RETRY_EXC_ERR);
