@@ -330,8 +330,9 @@ static void finish(struct uroce_qp *qp, unsigned why)
 	}
 	/* a WRITE with immediate that did not end whole: its key, if a
 	 * window's, is revoked so that no straggler writes after the
-	 * completion (OptiNIC's per-operation windows) */
-	if ((st->flags & BE_F_WRITE) && why)
+	 * completion (OptiNIC's per-operation windows). Only a key that
+	 * placed a packet of it: a descriptor alone (forged) names any key */
+	if ((st->flags & (BE_F_WRITE | BE_F_KEYED)) == (BE_F_WRITE | BE_F_KEYED) && why)
 		mw_remote_invalidate(qp, st->rkey); /* a region's key stays: only windows are revoked */
 	st->cur++;
 	rx_clear(st);
@@ -466,7 +467,7 @@ static void rx_data_pkt(struct uroce_qp *qp, const struct roce_pkt *pkt, uint32_
 		}
 		if (len && !rx_check_write(qp, pkt->reth.rkey, pkt->reth.va, len))
 			return;
-		st->flags |= BE_F_WRITE;
+		st->flags |= BE_F_WRITE | (len ? BE_F_KEYED : 0);
 		st->rkey = pkt->reth.rkey;
 		st->op = UROCE_WR_RDMA_WRITE_WITH_IMM;
 		if (len)

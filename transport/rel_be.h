@@ -28,6 +28,7 @@ enum {
 	BE_F_DESC1 = 16, /* sender: the descriptor before the data went out */
 	BE_F_DESC2 = 32, /* sender: ... and the one before the last packet */
 	BE_F_TAIL = 64,  /* sender: the last packet went out, its copy not yet */
+	BE_F_KEYED = 128, /* a packet was placed under rkey: only then is it this message's key */
 };
 
 struct be_state {
@@ -36,7 +37,7 @@ struct be_state {
 	uint32_t placed;       /* bytes placed */
 	uint32_t len;          /* its length (BE_F_LEN) */
 	uint32_t imm;          /* the WR's immediate, from the descriptor (network order) */
-	uint32_t rkey;         /* WRITE with immediate: its key, revoked if it times out */
+	uint32_t rkey;         /* WRITE with immediate: its key, revoked if it ends early (BE_F_KEYED) */
 	uint32_t psn_hi;       /* highest PSN that arrived */
 	uint32_t seen;         /* bit i: PSN psn_hi - i arrived (a network duplicate is dropped at once) */
 	uint32_t start_us;     /* when its receive WR became the oldest (clock, us): its deadline counts from here */
