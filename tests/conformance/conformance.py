@@ -2123,6 +2123,27 @@ def cases(s):
                 "changes": {"be_data": (base, base + MTU, True), "be_recv": (rl, rl + 64, True)},
                 "content": {"be_data": (base, d0), "be_recv": (rl, d1)}}
 
+    @mw_case("be", 1024, 1024)
+    def be_mw_desc_key_not_revoked(st):
+        # a descriptor alone names any key: message cur's says WRITE with
+        # immediate through the window, nothing of it is placed, and cur + 1
+        # preempts it. Only a key that placed a packet of the message is
+        # revoked, so message cur + 2's WRITE with immediate through the
+        # window is placed (before: rkey_revoked, nothing placed)
+        v, psn, cur = bev()
+        w = v["mw"]
+        base, rl = w["va"] - v["va"], v["recv_len"]
+        d1, d2 = payload(64, 211), payload(64, 212)
+        s.wire.send([s.sr_msg(v, psn, cur, SRW_DESC, 0, desc_payload(op=1, flags=1, length=2 * MTU, rkey=w["rkey"]),
+                              va=0),
+                     s.sr_msg(v, psn_add(psn, 1), cur + 1, SRW_LAST, 0, d1),
+                     s.sr_msg(v, psn_add(psn, 2), cur + 2, SRW_LAST, 0, d2, rkey=w["rkey"], va=w["va"])])
+        return {"drops": {}, "qp": "be", "responses": "none", "state": "RTS",
+                "be_expect": {"cur": cur + 3}, "counter_delta": dict(BE_QUIET, recv_ok=3, be_preempted=1),
+                "last_recv": {"opcode": "RECV_RDMA_WITH_IMM", "flags": 0, "byte_len": 64},
+                "changes": {"be_data": (base, base + 64, True), "be_recv": (rl, rl + 64, True)},
+                "content": {"be_data": (base, d2), "be_recv": (rl, d1)}}
+
     # ---- at legit_be, in the client's name. The forged PSNs are 1000
     # ahead of the highest seen: new and inside the 2^16 window whatever
     # the live traffic did meanwhile (a packet taken there would leave the
