@@ -68,6 +68,7 @@ static int be_ready(struct uroce_qp *qp)
 	if (qp->state == UROCE_QPS_INIT) {
 		/* INIT -> RTR: the receive side starts at the peer's first PSN */
 		st->psn_hi = psn_add(qp->epsn, ROCE_PSN_MASK);
+		st->psn_gap = st->psn_hi;
 		st->seen = 0;
 	}
 	return 0;
@@ -356,7 +357,8 @@ static void be_timer(struct wheel_timer *t, void *arg)
 	finish(qp, UROCE_WC_TIMEOUT);
 }
 
-/* Dedup and window by PSN: true when psn is new (and now marked). */
+/* Dedup and window by PSN: true when psn is new (and now marked). Behind
+ * the duplicate window only a jumped-over PSN is new (psn_gap). */
 static bool psn_take(struct uroce_qp *qp, uint32_t psn)
 {
 	struct be_state *st = be_of(qp);
@@ -368,8 +370,15 @@ static bool psn_take(struct uroce_qp *qp, uint32_t psn)
 		return false;
 	}
 	if (d > 0) {
+		/* no jumped-over PSNs left: what lies past the old highest was never seen */
+		if (roce_psn_diff(st->psn_hi, st->psn_gap) <= (int32_t)BE_DUP_WIN)
+			st->psn_gap = st->psn_hi;
 		st->seen = d >= (int32_t)BE_DUP_WIN ? 1 : st->seen << d | 1;
 		st->psn_hi = psn;
+		return true;
+	}
+	if (-d >= (int32_t)BE_DUP_WIN && roce_psn_diff(psn, st->psn_gap) > 0) {
+		st->psn_gap = psn; /* jumped over, new: taken; anything at or behind it is late from now on */
 		return true;
 	}
 	if (-d >= (int32_t)BE_DUP_WIN) {

@@ -40,6 +40,9 @@ struct be_state {
 	uint32_t rkey;         /* WRITE with immediate: its key, revoked if it ends early (BE_F_KEYED) */
 	uint32_t psn_hi;       /* highest PSN that arrived */
 	uint32_t seen;         /* bit i: PSN psn_hi - i arrived (a network duplicate is dropped at once) */
+	uint32_t psn_gap;      /* PSNs in (psn_gap, psn_hi - BE_DUP_WIN] were jumped over, never seen: one
+	                        * is taken (in increasing order), so a jump ahead (a loss burst, or one
+	                        * forged packet inside the window) does not make the peer's next packets late */
 	uint32_t start_us;     /* when its receive WR became the oldest (clock, us): its deadline counts from here */
 	uint32_t next_idx;     /* packets come in index order: below this is a copy, never counted twice */
 	uint8_t op;            /* enum uroce_wr_opcode */

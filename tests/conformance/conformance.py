@@ -1992,6 +1992,22 @@ def cases(s):
         return be_dropped("stale_msg", 2, same=("cur", "active", "placed", "flags", "psn_hi"))
 
     @be_case
+    def be_psn_jump_next_taken(st):
+        # one packet of the active message 1000 PSNs ahead (a short non-last
+        # packet: bad_length_msg once its PSN counted) moves the highest PSN;
+        # the PSNs it jumped over were never seen, so the sender's next
+        # packets (a one-packet SEND and its copy) are taken, not late
+        v, psn, cur = bev()
+        data = payload(64, 187)
+        s.wire.send([s.sr_msg(v, psn_add(psn, 1000), cur, SRW_DATA, 0, payload(64, 188))])
+        time.sleep(SETTLE_S)
+        s.wire.send([s.sr_msg(v, psn, cur, SRW_LAST, 0, data), s.sr_msg(v, psn_add(psn, 1), cur, SRW_BE_TAIL, 0, data)])
+        return {"drops": {"bad_msg_length": 1, "duplicate": 1}, "qp": "be", "responses": "none", "state": "RTS",
+                "be_expect": {"cur": cur + 1, "psn_hi": psn_add(psn, 1000)},
+                "counter_delta": dict(BE_QUIET, recv_ok=1), "last_recv": {"opcode": "RECV", "flags": 0, "byte_len": 64},
+                "changes": {"be_recv": (0, 64, True)}, "content": {"be_recv": (0, data)}}
+
+    @be_case
     def be_psn_window_edge_accepted(st):
         # the last PSN of the window (BE_PSN_AHEAD past the highest seen) is taken
         v, psn, cur = bev()
@@ -2145,9 +2161,10 @@ def cases(s):
                 "content": {"be_data": (base, d2), "be_recv": (rl, d1)}}
 
     # ---- at legit_be, in the client's name. The forged PSNs are 1000
-    # ahead of the highest seen: new and inside the 2^16 window whatever
-    # the live traffic did meanwhile (a packet taken there would leave the
-    # client's next 1000 PSNs late); the message numbers are behind the
+    # ahead of the highest seen: new and inside the 2^14 window whatever
+    # the live traffic did meanwhile (a packet taken there jumps the
+    # highest PSN; the client's PSNs it jumped over are still taken,
+    # be_psn_jump_next_taken); the message numbers are behind the
     # active one by 1 (the message just completed) or more.
     BE_AHEAD = 1000
 

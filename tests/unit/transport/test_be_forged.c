@@ -4,6 +4,9 @@
  *     for another message, for a receive that then times out: the window
  *     is not revoked (only a key that placed a packet of the message is),
  *     and the real WRITE with immediate through it lands whole;
+ *   - one packet of the active message 1000 PSNs ahead of the sender's
+ *     (refused for its length once its PSN counted): the sender's next
+ *     packets, jumped over, are taken, not late;
  *   - a LAST whose message number is far ahead of the active one is
  *     dropped as stale_msg and preempts nothing; the waiting receives
  *     then complete with the real messages.
@@ -236,8 +239,60 @@ static void msg_far_ahead(void)
 	tr_close(&pr);
 }
 
+static void psn_jump(void)
+{
+	struct tr_pair pr;
+	struct roce_pkt p;
+	struct uroce_wc wc;
+	uint8_t forged[64];
+	uint64_t len0, late0;
+	uint32_t next;
+
+	open_be(&pr, 51);
+	p = warm_up(&pr);
+	next = (p.psn + 1) & ROCE_PSN_MASK;
+	for (unsigned i = 0; i < 8; i++)
+		post_recv(&pr.s[1], 10 + i, 4096 * i, 4096);
+	steps(&pr, 5);
+	memset(forged, 0xf0, sizeof(forged));
+	len0 = drops(&pr.s[1], UROCE_DROP_BAD_LENGTH_MSG);
+	late0 = drops(&pr.s[1], UROCE_DROP_LATE);
+	p.psn = (next + 1000) & ROCE_PSN_MASK;
+	p.imm = srw_imm(1, SRW_DATA, 0); /* a short non-last packet: refused after its PSN counts */
+	p.reth.rkey = SRW_MSG_RKEY;
+	p.reth.va = 0;
+	p.reth.dma_len = sizeof(forged);
+	p.payload = forged;
+	p.payload_len = sizeof(forged);
+	inject(&pr, &p);
+	steps(&pr, 20);
+	CHECK(drops(&pr.s[1], UROCE_DROP_BAD_LENGTH_MSG) - len0 == 1, "the forged packet: bad_length_msg +%llu",
+	      (unsigned long long)(drops(&pr.s[1], UROCE_DROP_BAD_LENGTH_MSG) - len0));
+	for (unsigned i = 0; i < 8; i++)
+		post(&pr.s[0], UROCE_WR_SEND, 20 + i, 3000, 0, 0);
+	for (unsigned i = 0; i < 8; i++) {
+		REQUIRE(tr_wait(&pr, pr.s[1].rcq, &wc, 100000) == 0, "real message %u", i + 1);
+		CHECK(wc.wr_id == 10 + i && wc.byte_len == 3000 && !wc.wc_flags &&
+		      !memcmp(pr.s[1].buf + 4096 * i, pr.s[0].buf, 3000),
+		      "after the PSN jump, real message %u: wr %llu, %u bytes, flags 0x%x, late +%llu", i + 1,
+		      (unsigned long long)wc.wr_id, wc.byte_len, wc.wc_flags,
+		      (unsigned long long)(drops(&pr.s[1], UROCE_DROP_LATE) - late0));
+	}
+	/* a copy of a jumped-over packet already taken is late */
+	REQUIRE(last_len, "template");
+	late0 = drops(&pr.s[1], UROCE_DROP_LATE);
+	REQUIRE(loop_fabric_inject(pr.fab, 0, last_frame, last_len) == 0, "inject");
+	steps(&pr, 20);
+	CHECK(drops(&pr.s[1], UROCE_DROP_LATE) - late0 == 1 && uroce_poll_cq(pr.s[1].rcq, 1, &wc) == 0,
+	      "a copy of the last real packet: late +%llu; want +1 and no completion",
+	      (unsigned long long)(drops(&pr.s[1], UROCE_DROP_LATE) - late0));
+	loop_fabric_set_filter(pr.fab, 0, NULL, NULL);
+	tr_close(&pr);
+}
+
 int main(void)
 {
+	psn_jump();
 	desc_key();
 	msg_far_ahead();
 	return test_done("tr_be_forged");
