@@ -40,6 +40,8 @@ static void eqds_init(void *s, const struct cc_env *env, uint64_t now)
 	e->bdp = env->line_bps / 8 * env->base_rtt_ns / 1000000000u;
 	if (e->bdp < env->mtu)
 		e->bdp = env->mtu;
+	if (e->bdp > EQDS_SPEC_STEP)
+		e->bdp = EQDS_SPEC_STEP; /* a receiver refuses a larger speculative step */
 }
 
 static void eqds_on_ack(void *s, const struct cc_ack *a)
@@ -278,9 +280,16 @@ void eqds_rx_rts(struct uroce_qp *qp, struct eqds_rx *e, uint64_t want, uint64_t
 	struct eqds_pacer *pc;
 	uint64_t now = ctx_clock(qp->ctx);
 
+	/* a speculative count past one step is refused whole, not clamped:
+	 * kept, it would leave every real RTS behind it (the counts only
+	 * grow) and the sender without credit */
+	if (spec > want || (spec > e->spec && spec - e->spec > EQDS_SPEC_STEP)) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
+		return;
+	}
 	/* cumulative counts only grow; a stale RTS (reordered behind a newer
 	 * one) changes nothing */
-	if (want < e->want || spec < e->spec || spec > want) {
+	if (want < e->want || spec < e->spec) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
 		return;
 	}

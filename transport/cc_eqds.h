@@ -13,6 +13,10 @@ struct uroce_context;
 /* credit owed at most this far past the grants (1024 PULLs): above any
  * window a sender keeps in flight, so a real sender never waits on it */
 #define EQDS_ASK_AHEAD (1024ull * EQDS_QUANTUM)
+/* the speculative count grows by one BDP per speculation (at most this:
+ * a sender's BDP is capped here), and an RTS follows each: a receiver
+ * refuses a larger step, which would leave every real RTS behind it */
+#define EQDS_SPEC_STEP EQDS_ASK_AHEAD
 
 #define EQDS_RTS_RETRY_MIN_NS 100000ull /* a blocked sender asks again after max(2 srtt, this) */
 
