@@ -2773,6 +2773,27 @@ def cases(s):
     eqds_rts_control_granted.prep = reset_sre("sre")
     out.append(("eqds_rts_control_granted", eqds_rts_control_granted))
 
+    def eqds_rts_huge_spec_refused(st):
+        # want 2^62 with 2^61 speculative: a speculative step past
+        # EQDS_SPEC_STEP is refused whole (kept, the counts only grow and
+        # every real RTS after it was refused: the sender stalled); the
+        # real-sized RTS after it is granted as in the control case
+        v = s.victim("sre")
+        s.wire.send([rts_pkt(v, 1 << 62, 1 << 61)])
+        time.sleep(SETTLE_S)
+        s.wire.send([rts_pkt(v, 2 * EQDS_QUANTUM, 0)])
+
+        def check_got(got, before, after, errs):
+            pulls = pulls_to(got, v)
+            if pulls != [EQDS_QUANTUM, 2 * EQDS_QUANTUM]:
+                errs.append("PULLs granted %s, expected %s" % (pulls[:8], [EQDS_QUANTUM, 2 * EQDS_QUANTUM]))
+        return {"drops": {"bad_ctrl": 1}, "qp": "sre", "state": "RTS", "check_got": check_got, "settle": 0.5,
+                "counter_delta": {"cc_rts_rcvd": 1, "cc_pulls_sent": 2},
+                "eqds_expect": {"want": 2 * EQDS_QUANTUM, "granted": 2 * EQDS_QUANTUM, "queued": False},
+                "reset": ["sre"]}
+    eqds_rts_huge_spec_refused.prep = reset_sre("sre")
+    out.append(("eqds_rts_huge_spec_refused", eqds_rts_huge_spec_refused))
+
     def eqds_rts_backwards_prep():
         # an RTS for 24 KiB past 8 KiB of speculation, granted in full
         s.ctl.cmd("reset sre")
