@@ -3,6 +3,8 @@
  * the loop fabric (simulated time, 1 Gbit/s, 20 us base RTT so a WRITE
  * needs PULLs past its first speculative bytes), for an sr receiver under
  * eqds and one under swift:
+ *   - an RTS whose speculative count is 2^61 is refused (bad_ctrl) and
+ *     draws no PULL: kept, it left every real RTS behind it;
  *   - one RTS with want 2^62 makes the receiver owe at most EQDS_ASK_AHEAD
  *     past its grants: in 2 s of simulated time it sends at most
  *     EQDS_ASK_AHEAD / EQDS_QUANTUM (+ a few) PULLs, where at its pacer's
