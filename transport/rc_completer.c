@@ -198,10 +198,16 @@ static void on_aeth(struct uroce_qp *qp, const struct roce_pkt *pkt)
 
 static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt, uint8_t op)
 {
-	struct swqe *w;
-	uint32_t off;
+	struct swqe *w = tail_wqe(qp);
+	uint32_t off, a = psn_add(pkt->psn, ROCE_PSN_MASK);
 
-	ack_upto(qp, psn_add(pkt->psn, ROCE_PSN_MASK));
+	/* a response acknowledges nothing of its own READ beyond what arrived:
+	 * one past a gap counted as progress, cleared the go-back guard, and
+	 * every such response asked again, each request restarting the
+	 * responder's stream from the gap */
+	if (w && w->opcode == UROCE_WR_RDMA_READ && w->state != SWQE_POSTED && roce_psn_diff(a, w->resp_psn) >= 0)
+		a = psn_add(w->resp_psn, ROCE_PSN_MASK);
+	ack_upto(qp, a);
 	if (qp->state == UROCE_QPS_ERR)
 		return;
 	w = tail_wqe(qp);
