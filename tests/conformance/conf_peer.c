@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <sys/random.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -112,6 +113,17 @@
  * errors never fail a member (cases elsewhere send damaged frames) */
 #define FO_PROBE_US 100000u
 #define FO_ERR_THRESHOLD 1000000u
+/* The partial-completion victim "srp": SRP_NRECV receives, the last a
+ * receive handle with SRP_CHUNK_PKTS packets per chunk (not a divisor of
+ * sr's 2^17 packets per message) over a buffer a whole message fits
+ * (lazily mapped, touched only where packets land), so its top chunk
+ * (packets 131 000..131 071) exists. The handle takes message 63, sr's last
+ * slot, whose packet bitmap ends the bitmaps' allocation. */
+#define SRP_CHUNK_PKTS 1000u
+#define SRP_NRECV 64u
+#define SRP_SMALL_LEN 1024u /* each of the other receives */
+#define SRP_BUF_LEN (131072u * 1024u)
+#define SRP_BITMAP_WORDS 16u /* more than the handle's 132 chunks need */
 
 static uint8_t pattern(uint32_t seed, uint64_t seq, uint32_t off)
 {
@@ -353,6 +365,7 @@ static void qp_connect(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t pe
  * or be with BE_TIMEOUT_US; eqds: sr with EQDS at EQDS_LINK_MBPS; fo: one
  * backup (FO_PROBE_US, FO_ERR_THRESHOLD) */
 static bool qp_imm_counter; /* qp_new_fo: the victim it makes is imc */
+static uint32_t qp_chunk_pkts; /* qp_new_fo: the victim it makes is srp */
 
 static struct uroce_qp *qp_new_fo(struct uroce_pd *pd, struct uroce_cq *scq, struct uroce_cq *rcq,
                                   enum uroce_qp_type type, uint32_t nwr, enum uroce_reliability rel, bool eqds,
@@ -365,6 +378,7 @@ static struct uroce_qp *qp_new_fo(struct uroce_pd *pd, struct uroce_cq *scq, str
 	ia.qp_type = type;
 	ia.rel.reliability = rel;
 	ia.rel.imm_counter = qp_imm_counter;
+	ia.rel.chunk_pkts = qp_chunk_pkts;
 	if (rel == UROCE_REL_SR || rel == UROCE_REL_EC) {
 		ia.rel.loss = UROCE_LOSS_RTO;
 		ia.rel.rto_min_us = SR_RTO_MIN_US;
@@ -526,6 +540,9 @@ struct victim {
 	uint64_t cnp_seen;   /* its cnps_sent counter when last looked at */
 	uint64_t cnp_count, cnp_multi, cnp_first_ns, cnp_last_ns, cnp_min_gap_ns;
 	uint64_t send_posted;
+	/* srp: its receive handle (NULL once given back) */
+	bool precv;
+	struct uroce_precv *ph;
 };
 
 #define VICTIM(n, t, r, pc, d, rv, rl, nr, mdra, pq, ...)                                                    \
@@ -548,6 +565,8 @@ static struct victim victims[] = {
 	VICTIM("fo", UROCE_QPT_RC, UROCE_REL_RC, false, R_FO_DATA, R_FO_RECV, 64, 4, 0, ATK_QPN_BASE + 16, .fo = true),
 	/* zero-length WRITEs with immediate into rc0's region: counted, nothing placed */
 	VICTIM("imc", UROCE_QPT_RC, UROCE_REL_RC, false, R_RC0_DATA, -1, 0, 0, 0, ATK_QPN_BASE + 18, .imc = true),
+	/* sr with a partial-completion receive handle (SRP_*), outside the arena */
+	VICTIM("srp", UROCE_QPT_RC, UROCE_REL_SR, false, -1, -1, 0, 0, 0, ATK_QPN_BASE + 20, .precv = true),
 };
 #define NVICTIMS (sizeof(victims) / sizeof(victims[0]))
 
@@ -598,6 +617,9 @@ struct server {
 	struct uroce_tmo *tmo;
 	/* "imm expect": the expectation's flag */
 	int imm_flag;
+	/* srp's receive buffer (SRP_BUF_LEN, lazily mapped) and its region */
+	uint8_t *srp_buf;
+	struct uroce_mr *srp_mr;
 };
 
 static uint8_t *region_ptr(struct server *s, int r)
@@ -709,6 +731,36 @@ static uint32_t rand_psn(void)
 	return v & 0xffffffu;
 }
 
+/* srp: SRP_NRECV - 1 receives of SRP_SMALL_LEN, then the handle over
+ * the whole buffer (the QP was just connected: its next message is 0) */
+static void srp_post(struct server *s, struct victim *v)
+{
+	struct uroce_sge sge = { .addr = (uint64_t)(uintptr_t)s->srp_buf, .length = SRP_BUF_LEN,
+	                         .lkey = s->srp_mr->lkey };
+
+	for (uint32_t i = 0; i + 1 < SRP_NRECV; i++)
+		post_recv1(v->qp, i, s->srp_buf + i * SRP_SMALL_LEN, SRP_SMALL_LEN, s->srp_mr->lkey);
+	check(uroce_precv_post(v->qp, &sge, SRP_NRECV - 1, &v->ph), "post a receive handle");
+}
+
+/* srp: the QP to RESET (its receives and handle end without completions)
+ * and the handle given back, before a reconnect or a destroy */
+static void srp_release(struct server *s, struct victim *v)
+{
+	struct uroce_qp_attr a;
+	struct uroce_wc wc[16];
+
+	if (!v->ph)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = UROCE_QPS_RESET;
+	check(uroce_qp_modify(v->qp, &a, UROCE_QP_STATE), "srp to RESET");
+	while (uroce_poll_cq(s->victim_cq, 16, wc) > 0)
+		;
+	check(uroce_precv_complete(v->ph), "give back the receive handle");
+	v->ph = NULL;
+}
+
 static void victim_connect(struct server *s, struct victim *v, uint32_t first_timeout_us)
 {
 	qp_connect_fo(v->qp, v->type, v->peer_client ? s->client_ip_be : s->o->peer_ip_be,
@@ -717,6 +769,8 @@ static void victim_connect(struct server *s, struct victim *v, uint32_t first_ti
 	              VICTIM_TIMEOUT);
 	if (v->recv >= 0)
 		victim_post_recvs(s, v, first_timeout_us);
+	if (v->precv)
+		srp_post(s, v);
 }
 
 static int victim_reset(struct server *s, struct victim *v, uint32_t first_timeout_us)
@@ -724,6 +778,7 @@ static int victim_reset(struct server *s, struct victim *v, uint32_t first_timeo
 	struct uroce_qp_attr a;
 	struct uroce_wc wc[16];
 
+	srp_release(s, v);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = UROCE_QPS_RESET;
 	if (uroce_qp_modify(v->qp, &a, UROCE_QP_STATE) < 0)
@@ -995,6 +1050,22 @@ static void jb_victim_info(struct server *s, struct jbuf *b, struct victim *v)
 	if (v->has_mw)
 		jb(b, ",\"mw\":{\"rkey\":%u,\"bound\":%s,\"va\":%" PRIu64 ",\"len\":%" PRIu64 "}", v->mw->rkey,
 		   v->mw_bound ? "true" : "false", v->mw_va, v->mw_len);
+	if (v->precv) {
+		/* srp: the handle's message, its chunk count (0 until bound, -1
+		 * given back) and the chunks complete */
+		uint64_t bits[SRP_BITMAP_WORDS];
+		int n = v->ph ? uroce_precv_bitmap(v->ph, bits, SRP_BITMAP_WORDS) : -1;
+
+		jb(b, ",\"precv\":{\"msg\":%u,\"chunk_pkts\":%u,\"chunks\":%d,\"done\":[", SRP_NRECV - 1,
+		   SRP_CHUNK_PKTS, n);
+		for (int i = 0, first = 1; i < n && i < (int)(SRP_BITMAP_WORDS * 64); i++) {
+			if (bits[i / 64] >> (i % 64) & 1) {
+				jb(b, "%s%d", first ? "" : ",", i);
+				first = 0;
+			}
+		}
+		jb(b, "]}");
+	}
 	jb(b, "}");
 }
 
@@ -1320,6 +1391,7 @@ static void victim_state(struct server *s, struct victim *v, const char *how, st
 	struct uroce_qp_attr a;
 	struct uroce_wc wc[16];
 
+	srp_release(s, v);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = UROCE_QPS_RESET;
 	if (uroce_qp_modify(v->qp, &a, UROCE_QP_STATE) < 0 || (!strcmp(how, "init") && qp_to_init(v->qp, v->type) < 0)) {
@@ -1339,13 +1411,17 @@ static void victim_state(struct server *s, struct victim *v, const char *how, st
 static void victim_recreate(struct server *s, struct victim *v, struct jbuf *b)
 {
 	poll_cqs(s); /* what it completed counts; the rest goes with it */
+	srp_release(s, v);
 	if (uroce_qp_destroy(v->qp) < 0) {
 		jb(b, "{\"ok\":false,\"error\":\"recreate %s: %s\"}", v->name, uroce_last_error());
 		return;
 	}
 	qp_imm_counter = v->imc;
-	v->qp = qp_new_fo(s->pd_victim, s->victim_cq, s->victim_cq, v->type, 16, v->rel, v->eqds, v->fo);
+	qp_chunk_pkts = v->precv ? SRP_CHUNK_PKTS : 0;
+	v->qp = qp_new_fo(s->pd_victim, s->victim_cq, s->victim_cq, v->type, v->precv ? SRP_NRECV : 16, v->rel,
+	                  v->eqds, v->fo);
 	qp_imm_counter = false;
+	qp_chunk_pkts = 0;
 	v->cnp_seen = 0;
 	if (v->data >= 0)
 		region_refill(s, v->data);
@@ -1382,7 +1458,7 @@ static void ctl_command(struct server *s, char *line, struct jbuf *b)
 		}
 		if (!v || victim_reset(s, v, r == 2 ? len * 1000u : 0) < 0) {
 			jb(b, "{\"ok\":false,\"error\":\"reset %s: not a victim QP or it cannot reset (%s); victims: rc, "
-			      "rc0, uc, ud, sr, srx, ec, be, sre, sre2, fo, imc\"}",
+			      "rc0, uc, ud, sr, srx, ec, be, sre, sre2, fo, imc, srp\"}",
 			   name, uroce_last_error());
 			return;
 		}
@@ -1662,15 +1738,22 @@ static int run_server(struct opts *o)
 	check(uroce_cq_create(s.ctx, 1024, &s.victim_cq), "create a CQ");
 	arena_setup(&s);
 	make_revoked_rkey(&s);
+	s.srp_buf = mmap(NULL, SRP_BUF_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (s.srp_buf == MAP_FAILED)
+		die("cannot map srp's %u-byte receive buffer", SRP_BUF_LEN);
+	check(uroce_mr_reg(s.pd_victim, s.srp_buf, SRP_BUF_LEN, UROCE_ACCESS_LOCAL_WRITE, &s.srp_mr),
+	      "register a region");
 
 	for (size_t k = 0; k < NVICTIMS; k++) {
 		cnp_clear(&victims[k]);
 		if (victims[k].has_mw)
 			check(uroce_mw_alloc(s.pd_victim, UROCE_MW_TYPE_2, &victims[k].mw), "allocate a memory window");
 		qp_imm_counter = victims[k].imc;
-		victims[k].qp = qp_new_fo(s.pd_victim, s.victim_cq, s.victim_cq, victims[k].type, 16, victims[k].rel,
-		                          victims[k].eqds, victims[k].fo);
+		qp_chunk_pkts = victims[k].precv ? SRP_CHUNK_PKTS : 0;
+		victims[k].qp = qp_new_fo(s.pd_victim, s.victim_cq, s.victim_cq, victims[k].type,
+		                          victims[k].precv ? SRP_NRECV : 16, victims[k].rel, victims[k].eqds, victims[k].fo);
 		qp_imm_counter = false;
+		qp_chunk_pkts = 0;
 		if (!victims[k].peer_client)
 			victim_connect(&s, &victims[k], 0);
 	}
@@ -1757,8 +1840,11 @@ static int run_server(struct opts *o)
 	for (size_t k = 0; k < NVICTIMS; k++) {
 		if (victims[k].mw)
 			uroce_mw_dealloc(victims[k].mw); /* before its region's deregistration */
+		srp_release(&s, &victims[k]);
 		uroce_qp_destroy(victims[k].qp);
 	}
+	uroce_mr_dereg(s.srp_mr);
+	munmap(s.srp_buf, SRP_BUF_LEN);
 	for (int c = 0; c < LC__COUNT; c++)
 		uroce_qp_destroy(s.lc[c].qp);
 	for (int r = 0; r < R__COUNT; r++) {
