@@ -169,6 +169,9 @@ void eqds_tx_pull(struct uroce_qp *qp, uint64_t credit_cum)
 	if (credit_cum > e->asked + EQDS_QUANTUM)
 		credit_cum = e->asked + EQDS_QUANTUM;
 	qp->stats.cc_pulls_rcvd++;
+	/* the receiver answers: the RTSs spent no retry (sr_paths.c) */
+	st->tx.rts_unanswered = 0;
+	st->tx.cc_gave_up = false;
 	eqds_on_credit(e, st->tx.now, credit_cum);
 	if (st->tx.credit_blocked)
 		ctx_kick(qp);

@@ -792,6 +792,14 @@ bool sr_tx(struct uroce_qp *qp)
 		return true;
 	if (s == UROCE_QPS_RTR)
 		return false;
+	if (st->tx.cc_gave_up && qp->sq_tail != head) {
+		/* EQDS's RTSs went unanswered past every retry (sr_paths.c):
+		 * as out of retries in tx_lost */
+		qp->rel->complete(qp, wqe_at(qp, qp->sq_tail), UROCE_WC_RETRY_EXC_ERR);
+		qp->sq_tail++;
+		qp_to_error(qp);
+		return false;
+	}
 	rc = tx_lost(qp);
 	if (rc == -EAGAIN) {
 		/* a controller holds even the retransmissions: its pacer's

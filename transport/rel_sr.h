@@ -110,6 +110,9 @@ struct sr_tx {
 	bool msg_sticky;        /* the message going out keeps one path */
 	uint64_t pace_ns;       /* a controller or quarantine blocked sending until then (0: not blocked by time) */
 	bool credit_blocked;    /* EQDS: the last gate waited for credit */
+	bool cc_gave_up;        /* EQDS: the gate held the QP past every RTS retry: it fails (sr_tx) */
+	uint32_t rts_unanswered; /* EQDS: RTSs sent since the last PULL */
+	uint64_t rts_first_ns;  /* ... when the first of them went */
 	uint16_t ctrl_rr;       /* the path the next control packet takes */
 };
 

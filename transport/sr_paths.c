@@ -127,6 +127,8 @@ void sr_pc_fo_ports(struct uroce_qp *qp)
 	}
 	ps->nup = ps->n;
 	st->rx.eqds.port = qp->port;
+	/* RTSs lost on the old member spend no retry on the new one */
+	st->tx.rts_unanswered = 0;
 }
 
 void sr_pc_fini(struct uroce_qp *qp)
@@ -245,6 +247,7 @@ static void eqds_maybe_rts(struct uroce_qp *qp, bool now_anyway)
 	void *s = st->cc.st;
 	uint64_t want = eqds_tx_sent(s) + tx_backlog(qp), asked = eqds_tx_asked(s);
 	uint8_t b[SRW_CTRL_HDR_LEN + SRW_RTS_LEN];
+	unsigned n;
 
 	if (!eqds_tx_rts_due(s, &want, t->now, now_anyway ? 0 : eqds_retry_ns(t)) && !now_anyway)
 		return;
@@ -253,7 +256,25 @@ static void eqds_maybe_rts(struct uroce_qp *qp, bool now_anyway)
 	roce_put_be64(b + SRW_CTRL_HDR_LEN + 8, eqds_tx_spec(s));
 	/* a retry (it wants no more than it asked for): the last RTS or its
 	 * PULLs were lost, so this one goes on every path */
-	qp->stats.cc_rts_sent += sr_pc_send_credit_ctrl(qp, b, sizeof(b), asked && want <= asked);
+	n = sr_pc_send_credit_ctrl(qp, b, sizeof(b), asked && want <= asked);
+	qp->stats.cc_rts_sent += n;
+	if (n && !t->rts_unanswered++)
+		t->rts_first_ns = t->now;
+}
+
+/* EQDS short of credit spends retries only on RTSs that went and drew no
+ * PULL (eqds_tx_pull resets the count): its held packets never go, so
+ * they never run out of copies. 1 + retry_cnt unanswered retries, and the
+ * first RTS unanswered for as long as rc would wait (gave_up's limit),
+ * end the QP. Counted per RTS sent, not per RTO waited: an engine thread
+ * that merely did not run sent none. */
+static bool eqds_gave_up(const struct uroce_qp *qp)
+{
+	const struct sr_tx *t = &sr_of(qp)->tx;
+
+	if (!qp->attr.timeout || t->rts_unanswered < 2u + qp->attr.retry_cnt)
+		return false;
+	return t->now - t->rts_first_ns >= (uint64_t)(qp->attr.retry_cnt + 1u) * (4096ull << qp->attr.timeout);
 }
 
 int sr_pc_gate(struct uroce_qp *qp, struct sr_txp *p, bool retx, unsigned *path, const struct dest **d)
@@ -275,6 +296,10 @@ int sr_pc_gate(struct uroce_qp *qp, struct sr_txp *p, bool retx, unsigned *path,
 				t->credit_blocked = true;
 				eqds_maybe_rts(qp, false);
 				t->pace_ns = now + eqds_retry_ns(t);
+				if (eqds_gave_up(qp)) {
+					t->cc_gave_up = true;
+					ctx_kick(qp);
+				}
 			}
 			qp->stats.cc_blocked++;
 			return -EAGAIN;

@@ -8,7 +8,10 @@
  *   - the link never comes back: the WRITE must fail with RETRY_EXC_ERR
  *     within its retry limit (retry_cnt + 1 local ACK timeouts) plus 8 s.
  * The pacing floor (cc.h, max_gap_ns: one packet per RTO) is what keeps
- * both bounded. */
+ * both bounded. eqds runs twice: with one BDP of speculative data (10 ms)
+ * that covers the WRITE, and with 20 us, so most of the WRITE waits for
+ * PULLs the dead link eats and only the credit gate holds it: its
+ * unanswered RTS retries must run out like a packet's (sr_paths.c). */
 #include "tr_test.h"
 
 #define MSG 16384u
@@ -48,7 +51,7 @@ static int wait_until(struct tr_pair *p, uint64_t deadline_ns, struct uroce_wc *
 	return uroce_poll_cq(p->s[0].scq, 1, wc) == 1;
 }
 
-static void run(enum uroce_cc cc, bool comes_back, uint64_t seed)
+static void run(enum uroce_cc cc, uint32_t base_rtt_us, bool comes_back, uint64_t seed)
 {
 	const char *name = uroce_cc_str(cc), *what = comes_back ? "recovers" : "gives up";
 	struct tr_pair p;
@@ -61,7 +64,7 @@ static void run(enum uroce_cc cc, bool comes_back, uint64_t seed)
 	o.rel.reliability = UROCE_REL_SR;
 	o.cc.algo = cc;
 	o.cc.link_mbps = 1000;
-	o.cc.base_rtt_us = 10000;
+	o.cc.base_rtt_us = base_rtt_us;
 	/* local ACK timeout 4.096 us x 2^t: 1.07 s (t 18) outlives the
 	 * blackout; 268 ms (t 16) gives up inside a few seconds */
 	o.timeout = comes_back ? 18 : 16;
@@ -102,9 +105,11 @@ static void run(enum uroce_cc cc, bool comes_back, uint64_t seed)
 		      got ? uroce_wc_status_str(wc.status) : "no completion", (limit + SLACK_NS) / 1e9, limit / 1e9);
 	}
 	uroce_qp_stats(p.s[0].qp, &qs);
-	printf("%s %s: %.2f s simulated after the link died, %llu RTOs, %llu retransmits\n", name, what,
-	       (loop_fabric_now(p.fab) - t0) / 1e9, (unsigned long long)qs.timeouts,
-	       (unsigned long long)qs.retransmits);
+	printf("%s (base RTT %u us) %s: %.2f s simulated after the link died, %llu RTOs, %llu retransmits, "
+	       "%llu held back, %llu RTS\n",
+	       name, base_rtt_us, what, (loop_fabric_now(p.fab) - t0) / 1e9, (unsigned long long)qs.timeouts,
+	       (unsigned long long)qs.retransmits, (unsigned long long)qs.cc_blocked,
+	       (unsigned long long)qs.cc_rts_sent);
 	tr_close(&p);
 }
 
@@ -113,8 +118,11 @@ int main(void)
 	static const enum uroce_cc ccs[] = { UROCE_CC_SWIFT, UROCE_CC_CUBIC, UROCE_CC_DCQCN, UROCE_CC_EQDS };
 
 	for (unsigned i = 0; i < sizeof(ccs) / sizeof(ccs[0]); i++) {
-		run(ccs[i], true, 11 + i);
-		run(ccs[i], false, 21 + i);
+		run(ccs[i], 10000, true, 11 + i);
+		run(ccs[i], 10000, false, 21 + i);
 	}
+	/* eqds short of credit: most of the WRITE waits for PULLs */
+	run(UROCE_CC_EQDS, 20, true, 31);
+	run(UROCE_CC_EQDS, 20, false, 32);
 	return test_done("transport_cc_stall");
 }
