@@ -75,6 +75,10 @@
  * duplicates would blur the cases' exact drop counts. */
 #define LEGIT_TIMEOUT 18u
 #define VICTIM_TIMEOUT 14u
+/* An EQDS sender whose RTSs draw no PULL gives up after rc's retry limit
+ * (8 x 67 ms at 14); the sender cases hold sre without credit for about
+ * 0.5 s, so the EQDS victims wait as long as the legit QPs (8.6 s). */
+#define EQDS_VICTIM_TIMEOUT LEGIT_TIMEOUT
 /* sr QPs: loss by RTO only (no RACK, no tail-loss probe) with a floor of
  * 1 s (the sr code caps the RTO at 500 ms): as LEGIT_TIMEOUT, no spurious
  * retransmission, so no duplicate counted while a case is measured. */
@@ -766,7 +770,7 @@ static void victim_connect(struct server *s, struct victim *v, uint32_t first_ti
 	qp_connect_fo(v->qp, v->type, v->peer_client ? s->client_ip_be : s->o->peer_ip_be,
 	              v->fo ? s->o->peer_ip2_be : 0, v->peer_qpn, VICTIM_PEER_TOKEN, rand_psn(), rand_psn(),
 	              v->max_dest_rd_atomic,
-	              VICTIM_TIMEOUT);
+	              v->eqds ? EQDS_VICTIM_TIMEOUT : VICTIM_TIMEOUT);
 	if (v->recv >= 0)
 		victim_post_recvs(s, v, first_timeout_us);
 	if (v->precv)
