@@ -155,6 +155,17 @@ static int send_pkt(struct uroce_qp *qp, struct swqe *w, enum srw_kind kind, uin
 	gather_fn gf = NULL;
 	int rc;
 
+	if (!(qp->snd_nxt & (BE_SYNC_PKTS - 1))) {
+		/* no state: a packet the stage refused after its SYNC went
+		 * draws one more, harmless */
+		uint8_t b[SRW_CTRL_HDR_LEN + SRW_SYNC_LEN];
+
+		srw_ctrl_hdr(b, SRW_CTRL_SYNC, sizeof(b), qp->tok_remote);
+		roce_put_be32(b + SRW_CTRL_HDR_LEN, qp->snd_nxt);
+		rc = be_send_ctrl(qp, b, sizeof(b));
+		if (rc)
+			return rc;
+	}
 	ctx_pkt_init(qp->ctx, &pkt, &qp->d, qp->sport);
 	pkt.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
 	pkt.dqpn = qp->dqpn;
@@ -579,18 +590,42 @@ int be_send_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len)
 	return 0;
 }
 
+/* The sender's next PSN. Inside the window (or behind it: a late copy)
+ * it says nothing new. Further ahead, more than BE_PSN_AHEAD packets in a
+ * row were lost: the window moves there, as it would have had they
+ * arrived. Only the peer knows the token that got this far. */
+static void rx_sync(struct uroce_qp *qp, const uint8_t *body)
+{
+	struct be_state *st = be_of(qp);
+	uint32_t psn = roce_get_be32(body) & ROCE_PSN_MASK, hi = psn_add(psn, ROCE_PSN_MASK);
+	int32_t d = roce_psn_diff(hi, st->psn_hi);
+
+	if (d <= (int32_t)BE_PSN_AHEAD)
+		return;
+	st->psn_hi = st->psn_gap = hi;
+	st->seen = 1; /* hi was lost with the rest: a copy of it is no news */
+}
+
 static void be_rx_ctrl(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	const uint8_t *b = pkt->payload;
+	uint32_t blen;
 
 	if (pkt->opcode != (ROCE_TR_UC | ROCE_OP_SEND_ONLY) || pkt->payload_len < SRW_CTRL_HDR_LEN ||
-	    b[0] != SRW_VERSION || b[1] != SRW_CTRL_VOTE || roce_get_be16(b + 2) != pkt->payload_len ||
-	    pkt->payload_len != SRW_CTRL_HDR_LEN + SRW_VOTE_LEN) {
+	    b[0] != SRW_VERSION || roce_get_be16(b + 2) != pkt->payload_len) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
 		return;
 	}
-	qp->rx_packets++;
-	tmo_rx_vote(qp, b + SRW_CTRL_HDR_LEN, SRW_VOTE_LEN);
+	blen = pkt->payload_len - SRW_CTRL_HDR_LEN;
+	if (b[1] == SRW_CTRL_VOTE && blen == SRW_VOTE_LEN) {
+		qp->rx_packets++;
+		tmo_rx_vote(qp, b + SRW_CTRL_HDR_LEN, SRW_VOTE_LEN);
+	} else if (b[1] == SRW_CTRL_SYNC && blen == SRW_SYNC_LEN) {
+		qp->rx_packets++;
+		rx_sync(qp, b + SRW_CTRL_HDR_LEN);
+	} else {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
+	}
 }
 
 /* --- transmit pass -------------------------------------------------------- */

@@ -18,6 +18,10 @@
  * would preempt every receive up to it. A sender whose messages were all
  * lost meanwhile is met again as the receiver's deadlines move it on. */
 #define BE_MSG_AHEAD 64u
+/* the sender says its next PSN (SYNC, token-checked) before every PSN
+ * that is a multiple of this: a receiver that lost more than BE_PSN_AHEAD in a row (a link
+ * down for a while) refuses every later packet until it hears one */
+#define BE_SYNC_PKTS 1024u
 
 /* be_state.flags */
 enum {
@@ -48,7 +52,7 @@ struct be_state {
 	uint8_t op;            /* enum uroce_wr_opcode */
 	uint8_t flags;
 	/* sender */
-	uint16_t ctrl_psn;     /* PSN of the next control packet (votes) */
+	uint16_t ctrl_psn;     /* PSN of the next control packet (votes, SYNC) */
 	uint32_t msg_post;     /* next message number (poster's thread) */
 	uint32_t timeout_us;   /* the QP's deadline for WRs that name none */
 };

@@ -91,6 +91,7 @@ enum srw_ctrl_type {
 	SRW_CTRL_RTS = 5,  /* EQDS: request to send (what the sender wants credit for) */
 	SRW_CTRL_PULL = 6, /* EQDS: the receiver's credit */
 	SRW_CTRL_FO = 7,   /* failover: notice, probe and their answers (failover.h) */
+	SRW_CTRL_SYNC = 8, /* be: the sender's next PSN, so a receiver out of step finds it again */
 };
 
 /* TRIM body: PSNs of data packets that arrived trimmed to their headers
@@ -116,6 +117,10 @@ enum srw_ctrl_type {
  *   be32 flags      SRW_VOTE_ASK: the sender still lacks the receiver's vote */
 #define SRW_VOTE_LEN 20u
 enum srw_vote_flag { SRW_VOTE_ASK = 1 };
+
+/* SYNC body (be):
+ *   be32 psn        the PSN of the sender's next data packet */
+#define SRW_SYNC_LEN 4u
 
 /* SACK body: cumulative PSN, bitmap, message completion.
  *   be32 cum_psn    every PSN before it has arrived

@@ -80,6 +80,7 @@ EQDS_LINK_BPS = 1000000       # the sre/sre2 victims' link (conf_peer's EQDS_LIN
 # u8 fail_mask, be32 seq
 SRW_CTRL_FO = 7
 SRW_CTRL_VOTE = 3  # be: an adaptive-timeout proposal (transport/tmo.c)
+SRW_CTRL_SYNC = 8  # be: the sender's next PSN (transport/rel_be.c)
 FO_NOTICE, FO_NOTICE_ACK, FO_PROBE, FO_PROBE_ACK = 1, 2, 3, 4
 FO_KINDS = {1: "notice", 2: "notice ack", 3: "probe", 4: "probe ack"}
 
@@ -2049,6 +2050,50 @@ def cases(s):
                 "be_expect": {"cur": cur + 1, "psn_hi": psn_add(hi, BE_PSN_AHEAD)},
                 "counter_delta": dict(BE_QUIET, recv_ok=1),
                 "changes": {"be_recv": (0, 64, True)}, "content": {"be_recv": (0, data)}, "reset": ["be"]}
+
+    # ---- SYNC (docs/wire.md "be"): the sender's next PSN, every 1024
+    # PSNs, so that a receiver that lost more than its window in a row
+    # (a link down a while) finds the sender again. Only the token moves it.
+    def be_sync(v, nxt, token=None):
+        return s.sr_ctrl(v, ctrl_payload(SRW_CTRL_SYNC, struct.pack("!I", nxt & PSN_MASK), token=token))
+
+    @be_case
+    def be_sync_far_ahead_resyncs(st):
+        # 70 000 PSNs lost in a row: the next packet lies past the window
+        # (fe1c937: refused as psn_out_of_window, the SYNC as bad_ctrl);
+        # the SYNC moves the window there and the packet completes a receive
+        v, psn, cur = bev()
+        nxt = psn_add(psn, 70000)
+        data = payload(64, 189)
+        s.wire.send([be_sync(v, nxt)])
+        time.sleep(SETTLE_S)
+        s.wire.send([s.sr_msg(v, nxt, cur, SRW_LAST, 0, data), s.sr_msg(v, psn_add(nxt, 1), cur, SRW_BE_TAIL, 0, data)])
+        return {"drops": {"duplicate": 1}, "qp": "be", "responses": "none", "state": "RTS",
+                "be_expect": {"cur": cur + 1, "psn_hi": psn_add(nxt, 1)},
+                "counter_delta": dict(BE_QUIET, recv_ok=1), "last_recv": {"opcode": "RECV", "flags": 0, "byte_len": 64},
+                "changes": {"be_recv": (0, 64, True)}, "content": {"be_recv": (0, data)}}
+
+    @be_case
+    def be_sync_in_window_ignored(st):
+        # a SYNC inside the window (or behind it) says nothing new: the
+        # highest PSN stays, and the PSNs before the SYNC's are still taken
+        v, psn, cur = bev()
+        data = payload(64, 190)
+        s.wire.send([be_sync(v, psn_add(psn, 100)), be_sync(v, psn_add(psn, -5000))])
+        time.sleep(SETTLE_S)
+        s.wire.send([s.sr_msg(v, psn, cur, SRW_LAST, 0, data), s.sr_msg(v, psn_add(psn, 1), cur, SRW_BE_TAIL, 0, data)])
+        return {"drops": {"duplicate": 1}, "qp": "be", "responses": "none", "state": "RTS",
+                "be_expect": {"cur": cur + 1, "psn_hi": psn_add(psn, 1)},
+                "counter_delta": dict(BE_QUIET, recv_ok=1), "changes": {"be_recv": (0, 64, True)},
+                "content": {"be_recv": (0, data)}}
+
+    @be_case
+    def be_sync_wrong_token(st):
+        # a SYNC far ahead without the token: had it moved the window, the
+        # peer's packets would all be late
+        v, psn, cur = bev()
+        s.wire.send([be_sync(v, psn_add(psn, 20000), token=wrong_token(v))])
+        return be_dropped("bad_token", same=("cur", "active", "placed", "flags", "psn_hi"))
 
     # ======================================================================
     # Memory windows (type 2; docs/api.md "Memory windows"). conf_peer

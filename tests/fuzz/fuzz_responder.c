@@ -2673,7 +2673,7 @@ static void cmd_be_vote(struct reader *r)
 
 /* A control packet of raw bytes: 2 bytes after the command, then the
  * payload. opsel: bits 0-2 the opcode (0-4 UC SEND Only), bit 3 a right
- * header (version 1, type = bits 4-5, length = the payload's + bits 6-7);
+ * header (version 2, type = bits 4-5: none, SACK, SYNC or VOTE; length = the payload's + bits 6-7);
  * n: bits 0-6 the length, bit 7 to the data QPN. */
 static void cmd_be_ctrl(struct reader *r)
 {
@@ -2687,8 +2687,10 @@ static void cmd_be_ctrl(struct reader *r)
 	for (uint32_t k = 0; k < len; k++)
 		b[k] = rd8(r);
 	if ((opsel & 8) && len >= SRW_CTRL_HDR_LEN) {
+		static const uint8_t types[4] = { 0, SRW_CTRL_SACK, SRW_CTRL_SYNC, SRW_CTRL_VOTE };
+
 		b[0] = SRW_VERSION;
-		b[1] = opsel >> 4 & 3;
+		b[1] = types[opsel >> 4 & 3];
 		roce_put_be16(b + 2, (uint16_t)(len + (opsel >> 6)));
 	}
 	fz.raw_token = !(opsel & 8);

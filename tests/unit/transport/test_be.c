@@ -11,6 +11,8 @@
  * - a receive with nothing arriving ends at its own deadline, the QP's
  *   deadline can be changed, a sender held back by the link ends its WR at
  *   its deadline with the bytes sent;
+ * - after a blackout longer than the PSN window, the sender's SYNC lets
+ *   whole messages through again;
  * - the per-QP state is OptiNIC-sized;
  * - bad attributes and opcodes are refused with a message. */
 #include "tr_test.h"
@@ -527,6 +529,77 @@ static void run_window(void)
 	tr_close(&pr);
 }
 
+/* A link down for longer than the receiver's PSN window: every later
+ * packet lies past it. The sender's SYNC (every 1024 PSNs, on the control
+ * QPN with the token) moves the window on, and whole messages arrive
+ * again; without it, nothing would. */
+struct blackout {
+	uint32_t left;
+	uint64_t dropped;
+};
+
+static bool blackout_filter(void *arg, const uint8_t *frame, uint32_t len)
+{
+	struct blackout *b = arg;
+
+	(void)frame;
+	(void)len;
+	if (!b->left)
+		return false;
+	b->left--;
+	b->dropped++;
+	return true;
+}
+
+static void run_resync(void)
+{
+	/* the receiver numbers the lost messages too: NBIG receives end empty */
+	enum { NBIG = 20, NSMALL = 40, SMALL = 32 * 1024, NWHOLE_MIN = 16 };
+	struct loop_impairment wire = { .rate_bps = 10000000000ull, .backpressure = true, .queue_bytes = 65536 };
+	struct blackout bo = { .left = 20000 }; /* > 2^14 (BE_PSN_AHEAD), < 20 x 1025 frames */
+	struct tr_pair pr;
+	struct tr_opts o;
+	struct uroce_wc wc;
+	unsigned whole = 0, ended = 0, last_whole = 0;
+
+	be_opts(&o);
+	tr_open(&pr, &o, 31, &wire, NULL);
+	REQUIRE(loop_fabric_set_filter(pr.fab, 0, blackout_filter, &bo) == 0, "filter");
+	tr_fill(pr.s[0].buf, TR_BUF, 6);
+	/* 20 MiB into the dead link; the sender's deadlines do not cut them short */
+	for (unsigned i = 0; i < NBIG; i++)
+		post_send_op(&pr.s[0], &pr.s[1], UROCE_WR_SEND, i, 0, TR_BUF, 0, 0, 60000000);
+	for (unsigned i = 0; i < NBIG; i++)
+		REQUIRE(tr_wait(&pr, pr.s[0].scq, &wc, 2000000) == 0, "the sender's completion %u", i);
+	CHECK(bo.left == 0 && bo.dropped == 20000, "the blackout took %llu frames, %u left",
+	      (unsigned long long)bo.dropped, bo.left);
+	memset(pr.s[1].buf, 0, TR_BUF);
+	for (unsigned i = 0; i < NBIG + NSMALL; i++)
+		post_recv_at(&pr.s[1], 1000 + i, (i % 32) * SMALL, SMALL, 0);
+	for (unsigned i = 0; i < NSMALL; i++)
+		post_send_op(&pr.s[0], &pr.s[1], UROCE_WR_SEND, 100 + i, (i % 32) * SMALL, SMALL, 0, 0, 60000000);
+	for (unsigned i = 0; i < NBIG + NSMALL; i++) {
+		if (tr_wait(&pr, pr.s[1].rcq, &wc, 2000000))
+			break;
+		ended++;
+		if (wc.status == UROCE_WC_SUCCESS && !wc.wc_flags && wc.byte_len == SMALL) {
+			uint32_t k = (uint32_t)(wc.wr_id - 1000) % 32, j = (uint32_t)(wc.wr_id - 1000 - NBIG) % 32;
+
+			whole++;
+			last_whole = (unsigned)(wc.wr_id - 1000);
+			CHECK(!memcmp(pr.s[1].buf + k * SMALL, pr.s[0].buf + j * SMALL, SMALL), "receive %llu's bytes",
+			      (unsigned long long)wc.wr_id);
+		}
+	}
+	CHECK(ended == NBIG + NSMALL, "%u of %u receives ended", ended, NBIG + NSMALL);
+	CHECK(whole >= NWHOLE_MIN && last_whole == NBIG + NSMALL - 1,
+	      "after a blackout of %u frames: %u of %u messages whole (the last whole one %u), want at least %u and "
+	      "the last", 20000u, whole, NSMALL, last_whole, NWHOLE_MIN);
+	printf("after a %u-frame blackout: %u of the %u messages sent after it whole\n", 20000u, whole, NSMALL);
+	loop_fabric_set_filter(pr.fab, 0, NULL, NULL);
+	tr_close(&pr);
+}
+
 static void run_bad_args(void)
 {
 	struct tr_pair pr;
@@ -592,6 +665,7 @@ int main(void)
 	run_preempt();
 	run_deadlines();
 	run_window();
+	run_resync();
 	run_loss(0, 11);
 	run_loss(1e-3, 12);
 	run_loss(1e-2, 13);
