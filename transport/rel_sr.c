@@ -1580,6 +1580,71 @@ static void deliver(struct uroce_qp *qp, struct sr_rmsg *m)
 	}
 }
 
+/* The most packets a message may have while its length is unknown: a
+ * SEND fits its receive, a WRITE with immediate the message limit. */
+static uint32_t fin_max_pkts(const struct uroce_qp *qp, const struct sr_rmsg *m)
+{
+	uint32_t n = sr_of(qp)->rx.max_pkts;
+
+	if (m->have_npk)
+		return m->npk ? m->npk : 1;
+	if (!m->write && npkts(m->wqe.length, qp->mtu) < n)
+		n = npkts(m->wqe.length, qp->mtu);
+	return n ? n : 1;
+}
+
+/* A finished message's PSN span (struct sr_fin), kept so that a late
+ * packet naming it counts only at a PSN it can have used. */
+static void fin_record(struct uroce_qp *qp, const struct sr_rmsg *m)
+{
+	struct sr_state *st = sr_of(qp);
+	struct sr_fin *f = &st->rx.fin[m->seq % SR_FIN_RING];
+	uint32_t n = fin_max_pkts(qp, m);
+
+	f->seq = m->seq;
+	if (m->have_first && m->have_npk) {
+		/* the sender's layout: the descriptor at first_psn, then the
+		 * packets (ec: parity after each submessage, a descriptor last) */
+		f->lo = m->first_psn;
+		f->hi = psn_add(m->first_psn, (m->is_ec ? ec_total_pkts(st, n) : n + 1) - 1);
+		f->known = SR_FIN_SPAN;
+	} else if (m->have_base) {
+		/* packet idx went at base + idx (a stream's pieces: several
+		 * bases); its descriptor just before index 0, if it may have
+		 * one (a LAST without the descriptor flag says it has none) */
+		bool desc = st->ec || m->desc_expected || !m->have_npk;
+
+		f->lo = desc ? psn_add(m->base_lo, ROCE_PSN_MASK) : m->base_lo;
+		f->hi = psn_add(m->base_hi, (st->ec ? ec_total_pkts(st, n) : n) - 1);
+		f->known = SR_FIN_SPAN;
+	} else {
+		f->hi = n; /* nothing of it came: the first late packet sets the span */
+		f->known = SR_FIN_LEARN;
+	}
+}
+
+/* May a late packet (kind, idx) of finished message seq mark psn? Its
+ * drop reason if not: a number no longer (or never) known here, or a
+ * PSN outside that message's span. */
+static enum uroce_drop_reason fin_check(struct uroce_qp *qp, uint32_t seq, uint32_t psn, uint32_t kind, uint32_t idx)
+{
+	struct sr_state *st = sr_of(qp);
+	struct sr_fin *f = &st->rx.fin[seq % SR_FIN_RING];
+
+	if (f->known == SR_FIN_NONE || f->seq != seq)
+		return UROCE_DROP_STALE_MSG;
+	if (f->known == SR_FIN_LEARN) {
+		uint32_t n = f->hi, base = psn_add(psn, (uint32_t)-(kind == SRW_DESC ? 0 : idx));
+
+		f->lo = psn_add(base, ROCE_PSN_MASK);
+		f->hi = psn_add(base, st->ec ? ec_total_pkts(st, n) : n);
+		f->known = SR_FIN_SPAN;
+	}
+	if (roce_psn_diff(psn, f->lo) < 0 || roce_psn_diff(psn, f->hi) > 0)
+		return UROCE_DROP_PSN_OUT_OF_WINDOW;
+	return UROCE_DROP_NONE;
+}
+
 static void finish_msg(struct uroce_qp *qp, struct sr_rmsg *m, enum uroce_wc_status st)
 {
 	struct sr_state *s = sr_of(qp);
@@ -1587,6 +1652,7 @@ static void finish_msg(struct uroce_qp *qp, struct sr_rmsg *m, enum uroce_wc_sta
 	if (m->done)
 		return;
 	m->done = true;
+	fin_record(qp, m);
 	if (m->fence)
 		s->rx.nfence--;
 	m->st = st;
@@ -1878,11 +1944,15 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		 * or whole by decoding): it lands nowhere, but its PSN counts so
 		 * the sender stops. One from too far ahead is dropped unmarked. */
 		bool behind = ((r->msg_cum - srw_imm_msg(imm)) & SRW_MSG_MASK) <= SRW_MSG_MASK + 1 - 2 * SR_MSG_WIN;
+		/* only inside the span that message used: another PSN would
+		 * make a current message's real packet a duplicate */
+		enum uroce_drop_reason why = behind ? fin_check(qp, seq - (SRW_MSG_MASK + 1), pkt->psn, kind, idx)
+		                                    : UROCE_DROP_STALE_MSG;
 
-		if (behind)
+		if (why == UROCE_DROP_NONE)
 			sr_rx_mark_psn(qp, pkt->psn);
-		if (!behind || (kind != SRW_PARITY && kind != SRW_DESC))
-			ctx_count_drop(qp->ctx, UROCE_DROP_STALE_MSG);
+		if (why != UROCE_DROP_NONE || (kind != SRW_PARITY && kind != SRW_DESC))
+			ctx_count_drop(qp->ctx, why != UROCE_DROP_NONE ? why : UROCE_DROP_STALE_MSG);
 		return;
 	}
 	m = &r->slot[seq % SR_MSG_WIN];
@@ -1899,7 +1969,14 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 	if (m->done) {
 		/* its message finished (partial completion, or decoded): a late
 		 * copy; an ec message's trailing parity and descriptor are
-		 * expected, not counted */
+		 * expected, not counted. Its PSN counts only inside the span
+		 * the message used. */
+		enum uroce_drop_reason why = fin_check(qp, seq, pkt->psn, kind, idx);
+
+		if (why != UROCE_DROP_NONE) {
+			ctx_count_drop(qp->ctx, why);
+			return;
+		}
 		sr_rx_mark_psn(qp, pkt->psn);
 		if (kind != SRW_PARITY && kind != SRW_DESC)
 			ctx_count_drop(qp->ctx, UROCE_DROP_STALE_MSG);
@@ -1909,10 +1986,20 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 	m->nacks = 0; /* packets flow again: a later stall gets its NACK after one timeout */
 	switch (kind) {
 	case SRW_DESC:
-		if (pkt->reth.rkey != SRW_MSG_RKEY || m->have_desc) {
-			ctx_count_drop(qp->ctx, m->have_desc ? UROCE_DROP_DUPLICATE : UROCE_DROP_BAD_RKEY);
-			if (m->have_desc)
-				sr_rx_mark_psn(qp, pkt->psn);
+		if (pkt->reth.rkey != SRW_MSG_RKEY) {
+			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_RKEY);
+			return;
+		}
+		if (m->have_desc) {
+			/* ec's second copy goes at the message's last PSN; one at
+			 * any other PSN is not this message's */
+			if (pkt->psn != m->first_psn &&
+			    !(m->is_ec && m->have_npk && pkt->psn == psn_add(m->first_psn, ec_total_pkts(st, m->npk) - 1))) {
+				ctx_count_drop(qp->ctx, UROCE_DROP_PSN_OUT_OF_WINDOW);
+				return;
+			}
+			ctx_count_drop(qp->ctx, UROCE_DROP_DUPLICATE);
+			sr_rx_mark_psn(qp, pkt->psn);
 			return;
 		}
 		rx_desc(qp, m, pkt);
@@ -1977,6 +2064,19 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 	}
 	if (!sr_rx_place(qp, m, idx * mtu, pkt->payload, pkt->payload_len))
 		return;
+	{
+		/* where its packets went, for the span it keeps once finished */
+		uint32_t base = psn_add(pkt->psn, (uint32_t)-idx);
+
+		if (!m->have_base) {
+			m->base_lo = m->base_hi = base;
+			m->have_base = true;
+		} else if (roce_psn_diff(base, m->base_lo) < 0) {
+			m->base_lo = base;
+		} else if (roce_psn_diff(base, m->base_hi) > 0) {
+			m->base_hi = base;
+		}
+	}
 	if (!bit_get(m->bits, idx)) {
 		sr_msg_mark(m, idx);
 		m->nrecv++;

@@ -16,6 +16,7 @@
 #include "transport/sr_wire.h"
 
 #define SR_MSG_WIN 64u              /* messages in flight: receiver slots */
+#define SR_FIN_RING (2 * SR_MSG_WIN) /* finished messages whose PSN span a late packet is checked against */
 #define SR_WIN_DEFAULT 256u         /* packets in flight; the SACK bitmap covers them */
 #define SR_WIN_MIN 16u
 #define SR_ACKREQ_EVERY 16u         /* PSNs between two that ask for a SACK inside a long message */
@@ -131,6 +132,8 @@ struct sr_rmsg {
 	uint32_t placed;
 	uint32_t imm;
 	uint32_t first_psn;
+	uint32_t base_lo, base_hi; /* PSN minus index of its data packets taken (a stream's pieces differ) */
+	bool have_base;
 	uint64_t last_rx_ns;    /* ec: fallback timeout runs from here */
 	uint64_t nack_ns;       /* ec: last NACK sent */
 	uint32_t nacks;         /* ec: NACKs sent for it (each waits twice as long) */
@@ -139,6 +142,17 @@ struct sr_rmsg {
 	uint32_t bits_words;    /* words of bits (and subdone) that may be non-zero: what a rebind clears */
 	struct rwqe wqe;
 };
+
+/* A finished message's PSN span: a late packet naming it marks its PSN
+ * arrived only inside it (a forged one would make a current message's
+ * real packet a duplicate). */
+struct sr_fin {
+	uint32_t seq;
+	uint32_t lo, hi;        /* its packets' PSNs lie in [lo, hi] */
+	uint8_t known;          /* SR_FIN_NONE, SR_FIN_SPAN, or SR_FIN_LEARN: nothing of it came, the first late packet sets the span */
+};
+
+enum { SR_FIN_NONE, SR_FIN_SPAN, SR_FIN_LEARN };
 
 struct sr_rx {
 	uint32_t cum;           /* every PSN before it arrived */
@@ -157,6 +171,7 @@ struct sr_rx {
 	uint32_t nfence;        /* bound fenced messages not finished: cum moving may finish them */
 	bool in_fence, fence_again;
 	struct sr_rmsg slot[SR_MSG_WIN];
+	struct sr_fin fin[SR_FIN_RING]; /* the last SR_FIN_RING finished messages, by number */
 	uint64_t *slot_bits;    /* every slot's bits (then ec's subdone), one allocation */
 	/* ec: parity packets by PSN, their message and index */
 	uint8_t *par;

@@ -11,7 +11,11 @@
  *   - TRIMs naming one PSN again and again: sent again once per RTT;
  *   - copies of a packet the receiver has: one SACK per RTT answers them;
  *   - a SACK whose credit limit is 2^30 messages ahead moves the limit to
- *     the slot window past what was posted, no further.
+ *     the slot window past what was posted, no further;
+ *   - a packet naming a finished message (delivered, or finished and
+ *     waiting for an earlier one) at a PSN of a current message is
+ *     dropped unmarked (psn_out_of_window), so the current message's real
+ *     packet is placed and it completes with every byte.
  * Sides: 0 sends, 1 receives. Frames from side 1 are dropped by a filter
  * (no SACK reaches the sender, so it has no RTT sample and nothing
  * completes behind the test's back) except the ones the test injects. */
@@ -434,6 +438,105 @@ static void sack_limit(void)
 	tr_close(&pr);
 }
 
+/* A finished message's number at the PSN the next message takes first:
+ * only its own PSN span may count (a late copy stops the sender's resends),
+ * so the forged packet is dropped and the real 3-packet SEND lands whole.
+ * Before, the PSN was marked and the real packet dropped as a duplicate:
+ * the SEND never completed. */
+static void finished_msg_behind(void)
+{
+	struct tr_pair pr;
+	struct roce_pkt p;
+	struct uroce_wc wc;
+	uint64_t oow0, dup0;
+	uint32_t next;
+	bool got;
+
+	open_pair(&pr, UROCE_REL_SR, 53);
+	warm_up(&pr, true);
+	/* message 0: one packet, received and delivered */
+	post_recv(&pr.s[1], 7, 65536, 4096);
+	post_recv(&pr.s[1], 8, 131072, 4096);
+	post(&pr.s[0], &pr.s[1], UROCE_WR_SEND, 2, 8192, 600, 0);
+	REQUIRE(tr_wait(&pr, pr.s[1].rcq, &wc, 10000) == 0 && wc.wr_id == 7 && wc.status == UROCE_WC_SUCCESS,
+	        "message 0's receive");
+	REQUIRE(tr_wait(&pr, pr.s[0].scq, &wc, 10000) == 0 && wc.status == UROCE_WC_SUCCESS, "message 0's send");
+	template(&p, 0, false); /* message 0's packet: LAST, index 0 */
+	next = (p.psn + 1) & ROCE_PSN_MASK;
+	oow0 = drops(&pr.s[1], UROCE_DROP_PSN_OUT_OF_WINDOW);
+	dup0 = drops(&pr.s[1], UROCE_DROP_DUPLICATE);
+	/* message 0 again, at the PSNs message 1's first two packets take */
+	for (uint32_t i = 0; i < 2; i++) {
+		p.psn = (next + i) & ROCE_PSN_MASK;
+		inject(&pr, 0, &p);
+		steps(&pr, 5);
+	}
+	post(&pr.s[0], &pr.s[1], UROCE_WR_SEND, 3, 16384, 3000, 0);
+	got = tr_wait(&pr, pr.s[1].rcq, &wc, 400000) == 0;
+	printf("  sr: message 0 (delivered) named at message 1's PSNs: psn_out_of_window +%llu, duplicate +%llu, "
+	       "message 1 %s\n", (unsigned long long)(drops(&pr.s[1], UROCE_DROP_PSN_OUT_OF_WINDOW) - oow0),
+	       (unsigned long long)(drops(&pr.s[1], UROCE_DROP_DUPLICATE) - dup0), got ? "received" : "never received");
+	CHECK(drops(&pr.s[1], UROCE_DROP_PSN_OUT_OF_WINDOW) - oow0 == 2, "forged packets: psn_out_of_window +%llu, want +2",
+	      (unsigned long long)(drops(&pr.s[1], UROCE_DROP_PSN_OUT_OF_WINDOW) - oow0));
+	CHECK(got, "message 1's receive never completed (a forged packet took its PSN)");
+	if (got) {
+		CHECK(wc.wr_id == 8 && wc.status == UROCE_WC_SUCCESS && wc.byte_len == 3000,
+		      "message 1's receive: id %llu status %d, %u bytes", (unsigned long long)wc.wr_id, wc.status,
+		      wc.byte_len);
+		CHECK(!memcmp(pr.s[1].buf + 131072, pr.s[0].buf + 16384, 3000), "message 1's bytes did not all land");
+	}
+	tr_close(&pr);
+}
+
+/* The same with a message finished but not yet delivered (ordered: the
+ * one before it is missing): message 1 arrives whole, then a packet
+ * naming it at message 0's PSN. Message 0's real packet must still be
+ * taken, and both receives complete with their bytes. */
+static void finished_msg_waiting(void)
+{
+	struct tr_pair pr;
+	struct roce_pkt p;
+	struct uroce_wc wc;
+	uint64_t oow0;
+	uint32_t psn1;
+	bool got[2];
+
+	open_pair(&pr, UROCE_REL_SR, 55);
+	post_recv(&pr.s[1], 7, 65536, 4096);
+	post_recv(&pr.s[1], 8, 131072, 4096);
+	warm_up(&pr, true); /* its SACK brings the credit for both messages */
+	cap0.block = true; /* the sender's packets go nowhere; the test passes them on */
+	post(&pr.s[0], &pr.s[1], UROCE_WR_SEND, 2, 8192, 700, 0);
+	steps(&pr, 20);
+	post(&pr.s[0], &pr.s[1], UROCE_WR_SEND, 3, 16384, 800, 0);
+	steps(&pr, 20);
+	template(&p, 0, false); /* message 1's packet */
+	psn1 = p.psn;
+	REQUIRE(srw_imm_msg(p.imm) == 1, "captured message %u, want 1", srw_imm_msg(p.imm));
+	inject(&pr, 0, &p); /* message 1 whole: finished, waits for message 0 */
+	steps(&pr, 20);
+	oow0 = drops(&pr.s[1], UROCE_DROP_PSN_OUT_OF_WINDOW);
+	p.psn = (psn1 + ROCE_PSN_MASK) & ROCE_PSN_MASK; /* message 0's PSN */
+	inject(&pr, 0, &p);
+	steps(&pr, 20);
+	cap0.block = false; /* message 0 goes again after its RTO */
+	got[0] = tr_wait(&pr, pr.s[1].rcq, &wc, 400000) == 0;
+	CHECK(!got[0] || (wc.wr_id == 7 && wc.byte_len == 700 && wc.status == UROCE_WC_SUCCESS),
+	      "first receive: id %llu status %d, %u bytes", (unsigned long long)wc.wr_id, wc.status, wc.byte_len);
+	got[1] = got[0] && tr_wait(&pr, pr.s[1].rcq, &wc, 10000) == 0;
+	CHECK(!got[1] || (wc.wr_id == 8 && wc.byte_len == 800 && wc.status == UROCE_WC_SUCCESS),
+	      "second receive: id %llu status %d, %u bytes", (unsigned long long)wc.wr_id, wc.status, wc.byte_len);
+	printf("  sr: message 1 (finished, waiting) named at message 0's PSN: psn_out_of_window +%llu, receives %s\n",
+	       (unsigned long long)(drops(&pr.s[1], UROCE_DROP_PSN_OUT_OF_WINDOW) - oow0),
+	       got[1] ? "both completed" : "not completed");
+	CHECK(drops(&pr.s[1], UROCE_DROP_PSN_OUT_OF_WINDOW) - oow0 == 1, "forged packet: psn_out_of_window +%llu, want +1",
+	      (unsigned long long)(drops(&pr.s[1], UROCE_DROP_PSN_OUT_OF_WINDOW) - oow0));
+	CHECK(got[0] && got[1], "the receives did not complete (a forged packet took message 0's PSN)");
+	CHECK(!memcmp(pr.s[1].buf + 65536, pr.s[0].buf + 8192, 700) && !memcmp(pr.s[1].buf + 131072, pr.s[0].buf + 16384, 800),
+	      "the messages' bytes did not all land");
+	tr_close(&pr);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -441,7 +544,8 @@ int main(int argc, char **argv)
 		void (*fn)(void);
 	} t[] = { { "zero_length_write", zero_length_write }, { "zero_length_paged", zero_length_paged },
 	          { "ec_nack_rate", ec_nack_rate },
-	          { "trim_rate", trim_rate }, { "dup_sacks", dup_sacks }, { "sack_limit", sack_limit } };
+	          { "trim_rate", trim_rate }, { "dup_sacks", dup_sacks }, { "sack_limit", sack_limit },
+	          { "finished_msg_behind", finished_msg_behind }, { "finished_msg_waiting", finished_msg_waiting } };
 
 	/* an argument runs only the test of that name */
 	for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); i++)
