@@ -26,10 +26,11 @@
 #define RC_WINDOW_PSNS 256u       /* unacked packets in flight per QP: keeps loop/NIC rings from overflowing */
 #define RC_ACKREQ_EVERY 16u       /* ask for an ACK at least this often inside a long message */
 #define RC_MAX_RD_ATOMIC 16u      /* both directions: outstanding READ/atomic */
-/* READ responses a requester asks for at once, beyond its first READ: the
- * responder sends them back to back at its rate, and more than a receive
- * ring's worth queued behind a loss only come back to be dropped (a gap
- * asks again from its first missing PSN, and what follows is resent) */
+/* READ responses a requester asks for at once: the responder sends them
+ * back to back at its rate, and more than a receive ring's worth (an
+ * AF_XDP ring holds at most 2048) only come back to be dropped. A larger
+ * READ goes as requests of at most this many responses, aligned to its
+ * start, each sent once the one before it is answered in full. */
 #define RC_READ_RESP_PKTS 2048u
 #define UROCE_MAX_MSG (1u << 31)
 #define NEIGH_TIMEOUT_MS 3000
@@ -583,6 +584,14 @@ static inline uint32_t psn_add(uint32_t psn, uint32_t n)
 static inline uint32_t npkts(uint32_t len, uint32_t mtu)
 {
 	return len ? (len + mtu - 1) / mtu : 1;
+}
+
+/* The responses a READ of len bytes has outstanding at most (one request) */
+static inline uint32_t rd_req_pkts(uint32_t len, uint32_t mtu)
+{
+	uint32_t n = npkts(len, mtu);
+
+	return n < RC_READ_RESP_PKTS ? n : RC_READ_RESP_PKTS;
 }
 
 #endif /* UROCE_TRANSPORT_QP_INTERNAL_H */

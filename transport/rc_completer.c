@@ -199,7 +199,7 @@ static void on_aeth(struct uroce_qp *qp, const struct roce_pkt *pkt)
 static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt, uint8_t op)
 {
 	struct swqe *w = tail_wqe(qp);
-	uint32_t off, a = psn_add(pkt->psn, ROCE_PSN_MASK);
+	uint32_t off, end, a = psn_add(pkt->psn, ROCE_PSN_MASK);
 
 	/* a response acknowledges nothing of its own READ beyond what arrived:
 	 * one past a gap counted as progress, cleared the go-back guard, and
@@ -221,9 +221,12 @@ static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt, uint8_
 		return;
 	}
 	off = (uint32_t)roce_psn_diff(pkt->psn, w->first_psn) * qp->mtu;
-	if (off + pkt->payload_len > w->length ||
-	    (!(op == ROCE_OP_READ_RESP_LAST || op == ROCE_OP_READ_RESP_ONLY) && pkt->payload_len != qp->mtu) ||
-	    ((op == ROCE_OP_READ_RESP_LAST || op == ROCE_OP_READ_RESP_ONLY) && off + pkt->payload_len != w->length)) {
+	end = off + pkt->payload_len;
+	/* a LAST ends the READ, or one of its requests (rc_requester.c): a
+	 * full packet at a multiple of RC_READ_RESP_PKTS responses */
+	if (end > w->length || (!(op == ROCE_OP_READ_RESP_LAST || op == ROCE_OP_READ_RESP_ONLY) && pkt->payload_len != qp->mtu) ||
+	    ((op == ROCE_OP_READ_RESP_LAST || op == ROCE_OP_READ_RESP_ONLY) && end != w->length &&
+	     (pkt->payload_len != qp->mtu || end % (RC_READ_RESP_PKTS * qp->mtu) != 0))) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
 		fail_tail(qp, UROCE_WC_BAD_RESP_ERR);
 		return;
@@ -236,7 +239,7 @@ static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt, uint8_
 	w->resp_psn = psn_add(w->resp_psn, 1);
 	if (roce_psn_diff(pkt->psn, qp->acked_psn) > 0)
 		qp->acked_psn = pkt->psn;
-	if (op == ROCE_OP_READ_RESP_LAST || op == ROCE_OP_READ_RESP_ONLY) {
+	if ((op == ROCE_OP_READ_RESP_LAST || op == ROCE_OP_READ_RESP_ONLY) && end == w->length) {
 		uint32_t next = psn_add(w->last_psn, 1);
 
 		req_complete(qp, w, UROCE_WC_SUCCESS);

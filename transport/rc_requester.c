@@ -43,8 +43,8 @@ void req_complete(struct uroce_qp *qp, struct swqe *w, enum uroce_wc_status st)
 	if (wr_is_rd(w->opcode) && w->state != SWQE_POSTED && qp->rd_outstanding) {
 		qp->rd_outstanding--;
 		if (w->opcode == UROCE_WR_RDMA_READ)
-			qp->rd_resp_pkts -= qp->rd_resp_pkts < npkts(w->length, qp->mtu) ? qp->rd_resp_pkts :
-			                                                                    npkts(w->length, qp->mtu);
+			qp->rd_resp_pkts -= qp->rd_resp_pkts < rd_req_pkts(w->length, qp->mtu) ?
+			                            qp->rd_resp_pkts : rd_req_pkts(w->length, qp->mtu);
 	}
 	if (st == UROCE_WC_SUCCESS && !w->signaled)
 		return;
@@ -92,7 +92,7 @@ static int send_pkt(struct uroce_qp *qp, struct swqe *w)
 	struct roce_pkt pkt;
 	struct gather g = { w->sge, w->num_sge, qp->cur_off };
 	uint8_t tr = qp->type == UROCE_QPT_RC ? ROCE_TR_RC : qp->type == UROCE_QPT_UC ? ROCE_TR_UC : ROCE_TR_UD;
-	uint32_t off = qp->cur_off, len = 0, consumed = 1;
+	uint32_t off = qp->cur_off, len = 0, consumed = 1, next_off = 0;
 	bool first = off == 0, last;
 	int pos, rc;
 
@@ -128,15 +128,23 @@ static int send_pkt(struct uroce_qp *qp, struct swqe *w)
 			pkt.deth.src_qp = qp->qpn;
 		}
 		break;
-	case UROCE_WR_RDMA_READ:
+	case UROCE_WR_RDMA_READ: {
+		/* up to the next multiple of RC_READ_RESP_PKTS responses from
+		 * the READ's start (a resend from the middle keeps the borders) */
+		uint32_t span = RC_READ_RESP_PKTS * qp->mtu, n = span - off % span;
+
+		if (n > w->length - off)
+			n = w->length - off;
 		pkt.opcode = ROCE_TR_RC | ROCE_OP_READ_REQUEST;
 		pkt.reth.va = w->raddr + off;
 		pkt.reth.rkey = w->rkey;
-		pkt.reth.dma_len = w->length - off;
+		pkt.reth.dma_len = n;
 		pkt.ackreq = true;
-		consumed = npkts(w->length - off, qp->mtu);
-		last = true;
+		consumed = npkts(n, qp->mtu);
+		last = off + n == w->length;
+		next_off = off + n;
 		break;
+	}
 	default:
 		pkt.opcode = ROCE_TR_RC | (w->opcode == UROCE_WR_ATOMIC_CMP_AND_SWP ? ROCE_OP_CMP_SWAP : ROCE_OP_FETCH_ADD);
 		pkt.atomic.va = w->raddr;
@@ -159,7 +167,7 @@ static int send_pkt(struct uroce_qp *qp, struct swqe *w)
 		w->state = SWQE_SENT;
 		qp->sq_cur++;
 	} else {
-		qp->cur_off = off + len;
+		qp->cur_off = w->opcode == UROCE_WR_RDMA_READ ? next_off : off + len;
 	}
 	return 0;
 }
@@ -208,7 +216,7 @@ static bool req_tx(struct uroce_qp *qp, bool drain)
 				if (is_rd(w) && qp->rd_outstanding >= maxrd)
 					return false;
 				if (w->opcode == UROCE_WR_RDMA_READ && qp->rd_outstanding &&
-				    qp->rd_resp_pkts + npkts(w->length, qp->mtu) > RC_READ_RESP_PKTS)
+				    qp->rd_resp_pkts + rd_req_pkts(w->length, qp->mtu) > RC_READ_RESP_PKTS)
 					return false; /* its responses wait for the earlier ones'; a completion kicks us */
 				if (w->fence && qp->rd_outstanding)
 					return false;
@@ -220,12 +228,14 @@ static bool req_tx(struct uroce_qp *qp, bool drain)
 					return false;
 				continue;
 			}
+			if (w->opcode == UROCE_WR_RDMA_READ && qp->cur_off && roce_psn_diff(qp->snd_nxt, w->resp_psn) > 0)
+				return false; /* its next request waits for this one's last response, which kicks us */
 		}
 		if (qp->cur_off == 0 && w->state != SWQE_SENDING) {
 			if (w->state == SWQE_POSTED && is_rd(w)) {
 				qp->rd_outstanding++;
 				if (w->opcode == UROCE_WR_RDMA_READ)
-					qp->rd_resp_pkts += npkts(w->length, qp->mtu);
+					qp->rd_resp_pkts += rd_req_pkts(w->length, qp->mtu);
 			}
 			if (w->state == SWQE_POSTED && rc_qp)
 				rc_credit_started(qp, credit_op(w));

@@ -1,11 +1,13 @@
 /* Large READs under loss of their responses (loop fabric, rc): a lost
  * response is asked for again from the first missing PSN (a READ request
- * for the rest of the bytes, IBTA's resend from the middle), never from
- * the READ's start, and the responder serves such a request from that
- * offset. A filter drops chosen responses on their first passage and sees
- * every READ request; each request after a READ's first must carry the PSN
- * of a response the filter dropped, with the matching address and length,
- * and the responses sent stay near the READ's size. */
+ * for the rest of its request's bytes, IBTA's resend from the middle),
+ * never from the READ's start, and the responder serves such a request
+ * from that offset. A filter drops chosen responses on their first passage and sees
+ * every READ request. A READ larger than 2048 responses goes as requests
+ * of at most 2048 (a receive ring's worth), aligned to its start; each
+ * other request must carry the PSN of a response the filter dropped, with
+ * the matching address and a length up to its border, and the responses
+ * sent stay near the READ's size. */
 #include "tr_test.h"
 #include "dataplane/wire.h"
 
@@ -14,6 +16,15 @@
 #define NREQ 4096u
 #define STEP_LIMIT 4000000u
 #define BIG_RING 16384u /* receive ring that never overflows here */
+#define REQ_PKTS 2048u  /* responses one request asks for at most (RC_READ_RESP_PKTS) */
+
+/* The response after the last one the request holding response k asks for */
+static uint32_t border(uint32_t k)
+{
+	uint32_t b = (k / REQ_PKTS + 1) * REQ_PKTS;
+
+	return b < BIG / MTU ? b : BIG / MTU;
+}
 
 struct rd_seen {
 	uint32_t first_psn;  /* PSN of the READ of interest (case one) */
@@ -173,7 +184,7 @@ static void run_one(uint64_t seed, uint32_t rx_ring)
 	s.ndrop_idx = 4;
 	memcpy(s.drop_idx, idx, sizeof(idx));
 	for (uint32_t i = 0; i < 4; i++)
-		bound += BIG / MTU - idx[i]; /* each loss resends at most the rest */
+		bound += border(idx[i]) - idx[i]; /* each loss resends at most the rest of its request */
 	open_pair(&p, &s, seed, 4, rx_ring);
 	bufs_open(&p, &b, BIG, (uint32_t)seed);
 	post_read(&p.s[0], &b, 1, 0, BIG);
@@ -188,14 +199,16 @@ static void run_one(uint64_t seed, uint32_t rx_ring)
 	CHECK(rx_ring != BIG_RING || ls.rx_ring_full == 0, "one READ: %llu responses overflowed a ring of %u",
 	      (unsigned long long)ls.rx_ring_full, rx_ring);
 	CHECK(s.nreq >= 2 && s.nreq <= NREQ, "one READ: %u requests", s.nreq);
-	CHECK(s.req[0].len == BIG, "one READ: first request asks %u bytes", s.req[0].len);
-	/* every retry names a lost response and asks for the rest from it */
+	CHECK(s.req[0].len == REQ_PKTS * MTU, "one READ: first request asks %u bytes, want %u", s.req[0].len,
+	      REQ_PKTS * MTU);
+	/* every later request starts where the one before it ended, or names
+	 * a lost response; it asks up to its border and no further */
 	for (uint32_t r = 1; r < s.nreq && r < NREQ; r++) {
 		uint32_t k = (uint32_t)roce_psn_diff(s.req[r].psn, s.first_psn);
 
-		CHECK(ls.rx_ring_full || ((s.lost[s.req[r].psn / 8] >> (s.req[r].psn % 8)) & 1),
+		CHECK(ls.rx_ring_full || k % REQ_PKTS == 0 || ((s.lost[s.req[r].psn / 8] >> (s.req[r].psn % 8)) & 1),
 		      "one READ: request %u at response %u, which was not lost", r, k);
-		CHECK(k > 0 && k < BIG / MTU && s.req[r].len == BIG - k * MTU &&
+		CHECK(k > 0 && k < BIG / MTU && s.req[r].len == (border(k) - k) * MTU &&
 		          s.req[r].va == (uint64_t)(uintptr_t)b.src + (uint64_t)k * MTU,
 		      "one READ: request %u at response %u asks va +%llu len %u", r, k,
 		      (unsigned long long)(s.req[r].va - (uint64_t)(uintptr_t)b.src), s.req[r].len);
@@ -207,6 +220,38 @@ static void run_one(uint64_t seed, uint32_t rx_ring)
 	       rx_ring ? rx_ring : 1024u, BIG / MTU, s.nreq, (unsigned long long)s.resp_sent, (unsigned long long)bound, 5 * BIG / MTU,
 	       (unsigned long long)qs.timeouts, (unsigned long long)qs.retransmits,
 	       (unsigned long long)ls.rx_ring_full);
+	bufs_close(&b);
+	tr_close(&p);
+}
+
+/* Case three: one 4 MiB READ, nothing lost, into AF_XDP's largest ring
+ * (2048 frames): asked in two requests of a ring's worth, not one of 4096
+ * responses that overflows it */
+static void run_clean(uint64_t seed, uint32_t rx_ring)
+{
+	static struct rd_seen s;
+	struct tr_pair p;
+	struct bufs b;
+	struct uroce_wc wc;
+	struct loop_link_stats ls;
+
+	memset(&s, 0, sizeof(s));
+	open_pair(&p, &s, seed, 4, rx_ring);
+	bufs_open(&p, &b, BIG, (uint32_t)seed);
+	post_read(&p.s[0], &b, 1, 0, BIG);
+	REQUIRE(tr_wait(&p, p.s[0].scq, &wc, STEP_LIMIT) == 0, "clean READ: no completion");
+	CHECK(wc.status == UROCE_WC_SUCCESS && !memcmp(b.src, b.dst, BIG), "clean READ: status %s, bytes %s",
+	      uroce_wc_status_str(wc.status), memcmp(b.src, b.dst, BIG) ? "differ" : "same");
+	REQUIRE(loop_fabric_link_stats(p.fab, 1, &ls) == 0, "link stats");
+	CHECK(s.nreq == BIG / MTU / REQ_PKTS && s.resp_sent == BIG / MTU && ls.rx_ring_full == 0,
+	      "clean READ into a ring of %u: %u requests, %llu responses sent, %llu overflowed the ring", rx_ring, s.nreq,
+	      (unsigned long long)s.resp_sent, (unsigned long long)ls.rx_ring_full);
+	for (uint32_t r = 0; r < s.nreq && r < NREQ; r++)
+		CHECK(s.req[r].len == REQ_PKTS * MTU && s.req[r].va == (uint64_t)(uintptr_t)b.src + (uint64_t)r * REQ_PKTS * MTU,
+		      "clean READ: request %u asks va +%llu len %u", r,
+		      (unsigned long long)(s.req[r].va - (uint64_t)(uintptr_t)b.src), s.req[r].len);
+	printf("ring %u: one 4 MiB READ, nothing lost: %u requests, %llu responses, %llu overflowed the ring\n", rx_ring,
+	       s.nreq, (unsigned long long)s.resp_sent, (unsigned long long)ls.rx_ring_full);
 	bufs_close(&b);
 	tr_close(&p);
 }
@@ -273,6 +318,7 @@ int main(void)
 {
 	/* a ring that takes every response: the retries are checked exactly */
 	run_one(3, BIG_RING);
+	run_clean(4, REQ_PKTS);
 	run_many(0.0005, 5, BIG_RING);
 	run_many(0.002, 7, BIG_RING);
 	/* the default ring of 1024 frames overflows under a 4096-response
