@@ -1,4 +1,4 @@
-/* Paths and congestion control of an sr/ec QP (issue 11): which path a
+/* Paths and congestion control of an sr/ec QP: which path a
  * packet takes and whether a controller lets it go now (sender), and the
  * congestion feedback a receiver returns (CE is answered by a CNP in
  * qp_dispatch.c, trimmed packets by a TRIM NACK here). rel_sr.c calls in

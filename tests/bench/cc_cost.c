@@ -1,4 +1,4 @@
-/* The cost of a decision (issue 11; UCCL's Table 3): ns per packet of each
+/* The cost of a decision (UCCL's Table 3): ns per packet of each
  * path policy's choice and of each congestion controller's per-packet
  * work, measured on the library's own transport/path.h and transport/cc.h
  * (the internal static library) in a tight loop, against an empty loop

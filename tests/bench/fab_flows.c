@@ -1,5 +1,5 @@
 /* Flows between hosts of a test fabric, with per-message completion times
- * (issue 11's permutation and incast experiments). One process per host,
+ * (the permutation and incast experiments). One process per host,
  * each started with `ip netns exec` in its host's namespace on its afxdp
  * port, one embedded context holding every QP of that host: the senders
  * of the flows leaving it and the receivers of the flows reaching it (so

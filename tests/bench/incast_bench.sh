@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 11's incast experiment: three bulk senders and a victim into one
+# The incast experiment: three bulk senders and a victim into one
 # receiver through uroce-fabric, whose port to the receiver is the
 # bottleneck (--rate, a drop-tail queue of --queue bytes, RED-like ECN
 # marking --ecn, trimming on), for each congestion controller in one

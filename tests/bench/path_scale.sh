@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 11's scale experiment: goodput from 1 to 256 paths, and from 1 to
+# The path and QP scale experiment: goodput from 1 to 256 paths, and from 1 to
 # 10 000 QPs with sr over 4 paths against rc (flat: one path, no
 # controller), uroce-perf write_bw between two namespaces, each against
 # its baseline measured in the same run (paths: --paths 1; QPs: rc at the

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 11's permutation experiment: spraying against a single path on a
+# The permutation experiment: spraying against a single path on a
 # leaf-spine of uroce-fabric switches whose ECMP puts single-path flows on
 # the same spine. tests/netns/leafspine.sh builds --leaves x --spines with
 # --hosts-per-leaf hosts, every switch port rate-limited to --rate (so the

@@ -65,7 +65,7 @@ BE_PSN_AHEAD = 1 << 14        # the receiver's PSN window ahead of the highest P
 BE_MSG_AHEAD = 64             # a message number further ahead of the active one is dropped (stale_msg)
 BE_MSG_HALF = 2048            # a number this far behind the active message (mod 4096) is late
 WC_PARTIAL, WC_TIMEOUT, WC_PREEMPTED = 1 << 8, 1 << 9, 1 << 10  # enum uroce_wc_flags
-# congestion notification and control (issue 11; docs/wire.md "sr and ec")
+# congestion notification and control (docs/wire.md "sr and ec")
 CNP = 0x81                    # RoCEv2 CNP: BTH, 16 reserved bytes, ICRC
 ECN_CE = 3                    # the IP TOS's ECN bits: congestion experienced
 TRIM_TOS = 63 << 2            # DSCP 63 (SRW_TRIM_DSCP): a switch trimmed the packet to its headers
@@ -2328,7 +2328,7 @@ def cases(s):
         return legit_be_expect("stale_msg", 1)
 
     # ======================================================================
-    # Congestion notification and control (issue 11; docs/wire.md "sr and
+    # Congestion notification and control (docs/wire.md "sr and
     # ec"): CNPs (opcode 0x81) for CE-marked arrivals and their reception,
     # trimmed data (DSCP 63, payload shorter than its RETH length) and the
     # TRIM NACK, EQDS's RTS and PULL. The `sre` and `sre2` victims are sr

@@ -10,7 +10,7 @@
  * the target aborts; an sr/ec message that completes must hold exactly
  * the bytes sent, also where ec rebuilt them; a be receive completion
  * must fit the receive it ends and carry TIMEOUT or PREEMPTED only with
- * PARTIAL. Congestion notification and control (issue 11): CNPs to every
+ * PARTIAL. Congestion notification and control: CNPs to every
  * QP, CE-marked and trimmed packets, TRIM, RTS and PULL control packets,
  * an sr QP that runs EQDS in place of the plain one (setup bit 7), resets
  * and re-creation of the sr/ec QPs; the context must never send two CNPs
@@ -159,7 +159,7 @@ enum sr_cmd {
 	SR_CTRL = 7,   /* a control packet of raw bytes, or another opcode to the control QPN */
 };
 
-/* Congestion notification and control commands (issue 11): a command byte
+/* Congestion notification and control commands: a command byte
  * with the top bit set and a low nibble of 8 (0x88, 0x98, ... 0xf8: bytes a
  * structured packet had, which keeps 0x08..0x78). Bits 4-6 are the
  * command; each reads a selector byte for its QP and variant. */
@@ -2776,7 +2776,7 @@ static void cmd_be(struct reader *r, uint8_t cmd)
 }
 
 /* Back to a known state: nothing in flight, QPs fresh, memory refilled. */
-/* ---- congestion notification and control (issue 11) ---- */
+/* ---- congestion notification and control ---- */
 
 /* QP_SR is one of its twins for the whole input: the plain one, or the one
  * that runs EQDS. The other waits in RESET. */
@@ -4033,7 +4033,7 @@ static int write_corpus(const char *dir)
 	SEED("be_post_write_burst", 0, put_be_post(s, 2 | 3 << 5, 4000, 0); put_be_post(s, 0x10 | 8, 5, 0));
 	SEED("be_post_refused", 0, put_be_post(s, 0x80, 100, 0); put_be_post(s, 0, 100, 254);
 	     put_be_post(s, 0, 100, 255));
-	/* congestion notification and control (issue 11); setup byte 0x80:
+	/* congestion notification and control; setup byte 0x80:
 	 * QP_SR is the twin that runs EQDS */
 	{
 		static const uint8_t in_flight[2] = { 0x00, 0x01 }, stale3[3] = { 0x60, 0x40, 0x5f },
