@@ -2278,9 +2278,12 @@ def cases(s):
         # (the client's addresses, no knowledge of its PSN or message
         # number): one-packet messages ("last", 64 forged bytes) at PSNs
         # 2^15 + k x 2^16 past the highest seen, all 256 k, for two message
-        # numbers 1000 and 2000 ahead of the one active when read (the
-        # connection moves hundreds a second): 512 frames. fe1c937 took the
-        # first of each number (inside its 2^16 window): every receive up
+        # numbers 1900 and 2040 ahead of the one active when read: 512
+        # frames. (The connection moves hundreds of messages a second and
+        # building the frames takes a while on a loaded host: a number only
+        # 1000 ahead had become one behind, late, by the time it arrived.)
+        # fe1c937 took the first of each number (inside its 2^16 window,
+        # both under 2048 ahead, so newer messages): every receive up
         # to it ended preempted, one completed with the forged bytes, and
         # the highest PSN jumped so the client's packets were dropped as
         # late. Now a number more than BE_MSG_AHEAD ahead is no message of
@@ -2290,7 +2293,7 @@ def cases(s):
         lg = s.legit_be()
         hi, cur = lg["be"]["psn_hi"], lg["be"]["cur"]
         frames = []
-        for m in (cur + 1000, cur + 2000):
+        for m in (cur + 1900, cur + 2040):
             frames += [s.sr_msg(lg, psn_add(hi, (1 << 15) + k * (1 << 16)), m, SRW_LAST, 0, payload(64, 192),
                                 src=lg["peer_ip"]) for k in range(256)]
         s.wire.send(frames)
