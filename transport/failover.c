@@ -51,11 +51,6 @@ const char *uroce_fo_cause_str(enum uroce_fo_cause c)
 	return (unsigned)c < UROCE_FO_CAUSE__COUNT ? cause_names[c] : NULL;
 }
 
-static bool is_sr(const struct uroce_qp *qp)
-{
-	return qp->rel == &rel_sr_ops || qp->rel == &rel_ec_ops;
-}
-
 /* --- setup ------------------------------------------------------------------ */
 
 int fo_init(struct uroce_qp *qp)
@@ -187,10 +182,8 @@ void fo_reset(struct uroce_qp *qp)
 
 	if (!f)
 		return;
-	if (f->ready) {
-		qp->d = f->m[0].d;
-		qp->port = f->m[0].d.port;
-	}
+	if (f->ready)
+		qp_set_dest(qp, &f->m[0].d);
 	f->ready = false;
 	f->active = 0;
 	f->state = UROCE_FO_DEFAULT;
@@ -343,7 +336,7 @@ static void notice_new(struct fo_state *f, uint64_t now)
 
 static bool fo_idle(const struct uroce_qp *qp)
 {
-	return is_sr(qp) ? sr_fo_idle(qp) : rc_fo_idle(qp);
+	return qp->rel->fo_idle(qp);
 }
 
 static void raise_mig(struct uroce_qp *qp, enum uroce_event_type t)
@@ -361,14 +354,10 @@ static void fo_switch(struct fo_state *f, unsigned k, bool rewind)
 	struct uroce_qp *qp = f->qp;
 
 	f->active = (uint8_t)k;
-	qp->d = f->m[k].d;
-	qp->port = f->m[k].d.port;
+	qp_set_dest(qp, &f->m[k].d);
 	f->rto_run = 0;
 	f->all_down_since = 0; /* k is usable */
-	if (is_sr(qp))
-		f->info.rewound_pkts += sr_fo_switch(qp, rewind);
-	else if (rewind)
-		f->info.rewound_pkts += rc_fo_rewind(qp);
+	f->info.rewound_pkts += qp->rel->fo_switch(qp, rewind);
 	notice_new(f, ctx_now(qp->ctx));
 	f->tx_mark = qp->tx_packets;
 	f->switch_tx_pending = true;
@@ -704,13 +693,7 @@ static void fo_tick(struct fo_state *f, uint64_t now)
 	if (f->all_down_since && now - f->all_down_since >= (uint64_t)f->cfg.down_timeout_ms * 1000000u &&
 	    !fo_idle(qp) && qp->state == UROCE_QPS_RTS) {
 		/* every member gone too long: the oldest WR fails, the rest flush */
-		struct swqe *w = &qp->sq[qp->sq_tail & qp->sq_mask];
-
-		if (qp->sq_tail != atomic_load_explicit(&qp->sq_head, memory_order_acquire)) {
-			qp->rel->complete(qp, w, UROCE_WC_RETRY_EXC_ERR);
-			qp->sq_tail++;
-		}
-		qp_to_error(qp);
+		qp_fail_oldest(qp, UROCE_WC_RETRY_EXC_ERR);
 		raise_mig(qp, UROCE_EVENT_PATH_MIG_ERR);
 	}
 }

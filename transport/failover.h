@@ -116,13 +116,8 @@ void fo_port_link(struct uroce_context *ctx, unsigned port, bool up);
 /* The context's slow path: probes, notices, error windows, down timeouts. */
 unsigned fo_slow_path(struct uroce_context *ctx);
 
-/* Reliability-specific halves (rel_rc: rc_completer.c, sr: sr_paths.c):
- * send again everything outstanding, from the last acknowledged PSN, on
- * the QP's destination now (returning how many packets that is); and
- * whether nothing is outstanding. */
-unsigned rc_fo_rewind(struct uroce_qp *qp);
-bool rc_fo_idle(const struct uroce_qp *qp);
-unsigned sr_fo_switch(struct uroce_qp *qp, bool rewind);
-bool sr_fo_idle(const struct uroce_qp *qp);
+/* The reliability-specific halves are the policy's fo_switch and fo_idle
+ * (rel.h): send again what is outstanding on the QP's destination now,
+ * and whether nothing is. */
 
 #endif /* UROCE_TRANSPORT_FAILOVER_H */

@@ -66,16 +66,10 @@ size_t uroce_qp_state_bytes(enum uroce_qp_type type)
 
 size_t uroce_rel_state_bytes(enum uroce_reliability rel)
 {
-	switch (rel) {
-	case UROCE_REL_SR:
-		return sr_default_state_bytes(false, 4096);
-	case UROCE_REL_EC:
-		return sr_default_state_bytes(true, 4096);
-	case UROCE_REL_BE:
-		return sizeof(struct be_state);
-	default:
-		return 0; /* rc keeps its state in the QP object itself */
-	}
+	const struct rel_ops *o = rel_ops_of(rel);
+
+	/* rc keeps its state in the QP object itself */
+	return o->default_state_bytes ? o->default_state_bytes() : 0;
 }
 
 size_t uroce_qp_hot_bytes(enum uroce_qp_type type)
@@ -142,8 +136,8 @@ int uroce_qp_stats(struct uroce_qp *qp, struct uroce_qp_stats *stats)
 	*stats = qp->stats;
 	stats->tx_packets = qp->tx_packets;
 	stats->rx_packets = qp->rx_packets;
-	if ((qp->rel == &rel_sr_ops || qp->rel == &rel_ec_ops) && qp->rel_state)
-		sr_pc_stats(qp, stats);
+	if (qp->rel->stats && qp->rel_state)
+		qp->rel->stats(qp, stats);
 	return 0;
 }
 
@@ -169,9 +163,9 @@ int uroce_qp_path_stats(struct uroce_qp *qp, unsigned i, struct uroce_path_stats
 
 		return ctx_call(qp->ctx, path_stats_call, &a);
 	}
-	if (!(qp->rel == &rel_sr_ops || qp->rel == &rel_ec_ops) || !qp->rel_state)
+	if (!qp->rel->path_stats || !qp->rel_state)
 		return uroce_fail(-EINVAL, "uroce_qp_path_stats: QP 0x%x is not an sr or ec QP", qp->qpn);
-	return sr_pc_path_stats(qp, i, stats);
+	return qp->rel->path_stats(qp, i, stats);
 }
 
 /* Required and optional attribute masks per transition and QP type, as
@@ -571,6 +565,15 @@ void qp_to_error(struct uroce_qp *qp)
 		qp->res[i].tx_pending = false;
 	qp->rel->error(qp);
 	qp_flush(qp);
+}
+
+void qp_fail_oldest(struct uroce_qp *qp, enum uroce_wc_status st)
+{
+	if (qp->sq_tail != atomic_load_explicit(&qp->sq_head, memory_order_acquire)) {
+		qp->rel->complete(qp, &qp->sq[qp->sq_tail & qp->sq_mask], st);
+		qp->sq_tail++;
+	}
+	qp_to_error(qp);
 }
 
 void qp_fatal(struct uroce_qp *qp)

@@ -11,7 +11,7 @@
 
 static bool qp_sprays(const struct uroce_qp *qp)
 {
-	return qp->rel == &rel_sr_ops || qp->rel == &rel_ec_ops;
+	return qp->rel->flags & REL_F_SPRAYS;
 }
 
 static void send_cnp(struct uroce_qp *qp)
@@ -63,8 +63,8 @@ void qp_rx(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_p
 			return;
 		}
 		qp->rx_packets++;
-		if (qp_sprays(qp))
-			sr_pc_cnp(qp, pkt->psn);
+		if (qp->rel->cnp)
+			qp->rel->cnp(qp, pkt->psn);
 		else
 			qp->stats.cnps_rcvd++;
 		return;

@@ -558,6 +558,15 @@ void cq_push(struct uroce_cq *cq, const struct uroce_wc *wc);
 
 /* --- QP internals ------------------------------------------------------- */
 void qp_to_error(struct uroce_qp *qp);
+/* Out of retries: the oldest send WR completes with st (as rc's retry
+ * counter does), the QP goes to ERR and the others flush. */
+void qp_fail_oldest(struct uroce_qp *qp, enum uroce_wc_status st);
+/* Everything the QP sends goes to d from now on (failover's member switch). */
+static inline void qp_set_dest(struct uroce_qp *qp, const struct dest *d)
+{
+	qp->d = *d;
+	qp->port = d->port;
+}
 /* A QP that failed on its own (CQ overrun): ERR, flush, QP_FATAL event. */
 void qp_fatal(struct uroce_qp *qp);
 void qp_flush(struct uroce_qp *qp);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "transport/failover.h"
+#include "transport/rel.h"
 #include "transport/qp_internal.h"
 
 /* IBTA 9.7.5.2.8 (table 45): RNR NAK timer field -> minimum delay. */

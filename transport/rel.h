@@ -1,6 +1,7 @@
-/* Reliability policies: one file each behind this table (rel_rc.c,
- * rel_sr.c, rel_ec.c). The QP holds one pointer to its table; qp.c and the
- * context call the table, never a policy by name. */
+/* Reliability policies: one folder each behind this table (rel/rc/,
+ * rel/sr/ with ec, rel/be/). The QP holds one pointer to its table; the
+ * core, the failover machine and the context call the table, never a
+ * policy by name. */
 #ifndef UROCE_TRANSPORT_REL_H
 #define UROCE_TRANSPORT_REL_H
 
@@ -9,8 +10,17 @@
 
 #include "transport/qp_internal.h"
 
+/* rel_ops.flags */
+enum {
+	/* self-describing packets on any path in any order (sr, ec): a CNP
+	 * goes to the policy's controller, the control QPN carries only its
+	 * control packets besides failover's */
+	REL_F_SPRAYS = 1,
+};
+
 struct rel_ops {
 	const char *name;
+	unsigned flags;
 	/* creation: validate qp->init.rel and allocate the policy's state */
 	int (*init)(struct uroce_qp *qp);
 	void (*fini)(struct uroce_qp *qp);
@@ -40,6 +50,19 @@ struct rel_ops {
 	size_t (*state_bytes)(const struct uroce_qp *qp);
 	/* after a post_recv (any thread): does the engine need a kick to use it? NULL = no */
 	bool (*rx_wants_kick)(const struct uroce_qp *qp);
+	/* uroce_rel_state_bytes: a QP's state at the defaults, with no QP (NULL = 0) */
+	size_t (*default_state_bytes)(void);
+	/* uroce_qp_stats: the policy's own counters on top of the QP's (NULL = none) */
+	void (*stats)(const struct uroce_qp *qp, struct uroce_qp_stats *s);
+	/* uroce_qp_path_stats: path i (NULL = the policy keeps no paths) */
+	int (*path_stats)(const struct uroce_qp *qp, unsigned i, struct uroce_path_stats *out);
+	/* a CNP arrived for the packet with this PSN (NULL = only counted) */
+	void (*cnp)(struct uroce_qp *qp, uint32_t psn);
+	/* failover moved the QP to another member (qp->d is the new one):
+	 * rewind = send again what went by the old one. Packets rewound. */
+	unsigned (*fo_switch)(struct uroce_qp *qp, bool rewind);
+	/* failover: nothing of the QP's is in flight */
+	bool (*fo_idle)(const struct uroce_qp *qp);
 };
 
 extern const struct rel_ops rel_rc_ops;
@@ -73,5 +96,10 @@ static inline bool rel_rx_wants_kick(const struct uroce_qp *qp)
 /* rel_rc.c: IBTA go-back-N, also the path of UC and UD QPs */
 bool rc_tx(struct uroce_qp *qp);
 void rc_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt);
+/* rc_completer.c, rel_sr.c: the policies' failover hooks */
+unsigned rc_fo_rewind(struct uroce_qp *qp);
+bool rc_fo_idle(const struct uroce_qp *qp);
+unsigned sr_fo_switch(struct uroce_qp *qp, bool rewind);
+bool sr_fo_idle(const struct uroce_qp *qp);
 
 #endif /* UROCE_TRANSPORT_REL_H */

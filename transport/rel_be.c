@@ -89,6 +89,11 @@ static size_t be_state_bytes(const struct uroce_qp *qp)
 	return sizeof(struct be_state);
 }
 
+static size_t be_default_state_bytes(void)
+{
+	return sizeof(struct be_state);
+}
+
 int uroce_qp_set_timeout(struct uroce_qp *qp, uint32_t timeout_us)
 {
 	if (!qp || qp->rel != &rel_be_ops)
@@ -699,4 +704,5 @@ const struct rel_ops rel_be_ops = {
 	.reset = be_reset,
 	.state_bytes = be_state_bytes,
 	.rx_wants_kick = be_rx_wants_kick,
+	.default_state_bytes = be_default_state_bytes,
 };

@@ -355,8 +355,14 @@ static int ec_init(struct uroce_qp *qp)
 	return sr_init_common(qp, true);
 }
 
+static size_t ec_default_state_bytes(void)
+{
+	return sr_default_state_bytes(true, 4096);
+}
+
 const struct rel_ops rel_ec_ops = {
 	.name = "ec",
+	.flags = REL_F_SPRAYS,
 	.init = ec_init,
 	.fini = sr_fini,
 	.ready = sr_ready,
@@ -371,4 +377,10 @@ const struct rel_ops rel_ec_ops = {
 	.reset = sr_reset,
 	.state_bytes = sr_state_bytes,
 	.rx_wants_kick = sr_rx_wants_kick,
+	.default_state_bytes = ec_default_state_bytes,
+	.stats = sr_pc_stats,
+	.path_stats = sr_pc_path_stats,
+	.cnp = sr_pc_cnp,
+	.fo_switch = sr_fo_switch,
+	.fo_idle = sr_fo_idle,
 };

@@ -90,6 +90,11 @@ static size_t rc_state_bytes(const struct uroce_qp *qp)
 	return 0; /* all of it lives in struct uroce_qp */
 }
 
+static unsigned rc_fo_switch(struct uroce_qp *qp, bool rewind)
+{
+	return rewind ? rc_fo_rewind(qp) : 0;
+}
+
 const struct rel_ops rel_rc_ops = {
 	.name = "rc",
 	.init = rc_init,
@@ -105,4 +110,6 @@ const struct rel_ops rel_rc_ops = {
 	.error = rc_nop,
 	.reset = rc_nop,
 	.state_bytes = rc_state_bytes,
+	.fo_switch = rc_fo_switch,
+	.fo_idle = rc_fo_idle,
 };

@@ -2092,8 +2092,14 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 	sr_rx_check_done(qp, m);
 }
 
+static size_t sr_default_bytes(void)
+{
+	return sr_default_state_bytes(false, 4096);
+}
+
 const struct rel_ops rel_sr_ops = {
 	.name = "sr",
+	.flags = REL_F_SPRAYS,
 	.init = sr_init,
 	.fini = sr_fini,
 	.ready = sr_ready,
@@ -2108,4 +2114,10 @@ const struct rel_ops rel_sr_ops = {
 	.reset = sr_reset,
 	.state_bytes = sr_state_bytes,
 	.rx_wants_kick = sr_rx_wants_kick,
+	.default_state_bytes = sr_default_bytes,
+	.stats = sr_pc_stats,
+	.path_stats = sr_pc_path_stats,
+	.cnp = sr_pc_cnp,
+	.fo_switch = sr_fo_switch,
+	.fo_idle = sr_fo_idle,
 };
