@@ -15,7 +15,7 @@
 #include <uroce/uroce.h>
 
 #include "dataplane/port_loop.h"
-#include "../dataplane/dp_test.h"
+#include "tr_test.h"
 
 #define BUF (4u << 20)
 #define SLOT (20u * 1024u)
@@ -26,43 +26,19 @@
 #define RQ_DEPTH 128u
 #define MS 1000000ull
 
-struct side {
-	struct uroce_context *ctx;
-	struct uroce_pd *pd;
-	struct uroce_cq *scq, *rcq;
-	uint8_t *buf;
-	struct uroce_mr *mr;
-	struct uroce_qp *qp;
-};
-
 static struct loop_fabric *fab;
-static struct side A, B;
+static struct tr_host A, B;
 static enum uroce_reliability rel;
 static struct uroce_failover_attr fo_cfg;
 
-static void side_open(struct side *s, unsigned first_loop)
+static void side_open(struct tr_host *s, unsigned first_loop)
 {
-	char p1[16], p2[16];
-	const char *specs[2] = { p1, p2 };
-	struct uroce_context_attr ca = { 0 };
 	struct uroce_qp_init_attr ia = { 0 };
 
-	snprintf(p1, sizeof(p1), "loop:%u", first_loop);
-	snprintf(p2, sizeof(p2), "loop:%u", first_loop + 1);
-	ca.ports = specs;
-	ca.nports = 2;
-	ca.loop_fabric = fab;
-	REQUIRE(uroce_context_create(&s->ctx, &ca) == 0, "context_create: %s", uroce_last_error());
-	REQUIRE(uroce_pd_alloc(s->ctx, &s->pd) == 0, "pd");
-	REQUIRE(uroce_cq_create(s->ctx, 4096, &s->scq) == 0, "cq");
+	tr_host_open(s, fab, first_loop, 2, BUF, 4096, UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE);
 	REQUIRE(uroce_cq_create(s->ctx, 4096, &s->rcq) == 0, "cq");
-	s->buf = aligned_alloc(4096, BUF);
-	REQUIRE(s->buf, "buf");
-	memset(s->buf, 0, BUF);
-	REQUIRE(uroce_mr_reg(s->pd, s->buf, BUF, UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE, &s->mr) == 0,
-	        "mr: %s", uroce_last_error());
 	ia.qp_type = UROCE_QPT_RC;
-	ia.send_cq = s->scq;
+	ia.send_cq = s->cq;
 	ia.recv_cq = s->rcq;
 	ia.cap.max_send_wr = 256;
 	ia.cap.max_recv_wr = 256;
@@ -70,21 +46,10 @@ static void side_open(struct side *s, unsigned first_loop)
 	ia.cap.max_recv_sge = 1;
 	ia.rel.reliability = rel;
 	ia.failover = fo_cfg;
-	REQUIRE(uroce_qp_create(s->pd, &ia, &s->qp) == 0, "qp_create: %s", uroce_last_error());
+	REQUIRE(uroce_qp_create(s->pd, &ia, &s->qp[0]) == 0, "qp_create: %s", uroce_last_error());
 }
 
-static void side_close(struct side *s)
-{
-	CHECK(uroce_qp_destroy(s->qp) == 0, "qp_destroy");
-	CHECK(uroce_mr_dereg(s->mr) == 0, "mr_dereg");
-	CHECK(uroce_cq_destroy(s->scq) == 0, "cq");
-	CHECK(uroce_cq_destroy(s->rcq) == 0, "cq");
-	CHECK(uroce_pd_free(s->pd) == 0, "pd");
-	CHECK(uroce_context_destroy(s->ctx) == 0, "ctx: %s", uroce_last_error());
-	free(s->buf);
-}
-
-static int connect_qp(struct side *s, struct side *peer, bool backups)
+static int connect_qp(struct tr_host *s, struct tr_host *peer, bool backups)
 {
 	struct uroce_qp_attr a = { 0 };
 	int rc, mask;
@@ -92,13 +57,13 @@ static int connect_qp(struct side *s, struct side *peer, bool backups)
 	a.qp_state = UROCE_QPS_INIT;
 	a.port_num = 1;
 	a.qp_access_flags = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE;
-	rc = uroce_qp_modify(s->qp, &a, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS);
+	rc = uroce_qp_modify(s->qp[0], &a, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS);
 	if (rc)
 		return rc;
 	a.qp_state = UROCE_QPS_RTR;
 	a.path_mtu = UROCE_MTU_1024;
-	a.dest_qp_num = uroce_qp_num(peer->qp);
-	a.dest_token = uroce_qp_token(peer->qp);
+	a.dest_qp_num = uroce_qp_num(peer->qp[0]);
+	a.dest_token = uroce_qp_token(peer->qp[0]);
 	a.rq_psn = 0xfffff0; /* PSNs wrap in the first messages */
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = 1;
@@ -109,7 +74,7 @@ static int connect_qp(struct side *s, struct side *peer, bool backups)
 	a.backup_ah[0].port_num = 2;
 	mask = UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_DEST_TOKEN | UROCE_QP_RQ_PSN |
 	       UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER | (backups ? UROCE_QP_ALT_PATH : 0);
-	rc = uroce_qp_modify(s->qp, &a, mask);
+	rc = uroce_qp_modify(s->qp[0], &a, mask);
 	if (rc)
 		return rc;
 	a.qp_state = UROCE_QPS_RTS;
@@ -118,7 +83,7 @@ static int connect_qp(struct side *s, struct side *peer, bool backups)
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 4;
-	return uroce_qp_modify(s->qp, &a, UROCE_QP_STATE | UROCE_QP_SQ_PSN | UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT |
+	return uroce_qp_modify(s->qp[0], &a, UROCE_QP_STATE | UROCE_QP_SQ_PSN | UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT |
 	                                          UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC);
 }
 
@@ -141,16 +106,14 @@ static void pair_open(enum uroce_reliability r, uint64_t seed)
 
 static void pair_close(void)
 {
-	side_close(&A);
-	side_close(&B);
+	tr_host_close(&A);
+	tr_host_close(&B);
 	loop_fabric_destroy(fab);
 }
 
 static void step(void)
 {
-	int n = uroce_progress(A.ctx) + uroce_progress(B.ctx);
-
-	loop_fabric_advance(fab, n ? 1000u : 10000u);
+	tr_host_step(fab, &A, &B, 10000u);
 }
 
 /* --- the stream ------------------------------------------------------------- */
@@ -179,7 +142,7 @@ static void post_recv(unsigned i)
 	struct uroce_sge sg = { (uint64_t)(uintptr_t)(B.buf + (i % NSLOT) * SLOT), SLOT, B.mr->lkey };
 	struct uroce_recv_wr wr = { .wr_id = i, .sg_list = &sg, .num_sge = 1 };
 
-	REQUIRE(uroce_post_recv(B.qp, &wr, NULL) == 0, "post_recv: %s", uroce_last_error());
+	REQUIRE(uroce_post_recv(B.qp[0], &wr, NULL) == 0, "post_recv: %s", uroce_last_error());
 }
 
 static int post_msg(unsigned i)
@@ -199,7 +162,7 @@ static int post_msg(unsigned i)
 		wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)(B.buf + WOFF + (i % NSLOT) * SLOT);
 		wr.wr.rdma.rkey = B.mr->rkey;
 	}
-	return uroce_post_send(A.qp, &wr, NULL);
+	return uroce_post_send(A.qp[0], &wr, NULL);
 }
 
 struct run {
@@ -263,7 +226,7 @@ static int stream(unsigned n, scenario_fn fn, void *arg, struct run *r)
 		if (fn)
 			fn(r, arg);
 		step();
-		k = uroce_poll_cq(A.scq, 16, wc);
+		k = uroce_poll_cq(A.cq, 16, wc);
 		for (int j = 0; j < k; j++) {
 			if (wc[j].status != UROCE_WC_SUCCESS) {
 				if (!r->failed_wr)
@@ -293,7 +256,7 @@ static int stream(unsigned n, scenario_fn fn, void *arg, struct run *r)
 	/* nothing more may come: no duplicate completion, no late receive */
 	for (unsigned s = 0; s < 3000; s++) {
 		step();
-		if (uroce_poll_cq(A.scq, 16, wc) || uroce_poll_cq(B.rcq, 16, wc)) {
+		if (uroce_poll_cq(A.cq, 16, wc) || uroce_poll_cq(B.rcq, 16, wc)) {
 			fprintf(stderr, "a completion after the end: wr_id %llu\n", (unsigned long long)wc[0].wr_id);
 			return -1;
 		}
@@ -301,18 +264,18 @@ static int stream(unsigned n, scenario_fn fn, void *arg, struct run *r)
 	return 0;
 }
 
-static void info(struct side *s, struct uroce_failover_info *fi)
+static void info(struct tr_host *s, struct uroce_failover_info *fi)
 {
-	REQUIRE(uroce_qp_failover_info(s->qp, fi) == 0, "failover_info: %s", uroce_last_error());
+	REQUIRE(uroce_qp_failover_info(s->qp[0], fi) == 0, "failover_info: %s", uroce_last_error());
 }
 
-static void show(const char *name, struct side *s)
+static void show(const char *name, struct tr_host *s)
 {
 	struct uroce_failover_info fi;
 	struct uroce_qp_stats st;
 
 	info(s, &fi);
-	uroce_qp_stats(s->qp, &st);
+	uroce_qp_stats(s->qp[0], &st);
 	printf("    %s: %s active %u up 0x%x failovers %llu failbacks %llu cause %s rewound %llu notices %llu/%llu "
 	       "probes %llu/%llu dups %llu\n",
 	       name, uroce_fo_state_str(fi.state), fi.active, fi.up_mask, (unsigned long long)fi.failovers,
@@ -495,7 +458,7 @@ static void case_ack_lost(enum uroce_reliability r)
 	pair_open(r, 14);
 	CHECK(stream(N_MSGS, hole_scenario, &p, &run) == 0, "%s: ACKs lost, then failover", uroce_reliability_str(r));
 	info(&A, &fa);
-	uroce_qp_stats(B.qp, &sb);
+	uroce_qp_stats(B.qp[0], &sb);
 	show("A", &A);
 	show("B", &B);
 	CHECK(fa.failovers >= 1 && fa.active == 1, "%s: the sender failed over (failovers %llu, cause %s)",
@@ -588,7 +551,7 @@ static void case_down_timeout(enum uroce_reliability r)
 	CHECK(rc == 1 && run.first_err == UROCE_WC_RETRY_EXC_ERR,
 	      "%s: every member down past the timeout: an error completion (rc %d, %s) after %u steps",
 	      uroce_reliability_str(r), rc, uroce_wc_status_str(run.first_err), run.steps);
-	CHECK(uroce_qp_query(A.qp, &qa, NULL) == 0 && qa.cur_qp_state == UROCE_QPS_ERR, "%s: the QP is in ERR",
+	CHECK(uroce_qp_query(A.qp[0], &qa, NULL) == 0 && qa.cur_qp_state == UROCE_QPS_ERR, "%s: the QP is in ERR",
 	      uroce_reliability_str(r));
 	pair_close();
 	fo_cfg.down_timeout_ms = 0;
@@ -603,7 +566,7 @@ static void case_args(void)
 
 	pair_open(UROCE_REL_RC, 20);
 	ia.qp_type = UROCE_QPT_RC;
-	ia.send_cq = A.scq;
+	ia.send_cq = A.cq;
 	ia.recv_cq = A.rcq;
 	ia.cap.max_send_wr = 4;
 	ia.cap.max_recv_wr = 4;
@@ -641,8 +604,8 @@ static void case_args(void)
 	      "init");
 	a.qp_state = UROCE_QPS_RTR;
 	a.path_mtu = UROCE_MTU_1024;
-	a.dest_qp_num = uroce_qp_num(B.qp);
-	a.dest_token = uroce_qp_token(B.qp);
+	a.dest_qp_num = uroce_qp_num(B.qp[0]);
+	a.dest_token = uroce_qp_token(B.qp[0]);
 	a.max_dest_rd_atomic = 1;
 	REQUIRE(uroce_query_gid(B.ctx, 1, 1, a.ah_attr.dgid) == 0, "gid");
 	a.ah_attr.sgid_index = 1;

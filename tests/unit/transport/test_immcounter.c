@@ -22,7 +22,7 @@
 
 #include "dataplane/port_loop.h"
 #include "transport/qp_internal.h"
-#include "../dataplane/dp_test.h"
+#include "tr_test.h"
 
 #define BUF (1u << 20)
 #define PAGE 2048u
@@ -32,15 +32,6 @@
 #define NXFER 60u
 #define MAX_STEPS 400000u
 
-struct side {
-	struct uroce_context *ctx;
-	struct uroce_pd *pd;
-	struct uroce_cq *cq;
-	uint8_t *buf;
-	struct uroce_mr *mr;
-	struct uroce_qp *qp[2]; /* on port 1 and port 2 */
-};
-
 struct xfer {
 	uint32_t n, src[MAX_PAGES], dst[MAX_PAGES];
 	unsigned fired, nqps;
@@ -48,122 +39,44 @@ struct xfer {
 };
 
 static struct loop_fabric *fab;
-static struct side A, B;
+static struct tr_host A, B;
 static struct xfer xf[NXFER];
 static unsigned data_bad;
 
-static void side_open(struct side *s, unsigned first_loop)
-{
-	char p1[16], p2[16];
-	const char *specs[2] = { p1, p2 };
-	struct uroce_context_attr ca = { 0 };
-
-	snprintf(p1, sizeof(p1), "loop:%u", first_loop);
-	snprintf(p2, sizeof(p2), "loop:%u", first_loop + 1);
-	ca.ports = specs;
-	ca.nports = 2;
-	ca.loop_fabric = fab;
-	REQUIRE(uroce_context_create(&s->ctx, &ca) == 0, "context_create: %s", uroce_last_error());
-	REQUIRE(uroce_pd_alloc(s->ctx, &s->pd) == 0, "pd");
-	REQUIRE(uroce_cq_create(s->ctx, 4096, &s->cq) == 0, "cq");
-	s->buf = aligned_alloc(4096, BUF);
-	REQUIRE(s->buf, "buf");
-	REQUIRE(uroce_mr_reg(s->pd, s->buf, BUF, UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE, &s->mr) == 0,
-	        "mr: %s", uroce_last_error());
-}
-
-static void side_close(struct side *s)
-{
-	for (int i = 0; i < 2; i++)
-		if (s->qp[i])
-			CHECK(uroce_qp_destroy(s->qp[i]) == 0, "qp_destroy");
-	CHECK(uroce_mr_dereg(s->mr) == 0, "mr_dereg");
-	CHECK(uroce_cq_destroy(s->cq) == 0, "cq_destroy: %s", uroce_last_error());
-	CHECK(uroce_pd_free(s->pd) == 0, "pd_free: %s", uroce_last_error());
-	CHECK(uroce_context_destroy(s->ctx) == 0, "ctx_destroy: %s", uroce_last_error());
-	free(s->buf);
-	memset(s, 0, sizeof(*s));
-}
-
 static void step(void)
 {
-	int n = uroce_progress(A.ctx) + uroce_progress(B.ctx);
-
-	loop_fabric_advance(fab, n ? 1000u : 20000u);
-}
-
-static struct uroce_qp *qp_new(struct side *s, enum uroce_reliability rel)
-{
-	struct uroce_qp_init_attr ia = { 0 };
-	struct uroce_qp *qp;
-
-	ia.qp_type = UROCE_QPT_RC;
-	ia.send_cq = s->cq;
-	ia.recv_cq = s->cq;
-	ia.cap.max_send_wr = 256;
-	ia.cap.max_recv_wr = 4;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	ia.rel.reliability = rel;
-	ia.rel.imm_counter = 1;
-	ia.rel.ec_k = 4;
-	ia.rel.ec_m = 2;
-	REQUIRE(uroce_qp_create(s->pd, &ia, &qp) == 0, "qp_create: %s", uroce_last_error());
-	return qp;
-}
-
-static void connect_qp(struct uroce_qp *qp, struct side *peer, struct uroce_qp *pqp, uint8_t port)
-{
-	struct uroce_qp_attr a = { 0 };
-
-	a.qp_state = UROCE_QPS_INIT;
-	a.port_num = port;
-	a.qp_access_flags = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE;
-	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS) == 0,
-	        "init: %s", uroce_last_error());
-	a.qp_state = UROCE_QPS_RTR;
-	a.path_mtu = UROCE_MTU_1024;
-	a.dest_qp_num = uroce_qp_num(pqp);
-	a.dest_token = uroce_qp_token(pqp);
-	a.rq_psn = test_psn(77);
-	REQUIRE(uroce_query_gid(peer->ctx, port, 1, a.ah_attr.dgid) == 0, "gid: %s", uroce_last_error());
-	a.ah_attr.sgid_index = 1;
-	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_DEST_TOKEN |
-	                                        UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER) == 0,
-	        "rtr: %s", uroce_last_error());
-	a.qp_state = UROCE_QPS_RTS;
-	a.sq_psn = test_psn(77);
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_SQ_PSN | UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT |
-	                                        UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC) == 0,
-	        "rts: %s", uroce_last_error());
+	tr_host_step(fab, &A, &B, TR_STEP_IDLE_NS);
 }
 
 static void open_all(enum uroce_reliability rel, double loss, uint64_t seed)
 {
 	struct loop_impairment imp = { .loss = loss, .reorder = loss ? 0.02 : 0, .reorder_max_ns = 20000,
 	                               .duplicate = loss ? 0.01 : 0, .delay_ns = 2000 };
+	const int access = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE;
+	const struct uroce_rel_attr ra = { .reliability = rel, .imm_counter = 1, .ec_k = 4, .ec_m = 2 };
 
 	fab = loop_fabric_create(4, seed);
 	REQUIRE(fab, "fabric");
 	REQUIRE(loop_fabric_connect(fab, 0, 2, &imp, &imp) == 0, "wire 0-2");
 	REQUIRE(loop_fabric_connect(fab, 1, 3, &imp, &imp) == 0, "wire 1-3");
-	side_open(&A, 0);
-	side_open(&B, 2);
+
+	tr_host_open(&A, fab, 0, 2, BUF, 4096, access);
+	tr_host_open(&B, fab, 2, 2, BUF, 4096, access);
 	for (int i = 0; i < 2; i++) {
-		A.qp[i] = qp_new(&A, rel);
-		B.qp[i] = qp_new(&B, rel);
-		connect_qp(A.qp[i], &B, B.qp[i], (uint8_t)(i + 1));
-		connect_qp(B.qp[i], &A, A.qp[i], (uint8_t)(i + 1));
+		struct tr_link l = { .port = (uint8_t)(i + 1), .peer_port = (uint8_t)(i + 1), .access = access,
+		                     .psn = test_psn(77), .timeout = 14 };
+
+		A.qp[i] = tr_host_qp(&A, &ra, 256, 4);
+		B.qp[i] = tr_host_qp(&B, &ra, 256, 4);
+		tr_link(A.qp[i], &l, B.ctx, B.qp[i]);
+		tr_link(B.qp[i], &l, A.ctx, A.qp[i]);
 	}
 }
 
 static void close_all(void)
 {
-	side_close(&A);
-	side_close(&B);
+	tr_host_close(&A);
+	tr_host_close(&B);
 	loop_fabric_destroy(fab);
 }
 

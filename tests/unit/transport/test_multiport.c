@@ -10,59 +10,23 @@
 #include <uroce/uroce.h>
 
 #include "dataplane/port_loop.h"
-#include "../dataplane/dp_test.h"
+#include "tr_test.h"
 
 #define BUF (256u * 1024u)
 #define MAX_STEPS 200000u
 
-struct side {
-	struct uroce_context *ctx;
-	struct uroce_pd *pd;
-	struct uroce_cq *cq;
-	uint8_t *buf;
-	struct uroce_mr *mr;
-};
-
 static struct loop_fabric *fab;
-static struct side A, B;
+static struct tr_host A, B;
 
-static void side_open(struct side *s, unsigned first_loop)
+static void side_open(struct tr_host *s, unsigned first_loop)
 {
-	char p1[16], p2[16];
-	const char *specs[2] = { p1, p2 };
-	struct uroce_context_attr ca = { 0 };
-
-	snprintf(p1, sizeof(p1), "loop:%u", first_loop);
-	snprintf(p2, sizeof(p2), "loop:%u", first_loop + 1);
-	ca.ports = specs;
-	ca.nports = 2;
-	ca.loop_fabric = fab;
-	REQUIRE(uroce_context_create(&s->ctx, &ca) == 0, "context_create: %s", uroce_last_error());
-	REQUIRE(uroce_pd_alloc(s->ctx, &s->pd) == 0, "pd");
-	REQUIRE(uroce_cq_create(s->ctx, 1024, &s->cq) == 0, "cq");
-	s->buf = aligned_alloc(4096, BUF);
-	REQUIRE(s->buf, "buf");
-	memset(s->buf, 0, BUF);
-	REQUIRE(uroce_mr_reg(s->pd, s->buf, BUF,
-	                     UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE | UROCE_ACCESS_REMOTE_READ,
-	                     &s->mr) == 0,
-	        "mr: %s", uroce_last_error());
-}
-
-static void side_close(struct side *s)
-{
-	CHECK(uroce_mr_dereg(s->mr) == 0, "mr_dereg");
-	CHECK(uroce_cq_destroy(s->cq) == 0, "cq_destroy: %s", uroce_last_error());
-	CHECK(uroce_pd_free(s->pd) == 0, "pd_free: %s", uroce_last_error());
-	CHECK(uroce_context_destroy(s->ctx) == 0, "ctx_destroy: %s", uroce_last_error());
-	free(s->buf);
+	tr_host_open(s, fab, first_loop, 2, BUF, 1024,
+	             UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE | UROCE_ACCESS_REMOTE_READ);
 }
 
 static void step(void)
 {
-	int n = uroce_progress(A.ctx) + uroce_progress(B.ctx);
-
-	loop_fabric_advance(fab, n ? 1000u : 20000u);
+	tr_host_step(fab, &A, &B, TR_STEP_IDLE_NS);
 }
 
 static int wait_wc(struct uroce_cq *cq, struct uroce_wc *wc)
@@ -75,7 +39,7 @@ static int wait_wc(struct uroce_cq *cq, struct uroce_wc *wc)
 	return -1;
 }
 
-static struct uroce_qp *qp_new(struct side *s, enum uroce_qp_type type)
+static struct uroce_qp *qp_new(struct tr_host *s, enum uroce_qp_type type)
 {
 	struct uroce_qp_init_attr ia = { 0 };
 	struct uroce_qp *qp;
@@ -105,7 +69,7 @@ static int qp_init(struct uroce_qp *qp, uint8_t port, bool ud)
 
 /* RTR and RTS towards peer QP on the peer's port peer_port; ah_port is
  * what ah_attr.port_num says (0 = the QP's own). */
-static int rc_connect(struct uroce_qp *qp, struct side *peer, struct uroce_qp *pqp, uint8_t peer_port,
+static int rc_connect(struct uroce_qp *qp, struct tr_host *peer, struct uroce_qp *pqp, uint8_t peer_port,
                       uint8_t ah_port)
 {
 	struct uroce_qp_attr a = { 0 };
@@ -145,7 +109,7 @@ static void rc_pair(struct uroce_qp **a, struct uroce_qp **b, uint8_t port)
 	REQUIRE(rc_connect(*b, &A, *a, port, 0) == 0, "connect b: %s", uroce_last_error());
 }
 
-static uint64_t tx_of(struct side *s, uint8_t port)
+static uint64_t tx_of(struct tr_host *s, uint8_t port)
 {
 	struct uroce_port_stats st;
 
@@ -153,7 +117,7 @@ static uint64_t tx_of(struct side *s, uint8_t port)
 	return st.tx_packets;
 }
 
-static uint64_t drops_of(struct side *s, uint8_t port, enum uroce_drop_reason r)
+static uint64_t drops_of(struct tr_host *s, uint8_t port, enum uroce_drop_reason r)
 {
 	struct uroce_port_stats st;
 
@@ -161,7 +125,7 @@ static uint64_t drops_of(struct side *s, uint8_t port, enum uroce_drop_reason r)
 	return st.drops[r];
 }
 
-static void sge(struct uroce_sge *g, struct side *s, uint32_t off, uint32_t len)
+static void sge(struct uroce_sge *g, struct tr_host *s, uint32_t off, uint32_t len)
 {
 	g->addr = (uint64_t)(uintptr_t)(s->buf + off);
 	g->length = len;
@@ -437,8 +401,8 @@ int main(void)
 	test_link_down(x, y);
 	CHECK(uroce_qp_destroy(x) == 0 && uroce_qp_destroy(xb) == 0, "destroy x");
 	CHECK(uroce_qp_destroy(y) == 0 && uroce_qp_destroy(yb) == 0, "destroy y");
-	side_close(&A);
-	side_close(&B);
+	tr_host_close(&A);
+	tr_host_close(&B);
 	loop_fabric_destroy(fab);
 	return test_done("tr_multiport");
 }

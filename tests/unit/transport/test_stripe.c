@@ -40,16 +40,6 @@
 #define MAX_STEPS 2000000u
 #define GUARD 0xa5
 
-struct side {
-	struct uroce_context *ctx;
-	struct uroce_pd *pd;
-	struct uroce_cq *cq;
-	uint8_t *buf;
-	struct uroce_mr *mr;
-	unsigned nports;
-	struct uroce_qp *qp[MAXQ];
-};
-
 struct xfer {
 	uint32_t slot, len;
 	unsigned shards, fired, sent;
@@ -62,100 +52,28 @@ struct rig {
 	struct port *swp[MAXP * 2];
 	unsigned nh; /* host ports: A's 0..na-1, B's na..na+nb-1; switch port j is loop nh + j */
 	unsigned na, nb, n;
-	struct side a, b;
+	struct tr_host a, b;
 	struct uroce_stripe *st;
 	struct xfer x[NXFER];
 };
 
 static struct rig R;
 
-static void side_open(struct side *s, struct loop_fabric *fab, unsigned first_loop, unsigned nports)
+static struct uroce_qp *qp_new(struct tr_host *s, enum uroce_reliability rel, bool counts)
 {
-	char names[MAXP][16];
-	const char *specs[MAXP];
-	struct uroce_context_attr ca = { 0 };
+	const struct uroce_rel_attr ra = { .reliability = rel, .imm_counter = counts };
 
-	for (unsigned i = 0; i < nports; i++) {
-		snprintf(names[i], sizeof(names[i]), "loop:%u", first_loop + i);
-		specs[i] = names[i];
-	}
-	ca.ports = specs;
-	ca.nports = nports;
-	ca.loop_fabric = fab;
-	s->nports = nports;
-	REQUIRE(uroce_context_create(&s->ctx, &ca) == 0, "context_create: %s", uroce_last_error());
-	REQUIRE(uroce_pd_alloc(s->ctx, &s->pd) == 0, "pd");
-	REQUIRE(uroce_cq_create(s->ctx, 4096, &s->cq) == 0, "cq");
-	s->buf = aligned_alloc(4096, BUF);
-	REQUIRE(s->buf, "buf");
-	memset(s->buf, 0, BUF);
-	REQUIRE(uroce_mr_reg(s->pd, s->buf, BUF, UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE, &s->mr) == 0,
-	        "mr: %s", uroce_last_error());
+	return tr_host_qp(s, &ra, SQ_WR, 4);
 }
 
-static void side_close(struct side *s)
-{
-	for (unsigned i = 0; i < MAXQ; i++)
-		if (s->qp[i])
-			CHECK(uroce_qp_destroy(s->qp[i]) == 0, "qp_destroy: %s", uroce_last_error());
-	CHECK(uroce_mr_dereg(s->mr) == 0, "mr_dereg");
-	CHECK(uroce_cq_destroy(s->cq) == 0, "cq_destroy: %s", uroce_last_error());
-	CHECK(uroce_pd_free(s->pd) == 0, "pd_free: %s", uroce_last_error());
-	CHECK(uroce_context_destroy(s->ctx) == 0, "ctx_destroy: %s", uroce_last_error());
-	free(s->buf);
-	memset(s, 0, sizeof(*s));
-}
-
-static struct uroce_qp *qp_new(struct side *s, enum uroce_reliability rel, bool counts)
-{
-	struct uroce_qp_init_attr ia = { 0 };
-	struct uroce_qp *qp;
-
-	ia.qp_type = UROCE_QPT_RC;
-	ia.send_cq = s->cq;
-	ia.recv_cq = s->cq;
-	ia.cap.max_send_wr = SQ_WR;
-	ia.cap.max_recv_wr = 4;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	ia.rel.reliability = rel;
-	ia.rel.imm_counter = counts;
-	REQUIRE(uroce_qp_create(s->pd, &ia, &qp) == 0, "qp_create: %s", uroce_last_error());
-	return qp;
-}
-
-/* qp on its side's port `port` to pqp on the peer's port `pport`. */
 static void connect_qp(struct uroce_qp *qp, uint8_t port, struct uroce_context *peer, uint8_t pport,
                        struct uroce_qp *pqp)
 {
-	struct uroce_qp_attr a = { 0 };
+	const struct tr_link l = { .port = port, .peer_port = pport,
+		                   .access = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE,
+		                   .psn = test_psn(77), .timeout = 12 /* ~17 ms */, .rd_atomic = 1, .min_rnr_timer = 1 };
 
-	a.qp_state = UROCE_QPS_INIT;
-	a.port_num = port;
-	a.qp_access_flags = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE;
-	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS) == 0,
-	        "init: %s", uroce_last_error());
-	a.qp_state = UROCE_QPS_RTR;
-	a.path_mtu = UROCE_MTU_1024;
-	a.dest_qp_num = uroce_qp_num(pqp);
-	a.dest_token = uroce_qp_token(pqp);
-	a.rq_psn = test_psn(77);
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	REQUIRE(uroce_query_gid(peer, pport, 1, a.ah_attr.dgid) == 0, "gid: %s", uroce_last_error());
-	a.ah_attr.sgid_index = 1; /* IPv4-mapped, as the dgid */
-	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_DEST_TOKEN |
-	                                        UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER) == 0,
-	        "rtr: %s", uroce_last_error());
-	a.qp_state = UROCE_QPS_RTS;
-	a.sq_psn = test_psn(77);
-	a.timeout = 12; /* ~17 ms */
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_SQ_PSN | UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT |
-	                                        UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC) == 0,
-	        "rts: %s", uroce_last_error());
+	tr_link(qp, &l, peer, pqp);
 }
 
 /* Switch port j faces host port j: peer MAC, a /32 route to it. */
@@ -205,8 +123,8 @@ static void rig_open(unsigned na, unsigned nb, enum uroce_reliability rel, doubl
 	} else {
 		switch_open(r, &imp);
 	}
-	side_open(&r->a, r->fab, 0, na);
-	side_open(&r->b, r->fab, na, nb);
+	tr_host_open(&r->a, r->fab, 0, na, BUF, 4096, UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE);
+	tr_host_open(&r->b, r->fab, na, nb, BUF, 4096, UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE);
 	for (unsigned i = 0; i < r->n; i++) {
 		uint8_t pa = (uint8_t)(i % na + 1), pb = (uint8_t)(i % nb + 1);
 
@@ -223,8 +141,8 @@ static void rig_close(void)
 	struct rig *r = &R;
 
 	CHECK(uroce_stripe_destroy(r->st) == 0, "stripe_destroy");
-	side_close(&r->a);
-	side_close(&r->b);
+	tr_host_close(&r->a);
+	tr_host_close(&r->b);
 	if (r->sw) {
 		fsw_destroy(r->sw);
 		for (unsigned j = 0; j < r->nh; j++)
@@ -343,7 +261,7 @@ static void transfers(const char *name, uint64_t seed, uint64_t qp_bytes[MAXQ])
 	CHECK(uroce_poll_cq(r->b.cq, 32, wc) == 0, "%s: a counted immediate made a receive completion", name);
 }
 
-static uint64_t port_stat(struct side *s, uint8_t port, bool tx)
+static uint64_t port_stat(struct tr_host *s, uint8_t port, bool tx)
 {
 	struct uroce_port_stats ps;
 
@@ -566,7 +484,7 @@ static void test_dedicated(void)
 	struct loop_fabric_opts fo = { .nports = 2, .seed = 31, .real_time = true };
 	const char *specs[2] = { "loop:0", "loop:1" };
 	struct uroce_context_attr ca = { .ports = specs, .nports = 2, .mode = UROCE_ENGINE_DEDICATED, .engine_cpu = -1 };
-	struct side s = { 0 };
+	struct tr_host s = { 0 };
 	struct uroce_qp *snd[2], *rcv[2];
 	struct uroce_stripe *st;
 	struct loop_fabric *fab;

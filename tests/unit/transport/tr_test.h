@@ -224,4 +224,131 @@ static inline void tr_fill(uint8_t *b, uint32_t len, uint32_t seed)
 		b[i] = (uint8_t)(seed * 131u + i * 7u + (i >> 8) + 1);
 }
 
+/* A host of the multi-port tests: one context on loop ports first_loop ..
+ * first_loop + nports - 1, a PD, a CQ (and a receive CQ where the test makes
+ * one), one registered zeroed buffer, and the QPs the test creates. */
+#define TR_HOST_QPS 4u
+
+struct tr_host {
+	struct uroce_context *ctx;
+	struct uroce_pd *pd;
+	struct uroce_cq *cq, *rcq;
+	uint8_t *buf;
+	struct uroce_mr *mr;
+	unsigned nports;
+	struct uroce_qp *qp[TR_HOST_QPS];
+};
+
+static inline void tr_host_open(struct tr_host *h, struct loop_fabric *fab, unsigned first_loop, unsigned nports,
+                                size_t len, int cq_depth, int access)
+{
+	char names[8][16];
+	const char *specs[8];
+	struct uroce_context_attr ca = { 0 };
+
+	REQUIRE(nports >= 1 && nports <= 8, "tr_host_open: %u ports", nports);
+	for (unsigned i = 0; i < nports; i++) {
+		snprintf(names[i], sizeof(names[i]), "loop:%u", first_loop + i);
+		specs[i] = names[i];
+	}
+	ca.ports = specs;
+	ca.nports = nports;
+	ca.loop_fabric = fab;
+	h->nports = nports;
+	REQUIRE(uroce_context_create(&h->ctx, &ca) == 0, "context_create: %s", uroce_last_error());
+	REQUIRE(uroce_pd_alloc(h->ctx, &h->pd) == 0, "pd");
+	REQUIRE(uroce_cq_create(h->ctx, cq_depth, &h->cq) == 0, "cq");
+	h->buf = aligned_alloc(4096, len);
+	REQUIRE(h->buf, "buf");
+	memset(h->buf, 0, len);
+	REQUIRE(uroce_mr_reg(h->pd, h->buf, len, access, &h->mr) == 0, "mr: %s", uroce_last_error());
+}
+
+static inline void tr_host_close(struct tr_host *h)
+{
+	for (unsigned i = 0; i < TR_HOST_QPS; i++)
+		if (h->qp[i])
+			CHECK(uroce_qp_destroy(h->qp[i]) == 0, "qp_destroy: %s", uroce_last_error());
+	CHECK(uroce_mr_dereg(h->mr) == 0, "mr_dereg");
+	CHECK(uroce_cq_destroy(h->cq) == 0, "cq_destroy: %s", uroce_last_error());
+	if (h->rcq)
+		CHECK(uroce_cq_destroy(h->rcq) == 0, "cq_destroy: %s", uroce_last_error());
+	CHECK(uroce_pd_free(h->pd) == 0, "pd_free: %s", uroce_last_error());
+	CHECK(uroce_context_destroy(h->ctx) == 0, "ctx_destroy: %s", uroce_last_error());
+	free(h->buf);
+	memset(h, 0, sizeof(*h));
+}
+
+/* Both hosts progress, time moves (idle_ns when nothing happened). */
+static inline int tr_host_step(struct loop_fabric *fab, struct tr_host *a, struct tr_host *b, uint64_t idle_ns)
+{
+	int n = uroce_progress(a->ctx) + uroce_progress(b->ctx);
+
+	loop_fabric_advance(fab, n ? TR_STEP_BUSY_NS : idle_ns);
+	return n;
+}
+
+/* An RC-type QP on h sharing its CQ for sends and receives. */
+static inline struct uroce_qp *tr_host_qp(struct tr_host *h, const struct uroce_rel_attr *rel, uint32_t max_send_wr,
+                                          uint32_t max_recv_wr)
+{
+	struct uroce_qp_init_attr ia = { 0 };
+	struct uroce_qp *qp;
+
+	ia.qp_type = UROCE_QPT_RC;
+	ia.send_cq = h->cq;
+	ia.recv_cq = h->cq;
+	ia.cap.max_send_wr = max_send_wr;
+	ia.cap.max_recv_wr = max_recv_wr;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = 1;
+	if (rel)
+		ia.rel = *rel;
+	REQUIRE(uroce_qp_create(h->pd, &ia, &qp) == 0, "qp_create: %s", uroce_last_error());
+	return qp;
+}
+
+/* How tr_link connects one RC-type QP: its port, the peer's port, the PSN
+ * both directions start at, the RTS timeout, READ depth and RNR timer. */
+struct tr_link {
+	uint8_t port, peer_port;
+	int access;
+	uint32_t psn;
+	uint8_t timeout, rd_atomic, min_rnr_timer;
+};
+
+/* qp through INIT, RTR and RTS to pqp on peer's port l->peer_port. */
+static inline void tr_link(struct uroce_qp *qp, const struct tr_link *l, struct uroce_context *peer,
+                           struct uroce_qp *pqp)
+{
+	struct uroce_qp_attr a = { 0 };
+
+	a.qp_state = UROCE_QPS_INIT;
+	a.port_num = l->port;
+	a.qp_access_flags = l->access;
+	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS) == 0,
+	        "init: %s", uroce_last_error());
+	a.qp_state = UROCE_QPS_RTR;
+	a.path_mtu = UROCE_MTU_1024;
+	a.dest_qp_num = uroce_qp_num(pqp);
+	a.dest_token = uroce_qp_token(pqp);
+	a.rq_psn = l->psn;
+	a.max_dest_rd_atomic = l->rd_atomic;
+	a.min_rnr_timer = l->min_rnr_timer;
+	REQUIRE(uroce_query_gid(peer, l->peer_port, tr_gid_index, a.ah_attr.dgid) == 0, "gid: %s", uroce_last_error());
+	a.ah_attr.sgid_index = (uint8_t)tr_gid_index; /* the dgid's family */
+	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_DEST_TOKEN |
+	                                        UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER) == 0,
+	        "rtr: %s", uroce_last_error());
+	a.qp_state = UROCE_QPS_RTS;
+	a.sq_psn = l->psn;
+	a.timeout = l->timeout;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = l->rd_atomic;
+	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_SQ_PSN | UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT |
+	                                        UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC) == 0,
+	        "rts: %s", uroce_last_error());
+}
+
 #endif /* UROCE_TESTS_TR_TEST_H */
