@@ -206,6 +206,10 @@ static uint64_t owed(const struct eqds_rx *e)
 }
 
 static void pacer_fire(struct wheel_timer *t, void *arg);
+static void eqds_ctx_fini(struct uroce_context *ctx);
+
+/* the context frees the pacers at its teardown, their timers first */
+static const struct ctx_hook eqds_ctx_hook = { .fini = eqds_ctx_fini };
 
 static void pacer_arm(struct eqds_pacer *pc, uint64_t now)
 {
@@ -266,6 +270,8 @@ static struct eqds_pacer *pacer_of(struct uroce_context *ctx, unsigned port)
 	struct eqds_ctx *c = ctx->eqds;
 
 	if (!c) {
+		if (ctx_hook_add(ctx, &eqds_ctx_hook))
+			return NULL;
 		c = calloc(1, sizeof(*c));
 		if (!c)
 			return NULL;
@@ -373,7 +379,7 @@ void eqds_rx_detach(struct uroce_qp *qp, struct eqds_rx *e)
 	memset(e, 0, sizeof(*e));
 }
 
-void eqds_ctx_fini(struct uroce_context *ctx)
+static void eqds_ctx_fini(struct uroce_context *ctx)
 {
 	struct eqds_ctx *c = ctx->eqds;
 

@@ -37,8 +37,6 @@ struct eqds_rx {
 void eqds_rx_rts(struct uroce_qp *qp, struct eqds_rx *e, uint64_t want, uint64_t spec);
 /* The QP leaves its port's pacer (reset, destroy). */
 void eqds_rx_detach(struct uroce_qp *qp, struct eqds_rx *e);
-/* The context goes: free its pacers. */
-void eqds_ctx_fini(struct uroce_context *ctx);
 
 /* Sender, over the cc_eqds state in a cc_flow: counters for an RTS. */
 uint64_t eqds_tx_sent(const void *s);

@@ -15,7 +15,6 @@
 #if UROCE_HAVE_DPDK
 #include "dataplane/port_dpdk.h"
 #endif
-#include "transport/cc_eqds.h"
 #include "transport/qp_internal.h"
 
 /* --- context ------------------------------------------------------------ */
@@ -163,6 +162,17 @@ static unsigned ctx_tx_pass(struct uroce_context *ctx)
 	return n;
 }
 
+int ctx_hook_add(struct uroce_context *ctx, const struct ctx_hook *h)
+{
+	for (unsigned i = 0; i < ctx->nhooks; i++)
+		if (ctx->hooks[i] == h)
+			return 0;
+	if (ctx->nhooks == CTX_MAX_HOOKS)
+		return -ENOSPC;
+	ctx->hooks[ctx->nhooks++] = h;
+	return 0;
+}
+
 int uroce_progress(struct uroce_context *ctx)
 {
 	unsigned n;
@@ -175,7 +185,7 @@ int uroce_progress(struct uroce_context *ctx)
 	n = ctx_tx_pass(ctx);
 	n += engine_poll_once(ctx->eng);
 	n += ctx_tx_pass(ctx);
-	n += gid_slow_path(ctx);
+	n += ctx_slow_path(ctx);
 	return (int)n;
 }
 
@@ -188,7 +198,7 @@ static void *engine_thread(void *arg)
 
 		n += engine_poll_once(ctx->eng);
 		n += ctx_tx_pass(ctx);
-		n += gid_slow_path(ctx);
+		n += ctx_slow_path(ctx);
 		if (!n && ctx->cpu < 0)
 			sched_yield(); /* unpinned: share the core while idle */
 	}
@@ -379,12 +389,12 @@ int uroce_context_destroy(struct uroce_context *ctx)
 		ctx->thread_running = false;
 	}
 	pthread_mutex_destroy(&ctx->post_lock);
-	eqds_ctx_fini(ctx); /* its pacers' timers live in the engine */
+	for (unsigned i = 0; i < ctx->nhooks; i++)
+		if (ctx->hooks[i]->fini)
+			ctx->hooks[i]->fini(ctx); /* their timers live in the engine */
 	engine_destroy(ctx->eng);
 	gid_fini(ctx);
 	ctx_close_ports(ctx);
-	while (ctx->tmo_head)
-		uroce_tmo_destroy(ctx->tmo_head); /* groups outlive nothing: their QPs are gone */
 	imm_table_fini(ctx);
 	mr_keys_fini(ctx);
 	ctx_async_fini(ctx);

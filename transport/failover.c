@@ -53,6 +53,8 @@ const char *uroce_fo_cause_str(enum uroce_fo_cause c)
 
 /* --- setup ------------------------------------------------------------------ */
 
+static const struct ctx_hook fo_ctx_hook; /* the context's slow path and link changes, below */
+
 int fo_init(struct uroce_qp *qp)
 {
 	const struct uroce_failover_attr *a = &qp->init.failover;
@@ -94,9 +96,14 @@ int fo_init(struct uroce_qp *qp)
 		f->cfg.down_timeout_ms = FO_DOWN_TIMEOUT_MS_DEFAULT;
 	f->n = (uint8_t)(a->nbackups + 1u);
 	f->info.nmembers = f->n;
+	if (ctx_hook_add(qp->ctx, &fo_ctx_hook)) {
+		free(f);
+		return uroce_fail(-ENOSPC, "uroce_qp_create: the context's hook table is full");
+	}
 	qp->fo = f;
 	f->next = qp->ctx->fo_head;
 	qp->ctx->fo_head = f;
+	qp->ctx->link_poll_ns = FO_LINK_POLL_NS; /* a link going down fails over: read carriers closely */
 	return 0;
 }
 
@@ -114,6 +121,8 @@ void fo_fini(struct uroce_qp *qp)
 	}
 	free(qp->fo);
 	qp->fo = NULL;
+	if (!qp->ctx->fo_head)
+		qp->ctx->link_poll_ns = 0;
 }
 
 int fo_check_backups(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int mask, unsigned mtu)
@@ -511,7 +520,7 @@ bool fo_may_start(struct uroce_qp *qp)
 	return false;
 }
 
-void fo_port_link(struct uroce_context *ctx, unsigned port, bool up)
+static void fo_port_link(struct uroce_context *ctx, unsigned port, bool up)
 {
 	uint64_t now = ctx_now(ctx);
 
@@ -698,7 +707,7 @@ static void fo_tick(struct fo_state *f, uint64_t now)
 	}
 }
 
-unsigned fo_slow_path(struct uroce_context *ctx)
+static unsigned fo_slow_path(struct uroce_context *ctx)
 {
 	uint64_t now;
 
@@ -714,6 +723,11 @@ unsigned fo_slow_path(struct uroce_context *ctx)
 		fo_tick(f, now);
 	return 0;
 }
+
+static const struct ctx_hook fo_ctx_hook = {
+	.slow = fo_slow_path,
+	.link = fo_port_link,
+};
 
 /* --- the API ---------------------------------------------------------------------------- */
 

@@ -111,10 +111,6 @@ static inline void fo_after_tx(struct uroce_qp *qp)
 	}
 }
 
-/* The link of port (a context index) changed. */
-void fo_port_link(struct uroce_context *ctx, unsigned port, bool up);
-/* The context's slow path: probes, notices, error windows, down timeouts. */
-unsigned fo_slow_path(struct uroce_context *ctx);
 
 /* The reliability-specific halves are the policy's fo_switch and fo_idle
  * (rel.h): send again what is outstanding on the QP's destination now,

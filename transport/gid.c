@@ -8,7 +8,6 @@
 #include <time.h>
 
 #include "dataplane/nl_watch.h"
-#include "transport/failover.h"
 #include "transport/qp_internal.h"
 
 /* How often the slow path looks at the kernel's notifications and the
@@ -179,12 +178,12 @@ unsigned gid_slow_path(struct uroce_context *ctx)
 	unsigned raised = 0;
 	uint64_t now;
 
-	if (ctx->fo_head) {
+	if (ctx->link_poll_ns) {
 		/* a QP with backups fails over on a link going down: look
-		 * every FO_LINK_POLL_NS, on the engine's clock */
+		 * this often, on the engine's clock */
 		now = ctx_now(ctx);
-		if (now - ctx->gid_poll_ns < FO_LINK_POLL_NS)
-			return fo_slow_path(ctx);
+		if (now - ctx->gid_poll_ns < ctx->link_poll_ns)
+			return 0;
 	} else {
 		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 		now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -209,7 +208,7 @@ unsigned gid_slow_path(struct uroce_context *ctx)
 				raised++;
 			}
 		}
-		if (ctx->fo_head) {
+		if (ctx->link_poll_ns) {
 			/* the carrier itself, at once: netlink's RUNNING waits for
 			 * the kernel's linkwatch, batched up to a second for a
 			 * physical NIC */
@@ -224,12 +223,14 @@ unsigned gid_slow_path(struct uroce_context *ctx)
 		}
 		if (up != cp->link_up) {
 			cp->link_up = up;
-			fo_port_link(ctx, i, up);
+			for (unsigned k = 0; k < ctx->nhooks; k++)
+				if (ctx->hooks[k]->link)
+					ctx->hooks[k]->link(ctx, i, up);
 			ctx_async_port_event(ctx, i, up ? UROCE_EVENT_PORT_ACTIVE : UROCE_EVENT_PORT_ERR);
 			raised++;
 		}
 	}
-	return raised + fo_slow_path(ctx);
+	return raised;
 }
 
 int gid_get(struct uroce_context *ctx, unsigned pi, unsigned index, uint8_t gid[16])

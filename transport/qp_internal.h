@@ -292,6 +292,16 @@ struct ctx_port {
 	uint64_t drops[UROCE_DROP__COUNT]; /* transport drops of packets that arrived here */
 };
 
+/* A part of the library that keeps per-context state outside the core
+ * (failover, EQDS's pull pacers, timeout groups) registers these once
+ * (ctx_hook_add); the context runs them and names none of those parts. */
+struct ctx_hook {
+	unsigned (*slow)(struct uroce_context *ctx);                    /* the slow path: events raised */
+	void (*link)(struct uroce_context *ctx, unsigned port, bool up); /* a port's link changed */
+	void (*fini)(struct uroce_context *ctx);                         /* teardown, the engine still there */
+};
+#define CTX_MAX_HOOKS 4u
+
 struct uroce_context {
 	struct ctx_port ports[UROCE_MAX_PORTS];
 	unsigned nports;
@@ -316,7 +326,10 @@ struct uroce_context {
 	uint64_t async_lost;
 	struct nl_watch *nlw;       /* kernel address/link changes of afxdp ports (NULL without any) */
 	uint64_t gid_poll_ns;       /* CLOCK_MONOTONIC of the last slow-path look at them */
-	struct fo_state *fo_head;   /* QPs with backups (failover.c): their links are watched closely */
+	struct fo_state *fo_head;   /* QPs with backups (failover.c) */
+	uint64_t link_poll_ns;      /* read the ports' carrier this often (0: at the GID poll's pace) */
+	const struct ctx_hook *hooks[CTX_MAX_HOOKS];
+	unsigned nhooks;
 	uint64_t fo_tick_ns, fo_err_ns;
 	uint64_t fo_err_base[UROCE_MAX_PORTS];  /* each port's receive errors at the last window */
 	uint64_t fo_err_delta[UROCE_MAX_PORTS]; /* and in that window */
@@ -537,6 +550,18 @@ void gid_fini(struct uroce_context *ctx);
  * address and link changes, refresh the tables and raise GID_CHANGE,
  * PORT_ACTIVE and PORT_ERR. Returns the events raised. */
 unsigned gid_slow_path(struct uroce_context *ctx);
+/* Register h once per context (again: nothing); 0 or -ENOSPC. */
+int ctx_hook_add(struct uroce_context *ctx, const struct ctx_hook *h);
+/* The slow path: GIDs and links, then the registered hooks. */
+static inline unsigned ctx_slow_path(struct uroce_context *ctx)
+{
+	unsigned n = gid_slow_path(ctx);
+
+	for (unsigned i = 0; i < ctx->nhooks; i++)
+		if (ctx->hooks[i]->slow)
+			n += ctx->hooks[i]->slow(ctx);
+	return n;
+}
 /* Copy entry index of port pi's table into gid; any thread. 0 or -ENOENT. */
 int gid_get(struct uroce_context *ctx, unsigned pi, unsigned index, uint8_t gid[16]);
 /* Entries in port pi's table now; any thread. */

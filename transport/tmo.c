@@ -264,6 +264,15 @@ static int tmo_create_call(void *arg)
 	return uroce_tmo_create(a->attr, a->qps, a->nqps, a->out);
 }
 
+/* Groups outlive nothing: at the context's teardown their QPs are gone. */
+static void tmo_ctx_fini(struct uroce_context *ctx)
+{
+	while (ctx->tmo_head)
+		uroce_tmo_destroy(ctx->tmo_head);
+}
+
+static const struct ctx_hook tmo_ctx_hook = { .fini = tmo_ctx_fini };
+
 int uroce_tmo_create(const struct uroce_tmo_attr *attr, struct uroce_qp *const *qps, unsigned nqps,
                      struct uroce_tmo **out)
 {
@@ -298,6 +307,8 @@ int uroce_tmo_create(const struct uroce_tmo_attr *attr, struct uroce_qp *const *
 					if (o->m[i].qp == qps[j])
 						return uroce_fail(-EEXIST, "uroce_tmo_create: group %u already has qps[%u]",
 						                  attr->group_id, j);
+	if (ctx_hook_add(ctx, &tmo_ctx_hook))
+		return uroce_fail(-ENOSPC, "uroce_tmo_create: the context's hook table is full");
 	g = calloc(1, sizeof(*g) + nqps * sizeof(g->m[0]));
 	if (!g)
 		return uroce_fail(-ENOMEM, "uroce_tmo_create: out of memory");
