@@ -46,6 +46,13 @@
 #   netns_show_logs                 print NETNS_TMP/*.log (NETNS_LOG_LINES: only the last N)
 #   netns_cleanup                   what the EXIT trap runs; a test may set
 #                                   NETNS_ON_EXIT to a command to run first
+#   netns_test PREFIX [WHAT]        a test's start: netns_need_root WHAT, netns_init
+#                                   PREFIX, TMP=NETNS_TMP, P=NETNS_PREFIX, the names
+#                                   NA NB NM ($P-a, -b, -m) and fail (netns_die)
+#   netns_usage_error TEXT CMD ARGS...  CMD must exit 2 saying TEXT (else fail)
+#   netns_routed NET                A a0 NET.1.2 -- m0 NET.1.1 M m1 NET.2.1 -- b0 NET.2.2 B
+#                                   (NA, NM, NB; MTU 1500), M forwards, default routes
+#                                   through M, B answers a ping; IPB=NET.2.2
 
 NETNS_PREFIX=
 NETNS_TMP=
@@ -261,4 +268,35 @@ netns_cleanup() {
 	done
 	NETNS_PIDS=()
 	exit "$rc"
+}
+
+netns_test() {
+	netns_need_root "${2:-}"
+	netns_init "$1"
+	TMP=$NETNS_TMP
+	P=$NETNS_PREFIX
+	NA=$P-a NB=$P-b NM=$P-m
+	fail() { netns_die "$@"; }
+}
+
+# Bad arguments get a message naming what is accepted, and exit status 2.
+netns_usage_error() {
+	local want=$1 out rc=0 what
+	shift
+	what="$(basename "$1") ${*:2}"
+	out=$("$@" 2>&1) || rc=$?
+	[ $rc = 2 ] || fail "$what: exit $rc, wanted 2 ($out)"
+	grep -qF -- "$want" <<<"$out" || fail "$what: message '$out' lacks '$want'"
+}
+
+netns_routed() {
+	local net=$1
+	IPB=$net.2.2
+	netns_add "$NA" "$NM" "$NB"
+	netns_veth "$NA" a0 "$NM" m0 --ip-a "$net.1.2/24" --ip-b "$net.1.1/24" --mtu 1500
+	netns_veth "$NB" b0 "$NM" m1 --ip-a "$IPB/24" --ip-b "$net.2.1/24" --mtu 1500
+	ip netns exec "$NM" sysctl -qw net.ipv4.ip_forward=1 || fail "cannot enable forwarding in $NM"
+	ip -n "$NA" route add default via "$net.1.1" && ip -n "$NB" route add default via "$net.2.1" ||
+		fail "cannot add the default routes"
+	ip netns exec "$NA" ping -c 1 -W 2 "$IPB" >/dev/null || fail "B is not reachable through the router"
 }

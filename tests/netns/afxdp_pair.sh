@@ -14,16 +14,11 @@ set -u
 . "$(dirname "$0")/../lib/netns.sh"
 TRAFFIC=${1:?usage: afxdp_pair.sh ROCE_TRAFFIC TCP_ECHO}
 TCP=${2:?usage: afxdp_pair.sh ROCE_TRAFFIC TCP_ECHO}
-netns_need_root
 
 IPA=10.81.0.1
 IPB=10.81.0.2
 COUNT=${AFXDP_PAIR_COUNT:-100000}
-netns_init uroce-afxp
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a
-NB=$NETNS_PREFIX-b
-fail() { netns_die "$@"; }
+netns_test uroce-afxp
 
 xdp_on() { ip -n "$1" link show dev "$2" | grep -q 'prog/xdp'; }
 

@@ -9,11 +9,7 @@ set -u
 . "$(dirname "$0")/../lib/netns.sh"
 BIN=${1:?usage: afxdp_queues.sh AFXDP_QUEUES ROCE_TRAFFIC}
 TRAFFIC=${2:?usage: afxdp_queues.sh AFXDP_QUEUES ROCE_TRAFFIC}
-netns_need_root
-netns_init uroce-afxq
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a
-NB=$NETNS_PREFIX-b
+netns_test uroce-afxq
 netns_add "$NA" "$NB"
 netns_veth "$NA" va "$NB" vb --queues 2
 rc=0

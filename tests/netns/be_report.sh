@@ -24,21 +24,10 @@ set -u
 IMPAIR=${1:?usage: be_report.sh UROCE_IMPAIR UROCE_PINGPONG UROCE_PERF}
 PP=${2:?usage: be_report.sh UROCE_IMPAIR UROCE_PINGPONG UROCE_PERF}
 PERF=${3:?usage: be_report.sh UROCE_IMPAIR UROCE_PINGPONG UROCE_PERF}
-netns_need_root
-netns_init uroce-bereport
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a NM=$NETNS_PREFIX-m NB=$NETNS_PREFIX-b
-IPB=10.95.2.2
-fail() { netns_die "$@"; }
+netns_test uroce-bereport
 NETNS_LOG_LINES=30
 
-netns_add "$NA" "$NM" "$NB"
-netns_veth "$NA" a0 "$NM" m0 --ip-a 10.95.1.2/24 --ip-b 10.95.1.1/24 --mtu 1500
-netns_veth "$NB" b0 "$NM" m1 --ip-a $IPB/24 --ip-b 10.95.2.1/24 --mtu 1500
-ip netns exec "$NM" sysctl -qw net.ipv4.ip_forward=1 || fail "cannot enable forwarding in $NM"
-ip -n "$NA" route add default via 10.95.1.1 && ip -n "$NB" route add default via 10.95.2.1 ||
-	fail "cannot add the default routes"
-ip netns exec "$NA" ping -c 1 -W 2 $IPB >/dev/null || fail "B is not reachable through the router"
+netns_routed 10.95
 
 PORT=18900
 # run TAG CLIENT_RC_WANT SERVER_RC_WANT TOOL ARGS...: one client/server

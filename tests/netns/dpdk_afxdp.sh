@@ -11,7 +11,6 @@
 #   dpdk_afxdp.sh PATH/TO/roce_traffic
 set -u
 . "$(dirname "$0")/../lib/netns.sh"
-netns_need_root "network namespaces, XDP, DPDK vdevs"
 TRAFFIC=${1:-}
 if [ -z "$TRAFFIC" ] || [ ! -x "$TRAFFIC" ]; then
 	echo "FAIL: usage: $0 PATH/TO/roce_traffic (got '${TRAFFIC}')"
@@ -28,8 +27,7 @@ IP_A=10.231.0.2
 RUN_S=90
 READY_S=30
 FAILS=0
-netns_init udpafx
-TMP=$NETNS_TMP
+netns_test udpafx "network namespaces, XDP, DPDK vdevs"
 NSD=$NETNS_PREFIX-d # the DPDK end: no kernel address on its veth
 NSA=$NETNS_PREFIX-a # the afxdp end, kernel stack behind it
 

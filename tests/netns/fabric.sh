@@ -25,20 +25,11 @@ FABRIC=${1:?$USAGE}
 TRAFFIC=${2:?$USAGE}
 PP=${3:?$USAGE}
 PCAP=${4:?$USAGE}
-netns_need_root
-netns_init uroce-fabric
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a NB=$NETNS_PREFIX-b NC=$NETNS_PREFIX-c NF=$NETNS_PREFIX-f
-fail() { netns_die "$@"; }
+netns_test uroce-fabric
+NC=$P-c NF=$P-f
 
 # ---- argument errors: exit 2 and a message saying what is accepted
-expect_usage_error() { # EXPECTED_TEXT ARGS...
-	local want=$1 out rc
-	shift
-	out=$("$FABRIC" "$@" 2>&1); rc=$?
-	[ $rc = 2 ] || fail "uroce-fabric $*: exit $rc, wanted 2 ($out)"
-	grep -q -- "$want" <<<"$out" || fail "uroce-fabric $*: message '$out' lacks '$want'"
-}
+expect_usage_error() { netns_usage_error "$1" "$FABRIC" "${@:2}"; } # EXPECTED_TEXT ARGS...
 P0=x0,peer=02:00:00:00:00:01
 expect_usage_error "no --port given" --route 10.0.0.0/8=0
 expect_usage_error "no --route given" --port $P0

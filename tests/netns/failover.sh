@@ -38,9 +38,7 @@ CASES=${2:-base a-down flap b-down fb-prim fb-back both hole}
 RELS=${3:-rc sr}
 TOPOS=${4:-bridged direct}
 DIRECT_CASES=" a-down flap b-down fb-prim fb-back both "
-netns_need_root
-netns_init uroce-fo
-TMP=$NETNS_TMP
+netns_test uroce-fo
 . "$(dirname "$0")/fo_topo.sh"
 
 PIN_A=() PIN_B=()

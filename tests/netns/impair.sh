@@ -12,20 +12,10 @@ set -u
 . "$(dirname "$0")/../lib/netns.sh"
 IMPAIR=${1:?usage: impair.sh UROCE_IMPAIR UROCE_PINGPONG}
 PP=${2:?usage: impair.sh UROCE_IMPAIR UROCE_PINGPONG}
-netns_need_root
-netns_init uroce-impair
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a NM=$NETNS_PREFIX-m NB=$NETNS_PREFIX-b
-fail() { netns_die "$@"; }
+netns_test uroce-impair
 
 # ---- argument errors: exit 2 and a message saying what is accepted
-expect_usage_error() { # EXPECTED_TEXT ARGS...
-	local want=$1 out rc
-	shift
-	out=$("$IMPAIR" "$@" 2>&1); rc=$?
-	[ $rc = 2 ] || fail "uroce-impair $*: exit $rc, wanted 2 ($out)"
-	grep -q -- "$want" <<<"$out" || fail "uroce-impair $*: message '$out' lacks '$want'"
-}
+expect_usage_error() { netns_usage_error "$1" "$IMPAIR" "${@:2}"; } # EXPECTED_TEXT ARGS...
 expect_usage_error "no interface given" --stats
 expect_usage_error "exactly one of --drop P, --stats, --off" lo
 expect_usage_error "exactly one of --drop P, --stats, --off" lo --stats --off
@@ -46,15 +36,9 @@ out=$("$PP" rc -d afxdp:lo --hop-limit 0 2>&1); rc=$?
 [ $rc = 2 ] && grep -q -- "--hop-limit.*1..255" <<<"$out" || fail "pingpong --hop-limit 0: exit $rc, '$out'"
 
 # ---- the routed topology:  A a0 10.93.1.2 -- m0 10.93.1.1  M  m1 10.93.2.1 -- b0 10.93.2.2 B
-netns_add "$NA" "$NM" "$NB"
-netns_veth "$NA" a0 "$NM" m0 --ip-a 10.93.1.2/24 --ip-b 10.93.1.1/24 --mtu 1500
-netns_veth "$NB" b0 "$NM" m1 --ip-a 10.93.2.2/24 --ip-b 10.93.2.1/24 --mtu 1500
+netns_routed 10.93
 netns_addr "$NA" a0 fd00:93:1::2/64
 netns_addr "$NM" m0 fd00:93:1::1/64
-ip netns exec "$NM" sysctl -qw net.ipv4.ip_forward=1 || fail "cannot enable forwarding in $NM"
-ip -n "$NA" route add default via 10.93.1.1 && ip -n "$NB" route add default via 10.93.2.1 ||
-	fail "cannot add the default routes"
-ip netns exec "$NA" ping -c 1 -W 2 10.93.2.2 >/dev/null || fail "B is not reachable through the router"
 
 m_impair() { ip netns exec "$NM" "$IMPAIR" "$@"; }
 # stat DEV FIELD: one counter of the program on DEV in M

@@ -17,12 +17,7 @@ WATCH=${1:?usage: ipv6_gid.sh GID_WATCH UROCE_PINGPONG UROCE_PERF}
 PP=${2:?usage: ipv6_gid.sh GID_WATCH UROCE_PINGPONG UROCE_PERF}
 PERF=${3:?usage: ipv6_gid.sh GID_WATCH UROCE_PINGPONG UROCE_PERF}
 HAVE_DPDK=${4:-0}
-netns_need_root
-netns_init uroce-h3gid
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a
-NB=$NETNS_PREFIX-b
-fail() { netns_die "$@"; }
+netns_test uroce-h3gid
 
 netns_add "$NA" "$NB"
 netns_veth "$NA" va "$NB" vb --ip-a 10.86.0.1/24 --ip-b 10.86.0.2/24 --mtu 4200

@@ -30,14 +30,9 @@
 set -u
 . "$(dirname "$0")/../lib/netns.sh"
 PEER=${1:?usage: late_dup.sh LATE_PEER}
-netns_need_root
 command -v tc >/dev/null || { echo "SKIP: no tc (iproute2)"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
-netns_init uroce-latedup
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a NM=$NETNS_PREFIX-m NB=$NETNS_PREFIX-b
-IPB=10.95.2.2
-fail() { netns_die "$@"; }
+netns_test uroce-latedup
 NETNS_LOG_LINES=30
 
 NMSG=${LATE_DUP_MSGS:-300}
@@ -52,14 +47,8 @@ if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
 fi
 
 # ---- the routed topology (as rel_impair.sh)
-netns_add "$NA" "$NM" "$NB"
-netns_veth "$NA" a0 "$NM" m0 --ip-a 10.95.1.2/24 --ip-b 10.95.1.1/24 --mtu 1500
-netns_veth "$NB" b0 "$NM" m1 --ip-a $IPB/24 --ip-b 10.95.2.1/24 --mtu 1500
+netns_routed 10.95
 netns_veth "$NM" r0 "$NM" r1 --mtu 1500
-ip netns exec "$NM" sysctl -qw net.ipv4.ip_forward=1 || fail "cannot enable forwarding in $NM"
-ip -n "$NA" route add default via 10.95.1.1 && ip -n "$NB" route add default via 10.95.2.1 ||
-	fail "cannot add the default routes"
-ip netns exec "$NA" ping -c 1 -W 2 $IPB >/dev/null || fail "B is not reachable through the router"
 MAC_B=$(netns_mac "$NB" b0)
 
 # ---- the duplicating filter: classic BPF on the frame from its Ethernet

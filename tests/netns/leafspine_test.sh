@@ -16,12 +16,8 @@ FABRIC=${1:?$USAGE}
 TRAFFIC=${2:?$USAGE}
 PP=${3:?$USAGE}
 LS=$(dirname "$0")/leafspine.sh
-netns_need_root
-netns_init uroce-ls
-TMP=$NETNS_TMP
+netns_test uroce-ls
 STATE=$TMP/state
-P=$NETNS_PREFIX
-fail() { netns_die "$@"; }
 # leafspine's own down stops its switches by PID; should its state be gone,
 # its namespaces (all named after this test's unique prefix) still go
 # shellcheck disable=SC2034 # netns_cleanup runs it
@@ -30,13 +26,7 @@ NETNS_ON_EXIT='"$LS" down --prefix "$P" --state-dir "$STATE" >/dev/null 2>&1
 ls_() { "$LS" "$1" --prefix "$P" --state-dir "$STATE" "${@:2}"; }
 
 # ---- argument errors: exit 2 and what is accepted
-expect_usage_error() { # EXPECTED_TEXT ARGS...
-	local want=$1 out rc
-	shift
-	out=$("$LS" "$@" 2>&1); rc=$?
-	[ $rc = 2 ] || fail "leafspine.sh $*: exit $rc, wanted 2 ($out)"
-	grep -q -- "$want" <<<"$out" || fail "leafspine.sh $*: message '$out' lacks '$want'"
-}
+expect_usage_error() { netns_usage_error "$1" "$LS" "${@:2}"; } # EXPECTED_TEXT ARGS...
 expect_usage_error "accepted: up, down, hosts, switches" bogus
 expect_usage_error "accepted: 1-32 letters" up --prefix "a b" --kernel
 expect_usage_error "accepted: 2..4" up --prefix x --leaves 5 --kernel

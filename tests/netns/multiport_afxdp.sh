@@ -17,12 +17,7 @@ set -u
 PP=${1:?usage: multiport_afxdp.sh UROCE_PINGPONG UROCE_PERF [HAVE_DPDK]}
 PERF=${2:?usage: multiport_afxdp.sh UROCE_PINGPONG UROCE_PERF [HAVE_DPDK]}
 HAVE_DPDK=${3:-0}
-netns_need_root
-netns_init uroce-mp
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a
-NB=$NETNS_PREFIX-b
-fail() { netns_die "$@"; }
+netns_test uroce-mp
 
 netns_add "$NA" "$NB"
 for i in 1 2; do
@@ -33,13 +28,7 @@ for i in 1 2; do
 done
 
 # Bad arguments: exit 2 with a message naming what is accepted.
-expect_usage_error() { # EXPECTED_TEXT CMD ARGS...
-	local want=$1 out rc
-	shift
-	out=$("$@" 2>&1); rc=$?
-	[ $rc = 2 ] || fail "$*: exit $rc, wanted 2 ($out)"
-	grep -q -- "$want" <<<"$out" || fail "$*: message '$out' lacks '$want'"
-}
+expect_usage_error() { netns_usage_error "$@"; } # EXPECTED_TEXT CMD ARGS...
 expect_usage_error "accepted: 1-2" "$PP" rc -d afxdp:vb1,afxdp:vb2 -i 3
 expect_usage_error "accepted: 1-2" "$PERF" write_bw -d afxdp:vb1,afxdp:vb2 -i 3
 expect_usage_error "names no port" "$PP" rc -d , -i 1

@@ -6,10 +6,7 @@
 set -u
 . "$(dirname "$0")/../lib/netns.sh"
 BIN=${1:?usage: neigh_check.sh NEIGH_CHECK}
-netns_need_root "network namespaces"
-netns_init uroce-nbr
-NA=$NETNS_PREFIX-a
-NB=$NETNS_PREFIX-b
+netns_test uroce-nbr "network namespaces"
 netns_add "$NA" "$NB"
 netns_veth "$NA" va "$NB" vb --ip-a 10.83.0.1/24 --ip-a fd00::1/64 --ip-b 10.83.0.2/24 --ip-b fd00::2/64
 ip -n "$NA" route add 10.99.0.0/24 via 10.83.0.2

@@ -9,24 +9,13 @@ set -u
 . "$(dirname "$0")/../lib/netns.sh"
 PERF=${1:?usage: perf_raw.sh UROCE_PERF UROCE_PCAP}
 PCAP=${2:?usage: perf_raw.sh UROCE_PERF UROCE_PCAP}
-netns_need_root
-netns_init uroce-perf
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a
-NB=$NETNS_PREFIX-b
-fail() { netns_die "$@"; }
+netns_test uroce-perf
 
 netns_add "$NA" "$NB"
 netns_veth "$NA" va "$NB" vb --ip-a 10.82.0.1/24 --ip-b 10.82.0.2/24
 
 # Bad arguments: a message that says what is accepted, exit status 2.
-expect_usage_error() { # EXPECTED_TEXT ARGS...
-	local want=$1 out rc
-	shift
-	out=$("$PERF" "$@" 2>&1); rc=$?
-	[ $rc = 2 ] || fail "uroce-perf $*: exit $rc, wanted 2 ($out)"
-	grep -q -- "$want" <<<"$out" || fail "uroce-perf $*: message '$out' lacks '$want'"
-}
+expect_usage_error() { netns_usage_error "$1" "$PERF" "${@:2}"; } # EXPECTED_TEXT ARGS...
 expect_usage_error "accepted: afxdp:IFACE" raw send --port bogus --dst-ip 10.0.0.1 --size 64
 expect_usage_error "not a number in 0..8192" raw send --port afxdp:va --dst-ip 10.0.0.1 --size 99999
 expect_usage_error "needs --dst-ip" raw send --port afxdp:va --size 64

@@ -12,17 +12,12 @@
 set -u
 . "$(dirname "$0")/../lib/netns.sh"
 PERF=${1:?usage: perftest_uroce.sh UROCE_PERF}
-netns_need_root
 
 IPA=10.83.0.1
 IPB=10.83.0.2
 TCP_PORT=$((20000 + $$ % 10000))
-netns_init uroce-pt
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a
-NB=$NETNS_PREFIX-b
+netns_test uroce-pt
 NETNS_LOG_LINES=40
-fail() { netns_die "$@"; }
 
 netns_add "$NA" "$NB"
 netns_veth "$NA" va "$NB" vb --ip-a $IPA/24 --ip-b $IPB/24
@@ -174,13 +169,7 @@ for mode in write_bw read_bw read_lat; do
 done
 
 # Bad arguments: a clear message, exit status 2, nothing started.
-expect_usage_error() { # EXPECTED_TEXT ARGS...
-	local want=$1 out rc
-	shift
-	out=$("$PERF" "$@" 2>&1); rc=$?
-	[ $rc = 2 ] || fail "uroce-perf $*: exit $rc, wanted 2 ($out)"
-	grep -q -- "$want" <<<"$out" || fail "uroce-perf $*: message '$out' lacks '$want'"
-}
+expect_usage_error() { netns_usage_error "$1" "$PERF" "${@:2}"; } # EXPECTED_TEXT ARGS...
 expect_usage_error "is accepted for send_bw and send_lat only" write_bw -d afxdp:va -c UD
 expect_usage_error "UC has no RDMA READ" read_bw -d afxdp:va -c UC
 expect_usage_error "accepted RC, UC, UD" send_bw -d afxdp:va -c XRC

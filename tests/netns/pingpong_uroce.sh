@@ -15,24 +15,13 @@ set -u
 . "$(dirname "$0")/../lib/netns.sh"
 PP=${1:?usage: pingpong_uroce.sh UROCE_PINGPONG [HAVE_DPDK]}
 HAVE_DPDK=${2:-0}
-netns_need_root
-netns_init uroce-pp
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a
-NB=$NETNS_PREFIX-b
-fail() { netns_die "$@"; }
+netns_test uroce-pp
 
 netns_add "$NA" "$NB"
 netns_veth "$NA" va "$NB" vb --ip-a 10.83.0.1/24 --ip-b 10.83.0.2/24
 
 # Bad arguments: a message that says what is wrong and what is accepted, exit 2.
-expect_usage_error() { # EXPECTED_TEXT ARGS...
-	local want=$1 out rc
-	shift
-	out=$("$PP" "$@" 2>&1); rc=$?
-	[ $rc = 2 ] || fail "uroce-pingpong $*: exit $rc, wanted 2 ($out)"
-	grep -q -- "$want" <<<"$out" || fail "uroce-pingpong $*: message '$out' lacks '$want'"
-}
+expect_usage_error() { netns_usage_error "$1" "$PP" "${@:2}"; } # EXPECTED_TEXT ARGS...
 expect_usage_error "mode: rc, uc or ud" -d afxdp:va
 expect_usage_error "mode: rc, uc or ud" xx -d afxdp:va
 expect_usage_error "0..255" rc -d afxdp:va -g 256

@@ -6,11 +6,7 @@
 set -u
 . "$(dirname "$0")/../lib/netns.sh"
 TRAFFIC=${1:?usage: port_args.sh ROCE_TRAFFIC}
-netns_need_root
-netns_init uroce-afxa
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a
-NB=$NETNS_PREFIX-b
+netns_test uroce-afxa
 FAILS=0
 
 netns_add "$NA" "$NB"

@@ -15,21 +15,10 @@ set -u
 . "$(dirname "$0")/../lib/netns.sh"
 IMPAIR=${1:?usage: read_loss.sh UROCE_IMPAIR UROCE_PERF}
 PERF=${2:?usage: read_loss.sh UROCE_IMPAIR UROCE_PERF}
-netns_need_root
-netns_init uroce-rdloss
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a NM=$NETNS_PREFIX-m NB=$NETNS_PREFIX-b
-IPB=10.97.2.2
-fail() { netns_die "$@"; }
+netns_test uroce-rdloss
 NETNS_LOG_LINES=30
 
-netns_add "$NA" "$NM" "$NB"
-netns_veth "$NA" a0 "$NM" m0 --ip-a 10.97.1.2/24 --ip-b 10.97.1.1/24 --mtu 1500
-netns_veth "$NB" b0 "$NM" m1 --ip-a $IPB/24 --ip-b 10.97.2.1/24 --mtu 1500
-ip netns exec "$NM" sysctl -qw net.ipv4.ip_forward=1 || fail "cannot enable forwarding in $NM"
-ip -n "$NA" route add default via 10.97.1.1 && ip -n "$NB" route add default via 10.97.2.1 ||
-	fail "cannot add the default routes"
-ip netns exec "$NA" ping -c 1 -W 2 $IPB >/dev/null || fail "B is not reachable through the router"
+netns_routed 10.97
 # m1's ingress carries B's READ responses (RoCEv2 only)
 ip netns exec "$NM" "$IMPAIR" m1 --drop 0.0002 --seed 7 >/dev/null || fail "uroce-impair m1 --drop"
 

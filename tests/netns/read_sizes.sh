@@ -15,12 +15,8 @@
 set -u
 . "$(dirname "$0")/../lib/netns.sh"
 PERF=${1:?usage: read_sizes.sh UROCE_PERF}
-netns_need_root
-netns_init uroce-rdsz
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a NB=$NETNS_PREFIX-b
+netns_test uroce-rdsz
 IPB=10.96.0.2
-fail() { netns_die "$@"; }
 NETNS_LOG_LINES=30
 
 netns_add "$NA" "$NB"

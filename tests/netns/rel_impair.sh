@@ -45,14 +45,9 @@ set -u
 IMPAIR=${1:?usage: rel_impair.sh UROCE_IMPAIR UROCE_PINGPONG UROCE_PERF}
 PP=${2:?usage: rel_impair.sh UROCE_IMPAIR UROCE_PINGPONG UROCE_PERF}
 PERF=${3:?usage: rel_impair.sh UROCE_IMPAIR UROCE_PINGPONG UROCE_PERF}
-netns_need_root
 command -v tc >/dev/null || { echo "SKIP: no tc (iproute2)"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
-netns_init uroce-relimp
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a NM=$NETNS_PREFIX-m NB=$NETNS_PREFIX-b
-IPB=10.94.2.2
-fail() { netns_die "$@"; }
+netns_test uroce-relimp
 NETNS_LOG_LINES=40
 
 PP_ITERS=${REL_IMPAIR_PP_ITERS:-100}
@@ -73,14 +68,8 @@ BUDGET_S=${REL_IMPAIR_BUDGET_S:-330} # no case starts after this (meson's timeou
 START=$SECONDS
 
 # ---- the routed topology, as tests/netns/impair.sh and scripts/demo.sh build it
-netns_add "$NA" "$NM" "$NB"
-netns_veth "$NA" a0 "$NM" m0 --ip-a 10.94.1.2/24 --ip-b 10.94.1.1/24 --mtu 1500
-netns_veth "$NB" b0 "$NM" m1 --ip-a $IPB/24 --ip-b 10.94.2.1/24 --mtu 1500
+netns_routed 10.94
 netns_veth "$NM" r0 "$NM" r1 --mtu 1500
-ip netns exec "$NM" sysctl -qw net.ipv4.ip_forward=1 || fail "cannot enable forwarding in $NM"
-ip -n "$NA" route add default via 10.94.1.1 && ip -n "$NB" route add default via 10.94.2.1 ||
-	fail "cannot add the default routes"
-ip netns exec "$NA" ping -c 1 -W 2 $IPB >/dev/null || fail "B is not reachable through the router"
 MAC_A=$(netns_mac "$NA" a0) MAC_B=$(netns_mac "$NB" b0)
 
 # ---- duplication and reordering: tc in M

@@ -17,15 +17,10 @@ set -u
 . "$(dirname "$0")/../lib/netns.sh"
 PP=${1:?usage: rel_mismatch.sh UROCE_PINGPONG UROCE_PERF}
 PERF=${2:?usage: rel_mismatch.sh UROCE_PINGPONG UROCE_PERF}
-netns_need_root
-netns_init uroce-rel
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a
-NB=$NETNS_PREFIX-b
+netns_test uroce-rel
 IPB=10.84.0.2
 TCP_PORT=$((30000 + $$ % 10000))
 TIMEOUT=20 # each tool's --timeout; a mismatch must end far sooner
-fail() { netns_die "$@"; }
 
 netns_add "$NA" "$NB"
 netns_veth "$NA" va "$NB" vb --ip-a 10.84.0.1/24 --ip-b $IPB/24
@@ -96,13 +91,7 @@ done
 echo "ok: pp-rc-explicit: $(grep usec/iter "$TMP/pp-rc-explicit-client.log")"
 
 # Bad values and combinations: exit 2, what is wrong and what is accepted.
-expect_usage_error() { # EXPECTED_TEXT TOOL ARGS...
-	local want=$1 out rc
-	shift
-	out=$("$@" 2>&1); rc=$?
-	[ $rc = 2 ] || fail "$*: exit $rc, wanted 2 ($out)"
-	grep -qF -- "$want" <<<"$out" || fail "$*: message '$out' lacks '$want'"
-}
+expect_usage_error() { netns_usage_error "$@"; } # EXPECTED_TEXT CMD ARGS...
 expect_usage_error "--reliability 'xx': accepted: rc, sr, ec, be" "$PP" rc -d afxdp:va --reliability xx
 expect_usage_error "--ordering 'any': accepted: ordered, unordered" "$PP" rc -d afxdp:va --reliability sr --ordering any
 expect_usage_error "--ec 'lrc': accepted: rs, xor" "$PERF" write_bw -d afxdp:va --reliability ec --ec lrc

@@ -17,12 +17,8 @@ USAGE="usage: spray_fabric.sh UROCE_FABRIC UROCE_PERF"
 FABRIC=${1:?$USAGE}
 PERF=${2:?$USAGE}
 LS=$(dirname "$0")/leafspine.sh
-netns_need_root
-netns_init uroce-spray
-TMP=$NETNS_TMP
+netns_test uroce-spray
 STATE=$TMP/state
-P=$NETNS_PREFIX
-fail() { netns_die "$@"; }
 NETNS_ON_EXIT='for pid in $(awk "{print \$1}" "$STATE/$P/pids" 2>/dev/null); do kill -CONT "$pid" 2>/dev/null; done
 	"$LS" down --prefix "$P" --state-dir "$STATE" >/dev/null 2>&1
 	for ns in $(ip netns list | awk "{print \$1}" | grep "^$P-"); do ip netns del "$ns"; done'

@@ -12,12 +12,7 @@
 set -u
 . "$(dirname "$0")/../lib/netns.sh"
 SB=${1:?usage: stripe.sh STRIPE_PEER}
-netns_need_root
-netns_init uroce-stripe
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a
-NB=$NETNS_PREFIX-b
-fail() { netns_die "$@"; }
+netns_test uroce-stripe
 
 netns_add "$NA" "$NB"
 for i in 1 2; do

@@ -9,11 +9,7 @@
 set -u
 PEER=${1:?usage: rc_afxdp.sh RC_AFXDP_PEER}
 . "$(dirname "$0")/../../lib/netns.sh"
-netns_need_root "network namespaces, XDP"
-netns_init uroce-rcx
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a NB=$NETNS_PREFIX-b
-fail() { netns_die "$@"; }
+netns_test uroce-rcx "network namespaces, XDP"
 
 netns_add "$NA" "$NB"
 netns_veth "$NA" va "$NB" vb --ip-a 10.82.0.1/24 --ip-a fd82::1/64 --ip-b 10.82.0.2/24 --ip-b fd82::2/64 --mtu 4200
