@@ -71,16 +71,8 @@ case " $SCENARIOS " in
 	;;
 esac
 
-# The servers accept exactly one connection, so readiness is read from the
-# server guest's own socket table, never by connecting to it.
-wait_listening() {
-	local port=$1
-	for _ in $(seq 100); do
-		"$VMLAB" exec srv --timeout 10 "netstat -ltn | grep -q ':$port '" && return 0
-		sleep 0.1
-	done
-	return 1
-}
+# wait_listening PORT: from the server guest's socket table (vm_preamble.sh)
+. "$HERE/vm_preamble.sh"
 
 # The GID index of address $2 in guest $1 (IPv4-mapped), waited for.
 gid_index_of() {

@@ -9,10 +9,8 @@
 #   rc_send_accept.sh VMLAB_SH PEER_BIN [UROCE_PCAP_BIN]
 set -euo pipefail
 
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root (network namespaces, XDP, QEMU)"
-	exit 77
-fi
+. "$(dirname "$0")/vm_preamble.sh"
+vm_need_root
 [ $# -ge 2 ] || { echo "usage: $0 VMLAB_SH PEER_BIN [UROCE_PCAP_BIN]" >&2; exit 2; }
 VMLAB=$1 PEER=$2 PCAPTOOL=${3:-}
 [ -x "$PEER" ] || { echo "FAIL: peer binary $PEER not found" >&2; exit 1; }
@@ -33,10 +31,7 @@ fail() {
 
 cleanup() {
 	local rc=$?
-	if [ $rc != 0 ] && [ -f "$WORK/booted" ]; then
-		echo "--- guest console (tail):" >&2
-		"$VMLAB" console srv 2>/dev/null | tail -n 15 >&2 || true
-	fi
+	vm_console_tail $rc
 	"$VMLAB" down >/dev/null 2>&1 || true
 	if [ $rc != 0 ] && [ -f "$WORK/capture.pcap" ]; then
 		keep=/tmp/uroce-accept-$$.pcap
@@ -48,48 +43,17 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-"$VMLAB" setup
-"$VMLAB" up
-"$VMLAB" boot srv "$SRV_IP"
-touch "$WORK/booted"
-HOSTNS=$("$VMLAB" attach host "$HOST_IP" "$IFACE")
-in_host() { ip netns exec "$HOSTNS" "$@"; }
-
-# The bridge port needs a moment to forward; ARP also fills the host-side
-# neighbour table, though the peer resolves the MAC itself too.
-ok=0
-for _ in 1 2 3 4 5 6 7 8 9 10; do
-	if in_host ping -c 1 -W 1 "$SRV_IP" >/dev/null 2>&1; then
-		ok=1
-		break
-	fi
-done
-[ $ok = 1 ] || fail "guest $SRV_IP does not answer ping from the host netns"
+vm_boot_host
 
 "$VMLAB" capture-start acc "$WORK/capture.pcap" 'udp port 4791'
 
-# Server readiness from the guest's socket table: connecting to test it
-# would use up the server's only accept().
-wait_listening() {
-	for _ in $(seq 100); do
-		"$VMLAB" exec srv --timeout 10 "netstat -ltn | grep -q ':18515 '" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-rxe_counters() {
-	"$VMLAB" exec srv --timeout 10 \
-		'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && for f in *; do echo "$f=$(cat $f)"; done' |
-		tr '\n' ' '
-}
 
 run_case() {
 	local iters=$1 size=$2 job peer_rc=0 srv_rc=0
 	shift 2
 	echo "=== ibv_rc_pingpong -n $iters -s $size: guest server, uroce client $*"
 	job=$("$VMLAB" start srv "ibv_rc_pingpong -d rxe0 -g 1 -n $iters -s $size")
-	wait_listening || fail "server never listened: $("$VMLAB" output srv "$job")"
+	wait_listening 18515 || fail "server never listened: $("$VMLAB" output srv "$job")"
 	in_host timeout 120 "$PEER" --port "afxdp:$IFACE" --server "$SRV_IP" -n "$iters" -s "$size" "$@" \
 		>"$WORK/peer.out" 2>&1 || peer_rc=$?
 	sed 's/^/  peer: /' "$WORK/peer.out"

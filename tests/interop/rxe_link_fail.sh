@@ -14,10 +14,8 @@
 #   rxe_link_fail.sh VMLAB_SH UROCE_PERF
 set -euo pipefail
 
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root (network namespaces, XDP, QEMU)"
-	exit 77
-fi
+. "$(dirname "$0")/vm_preamble.sh"
+vm_need_root
 [ $# -ge 2 ] || { echo "usage: $0 VMLAB_SH UROCE_PERF" >&2; exit 2; }
 VMLAB=$1 PP=$2
 [ -x "$PP" ] || { echo "FAIL: $PP not found" >&2; exit 1; }
@@ -43,10 +41,7 @@ cleanup() {
 		kill "$PP_PID" 2>/dev/null || true
 		wait "$PP_PID" 2>/dev/null || true
 	fi
-	if [ $rc != 0 ] && [ -f "$WORK/booted" ]; then
-		echo "--- guest console (tail):" >&2
-		"$VMLAB" console srv 2>/dev/null | tail -n 15 >&2 || true
-	fi
+	vm_console_tail $rc
 	"$VMLAB" down >/dev/null 2>&1 || true
 	rm -rf "$WORK"
 	exit $rc
@@ -54,29 +49,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-"$VMLAB" setup
-"$VMLAB" up
-"$VMLAB" boot srv "$SRV_IP"
-touch "$WORK/booted"
-HOSTNS=$("$VMLAB" attach host "$HOST_IP" "$IFACE")
-in_host() { ip netns exec "$HOSTNS" "$@"; }
-
-ok=0
-for _ in 1 2 3 4 5 6 7 8 9 10; do
-	if in_host ping -c 1 -W 1 "$SRV_IP" >/dev/null 2>&1; then
-		ok=1
-		break
-	fi
-done
-[ $ok = 1 ] || fail "guest $SRV_IP does not answer ping from the host netns"
-
-wait_listening() {
-	for _ in $(seq 100); do
-		"$VMLAB" exec srv --timeout 10 "netstat -ltn | grep -q ':18515 '" && return 0
-		sleep 0.1
-	done
-	return 1
-}
+vm_boot_host
 
 rxe_sent() {
 	"$VMLAB" exec srv --timeout 10 'cat /sys/class/infiniband/rxe0/ports/1/hw_counters/sent_pkts' 2>/dev/null || echo 0
@@ -84,7 +57,7 @@ rxe_sent() {
 
 ITERS=5000000
 job=$("$VMLAB" start srv "ib_write_bw -d rxe0 -x 1 -F -s 4096 -n $ITERS")
-wait_listening || fail "server never listened: $("$VMLAB" output srv "$job")"
+wait_listening 18515 || fail "server never listened: $("$VMLAB" output srv "$job")"
 # uroce-perf's defaults as perftest's: local ACK timeout 14 (67 ms), retry_cnt 7
 in_host timeout 120 "$PP" write_bw -d "afxdp:$IFACE" -x 1 -s 4096 -n "$ITERS" "$SRV_IP" >"$WORK/pp.out" 2>&1 &
 PP_PID=$!

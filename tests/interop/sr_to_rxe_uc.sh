@@ -34,10 +34,8 @@
 # UROCE_SR_UC_DROP_SEED (uroce-impair's seed, default 1).
 set -euo pipefail
 
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root (network namespaces, XDP, QEMU)"
-	exit 77
-fi
+. "$(dirname "$0")/vm_preamble.sh"
+vm_need_root
 [ $# -ge 3 ] ||
 	{ echo "usage: $0 VMLAB_SH SR_UC_SEND_BIN UC_SINK_C [UROCE_PCAP_BIN [UROCE_IMPAIR_BIN]]" >&2; exit 2; }
 VMLAB=$1 SENDER=$2 SINK_SRC=$3 PCAPTOOL=${4:-} IMPAIR=${5:-}
@@ -81,10 +79,7 @@ cleanup() {
 			wait "$pid" 2>/dev/null || true
 		fi
 	done
-	if [ $rc != 0 ] && [ -f "$WORK/booted" ]; then
-		echo "--- guest console (tail):" >&2
-		"$VMLAB" console srv 2>/dev/null | tail -n 15 >&2 || true
-	fi
+	vm_console_tail $rc
 	# the impairment goes with the lab's netns and its veth
 	"$VMLAB" down >/dev/null 2>&1 || true
 	if [ $rc != 0 ] && [ -n "$SESSION" ] && [ -f "$WORK/$SESSION.pcap" ]; then
@@ -103,40 +98,11 @@ trap 'exit 130' INT TERM
 cc -std=gnu11 -O2 -Wall -Wextra -o "$WORK/uc_sink" "$SINK_SRC" -libverbs ||
 	fail "cannot compile $SINK_SRC"
 
-"$VMLAB" setup
-"$VMLAB" up
-"$VMLAB" boot srv "$SRV_IP"
-touch "$WORK/booted"
-HOSTNS=$("$VMLAB" attach host "$HOST_IP" "$IFACE")
-in_host() { ip netns exec "$HOSTNS" "$@"; }
+vm_boot_host
 in_lab() { ip netns exec "$UROCE_VMLAB_LAB" "$@"; }
-
-ok=0
-for _ in 1 2 3 4 5 6 7 8 9 10; do
-	if in_host ping -c 1 -W 1 "$SRV_IP" >/dev/null 2>&1; then
-		ok=1
-		break
-	fi
-done
-[ $ok = 1 ] || fail "guest $SRV_IP does not answer ping from the host netns"
 SINK=$("$VMLAB" put srv "$WORK/uc_sink")
 
-rxe_counters() {
-	"$VMLAB" exec srv --timeout 10 \
-		'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && for f in *; do echo "$f=$(cat $f)"; done' |
-		tr '\n' ' '
-}
 counter() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
-
-# uc_sink accepts one connection: readiness is read from the guest's socket
-# table, never by connecting.
-wait_listening() {
-	for _ in $(seq 100); do
-		"$VMLAB" exec srv --timeout 10 "netstat -ltn | grep -q ':18517 '" && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # The capture, on the bridge. Not vmlab.sh capture-start: its -s 0 with
 # --immediate-mode gives libpcap a ring of about 8 frames of 256 KiB, and the
@@ -182,7 +148,7 @@ session() {
 	before=$(rxe_counters)
 	start_capture
 	job=$("$VMLAB" start srv "timeout 90 $SINK -d rxe0 -g 1 -w $WRITE_LEN -i $IMM_LEN -S $SEED -r 64 -t 60 $sink_opts")
-	wait_listening || fail "uc_sink never listened: $("$VMLAB" output srv "$job")"
+	wait_listening 18517 || fail "uc_sink never listened: $("$VMLAB" output srv "$job")"
 	# $! is the pid that becomes timeout (see start_capture)
 	ip netns exec "$HOSTNS" timeout 120 "$SENDER" --port "afxdp:$IFACE" --server "$SRV_IP" --retry-cnt "$retry" \
 		--rto-min-us 100000 --timeout 60 >"$WORK/sender.out" 2>&1 &
