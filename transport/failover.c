@@ -55,7 +55,7 @@ const char *uroce_fo_cause_str(enum uroce_fo_cause c)
 
 static const struct ctx_hook fo_ctx_hook; /* the context's slow path and link changes, below */
 
-int fo_init(struct uroce_qp *qp)
+static int fo_init(struct uroce_qp *qp)
 {
 	const struct uroce_failover_attr *a = &qp->init.failover;
 	struct fo_state *f;
@@ -107,7 +107,7 @@ int fo_init(struct uroce_qp *qp)
 	return 0;
 }
 
-void fo_fini(struct uroce_qp *qp)
+static void fo_fini(struct uroce_qp *qp)
 {
 	struct fo_state **pp;
 
@@ -125,7 +125,7 @@ void fo_fini(struct uroce_qp *qp)
 		qp->ctx->link_poll_ns = 0;
 }
 
-int fo_check_backups(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int mask, unsigned mtu)
+static int fo_check_backups(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int mask, unsigned mtu)
 {
 	struct fo_state *f = qp->fo;
 	bool v6 = (mask & UROCE_QP_AV) ? !neigh_addr_is_v4(attr->ah_attr.dgid) : qp->d.ipv6;
@@ -167,7 +167,7 @@ int fo_check_backups(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int 
 	return 0;
 }
 
-void fo_ready(struct uroce_qp *qp)
+static void fo_ready(struct uroce_qp *qp)
 {
 	struct fo_state *f = qp->fo;
 
@@ -185,7 +185,7 @@ void fo_ready(struct uroce_qp *qp)
 	f->ready = true;
 }
 
-void fo_reset(struct uroce_qp *qp)
+static void fo_reset(struct uroce_qp *qp)
 {
 	struct fo_state *f = qp->fo;
 
@@ -242,7 +242,7 @@ static uint8_t up_mask(const struct fo_state *f)
 	return mask;
 }
 
-bool fo_dst_ok(const struct uroce_qp *qp, unsigned port, const uint8_t dip[16])
+static bool fo_dst_ok(const struct uroce_qp *qp, unsigned port, const uint8_t dip[16])
 {
 	const struct fo_state *f = qp->fo;
 
@@ -265,7 +265,7 @@ uint64_t fo_retry_base(const struct uroce_qp *qp, uint64_t first_ns)
 	return f->switch_ns > first_ns ? f->switch_ns : first_ns;
 }
 
-int fo_member_rx(const struct uroce_qp *qp, unsigned port, const uint8_t sip[16], const uint8_t dip[16])
+static int fo_member_rx(const struct uroce_qp *qp, unsigned port, const uint8_t sip[16], const uint8_t dip[16])
 {
 	const struct fo_state *f = qp->fo;
 
@@ -596,7 +596,7 @@ static void on_probe_ack(struct fo_state *f, unsigned member, const uint8_t *b, 
 	fo_run(f);
 }
 
-bool fo_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
+static bool fo_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	struct fo_state *f = qp->fo;
 	const uint8_t *b = pkt->payload;
@@ -723,6 +723,29 @@ static unsigned fo_slow_path(struct uroce_context *ctx)
 		fo_tick(f, now);
 	return 0;
 }
+
+/* After a transmit pass: the first packet after a switch left. */
+static void fo_after_tx(struct uroce_qp *qp)
+{
+	struct fo_state *f = qp->fo;
+
+	if (f->switch_tx_pending && qp->tx_packets != f->tx_mark) {
+		f->switch_tx_pending = false;
+		f->info.last_switch_tx_ns = ctx_now(qp->ctx);
+	}
+}
+
+const struct fo_ext qp_failover = {
+	.init = fo_init,
+	.fini = fo_fini,
+	.check_backups = fo_check_backups,
+	.ready = fo_ready,
+	.reset = fo_reset,
+	.after_tx = fo_after_tx,
+	.rx = fo_rx,
+	.member_rx = fo_member_rx,
+	.dst_ok = fo_dst_ok,
+};
 
 static const struct ctx_hook fo_ctx_hook = {
 	.slow = fo_slow_path,

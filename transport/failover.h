@@ -65,27 +65,35 @@ struct fo_state {
 	struct uroce_failover_info info;
 };
 
-/* Creation: validate init.failover and allocate qp->fo (NULL without backups). */
-int fo_init(struct uroce_qp *qp);
-void fo_fini(struct uroce_qp *qp);
-/* INIT -> RTR, before anything changes: validate and resolve the backups
- * (attr->backup_ah); then, once the primary (qp->d) is set, fo_ready. */
-int fo_check_backups(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int mask, unsigned mtu);
-void fo_ready(struct uroce_qp *qp);
-/* RESET: back to the primary, every member usable. */
-void fo_reset(struct uroce_qp *qp);
+/* Failover as the QP core sees it (qp.c, qp_dispatch.c, rx_check.c): the
+ * core reaches it only through this table, and past init only on a QP
+ * with backups (qp->fo). */
+struct fo_ext {
+	/* creation: validate init.failover and allocate qp->fo (NULL without backups) */
+	int (*init)(struct uroce_qp *qp);
+	void (*fini)(struct uroce_qp *qp);
+	/* INIT -> RTR, before anything changes: validate and resolve the
+	 * backups (attr->backup_ah); then, once the primary (qp->d) is set, ready */
+	int (*check_backups)(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int mask, unsigned mtu);
+	void (*ready)(struct uroce_qp *qp);
+	/* RESET: back to the primary, every member usable */
+	void (*reset)(struct uroce_qp *qp);
+	/* after a transmit pass: the first packet after a switch left? */
+	void (*after_tx)(struct uroce_qp *qp);
+	/* a packet to the control QPN: true = failover's (notice, probe, answer), consumed */
+	bool (*rx)(struct uroce_qp *qp, const struct roce_pkt *pkt);
+	/* is a packet that came in on port, from sip to dip, from one of the
+	 * members? The member's index, or -1 */
+	int (*member_rx)(const struct uroce_qp *qp, unsigned port, const uint8_t sip[16], const uint8_t dip[16]);
+	/* is dip the address of a member whose port is port (the destination check)? */
+	bool (*dst_ok)(const struct uroce_qp *qp, unsigned port, const uint8_t dip[16]);
+};
+extern const struct fo_ext qp_failover;
 
-/* Is a packet that came in on port, from sip to dip, from one of the
- * members? The member's index, or -1. */
-int fo_member_rx(const struct uroce_qp *qp, unsigned port, const uint8_t sip[16], const uint8_t dip[16]);
-/* Is dip the address of a member whose port is port (the destination check)? */
-bool fo_dst_ok(const struct uroce_qp *qp, unsigned port, const uint8_t dip[16]);
 /* sr: the time a packet first sent at first_ns counts its retries from
  * (the last switch, if later), or UINT64_MAX while every member is down:
  * the down timeout decides then, not the retry count. */
 uint64_t fo_retry_base(const struct uroce_qp *qp, uint64_t first_ns);
-/* A failover control packet to the QP's control QPN (checked: true = it was one, consumed). */
-bool fo_rx(struct uroce_qp *qp, const struct roce_pkt *pkt);
 
 /* The retransmission timer fired with nothing acknowledged: true when
  * failover took it (a member was failed and the work rewound, or every
@@ -100,16 +108,6 @@ static inline void fo_progress(struct uroce_qp *qp)
 /* Transmit, at a WR boundary (the next WR is not started yet): may a new
  * WR start now? (WaitSinked holds new work until the backup drained.) */
 bool fo_may_start(struct uroce_qp *qp);
-/* After a transmit pass: the first packet after a switch leaves. */
-static inline void fo_after_tx(struct uroce_qp *qp)
-{
-	struct fo_state *f = qp->fo;
-
-	if (f && f->switch_tx_pending && qp->tx_packets != f->tx_mark) {
-		f->switch_tx_pending = false;
-		f->info.last_switch_tx_ns = ctx_now(qp->ctx);
-	}
-}
 
 
 /* The reliability-specific halves are the policy's fo_switch and fo_idle

@@ -393,7 +393,7 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 		qp_free_mem(qp);
 		return rc;
 	}
-	rc = fo_init(qp);
+	rc = qp_failover.init(qp);
 	if (rc) {
 		qp->rel->fini(qp);
 		qp_free_mem(qp);
@@ -403,7 +403,7 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 	rc = qpt_add(&ctx->qpt, qp, qpn, span);
 	if (rc) {
 		qp->rel->fini(qp);
-		fo_fini(qp);
+		qp_failover.fini(qp);
 		qp_free_mem(qp);
 		return uroce_fail(rc, "uroce_qp_create: out of memory");
 	}
@@ -468,7 +468,7 @@ int uroce_qp_destroy(struct uroce_qp *qp)
 	qp_unlink_active(qp);
 	qp_release_rq_handles(qp);
 	qp->rel->fini(qp);
-	fo_fini(qp);
+	qp_failover.fini(qp);
 	qpt_del(&ctx->qpt, qp, qp->qpn, qp->ctrl_qpn ? 2 : 1);
 	ctx->nqp--;
 	__atomic_fetch_sub(&qp->pd->refs, 1, __ATOMIC_RELAXED);
@@ -503,7 +503,7 @@ static void qp_reset(struct uroce_qp *qp)
 	memset(qp->res, 0, RC_MAX_RD_ATOMIC * sizeof(*qp->res));
 	qp->res_head = qp->res_tx = 0;
 	qp->rel->reset(qp);
-	fo_reset(qp);
+	qp_failover.reset(qp);
 }
 
 /* Complete every outstanding send and receive WQE with WR_FLUSH_ERR. */
@@ -695,8 +695,8 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 		return uroce_fail(-EINVAL, "uroce_qp_modify: max_dest_rd_atomic %u; accepted 0-%u",
 		                  attr->max_dest_rd_atomic, RC_MAX_RD_ATOMIC);
 	if (next == UROCE_QPS_RTR && cur == UROCE_QPS_INIT) {
-		rc = fo_check_backups(qp, attr, mask,
-		                     (mask & UROCE_QP_PATH_MTU) ? uroce_mtu_bytes(attr->path_mtu) : qp->mtu);
+		rc = qp_failover.check_backups(qp, attr, mask,
+		                                (mask & UROCE_QP_PATH_MTU) ? uroce_mtu_bytes(attr->path_mtu) : qp->mtu);
 		if (rc)
 			return rc;
 	} else if (mask & UROCE_QP_ALT_PATH) {
@@ -773,7 +773,7 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 			return rc;
 	}
 	if (next == UROCE_QPS_RTR && cur == UROCE_QPS_INIT && qp->fo) {
-		fo_ready(qp);
+		qp_failover.ready(qp);
 		memcpy(qp->attr.backup_ah, attr->backup_ah, sizeof(qp->attr.backup_ah));
 	}
 	qp->state = qp->attr.qp_state = next;

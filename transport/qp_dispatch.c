@@ -41,7 +41,8 @@ bool qp_tx(struct uroce_qp *qp)
 	if (qp->cnp_pending)
 		send_cnp(qp);
 	more = qp->rel->tx(qp);
-	fo_after_tx(qp);
+	if (qp->fo)
+		qp_failover.after_tx(qp);
 	return more;
 }
 
@@ -80,7 +81,7 @@ void qp_rx(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_p
 		}
 	}
 	if (qp->fo && pkt->dqpn == qp->ctrl_qpn) {
-		if (fo_rx(qp, pkt))
+		if (qp_failover.rx(qp, pkt))
 			return; /* notice, probe or an answer */
 		if (!qp_sprays(qp)) {
 			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL); /* rc has nothing else there */

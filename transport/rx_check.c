@@ -30,7 +30,7 @@ bool rx_check_dst(struct uroce_context *ctx, unsigned port, const struct uroce_q
 	 * yet are checked against the port's table. */
 	if (qp && qp->type != UROCE_QPT_UD && qp->state >= UROCE_QPS_RTR &&
 	    qp->state <= UROCE_QPS_SQD)
-		ok = qp->fo ? fo_dst_ok(qp, port, pkt->dip) : !memcmp(pkt->dip, qp->d.sip, 16);
+		ok = qp->fo ? qp_failover.dst_ok(qp, port, pkt->dip) : !memcmp(pkt->dip, qp->d.sip, 16);
 	else
 		ok = ctx_port_has_gid(ctx, port, pkt->dip);
 	if (ok)
@@ -55,7 +55,8 @@ bool rx_check_conn(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		return false;
 	}
 	/* a QP with backups: from any member, at that member's own port */
-	if (qp->fo ? fo_member_rx(qp, qp->ctx->rx_port, pkt->sip, pkt->dip) < 0 : memcmp(pkt->sip, qp->d.dip, 16) != 0) {
+	if (qp->fo ? qp_failover.member_rx(qp, qp->ctx->rx_port, pkt->sip, pkt->dip) < 0
+	           : memcmp(pkt->sip, qp->d.dip, 16) != 0) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_SRC_ADDR);
 		return false;
 	}
