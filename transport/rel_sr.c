@@ -1595,13 +1595,20 @@ static uint32_t fin_max_pkts(const struct uroce_qp *qp, const struct sr_rmsg *m)
 
 /* A finished message's PSN span (struct sr_fin), kept so that a late
  * packet naming it counts only at a PSN it can have used. */
-static void fin_record(struct uroce_qp *qp, const struct sr_rmsg *m)
+static void fin_record(struct uroce_qp *qp, const struct sr_rmsg *m, bool early)
 {
 	struct sr_state *st = sr_of(qp);
 	struct sr_fin *f = &st->rx.fin[m->seq % SR_FIN_RING];
 	uint32_t n = fin_max_pkts(qp, m);
 
 	f->seq = m->seq;
+	/* completed by the application before its packets all came, and no
+	 * descriptor fixes its layout: a stream's pieces still to be sent,
+	 * or resent, take PSNs no packet seen so far bounds. The sender
+	 * starts no piece once a SACK says the message is done, and starts
+	 * message seq + SR_MSG_WIN only after that: its first packet closes
+	 * the span (fin_close) */
+	f->open = early && !(m->have_first && m->have_npk);
 	if (m->have_first && m->have_npk) {
 		/* the sender's layout: the descriptor at first_psn, then the
 		 * packets (ec: parity after each submessage, a descriptor last) */
@@ -1640,19 +1647,38 @@ static enum uroce_drop_reason fin_check(struct uroce_qp *qp, uint32_t seq, uint3
 		f->hi = psn_add(base, st->ec ? ec_total_pkts(st, n) : n);
 		f->known = SR_FIN_SPAN;
 	}
+	if (f->open)
+		return UROCE_DROP_NONE; /* a piece lost before those seen may lie below lo too */
 	if (roce_psn_diff(psn, f->lo) < 0 || roce_psn_diff(psn, f->hi) > 0)
 		return UROCE_DROP_PSN_OUT_OF_WINDOW;
 	return UROCE_DROP_NONE;
 }
 
-static void finish_msg(struct uroce_qp *qp, struct sr_rmsg *m, enum uroce_wc_status st)
+/* A packet of message seq at psn: the sender knew message seq -
+ * SR_MSG_WIN done when it started it (its slot window), so that message,
+ * if open, sent nothing at or after psn: its span ends before it (and
+ * starts at the receive window's base, where a lost piece may lie). */
+static void fin_close(struct uroce_qp *qp, uint32_t seq, uint32_t psn)
+{
+	struct sr_rx *r = &sr_of(qp)->rx;
+	struct sr_fin *f = &r->fin[(seq - SR_MSG_WIN) % SR_FIN_RING];
+
+	if (!f->open || f->seq != seq - SR_MSG_WIN)
+		return;
+	f->open = false;
+	f->lo = r->cum;
+	f->hi = psn_add(psn, ROCE_PSN_MASK);
+	f->known = SR_FIN_SPAN;
+}
+
+static void finish_msg(struct uroce_qp *qp, struct sr_rmsg *m, enum uroce_wc_status st, bool early)
 {
 	struct sr_state *s = sr_of(qp);
 
 	if (m->done)
 		return;
 	m->done = true;
-	fin_record(qp, m);
+	fin_record(qp, m, early);
 	if (m->fence)
 		s->rx.nfence--;
 	m->st = st;
@@ -1668,7 +1694,7 @@ static void finish_msg(struct uroce_qp *qp, struct sr_rmsg *m, enum uroce_wc_sta
 
 void sr_rx_finish(struct uroce_qp *qp, struct sr_rmsg *m)
 {
-	finish_msg(qp, m, UROCE_WC_SUCCESS);
+	finish_msg(qp, m, UROCE_WC_SUCCESS, true);
 }
 
 void sr_rx_check_done(struct uroce_qp *qp, struct sr_rmsg *m)
@@ -1678,7 +1704,7 @@ void sr_rx_check_done(struct uroce_qp *qp, struct sr_rmsg *m)
 	/* fenced: every packet sent before it must be here first */
 	if (m->fence && (!m->have_first || roce_psn_diff(sr_of(qp)->rx.cum, m->first_psn) < 0))
 		return;
-	finish_msg(qp, m, UROCE_WC_SUCCESS);
+	finish_msg(qp, m, UROCE_WC_SUCCESS, false);
 }
 
 /* cum moved: fenced messages waiting for it may finish now (re-entered
@@ -1955,6 +1981,7 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 			ctx_count_drop(qp->ctx, why != UROCE_DROP_NONE ? why : UROCE_DROP_STALE_MSG);
 		return;
 	}
+	fin_close(qp, seq, pkt->psn);
 	m = &r->slot[seq % SR_MSG_WIN];
 	if (!(m->bound && m->seq == seq)) {
 		m = bind_upto(qp, seq);

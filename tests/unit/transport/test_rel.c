@@ -11,6 +11,8 @@
  * - a receive handle's top chunk, for chunk_pkts not dividing 2^17 and a
  *   length not known yet, is read only up to index 2^17 - 1;
  * - a stream sent in pieces out of order arrives as one message;
+ * - a stream completed early at the receiver, pieces still to come or
+ *   lost, still completes at the sender and the QP goes on;
  * - sr that loses every copy of one packet ends in RETRY_EXC_ERR and ERR;
  * - reordering alone causes (almost) no retransmission;
  * - bad attributes and opcodes are refused with a message. */
@@ -487,6 +489,127 @@ static void run_stream(void)
 	tr_close(&p);
 }
 
+/* Drops every copy of one data packet of one message while on. */
+struct piece_drop {
+	uint32_t msg, idx;
+	bool on;
+	uint64_t dropped;
+};
+
+static bool piece_filter(void *arg, const uint8_t *frame, uint32_t len)
+{
+	struct piece_drop *d = arg;
+	struct roce_pkt pkt;
+
+	if (!d->on || roce_parse(frame, len, &pkt, NULL) != UROCE_DROP_NONE ||
+	    pkt.opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM))
+		return false;
+	if (srw_imm_kind(pkt.imm) > SRW_LAST || srw_imm_msg(pkt.imm) != d->msg || srw_imm_idx(pkt.imm) != d->idx)
+		return false;
+	d->dropped++;
+	return true;
+}
+
+/* A stream the receiver completes early (PARTIAL), while pieces are still
+ * to come: the last piece first, another message's packets between the
+ * pieces, the rest posted after the early completion, and (lose) one
+ * packet of a piece sent before it lost until after it. The pieces' PSN
+ * bases lie outside the span the receiver saw used; the sender must still
+ * complete the stream (the receiver drops the late bytes), and the QP go
+ * on carrying more than a window of packets. */
+static void run_stream_early(bool lose)
+{
+	struct tr_opts o;
+	struct tr_pair p;
+	struct piece_drop d = { .msg = 0, .idx = 2 };
+	struct uroce_pstream *s;
+	struct uroce_precv *h;
+	struct uroce_sge sg;
+	struct uroce_wc wc;
+	struct uroce_qp_attr qa;
+	struct uroce_qp_init_attr qi;
+	struct uroce_qp_stats sa;
+	uint64_t bits[1] = { 0 };
+	const uint32_t len = 10 * 1024 + 300, want = lose ? 0x40bu : 0x40fu; /* chunks 0, 1, (2,) 3 and 10 */
+	const unsigned nafter = 24;                                            /* 24 x 16 packets: past the 256-packet window */
+	bool got_part = false, got_send = false, got_stream = false;
+	unsigned after = 0;
+
+	rel_opts(&o, UROCE_REL_SR, UROCE_ORDER_ORDERED, UROCE_EC_RS, 0, 0);
+	o.rel.chunk_pkts = 1;
+	tr_open(&p, &o, lose ? 85 : 84, NULL, NULL);
+	struct tr_side *a = &p.s[0], *b = &p.s[1];
+
+	d.on = lose;
+	REQUIRE(loop_fabric_set_filter(p.fab, 0, piece_filter, &d) == 0, "filter");
+	tr_fill(a->buf + SRC_OFF, len, 13);
+	memset(b->buf + RECV_OFF, 0xee, SLOT);
+	tr_sge(&sg, b, RECV_OFF, SLOT);
+	REQUIRE(uroce_precv_post(b->qp, &sg, 0, &h) == 0, "precv_post: %s", uroce_last_error());
+	post_recv(b, 1);
+	REQUIRE(uroce_pstream_start(a->qp, len, 99, &s) == 0, "pstream_start: %s", uroce_last_error());
+	tr_sge(&sg, a, SRC_OFF + 10240, 300);
+	REQUIRE(uroce_pstream_continue(s, 10240, &sg) == 0, "pstream_continue: %s", uroce_last_error());
+	tr_sge(&sg, a, SRC_OFF, 4096);
+	REQUIRE(uroce_pstream_continue(s, 0, &sg) == 0, "pstream_continue: %s", uroce_last_error());
+	send_one(a, b, 8192, 1, UROCE_WR_SEND); /* message 1, between the stream's pieces */
+	for (unsigned i = 0; i < 200000 && (bits[0] & want) != want; i++) {
+		tr_step(&p);
+		uroce_precv_bitmap(h, bits, 1);
+	}
+	REQUIRE((bits[0] & want) == want, "the first pieces never arrived: bitmap 0x%llx", (unsigned long long)bits[0]);
+	if (lose) {
+		/* its first copy and at least one resend lost before the early completion */
+		for (unsigned i = 0; i < 400000 && d.dropped < 2; i++)
+			tr_step(&p);
+		REQUIRE(d.dropped >= 2, "packet 2 was not resent (%llu copies)", (unsigned long long)d.dropped);
+	}
+	REQUIRE(uroce_precv_complete(h) == 0, "precv_complete: %s", uroce_last_error());
+	if (tr_wait(&p, b->rcq, &wc, 100000) == 0)
+		got_part = wc.wr_id == 0 && wc.status == UROCE_WC_SUCCESS && (wc.wc_flags & UROCE_WC_PARTIAL);
+	CHECK(got_part, "no PARTIAL completion of the stream's receive");
+	d.on = false;
+	/* the rest of the stream, after the receiver completed it */
+	tr_sge(&sg, a, SRC_OFF + 4096, 4096);
+	REQUIRE(uroce_pstream_continue(s, 4096, &sg) == 0, "pstream_continue: %s", uroce_last_error());
+	tr_sge(&sg, a, SRC_OFF + 8192, 2048);
+	REQUIRE(uroce_pstream_continue(s, 8192, &sg) == 0, "pstream_continue: %s", uroce_last_error());
+	REQUIRE(uroce_pstream_end(s) == 0, "pstream_end: %s", uroce_last_error());
+	if (tr_wait(&p, a->scq, &wc, 2000000) == 0)
+		got_send = wc.wr_id == 1 && wc.status == UROCE_WC_SUCCESS;
+	CHECK(got_send, "message 1's send: id %llu %s", (unsigned long long)wc.wr_id, uroce_wc_status_str(wc.status));
+	if (got_send && tr_wait(&p, a->scq, &wc, 2000000) == 0)
+		got_stream = wc.wr_id == 99 && wc.status == UROCE_WC_SUCCESS && wc.byte_len == len;
+	CHECK(got_stream, "the stream's send did not complete: id %llu %s", (unsigned long long)wc.wr_id,
+	      uroce_wc_status_str(wc.status));
+	CHECK(tr_wait(&p, b->rcq, &wc, 100000) == 0 && wc.wr_id == 1 && wc.status == UROCE_WC_SUCCESS &&
+	          wc.byte_len == 8192 && !memcmp(b->buf + RECV_OFF + SLOT, a->buf + SRC_OFF, 8192),
+	      "message 1's receive");
+	for (uint32_t i = 4 * 1024; i < 10 * 1024; i++)
+		if (b->buf[RECV_OFF + i] != 0xee) {
+			CHECK(false, "byte %u of the completed receive was written by a late piece", i);
+			break;
+		}
+	/* more than a window of packets after it (their receives reuse slot 0
+	 * at the end): each completes whole */
+	for (; got_stream && after < nafter; after++) {
+		post_recv(b, 2 + after);
+		send_one(a, b, 16384, 2 + after, UROCE_WR_SEND);
+		if (tr_wait(&p, b->rcq, &wc, 400000) || wc.wr_id != 2 + after || wc.status != UROCE_WC_SUCCESS ||
+		    wc.byte_len != 16384 || tr_wait(&p, a->scq, &wc, 400000) || wc.status != UROCE_WC_SUCCESS)
+			break;
+	}
+	CHECK(after == nafter, "%u of %u messages after the stream completed", after, nafter);
+	REQUIRE(uroce_qp_query(a->qp, &qa, &qi) == 0, "query");
+	uroce_qp_stats(a->qp, &sa);
+	printf("  stream completed early after %s: stream send %s, %u of %u later messages, sender %s, %llu resent, "
+	       "%llu copies of packet 2 lost\n", lose ? "a lost packet" : "2 of 4 pieces",
+	       got_stream ? "SUCCESS" : "not completed", after, nafter, uroce_qp_state_str(qa.qp_state),
+	       (unsigned long long)sa.retransmits, (unsigned long long)d.dropped);
+	CHECK(qa.qp_state == UROCE_QPS_RTS, "sender QP in %s", uroce_qp_state_str(qa.qp_state));
+	tr_close(&p);
+}
+
 /* Every copy of one packet lost: RETRY_EXC_ERR, ERR, the rest flushed. */
 static void run_lost_forever(void)
 {
@@ -643,11 +766,17 @@ static void run_precv_top_chunk(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const double losses[] = { 0, 1e-4, 1e-3, 1e-2 };
 	struct tr_opts o;
 
+	if (argc > 1 && !strcmp(argv[1], "stream_early")) {
+		/* only the early-completed streams */
+		run_stream_early(false);
+		run_stream_early(true);
+		return test_done("tr_rel");
+	}
 	run_bad_args();
 	for (unsigned mode = 0; mode < 3; mode++) {
 		for (unsigned ord = 0; ord < 2; ord++) {
@@ -666,6 +795,8 @@ int main(void)
 	run_bitmap();
 	run_precv_top_chunk();
 	run_stream();
+	run_stream_early(false);
+	run_stream_early(true);
 	run_lost_forever();
 	run_reorder();
 	return test_done("tr_rel");
