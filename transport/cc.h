@@ -62,6 +62,15 @@ struct cc_ops {
 	 * credit grant arrived (the receiver's cumulative count) */
 	int64_t (*credit)(const void *s);
 	void (*on_credit)(void *s, uint64_t now, uint64_t credit_cum);
+	/* CC_CREDIT, the sender's requests to send (RTS). speculate: nothing
+	 * in flight and no credit left, allow one BDP on speculation (the
+	 * burst's first RTT), true if it did (an RTS follows). rts_due: should
+	 * a sender that wants *want bytes in all ask now? (*want is raised to
+	 * what it asked before; a true answer counts the RTS as sent.)
+	 * rts_counts: what an RTS carries, and what the last one asked. */
+	bool (*speculate)(void *s);
+	bool (*rts_due)(void *s, uint64_t *want, uint64_t now, uint64_t retry_ns);
+	void (*rts_counts)(const void *s, uint64_t *sent, uint64_t *spec, uint64_t *asked);
 };
 
 #define CC_STATE_MAX 128u

@@ -9,7 +9,7 @@
 #include <stdatomic.h>
 
 #include "transport/cc.h"
-#include "transport/cc_eqds.h"
+#include "transport/sr_pull.h"
 #include "transport/ec_code.h"
 #include "transport/path.h"
 #include "transport/qp_internal.h"

@@ -205,7 +205,7 @@ void sr_pc_msg_start(struct uroce_qp *qp, uint32_t msg_len)
 	 * BDP on speculation, its RTS beside it. */
 	if (sr_of(qp)->cc.ops->flags & CC_CREDIT) {
 		struct sr_state *st = sr_of(qp);
-		bool spec = !st->cc.inflight && eqds_tx_speculate(st->cc.st);
+		bool spec = !st->cc.inflight && st->cc.ops->speculate(st->cc.st);
 
 		eqds_maybe_rts(qp, spec);
 	}
@@ -244,16 +244,18 @@ static void eqds_maybe_rts(struct uroce_qp *qp, bool now_anyway)
 {
 	struct sr_state *st = sr_of(qp);
 	struct sr_tx *t = &st->tx;
-	void *s = st->cc.st;
-	uint64_t want = eqds_tx_sent(s) + tx_backlog(qp), asked = eqds_tx_asked(s);
+	const struct cc_ops *o = st->cc.ops;
+	uint64_t sent, spec, asked, want;
 	uint8_t b[SRW_CTRL_HDR_LEN + SRW_RTS_LEN];
 	unsigned n;
 
-	if (!eqds_tx_rts_due(s, &want, t->now, now_anyway ? 0 : eqds_retry_ns(t)) && !now_anyway)
+	o->rts_counts(st->cc.st, &sent, &spec, &asked);
+	want = sent + tx_backlog(qp);
+	if (!o->rts_due(st->cc.st, &want, t->now, now_anyway ? 0 : eqds_retry_ns(t)) && !now_anyway)
 		return;
 	srw_ctrl_hdr(b, SRW_CTRL_RTS, sizeof(b), qp->tok_remote);
 	roce_put_be64(b + SRW_CTRL_HDR_LEN, want);
-	roce_put_be64(b + SRW_CTRL_HDR_LEN + 8, eqds_tx_spec(s));
+	roce_put_be64(b + SRW_CTRL_HDR_LEN + 8, spec);
 	/* a retry (it wants no more than it asked for): the last RTS or its
 	 * PULLs were lost, so this one goes on every path */
 	n = sr_pc_send_credit_ctrl(qp, b, sizeof(b), asked && want <= asked);
