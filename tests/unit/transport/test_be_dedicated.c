@@ -35,38 +35,10 @@ struct app {
 
 static void connect_pair(struct app *a, unsigned x, unsigned y)
 {
-	for (unsigned k = 0; k < 2; k++) {
-		unsigned i = k ? y : x, j = k ? x : y;
-		struct uroce_qp_attr qa = { 0 };
-		struct uroce_port_attr pa;
+	const struct tr_link l = { .access = 15, .psn = test_psn(29), .timeout = 14 };
 
-		uroce_query_port(a->ctx, 1, &pa);
-		qa.qp_state = UROCE_QPS_INIT;
-		qa.port_num = 1;
-		qa.qp_access_flags = 15;
-		REQUIRE(uroce_qp_modify(a->qp[i], &qa, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT |
-		                                              UROCE_QP_ACCESS_FLAGS) == 0, "init: %s", uroce_last_error());
-		qa.qp_state = UROCE_QPS_RTR;
-		qa.path_mtu = UROCE_MTU_1024;
-		qa.dest_qp_num = uroce_qp_num(a->qp[j]);
-		qa.dest_token = uroce_qp_token(a->qp[j]);
-		qa.rq_psn = test_psn(29);
-		memcpy(qa.ah_attr.dgid, pa.gid, 16);
-		qa.ah_attr.sgid_index = 1;
-		REQUIRE(uroce_qp_modify(a->qp[i], &qa, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU |
-		                                              UROCE_QP_DEST_QPN | UROCE_QP_DEST_TOKEN | UROCE_QP_RQ_PSN |
-		                                              UROCE_QP_MIN_RNR_TIMER | UROCE_QP_MAX_DEST_RD_ATOMIC) == 0,
-		        "rtr: %s", uroce_last_error());
-		qa.qp_state = UROCE_QPS_RTS;
-		qa.sq_psn = test_psn(29);
-		qa.retry_cnt = 7;
-		qa.timeout = 14;
-		qa.rnr_retry = 7;
-		REQUIRE(uroce_qp_modify(a->qp[i], &qa, UROCE_QP_STATE | UROCE_QP_SQ_PSN | UROCE_QP_RETRY_CNT |
-		                                              UROCE_QP_TIMEOUT | UROCE_QP_RNR_RETRY |
-		                                              UROCE_QP_MAX_QP_RD_ATOMIC) == 0,
-		        "rts: %s", uroce_last_error());
-	}
+	tr_loop_link(a->ctx, a->qp[x], a->qp[y], &l);
+	tr_loop_link(a->ctx, a->qp[y], a->qp[x], &l);
 }
 
 static void *receiver(void *arg)
@@ -140,18 +112,10 @@ int main(void)
 	memset(a.buf, 0, 4 * SLOT);
 	REQUIRE(uroce_mr_reg(a.pd, a.buf, 4 * SLOT, 15, &a.mr) == 0, "mr: %s", uroce_last_error());
 	for (int i = 0; i < 4; i++) {
-		struct uroce_qp_init_attr ia = { 0 };
+		const struct uroce_rel_attr ra = { .reliability = i < 2 ? UROCE_REL_BE : UROCE_REL_SR,
+			                           .timeout_us = TMO_US, .imm_counter = i >= 2 };
 
-		REQUIRE(uroce_cq_create(a.ctx, 256, &a.scq[i]) == 0 && uroce_cq_create(a.ctx, 256, &a.rcq[i]) == 0, "cq");
-		ia.qp_type = UROCE_QPT_RC;
-		ia.send_cq = a.scq[i];
-		ia.recv_cq = a.rcq[i];
-		ia.cap.max_send_wr = ia.cap.max_recv_wr = 64;
-		ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
-		ia.rel.reliability = i < 2 ? UROCE_REL_BE : UROCE_REL_SR;
-		ia.rel.timeout_us = TMO_US;
-		ia.rel.imm_counter = i >= 2;
-		REQUIRE(uroce_qp_create(a.pd, &ia, &a.qp[i]) == 0, "qp: %s", uroce_last_error());
+		tr_ctx_qp(a.ctx, a.pd, &ra, &a.scq[i], &a.rcq[i], &a.qp[i]);
 	}
 	connect_pair(&a, 0, 1);
 	connect_pair(&a, 2, 3);

@@ -123,17 +123,8 @@ int main(void)
 	REQUIRE(a.buf, "buf");
 	memset(a.buf, 0, 4 * NSLOTS * SLOT);
 	REQUIRE(uroce_mr_reg(a.pd, a.buf, 4 * NSLOTS * SLOT, 15, &a.mr) == 0, "mr: %s", uroce_last_error());
-	for (int i = 0; i < 2; i++) {
-		struct uroce_qp_init_attr ia = { 0 };
-
-		REQUIRE(uroce_cq_create(a.ctx, 256, &a.scq[i]) == 0 && uroce_cq_create(a.ctx, 256, &a.rcq[i]) == 0, "cq");
-		ia.qp_type = UROCE_QPT_RC;
-		ia.send_cq = a.scq[i];
-		ia.recv_cq = a.rcq[i];
-		ia.cap.max_send_wr = ia.cap.max_recv_wr = 64;
-		ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
-		REQUIRE(uroce_qp_create(a.pd, &ia, &a.qp[i]) == 0, "qp: %s", uroce_last_error());
-	}
+	for (int i = 0; i < 2; i++)
+		tr_ctx_qp(a.ctx, a.pd, NULL, &a.scq[i], &a.rcq[i], &a.qp[i]);
 	for (int i = 0; i < 2; i++) {
 		struct uroce_qp_attr qa = { 0 };
 		struct uroce_port_attr pa;

@@ -84,38 +84,10 @@ static void *receiver(void *arg)
 
 static void connect_qps(struct app *a)
 {
-	for (int i = 0; i < 2; i++) {
-		struct uroce_qp_attr qa = { 0 };
-		struct uroce_port_attr pa;
+	const struct tr_link l = { .access = 15, .psn = test_psn(23), .timeout = 8, .min_rnr_timer = 1 };
 
-		uroce_query_port(a->ctx, 1, &pa);
-		qa.qp_state = UROCE_QPS_INIT;
-		qa.port_num = 1;
-		qa.qp_access_flags = 15;
-		REQUIRE(uroce_qp_modify(a->qp[i], &qa, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT |
-		                                              UROCE_QP_ACCESS_FLAGS) == 0, "init: %s", uroce_last_error());
-		qa.qp_state = UROCE_QPS_RTR;
-		qa.path_mtu = UROCE_MTU_1024;
-		qa.dest_qp_num = uroce_qp_num(a->qp[!i]);
-		qa.dest_token = uroce_qp_token(a->qp[!i]);
-		qa.rq_psn = test_psn(23);
-		qa.min_rnr_timer = 1;
-		memcpy(qa.ah_attr.dgid, pa.gid, 16);
-		qa.ah_attr.sgid_index = 1;
-		REQUIRE(uroce_qp_modify(a->qp[i], &qa, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU |
-		                                              UROCE_QP_DEST_QPN | UROCE_QP_DEST_TOKEN | UROCE_QP_RQ_PSN |
-		                                              UROCE_QP_MIN_RNR_TIMER | UROCE_QP_MAX_DEST_RD_ATOMIC) == 0,
-		        "rtr: %s", uroce_last_error());
-		qa.qp_state = UROCE_QPS_RTS;
-		qa.sq_psn = test_psn(23);
-		qa.retry_cnt = 7;
-		qa.timeout = 8;
-		qa.rnr_retry = 7;
-		REQUIRE(uroce_qp_modify(a->qp[i], &qa, UROCE_QP_STATE | UROCE_QP_SQ_PSN | UROCE_QP_RETRY_CNT |
-		                                              UROCE_QP_TIMEOUT | UROCE_QP_RNR_RETRY |
-		                                              UROCE_QP_MAX_QP_RD_ATOMIC) == 0,
-		        "rts: %s", uroce_last_error());
-	}
+	for (int i = 0; i < 2; i++)
+		tr_loop_link(a->ctx, a->qp[i], a->qp[!i], &l);
 }
 
 static void run(enum uroce_reliability rel)
@@ -145,18 +117,9 @@ static void run(enum uroce_reliability rel)
 	memset(a.buf, 0, 2 * NSLOTS * SLOT);
 	REQUIRE(uroce_mr_reg(a.pd, a.buf, 2 * NSLOTS * SLOT, 15, &a.mr) == 0, "mr: %s", uroce_last_error());
 	for (int i = 0; i < 2; i++) {
-		struct uroce_qp_init_attr ia = { 0 };
+		const struct uroce_rel_attr ra = { .reliability = rel, .ec_k = 8, .ec_m = 2 };
 
-		REQUIRE(uroce_cq_create(a.ctx, 256, &a.scq[i]) == 0 && uroce_cq_create(a.ctx, 256, &a.rcq[i]) == 0, "cq");
-		ia.qp_type = UROCE_QPT_RC;
-		ia.send_cq = a.scq[i];
-		ia.recv_cq = a.rcq[i];
-		ia.cap.max_send_wr = ia.cap.max_recv_wr = 64;
-		ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
-		ia.rel.reliability = rel;
-		ia.rel.ec_k = 8;
-		ia.rel.ec_m = 2;
-		REQUIRE(uroce_qp_create(a.pd, &ia, &a.qp[i]) == 0, "qp: %s", uroce_last_error());
+		tr_ctx_qp(a.ctx, a.pd, &ra, &a.scq[i], &a.rcq[i], &a.qp[i]);
 	}
 	connect_qps(&a);
 	for (uint32_t i = 0; i < NMSG; i++)

@@ -351,4 +351,60 @@ static inline void tr_link(struct uroce_qp *qp, const struct tr_link *l, struct 
 	        "rts: %s", uroce_last_error());
 }
 
+/* The dedicated-engine tests' QP on one context: its own send and receive
+ * CQs of 256 and 64 WRs each way. */
+static inline void tr_ctx_qp(struct uroce_context *ctx, struct uroce_pd *pd, const struct uroce_rel_attr *rel,
+                             struct uroce_cq **scq, struct uroce_cq **rcq, struct uroce_qp **qp)
+{
+	struct uroce_qp_init_attr ia = { 0 };
+
+	REQUIRE(uroce_cq_create(ctx, 256, scq) == 0 && uroce_cq_create(ctx, 256, rcq) == 0, "cq");
+	ia.qp_type = UROCE_QPT_RC;
+	ia.send_cq = *scq;
+	ia.recv_cq = *rcq;
+	ia.cap.max_send_wr = ia.cap.max_recv_wr = 64;
+	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+	if (rel)
+		ia.rel = *rel;
+	REQUIRE(uroce_qp_create(pd, &ia, qp) == 0, "qp: %s", uroce_last_error());
+}
+
+/* qp through INIT, RTR and RTS to peer on the same context, through its
+ * port 1 wired to itself (l->port and l->peer_port unused). */
+static inline void tr_loop_link(struct uroce_context *ctx, struct uroce_qp *qp, struct uroce_qp *peer,
+                                const struct tr_link *l)
+{
+	struct uroce_qp_attr qa = { 0 };
+	struct uroce_port_attr pa;
+
+	REQUIRE(uroce_query_port(ctx, 1, &pa) == 0, "query_port: %s", uroce_last_error());
+	qa.qp_state = UROCE_QPS_INIT;
+	qa.port_num = 1;
+	qa.qp_access_flags = l->access;
+	REQUIRE(uroce_qp_modify(qp, &qa, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS) == 0,
+	        "init: %s", uroce_last_error());
+	qa.qp_state = UROCE_QPS_RTR;
+	qa.path_mtu = UROCE_MTU_1024;
+	qa.dest_qp_num = uroce_qp_num(peer);
+	qa.dest_token = uroce_qp_token(peer);
+	qa.rq_psn = l->psn;
+	qa.max_dest_rd_atomic = l->rd_atomic;
+	qa.min_rnr_timer = l->min_rnr_timer;
+	memcpy(qa.ah_attr.dgid, pa.gid, 16);
+	qa.ah_attr.sgid_index = 1; /* IPv4-mapped, as the dgid */
+	REQUIRE(uroce_qp_modify(qp, &qa, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
+	                                         UROCE_QP_DEST_TOKEN | UROCE_QP_RQ_PSN | UROCE_QP_MIN_RNR_TIMER |
+	                                         UROCE_QP_MAX_DEST_RD_ATOMIC) == 0,
+	        "rtr: %s", uroce_last_error());
+	qa.qp_state = UROCE_QPS_RTS;
+	qa.sq_psn = l->psn;
+	qa.retry_cnt = 7;
+	qa.timeout = l->timeout;
+	qa.rnr_retry = 7;
+	qa.max_rd_atomic = l->rd_atomic;
+	REQUIRE(uroce_qp_modify(qp, &qa, UROCE_QP_STATE | UROCE_QP_SQ_PSN | UROCE_QP_RETRY_CNT | UROCE_QP_TIMEOUT |
+	                                         UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC) == 0,
+	        "rts: %s", uroce_last_error());
+}
+
 #endif /* UROCE_TESTS_TR_TEST_H */
