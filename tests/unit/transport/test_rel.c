@@ -489,11 +489,14 @@ static void run_stream(void)
 	tr_close(&p);
 }
 
-/* Drops every copy of one data packet of one message while on. */
+/* Drops every copy of one data packet of one message while on; keeps
+ * the last data frame of that message and the last data PSN sent. */
 struct piece_drop {
 	uint32_t msg, idx;
 	bool on;
 	uint64_t dropped;
+	uint8_t frame[2048];
+	uint32_t frame_len, last_psn;
 };
 
 static bool piece_filter(void *arg, const uint8_t *frame, uint32_t len)
@@ -501,10 +504,17 @@ static bool piece_filter(void *arg, const uint8_t *frame, uint32_t len)
 	struct piece_drop *d = arg;
 	struct roce_pkt pkt;
 
-	if (!d->on || roce_parse(frame, len, &pkt, NULL) != UROCE_DROP_NONE ||
-	    pkt.opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM))
+	if (roce_parse(frame, len, &pkt, NULL) != UROCE_DROP_NONE || pkt.opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM))
 		return false;
-	if (srw_imm_kind(pkt.imm) > SRW_LAST || srw_imm_msg(pkt.imm) != d->msg || srw_imm_idx(pkt.imm) != d->idx)
+	if (roce_psn_diff(pkt.psn, d->last_psn) > 0 || !d->frame_len)
+		d->last_psn = pkt.psn;
+	if (srw_imm_kind(pkt.imm) > SRW_LAST || srw_imm_msg(pkt.imm) != d->msg)
+		return false;
+	if (len <= sizeof(d->frame)) {
+		memcpy(d->frame, frame, len);
+		d->frame_len = len;
+	}
+	if (!d->on || srw_imm_idx(pkt.imm) != d->idx)
 		return false;
 	d->dropped++;
 	return true;
@@ -531,7 +541,7 @@ static void run_stream_early(bool lose)
 	struct uroce_qp_stats sa;
 	uint64_t bits[1] = { 0 };
 	const uint32_t len = 10 * 1024 + 300, want = lose ? 0x40bu : 0x40fu; /* chunks 0, 1, (2,) 3 and 10 */
-	const unsigned nafter = 24;                                            /* 24 x 16 packets: past the 256-packet window */
+	const unsigned nafter = SR_MSG_WIN + 8; /* x 16 packets: past the 256-packet window and message 0 + SR_MSG_WIN */
 	bool got_part = false, got_send = false, got_stream = false;
 	unsigned after = 0;
 
@@ -600,6 +610,41 @@ static void run_stream_early(bool lose)
 			break;
 	}
 	CHECK(after == nafter, "%u of %u messages after the stream completed", after, nafter);
+	if (after == nafter && !lose) {
+		/* the sender has started message 0 + SR_MSG_WIN, so it knows the
+		 * stream done: a packet naming it now (a forger's: a copy of its
+		 * last packet) at the PSN the next message takes is dropped, and
+		 * that message's real packet lands */
+		struct roce_pkt fp;
+		uint8_t f[2048];
+		uint64_t oow = 0;
+		struct uroce_port_stats ps;
+		int flen;
+		bool got = false;
+
+		REQUIRE(d.frame_len && roce_parse(d.frame, d.frame_len, &fp, NULL) == UROCE_DROP_NONE, "no stream frame kept");
+		fp.psn = psn_add(d.last_psn, 1);
+		flen = roce_build(f, sizeof(f), &fp);
+		REQUIRE(flen > 0, "roce_build: %d", flen);
+		REQUIRE(uroce_port_stats(b->ctx, 1, &ps) == 0, "port_stats");
+		oow = ps.drops[UROCE_DROP_PSN_OUT_OF_WINDOW];
+		REQUIRE(loop_fabric_inject(p.fab, 0, f, (uint32_t)flen) == 0, "inject");
+		for (unsigned i = 0; i < 20; i++)
+			tr_step(&p);
+		post_recv(b, 2 + nafter);
+		tr_fill(a->buf + SRC_OFF, 3000, 17);
+		send_one(a, b, 3000, 2 + nafter, UROCE_WR_SEND);
+		if (tr_wait(&p, b->rcq, &wc, 400000) == 0)
+			got = wc.wr_id == 2 + nafter && wc.status == UROCE_WC_SUCCESS && wc.byte_len == 3000 &&
+			      !memcmp(b->buf + RECV_OFF + ((2 + nafter) % NSLOTS) * SLOT, a->buf + SRC_OFF, 3000);
+		REQUIRE(uroce_port_stats(b->ctx, 1, &ps) == 0, "port_stats");
+		printf("  stream's number at the next message's PSN, after message %u: psn_out_of_window +%llu, that "
+		       "message %s\n", SR_MSG_WIN, (unsigned long long)(ps.drops[UROCE_DROP_PSN_OUT_OF_WINDOW] - oow),
+		       got ? "received whole" : "not received");
+		CHECK(ps.drops[UROCE_DROP_PSN_OUT_OF_WINDOW] - oow == 1, "the forged packet: psn_out_of_window +%llu, want +1",
+		      (unsigned long long)(ps.drops[UROCE_DROP_PSN_OUT_OF_WINDOW] - oow));
+		CHECK(got, "the message after the forged packet was not received whole");
+	}
 	REQUIRE(uroce_qp_query(a->qp, &qa, &qi) == 0, "query");
 	uroce_qp_stats(a->qp, &sa);
 	printf("  stream completed early after %s: stream send %s, %u of %u later messages, sender %s, %llu resent, "
