@@ -478,7 +478,11 @@ static int tx_new(struct uroce_qp *qp, struct swqe *w)
 	for (;;) {
 		switch (t->phase) {
 		case PH_START:
-			if (w->sr_flags & SRW_F_STREAM_END) {
+			if ((w->sr_flags & SRW_F_STREAM_END) ||
+			    ((w->sr_flags & SRW_F_SLOT) && (int32_t)(w->msg_seq - t->peer_msg_cum) < 0)) {
+				/* the end has no packet; a piece of a message a SACK
+				 * says is delivered (completed early) would only be
+				 * dropped there: it takes no PSN */
 				t->phase = PH_DONE;
 				continue;
 			}
@@ -1695,6 +1699,7 @@ static void finish_msg(struct uroce_qp *qp, struct sr_rmsg *m, enum uroce_wc_sta
 void sr_rx_finish(struct uroce_qp *qp, struct sr_rmsg *m)
 {
 	finish_msg(qp, m, UROCE_WC_SUCCESS, true);
+	sr_of(qp)->rx.sack_pending = true; /* its msg_cum tells the sender to start no more pieces of it */
 }
 
 void sr_rx_check_done(struct uroce_qp *qp, struct sr_rmsg *m)

@@ -150,7 +150,7 @@ struct sr_fin {
 	uint32_t seq;
 	uint32_t lo, hi;        /* its packets' PSNs lie in [lo, hi] */
 	uint8_t known;          /* SR_FIN_NONE, SR_FIN_SPAN, or SR_FIN_LEARN: nothing of it came, the first late packet sets the span */
-	bool open;              /* completed early with no descriptor (a stream): no hi until the sender starts message seq + SR_MSG_WIN */
+	bool open;              /* completed early with no descriptor (a stream): any PSN until the sender starts message seq + SR_MSG_WIN */
 };
 
 enum { SR_FIN_NONE, SR_FIN_SPAN, SR_FIN_LEARN };

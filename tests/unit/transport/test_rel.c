@@ -497,6 +497,7 @@ struct piece_drop {
 	uint64_t dropped;
 	uint8_t frame[2048];
 	uint32_t frame_len, last_psn;
+	uint64_t sent;  /* data packets of msg that left, of index 4 to 9 (the pieces posted last) */
 };
 
 static bool piece_filter(void *arg, const uint8_t *frame, uint32_t len)
@@ -510,6 +511,8 @@ static bool piece_filter(void *arg, const uint8_t *frame, uint32_t len)
 		d->last_psn = pkt.psn;
 	if (srw_imm_kind(pkt.imm) > SRW_LAST || srw_imm_msg(pkt.imm) != d->msg)
 		return false;
+	if (srw_imm_idx(pkt.imm) >= 4 && srw_imm_idx(pkt.imm) < 10)
+		d->sent++;
 	if (len <= sizeof(d->frame)) {
 		memcpy(d->frame, frame, len);
 		d->frame_len = len;
@@ -544,6 +547,7 @@ static void run_stream_early(bool lose)
 	const unsigned nafter = SR_MSG_WIN + 8; /* x 16 packets: past the 256-packet window and message 0 + SR_MSG_WIN */
 	bool got_part = false, got_send = false, got_stream = false;
 	unsigned after = 0;
+	uint64_t sent0, sent1;
 
 	rel_opts(&o, UROCE_REL_SR, UROCE_ORDER_ORDERED, UROCE_EC_RS, 0, 0);
 	o.rel.chunk_pkts = 1;
@@ -578,7 +582,10 @@ static void run_stream_early(bool lose)
 	if (tr_wait(&p, b->rcq, &wc, 100000) == 0)
 		got_part = wc.wr_id == 0 && wc.status == UROCE_WC_SUCCESS && (wc.wc_flags & UROCE_WC_PARTIAL);
 	CHECK(got_part, "no PARTIAL completion of the stream's receive");
+	for (unsigned i = 0; i < 200; i++)
+		tr_step(&p); /* the SACK saying so reaches the sender */
 	d.on = false;
+	sent0 = d.sent;
 	/* the rest of the stream, after the receiver completed it */
 	tr_sge(&sg, a, SRC_OFF + 4096, 4096);
 	REQUIRE(uroce_pstream_continue(s, 4096, &sg) == 0, "pstream_continue: %s", uroce_last_error());
@@ -592,6 +599,10 @@ static void run_stream_early(bool lose)
 		got_stream = wc.wr_id == 99 && wc.status == UROCE_WC_SUCCESS && wc.byte_len == len;
 	CHECK(got_stream, "the stream's send did not complete: id %llu %s", (unsigned long long)wc.wr_id,
 	      uroce_wc_status_str(wc.status));
+	sent1 = d.sent;
+	/* the pieces posted after the sender learnt take no PSN */
+	CHECK(sent1 == sent0, "%llu packets of the pieces posted after the early completion sent, want 0",
+	      (unsigned long long)(sent1 - sent0));
 	CHECK(tr_wait(&p, b->rcq, &wc, 100000) == 0 && wc.wr_id == 1 && wc.status == UROCE_WC_SUCCESS &&
 	          wc.byte_len == 8192 && !memcmp(b->buf + RECV_OFF + SLOT, a->buf + SRC_OFF, 8192),
 	      "message 1's receive");
@@ -647,10 +658,10 @@ static void run_stream_early(bool lose)
 	}
 	REQUIRE(uroce_qp_query(a->qp, &qa, &qi) == 0, "query");
 	uroce_qp_stats(a->qp, &sa);
-	printf("  stream completed early after %s: stream send %s, %u of %u later messages, sender %s, %llu resent, "
-	       "%llu copies of packet 2 lost\n", lose ? "a lost packet" : "2 of 4 pieces",
-	       got_stream ? "SUCCESS" : "not completed", after, nafter, uroce_qp_state_str(qa.qp_state),
-	       (unsigned long long)sa.retransmits, (unsigned long long)d.dropped);
+	printf("  stream completed early after %s: stream send %s (%llu packets of the pieces posted after), %u of %u later "
+	       "messages, sender %s, %llu resent, %llu copies of packet 2 lost\n", lose ? "a lost packet" : "2 of 4 pieces",
+	       got_stream ? "SUCCESS" : "not completed", (unsigned long long)(sent1 - sent0), after, nafter,
+	       uroce_qp_state_str(qa.qp_state), (unsigned long long)sa.retransmits, (unsigned long long)d.dropped);
 	CHECK(qa.qp_state == UROCE_QPS_RTS, "sender QP in %s", uroce_qp_state_str(qa.qp_state));
 	tr_close(&p);
 }
