@@ -129,13 +129,8 @@ static void post_send_op(struct tr_side *a, struct tr_side *b, enum uroce_wr_opc
 	struct uroce_sge sg;
 	struct uroce_send_wr wr;
 
-	memset(&wr, 0, sizeof(wr));
 	tr_sge(&sg, a, src, len);
-	wr.wr_id = id;
-	wr.sg_list = &sg;
-	wr.num_sge = 1;
-	wr.opcode = op;
-	wr.send_flags = UROCE_SEND_SIGNALED;
+	tr_wr(&wr, id, &sg, op);
 	wr.imm_data = imm;
 	wr.timeout_us = tmo;
 	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)(b->buf + dst);

@@ -14,7 +14,7 @@
  * as the forger's template. */
 #include "tr_test.h"
 #include "dataplane/wire.h"
-#include "transport/sr_wire.h"
+#include "transport/rel/sr/sr_wire.h"
 
 #define TMO_US 2000u
 
@@ -72,12 +72,7 @@ static void post(struct tr_side *s, enum uroce_wr_opcode op, uint64_t id, uint32
 	struct uroce_send_wr wr, *bad;
 
 	tr_sge(&sg, s, 0, len);
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = id;
-	wr.sg_list = &sg;
-	wr.num_sge = 1;
-	wr.opcode = op;
-	wr.send_flags = UROCE_SEND_SIGNALED;
+	tr_wr(&wr, id, &sg, op);
 	wr.imm_data = 0x1234;
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;

@@ -33,17 +33,11 @@ static struct uroce_failover_attr fo_cfg;
 
 static void side_open(struct tr_host *s, unsigned first_loop)
 {
-	struct uroce_qp_init_attr ia = { 0 };
+	struct uroce_qp_init_attr ia;
 
 	tr_host_open(s, fab, first_loop, 2, BUF, 4096, UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE);
 	REQUIRE(uroce_cq_create(s->ctx, 4096, &s->rcq) == 0, "cq");
-	ia.qp_type = UROCE_QPT_RC;
-	ia.send_cq = s->cq;
-	ia.recv_cq = s->rcq;
-	ia.cap.max_send_wr = 256;
-	ia.cap.max_recv_wr = 256;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
+	tr_qp_attr(&ia, UROCE_QPT_RC, s->cq, s->rcq, 256, 256);
 	ia.rel.reliability = rel;
 	ia.failover = fo_cfg;
 	REQUIRE(uroce_qp_create(s->pd, &ia, &s->qp[0]) == 0, "qp_create: %s", uroce_last_error());

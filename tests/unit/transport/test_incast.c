@@ -73,14 +73,7 @@ static struct uroce_qp *qp_new(struct host *h, const struct uroce_cc_attr *cc)
 	struct uroce_qp_init_attr ia;
 	struct uroce_qp *qp;
 
-	memset(&ia, 0, sizeof(ia));
-	ia.qp_type = UROCE_QPT_RC;
-	ia.send_cq = h->cq;
-	ia.recv_cq = h->cq;
-	ia.cap.max_send_wr = 64;
-	ia.cap.max_recv_wr = 64;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
+	tr_qp_attr(&ia, UROCE_QPT_RC, h->cq, h->cq, 64, 64);
 	ia.rel.reliability = UROCE_REL_SR;
 	ia.cc = *cc;
 	REQUIRE(uroce_qp_create(h->pd, &ia, &qp) == 0, "qp: %s", uroce_last_error());

@@ -41,16 +41,10 @@ static int wait_wc(struct uroce_cq *cq, struct uroce_wc *wc)
 
 static struct uroce_qp *qp_new(struct tr_host *s, enum uroce_qp_type type)
 {
-	struct uroce_qp_init_attr ia = { 0 };
+	struct uroce_qp_init_attr ia;
 	struct uroce_qp *qp;
 
-	ia.qp_type = type;
-	ia.send_cq = s->cq;
-	ia.recv_cq = s->cq;
-	ia.cap.max_send_wr = 64;
-	ia.cap.max_recv_wr = 64;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
+	tr_qp_attr(&ia, type, s->cq, s->cq, 64, 64);
 	REQUIRE(uroce_qp_create(s->pd, &ia, &qp) == 0, "qp_create: %s", uroce_last_error());
 	return qp;
 }

@@ -133,12 +133,7 @@ static void post_read(struct tr_side *a, const struct bufs *b, uint64_t id, uint
 	struct uroce_sge sg = { .addr = (uint64_t)(uintptr_t)(b->dst + off), .length = len, .lkey = b->mdst->lkey };
 	struct uroce_send_wr wr;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = id;
-	wr.sg_list = &sg;
-	wr.num_sge = 1;
-	wr.opcode = UROCE_WR_RDMA_READ;
-	wr.send_flags = UROCE_SEND_SIGNALED;
+	tr_wr(&wr, id, &sg, UROCE_WR_RDMA_READ);
 	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)(b->src + off);
 	wr.wr.rdma.rkey = b->msrc->rkey;
 	REQUIRE(uroce_post_send(a->qp, &wr, NULL) == 0, "post_send: %s", uroce_last_error());

@@ -21,7 +21,7 @@
  * completes behind the test's back) except the ones the test injects. */
 #include "tr_test.h"
 #include "dataplane/wire.h"
-#include "transport/sr_wire.h"
+#include "transport/rel/sr/sr_wire.h"
 
 #define RTO_MIN_US 100000u /* 100 ms: no RTO fires while a test runs */
 #define NFORGE 8u
@@ -103,12 +103,7 @@ static void post(struct tr_side *s, struct tr_side *peer, enum uroce_wr_opcode o
 	struct uroce_send_wr wr, *bad;
 
 	tr_sge(&sg, s, off, len);
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = id;
-	wr.sg_list = &sg;
-	wr.num_sge = 1;
-	wr.opcode = op;
-	wr.send_flags = UROCE_SEND_SIGNALED;
+	tr_wr(&wr, id, &sg, op);
 	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)(peer->buf + roff);
 	wr.wr.rdma.rkey = peer->mr->rkey;
 	REQUIRE(uroce_post_send(s->qp, &wr, &bad) == 0, "post_send: %s", uroce_last_error());

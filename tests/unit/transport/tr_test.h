@@ -218,6 +218,17 @@ static inline void tr_sge(struct uroce_sge *sg, const struct tr_side *s, uint32_
 	sg->lkey = s->mr->lkey;
 }
 
+/* A signaled work request of one SGE: zeroed, then id, sg and op. */
+static inline void tr_wr(struct uroce_send_wr *wr, uint64_t id, struct uroce_sge *sg, enum uroce_wr_opcode op)
+{
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = id;
+	wr->sg_list = sg;
+	wr->num_sge = 1;
+	wr->opcode = op;
+	wr->send_flags = UROCE_SEND_SIGNALED;
+}
+
 static inline void tr_fill(uint8_t *b, uint32_t len, uint32_t seed)
 {
 	for (uint32_t i = 0; i < len; i++)
@@ -279,6 +290,20 @@ static inline void tr_host_close(struct tr_host *h)
 	memset(h, 0, sizeof(*h));
 }
 
+/* ia zeroed for a QP of type on scq and rcq, sq and rq WRs of one SGE. */
+static inline void tr_qp_attr(struct uroce_qp_init_attr *ia, enum uroce_qp_type type, struct uroce_cq *scq,
+                              struct uroce_cq *rcq, uint32_t sq, uint32_t rq)
+{
+	memset(ia, 0, sizeof(*ia));
+	ia->qp_type = type;
+	ia->send_cq = scq;
+	ia->recv_cq = rcq;
+	ia->cap.max_send_wr = sq;
+	ia->cap.max_recv_wr = rq;
+	ia->cap.max_send_sge = 1;
+	ia->cap.max_recv_sge = 1;
+}
+
 /* Both hosts progress, time moves (idle_ns when nothing happened). */
 static inline int tr_host_step(struct loop_fabric *fab, struct tr_host *a, struct tr_host *b, uint64_t idle_ns)
 {
@@ -292,16 +317,10 @@ static inline int tr_host_step(struct loop_fabric *fab, struct tr_host *a, struc
 static inline struct uroce_qp *tr_host_qp(struct tr_host *h, const struct uroce_rel_attr *rel, uint32_t max_send_wr,
                                           uint32_t max_recv_wr)
 {
-	struct uroce_qp_init_attr ia = { 0 };
+	struct uroce_qp_init_attr ia;
 	struct uroce_qp *qp;
 
-	ia.qp_type = UROCE_QPT_RC;
-	ia.send_cq = h->cq;
-	ia.recv_cq = h->cq;
-	ia.cap.max_send_wr = max_send_wr;
-	ia.cap.max_recv_wr = max_recv_wr;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
+	tr_qp_attr(&ia, UROCE_QPT_RC, h->cq, h->cq, max_send_wr, max_recv_wr);
 	if (rel)
 		ia.rel = *rel;
 	REQUIRE(uroce_qp_create(h->pd, &ia, &qp) == 0, "qp_create: %s", uroce_last_error());
