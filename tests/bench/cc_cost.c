@@ -1,6 +1,6 @@
 /* The cost of a decision (UCCL's Table 3): ns per packet of each
  * path policy's choice and of each congestion controller's per-packet
- * work, measured on the library's own transport/path.h and transport/cc.h
+ * work, measured on the library's own transport/path/path.h and transport/cc/cc.h
  * (the internal static library) in a tight loop, against an empty loop
  * that does the same bookkeeping and calls nothing.
  *
@@ -45,8 +45,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "transport/cc.h"
-#include "transport/path.h"
+#include "transport/cc/cc.h"
+#include "transport/path/path.h"
 
 #define LINE_BPS 100000000000ull
 #define MTU 4096u

@@ -1,4 +1,4 @@
-/* Erasure-code benchmark: transport/ec_code.c against the raw ISA-L calls
+/* Erasure-code benchmark: transport/rel/sr/ec_code.c against the raw ISA-L calls
  * a bare ISA-L user would write, for RS(32,8) and XOR(32,8) with 1 KiB and
  * 4 KiB chunks, in one run.
  *
@@ -19,7 +19,7 @@
  * neighbours where a long run is not (--median prints the median batch).
  * Outputs of both sides are checked equal. The raw side issues no
  * vzeroupper after ISA-L's AVX2 kernels, as a bare ISA-L user would not;
- * ours does (see transport/ec_code.c).
+ * ours does (see transport/rel/sr/ec_code.c).
  *
  *   ec_bench [--quick] [--median]
  */
@@ -31,7 +31,7 @@
 
 #include <isa-l.h>
 
-#include "transport/ec_code.h"
+#include "transport/rel/sr/ec_code.h"
 
 #define K 32u
 #define M 8u
@@ -293,7 +293,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ec_bench [--quick] [--median]\n"
-		"  Times transport/ec_code.c's encode and decode against raw ISA-L for\n"
+		"  Times transport/rel/sr/ec_code.c's encode and decode against raw ISA-L for\n"
 		"  RS(32,8) and XOR(32,8), chunks of 1024 and 4096 bytes.\n"
 		"  --quick     measure 0.03 s per row instead of 0.3 s\n"
 		"  --median    the median batch of each side instead of the best\n"

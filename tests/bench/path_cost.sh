@@ -253,12 +253,12 @@ COPY_CALLER = {
 FILE_STEP = {
     "dataplane/port_loop.c": "fabric", "dataplane/timer_wheel.c": "timers", "dataplane/wire_parse.c": "parse",
     "dataplane/wire_build.c": "build", "dataplane/icrc.c": "icrc", "dataplane/engine.c": "ports",
-    "dataplane/port.c": "ports", "transport/cq.c": "post", "transport/qp_post.c": "post",
-    "transport/rc_requester.c": "txlogic", "transport/rc_completer.c": "ackproc",
-    "transport/rc_responder.c": "rxlogic", "transport/rx_check.c": "rxlogic", "transport/context.c": "engine",
-    "transport/gid.c": "engine", "tests/bench/path_cost.c": "bench", "transport/rc_credit.c": "txlogic",
-    "transport/rel_rc.c": "rxlogic", "transport/partial.c": "rxlogic", "transport/rel_ec.c": "ec",
-    "transport/ec_code.c": "ec",
+    "dataplane/port.c": "ports", "transport/core/cq.c": "post", "transport/core/qp_post.c": "post",
+    "transport/rel/rc/rc_requester.c": "txlogic", "transport/rel/rc/rc_completer.c": "ackproc",
+    "transport/rel/rc/rc_responder.c": "rxlogic", "transport/core/rx_check.c": "rxlogic", "transport/core/context.c": "engine",
+    "transport/core/gid.c": "engine", "tests/bench/path_cost.c": "bench", "transport/rel/rc/rc_credit.c": "txlogic",
+    "transport/rel/rc/rel_rc.c": "rxlogic", "transport/rel/sr/partial.c": "rxlogic", "transport/rel/sr/rel_ec.c": "ec",
+    "transport/rel/sr/ec_code.c": "ec",
 }
 
 # --- which source function holds each line ----------------------------------

@@ -69,7 +69,7 @@
 #include "dataplane/port_loop.h"
 #include "loop_pair.h"
 /* the QP's retry timer: the next deadline the engine would act on */
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 
 #define MTU_BYTES 4096u
 #define MAX_MSG_BYTES ((uint64_t)(1u << 17) * MTU_BYTES) /* sr/ec: 2^17 packets a message */

@@ -44,13 +44,13 @@
 
 /* Only to report the requester's credit state (lsn, credit_unlimited),
  * which no public call shows: the credit-poisoning cases need it. */
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 /* ... and the sr state (receiver window, sender window, credits) the sr
  * cases check did not move, and the be receiver's active message. */
-#include "transport/rel_sr.h"
-#include "transport/rel_be.h"
+#include "transport/rel/sr/rel_sr.h"
+#include "transport/rel/be/rel_be.h"
 /* ... and the failover victim's newest notice seq from its peer */
-#include "transport/failover.h"
+#include "transport/failover/failover.h"
 
 /* ---- the legitimate traffic: sizes, slots and patterns both roles share */
 #define SLOT_LEN 3000u       /* one WRITE / READ: three 1024-byte packets */

@@ -43,7 +43,7 @@ READ_REQUEST, READ_RESP_FIRST, READ_RESP_LAST, READ_RESP_ONLY = 0x0C, 0x0D, 0x0F
 ACK, ATOMIC_ACK, CMP_SWAP, FETCH_ADD = 0x11, 0x12, 0x13, 0x14
 WRITE_ONLY_IMM = 0x0B
 
-# sr / ec wire format version 2 (docs/wire.md "sr and ec", transport/sr_wire.h):
+# sr / ec wire format version 2 (docs/wire.md "sr and ec", transport/rel/sr/sr_wire.h):
 # the control header is version | type | be16 length | be32 token, where
 # token is the receiving QP's (info "token"). --wire-v1 speaks version 1
 # (a 4-byte header, no token) to a build from before the token.
@@ -75,12 +75,12 @@ SRW_TRIM_MAX = 32
 EQDS_QUANTUM = 16384          # bytes one pacer grant (PULL) adds
 EQDS_ASK_AHEAD = 1024 * EQDS_QUANTUM  # credit owed at most this far past the grants (cc_eqds.h)
 EQDS_LINK_BPS = 1000000       # the sre/sre2 victims' link (conf_peer's EQDS_LINK_MBPS)
-# failover (transport/failover.h): a control packet of type 7 to the QP's
+# failover (transport/failover/failover.h): a control packet of type 7 to the QP's
 # control QPN, body u8 kind, u8 member (the one it travels on), u8 active,
 # u8 fail_mask, be32 seq
 SRW_CTRL_FO = 7
-SRW_CTRL_VOTE = 3  # be: an adaptive-timeout proposal (transport/tmo.c)
-SRW_CTRL_SYNC = 8  # be: the sender's next PSN (transport/rel_be.c)
+SRW_CTRL_VOTE = 3  # be: an adaptive-timeout proposal (transport/rel/be/tmo.c)
+SRW_CTRL_SYNC = 8  # be: the sender's next PSN (transport/rel/be/rel_be.c)
 FO_NOTICE, FO_NOTICE_ACK, FO_PROBE, FO_PROBE_ACK = 1, 2, 3, 4
 FO_KINDS = {1: "notice", 2: "notice ack", 3: "probe", 4: "probe ack"}
 
@@ -429,7 +429,7 @@ class Suite:
         return (mac(self.wire.srv_mac) + mac(self.wire.my_mac) + b"\x08\x00" + ip +
                 struct.pack("!HHHH", self.sport, ROCE_PORT, 16, 0) + b"\0" * 8)
 
-    # ---- failover (transport/failover.h) ---------------------------------
+    # ---- failover (transport/failover/failover.h) ---------------------------------
     def fo_member(self, m):
         """(source, destination, destination MAC) of the fo victim's member m
         seen from here: 0 = this host's first address to the server's port
@@ -2975,7 +2975,7 @@ def cases(s):
     # last case): the QP behind it keeps its place
     out.append(("eqds_reset_while_queued", pacer_two("reset sre")))
 
-    # ---- failover control packets (transport/failover.c): the `fo` victim
+    # ---- failover control packets (transport/failover/failover.c): the `fo` victim
     # is an rc QP with one backup, member 0 = port 1 to this host's first
     # address, member 1 = the server's port 2 to its second address; each
     # case starts from a fresh connection (active member 0, every member up)

@@ -29,11 +29,11 @@
 #include "dataplane/port.h"
 #include "dataplane/port_loop.h"
 #include "dataplane/wire.h"
-#include "transport/ec_code.h"
-#include "transport/qp_internal.h"
-#include "transport/rel_be.h"
-#include "transport/rel_sr.h"
-#include "transport/sr_wire.h"
+#include "transport/rel/sr/ec_code.h"
+#include "transport/core/qp_internal.h"
+#include "transport/rel/be/rel_be.h"
+#include "transport/rel/sr/rel_sr.h"
+#include "transport/rel/sr/sr_wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

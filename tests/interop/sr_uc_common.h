@@ -41,7 +41,7 @@ static inline uint8_t sruc_byte(uint32_t seed, unsigned region, uint64_t off)
 	return (uint8_t)x;
 }
 
-/* The sr immediate (transport/sr_wire.h, kept in step by hand: this file
+/* The sr immediate (transport/rel/sr/sr_wire.h, kept in step by hand: this file
  * must build without uroce): | msg 12 | kind 3 | idx 17 |, host order, sent
  * big-endian. */
 #define SRUC_IMM_MSG(imm) ((imm) >> 20)

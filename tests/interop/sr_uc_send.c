@@ -2,7 +2,7 @@
  * sr_to_rxe_uc.sh: a uroce RC QP with reliability sr, connected to the UC QP
  * of uc_sink (a vmlab guest's rdma_rxe), sends one RDMA WRITE and one RDMA
  * WRITE with immediate. Every sr data packet is a UC WRITE Only (with
- * Immediate) carrying its own RETH (transport/sr_wire.h), which is what a UC
+ * Immediate) carrying its own RETH (transport/rel/sr/sr_wire.h), which is what a UC
  * QP places. The guest sends no SACKs (its control QPN is no uroce QP), so
  * the sender retransmits until retry_cnt runs out: the first WR completes
  * with RETRY_EXC_ERR and the second is flushed; that is expected here. What
@@ -29,15 +29,15 @@
 
 #include <uroce/uroce.h>
 
-#include "transport/sr_wire.h"
+#include "transport/rel/sr/sr_wire.h"
 #include "sr_uc_common.h"
 
 /* uc_sink decodes the immediate with sr_uc_common.h's copy of the layout. */
 _Static_assert(SRW_MSG_BITS == 12 && SRW_KIND_BITS == 3 && SRW_IDX_BITS == 17,
-	       "sr_uc_common.h's immediate layout no longer matches transport/sr_wire.h");
+	       "sr_uc_common.h's immediate layout no longer matches transport/rel/sr/sr_wire.h");
 _Static_assert((int)SRW_DATA == (int)SRUC_KIND_DATA && (int)SRW_LAST == (int)SRUC_KIND_LAST &&
 		       (int)SRW_LAST_DESC == (int)SRUC_KIND_LAST_DESC,
-	       "sr_uc_common.h's immediate kinds no longer match transport/sr_wire.h");
+	       "sr_uc_common.h's immediate kinds no longer match transport/rel/sr/sr_wire.h");
 
 #define PROG "sr_uc_send"
 #define CONNECT_TIMEOUT_MS 30000

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/cc.h"
+#include "transport/cc/cc.h"
 #include "dataplane/dp_test.h"
 
 #define US 1000ull

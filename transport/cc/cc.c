@@ -2,7 +2,7 @@
  * window on bytes in flight, then a pacer on the controller's rate. */
 #include <string.h>
 
-#include "transport/cc.h"
+#include "transport/cc/cc.h"
 
 const struct cc_ops *cc_ops_of(enum uroce_cc id)
 {

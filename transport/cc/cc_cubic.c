@@ -4,7 +4,7 @@
  * below what Reno would reach (the Reno-friendly region, which is where a
  * datacenter's microsecond RTTs keep it). A loss or a CE mark cuts it to
  * beta x cwnd, once per RTT; an RTO to one packet. */
-#include "transport/cc.h"
+#include "transport/cc/cc.h"
 
 #define CUBIC_C 0.4             /* packets / s^3 (RFC 9438, UCCL's default) */
 #define CUBIC_BETA 0.7          /* multiplicative decrease (RFC 9438, UCCL's default) */

@@ -4,7 +4,7 @@
  * hyper increase, stepped by a timer and by a byte counter. The NIC's
  * timers run lazily: every hook first replays, in closed form, the
  * expiries up to its now, so each hook is O(1) however long the gap. */
-#include "transport/cc.h"
+#include "transport/cc/cc.h"
 
 /* NVIDIA's firmware defaults (mlxconfig RPG_* / DCE_* / DOCA "DCQCN CC
  * Parameters"); the paper's values differ where noted. */

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/cc.h"
-#include "transport/cc_eqds.h"
+#include "transport/cc/cc.h"
+#include "transport/cc/cc_eqds.h"
 
 /* --- the sender: a cc_ops whose gate is the credit ---------------------------- */
 

@@ -1,5 +1,5 @@
 /* No congestion control: the reliability window alone limits a QP. */
-#include "transport/cc.h"
+#include "transport/cc/cc.h"
 
 static void none_init(void *s, const struct cc_env *env, uint64_t now)
 {

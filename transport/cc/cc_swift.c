@@ -5,7 +5,7 @@
  * a few large ones would keep short); the endpoint window compares the
  * hold time with its own target. The smaller window gates; below one
  * packet the flow is paced, one packet every rtt / cwnd. */
-#include "transport/cc.h"
+#include "transport/cc/cc.h"
 
 #define SWIFT_AI 1.0             /* additive increment: packets per RTT below target */
 #define SWIFT_BETA 0.8           /* decrease gain on the delay's overshoot of the target */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 
 struct ah_args {
 	struct uroce_pd *pd;

@@ -3,7 +3,7 @@
  * the application drains without blocking. */
 #include <errno.h>
 
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 
 static const char *const event_names[] = {
 	[UROCE_EVENT_CQ_ERR] = "CQ error",

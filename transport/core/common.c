@@ -7,7 +7,7 @@
 #include <uroce/uroce.h>
 
 #include "uroce_config.h"
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 
 static const char *const drop_reason_names[UROCE_DROP__COUNT] = {
 	[UROCE_DROP_NONE] = "none",

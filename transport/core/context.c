@@ -15,7 +15,7 @@
 #if UROCE_HAVE_DPDK
 #include "dataplane/port_dpdk.h"
 #endif
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 
 /* --- context ------------------------------------------------------------ */
 

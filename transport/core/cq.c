@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 
 int uroce_cq_create(struct uroce_context *ctx, int cqe, struct uroce_cq **out)
 {

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "dataplane/nl_watch.h"
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 
 /* How often the slow path looks at the kernel's notifications and the
  * ports' link state: fast enough that an address change is seen before a

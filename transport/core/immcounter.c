@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 
 #define IMM_TABLE_MIN 64u
 /* Entries a context keeps: those with only arrivals nobody expects yet

@@ -7,7 +7,7 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 
 struct mr_args {
 	struct uroce_pd *pd;

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/qp_internal.h"
-#include "transport/rel.h"
+#include "transport/core/qp_internal.h"
+#include "transport/rel/rel.h"
 
 /* write_mr of a QP whose WRITE in progress lost its window */
 struct mr_int mw_revoked = { .is_mw = true };

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 
 int uroce_pd_alloc(struct uroce_context *ctx, struct uroce_pd **out)
 {

@@ -9,11 +9,11 @@
 #include <sys/random.h>
 
 #include "dataplane/neigh.h"
-#include "transport/failover.h"
-#include "transport/qp_internal.h"
-#include "transport/rel.h"
-#include "transport/rel_be.h"
-#include "transport/rel_sr.h"
+#include "transport/failover/failover.h"
+#include "transport/core/qp_internal.h"
+#include "transport/rel/rel.h"
+#include "transport/rel/be/rel_be.h"
+#include "transport/rel/sr/rel_sr.h"
 
 _Static_assert(offsetof(struct uroce_qp, init) <= QP_HOT_BYTES,
                "the QP's hot fields outgrew QP_HOT_BYTES: move a rarely used one below init");

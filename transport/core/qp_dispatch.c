@@ -3,11 +3,11 @@
  * notification is common to every connected QP, as on a RoCE NIC: an
  * arrival marked CE is answered by a CNP (the notification point), and a
  * CNP goes to the QP's controller (the reaction point, sr_paths.c). */
-#include "transport/failover.h"
-#include "transport/qp_internal.h"
-#include "transport/rel.h"
-#include "transport/rel_sr.h"
-#include "transport/sr_wire.h"
+#include "transport/failover/failover.h"
+#include "transport/core/qp_internal.h"
+#include "transport/rel/rel.h"
+#include "transport/rel/sr/rel_sr.h"
+#include "transport/rel/sr/sr_wire.h"
 
 static bool qp_sprays(const struct uroce_qp *qp)
 {

@@ -16,7 +16,7 @@
 #include "dataplane/spsc_ring.h"
 #include "dataplane/timer_wheel.h"
 #include "dataplane/wire.h"
-#include "transport/qp_table.h"
+#include "transport/core/qp_table.h"
 
 #define MR_TABLE_SIZE (1u << 16)  /* key = index << 8 | random key byte */
 #define QP_MAX_WR (1u << 15)

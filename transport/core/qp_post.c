@@ -5,8 +5,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "transport/qp_internal.h"
-#include "transport/rel.h"
+#include "transport/core/qp_internal.h"
+#include "transport/rel/rel.h"
 
 void sge_copy_out(const struct uroce_sge *sge, uint32_t nsge, uint32_t off, uint8_t *dst, uint32_t len)
 {

@@ -1,13 +1,13 @@
 /* QPs by number: random QPNs, an open-addressing hash table (linear
  * probing, tombstones, rebuilt when they pile up) and a dense live list. */
-#include "transport/qp_table.h"
+#include "transport/core/qp_table.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 
 #define QPT_MIN_SLOTS 64u
 

@@ -10,8 +10,8 @@
  * host that is not the peer learns nothing and changes nothing. */
 #include <string.h>
 
-#include "transport/failover.h"
-#include "transport/qp_internal.h"
+#include "transport/failover/failover.h"
+#include "transport/core/qp_internal.h"
 
 /* IBTA 10.9.3: the low 15 bits name the partition (0 is invalid), bit 15
  * is full membership, and two limited members may not talk. */

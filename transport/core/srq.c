@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 
 int uroce_srq_create(struct uroce_pd *pd, const struct uroce_srq_init_attr *attr, struct uroce_srq **out)
 {

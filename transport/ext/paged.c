@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 
 #define PAGED_RUN_MAX (16u << 20) /* bytes one WRITE of a run carries at most */
 #define PAGED_MAX_PAGES (1u << 20)

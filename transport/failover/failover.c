@@ -20,9 +20,9 @@
 #include <string.h>
 
 #include "dataplane/neigh.h"
-#include "transport/failover.h"
-#include "transport/rel.h"
-#include "transport/sr_wire.h"
+#include "transport/failover/failover.h"
+#include "transport/rel/rel.h"
+#include "transport/rel/sr/sr_wire.h"
 
 #define FO_STEPS_MAX 8u
 

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 
 #define FO_LINK_POLL_NS 100000ull  /* netlink and link state are read this often while a group exists */
 #define FO_ERR_WINDOW_NS 1000000ull /* receive errors are counted over windows this long */

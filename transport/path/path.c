@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/path.h"
+#include "transport/path/path.h"
 
 const struct path_ops *path_ops_of(enum uroce_path_policy p, unsigned npaths)
 {

@@ -13,7 +13,7 @@
 
 #include <uroce/uroce.h>
 
-#include "transport/cc.h"
+#include "transport/cc/cc.h"
 
 enum path_state {
 	PATH_UP = 0,

@@ -1,7 +1,7 @@
 /* Power of two choices (UCCL section 4.1): two random usable paths, the
  * one with the lower smoothed RTT; fewer bytes in flight breaks a tie. A
  * path with no RTT yet wins, so every path gets measured. */
-#include "transport/path.h"
+#include "transport/path/path.h"
 
 static bool better(const struct qp_path *a, const struct qp_path *b)
 {

@@ -1,6 +1,6 @@
 /* A uniformly random usable path: a random start, then the first usable
  * one from there (uniform while every path is usable). */
-#include "transport/path.h"
+#include "transport/path/path.h"
 
 static unsigned random_select(struct path_set *ps, uint64_t now, uint32_t bytes, unsigned avoid)
 {

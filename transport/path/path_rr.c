@@ -1,5 +1,5 @@
 /* Round robin over the usable paths. */
-#include "transport/path.h"
+#include "transport/path/path.h"
 
 static unsigned rr_select(struct path_set *ps, uint64_t now, uint32_t bytes, unsigned avoid)
 {

@@ -1,6 +1,6 @@
 /* Single path: every packet on the first usable path (path 0 while it
  * works), as a NIC's RC QP with one UDP source port. */
-#include "transport/path.h"
+#include "transport/path/path.h"
 
 static unsigned single_select(struct path_set *ps, uint64_t now, uint32_t bytes, unsigned avoid)
 {

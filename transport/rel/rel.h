@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 
 /* rel_ops.flags */
 enum {

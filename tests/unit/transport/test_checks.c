@@ -7,7 +7,7 @@
  * overrun with its asynchronous events. */
 #include "tr_test.h"
 #include "../dataplane/loop_test.h"
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 
 #define REGION 65536u
 #define GUARD 4096u

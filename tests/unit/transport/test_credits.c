@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "tr_test.h"
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 
 #define NMSG 200u
 #define RQ_KEEP 8u

@@ -1,4 +1,4 @@
-/* The erasure codes of transport/ec_code.c against independent references:
+/* The erasure codes of transport/rel/sr/ec_code.c against independent references:
  * RS parity equals the Cauchy matrix product computed byte by byte with
  * gf_mul, XOR parity equals a bytewise XOR of each group; every data chunk
  * a decode rebuilds equals the original, for every erasure pattern of small
@@ -15,7 +15,7 @@
 
 #include <isa-l.h>
 
-#include "transport/ec_code.h"
+#include "transport/rel/sr/ec_code.h"
 
 #define GUARD 32      /* bytes checked after every chunk */
 #define MAXLEN 4096

@@ -13,8 +13,8 @@
  *     bounded simulated time. */
 #include "tr_test.h"
 #include "dataplane/wire.h"
-#include "transport/cc_eqds.h"
-#include "transport/sr_wire.h"
+#include "transport/cc/cc_eqds.h"
+#include "transport/rel/sr/sr_wire.h"
 
 #define MSG TR_BUF
 #define NMSG 24u /* 24 MiB: past the 16 MiB the forged RTS left owed */

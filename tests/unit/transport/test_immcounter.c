@@ -21,7 +21,7 @@
 #include <uroce/uroce.h>
 
 #include "dataplane/port_loop.h"
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 #include "tr_test.h"
 
 #define BUF (1u << 20)

@@ -8,7 +8,7 @@
  * with keys made to collide, and traffic flows on a pair whose context
  * holds thousands of other QPs. */
 #include "tr_test.h"
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 
 #define NQP 3000u
 #define ROUNDS 6u

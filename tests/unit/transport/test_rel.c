@@ -19,7 +19,7 @@
 #include "tr_test.h"
 
 #include "dataplane/wire.h"
-#include "transport/rel_sr.h"
+#include "transport/rel/sr/rel_sr.h"
 
 #define NSLOTS 24u
 #define SLOT 20480u

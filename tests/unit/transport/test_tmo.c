@@ -20,8 +20,8 @@
 #include <uroce/uroce.h>
 
 #include "dataplane/port_loop.h"
-#include "transport/rel_be.h"
-#include "transport/sr_wire.h"
+#include "transport/rel/be/rel_be.h"
+#include "transport/rel/sr/sr_wire.h"
 #include "../dataplane/dp_test.h"
 
 #define N 3

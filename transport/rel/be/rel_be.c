@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/rel.h"
-#include "transport/rel_be.h"
-#include "transport/rel_sr.h"
+#include "transport/rel/rel.h"
+#include "transport/rel/be/rel_be.h"
+#include "transport/rel/sr/rel_sr.h"
 
 static uint32_t now_us(const struct uroce_qp *qp)
 {

@@ -4,8 +4,8 @@
 #ifndef UROCE_TRANSPORT_REL_BE_H
 #define UROCE_TRANSPORT_REL_BE_H
 
-#include "transport/qp_internal.h"
-#include "transport/sr_wire.h"
+#include "transport/core/qp_internal.h"
+#include "transport/rel/sr/sr_wire.h"
 
 #define BE_TIMEOUT_DEFAULT_US 1000u
 #define BE_TIMEOUT_MAX_US 60000000u     /* a minute: a longer deadline is no bound */

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/rel.h"
-#include "transport/rel_be.h"
+#include "transport/rel/rel.h"
+#include "transport/rel/be/rel_be.h"
 
 #define TMO_MAX_QPS 1024u
 #define TMO_ALPHA_DEFAULT 0.2

@@ -5,9 +5,9 @@
  * running out into an error completion and the QP in ERR. */
 #include <string.h>
 
-#include "transport/failover.h"
-#include "transport/rel.h"
-#include "transport/qp_internal.h"
+#include "transport/failover/failover.h"
+#include "transport/rel/rel.h"
+#include "transport/core/qp_internal.h"
 
 /* IBTA 9.7.5.2.8 (table 45): RNR NAK timer field -> minimum delay. */
 const uint64_t rnr_timer_ns[32] = {

@@ -12,7 +12,7 @@
  * atomics) moves the LSN on by one when it starts. An invalid code lets the QP send
  * without limit until a valid code comes again; only AETHs inside the
  * outstanding window count (rx_check.c). */
-#include "transport/qp_internal.h"
+#include "transport/core/qp_internal.h"
 
 /* receive WQEs each code stands for (IBTA table 45) */
 static const uint16_t credit_table[31] = {

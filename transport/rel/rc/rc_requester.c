@@ -6,9 +6,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "transport/failover.h"
-#include "transport/qp_internal.h"
-#include "transport/rel.h"
+#include "transport/failover/failover.h"
+#include "transport/core/qp_internal.h"
+#include "transport/rel/rel.h"
 
 struct gather {
 	const struct uroce_sge *sge;

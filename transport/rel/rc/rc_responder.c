@@ -6,8 +6,8 @@
  * resources so duplicates are answered again; ACKs are coalesced per pass. */
 #include <string.h>
 
-#include "transport/qp_internal.h"
-#include "transport/rel.h"
+#include "transport/core/qp_internal.h"
+#include "transport/rel/rel.h"
 
 static bool op_first(uint8_t op)
 {

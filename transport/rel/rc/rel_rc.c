@@ -4,8 +4,8 @@
  * rdma-core and RoCE NICs exactly as before the table existed. */
 #include <errno.h>
 
-#include "transport/qp_internal.h"
-#include "transport/rel.h"
+#include "transport/core/qp_internal.h"
+#include "transport/rel/rel.h"
 
 static const uint8_t tr_of[5] = {
 	[UROCE_QPT_RC] = ROCE_TR_RC,

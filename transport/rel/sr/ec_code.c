@@ -8,7 +8,7 @@
 
 #include <isa-l.h>
 
-#include "transport/ec_code.h"
+#include "transport/rel/sr/ec_code.h"
 
 /* ISA-L 2.30's AVX2 kernels (ec_encode_data's gf_*vect_dot_prod_avx2,
  * xor_gen_avx) return with the upper halves of the YMM registers dirty (no

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/rel.h"
-#include "transport/rel_sr.h"
+#include "transport/rel/rel.h"
+#include "transport/rel/sr/rel_sr.h"
 
 #define PRECV_MIN_MTU 256u /* bitmap room is sized before the path MTU is known */
 

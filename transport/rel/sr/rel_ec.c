@@ -12,8 +12,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "transport/rel.h"
-#include "transport/rel_sr.h"
+#include "transport/rel/rel.h"
+#include "transport/rel/sr/rel_sr.h"
 
 static uint32_t min_u32(uint32_t a, uint32_t b)
 {

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/failover.h"
-#include "transport/rel.h"
-#include "transport/rel_sr.h"
+#include "transport/failover/failover.h"
+#include "transport/rel/rel.h"
+#include "transport/rel/sr/rel_sr.h"
 
 enum { PH_START = 0, PH_DESC1, PH_DATA, PH_PARITY, PH_DESC2, PH_DONE };
 

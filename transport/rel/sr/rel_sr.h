@@ -8,12 +8,12 @@
 
 #include <stdatomic.h>
 
-#include "transport/cc.h"
-#include "transport/sr_pull.h"
-#include "transport/ec_code.h"
-#include "transport/path.h"
-#include "transport/qp_internal.h"
-#include "transport/sr_wire.h"
+#include "transport/cc/cc.h"
+#include "transport/rel/sr/sr_pull.h"
+#include "transport/rel/sr/ec_code.h"
+#include "transport/path/path.h"
+#include "transport/core/qp_internal.h"
+#include "transport/rel/sr/sr_wire.h"
 
 #define SR_MSG_WIN 64u              /* messages in flight: receiver slots */
 #define SR_FIN_RING (2 * SR_MSG_WIN) /* finished messages whose PSN span a late packet is checked against */

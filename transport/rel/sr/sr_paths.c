@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/rel.h"
-#include "transport/rel_sr.h"
+#include "transport/rel/rel.h"
+#include "transport/rel/sr/rel_sr.h"
 
 #define CC_LINK_MBPS_DEFAULT 10000u
 #define CC_BASE_RTT_US_DEFAULT 20u

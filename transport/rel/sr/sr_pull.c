@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/cc.h"
-#include "transport/qp_internal.h"
-#include "transport/rel_sr.h"
+#include "transport/cc/cc.h"
+#include "transport/core/qp_internal.h"
+#include "transport/rel/sr/rel_sr.h"
 
 /* --- the sender: a PULL arrived ------------------------------------------------ */
 

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "transport/cc_eqds.h"
+#include "transport/cc/cc_eqds.h"
 
 struct uroce_qp;
 
