@@ -831,7 +831,7 @@ int main(int argc, char **argv)
 		/* only the early-completed streams */
 		run_stream_early(false);
 		run_stream_early(true);
-		return test_done("tr_rel");
+		return test_done("tr_sr");
 	}
 	run_bad_args();
 	for (unsigned mode = 0; mode < 3; mode++) {
@@ -855,5 +855,5 @@ int main(int argc, char **argv)
 	run_stream_early(true);
 	run_lost_forever();
 	run_reorder();
-	return test_done("tr_rel");
+	return test_done("tr_sr");
 }

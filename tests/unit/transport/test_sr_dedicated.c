@@ -201,5 +201,5 @@ int main(void)
 {
 	run(UROCE_REL_SR);
 	run(UROCE_REL_EC);
-	return test_done("tr_rel_dedicated");
+	return test_done("tr_sr_dedicated");
 }
