@@ -218,6 +218,16 @@ static inline void tr_sge(struct uroce_sge *sg, const struct tr_side *s, uint32_
 	sg->lkey = s->mr->lkey;
 }
 
+/* One receive of [off, off + len) of s's buffer on its QP. */
+static inline void tr_post_recv(struct tr_side *s, uint64_t id, uint32_t off, uint32_t len)
+{
+	struct uroce_sge sg;
+	struct uroce_recv_wr wr = { .wr_id = id, .sg_list = &sg, .num_sge = 1 };
+
+	tr_sge(&sg, s, off, len);
+	REQUIRE(uroce_post_recv(s->qp, &wr, NULL) == 0, "post_recv: %s", uroce_last_error());
+}
+
 /* A signaled work request of one SGE: zeroed, then id, sg and op. */
 static inline void tr_wr(struct uroce_send_wr *wr, uint64_t id, struct uroce_sge *sg, enum uroce_wr_opcode op)
 {
