@@ -143,6 +143,7 @@ struct swqe {
 	uint32_t unacked;    /* packets sent and not yet acknowledged */
 	uint8_t sr_flags;    /* SRW_* in rel_sr.h */
 	uint32_t timeout_us; /* be: the WR's deadline (0 = the QP's) */
+	uint32_t tx_off;     /* be: bytes of it sent so far */
 	uint64_t post_ns;    /* be: when it was posted (its deadline counts from there) */
 	/* UD */
 	struct dest ud;

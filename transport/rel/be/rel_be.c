@@ -67,7 +67,7 @@ static int be_ready(struct uroce_qp *qp)
 
 	if (qp->state == UROCE_QPS_INIT) {
 		/* INIT -> RTR: the receive side starts at the peer's first PSN */
-		st->psn_hi = psn_add(qp->epsn, ROCE_PSN_MASK);
+		st->psn_hi = psn_add(qp->attr.rq_psn, ROCE_PSN_MASK);
 		st->psn_gap = st->psn_hi;
 		st->seen = 0;
 	}
@@ -138,6 +138,7 @@ static int be_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct s
 		                  SR_MAX_MSG_PKTS);
 	w->msg_off = 0;
 	w->msg_len = w->length;
+	w->tx_off = 0;
 	w->post_ns = ctx_clock(qp->ctx);
 	/* a plain WRITE takes no receive: it carries the number of the next
 	 * message that does, so the receiver knows every one before it is over */
@@ -217,8 +218,8 @@ static int tx_wqe(struct uroce_qp *qp, struct swqe *w)
 			return rc;
 		st->flags |= BE_F_DESC1;
 	}
-	while (qp->cur_off < w->length || (w->length == 0 && !(st->flags & BE_F_DESC2))) {
-		uint32_t idx = qp->cur_off / mtu, len = w->length - qp->cur_off < mtu ? w->length - qp->cur_off : mtu;
+	while (w->tx_off < w->length || (w->length == 0 && !(st->flags & BE_F_DESC2))) {
+		uint32_t idx = w->tx_off / mtu, len = w->length - w->tx_off < mtu ? w->length - w->tx_off : mtu;
 		bool last = idx + 1 == n;
 		enum srw_kind kind = w->opcode == UROCE_WR_RDMA_WRITE ? SRW_BE_WRITE : last ? SRW_LAST : SRW_DATA;
 
@@ -229,7 +230,7 @@ static int tx_wqe(struct uroce_qp *qp, struct swqe *w)
 			st->flags |= BE_F_DESC2;
 		}
 		if (!(st->flags & BE_F_TAIL)) {
-			rc = send_pkt(qp, w, kind, idx, qp->cur_off, len);
+			rc = send_pkt(qp, w, kind, idx, w->tx_off, len);
 			if (rc)
 				return rc;
 		}
@@ -237,7 +238,7 @@ static int tx_wqe(struct uroce_qp *qp, struct swqe *w)
 			/* the tail again: one packet more per message, and a lost
 			 * last packet no longer leaves the message to its deadline */
 			st->flags |= BE_F_TAIL;
-			rc = send_pkt(qp, w, SRW_BE_TAIL, idx, qp->cur_off, len);
+			rc = send_pkt(qp, w, SRW_BE_TAIL, idx, w->tx_off, len);
 			if (rc)
 				return rc;
 			st->flags &= (uint8_t)~BE_F_TAIL;
@@ -246,7 +247,7 @@ static int tx_wqe(struct uroce_qp *qp, struct swqe *w)
 			st->flags |= BE_F_DESC2; /* the one empty packet went out */
 			break;
 		}
-		qp->cur_off += len;
+		w->tx_off += len;
 	}
 	return 0;
 }
@@ -266,7 +267,7 @@ static void tx_done(struct uroce_qp *qp, struct swqe *w, bool timed_out)
 			wc.status = UROCE_WC_SUCCESS;
 			wc.opcode = w->opcode == UROCE_WR_SEND || w->opcode == UROCE_WR_SEND_WITH_IMM ? UROCE_WC_SEND :
 			                                                                              UROCE_WC_RDMA_WRITE;
-			wc.byte_len = qp->cur_off;
+			wc.byte_len = w->tx_off;
 			wc.wc_flags = UROCE_WC_TIMEOUT | UROCE_WC_PARTIAL;
 			wc.qp_num = qp->qpn;
 			cq_push(qp->scq, &wc);
@@ -275,7 +276,6 @@ static void tx_done(struct uroce_qp *qp, struct swqe *w, bool timed_out)
 		qp->rel->complete(qp, w, UROCE_WC_SUCCESS);
 	}
 	w->state = SWQE_SENT;
-	qp->cur_off = 0;
 	st->flags &= (uint8_t)~(BE_F_DESC1 | BE_F_DESC2 | BE_F_TAIL);
 	qp->sq_cur++;
 	qp->sq_tail = qp->sq_cur;
