@@ -546,18 +546,8 @@ static void cmd_be_post(struct reader *r)
 	struct uroce_send_wr wr;
 
 	memset(&wr, 0, sizeof(wr));
-	sg[0].lkey = sg[1].lkey = fz.mr[AREA_C]->lkey;
-	sg[0].addr = area_va(AREA_C) + (off * 8u) % (C_LEN - length + 1);
-	sg[0].length = length;
-	wr.num_sge = 1;
-	if ((sel & 4) && length > 1) {
-		sg[0].length = length / 2;
-		sg[1].addr = area_va(AREA_C) + C_LEN - (length - length / 2);
-		sg[1].length = length - length / 2;
-		wr.num_sge = 2;
-	}
+	local_sges(&wr, sg, length, off, sel & 4);
 	wr.wr_id = 0xbe00u | sel;
-	wr.sg_list = sg;
 	wr.opcode = sel & 0x80 ? UROCE_WR_RDMA_READ : ops[sel & 3];
 	wr.send_flags = sel & 8 ? 0 : UROCE_SEND_SIGNALED;
 	wr.imm_data = 0x87654321u;
@@ -602,9 +592,4 @@ static void cmd_be(struct reader *r, uint8_t cmd)
 	}
 }
 
-static bool be_takes(uint8_t cmd)
-{
-	return BE_CMD(cmd);
-}
-
-const struct fz_mode fz_mode_be = { be_takes, cmd_be };
+const struct fz_mode fz_mode_be = { BE_CMD_MASK, BE_CMD_BITS, cmd_be };

@@ -405,9 +405,4 @@ static void cmd_cc(struct reader *r, uint8_t cmd)
 	}
 }
 
-static bool cc_takes(uint8_t cmd)
-{
-	return CC_CMD(cmd);
-}
-
-const struct fz_mode fz_mode_cc = { cc_takes, cmd_cc };
+const struct fz_mode fz_mode_cc = { CC_CMD_MASK, CC_CMD_BITS, cmd_cc };

@@ -322,9 +322,4 @@ static void cmd_ib(struct reader *r, uint8_t cmd)
 }
 
 /* every command byte the other modes leave */
-static bool ib_takes(uint8_t cmd)
-{
-	return true;
-}
-
-const struct fz_mode fz_mode_ib = { ib_takes, cmd_ib };
+const struct fz_mode fz_mode_ib = { 0, 0, cmd_ib };

@@ -609,6 +609,21 @@ uint32_t ctrl_hdr(uint8_t *b, uint8_t type, uint32_t len, uint8_t flags, uint8_t
 	return len;
 }
 
+/* The end of a SACK or NACK in b (size bytes, header and fixed part
+ * written): the bitmap of nbits (all ones, or bytes from the input, at
+ * most max_bits), the header, and the packet to the QP's sender. */
+static void send_bitmap_ctrl(struct reader *r, unsigned qi, uint8_t *b, size_t size, uint8_t type, uint32_t fixed,
+                             uint32_t nbits, uint32_t max_bits, bool ones, uint8_t flags, uint8_t cut)
+{
+	uint32_t bytes = nbits / 8 < max_bits / 8 ? nbits / 8 : max_bits / 8, len;
+
+	for (uint32_t k = 0; k < bytes; k++)
+		b[SRW_CTRL_HDR_LEN + fixed + k] = ones ? 0xff : rd8(r);
+	len = SRW_CTRL_HDR_LEN + fixed + nbits / 8;
+	len = ctrl_hdr(b, type, len, flags, cut);
+	fz_send_ctrl(qi, b, len < size ? len : size, ROCE_TR_UC | ROCE_OP_SEND_ONLY, flags, false);
+}
+
 /* A SACK to the QP's sender: 8 bytes after the command, then the bitmap
  * (ones with the variant bit). */
 static void cmd_sr_sack(struct reader *r, unsigned qi, bool ones)
@@ -618,7 +633,7 @@ static void cmd_sr_sack(struct reader *r, unsigned qi, bool ones)
 	struct sr_peer *sp = peer_of(qi);
 	static uint8_t b[SRW_CTRL_HDR_LEN + SRW_SACK_FIXED + SRW_SACK_MAX_BITS / 8];
 	uint8_t *body = b + SRW_CTRL_HDR_LEN;
-	uint32_t x = cumsel & 31, cum, msg_cum, limit, nbits, bytes, len;
+	uint32_t x = cumsel & 31, cum, msg_cum, limit, nbits;
 
 	switch (cumsel >> 5) {
 	case 3: cum = sp->tx_nxt - 1 - (x & 15); break;   /* all but the newest: the bitmap tells */
@@ -647,7 +662,6 @@ static void cmd_sr_sack(struct reader *r, unsigned qi, bool ones)
 	}
 	if (dupsel & 1)
 		sp->dups += 1 + (dupsel >> 1 & 3); /* the receiver saw copies, the last of dup_psn */
-	bytes = nbits / 8 < SRW_SACK_MAX_BITS / 8 ? nbits / 8 : SRW_SACK_MAX_BITS / 8;
 	memset(b, 0, sizeof(b));
 	roce_put_be32(body, cum & ROCE_PSN_MASK);
 	roce_put_be32(body + 4, msg_cum);
@@ -656,11 +670,7 @@ static void cmd_sr_sack(struct reader *r, unsigned qi, bool ones)
 	roce_put_be32(body + 16, (sp->tx_nxt - 1 - (dupsel >> 3 & 31)) & ROCE_PSN_MASK);
 	roce_put_be32(body + 20, limit);
 	roce_put_be16(body + 24, (uint16_t)nbits);
-	for (uint32_t k = 0; k < bytes; k++)
-		body[SRW_SACK_FIXED + k] = ones ? 0xff : rd8(r);
-	len = SRW_CTRL_HDR_LEN + SRW_SACK_FIXED + nbits / 8;
-	len = ctrl_hdr(b, SRW_CTRL_SACK, len, flags, msgsel);
-	fz_send_ctrl(qi, b, len < sizeof(b) ? len : sizeof(b), ROCE_TR_UC | ROCE_OP_SEND_ONLY, flags, false);
+	send_bitmap_ctrl(r, qi, b, sizeof(b), SRW_CTRL_SACK, SRW_SACK_FIXED, nbits, SRW_SACK_MAX_BITS, ones, flags, msgsel);
 }
 
 /* A NACK to the QP's sender: 5 bytes after the command, then the bitmap
@@ -671,7 +681,7 @@ static void cmd_sr_nack(struct reader *r, unsigned qi, bool ones)
 	struct sr_peer *sp = peer_of(qi);
 	static uint8_t b[SRW_CTRL_HDR_LEN + SRW_NACK_FIXED + SRW_NACK_MAX_BITS / 8];
 	uint8_t *body = b + SRW_CTRL_HDR_LEN;
-	uint32_t msg, nbits, bytes, len;
+	uint32_t msg, nbits;
 
 	switch (msgsel >> 6) {
 	case 1: msg = sp->tx_msgs + (msgsel & 7); break; /* not posted */
@@ -679,17 +689,12 @@ static void cmd_sr_nack(struct reader *r, unsigned qi, bool ones)
 	default: msg = sp->tx_msgs - 1 - (msgsel & 7); break; /* a recent one */
 	}
 	nbits = nbsel >> 6 == 3 ? (nbsel & 32 ? rd16(r) : nbsel & 63u) : (nbsel & 3) * 32u;
-	bytes = nbits / 8 < SRW_NACK_MAX_BITS / 8 ? nbits / 8 : SRW_NACK_MAX_BITS / 8;
 	memset(b, 0, sizeof(b));
 	roce_put_be32(body, msg);
 	roce_put_be16(body + 4, subsel & 0x80 ? rd16(r) : subsel & 7);
 	roce_put_be16(body + 6, (uint16_t)nbits);
 	roce_put_be32(body + 8, (flagsel & 1 ? SRW_NACK_DESC : 0) | (flagsel & 0x80 ? rd32(r) : 0));
-	for (uint32_t k = 0; k < bytes; k++)
-		body[SRW_NACK_FIXED + k] = ones ? 0xff : rd8(r);
-	len = SRW_CTRL_HDR_LEN + SRW_NACK_FIXED + nbits / 8;
-	len = ctrl_hdr(b, SRW_CTRL_NACK, len, flags, flagsel);
-	fz_send_ctrl(qi, b, len < sizeof(b) ? len : sizeof(b), ROCE_TR_UC | ROCE_OP_SEND_ONLY, flags, false);
+	send_bitmap_ctrl(r, qi, b, sizeof(b), SRW_CTRL_NACK, SRW_NACK_FIXED, nbits, SRW_NACK_MAX_BITS, ones, flags, flagsel);
 }
 
 /* A control packet of raw bytes: 2 bytes after the command, then the
@@ -841,19 +846,9 @@ static void cmd_sr_post(struct reader *r, unsigned qi, bool burst)
 		return;
 	}
 	memset(&wr, 0, sizeof(wr));
-	sg[0].lkey = sg[1].lkey = fz.mr[AREA_C]->lkey;
-	sg[0].addr = area_va(AREA_C) + (off * 8u) % (C_LEN - length + 1);
-	sg[0].length = length;
-	wr.num_sge = 1;
-	if ((sel & 0x10) && length > 1) {
-		/* two pieces: the sender gathers, ec encodes from a copy */
-		sg[0].length = length / 2;
-		sg[1].addr = area_va(AREA_C) + C_LEN - (length - length / 2);
-		sg[1].length = length - length / 2;
-		wr.num_sge = 2;
-	}
+	/* two pieces: the sender gathers, ec encodes from a copy */
+	local_sges(&wr, sg, length, off, sel & 0x10);
 	wr.wr_id = sel;
-	wr.sg_list = sg;
 	wr.opcode = op;
 	wr.send_flags = sel & 0x20 ? 0 : UROCE_SEND_SIGNALED;
 	wr.imm_data = 0x12345678u;
@@ -886,9 +881,4 @@ static void cmd_sr(struct reader *r, uint8_t cmd)
 	}
 }
 
-static bool sr_takes(uint8_t cmd)
-{
-	return SR_CMD(cmd);
-}
-
-const struct fz_mode fz_mode_sr = { sr_takes, cmd_sr };
+const struct fz_mode fz_mode_sr = { SR_CMD_MASK, SR_CMD_BITS, cmd_sr };

@@ -122,6 +122,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #include <dirent.h>
 #include <errno.h>
 
+#include "fuzz_rng.h"
+
 /* Mutations per seed frame and pure-random frames: enough to touch every
  * check in a second or two under the sanitizers. */
 #define MUTATIONS 6000u
@@ -131,10 +133,7 @@ static uint64_t rng = 0x2545f4914f6cdd1dull;
 
 static uint64_t next(void)
 {
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545f4914f6cdd1dull;
+	return fuzz_rng_next(&rng);
 }
 
 static unsigned feed_dir(const char *dir)

@@ -612,6 +612,23 @@ void qp_psns(unsigned qi, uint32_t *epsn, uint32_t *snd_nxt)
 	*snd_nxt = qa.sq_psn;
 }
 
+/* A local send's SGEs in region C: length bytes at off * 8 (mod what
+ * fits), or with split two pieces, the second ending where C does. */
+void local_sges(struct uroce_send_wr *wr, struct uroce_sge sg[2], uint32_t length, uint8_t off, bool split)
+{
+	sg[0].lkey = sg[1].lkey = fz.mr[AREA_C]->lkey;
+	sg[0].addr = area_va(AREA_C) + (off * 8u) % (C_LEN - length + 1);
+	sg[0].length = length;
+	wr->num_sge = 1;
+	if (split && length > 1) {
+		sg[0].length = length / 2;
+		sg[1].addr = area_va(AREA_C) + C_LEN - (length - length / 2);
+		sg[1].length = length - length / 2;
+		wr->num_sge = 2;
+	}
+	wr->sg_list = sg;
+}
+
 /* Region the rkey choice names: its key, start and length. */
 void pick_key(uint8_t sel, struct reader *r, uint32_t *rkey, uint64_t *base, uint64_t *len)
 {
@@ -716,7 +733,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		fz.mod_fresh = false;
 		for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
-			if (modes[m]->takes(cmd)) {
+			if ((cmd & modes[m]->mask) == modes[m]->bits) {
 				modes[m]->run(&r, cmd);
 				break;
 			}

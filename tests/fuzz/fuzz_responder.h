@@ -120,7 +120,8 @@ enum cmd {
 /* be commands: a command byte with the top bit set and a low nibble of 10
  * (0x8a, 0x9a, ... 0xfa: bytes CMD_MSG2 had, a second value of CMD_MSG,
  * which keeps the bytes 0x0a..0x7a). Bits 4-6 are the command. */
-#define BE_CMD(c) (((c) & 0x8f) == 0x8a)
+#define BE_CMD_MASK 0x8fu
+#define BE_CMD_BITS 0x8au
 enum be_cmd {
 	BE_PKT = 0,     /* one forged data packet (kind 0..7, any message number, key, va, length, PSN) */
 	BE_PKT_RE = 1,  /* the same, then a copy of it under the next PSN (the same index twice) */
@@ -136,7 +137,8 @@ enum be_cmd {
  * (the other bytes keep the meanings above; the low 4 bits of these alone
  * would be one structured packet). Bit 5 picks the QP (0 sr, 1 ec), bit 4
  * is a variant bit of the command, bits 0..2 the command. */
-#define SR_CMD(c) (((c) & 0xc8) == 0xc0)
+#define SR_CMD_MASK 0xc8u
+#define SR_CMD_BITS 0xc0u
 enum sr_cmd {
 	SR_PKT = 0,    /* one data packet: WRITE Only (with Immediate), any kind, key, va, length, PSN */
 	SR_DESC = 1,   /* one descriptor (kind 3) */
@@ -152,7 +154,8 @@ enum sr_cmd {
  * with the top bit set and a low nibble of 8 (0x88, 0x98, ... 0xf8: bytes a
  * structured packet had, which keeps 0x08..0x78). Bits 4-6 are the
  * command; each reads a selector byte for its QP and variant. */
-#define CC_CMD(c) (((c) & 0x8f) == 0x88)
+#define CC_CMD_MASK 0x8fu
+#define CC_CMD_BITS 0x88u
 enum cc_cmd {
 	CC_CNP = 0,     /* a CNP (opcode 0x81) to any QP, data or control QPN, any PSN and addressing */
 	CC_TOS = 1,     /* the IP TOS (DSCP, ECN: CE) of the next command's packets; a bit sends them in one burst */
@@ -289,10 +292,10 @@ static inline uint32_t rd32(struct reader *r)
  * such messages. */
 #define BIG_LEN ((1u << SRW_IDX_BITS) * 256u + 65536u)
 
-/* A mode's commands: takes() says whether a command byte is one of them,
- * run() decodes the rest of the command from the input and sends it. */
+/* A mode's commands: the command bytes c with (c & mask) == bits; run()
+ * decodes the rest of the command from the input and sends it. */
 struct fz_mode {
-	bool (*takes)(uint8_t cmd);
+	uint8_t mask, bits;
 	void (*run)(struct reader *r, uint8_t cmd);
 };
 
@@ -318,6 +321,7 @@ void pkt_addressing(struct roce_pkt *p, uint8_t flags);
 bool flags_bad_icrc(uint8_t flags);
 bool send_pkt(const struct roce_pkt *p, bool bad_icrc);
 void send_bytes(const uint8_t *b, uint32_t len);
+void local_sges(struct uroce_send_wr *wr, struct uroce_sge sg[2], uint32_t length, uint8_t off, bool split);
 void qp_psns(unsigned qi, uint32_t *epsn, uint32_t *snd_nxt);
 void pick_key(uint8_t sel, struct reader *r, uint32_t *rkey, uint64_t *base, uint64_t *len);
 uint64_t pick_va(uint8_t mode, uint16_t off, uint64_t base, uint64_t len);

@@ -6,6 +6,7 @@
 #include <errno.h>
 
 #include "fuzz_responder.h"
+#include "fuzz_rng.h"
 
 /* Random inputs after the corpus: a few seconds under the sanitizers. */
 #define RANDOM_INPUTS 10000u
@@ -15,10 +16,7 @@ static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t next(void)
 {
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545f4914f6cdd1dull;
+	return fuzz_rng_next(&rng);
 }
 
 static void feed_file(const char *path)
