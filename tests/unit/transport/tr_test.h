@@ -399,41 +399,14 @@ static inline void tr_ctx_qp(struct uroce_context *ctx, struct uroce_pd *pd, con
 }
 
 /* qp through INIT, RTR and RTS to peer on the same context, through its
- * port 1 wired to itself (l->port and l->peer_port unused). */
+ * port 1 wired to itself (l->port and l->peer_port taken as 1). */
 static inline void tr_loop_link(struct uroce_context *ctx, struct uroce_qp *qp, struct uroce_qp *peer,
                                 const struct tr_link *l)
 {
-	struct uroce_qp_attr qa = { 0 };
-	struct uroce_port_attr pa;
+	struct tr_link one = *l;
 
-	REQUIRE(uroce_query_port(ctx, 1, &pa) == 0, "query_port: %s", uroce_last_error());
-	qa.qp_state = UROCE_QPS_INIT;
-	qa.port_num = 1;
-	qa.qp_access_flags = l->access;
-	REQUIRE(uroce_qp_modify(qp, &qa, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS) == 0,
-	        "init: %s", uroce_last_error());
-	qa.qp_state = UROCE_QPS_RTR;
-	qa.path_mtu = UROCE_MTU_1024;
-	qa.dest_qp_num = uroce_qp_num(peer);
-	qa.dest_token = uroce_qp_token(peer);
-	qa.rq_psn = l->psn;
-	qa.max_dest_rd_atomic = l->rd_atomic;
-	qa.min_rnr_timer = l->min_rnr_timer;
-	memcpy(qa.ah_attr.dgid, pa.gid, 16);
-	qa.ah_attr.sgid_index = 1; /* IPv4-mapped, as the dgid */
-	REQUIRE(uroce_qp_modify(qp, &qa, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
-	                                         UROCE_QP_DEST_TOKEN | UROCE_QP_RQ_PSN | UROCE_QP_MIN_RNR_TIMER |
-	                                         UROCE_QP_MAX_DEST_RD_ATOMIC) == 0,
-	        "rtr: %s", uroce_last_error());
-	qa.qp_state = UROCE_QPS_RTS;
-	qa.sq_psn = l->psn;
-	qa.retry_cnt = 7;
-	qa.timeout = l->timeout;
-	qa.rnr_retry = 7;
-	qa.max_rd_atomic = l->rd_atomic;
-	REQUIRE(uroce_qp_modify(qp, &qa, UROCE_QP_STATE | UROCE_QP_SQ_PSN | UROCE_QP_RETRY_CNT | UROCE_QP_TIMEOUT |
-	                                         UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC) == 0,
-	        "rts: %s", uroce_last_error());
+	one.port = one.peer_port = 1;
+	tr_link(qp, &one, ctx, peer);
 }
 
 #endif /* UROCE_TESTS_TR_TEST_H */

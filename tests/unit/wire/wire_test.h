@@ -1,5 +1,6 @@
 /* Shared helpers for the wire tests: a seeded generator, random packets of
- * any opcode, field-by-field comparison, and a failure counter. */
+ * any opcode and field-by-field comparison; the failure counter and CHECK
+ * are the dataplane tests' (dp_test.h). */
 #ifndef UROCE_TESTS_WIRE_TEST_H
 #define UROCE_TESTS_WIRE_TEST_H
 
@@ -8,33 +9,7 @@
 #include <string.h>
 
 #include "dataplane/wire.h"
-
-static int test_failures;
-
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			test_failures++;                                        \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, \
-			        __LINE__, #cond);                               \
-			fprintf(stderr, __VA_ARGS__);                           \
-			fputc('\n', stderr);                                    \
-		}                                                               \
-	} while (0)
-
-/* Stop printing after this many failures so one bug does not flood the log
- * of a test that loops over thousands of cases. */
-#define TEST_MAX_REPORTED 50
-
-static inline int test_done(const char *name)
-{
-	if (test_failures) {
-		fprintf(stderr, "%s: %d check(s) failed\n", name, test_failures);
-		return 1;
-	}
-	printf("%s: all checks passed\n", name);
-	return 0;
-}
+#include "../dataplane/dp_test.h" /* CHECK, REQUIRE, test_done */
 
 /* xorshift64*: deterministic across platforms, so a failure replays. */
 struct rng {
