@@ -447,7 +447,7 @@ static void qp_release_rq_handles(struct uroce_qp *qp)
 		struct rwqe *r = &qp->rq[t & qp->rq_mask];
 
 		if (r->precv)
-			precv_finish(r->precv, false);
+			qp->rel->precv_end(r->precv, false);
 		r->precv = NULL;
 	}
 }
@@ -543,7 +543,7 @@ void qp_flush(struct uroce_qp *qp)
 			memset(&wc, 0, sizeof(wc));
 			wc.wr_id = r->wr_id;
 			if (r->precv)
-				wc.wc_flags = precv_finish(r->precv, false);
+				wc.wc_flags = qp->rel->precv_end(r->precv, false);
 			r->precv = NULL;
 			wc.status = UROCE_WC_WR_FLUSH_ERR;
 			wc.opcode = UROCE_WC_RECV;

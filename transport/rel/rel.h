@@ -63,6 +63,10 @@ struct rel_ops {
 	unsigned (*fo_switch)(struct uroce_qp *qp, bool rewind);
 	/* failover: nothing of the QP's is in flight */
 	bool (*fo_idle)(const struct uroce_qp *qp);
+	/* a receive WR with a partial-completion handle is flushed: give the
+	 * handle back (whole or not); its wc_flags. Only a policy that takes
+	 * handles (uroce_precv_post) sets it. */
+	unsigned (*precv_end)(struct uroce_precv *h, bool whole);
 };
 
 extern const struct rel_ops rel_rc_ops;

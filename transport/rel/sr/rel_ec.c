@@ -383,4 +383,5 @@ const struct rel_ops rel_ec_ops = {
 	.cnp = sr_pc_cnp,
 	.fo_switch = sr_fo_switch,
 	.fo_idle = sr_fo_idle,
+	.precv_end = precv_finish,
 };
