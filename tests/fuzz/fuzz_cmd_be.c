@@ -429,23 +429,6 @@ static void cmd_be_msg(struct reader *r, bool late)
 	}
 }
 
-/* A control packet to the be QP's control QPN (or its data QPN). */
-static void be_send_ctrl_pkt(const uint8_t *b, uint32_t len, uint8_t op, bool to_data)
-{
-	static uint8_t buf[1024];
-	struct roce_pkt p;
-
-	b = fz_token(buf, sizeof(buf), b, len, QP_BE, fz.raw_token);
-	pkt_init(&p, QP_BE);
-	if (!to_data)
-		p.dqpn = (uroce_qp_num(fz.qp[QP_BE]) + 1) & ROCE_QPN_MASK;
-	p.opcode = op;
-	p.psn = fz.be.ctrl_psn++ & ROCE_PSN_MASK;
-	p.payload = b;
-	p.payload_len = len;
-	send_pkt(&p, false);
-}
-
 /* A VOTE (type 3): 8 bytes after the command, more for random fields.
  *   sel: bits 0-1 the group (0, 3 ours, 1 another, 2 any: 4 bytes);
  *     bits 2-4 a flaw: 0-3 none, 4 version 2, 5 type SACK, 6 the length
@@ -490,8 +473,8 @@ static void cmd_be_vote(struct reader *r)
 	roce_put_be16(b + 2, (uint16_t)(len + ((sel >> 2 & 7) == 6)));
 	uroce_port_stats(fz.ctx, 1, &ps);
 	drops_before = ps.drops[UROCE_DROP_BAD_CTRL];
-	be_send_ctrl_pkt(b, len, sel & 0x40 ? ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM : ROCE_TR_UC | ROCE_OP_SEND_ONLY,
-	                 sel & 0x80);
+	fz_send_ctrl(QP_BE, b, len, sel & 0x40 ? ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM : ROCE_TR_UC | ROCE_OP_SEND_ONLY, 0,
+	             sel & 0x80);
 	uroce_port_stats(fz.ctx, 1, &ps);
 	drops_after = ps.drops[UROCE_DROP_BAD_CTRL];
 	if (drops_after == drops_before && !(sel & 0xc0) && group == BE_GROUP && (sel >> 2 & 7) < 4)
@@ -521,7 +504,7 @@ static void cmd_be_ctrl(struct reader *r)
 		roce_put_be16(b + 2, (uint16_t)(len + (opsel >> 6)));
 	}
 	fz.raw_token = !(opsel & 8);
-	be_send_ctrl_pkt(b, len, ops[opsel & 7], n & 0x80);
+	fz_send_ctrl(QP_BE, b, len, ops[opsel & 7], 0, n & 0x80);
 	fz.raw_token = false;
 }
 

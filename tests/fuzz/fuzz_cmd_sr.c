@@ -568,11 +568,10 @@ static void cmd_sr_msg(struct reader *r, unsigned qi, bool late_copy)
 	}
 }
 
-/* A control packet to the QP's control QPN: UC SEND Only unless op says. */
 /* The control header's token (bytes 4-7): the target QP's own, as its
  * peer learnt it at connect, unless raw (then the input's bytes stay, and
  * the packet is almost always dropped as bad_token). Copied to buf. */
-const uint8_t *fz_token(uint8_t *buf, size_t cap, const uint8_t *b, uint32_t len, unsigned qi, bool raw)
+static const uint8_t *fz_token(uint8_t *buf, size_t cap, const uint8_t *b, uint32_t len, unsigned qi, bool raw)
 {
 	uint32_t t = uroce_qp_token(fz.qp[qi]);
 
@@ -583,9 +582,13 @@ const uint8_t *fz_token(uint8_t *buf, size_t cap, const uint8_t *b, uint32_t len
 	return buf;
 }
 
+/* A control packet from the forged peer of an sr, ec or be QP to its
+ * control QPN (to_data: its data QPN); flags: addressing and a bad ICRC,
+ * as pkt_addressing and flags_bad_icrc read them. */
 void fz_send_ctrl(unsigned qi, const uint8_t *b, uint32_t len, uint8_t op, uint8_t flags, bool to_data)
 {
 	static uint8_t buf[1024];
+	uint32_t *psn = qi == QP_BE ? &fz.be.ctrl_psn : &peer_of(qi)->ctrl_psn;
 	struct roce_pkt p;
 
 	b = fz_token(buf, sizeof(buf), b, len, qi, fz.raw_token);
@@ -593,7 +596,7 @@ void fz_send_ctrl(unsigned qi, const uint8_t *b, uint32_t len, uint8_t op, uint8
 	if (!to_data)
 		p.dqpn = (uroce_qp_num(fz.qp[qi]) + 1) & ROCE_QPN_MASK;
 	p.opcode = op;
-	p.psn = peer_of(qi)->ctrl_psn++ & ROCE_PSN_MASK;
+	p.psn = (*psn)++ & ROCE_PSN_MASK;
 	p.payload = b;
 	p.payload_len = len;
 	pkt_addressing(&p, flags);

@@ -337,7 +337,6 @@ void put_desc(uint8_t *d, uint8_t version, uint8_t op, uint8_t ec, uint32_t len,
 uint32_t xorshift32(uint32_t *s);
 void check_bytes(const uint8_t *now, const uint8_t *want, uint32_t len, const char *what, unsigned qi,
                  uint32_t msg);
-const uint8_t *fz_token(uint8_t *buf, size_t cap, const uint8_t *b, uint32_t len, unsigned qi, bool raw);
 void fz_send_ctrl(unsigned qi, const uint8_t *b, uint32_t len, uint8_t op, uint8_t flags, bool to_data);
 uint32_t ctrl_hdr(uint8_t *b, uint8_t type, uint32_t len, uint8_t flags, uint8_t cut);
 void sr_release(unsigned qi);
