@@ -39,18 +39,6 @@ static void post_write(struct tr_pair *p, uint64_t id)
 	REQUIRE(uroce_post_send(p->s[0].qp, &wr, NULL) == 0, "post_send: %s", uroce_last_error());
 }
 
-/* Step until a send completion or the simulated deadline; 1 and *wc when
- * one came. */
-static int wait_until(struct tr_pair *p, uint64_t deadline_ns, struct uroce_wc *wc)
-{
-	while (loop_fabric_now(p->fab) < deadline_ns) {
-		if (uroce_poll_cq(p->s[0].scq, 1, wc) == 1)
-			return 1;
-		tr_step(p);
-	}
-	return uroce_poll_cq(p->s[0].scq, 1, wc) == 1;
-}
-
 static void run(enum uroce_cc cc, uint32_t base_rtt_us, bool comes_back, uint64_t seed)
 {
 	const char *name = uroce_cc_str(cc), *what = comes_back ? "recovers" : "gives up";
@@ -75,7 +63,7 @@ static void run(enum uroce_cc cc, uint32_t base_rtt_us, bool comes_back, uint64_
 
 	/* a first WRITE over the good link: the RTT is known */
 	post_write(&p, 1);
-	REQUIRE(wait_until(&p, loop_fabric_now(p.fab) + SLACK_NS, &wc) && wc.status == UROCE_WC_SUCCESS,
+	REQUIRE(tr_wait_until(&p, loop_fabric_now(p.fab) + SLACK_NS, &wc) && wc.status == UROCE_WC_SUCCESS,
 	        "%s: the first WRITE did not complete", name);
 
 	set_link(&p, true);
@@ -83,13 +71,13 @@ static void run(enum uroce_cc cc, uint32_t base_rtt_us, bool comes_back, uint64_
 	post_write(&p, 2);
 	if (comes_back) {
 		/* the blackout: nothing may complete, the RTOs pile up */
-		CHECK(!wait_until(&p, t0 + BLACKOUT_NS, &wc), "%s: a completion through a dead link", name);
+		CHECK(!tr_wait_until(&p, t0 + BLACKOUT_NS, &wc), "%s: a completion through a dead link", name);
 		uroce_qp_stats(p.s[0].qp, &qs);
 		CHECK(qs.timeouts >= 3, "%s: only %llu RTOs in the blackout", name, (unsigned long long)qs.timeouts);
 		set_link(&p, false);
 		post_write(&p, 3);
 		for (uint64_t id = 2; id <= 3; id++) {
-			int got = wait_until(&p, t0 + BLACKOUT_NS + SLACK_NS, &wc);
+			int got = tr_wait_until(&p, t0 + BLACKOUT_NS + SLACK_NS, &wc);
 
 			CHECK(got && wc.status == UROCE_WC_SUCCESS && wc.wr_id == id,
 			      "%s %s: WRITE %llu %s %.1f s after the link came back", name, what, (unsigned long long)id,
@@ -98,7 +86,7 @@ static void run(enum uroce_cc cc, uint32_t base_rtt_us, bool comes_back, uint64_
 				break;
 		}
 	} else {
-		int got = wait_until(&p, t0 + limit + SLACK_NS, &wc);
+		int got = tr_wait_until(&p, t0 + limit + SLACK_NS, &wc);
 
 		CHECK(got && wc.status == UROCE_WC_RETRY_EXC_ERR,
 		      "%s %s: %s %.1f s into a dead link (retry limit %.1f s)", name, what,

@@ -49,16 +49,6 @@ static void post_write(struct tr_pair *p, uint64_t id, uint32_t off)
 	REQUIRE(uroce_post_send(p->s[0].qp, &wr, NULL) == 0, "post_send: %s", uroce_last_error());
 }
 
-static int wait_until(struct tr_pair *p, uint64_t deadline_ns, struct uroce_wc *wc)
-{
-	while (loop_fabric_now(p->fab) < deadline_ns) {
-		if (uroce_poll_cq(p->s[0].scq, 1, wc) == 1)
-			return 1;
-		tr_step(p);
-	}
-	return uroce_poll_cq(p->s[0].scq, 1, wc) == 1;
-}
-
 static struct uroce_qp_stats qstats(struct tr_side *s)
 {
 	struct uroce_qp_stats q;
@@ -168,7 +158,7 @@ static void run(enum uroce_cc cc, uint64_t seed)
 		post_write(&p, 10 + i, 0);
 	t0 = loop_fabric_now(p.fab);
 	for (unsigned i = 0; i < NMSG; i++) {
-		int got = wait_until(&p, t0 + SLACK_NS, &wc);
+		int got = tr_wait_until(&p, t0 + SLACK_NS, &wc);
 
 		CHECK(got && wc.status == UROCE_WC_SUCCESS && wc.wr_id == 10 + i, "%s: real WRITE %u after the RTS: %s",
 		      name, i, got ? uroce_wc_status_str(wc.status) : "not done");

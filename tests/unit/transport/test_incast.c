@@ -199,12 +199,7 @@ static void post(struct run *r, unsigned i, uint64_t now)
 
 	tr_fill(h->buf + off, len, i * 7919u + seq);
 	REQUIRE(uroce_post_recv(r->h[RX].qp[i], &rr, &rbad) == 0, "post_recv");
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = seq;
-	wr.opcode = UROCE_WR_RDMA_WRITE_WITH_IMM;
-	wr.send_flags = UROCE_SEND_SIGNALED;
-	wr.sg_list = &sg;
-	wr.num_sge = 1;
+	tr_wr(&wr, seq, &sg, UROCE_WR_RDMA_WRITE_WITH_IMM);
 	wr.imm_data = htonl(seq);
 	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)(r->h[RX].buf + off);
 	wr.wr.rdma.rkey = r->h[RX].mr->rkey;

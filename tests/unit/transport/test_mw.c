@@ -1012,12 +1012,7 @@ static void test_dedicated(void)
 	post(qp[1], &wr);
 	CHECK(ded_wait(cq[1], &wc) && wc.wr_id == 3 && wc.status == UROCE_WC_SUCCESS && wc.opcode == UROCE_WC_LOCAL_INV,
 	      "local_inv: status %s", uroce_wc_status_str(wc.status));
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = 4;
-	wr.opcode = UROCE_WR_RDMA_WRITE;
-	wr.send_flags = UROCE_SEND_SIGNALED;
-	wr.sg_list = &sg;
-	wr.num_sge = 1;
+	tr_wr(&wr, 4, &sg, UROCE_WR_RDMA_WRITE);
 	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)(buf + 32768);
 	wr.wr.rdma.rkey = key;
 	post(qp[0], &wr);

@@ -200,12 +200,7 @@ static void post_one(struct net *n, struct xfer *x, unsigned q)
 	sg.addr = (uint64_t)(uintptr_t)(n->buf[0] + off);
 	sg.length = len;
 	sg.lkey = n->mr[0]->lkey;
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = seq;
-	wr.opcode = UROCE_WR_RDMA_WRITE_WITH_IMM;
-	wr.send_flags = UROCE_SEND_SIGNALED;
-	wr.sg_list = &sg;
-	wr.num_sge = 1;
+	tr_wr(&wr, seq, &sg, UROCE_WR_RDMA_WRITE_WITH_IMM);
 	wr.imm_data = htobe32(seq);
 	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)(n->buf[1] + off);
 	wr.wr.rdma.rkey = n->mr[1]->rkey;

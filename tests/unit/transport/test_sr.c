@@ -264,13 +264,8 @@ static void send_one(struct tr_side *a, struct tr_side *b, uint32_t len, uint64_
 	struct uroce_sge sg;
 	struct uroce_send_wr wr;
 
-	memset(&wr, 0, sizeof(wr));
 	tr_sge(&sg, a, SRC_OFF, len);
-	wr.wr_id = id;
-	wr.sg_list = &sg;
-	wr.num_sge = 1;
-	wr.opcode = op;
-	wr.send_flags = UROCE_SEND_SIGNALED;
+	tr_wr(&wr, id, &sg, op);
 	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)(b->buf + WRITE_OFF);
 	wr.wr.rdma.rkey = b->mr->rkey;
 	REQUIRE(uroce_post_send(a->qp, &wr, NULL) == 0, "post_send: %s", uroce_last_error());

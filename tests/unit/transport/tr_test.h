@@ -211,6 +211,18 @@ static inline int tr_wait(struct tr_pair *p, struct uroce_cq *cq, struct uroce_w
 	return -1;
 }
 
+/* Step until side 0's send CQ has a completion or simulated time reaches
+ * deadline_ns: 1 with it in *wc, else 0. */
+static inline int tr_wait_until(struct tr_pair *p, uint64_t deadline_ns, struct uroce_wc *wc)
+{
+	while (loop_fabric_now(p->fab) < deadline_ns) {
+		if (uroce_poll_cq(p->s[0].scq, 1, wc) == 1)
+			return 1;
+		tr_step(p);
+	}
+	return uroce_poll_cq(p->s[0].scq, 1, wc) == 1;
+}
+
 static inline void tr_sge(struct uroce_sge *sg, const struct tr_side *s, uint32_t off, uint32_t len)
 {
 	sg->addr = (uint64_t)(uintptr_t)(s->buf + off);
