@@ -94,27 +94,20 @@ static void usage(FILE *f)
 	           "              [--rc-timeout T] [--out FILE]\n");
 }
 
-static void bad(const char *opt, const char *val, const char *accepted)
-{
-	fprintf(stderr, "be_fct: %s '%s': accepted %s\n", opt, val, accepted);
-	usage(stderr);
-	exit(2);
-}
-
 static void parse(int argc, char **argv, struct fct_opts *o)
 {
 	static const struct option lo[] = {
-		{ "role", required_argument, NULL, 'r' },      { "dev", required_argument, NULL, 'd' },
-		{ "shm", required_argument, NULL, 'f' },       { "mode", required_argument, NULL, 'm' },
-		{ "size", required_argument, NULL, 's' },      { "count", required_argument, NULL, 'n' },
-		{ "max-sec", required_argument, NULL, 'D' },   { "msg-timeout-sec", required_argument, NULL, 'M' },
+		NS_ARGS_OPTIONS, NS_ARGS_RC_TIMEOUT_OPTION,
+		{ "mode", required_argument, NULL, 'm' }, { "size", required_argument, NULL, 's' },
+		{ "count", required_argument, NULL, 'n' }, { "msg-timeout-sec", required_argument, NULL, 'M' },
 		{ "warmup-ns", required_argument, NULL, 'w' }, { "timeout-us", required_argument, NULL, 't' },
-		{ "rc-timeout", required_argument, NULL, 'T' }, { "out", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },            { NULL, 0, NULL, 0 },
+		{ "out", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	bool tmo = false;
 	int c;
 
+	ns_args_init("be_fct", usage);
 	memset(o, 0, sizeof(*o));
 	o->mode = UROCE_REL__COUNT;
 	o->a.max_sec = 60;
@@ -122,55 +115,43 @@ static void parse(int argc, char **argv, struct fct_opts *o)
 	o->timeout_us = 1000000;
 	o->a.rc_timeout = 14;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		if (ns_common_option(&o->a, c, optarg, bad))
+		if (ns_common_option(&o->a, c, optarg, ns_bad))
 			continue;
 		switch (c) {
 		case 'm':
 			if (uroce_reliability_parse(optarg, &o->mode) || o->mode == UROCE_REL_EC)
-				bad("--mode", optarg, "rc, sr or be");
+				ns_bad("--mode", optarg, "rc, sr or be");
 			break;
 		case 's':
-			if (ns_parse_u64(optarg, 1, FCT_MAX_SIZE, &o->size))
-				bad("--size", optarg, "1 to 64M bytes (k/m suffixes: x1024)");
+			o->size = ns_arg_u64("--size", optarg, 1, FCT_MAX_SIZE, "1 to 64M bytes (k/m suffixes: x1024)");
 			break;
 		case 'n':
-			if (ns_parse_u64(optarg, 1, FCT_MAX_COUNT, &o->count))
-				bad("--count", optarg, "1 to 1000000");
+			o->count = ns_arg_u64("--count", optarg, 1, FCT_MAX_COUNT, "1 to 1000000");
 			break;
 		case 'M':
-			o->msg_timeout_sec = ns_parse_sec("--msg-timeout-sec", optarg, bad);
+			o->msg_timeout_sec = ns_parse_sec("--msg-timeout-sec", optarg, ns_bad);
 			break;
 		case 'w':
-			if (ns_parse_u64(optarg, 1, 10000000000ull, &o->warmup_ns))
-				bad("--warmup-ns", optarg, "1 to 10000000000 ns");
+			o->warmup_ns = ns_arg_u64("--warmup-ns", optarg, 1, 10000000000ull, "1 to 10000000000 ns");
 			break;
 		case 't':
-			if (ns_parse_u64(optarg, 1, 60000000, &o->timeout_us))
-				bad("--timeout-us", optarg, "1 to 60000000 us");
+			o->timeout_us = ns_arg_u64("--timeout-us", optarg, 1, 60000000, "1 to 60000000 us");
 			tmo = true;
 			break;
 		case 'o':
 			o->out = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
-			exit(2);
+			ns_help_or_bad(c);
 		}
 	}
-	if (optind < argc)
-		bad("argument", argv[optind], "options only");
-	if (!o->a.role_set || !o->a.dev || !o->a.shm || o->mode == UROCE_REL__COUNT || !o->size || !o->count) {
-		fprintf(stderr, "be_fct: --role, --dev, --shm, --mode, --size and --count are required\n");
-		usage(stderr);
-		exit(2);
-	}
+	ns_args_end(argc, argv,
+	            !o->a.role_set || !o->a.dev || !o->a.shm || o->mode == UROCE_REL__COUNT || !o->size || !o->count,
+	            "--role, --dev, --shm, --mode, --size and --count");
 	if (o->warmup_ns && o->mode != UROCE_REL_BE)
-		bad("--warmup-ns", "(given)", "with --mode be only");
+		ns_bad("--warmup-ns", "(given)", "with --mode be only");
 	if (tmo && (o->mode != UROCE_REL_BE || o->warmup_ns))
-		bad("--timeout-us", "(given)", "with --mode be and without --warmup-ns (which sets the deadline)");
+		ns_bad("--timeout-us", "(given)", "with --mode be and without --warmup-ns (which sets the deadline)");
 }
 
 static struct uroce_tmo *be_group(struct ns_end *e, const struct fct_opts *o)
@@ -374,7 +355,7 @@ static void run_receiver(struct ns_end *e, struct fct_shm *s, uint8_t *buf, cons
 int main(int argc, char **argv)
 {
 	struct fct_opts o;
-	struct uroce_rel_attr rel = { 0 };
+	struct ns_qp_opts q = { 0 };
 	struct fct_shm *s;
 	struct ns_end e;
 	struct uroce_tmo *g;
@@ -387,12 +368,15 @@ int main(int argc, char **argv)
 	if (posix_memalign((void **)&buf, 4096, o.size))
 		ns_die("cannot allocate %" PRIu64 " bytes", o.size);
 	memset(buf, 0, o.size);
-	rel.reliability = o.mode;
+	q.rel.reliability = o.mode;
 	if (o.mode == UROCE_REL_BE)
-		rel.timeout_us = (uint32_t)o.timeout_us;
+		q.rel.timeout_us = (uint32_t)o.timeout_us;
 	/* one message in flight: small queues */
-	ns_open(&e, &s->h, o.a.role, o.a.dev, buf, o.size, 4, 4, 16, &rel);
-	ns_connect(&e, 30, (uint8_t)o.a.rc_timeout);
+	q.sq = q.rq = 4;
+	q.cqe = 16;
+	q.rc_timeout = (uint8_t)o.a.rc_timeout;
+	ns_open(&e, &s->h, o.a.role, o.a.dev, buf, o.size, &q);
+	ns_connect(&e, &q, 30);
 	g = o.mode == UROCE_REL_BE ? be_group(&e, &o) : NULL;
 	if (o.mode == UROCE_REL_BE)
 		deadline_ns = g ? uroce_tmo_timeout_ns(g) : o.timeout_us * 1000;

@@ -132,27 +132,6 @@ static struct ff_shm *shm;
 static struct ff_rec *recs;
 static uint64_t nrecs;
 
-static void ff_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void ff_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "fab_flows: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	if (shm)
-		ns_put(&shm->failed, 1);
-	exit(1);
-}
-
-static void ff_fail_rc(int rc, const char *what)
-{
-	ff_fail("%s: %s%s%s", what, uroce_strerror(rc), *uroce_last_error() ? ": " : "", uroce_last_error());
-}
-
 static void bad(const char *opt, const char *val, const char *accepted)
 {
 	fprintf(stderr, "fab_flows: %s '%s': accepted: %s\n", opt, val, accepted);
@@ -294,7 +273,7 @@ static void progress(struct uroce_context *ctx)
 	int rc = uroce_progress(ctx);
 
 	if (rc < 0)
-		ff_fail_rc(rc, "transport");
+		ns_die_rc(rc, "transport");
 }
 
 /* wait until *w >= v, progressing meanwhile; a failure anywhere ends us */
@@ -308,9 +287,9 @@ static void wait_ge(struct uroce_context *ctx, const uint32_t *w, uint32_t v, co
 		progress(ctx);
 		if ((k & 63) == 0) {
 			if (ns_get(&shm->failed))
-				ff_fail("another host failed (its log says why)");
+				ns_die("another host failed (its log says why)");
 			if (ns_now_ns() > end)
-				ff_fail("%s: not within %llu s", what, FF_CONNECT_WAIT_NS / 1000000000ull);
+				ns_die("%s: not within %llu s", what, FF_CONNECT_WAIT_NS / 1000000000ull);
 			if (k > 4096)
 				usleep(100);
 		}
@@ -323,7 +302,7 @@ static void qp_connect(struct ff_end *e, const struct ns_info *me, const struct 
 	int rc = ns_qp_to_rts(e->qp, me, peer, rc_timeout, &stage);
 
 	if (rc)
-		ff_fail_rc(rc, stage);
+		ns_die_rc(rc, stage);
 }
 
 static void post(struct ff_end *e, const struct ns_info *peer, uint32_t lkey, uint64_t now)
@@ -349,7 +328,7 @@ static void post(struct ff_end *e, const struct ns_info *peer, uint32_t lkey, ui
 	e->rd_post[e->next_seq % FF_MAX_DEPTH] = ns_run_delay_ns();
 	rc = uroce_post_send(e->qp, &wr, NULL);
 	if (rc)
-		ff_fail_rc(rc, "post_send");
+		ns_die_rc(rc, "post_send");
 	e->next_seq++;
 	e->out++;
 }
@@ -383,7 +362,7 @@ static void report_sender(const struct ff_opts *o, const struct ff_end *e, doubl
 	unsigned used = 0, npaths = o->path.npaths ? o->path.npaths : 1;
 
 	if (!v)
-		ff_fail("out of memory");
+		ns_die("out of memory");
 	for (uint64_t i = 0; i < nrecs; i++)
 		if (recs[i].flow == e->id) {
 			v[n++] = recs[i].fct;
@@ -448,16 +427,17 @@ int main(int argc, char **argv)
 	ns_name = "fab_flows";
 	parse(&o, argc, argv);
 	shm = ns_map(o.shm, sizeof(*shm));
+	ns_fail_word(&shm->failed);
 	if (shm->magic && (shm->magic != FF_MAGIC || shm->nflows != o.nflows || shm->nhosts != o.nhosts))
-		ff_fail("%s belongs to another run (other flows or hosts)", o.shm);
+		ns_die("%s belongs to another run (other flows or hosts)", o.shm);
 	shm->magic = FF_MAGIC; /* every host writes the same values */
 	shm->nflows = o.nflows;
 	shm->nhosts = o.nhosts;
 	if (o.out && !(out = fopen(o.out, "w")))
-		ff_fail("cannot write %s: %s", o.out, strerror(errno));
+		ns_die("cannot write %s: %s", o.out, strerror(errno));
 	recs = calloc(FF_MAX_RECORDS, sizeof(*recs));
 	if (!recs)
-		ff_fail("out of memory for the message records");
+		ns_die("out of memory for the message records");
 	prctl(PR_SET_TIMERSLACK, 1000ul);
 
 	/* this host's ends and their buffers: depth messages per sender, and
@@ -480,10 +460,10 @@ int main(int argc, char **argv)
 			total += e->slot_bytes * e->nslots;
 		}
 	if (!nends)
-		ff_fail("host %u has no flow", o.host);
+		ns_die("host %u has no flow", o.host);
 	buf = aligned_alloc(4096, (total + 4095) & ~4095ull);
 	if (!buf)
-		ff_fail("out of memory for %" PRIu64 " bytes of buffers", total);
+		ns_die("out of memory for %" PRIu64 " bytes of buffers", total);
 	memset(buf, 0x5a, total);
 	for (unsigned k = 0; k < nends; k++) {
 		ends[k].buf = buf + off;
@@ -494,17 +474,17 @@ int main(int argc, char **argv)
 	ca.mode = UROCE_ENGINE_EMBEDDED;
 	ca.engine_cpu = -1;
 	if ((rc = uroce_context_create(&ctx, &ca)) != 0)
-		ff_fail_rc(rc, o.dev);
+		ns_die_rc(rc, o.dev);
 	if ((rc = uroce_query_port(ctx, 1, &pa)) != 0)
-		ff_fail_rc(rc, "query_port");
+		ns_die_rc(rc, "query_port");
 	if ((rc = uroce_query_gid(ctx, 1, FF_GID_INDEX, gid)) != 0)
-		ff_fail_rc(rc, "the port has no IPv4 GID (index 1)");
+		ns_die_rc(rc, "the port has no IPv4 GID (index 1)");
 	if ((rc = uroce_pd_alloc(ctx, &pd)) != 0)
-		ff_fail_rc(rc, "pd_alloc");
+		ns_die_rc(rc, "pd_alloc");
 	if ((rc = uroce_mr_reg(pd, buf, total, UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE, &mr)) != 0)
-		ff_fail_rc(rc, "mr_reg");
+		ns_die_rc(rc, "mr_reg");
 	if ((rc = uroce_cq_create(ctx, 4096, &scq)) != 0 || (rc = uroce_cq_create(ctx, 64, &rcq)) != 0)
-		ff_fail_rc(rc, "cq_create");
+		ns_die_rc(rc, "cq_create");
 	for (unsigned k = 0; k < nends; k++) {
 		struct ff_end *e = &ends[k];
 		struct ns_info *me = &shm->end[e->id][e->role];
@@ -524,18 +504,20 @@ int main(int argc, char **argv)
 			ia.cc = o.cc;
 		}
 		if ((rc = uroce_qp_create(pd, &ia, &e->qp)) != 0)
-			ff_fail_rc(rc, "qp_create");
+			ns_die_rc(rc, "qp_create");
 		a.qp_state = UROCE_QPS_INIT;
 		a.port_num = 1;
 		a.qp_access_flags = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE;
 		rc = uroce_qp_modify(e->qp, &a, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS);
 		if (rc)
-			ff_fail_rc(rc, "QP to INIT");
+			ns_die_rc(rc, "QP to INIT");
 		me->qpn = uroce_qp_num(e->qp);
+		me->token = uroce_qp_token(e->qp);
 		me->psn = 1000u + 7919u * e->id + 104729u * (unsigned)e->role;
-		memcpy(me->gid, gid, 16);
+		me->nports = 1;
+		memcpy(me->gid[0], gid, 16);
 		me->rkey = mr->rkey;
-		me->active_mtu = (uint32_t)pa.active_mtu;
+		me->active_mtu[0] = (uint32_t)pa.active_mtu;
 		me->addr = (uint64_t)(uintptr_t)e->buf;
 		me->len = e->slot_bytes * e->nslots;
 		__atomic_add_fetch(&shm->ready, 1, __ATOMIC_RELEASE);
@@ -569,10 +551,10 @@ int main(int argc, char **argv)
 
 		work = uroce_progress(ctx);
 		if (work < 0)
-			ff_fail_rc(work, "transport");
+			ns_die_rc(work, "transport");
 		n = uroce_poll_cq(scq, FF_POLL, wc);
 		if (n < 0)
-			ff_fail_rc(n, "poll_cq");
+			ns_die_rc(n, "poll_cq");
 		for (int i = 0; i < n; i++) {
 			unsigned id = (unsigned)(wc[i].wr_id >> 48);
 			uint64_t seq = wc[i].wr_id & ((1ull << 48) - 1);
@@ -585,10 +567,10 @@ int main(int argc, char **argv)
 			if (e && wc[i].status != UROCE_WC_SUCCESS)
 				report_sender(&o, e, 0); /* its counters say why */
 			if (!e || wc[i].status != UROCE_WC_SUCCESS)
-				ff_fail("flow %u: completion %s (vendor_err %u)", id, uroce_wc_status_str(wc[i].status),
+				ns_die("flow %u: completion %s (vendor_err %u)", id, uroce_wc_status_str(wc[i].status),
 				        wc[i].vendor_err);
 			if (seq != e->done_seq)
-				ff_fail("flow %u: completion of message %" PRIu64 ", expected %" PRIu64, id, seq, e->done_seq);
+				ns_die("flow %u: completion of message %" PRIu64 ", expected %" PRIu64, id, seq, e->done_seq);
 			tp = e->t_post[seq % FF_MAX_DEPTH];
 			e->done_seq++;
 			e->out--;
@@ -631,11 +613,11 @@ int main(int argc, char **argv)
 				}
 			}
 			if (ns_get(&shm->failed))
-				ff_fail("another host failed (its log says why)");
+				ns_die("another host failed (its log says why)");
 			if (ns_get(&shm->done) >= o.nflows)
 				break;
 			if (now > hard_end)
-				ff_fail("the senders did not finish within --max-sec %.0f s (%u of %u done)", o.max_sec,
+				ns_die("the senders did not finish within --max-sec %.0f s (%u of %u done)", o.max_sec,
 				        ns_get(&shm->done), o.nflows);
 		}
 		if (n || work) {

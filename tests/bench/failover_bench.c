@@ -65,25 +65,25 @@
 #define FB_WARM_NS 300000000ull
 
 struct fb_shm {
-	struct fo_hdr h;
+	struct ns_hdr h;
 	uint32_t done __attribute__((aligned(64))); /* sender: finished, the receiver may go */
 };
 
 enum fb_mode { FB_TIME, FB_TPUT };
 
 struct fb_opts {
-	enum fo_role role;
-	bool role_set, rel_set;
+	struct ns_args a; /* --role, --dev, --shm, --max-sec, --rc-timeout */
+	bool rel_set;
 	enum fb_mode mode;
-	const char *dev, *shm, *sw, *csv;
-	struct fo_qp_opts q;
+	const char *sw, *csv;
+	struct ns_qp_opts q;
 	uint64_t trials, msg, depth, bin_ms;
-	double duration, fail_at, recover_at, max_sec;
+	double duration, fail_at, recover_at;
 };
 
 /* The sender's stream of WRITEs. */
 struct fb_stream {
-	struct fo_end *e;
+	struct ns_end *e;
 	const struct fb_opts *o;
 	uint8_t *buf;
 	uint64_t posted, completed, bytes;
@@ -100,23 +100,22 @@ static void usage(FILE *f)
 static void parse(int argc, char **argv, struct fb_opts *o)
 {
 	static const struct option lo[] = {
-		{ "role", required_argument, NULL, 'r' },       { "dev", required_argument, NULL, 'd' },
-		{ "shm", required_argument, NULL, 'f' },        { "rel", required_argument, NULL, 'm' },
-		{ "mode", required_argument, NULL, 'M' },       { "switch", required_argument, NULL, 's' },
-		{ "trials", required_argument, NULL, 'n' },     { "msg", required_argument, NULL, 'b' },
-		{ "depth", required_argument, NULL, 'q' },      { "duration", required_argument, NULL, 'u' },
-		{ "fail-at", required_argument, NULL, 'a' },    { "recover-at", required_argument, NULL, 'A' },
-		{ "bin-ms", required_argument, NULL, 'B' },     { "csv", required_argument, NULL, 'c' },
-		{ "max-sec", required_argument, NULL, 'D' },    { "rc-timeout", required_argument, NULL, 'T' },
-		{ "rto-min-us", required_argument, NULL, 'R' }, { "rto-fail", required_argument, NULL, 'F' },
-		{ "help", no_argument, NULL, 'h' },             { NULL, 0, NULL, 0 },
+		NS_ARGS_OPTIONS, NS_ARGS_RC_TIMEOUT_OPTION,
+		{ "rel", required_argument, NULL, 'm' }, { "mode", required_argument, NULL, 'M' },
+		{ "switch", required_argument, NULL, 's' }, { "trials", required_argument, NULL, 'n' },
+		{ "msg", required_argument, NULL, 'b' }, { "depth", required_argument, NULL, 'q' },
+		{ "duration", required_argument, NULL, 'u' }, { "fail-at", required_argument, NULL, 'a' },
+		{ "recover-at", required_argument, NULL, 'A' }, { "bin-ms", required_argument, NULL, 'B' },
+		{ "csv", required_argument, NULL, 'c' }, { "rto-min-us", required_argument, NULL, 'R' },
+		{ "rto-fail", required_argument, NULL, 'F' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
-	fo_args_init("failover_bench", usage);
+	ns_args_init("failover_bench", usage);
 	memset(o, 0, sizeof(*o));
 	o->q.fo.nbackups = 1;
-	o->q.rc_timeout = 12;
+	o->a.rc_timeout = 12;
 	o->trials = 100;
 	o->msg = 65536;
 	o->depth = 16;
@@ -124,19 +123,11 @@ static void parse(int argc, char **argv, struct fb_opts *o)
 	o->duration = 3;
 	o->fail_at = 1;
 	o->recover_at = 2;
-	o->max_sec = 600;
+	o->a.max_sec = 600;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (ns_common_option(&o->a, c, optarg, ns_bad))
+			continue;
 		switch (c) {
-		case 'r':
-			o->role = fo_arg_role(optarg);
-			o->role_set = true;
-			break;
-		case 'd':
-			o->dev = optarg;
-			break;
-		case 'f':
-			o->shm = optarg;
-			break;
 		case 'm':
 			o->q.rel.reliability = fo_arg_rel(optarg);
 			o->rel_set = true;
@@ -147,19 +138,19 @@ static void parse(int argc, char **argv, struct fb_opts *o)
 			else if (!strcmp(optarg, "tput"))
 				o->mode = FB_TPUT;
 			else
-				fo_arg_bad("--mode", optarg, "time or tput");
+				ns_bad("--mode", optarg, "time or tput");
 			break;
 		case 's':
 			o->sw = optarg;
 			break;
 		case 'n':
-			o->trials = fo_arg_u64("--trials", optarg, 1, FB_MAX_TRIALS, "1 to 10000");
+			o->trials = ns_arg_u64("--trials", optarg, 1, FB_MAX_TRIALS, "1 to 10000");
 			break;
 		case 'b':
-			o->msg = fo_arg_u64("--msg", optarg, 64, 16u << 20, "64 to 16m bytes");
+			o->msg = ns_arg_u64("--msg", optarg, 64, 16u << 20, "64 to 16m bytes");
 			break;
 		case 'q':
-			o->depth = fo_arg_u64("--depth", optarg, 1, 1024, "1 to 1024 WRITEs");
+			o->depth = ns_arg_u64("--depth", optarg, 1, 1024, "1 to 1024 WRITEs");
 			break;
 		case 'u':
 			o->duration = fo_arg_secs("--duration", optarg);
@@ -171,46 +162,32 @@ static void parse(int argc, char **argv, struct fb_opts *o)
 			o->recover_at = fo_arg_secs("--recover-at", optarg);
 			break;
 		case 'B':
-			o->bin_ms = fo_arg_u64("--bin-ms", optarg, 1, 1000, "1 to 1000 ms");
+			o->bin_ms = ns_arg_u64("--bin-ms", optarg, 1, 1000, "1 to 1000 ms");
 			break;
 		case 'c':
 			o->csv = optarg;
 			break;
-		case 'D':
-			o->max_sec = fo_arg_secs("--max-sec", optarg);
-			break;
-		case 'T':
-			o->q.rc_timeout = (uint8_t)fo_arg_u64("--rc-timeout", optarg, 1, 31, "1 to 31 (4.096 us x 2^T)");
-			break;
 		case 'R':
-			o->q.rel.rto_min_us = (uint32_t)fo_arg_u64("--rto-min-us", optarg, 1, 10000000, "1 to 10000000 us");
+			o->q.rel.rto_min_us = (uint32_t)ns_arg_u64("--rto-min-us", optarg, 1, 10000000, "1 to 10000000 us");
 			break;
 		case 'F':
-			o->q.fo.rto_fail = (uint8_t)fo_arg_u64("--rto-fail", optarg, 1, 255, "1 to 255 timeouts");
+			o->q.fo.rto_fail = (uint8_t)ns_arg_u64("--rto-fail", optarg, 1, 255, "1 to 255 timeouts");
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
-			exit(2);
+			ns_help_or_bad(c);
 		}
 	}
-	if (optind < argc)
-		fo_arg_bad("argument", argv[optind], "options only");
-	if (!o->role_set || !o->dev || !o->shm || !o->rel_set) {
-		fprintf(stderr, "failover_bench: --role, --dev, --shm and --rel are required\n");
-		usage(stderr);
-		exit(2);
-	}
-	if (o->role == FO_SENDER && !o->sw)
-		fo_arg_bad("--switch", "(none)", "NSPATH:IF, the bridge port to take down (the sender needs it)");
-	if (o->role == FO_SENDER && o->mode == FB_TPUT && !o->csv)
-		fo_arg_bad("--csv", "(none)", "a file for the time series (--mode tput needs it)");
+	o->q.rc_timeout = (uint8_t)o->a.rc_timeout;
+	ns_args_end(argc, argv, !o->a.role_set || !o->a.dev || !o->a.shm || !o->rel_set,
+	            "--role, --dev, --shm and --rel");
+	if (o->a.role == NS_SENDER && !o->sw)
+		ns_bad("--switch", "(none)", "NSPATH:IF, the bridge port to take down (the sender needs it)");
+	if (o->a.role == NS_SENDER && o->mode == FB_TPUT && !o->csv)
+		ns_bad("--csv", "(none)", "a file for the time series (--mode tput needs it)");
 	if (!(o->fail_at < o->recover_at && o->recover_at < o->duration))
-		fo_arg_bad("--fail-at/--recover-at", "", "fail-at < recover-at < duration");
+		ns_bad("--fail-at/--recover-at", "", "fail-at < recover-at < duration");
 	if (o->duration * 1000 / (double)o->bin_ms > FB_MAX_BINS)
-		fo_arg_bad("--bin-ms", "", "at most 100000 bins over --duration");
+		ns_bad("--bin-ms", "", "at most 100000 bins over --duration");
 	o->q.rel.ordering = UROCE_ORDER_ORDERED;
 	o->q.sq = (uint32_t)o->depth;
 	o->q.rq = 16;
@@ -219,7 +196,7 @@ static void parse(int argc, char **argv, struct fb_opts *o)
 
 static void post_write(struct fb_stream *s)
 {
-	const struct fo_info *peer = &s->e->h->info[FO_RECEIVER];
+	const struct ns_info *peer = &s->e->h->info[NS_RECEIVER];
 	uint64_t slot = s->posted % s->o->depth;
 	struct uroce_sge sge = { (uint64_t)(uintptr_t)(s->buf + slot * s->o->msg), (uint32_t)s->o->msg,
 		                 s->e->mr->lkey };
@@ -234,7 +211,7 @@ static void post_write(struct fb_stream *s)
 	wr.wr.rdma.remote_addr = peer->addr + slot * s->o->msg;
 	wr.wr.rdma.rkey = peer->rkey;
 	if ((rc = uroce_post_send(s->e->qp, &wr, &badwr)) != 0)
-		fo_die_rc(rc, "post_send");
+		ns_die_rc(rc, "post_send");
 	s->posted++;
 }
 
@@ -244,15 +221,15 @@ static void pump(struct fb_stream *s)
 	struct uroce_wc wc[FB_POLL_BATCH];
 	int n;
 
-	fo_progress(s->e);
+	ns_progress(s->e);
 	n = uroce_poll_cq(s->e->scq, FB_POLL_BATCH, wc);
 	if (n < 0)
-		fo_die_rc(n, "poll_cq");
+		ns_die_rc(n, "poll_cq");
 	for (int i = 0; i < n; i++) {
 		if (wc[i].status != UROCE_WC_SUCCESS)
-			fo_die("WRITE %" PRIu64 " failed: %s", wc[i].wr_id, uroce_wc_status_str(wc[i].status));
+			ns_die("WRITE %" PRIu64 " failed: %s", wc[i].wr_id, uroce_wc_status_str(wc[i].status));
 		if (wc[i].wr_id != s->completed)
-			fo_die("completion out of order: wanted %" PRIu64 ", got %" PRIu64, s->completed, wc[i].wr_id);
+			ns_die("completion out of order: wanted %" PRIu64 ", got %" PRIu64, s->completed, wc[i].wr_id);
 		s->completed++;
 		s->bytes += s->o->msg;
 	}
@@ -265,7 +242,7 @@ typedef bool (*fb_cond)(const struct uroce_failover_info *fi, const void *arg);
 static int pump_until(struct fb_stream *s, fb_cond cond, const void *arg, uint64_t timeout_ns,
                       struct uroce_failover_info *fi)
 {
-	uint64_t end = fo_now_ns() + timeout_ns;
+	uint64_t end = ns_now_ns() + timeout_ns;
 
 	for (unsigned turn = 0;; turn++) {
 		pump(s);
@@ -273,8 +250,8 @@ static int pump_until(struct fb_stream *s, fb_cond cond, const void *arg, uint64
 		if (cond(fi, arg))
 			return 0;
 		if (turn % 64 == 0) {
-			fo_check_peer(s->e);
-			if (fo_now_ns() > end)
+			ns_check_peer(s->e);
+			if (ns_now_ns() > end)
 				return -ETIMEDOUT;
 		}
 	}
@@ -282,11 +259,11 @@ static int pump_until(struct fb_stream *s, fb_cond cond, const void *arg, uint64
 
 static void pump_for(struct fb_stream *s, uint64_t ns)
 {
-	uint64_t end = fo_now_ns() + ns;
+	uint64_t end = ns_now_ns() + ns;
 
-	while (fo_now_ns() < end)
+	while (ns_now_ns() < end)
 		pump(s);
-	fo_check_peer(s->e);
+	ns_check_peer(s->e);
 }
 
 struct fb_mark {
@@ -350,26 +327,26 @@ static void run_time(struct fb_stream *s, const struct fo_ifctl *sw)
 	unsigned by_link = 0;
 
 	if (!sw_ns || !det_ns || !io_ns || !fb_ns)
-		fo_die("out of memory");
+		ns_die("out of memory");
 	pump_for(s, FB_WARM_NS);
 	for (unsigned k = 0; k < n; k++) {
 		const char *cause;
 		uint64_t t1, c0;
 
 		if (pump_until(s, on_primary, NULL, FB_FAILBACK_WAIT_NS, &fi))
-			fo_die("trial %u: the QP is not back on member 0 with both up", k);
+			ns_die("trial %u: the QP is not back on member 0 with both up", k);
 		c0 = s->completed;
 		pump_for(s, FB_STEADY_NS);
 		if (s->completed == c0)
-			fo_die("trial %u: no WRITE completed in %.0f ms on member 0", k, FB_STEADY_NS / 1e6);
+			ns_die("trial %u: no WRITE completed in %.0f ms on member 0", k, FB_STEADY_NS / 1e6);
 		fo_info(s->e, &fi);
 		m.failovers = fi.failovers;
 		m.failbacks = fi.failbacks;
-		m.t0 = fo_now_ns();
+		m.t0 = ns_now_ns();
 		fo_ifctl_set(sw, false);
-		t1 = fo_now_ns();
+		t1 = ns_now_ns();
 		if (pump_until(s, switched, &m, FB_SWITCH_WAIT_NS, &fi))
-			fo_die("trial %u: no failover within %.0f s of the link down", k, FB_SWITCH_WAIT_NS / 1e9);
+			ns_die("trial %u: no failover within %.0f s of the link down", k, FB_SWITCH_WAIT_NS / 1e9);
 		cause = uroce_fo_cause_str(fi.last_cause);
 		if (fi.last_cause == UROCE_FO_CAUSE_LINK)
 			by_link++;
@@ -378,10 +355,10 @@ static void run_time(struct fb_stream *s, const struct fo_ifctl *sw)
 		det_ns[k] = fi.last_fail_ns > m.t0 ? fi.last_fail_ns - m.t0 : 0;
 		c0 = s->completed;
 		pump_for(s, FB_STEADY_NS);
-		m.t0 = fo_now_ns();
+		m.t0 = ns_now_ns();
 		fo_ifctl_set(sw, true);
 		if (pump_until(s, failed_back, &m, FB_FAILBACK_WAIT_NS, &fi))
-			fo_die("trial %u: no fail-back within %.0f s of the link's return", k, FB_FAILBACK_WAIT_NS / 1e9);
+			ns_die("trial %u: no fail-back within %.0f s of the link's return", k, FB_FAILBACK_WAIT_NS / 1e9);
 		fb_ns[k] = fi.last_switch_tx_ns - m.t0;
 		printf("failover_bench trial=%u ioctl_us=%.1f detect_us=%.1f switch_us=%.1f cause=%s failback_ms=%.1f "
 		       "backup_writes=%" PRIu64 "\n",
@@ -413,26 +390,26 @@ static void run_tput(struct fb_stream *s, const struct fo_ifctl *sw)
 	FILE *f;
 
 	if (!bytes)
-		fo_die("out of memory");
+		ns_die("out of memory");
 	pump_for(s, FB_WARM_NS);
 	if (pump_until(s, on_primary, NULL, FB_FAILBACK_WAIT_NS, &f0))
-		fo_die("the QP is not on member 0 with both up before the run");
-	t_start = fo_now_ns();
+		ns_die("the QP is not on member 0 with both up before the run");
+	t_start = ns_now_ns();
 	s->bytes = 0;
 	for (unsigned turn = 0;; turn++) {
-		uint64_t now = fo_now_ns(), t = now - t_start;
+		uint64_t now = ns_now_ns(), t = now - t_start;
 
 		while (b < nbins && t >= (uint64_t)(b + 1) * bin_ns)
 			bytes[b++] = s->bytes; /* cumulative at the bin's end */
 		if (t >= dur_ns)
 			break;
 		if (!down && t >= fail_ns) {
-			t_down = fo_now_ns();
+			t_down = ns_now_ns();
 			fo_ifctl_set(sw, false);
 			down = true;
 		}
 		if (down && !up && t >= rec_ns) {
-			t_up = fo_now_ns();
+			t_up = ns_now_ns();
 			fo_ifctl_set(sw, true);
 			up = true;
 		}
@@ -445,12 +422,12 @@ static void run_tput(struct fb_stream *s, const struct fo_ifctl *sw)
 		if (up && !t_fb && fi.failbacks > f0.failbacks && fi.active == 0 && fi.last_switch_tx_ns >= t_up)
 			t_fb = fi.last_switch_tx_ns;
 		if (turn % 64 == 0)
-			fo_check_peer(s->e);
+			ns_check_peer(s->e);
 	}
 	while (b < nbins)
 		bytes[b++] = s->bytes;
 	if (!(f = fopen(o->csv, "w")))
-		fo_die("cannot write %s: %s", o->csv, strerror(errno));
+		ns_die("cannot write %s: %s", o->csv, strerror(errno));
 #define FB_EV(name, t) \
 	if (t)         \
 		fprintf(f, "# event,%s,%.3f\n", name, (double)((t) - t_start) / 1e6)
@@ -474,31 +451,31 @@ static void run_tput(struct fb_stream *s, const struct fo_ifctl *sw)
 	       t_sw ? (double)(t_sw - t_start) / 1e6 : -1.0, (double)(t_up - t_start) / 1e6,
 	       t_fb ? (double)(t_fb - t_start) / 1e6 : -1.0);
 	if (!t_sw)
-		fo_die("no failover after the link went down");
+		ns_die("no failover after the link went down");
 	if (!t_fb)
-		fo_die("no fail-back after the link came back within the run");
+		ns_die("no fail-back after the link came back within the run");
 	free(bytes);
 }
 
 static void drain(struct fb_stream *s)
 {
-	uint64_t end = fo_now_ns() + FB_SWITCH_WAIT_NS;
+	uint64_t end = ns_now_ns() + FB_SWITCH_WAIT_NS;
 	struct uroce_wc wc[FB_POLL_BATCH];
 
 	while (s->completed < s->posted) {
 		int n;
 
-		fo_progress(s->e);
+		ns_progress(s->e);
 		n = uroce_poll_cq(s->e->scq, FB_POLL_BATCH, wc);
 		if (n < 0)
-			fo_die_rc(n, "poll_cq");
+			ns_die_rc(n, "poll_cq");
 		for (int i = 0; i < n; i++) {
 			if (wc[i].status != UROCE_WC_SUCCESS)
-				fo_die("WRITE %" PRIu64 " failed: %s", wc[i].wr_id, uroce_wc_status_str(wc[i].status));
+				ns_die("WRITE %" PRIu64 " failed: %s", wc[i].wr_id, uroce_wc_status_str(wc[i].status));
 			s->completed++;
 		}
-		if (fo_now_ns() > end)
-			fo_die("the last WRITEs did not complete");
+		if (ns_now_ns() > end)
+			ns_die("the last WRITEs did not complete");
 	}
 }
 
@@ -506,49 +483,49 @@ int main(int argc, char **argv)
 {
 	struct uroce_failover_info fi;
 	struct fb_opts o;
-	struct fo_end e;
+	struct ns_end e;
 	struct fb_shm *x;
 	char info[256];
 	uint8_t *buf;
 	size_t len;
 
-	fo_prog = "failover_bench";
+	ns_name = "failover_bench";
 	parse(argc, argv, &o);
 	len = o.depth * o.msg;
 	if (!(buf = aligned_alloc(4096, (len + 4095) / 4096 * 4096)))
-		fo_die("cannot allocate %zu bytes", len);
+		ns_die("cannot allocate %zu bytes", len);
 	memset(buf, 0x5a, len);
-	x = fo_map(o.shm, sizeof(*x));
-	fo_open(&e, &x->h, o.role, o.dev, buf, len, &o.q);
-	fo_connect(&e, &o.q, 30);
-	if (o.role == FO_SENDER) {
+	x = ns_map(o.a.shm, sizeof(*x));
+	fo_open(&e, &x->h, o.a.role, o.a.dev, buf, len, &o.q);
+	ns_connect(&e, &o.q, 30);
+	if (o.a.role == NS_SENDER) {
 		struct fb_stream s = { .e = &e, .o = &o, .buf = buf };
 		struct fo_ifctl sw;
 
 		fo_ifctl_open(&sw, o.sw);
 		if (!fo_ifctl_up(&sw))
-			fo_die("%s is down before the run", sw.ifname);
+			ns_die("%s is down before the run", sw.ifname);
 		if (o.mode == FB_TIME)
 			run_time(&s, &sw);
 		else
 			run_tput(&s, &sw);
 		drain(&s);
-		fo_put(&x->done, 1);
+		ns_put(&x->done, 1);
 	} else {
-		uint64_t end = fo_now_ns() + (uint64_t)(o.max_sec * 1e9);
+		uint64_t end = ns_now_ns() + (uint64_t)(o.a.max_sec * 1e9);
 
-		for (unsigned turn = 0; !fo_get(&x->done); turn++) {
-			fo_progress(&e);
+		for (unsigned turn = 0; !ns_get(&x->done); turn++) {
+			ns_progress(&e);
 			if (turn % 64 == 0) {
-				fo_check_peer(&e);
-				if (fo_now_ns() > end)
-					fo_die("ran past --max-sec %.0f", o.max_sec);
+				ns_check_peer(&e);
+				if (ns_now_ns() > end)
+					ns_die("ran past --max-sec %.0f", o.a.max_sec);
 			}
 		}
 	}
 	fo_info(&e, &fi);
 	printf("failover_bench %s final %s\n", e.name, fo_info_str(&fi, e.has_fo, info, sizeof(info)));
-	fo_close(&e);
+	ns_close(&e);
 	free(buf);
 	return 0;
 }

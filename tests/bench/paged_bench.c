@@ -71,46 +71,39 @@ static void usage(FILE *f)
 	           "                   [--pages 4k,8k,...] [--reps N] [--seed S] [--max-sec S] [--rc-timeout T]\n");
 }
 
-static void bad(const char *opt, const char *val, const char *accepted)
-{
-	fprintf(stderr, "paged_bench: %s '%s': accepted %s\n", opt, val, accepted);
-	usage(stderr);
-	exit(2);
-}
-
 static void parse_pages(struct pb_opts *o, const char *arg)
 {
 	char buf[256], *save = NULL, *tok;
 
 	if (strlen(arg) >= sizeof(buf))
-		bad("--pages", arg, "a list shorter than 256 characters");
+		ns_bad("--pages", arg, "a list shorter than 256 characters");
 	strcpy(buf, arg);
 	o->npages_list = 0;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		uint64_t v;
 
 		if (o->npages_list == PB_MAX_PAGES_LIST)
-			bad("--pages", arg, "at most 16 page sizes");
+			ns_bad("--pages", arg, "at most 16 page sizes");
 		if (ns_parse_u64(tok, PB_STAMP, 16u << 20, &v) || v % PB_STAMP)
-			bad("--pages", tok, "page sizes that are multiples of 4096 from 4k to 16m");
+			ns_bad("--pages", tok, "page sizes that are multiples of 4096 from 4k to 16m");
 		o->pages[o->npages_list++] = v;
 	}
 	if (!o->npages_list)
-		bad("--pages", arg, "a comma-separated list of page sizes");
+		ns_bad("--pages", arg, "a comma-separated list of page sizes");
 }
 
 static void parse(int argc, char **argv, struct pb_opts *o)
 {
 	static const struct option lo[] = {
-		{ "role", required_argument, NULL, 'r' },  { "dev", required_argument, NULL, 'd' },
-		{ "shm", required_argument, NULL, 'f' },   { "mode", required_argument, NULL, 'm' },
-		{ "total", required_argument, NULL, 't' }, { "pages", required_argument, NULL, 'p' },
-		{ "reps", required_argument, NULL, 'n' },  { "seed", required_argument, NULL, 's' },
-		{ "max-sec", required_argument, NULL, 'D' }, { "rc-timeout", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },        { NULL, 0, NULL, 0 },
+		NS_ARGS_OPTIONS, NS_ARGS_RC_TIMEOUT_OPTION,
+		{ "mode", required_argument, NULL, 'm' }, { "total", required_argument, NULL, 't' },
+		{ "pages", required_argument, NULL, 'p' }, { "reps", required_argument, NULL, 'n' },
+		{ "seed", required_argument, NULL, 's' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
+	ns_args_init("paged_bench", usage);
 	memset(o, 0, sizeof(*o));
 	o->mode = UROCE_REL__COUNT;
 	o->total = 64u << 20;
@@ -120,51 +113,40 @@ static void parse(int argc, char **argv, struct pb_opts *o)
 	o->a.rc_timeout = 14;
 	parse_pages(o, "4k,8k,16k,32k,64k,128k,256k,512k,1m");
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		if (ns_common_option(&o->a, c, optarg, bad))
+		if (ns_common_option(&o->a, c, optarg, ns_bad))
 			continue;
 		switch (c) {
 		case 'm':
 			if (uroce_reliability_parse(optarg, &o->mode) || (o->mode != UROCE_REL_RC && o->mode != UROCE_REL_SR))
-				bad("--mode", optarg, "rc or sr (rel.imm_counter takes rc, sr or ec; be cannot count)");
+				ns_bad("--mode", optarg, "rc or sr (rel.imm_counter takes rc, sr or ec; be cannot count)");
 			break;
 		case 't':
 			if (ns_parse_u64(optarg, PB_STAMP, 1u << 30, &o->total) || o->total % PB_STAMP)
-				bad("--total", optarg, "a multiple of 4096 from 4k to 1g");
+				ns_bad("--total", optarg, "a multiple of 4096 from 4k to 1g");
 			break;
 		case 'p':
 			parse_pages(o, optarg);
 			break;
 		case 'n':
-			if (ns_parse_u64(optarg, 1, PB_MAX_REPS, &o->reps))
-				bad("--reps", optarg, "1 to 20");
+			o->reps = ns_arg_u64("--reps", optarg, 1, PB_MAX_REPS, "1 to 20");
 			break;
 		case 's':
-			if (ns_parse_u64(optarg, 0, UINT32_MAX, &o->seed))
-				bad("--seed", optarg, "0 to 4294967295");
+			o->seed = ns_arg_u64("--seed", optarg, 0, UINT32_MAX, "0 to 4294967295");
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
-			exit(2);
+			ns_help_or_bad(c);
 		}
 	}
-	if (optind < argc)
-		bad("argument", argv[optind], "options only");
-	if (!o->a.role_set || !o->a.dev || !o->a.shm || o->mode == UROCE_REL__COUNT) {
-		fprintf(stderr, "paged_bench: --role, --dev, --shm and --mode are required\n");
-		usage(stderr);
-		exit(2);
-	}
+	ns_args_end(argc, argv, !o->a.role_set || !o->a.dev || !o->a.shm || o->mode == UROCE_REL__COUNT,
+	            "--role, --dev, --shm and --mode");
 	for (unsigned i = 0; i < o->npages_list; i++) {
 		char v[32];
 
 		snprintf(v, sizeof(v), "%" PRIu64, o->pages[i]);
 		if (o->total % o->pages[i])
-			bad("--pages", v, "page sizes that divide --total");
+			ns_bad("--pages", v, "page sizes that divide --total");
 		if (o->total / o->pages[i] + 16 > PB_QP_MAX_WR)
-			bad("--pages", v, "page sizes of which --total holds at most 32752 (a WR a page)");
+			ns_bad("--pages", v, "page sizes of which --total holds at most 32752 (a WR a page)");
 	}
 }
 
@@ -404,7 +386,7 @@ static void run_receiver(struct ns_end *e, struct pb_shm *s, uint8_t *buf, const
 int main(int argc, char **argv)
 {
 	struct pb_opts o;
-	struct uroce_rel_attr rel = { 0 };
+	struct ns_qp_opts q = { 0 };
 	struct pb_shm *s;
 	struct ns_end e;
 	uint32_t nx, *dst, *src, maxn;
@@ -423,10 +405,14 @@ int main(int argc, char **argv)
 	if (!dst || !src || posix_memalign((void **)&buf, 4096, o.total))
 		ns_die("cannot allocate %" PRIu64 " bytes", o.total);
 	memset(buf, 0, o.total);
-	rel.reliability = o.mode;
-	rel.imm_counter = o.a.role == NS_RECEIVER;
-	ns_open(&e, &s->h, o.a.role, o.a.dev, buf, o.total, o.a.role == NS_SENDER ? maxn + 16 : 4, 4, 64, &rel);
-	ns_connect(&e, 30, (uint8_t)o.a.rc_timeout);
+	q.rel.reliability = o.mode;
+	q.rel.imm_counter = o.a.role == NS_RECEIVER;
+	q.sq = o.a.role == NS_SENDER ? maxn + 16 : 4;
+	q.rq = 4;
+	q.cqe = 64;
+	q.rc_timeout = (uint8_t)o.a.rc_timeout;
+	ns_open(&e, &s->h, o.a.role, o.a.dev, buf, o.total, &q);
+	ns_connect(&e, &q, 30);
 	if (o.a.role == NS_SENDER)
 		run_sender(&e, s, buf, &o, nx, dst, src);
 	else

@@ -106,39 +106,6 @@ struct sb_end {
 	struct uroce_stripe *one, *all;
 };
 
-static struct sb_shm *cur_shm;
-
-/* An initial PSN nobody off-path can predict, as a real peer's. */
-static uint32_t rand_psn(void)
-{
-	uint32_t v;
-
-	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
-		v = (uint32_t)random();
-	return v & 0xffffffu;
-}
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "stripe_bench: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	if (cur_shm)
-		ns_put(&cur_shm->failed, 1);
-	exit(1);
-}
-
-static void die_rc(int rc, const char *what) __attribute__((noreturn));
-static void die_rc(int rc, const char *what)
-{
-	die("%s: %s%s%s", what, uroce_strerror(rc), *uroce_last_error() ? ": " : "", uroce_last_error());
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: stripe_bench --role send|recv --dev afxdp:IF[,afxdp:IF...] --shm FILE --mode rc|sr\n"
@@ -146,45 +113,37 @@ static void usage(FILE *f)
 	           "                    [--window-pkts N] [--rto-min-us N] (sr only)\n");
 }
 
-static void bad(const char *opt, const char *val, const char *accepted)
-{
-	fprintf(stderr, "stripe_bench: %s '%s': accepted %s\n", opt, val, accepted);
-	usage(stderr);
-	exit(2);
-}
-
 static void parse_sizes(struct sb_opts *o, const char *arg)
 {
 	char buf[256], *save = NULL, *tok;
 
 	if (strlen(arg) >= sizeof(buf))
-		bad("--sizes", arg, "a list shorter than 256 characters");
+		ns_bad("--sizes", arg, "a list shorter than 256 characters");
 	strcpy(buf, arg);
 	o->nsizes = 0;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (o->nsizes == SB_MAX_SIZES)
-			bad("--sizes", arg, "at most 16 sizes");
+			ns_bad("--sizes", arg, "at most 16 sizes");
 		if (ns_parse_u64(tok, 1, 1u << 30, &o->sizes[o->nsizes]))
-			bad("--sizes", tok, "sizes from 1 byte to 1g (k/m/g suffixes)");
+			ns_bad("--sizes", tok, "sizes from 1 byte to 1g (k/m/g suffixes)");
 		o->nsizes++;
 	}
 	if (!o->nsizes)
-		bad("--sizes", arg, "a comma-separated list of sizes");
+		ns_bad("--sizes", arg, "a comma-separated list of sizes");
 }
 
 static void parse(int argc, char **argv, struct sb_opts *o)
 {
 	static const struct option lo[] = {
-		{ "role", required_argument, NULL, 'r' },  { "dev", required_argument, NULL, 'd' },
-		{ "shm", required_argument, NULL, 'f' },   { "mode", required_argument, NULL, 'm' },
+		NS_ARGS_OPTIONS, { "mode", required_argument, NULL, 'm' },
 		{ "sizes", required_argument, NULL, 'z' }, { "reps", required_argument, NULL, 'n' },
 		{ "min-shard", required_argument, NULL, 'M' }, { "seed", required_argument, NULL, 's' },
-		{ "max-sec", required_argument, NULL, 'D' }, { "window-pkts", required_argument, NULL, 'w' },
-		{ "rto-min-us", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{ "window-pkts", required_argument, NULL, 'w' }, { "rto-min-us", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int c;
 
+	ns_args_init("stripe_bench", usage);
 	memset(o, 0, sizeof(*o));
 	o->mode = UROCE_REL__COUNT;
 	o->reps = 3;
@@ -193,53 +152,39 @@ static void parse(int argc, char **argv, struct sb_opts *o)
 	o->a.rc_timeout = 14;
 	parse_sizes(o, "1m,4m,16m,64m");
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		if (ns_common_option(&o->a, c, optarg, bad))
+		if (ns_common_option(&o->a, c, optarg, ns_bad))
 			continue;
 		switch (c) {
 		case 'm':
 			if (uroce_reliability_parse(optarg, &o->mode) || (o->mode != UROCE_REL_RC && o->mode != UROCE_REL_SR))
-				bad("--mode", optarg, "rc or sr");
+				ns_bad("--mode", optarg, "rc or sr");
 			break;
 		case 'z':
 			parse_sizes(o, optarg);
 			break;
 		case 'n':
-			if (ns_parse_u64(optarg, 1, SB_MAX_REPS, &o->reps))
-				bad("--reps", optarg, "1 to 20");
+			o->reps = ns_arg_u64("--reps", optarg, 1, SB_MAX_REPS, "1 to 20");
 			break;
 		case 'M':
-			if (ns_parse_u64(optarg, 0, UINT32_MAX, &o->min_shard))
-				bad("--min-shard", optarg, "0 (= 64 KiB) to 4294967295 bytes");
+			o->min_shard = ns_arg_u64("--min-shard", optarg, 0, UINT32_MAX, "0 (= 64 KiB) to 4294967295 bytes");
 			break;
 		case 's':
-			if (ns_parse_u64(optarg, 0, UINT32_MAX, &o->seed))
-				bad("--seed", optarg, "0 to 4294967295");
+			o->seed = ns_arg_u64("--seed", optarg, 0, UINT32_MAX, "0 to 4294967295");
 			break;
 		case 'w':
-			if (ns_parse_u64(optarg, 16, 1024, &o->window_pkts))
-				bad("--window-pkts", optarg, "16 to 1024 packets");
+			o->window_pkts = ns_arg_u64("--window-pkts", optarg, 16, 1024, "16 to 1024 packets");
 			break;
 		case 'o':
-			if (ns_parse_u64(optarg, 1, 1000000, &o->rto_min_us))
-				bad("--rto-min-us", optarg, "1 to 1000000 us");
+			o->rto_min_us = ns_arg_u64("--rto-min-us", optarg, 1, 1000000, "1 to 1000000 us");
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
-			exit(2);
+			ns_help_or_bad(c);
 		}
 	}
-	if (optind < argc)
-		bad("argument", argv[optind], "options only");
-	if (!o->a.role_set || !o->a.dev || !o->a.shm || o->mode == UROCE_REL__COUNT) {
-		fprintf(stderr, "stripe_bench: --role, --dev, --shm and --mode are required\n");
-		usage(stderr);
-		exit(2);
-	}
+	ns_args_end(argc, argv, !o->a.role_set || !o->a.dev || !o->a.shm || o->mode == UROCE_REL__COUNT,
+	            "--role, --dev, --shm and --mode");
 	if ((o->window_pkts || o->rto_min_us) && o->mode != UROCE_REL_SR)
-		bad("--window-pkts/--rto-min-us with --mode", uroce_reliability_str(o->mode), "sr only");
+		ns_bad("--window-pkts/--rto-min-us with --mode", uroce_reliability_str(o->mode), "sr only");
 }
 
 static void progress(struct sb_end *e)
@@ -247,7 +192,7 @@ static void progress(struct sb_end *e)
 	int rc = uroce_progress(e->ctx);
 
 	if (rc < 0)
-		die_rc(rc, "transport");
+		ns_die_rc(rc, "transport");
 }
 
 /* Until *w >= v, progressing; the peer's failure or the bound ends us. */
@@ -259,9 +204,9 @@ static void wait_ge(struct sb_end *e, const uint32_t *w, uint32_t v, uint64_t ti
 		progress(e);
 		if ((spins & 63) == 0) {
 			if (ns_get(&e->s->failed))
-				die("the other end failed (its log says why)");
+				ns_die("the other end failed (its log says why)");
 			if (ns_now_ns() > end)
-				die("%s: not within %.0f s", what, (double)timeout_ns / 1e9);
+				ns_die("%s: not within %.0f s", what, (double)timeout_ns / 1e9);
 		}
 	}
 }
@@ -276,28 +221,28 @@ static void open_ctx(struct sb_end *e, const char *dev, void *buf, size_t len)
 	int rc;
 
 	if (strlen(dev) >= sizeof(list))
-		bad("--dev", dev, "a list shorter than 512 characters");
+		ns_bad("--dev", dev, "a list shorter than 512 characters");
 	strcpy(list, dev);
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (n == UROCE_MAX_PORTS)
-			bad("--dev", dev, "at most 8 ports");
+			ns_bad("--dev", dev, "at most 8 ports");
 		specs[n++] = tok;
 	}
 	if (!n)
-		bad("--dev", dev, "a comma-separated list of ports (afxdp:IF)");
+		ns_bad("--dev", dev, "a comma-separated list of ports (afxdp:IF)");
 	ca.ports = specs;
 	ca.nports = n;
 	ca.mode = UROCE_ENGINE_EMBEDDED;
 	ca.engine_cpu = -1;
 	if ((rc = uroce_context_create(&e->ctx, &ca)) != 0)
-		die_rc(rc, dev);
+		ns_die_rc(rc, dev);
 	e->nports = n;
 	if ((rc = uroce_pd_alloc(e->ctx, &e->pd)) != 0)
-		die_rc(rc, "pd_alloc");
+		ns_die_rc(rc, "pd_alloc");
 	if ((rc = uroce_mr_reg(e->pd, buf, len, UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE, &e->mr)) != 0)
-		die_rc(rc, "mr_reg");
+		ns_die_rc(rc, "mr_reg");
 	if ((rc = uroce_cq_create(e->ctx, 256, &e->cq)) != 0)
-		die_rc(rc, "cq_create");
+		ns_die_rc(rc, "cq_create");
 }
 
 /* n = max(na, nb) QPs, QP i on port i % nports + 1, each to the peer's QP
@@ -330,21 +275,21 @@ static void connect_all(struct sb_end *e, const struct sb_opts *o)
 		ia.rel.window_pkts = (uint32_t)o->window_pkts;
 		ia.rel.rto_min_us = (uint32_t)o->rto_min_us;
 		if ((rc = uroce_qp_create(e->pd, &ia, &e->qp[i])) != 0)
-			die_rc(rc, "qp_create");
+			ns_die_rc(rc, "qp_create");
 		a.qp_state = UROCE_QPS_INIT;
 		a.port_num = port;
 		a.qp_access_flags = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE;
 		rc = uroce_qp_modify(e->qp[i], &a,
 		                     UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS);
 		if (rc)
-			die_rc(rc, "QP to INIT");
+			ns_die_rc(rc, "QP to INIT");
 		if ((rc = uroce_query_port(e->ctx, port, &pa)) != 0)
-			die_rc(rc, "query_port");
+			ns_die_rc(rc, "query_port");
 		if ((rc = uroce_query_gid(e->ctx, port, SB_GID_INDEX, me->q[i].gid)) != 0)
-			die_rc(rc, "the port has no IPv4 GID (index 1)");
+			ns_die_rc(rc, "the port has no IPv4 GID (index 1)");
 		me->q[i].qpn = uroce_qp_num(e->qp[i]);
 		me->q[i].token = uroce_qp_token(e->qp[i]);
-		me->q[i].psn = rand_psn();
+		me->q[i].psn = ns_rand_psn();
 		me->q[i].active_mtu = (uint32_t)pa.active_mtu;
 	}
 	me->rkey = e->mr->rkey;
@@ -370,7 +315,7 @@ static void connect_all(struct sb_end *e, const struct sb_opts *o)
 		                                           UROCE_QP_DEST_TOKEN | UROCE_QP_RQ_PSN | UROCE_QP_MIN_RNR_TIMER |
 		                                           UROCE_QP_MAX_DEST_RD_ATOMIC);
 		if (rc)
-			die_rc(rc, "QP to RTR");
+			ns_die_rc(rc, "QP to RTR");
 		memset(&a, 0, sizeof(a));
 		a.qp_state = UROCE_QPS_RTS;
 		a.sq_psn = mq->psn;
@@ -382,7 +327,7 @@ static void connect_all(struct sb_end *e, const struct sb_opts *o)
 		                                           UROCE_QP_RETRY_CNT | UROCE_QP_RNR_RETRY |
 		                                           UROCE_QP_MAX_QP_RD_ATOMIC);
 		if (rc)
-			die_rc(rc, "QP to RTS");
+			ns_die_rc(rc, "QP to RTS");
 	}
 	ns_put(&s->connected[e->role], 1);
 	wait_ge(e, &s->connected[!e->role], 1, SB_WAIT_NS, "the other end's RTS");
@@ -456,7 +401,7 @@ static void run_sender(struct sb_end *e, const struct sb_opts *o, uint8_t *buf, 
 		w.send_flags = UROCE_SEND_SIGNALED;
 		__atomic_store_n(&s->x[k].t_post, ns_now_ns(), __ATOMIC_RELEASE);
 		if ((rc = uroce_stripe_post_write(all ? e->all : e->one, &w, &ns)) != 0)
-			die_rc(rc, "stripe_post_write");
+			ns_die_rc(rc, "stripe_post_write");
 		end = ns_now_ns() + SB_XFER_NS;
 		for (unsigned spins = 0; sent < ns || ns_get(&s->done) < k + 1; spins++) {
 			struct uroce_wc wc;
@@ -465,18 +410,18 @@ static void run_sender(struct sb_end *e, const struct sb_opts *o, uint8_t *buf, 
 			progress(e);
 			n = uroce_poll_cq(e->cq, 1, &wc);
 			if (n < 0)
-				die_rc(n, "poll_cq");
+				ns_die_rc(n, "poll_cq");
 			if (n) {
 				if (wc.status != UROCE_WC_SUCCESS || wc.wr_id != k)
-					die("transfer %u: a shard completed as wr %" PRIu64 ": %s", k, wc.wr_id,
+					ns_die("transfer %u: a shard completed as wr %" PRIu64 ": %s", k, wc.wr_id,
 					    uroce_wc_status_str(wc.status));
 				sent++;
 			}
 			if ((spins & 63) == 0) {
 				if (ns_get(&s->failed))
-					die("the receiver failed (its log says why)");
+					ns_die("the receiver failed (its log says why)");
 				if (ns_now_ns() > end)
-					die("transfer %u (%" PRIu64 " bytes, %s): not over within 120 s (%u of %u shards "
+					ns_die("transfer %u (%" PRIu64 " bytes, %s): not over within 120 s (%u of %u shards "
 					    "completed)", k, o->sizes[si], all ? "all ports" : "one port", sent, ns);
 			}
 		}
@@ -508,7 +453,7 @@ static void run_receiver(struct sb_end *e, const struct sb_opts *o, const uint8_
 	g[0] = calloc(o->reps, sizeof(double));
 	g[1] = calloc(o->reps, sizeof(double));
 	if (!g[0] || !g[1])
-		die("out of memory");
+		ns_die("out of memory");
 	for (k = 0;; k++) {
 		unsigned si, rep, qps, shards;
 		bool all;
@@ -519,24 +464,24 @@ static void run_receiver(struct sb_end *e, const struct sb_opts *o, const uint8_
 		for (unsigned spins = 0; ns_get(&s->want) <= k && !ns_get(&s->stop); spins++) {
 			progress(e);
 			if ((spins & 63) == 0 && (ns_get(&s->failed) || ns_now_ns() > end))
-				die("the sender neither started transfer %u nor stopped", k);
+				ns_die("the sender neither started transfer %u nor stopped", k);
 		}
 		if (ns_get(&s->want) <= k)
 			break;
 		if (k >= nx)
-			die("the sender made more transfers than %u: are its options the same?", nx);
+			ns_die("the sender made more transfers than %u: are its options the same?", nx);
 		schedule(o, k, &si, &all, &rep);
 		qps = all ? e->n : 1;
 		shards = uroce_stripe_shards(o->sizes[si], qps, (uint32_t)o->min_shard);
 		rd = ns_run_delay_ns();
 		if ((rc = uroce_expect_imm_count(e->ctx, htobe32(k + 1), shards, NULL, NULL, &flag)) != 0)
-			die_rc(rc, "expect_imm_count");
+			ns_die_rc(rc, "expect_imm_count");
 		ns_put(&s->armed, k + 1);
 		end = ns_now_ns() + SB_XFER_NS;
 		for (unsigned spins = 0; !__atomic_load_n(&flag, __ATOMIC_ACQUIRE); spins++) {
 			progress(e);
 			if ((spins & 63) == 0 && (ns_get(&s->failed) || ns_now_ns() > end))
-				die("transfer %u (%" PRIu64 " bytes over %u QPs) was not counted within 120 s", k,
+				ns_die("transfer %u (%" PRIu64 " bytes over %u QPs) was not counted within 120 s", k,
 				    o->sizes[si], qps);
 		}
 		t = ns_now_ns();
@@ -560,7 +505,7 @@ static void run_receiver(struct sb_end *e, const struct sb_opts *o, const uint8_
 	free(g[0]);
 	free(g[1]);
 	if (bad_total)
-		die("%" PRIu64 " words of the transfers were not as written", bad_total);
+		ns_die("%" PRIu64 " words of the transfers were not as written", bad_total);
 }
 
 static void print_ports(struct sb_end *e)
@@ -571,7 +516,7 @@ static void print_ports(struct sb_end *e)
 		int rc = uroce_port_stats(e->ctx, (uint8_t)p, &ps);
 
 		if (rc)
-			die_rc(rc, "port_stats");
+			ns_die_rc(rc, "port_stats");
 		printf("%s%" PRIu64, p > 1 ? "," : "", e->role == NS_SENDER ? ps.tx_bytes : ps.rx_bytes);
 	}
 	printf("\n");
@@ -583,7 +528,7 @@ static void print_ports(struct sb_end *e)
 		int rc = uroce_qp_stats(e->qp[i], &qs);
 
 		if (rc)
-			die_rc(rc, "qp_stats");
+			ns_die_rc(rc, "qp_stats");
 		printf("%s%" PRIu64 "/%" PRIu64, i ? "," : "", qs.retransmits, qs.timeouts + qs.rto_losses);
 	}
 	printf("\n");
@@ -604,20 +549,20 @@ int main(int argc, char **argv)
 	memset(&e, 0, sizeof(e));
 	e.role = o.a.role;
 	e.s = ns_map(o.a.shm, sizeof(*e.s) + nx * sizeof(struct sb_xfer));
-	cur_shm = e.s;
+	ns_fail_word(&e.s->failed);
 	for (unsigned i = 0; i < o.nsizes; i++)
 		if (o.sizes[i] > maxlen)
 			maxlen = o.sizes[i];
 	maxlen = (maxlen + 4095) & ~4095ull;
 	if (posix_memalign((void **)&buf, 4096, maxlen))
-		die("cannot allocate %" PRIu64 " bytes", maxlen);
+		ns_die("cannot allocate %" PRIu64 " bytes", maxlen);
 	memset(buf, 0, maxlen);
 	open_ctx(&e, o.a.dev, buf, maxlen);
 	connect_all(&e, &o);
 	if (e.role == NS_SENDER) {
 		if ((rc = uroce_stripe_create(e.qp, 1, (uint32_t)o.min_shard, &e.one)) != 0 ||
 		    (rc = uroce_stripe_create(e.qp, e.n, (uint32_t)o.min_shard, &e.all)) != 0)
-			die_rc(rc, "stripe_create");
+			ns_die_rc(rc, "stripe_create");
 		printf("stripe_bench: %u ports here, %u QPs a side, %s\n", e.nports, e.n, uroce_reliability_str(o.mode));
 		run_sender(&e, &o, buf, nx);
 		uroce_stripe_destroy(e.one);

@@ -42,6 +42,8 @@
 
 #include <uroce/uroce.h>
 
+#include "../lib/peer.h"
+
 /* Only to report the requester's credit state (lsn, credit_unlimited),
  * which no public call shows: the credit-poisoning cases need it. */
 #include "transport/core/qp_internal.h"
@@ -149,41 +151,6 @@ static uint8_t fill_byte(unsigned region, uint32_t off)
 	return (uint8_t)(off * 7u + region * 31u + 0x3cu);
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "conf_peer: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	exit(1);
-}
-
-static void check(int rc, const char *what)
-{
-	if (rc < 0)
-		die("%s: %s (%s)", what, uroce_strerror(rc), uroce_last_error());
-}
-
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
-
 struct opts {
 	bool server;
 	const char *port;
@@ -198,61 +165,17 @@ struct opts {
 };
 
 /* ---- the TCP exchange: "qpn psn rkey va token\n" each way, client first ---- */
-struct conn_info {
-	uint32_t qpn, psn, rkey;
-	uint64_t va;
-	uint32_t token; /* the QP's uroce_qp_token() */
-};
-
 /* The token a victim's peer (the attacker, who is its peer) has: every
  * control packet a victim sends carries it (conformance.py's PEER_TOKEN). */
 #define VICTIM_PEER_TOKEN 0xa77ac4e5u
 
-static int read_line(int fd, char *buf, size_t cap, uint64_t deadline)
+static void exchange(int fd, const struct peer_info *mine, struct peer_info *theirs, bool send_first)
 {
-	size_t n = 0;
-
-	while (n + 1 < cap) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int64_t left = (int64_t)deadline - (int64_t)now_ms();
-
-		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-			return -ETIMEDOUT;
-		if (read(fd, buf + n, 1) != 1)
-			return -ECONNRESET;
-		if (buf[n] == '\n') {
-			buf[n] = 0;
-			return 0;
-		}
-		n++;
-	}
-	return -EMSGSIZE;
-}
-
-static void exchange(int fd, const struct conn_info *mine, struct conn_info *theirs, bool send_first)
-{
-	char line[128];
-	int len = snprintf(line, sizeof(line), "%" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu64 " %" PRIu32 "\n",
-	                   mine->qpn, mine->psn, mine->rkey, mine->va, mine->token);
-
-	if (send_first && write(fd, line, (size_t)len) != len)
-		die("exchange: cannot send the connection data");
-	if (read_line(fd, line, sizeof(line), now_ms() + EXCHANGE_TIMEOUT_MS) < 0)
-		die("exchange: no connection data from the peer within %d ms", EXCHANGE_TIMEOUT_MS);
-	if (sscanf(line, "%" SCNu32 " %" SCNu32 " %" SCNu32 " %" SCNu64 " %" SCNu32, &theirs->qpn, &theirs->psn,
-	           &theirs->rkey, &theirs->va, &theirs->token) != 5)
-		die("exchange: malformed connection data '%s' (want 'qpn psn rkey va token')", line);
-	len = snprintf(line, sizeof(line), "%" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu64 " %" PRIu32 "\n",
-	               mine->qpn, mine->psn, mine->rkey, mine->va, mine->token);
-	if (!send_first && write(fd, line, (size_t)len) != len)
-		die("exchange: cannot send the connection data");
-}
-
-static void gid_of_ipv4(uint8_t gid[16], uint32_t ip_be)
-{
-	memset(gid, 0, 16);
-	gid[10] = gid[11] = 0xff;
-	memcpy(gid + 12, &ip_be, 4);
+	if (send_first)
+		peer_send_info(fd, mine);
+	peer_recv_info(fd, theirs, EXCHANGE_TIMEOUT_MS);
+	if (!send_first)
+		peer_send_info(fd, mine);
 }
 
 /* The index of a port's IPv4-mapped GID (the GID table starts with the
@@ -260,27 +183,9 @@ static void gid_of_ipv4(uint8_t gid[16], uint32_t ip_be)
  * a server with --port2. */
 static uint8_t sgid_v4, sgid_v4_port2;
 
-static uint8_t find_sgid_v4_of(struct uroce_context *ctx, uint8_t port)
-{
-	struct uroce_port_attr pa;
-	uint8_t want[16], gid[16];
-
-	check(uroce_query_port(ctx, port, &pa), "query a port");
-	gid_of_ipv4(want, pa.ipv4_be);
-	for (int i = 0; i < 256; i++) {
-		int rc = uroce_query_gid(ctx, port, i, gid);
-
-		if (rc == 0 && !memcmp(gid, want, 16))
-			return (uint8_t)i;
-		if (rc < 0 && rc != -ENOENT)
-			break;
-	}
-	die("port %u has no IPv4-mapped GID for its address in its GID table", port);
-}
-
 static void find_sgid_v4(struct uroce_context *ctx)
 {
-	sgid_v4 = find_sgid_v4_of(ctx, 1);
+	sgid_v4 = peer_sgid_v4(ctx, 1);
 }
 
 /* RESET -> INIT */
@@ -314,7 +219,7 @@ static void qp_connect_fo(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t
 	struct uroce_qp_attr a;
 	int mask;
 
-	check(qp_to_init(qp, type), "QP to INIT");
+	peer_check(qp_to_init(qp, type), "QP to INIT");
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = UROCE_QPS_RTR;
@@ -324,7 +229,7 @@ static void qp_connect_fo(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t
 		a.dest_qp_num = peer_qpn;
 		a.dest_token = peer_token;
 		a.rq_psn = rq_psn;
-		gid_of_ipv4(a.ah_attr.dgid, peer_ip_be);
+		peer_gid_of_ipv4(a.ah_attr.dgid, peer_ip_be);
 		a.ah_attr.sgid_index = sgid_v4;
 		a.ah_attr.hop_limit = 64;
 		a.ah_attr.port_num = 1;
@@ -335,14 +240,14 @@ static void qp_connect_fo(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t
 			mask |= UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER;
 		}
 		if (backup_ip_be) {
-			gid_of_ipv4(a.backup_ah[0].dgid, backup_ip_be);
+			peer_gid_of_ipv4(a.backup_ah[0].dgid, backup_ip_be);
 			a.backup_ah[0].sgid_index = sgid_v4_port2;
 			a.backup_ah[0].hop_limit = 64;
 			a.backup_ah[0].port_num = 2;
 			mask |= UROCE_QP_ALT_PATH;
 		}
 	}
-	check(uroce_qp_modify(qp, &a, mask), "QP to RTR");
+	peer_check(uroce_qp_modify(qp, &a, mask), "QP to RTR");
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = UROCE_QPS_RTS;
@@ -355,7 +260,7 @@ static void qp_connect_fo(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t
 		a.max_rd_atomic = 4;
 		mask |= UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT | UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC;
 	}
-	check(uroce_qp_modify(qp, &a, mask), "QP to RTS");
+	peer_check(uroce_qp_modify(qp, &a, mask), "QP to RTS");
 }
 
 static void qp_connect(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t peer_ip_be, uint32_t peer_qpn,
@@ -411,7 +316,7 @@ static struct uroce_qp *qp_new_fo(struct uroce_pd *pd, struct uroce_cq *scq, str
 	ia.cap.max_recv_wr = nwr;
 	ia.cap.max_send_sge = 1;
 	ia.cap.max_recv_sge = 1;
-	check(uroce_qp_create(pd, &ia, &qp), "create a QP");
+	peer_check(uroce_qp_create(pd, &ia, &qp), "create a QP");
 	return qp;
 }
 
@@ -427,7 +332,7 @@ static void post_recv1(struct uroce_qp *qp, uint64_t wr_id, void *addr, uint32_t
 	struct uroce_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
 	struct uroce_recv_wr *bad;
 
-	check(uroce_post_recv(qp, &wr, &bad), "post a receive");
+	peer_check(uroce_post_recv(qp, &wr, &bad), "post a receive");
 }
 
 static void post_send1(struct uroce_qp *qp, enum uroce_wr_opcode op, uint64_t wr_id, void *addr, uint32_t len,
@@ -445,7 +350,7 @@ static void post_send1(struct uroce_qp *qp, enum uroce_wr_opcode op, uint64_t wr
 	wr.send_flags = UROCE_SEND_SIGNALED;
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
-	check(uroce_post_send(qp, &wr, &bad), "post a send");
+	peer_check(uroce_post_send(qp, &wr, &bad), "post a send");
 }
 
 /* The SEND header of one legitimate iteration (little endian on both ends). */
@@ -664,7 +569,7 @@ static void arena_setup(struct server *s)
 
 	s->arena = aligned_alloc(4096, ARENA_SIZE);
 	if (!s->arena)
-		die("cannot allocate the %u-byte arena", ARENA_SIZE);
+		peer_die("cannot allocate the %u-byte arena", ARENA_SIZE);
 	for (uint32_t i = 0; i < ARENA_SIZE; i++)
 		s->arena[i] = guard_byte(i);
 	for (int r = 0; r < R__COUNT; r++) {
@@ -679,14 +584,14 @@ static void arena_setup(struct server *s)
 		g->off = off;
 		off += (g->len + GUARD_GAP + 63u) & ~63u;
 		if (off > ARENA_SIZE)
-			die("the regions do not fit the arena");
+			peer_die("the regions do not fit the arena");
 		if (!g->legit) {
 			g->shadow = malloc(g->len);
 			if (!g->shadow)
-				die("out of memory");
+				peer_die("out of memory");
 		}
 		region_refill(s, r);
-		check(uroce_mr_reg(g->legit ? s->pd_legit : s->pd_victim, region_ptr(s, r), g->len, access, &g->mr),
+		peer_check(uroce_mr_reg(g->legit ? s->pd_legit : s->pd_victim, region_ptr(s, r), g->len, access, &g->mr),
 		      "register a region");
 	}
 }
@@ -696,11 +601,11 @@ static void make_revoked_rkey(struct server *s)
 {
 	struct uroce_mr *mr;
 
-	check(uroce_mr_reg(s->pd_victim, region_ptr(s, R_RC_DATA), regions[R_RC_DATA].len,
+	peer_check(uroce_mr_reg(s->pd_victim, region_ptr(s, R_RC_DATA), regions[R_RC_DATA].len,
 	                   UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE, &mr),
 	      "register a region");
 	s->revoked_rkey = mr->rkey;
-	check(uroce_mr_dereg(mr), "deregister a region");
+	peer_check(uroce_mr_dereg(mr), "deregister a region");
 }
 
 static bool in_region(uint32_t arena_off)
@@ -721,18 +626,8 @@ static void victim_post_recvs(struct server *s, struct victim *v, uint32_t first
 		                            .timeout_us = i ? 0 : first_timeout_us };
 		struct uroce_recv_wr *bad;
 
-		check(uroce_post_recv(v->qp, &wr, &bad), "post a receive");
+		peer_check(uroce_post_recv(v->qp, &wr, &bad), "post a receive");
 	}
-}
-
-static uint32_t rand_psn(void)
-{
-	uint32_t v;
-
-	/* getrandom: random() is not seeded here, or from the time */
-	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
-		v = (uint32_t)random();
-	return v & 0xffffffu;
 }
 
 /* srp: SRP_NRECV - 1 receives of SRP_SMALL_LEN, then the handle over
@@ -744,7 +639,7 @@ static void srp_post(struct server *s, struct victim *v)
 
 	for (uint32_t i = 0; i + 1 < SRP_NRECV; i++)
 		post_recv1(v->qp, i, s->srp_buf + i * SRP_SMALL_LEN, SRP_SMALL_LEN, s->srp_mr->lkey);
-	check(uroce_precv_post(v->qp, &sge, SRP_NRECV - 1, &v->ph), "post a receive handle");
+	peer_check(uroce_precv_post(v->qp, &sge, SRP_NRECV - 1, &v->ph), "post a receive handle");
 }
 
 /* srp: the QP to RESET (its receives and handle end without completions)
@@ -758,17 +653,17 @@ static void srp_release(struct server *s, struct victim *v)
 		return;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = UROCE_QPS_RESET;
-	check(uroce_qp_modify(v->qp, &a, UROCE_QP_STATE), "srp to RESET");
+	peer_check(uroce_qp_modify(v->qp, &a, UROCE_QP_STATE), "srp to RESET");
 	while (uroce_poll_cq(s->victim_cq, 16, wc) > 0)
 		;
-	check(uroce_precv_complete(v->ph), "give back the receive handle");
+	peer_check(uroce_precv_complete(v->ph), "give back the receive handle");
 	v->ph = NULL;
 }
 
 static void victim_connect(struct server *s, struct victim *v, uint32_t first_timeout_us)
 {
 	qp_connect_fo(v->qp, v->type, v->peer_client ? s->client_ip_be : s->o->peer_ip_be,
-	              v->fo ? s->o->peer_ip2_be : 0, v->peer_qpn, VICTIM_PEER_TOKEN, rand_psn(), rand_psn(),
+	              v->fo ? s->o->peer_ip2_be : 0, v->peer_qpn, VICTIM_PEER_TOKEN, peer_rand_psn(), peer_rand_psn(),
 	              v->max_dest_rd_atomic,
 	              v->eqds ? EQDS_VICTIM_TIMEOUT : VICTIM_TIMEOUT);
 	if (v->recv >= 0)
@@ -956,7 +851,7 @@ static void jb(struct jbuf *b, const char *fmt, ...)
 		n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
 		va_end(ap);
 		if (n < 0)
-			die("formatting a reply failed");
+			peer_die("formatting a reply failed");
 		if (b->p && b->len + (size_t)n < b->cap) {
 			b->len += (size_t)n;
 			return;
@@ -964,7 +859,7 @@ static void jb(struct jbuf *b, const char *fmt, ...)
 		b->cap = (b->cap + (size_t)n + 1) * 2;
 		b->p = realloc(b->p, b->cap);
 		if (!b->p)
-			die("out of memory");
+			peer_die("out of memory");
 	}
 }
 
@@ -973,7 +868,7 @@ static void jb_qp_info(struct jbuf *b, struct uroce_qp *qp)
 	struct uroce_qp_attr a;
 	struct uroce_qp_init_attr ia;
 
-	check(uroce_qp_query(qp, &a, &ia), "query a QP");
+	peer_check(uroce_qp_query(qp, &a, &ia), "query a QP");
 	jb(b, "\"qpn\":%u,\"rq_psn\":%u,\"sq_psn\":%u,\"peer_qpn\":%u,\"state\":\"%s\"", uroce_qp_num(qp), a.rq_psn,
 	   a.sq_psn, a.dest_qp_num, uroce_qp_state_str(a.qp_state));
 	/* token: what control packets to it must carry (the attacker is a
@@ -1026,7 +921,7 @@ static void jb_qp_info(struct jbuf *b, struct uroce_qp *qp)
 		 * newest notice seq taken from the peer (-1: none since RTR) */
 		struct uroce_failover_info fi;
 
-		check(uroce_qp_failover_info(qp, &fi), "failover info");
+		peer_check(uroce_qp_failover_info(qp, &fi), "failover info");
 		if (qp->init.rel.reliability == UROCE_REL_RC) /* sr has reported it */
 			jb(b, ",\"ctrl_qpn\":%u", qp->ctrl_qpn);
 		jb(b,
@@ -1108,7 +1003,7 @@ static void jb_qp_stats(struct server *s, struct jbuf *b, const char *name, stru
 
 	jb(b, "\"%s\":{", name);
 	jb_qp_info(b, qp);
-	check(uroce_qp_stats(qp, &st), "QP statistics");
+	peer_check(uroce_qp_stats(qp, &st), "QP statistics");
 	jb(b, ",\"lsn\":%u,\"credit_unlimited\":%s,\"rnr_wait\":%s", qp->lsn, qp->credit_unlimited ? "true" : "false",
 	   qp->rnr_wait ? "true" : "false");
 	jb(b,
@@ -1145,8 +1040,8 @@ static void reply_stats(struct server *s, struct jbuf *b)
 
 	/* the drops of both ports together (each case names the reasons, not
 	 * the port); port 2's frames taken, to show where a packet arrived */
-	check(uroce_port_stats(s->ctx, 1, &ps), "port statistics");
-	check(uroce_port_stats(s->ctx, 2, &ps2), "port statistics");
+	peer_check(uroce_port_stats(s->ctx, 1, &ps), "port statistics");
+	peer_check(uroce_port_stats(s->ctx, 2, &ps2), "port statistics");
 	for (int r = 1; r < UROCE_DROP__COUNT; r++)
 		ps.drops[r] += ps2.drops[r];
 	jb(b, "{\"ok\":true,\"rx_packets\":%" PRIu64 ",\"tx_packets\":%" PRIu64 ",\"port2_rx_packets\":%" PRIu64
@@ -1263,7 +1158,7 @@ static int local_wr(struct server *s, struct victim *v, struct uroce_send_wr *wr
 {
 	static uint32_t n;
 	struct uroce_send_wr *bad;
-	uint64_t deadline = now_ms() + LOCAL_WR_TIMEOUT_MS;
+	uint64_t deadline = peer_now_ms() + LOCAL_WR_TIMEOUT_MS;
 	int rc;
 
 	wr->wr_id = LOCAL_WR_ID + ++n;
@@ -1275,7 +1170,7 @@ static int local_wr(struct server *s, struct victim *v, struct uroce_send_wr *wr
 		s->local_wr_id = 0;
 		return rc;
 	}
-	while (!s->local_done && now_ms() < deadline) {
+	while (!s->local_done && peer_now_ms() < deadline) {
 		if (uroce_progress(s->ctx) < 0)
 			break;
 		poll_cqs(s);
@@ -1527,7 +1422,7 @@ static void ctl_command(struct server *s, char *line, struct jbuf *b)
 			   HOLD_MAX_MS);
 			return;
 		}
-		s->hold_until = now_ms() + len;
+		s->hold_until = peer_now_ms() + len;
 		s->hold_ctl = !strcmp(how, "ctl");
 		jb(b, "{\"ok\":true}");
 	} else if (sscanf(line, "tmo be %u", &len) == 1 || !strcmp(line, "tmo off")) {
@@ -1538,7 +1433,7 @@ static void ctl_command(struct server *s, char *line, struct jbuf *b)
 		struct uroce_qp *be = victim_by_name("be")->qp;
 
 		if (s->tmo)
-			check(uroce_tmo_destroy(s->tmo), "destroy the adaptive-timeout group");
+			peer_check(uroce_tmo_destroy(s->tmo), "destroy the adaptive-timeout group");
 		s->tmo = NULL;
 		if (!strcmp(line, "tmo off")) {
 			uroce_qp_set_timeout(be, BE_TIMEOUT_US);
@@ -1664,12 +1559,12 @@ static int ctl_open(const char *path)
 	int fd;
 
 	if (strlen(path) >= sizeof(a.sun_path))
-		die("--ctl %s: longer than %zu bytes", path, sizeof(a.sun_path) - 1);
+		peer_die("--ctl %s: longer than %zu bytes", path, sizeof(a.sun_path) - 1);
 	strcpy(a.sun_path, path);
 	unlink(path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 4) < 0)
-		die("--ctl %s: cannot listen: %s", path, strerror(errno));
+		peer_die("--ctl %s: cannot listen: %s", path, strerror(errno));
 	return fd;
 }
 
@@ -1678,25 +1573,25 @@ static int tcp_accept(struct server *s)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(s->o->tcp_port) };
 	socklen_t alen = sizeof(a);
-	uint64_t deadline = now_ms() + EXCHANGE_TIMEOUT_MS;
+	uint64_t deadline = peer_now_ms() + EXCHANGE_TIMEOUT_MS;
 	int one = 1, lfd, fd = -1;
 
 	lfd = socket(AF_INET, SOCK_STREAM, 0);
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(lfd, 1) < 0)
-		die("TCP port %u: cannot listen: %s", s->o->tcp_port, strerror(errno));
-	while (fd < 0 && !stop_flag) {
+		peer_die("TCP port %u: cannot listen: %s", s->o->tcp_port, strerror(errno));
+	while (fd < 0 && !peer_stop) {
 		struct pollfd p = { .fd = lfd, .events = POLLIN };
 
-		if (now_ms() > deadline)
-			die("no client connected to TCP port %u within %d ms", s->o->tcp_port, EXCHANGE_TIMEOUT_MS);
+		if (peer_now_ms() > deadline)
+			peer_die("no client connected to TCP port %u within %d ms", s->o->tcp_port, EXCHANGE_TIMEOUT_MS);
 		uroce_progress(s->ctx);
 		if (poll(&p, 1, 1) == 1)
 			fd = accept(lfd, (struct sockaddr *)&a, &alen);
 	}
 	close(lfd);
 	if (fd < 0)
-		die("interrupted while waiting for the client");
+		peer_die("interrupted while waiting for the client");
 	s->client_ip_be = a.sin_addr.s_addr;
 	return fd;
 }
@@ -1705,8 +1600,8 @@ static int run_server(struct opts *o)
 {
 	struct server s;
 	struct uroce_context_attr ca;
-	struct conn_info mine[LC__COUNT], theirs[LC__COUNT];
-	uint64_t deadline = now_ms() + (uint64_t)o->duration_s * 1000u;
+	struct peer_info mine[LC__COUNT], theirs[LC__COUNT];
+	uint64_t deadline = peer_now_ms() + (uint64_t)o->duration_s * 1000u;
 	unsigned idle = 0;
 	int fd;
 
@@ -1728,30 +1623,30 @@ static int run_server(struct opts *o)
 	ca.nports = 2;
 	ca.mode = UROCE_ENGINE_EMBEDDED;
 	ca.engine_cpu = -1;
-	check(uroce_context_create(&s.ctx, &ca), o->port);
-	check(uroce_query_port(s.ctx, 1, &s.port), "query port 1");
-	check(uroce_query_port(s.ctx, 2, &s.port2), "query port 2");
+	peer_check(uroce_context_create(&s.ctx, &ca), o->port);
+	peer_check(uroce_query_port(s.ctx, 1, &s.port), "query port 1");
+	peer_check(uroce_query_port(s.ctx, 2, &s.port2), "query port 2");
 	find_sgid_v4(s.ctx);
-	sgid_v4_port2 = find_sgid_v4_of(s.ctx, 2);
-	check(uroce_pd_alloc(s.ctx, &s.pd_legit), "allocate a PD");
-	check(uroce_pd_alloc(s.ctx, &s.pd_victim), "allocate a PD");
+	sgid_v4_port2 = peer_sgid_v4(s.ctx, 2);
+	peer_check(uroce_pd_alloc(s.ctx, &s.pd_legit), "allocate a PD");
+	peer_check(uroce_pd_alloc(s.ctx, &s.pd_victim), "allocate a PD");
 	for (int c = 0; c < LC__COUNT; c++) {
-		check(uroce_cq_create(s.ctx, 256, &s.lc[c].scq), "create a CQ");
-		check(uroce_cq_create(s.ctx, 256, &s.lc[c].rcq), "create a CQ");
+		peer_check(uroce_cq_create(s.ctx, 256, &s.lc[c].scq), "create a CQ");
+		peer_check(uroce_cq_create(s.ctx, 256, &s.lc[c].rcq), "create a CQ");
 	}
-	check(uroce_cq_create(s.ctx, 1024, &s.victim_cq), "create a CQ");
+	peer_check(uroce_cq_create(s.ctx, 1024, &s.victim_cq), "create a CQ");
 	arena_setup(&s);
 	make_revoked_rkey(&s);
 	s.srp_buf = mmap(NULL, SRP_BUF_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (s.srp_buf == MAP_FAILED)
-		die("cannot map srp's %u-byte receive buffer", SRP_BUF_LEN);
-	check(uroce_mr_reg(s.pd_victim, s.srp_buf, SRP_BUF_LEN, UROCE_ACCESS_LOCAL_WRITE, &s.srp_mr),
+		peer_die("cannot map srp's %u-byte receive buffer", SRP_BUF_LEN);
+	peer_check(uroce_mr_reg(s.pd_victim, s.srp_buf, SRP_BUF_LEN, UROCE_ACCESS_LOCAL_WRITE, &s.srp_mr),
 	      "register a region");
 
 	for (size_t k = 0; k < NVICTIMS; k++) {
 		cnp_clear(&victims[k]);
 		if (victims[k].has_mw)
-			check(uroce_mw_alloc(s.pd_victim, UROCE_MW_TYPE_2, &victims[k].mw), "allocate a memory window");
+			peer_check(uroce_mw_alloc(s.pd_victim, UROCE_MW_TYPE_2, &victims[k].mw), "allocate a memory window");
 		qp_imm_counter = victims[k].imc;
 		qp_chunk_pkts = victims[k].precv ? SRP_CHUNK_PKTS : 0;
 		victims[k].qp = qp_new_fo(s.pd_victim, s.victim_cq, s.victim_cq, victims[k].type,
@@ -1772,7 +1667,7 @@ static int run_server(struct opts *o)
 	for (int c = 0; c < LC__COUNT; c++) {
 		mine[c].qpn = uroce_qp_num(s.lc[c].qp);
 		mine[c].token = uroce_qp_token(s.lc[c].qp);
-		mine[c].psn = rand_psn();
+		mine[c].psn = peer_rand_psn();
 		mine[c].rkey = regions[s.lc[c].data].mr->rkey;
 		mine[c].va = (uint64_t)(uintptr_t)region_ptr(&s, s.lc[c].data);
 		exchange(fd, &mine[c], &theirs[c], false);
@@ -1797,15 +1692,15 @@ static int run_server(struct opts *o)
 		FILE *f = fopen(o->ready_file, "w");
 
 		if (!f)
-			die("--ready %s: %s", o->ready_file, strerror(errno));
+			peer_die("--ready %s: %s", o->ready_file, strerror(errno));
 		fclose(f);
 	}
 
-	for (unsigned iter = 0; !s.quit && !stop_flag; iter++) {
+	for (unsigned iter = 0; !s.quit && !peer_stop; iter++) {
 		int n;
 
 		if (s.hold_until) {
-			if (now_ms() < s.hold_until) {
+			if (peer_now_ms() < s.hold_until) {
 				/* "hold MS ctl": a state read while nothing moves */
 				if (s.hold_ctl)
 					ctl_poll(&s);
@@ -1817,13 +1712,13 @@ static int run_server(struct opts *o)
 		n = uroce_progress(s.ctx);
 
 		if (n < 0)
-			die("uroce_progress: %s", uroce_strerror(n));
+			peer_die("uroce_progress: %s", uroce_strerror(n));
 		cnp_trace();
 		poll_cqs(&s);
 		poll_events(&s);
 		if ((iter & 31u) == 0) {
 			ctl_poll(&s);
-			if (now_ms() > deadline) {
+			if (peer_now_ms() > deadline) {
 				fprintf(stderr, "conf_peer: server: --duration %u s is over\n", o->duration_s);
 				break;
 			}
@@ -1896,45 +1791,45 @@ struct client {
 static int tcp_connect(const struct opts *o)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(o->tcp_port) };
-	uint64_t deadline = now_ms() + EXCHANGE_TIMEOUT_MS;
+	uint64_t deadline = peer_now_ms() + EXCHANGE_TIMEOUT_MS;
 
 	a.sin_addr.s_addr = o->server_ip_be;
-	while (!stop_flag && now_ms() < deadline) {
+	while (!peer_stop && peer_now_ms() < deadline) {
 		int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 		if (fd < 0)
-			die("socket: %s", strerror(errno));
+			peer_die("socket: %s", strerror(errno));
 		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
 			return fd;
 		close(fd);
 		usleep(100000);
 	}
-	die("cannot connect to the server's TCP port %u within %d ms", o->tcp_port, EXCHANGE_TIMEOUT_MS);
+	peer_die("cannot connect to the server's TCP port %u within %d ms", o->tcp_port, EXCHANGE_TIMEOUT_MS);
 }
 
 /* Wait for one completion on cq; a failed one or none in time ends the client. */
 static void client_wait(struct client *c, struct uroce_cq *cq, struct uroce_wc *wc, const char *what, uint64_t seq)
 {
-	uint64_t deadline = now_ms() + ITER_TIMEOUT_MS;
+	uint64_t deadline = peer_now_ms() + ITER_TIMEOUT_MS;
 
 	for (;;) {
 		int n = uroce_poll_cq(cq, 1, wc);
 
 		if (n < 0)
-			die("poll a CQ: %s", uroce_strerror(n));
+			peer_die("poll a CQ: %s", uroce_strerror(n));
 		if (n == 1)
 			break;
-		if (stop_flag)
+		if (peer_stop)
 			return;
-		if (now_ms() > deadline)
-			die("client: iteration %" PRIu64 ": no %s completion in %d ms: the connection stalled", seq, what,
+		if (peer_now_ms() > deadline)
+			peer_die("client: iteration %" PRIu64 ": no %s completion in %d ms: the connection stalled", seq, what,
 			    ITER_TIMEOUT_MS);
 		n = uroce_progress(c->ctx);
 		if (n < 0)
-			die("uroce_progress: %s", uroce_strerror(n));
+			peer_die("uroce_progress: %s", uroce_strerror(n));
 	}
 	if (wc->status != UROCE_WC_SUCCESS)
-		die("client: iteration %" PRIu64 ": %s completion failed: %s", seq, what,
+		peer_die("client: iteration %" PRIu64 ": %s completion failed: %s", seq, what,
 		    uroce_wc_status_str(wc->status));
 }
 
@@ -1961,8 +1856,8 @@ static int run_client(struct opts *o)
 	struct client c;
 	struct uroce_context_attr ca;
 	struct uroce_port_attr pa;
-	struct conn_info mine, theirs, mine_sr, theirs_sr, mine_be, theirs_be;
-	uint64_t deadline = now_ms() + (uint64_t)o->duration_s * 1000u;
+	struct peer_info mine, theirs, mine_sr, theirs_sr, mine_be, theirs_be;
+	uint64_t deadline = peer_now_ms() + (uint64_t)o->duration_s * 1000u;
 	uint64_t seq = 0;
 	int fd;
 
@@ -1971,32 +1866,32 @@ static int run_client(struct opts *o)
 	ca.port = o->port;
 	ca.mode = UROCE_ENGINE_EMBEDDED;
 	ca.engine_cpu = -1;
-	check(uroce_context_create(&c.ctx, &ca), o->port);
-	check(uroce_query_port(c.ctx, 1, &pa), "query port 1");
+	peer_check(uroce_context_create(&c.ctx, &ca), o->port);
+	peer_check(uroce_query_port(c.ctx, 1, &pa), "query port 1");
 	find_sgid_v4(c.ctx);
 	struct uroce_pd *pd;
-	check(uroce_pd_alloc(c.ctx, &pd), "allocate a PD");
-	check(uroce_cq_create(c.ctx, 64, &c.scq), "create a CQ");
-	check(uroce_cq_create(c.ctx, 64, &c.rcq), "create a CQ");
-	check(uroce_cq_create(c.ctx, 64, &c.sr_scq), "create a CQ");
-	check(uroce_cq_create(c.ctx, 64, &c.sr_rcq), "create a CQ");
-	check(uroce_cq_create(c.ctx, 64, &c.be_scq), "create a CQ");
-	check(uroce_cq_create(c.ctx, 64, &c.be_rcq), "create a CQ");
+	peer_check(uroce_pd_alloc(c.ctx, &pd), "allocate a PD");
+	peer_check(uroce_cq_create(c.ctx, 64, &c.scq), "create a CQ");
+	peer_check(uroce_cq_create(c.ctx, 64, &c.rcq), "create a CQ");
+	peer_check(uroce_cq_create(c.ctx, 64, &c.sr_scq), "create a CQ");
+	peer_check(uroce_cq_create(c.ctx, 64, &c.sr_rcq), "create a CQ");
+	peer_check(uroce_cq_create(c.ctx, 64, &c.be_scq), "create a CQ");
+	peer_check(uroce_cq_create(c.ctx, 64, &c.be_rcq), "create a CQ");
 	c.buf = aligned_alloc(4096, C_SIZE);
 	if (!c.buf)
-		die("out of memory");
+		peer_die("out of memory");
 	memset(c.buf, 0, C_SIZE);
-	check(uroce_mr_reg(pd, c.buf, C_SIZE, UROCE_ACCESS_LOCAL_WRITE, &c.mr), "register the buffer");
+	peer_check(uroce_mr_reg(pd, c.buf, C_SIZE, UROCE_ACCESS_LOCAL_WRITE, &c.mr), "register the buffer");
 	c.qp = qp_new(pd, c.scq, c.rcq, UROCE_QPT_RC, 64, UROCE_REL_RC, false);
 	c.sr = qp_new(pd, c.sr_scq, c.sr_rcq, UROCE_QPT_RC, 64, UROCE_REL_SR, false);
 	c.be = qp_new(pd, c.be_scq, c.be_rcq, UROCE_QPT_RC, 64, UROCE_REL_BE, false);
 
 	fd = tcp_connect(o);
-	mine = (struct conn_info){ .qpn = uroce_qp_num(c.qp), .token = uroce_qp_token(c.qp), .psn = rand_psn() };
+	mine = (struct peer_info){ .qpn = uroce_qp_num(c.qp), .token = uroce_qp_token(c.qp), .psn = peer_rand_psn() };
 	exchange(fd, &mine, &theirs, true);
-	mine_sr = (struct conn_info){ .qpn = uroce_qp_num(c.sr), .token = uroce_qp_token(c.sr), .psn = rand_psn() };
+	mine_sr = (struct peer_info){ .qpn = uroce_qp_num(c.sr), .token = uroce_qp_token(c.sr), .psn = peer_rand_psn() };
 	exchange(fd, &mine_sr, &theirs_sr, true);
-	mine_be = (struct conn_info){ .qpn = uroce_qp_num(c.be), .token = uroce_qp_token(c.be), .psn = rand_psn() };
+	mine_be = (struct peer_info){ .qpn = uroce_qp_num(c.be), .token = uroce_qp_token(c.be), .psn = peer_rand_psn() };
 	exchange(fd, &mine_be, &theirs_be, true);
 	close(fd);
 	qp_connect(c.qp, UROCE_QPT_RC, o->server_ip_be, theirs.qpn, theirs.token, theirs.psn, mine.psn, 4,
@@ -2014,7 +1909,7 @@ static int run_client(struct opts *o)
 	       mine.qpn, theirs.qpn, mine_sr.qpn, theirs_sr.qpn, mine_be.qpn, theirs_be.qpn);
 	fflush(stdout);
 
-	while (!stop_flag && now_ms() < deadline) {
+	while (!peer_stop && peer_now_ms() < deadline) {
 		uint32_t slot = (uint32_t)(++seq % NSLOT);
 		uint64_t raddr = theirs.va + slot * SLOT_STRIDE, sr_raddr = theirs_sr.va + slot * SLOT_STRIDE;
 		uint64_t be_raddr = theirs_be.va + slot * SLOT_STRIDE;
@@ -2052,7 +1947,7 @@ static int run_client(struct opts *o)
 		client_wait(&c, c.scq, &wc, "READ", seq);
 		client_wait(&c, c.sr_scq, &wc, "sr SEND", seq);
 		client_wait(&c, c.rcq, &wc, "reply", seq);
-		if (stop_flag)
+		if (peer_stop)
 			break;
 		if (memcmp(c.buf + C_RBUF, c.buf + C_WBUF, SLOT_LEN) != 0) {
 			c.errors++;
@@ -2061,13 +1956,13 @@ static int run_client(struct opts *o)
 		}
 		client_check_reply(&c, c.qp, &wc, C_REPLY, SEED_REPLY, seq, "rc");
 		client_wait(&c, c.sr_rcq, &wc, "sr reply", seq);
-		if (stop_flag)
+		if (peer_stop)
 			break;
 		client_check_reply(&c, c.sr, &wc, C_SR_REPLY, SEED_REPLY_SR, seq, "sr");
 		client_wait(&c, c.be_scq, &wc, "be WRITE", seq);
 		client_wait(&c, c.be_scq, &wc, "be SEND", seq);
 		client_wait(&c, c.be_rcq, &wc, "be reply", seq);
-		if (stop_flag)
+		if (peer_stop)
 			break;
 		client_check_reply(&c, c.be, &wc, C_BE_REPLY, SEED_REPLY_BE, seq, "be");
 		usleep(CLIENT_PAUSE_US);
@@ -2126,6 +2021,8 @@ int main(int argc, char **argv)
 	const char *role = NULL;
 	int c;
 
+	peer_name = "conf_peer";
+
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'r': role = optarg; break;
@@ -2159,19 +2056,11 @@ int main(int argc, char **argv)
 	}
 	if (!role || !o.port || optind != argc)
 		usage();
-	if (!strcmp(role, "server")) {
-		o.server = true;
-		if (!o.peer_ip_be || !o.ctl_path || !o.port2 || !o.peer_ip2_be) {
-			fprintf(stderr, "conf_peer: the server needs --peer-ip, --port2, --peer-ip2 and --ctl\n");
-			return 2;
-		}
-	} else if (strcmp(role, "client") || !o.server_ip_be) {
-		fprintf(stderr, "conf_peer: --role %s: accepted 'server' or 'client' (the client needs --server-ip)\n",
-		        role);
+	o.server = peer_role(role, o.server_ip_be != 0);
+	if (o.server && (!o.peer_ip_be || !o.ctl_path || !o.port2 || !o.peer_ip2_be)) {
+		fprintf(stderr, "conf_peer: the server needs --peer-ip, --port2, --peer-ip2 and --ctl\n");
 		return 2;
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	srandom((unsigned)(now_ms() ^ (uint64_t)getpid()));
+	peer_start();
 	return o.server ? run_server(&o) : run_client(&o);
 }

@@ -58,7 +58,7 @@
 #define XF_END_WAIT_NS 20000000000ull /* the ends wait this long for each other at the end */
 
 struct xf_shm {
-	struct fo_hdr h;
+	struct ns_hdr h;
 	uint32_t verified __attribute__((aligned(64))); /* receiver: messages checked */
 	uint32_t stopped __attribute__((aligned(64)));  /* sender: no more posts; total is final */
 	uint32_t total;
@@ -67,12 +67,11 @@ struct xf_shm {
 };
 
 struct xf_opts {
-	enum fo_role role;
-	bool role_set;
-	const char *dev, *shm, *stop, *fault;
-	struct fo_qp_opts q;
+	struct ns_args a; /* --role, --dev, --shm, --max-sec, --rc-timeout */
+	const char *stop, *fault;
+	struct ns_qp_opts q;
 	uint64_t count, max_msg, slots;
-	double max_sec, stall_sec;
+	double stall_sec;
 	uint64_t beat_ms;
 };
 
@@ -91,110 +90,85 @@ static void usage(FILE *f)
 static void parse(int argc, char **argv, struct xf_opts *o)
 {
 	static const struct option lo[] = {
-		{ "role", required_argument, NULL, 'r' },        { "dev", required_argument, NULL, 'd' },
-		{ "shm", required_argument, NULL, 'f' },         { "rel", required_argument, NULL, 'm' },
-		{ "backups", required_argument, NULL, 'b' },     { "count", required_argument, NULL, 'n' },
-		{ "stop", required_argument, NULL, 'S' },        { "max-msg", required_argument, NULL, 'M' },
-		{ "slots", required_argument, NULL, 'q' },       { "max-sec", required_argument, NULL, 'D' },
-		{ "stall-sec", required_argument, NULL, 'W' },   { "rc-timeout", required_argument, NULL, 'T' },
-		{ "rto-min-us", required_argument, NULL, 'R' },  { "rto-fail", required_argument, NULL, 'F' },
-		{ "probe-us", required_argument, NULL, 'P' },    { "down-timeout-ms", required_argument, NULL, 'X' },
-		{ "beat-ms", required_argument, NULL, 'B' },     { "failback-fault", required_argument, NULL, 'K' },
-		{ "window-pkts", required_argument, NULL, 'w' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		NS_ARGS_OPTIONS, NS_ARGS_RC_TIMEOUT_OPTION,
+		{ "rel", required_argument, NULL, 'm' }, { "backups", required_argument, NULL, 'b' },
+		{ "count", required_argument, NULL, 'n' }, { "stop", required_argument, NULL, 'S' },
+		{ "max-msg", required_argument, NULL, 'M' }, { "slots", required_argument, NULL, 'q' },
+		{ "stall-sec", required_argument, NULL, 'W' }, { "rto-min-us", required_argument, NULL, 'R' },
+		{ "rto-fail", required_argument, NULL, 'F' }, { "probe-us", required_argument, NULL, 'P' },
+		{ "down-timeout-ms", required_argument, NULL, 'X' }, { "beat-ms", required_argument, NULL, 'B' },
+		{ "failback-fault", required_argument, NULL, 'K' }, { "window-pkts", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	bool rel_set = false;
 	int c;
 
-	fo_args_init("fo_xfer", usage);
+	ns_args_init("fo_xfer", usage);
 	memset(o, 0, sizeof(*o));
 	o->q.fo.nbackups = 1;
-	o->q.rc_timeout = 12; /* 16.8 ms */
+	o->a.rc_timeout = 12; /* 16.8 ms */
 	o->max_msg = 12288;
 	o->slots = 64;
-	o->max_sec = 120;
+	o->a.max_sec = 120;
 	o->stall_sec = 30;
 	o->beat_ms = 100;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (ns_common_option(&o->a, c, optarg, ns_bad))
+			continue;
 		switch (c) {
-		case 'r':
-			o->role = fo_arg_role(optarg);
-			o->role_set = true;
-			break;
-		case 'd':
-			o->dev = optarg;
-			break;
-		case 'f':
-			o->shm = optarg;
-			break;
 		case 'm':
 			o->q.rel.reliability = fo_arg_rel(optarg);
 			rel_set = true;
 			break;
 		case 'b':
-			o->q.fo.nbackups = (uint8_t)fo_arg_u64("--backups", optarg, 0, 1, "0 or 1");
+			o->q.fo.nbackups = (uint8_t)ns_arg_u64("--backups", optarg, 0, 1, "0 or 1");
 			break;
 		case 'n':
-			o->count = fo_arg_u64("--count", optarg, 0, 1u << 30, "0 (no limit) to 2^30 messages");
+			o->count = ns_arg_u64("--count", optarg, 0, 1u << 30, "0 (no limit) to 2^30 messages");
 			break;
 		case 'S':
 			o->stop = optarg;
 			break;
 		case 'M':
-			o->max_msg = fo_arg_u64("--max-msg", optarg, 64, 1u << 20, "64 to 1m bytes");
+			o->max_msg = ns_arg_u64("--max-msg", optarg, 64, 1u << 20, "64 to 1m bytes");
 			break;
 		case 'q':
-			o->slots = fo_arg_u64("--slots", optarg, 2, 1024, "2 to 1024 slots");
-			break;
-		case 'D':
-			o->max_sec = fo_arg_secs("--max-sec", optarg);
+			o->slots = ns_arg_u64("--slots", optarg, 2, 1024, "2 to 1024 slots");
 			break;
 		case 'W':
 			o->stall_sec = fo_arg_secs("--stall-sec", optarg);
 			break;
-		case 'T':
-			o->q.rc_timeout = (uint8_t)fo_arg_u64("--rc-timeout", optarg, 1, 31, "1 to 31 (4.096 us x 2^T)");
-			break;
 		case 'R':
-			o->q.rel.rto_min_us = (uint32_t)fo_arg_u64("--rto-min-us", optarg, 1, 10000000, "1 to 10000000 us");
+			o->q.rel.rto_min_us = (uint32_t)ns_arg_u64("--rto-min-us", optarg, 1, 10000000, "1 to 10000000 us");
 			break;
 		case 'F':
-			o->q.fo.rto_fail = (uint8_t)fo_arg_u64("--rto-fail", optarg, 1, 255, "1 to 255 timeouts");
+			o->q.fo.rto_fail = (uint8_t)ns_arg_u64("--rto-fail", optarg, 1, 255, "1 to 255 timeouts");
 			break;
 		case 'P':
-			o->q.fo.probe_us = (uint32_t)fo_arg_u64("--probe-us", optarg, 1, 10000000, "1 to 10000000 us");
+			o->q.fo.probe_us = (uint32_t)ns_arg_u64("--probe-us", optarg, 1, 10000000, "1 to 10000000 us");
 			break;
 		case 'X':
 			o->q.fo.down_timeout_ms =
-				(uint32_t)fo_arg_u64("--down-timeout-ms", optarg, 1, 3600000, "1 to 3600000 ms");
+				(uint32_t)ns_arg_u64("--down-timeout-ms", optarg, 1, 3600000, "1 to 3600000 ms");
 			break;
 		case 'B':
-			o->beat_ms = fo_arg_u64("--beat-ms", optarg, 1, 60000, "1 to 60000 ms");
+			o->beat_ms = ns_arg_u64("--beat-ms", optarg, 1, 60000, "1 to 60000 ms");
 			break;
 		case 'w':
-			o->q.rel.window_pkts = (uint32_t)fo_arg_u64("--window-pkts", optarg, 16, 1024, "16 to 1024 packets");
+			o->q.rel.window_pkts = (uint32_t)ns_arg_u64("--window-pkts", optarg, 16, 1024, "16 to 1024 packets");
 			break;
 		case 'K':
 			o->fault = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
-			exit(2);
+			ns_help_or_bad(c);
 		}
 	}
-	if (optind < argc)
-		fo_arg_bad("argument", argv[optind], "options only");
-	if (!o->role_set || !o->dev || !o->shm || !rel_set) {
-		fprintf(stderr, "fo_xfer: --role, --dev, --shm and --rel are required\n");
-		usage(stderr);
-		exit(2);
-	}
-	if (o->role == FO_SENDER && !o->count && !o->stop)
-		fo_arg_bad("--count", "0", "a limit, or --stop FILE");
+	o->q.rc_timeout = (uint8_t)o->a.rc_timeout;
+	ns_args_end(argc, argv, !o->a.role_set || !o->a.dev || !o->a.shm || !rel_set,
+	            "--role, --dev, --shm and --rel");
+	if (o->a.role == NS_SENDER && !o->count && !o->stop)
+		ns_bad("--count", "0", "a limit, or --stop FILE");
 	o->q.rel.ordering = UROCE_ORDER_ORDERED;
 	/* the sender reuses a source slot once its WR completed: never more
 	 * WRs outstanding than slots */
@@ -276,7 +250,7 @@ struct xf_watch {
 	uint64_t next_beat_ns, beat_ns;
 };
 
-static void watch(struct fo_end *e, struct xf_watch *w, uint32_t msgs, uint64_t now, bool first)
+static void watch(struct ns_end *e, struct xf_watch *w, uint32_t msgs, uint64_t now, bool first)
 {
 	struct uroce_failover_info fi;
 	char s[256];
@@ -285,16 +259,16 @@ static void watch(struct fo_end *e, struct xf_watch *w, uint32_t msgs, uint64_t 
 	if (has && (first || fi.state != w->last.state || fi.active != w->last.active ||
 	            fi.up_mask != w->last.up_mask || fi.failovers != w->last.failovers ||
 	            fi.failbacks != w->last.failbacks))
-		fo_say("event msgs=%u %s", msgs, fo_info_str(&fi, has, s, sizeof(s)));
+		ns_say("event msgs=%u %s", msgs, fo_info_str(&fi, has, s, sizeof(s)));
 	if (now >= w->next_beat_ns) {
-		fo_say("at msgs=%u %s", msgs, fo_info_str(&fi, has, s, sizeof(s)));
+		ns_say("at msgs=%u %s", msgs, fo_info_str(&fi, has, s, sizeof(s)));
 		w->next_beat_ns = now + w->beat_ns;
 	}
 	w->last = fi;
 	w->has = has;
 }
 
-static void final(struct fo_end *e, uint32_t msgs, uint64_t bytes)
+static void final(struct ns_end *e, uint32_t msgs, uint64_t bytes)
 {
 	struct uroce_failover_info fi;
 	struct uroce_qp_stats st = { 0 };
@@ -302,9 +276,9 @@ static void final(struct fo_end *e, uint32_t msgs, uint64_t bytes)
 	bool has = fo_info(e, &fi);
 
 	uroce_qp_stats(e->qp, &st);
-	fo_say("final msgs=%u bytes=%" PRIu64 " secs=%.3f retransmits=%" PRIu64 " timeouts=%" PRIu64 " rto_losses=%" PRIu64
+	ns_say("final msgs=%u bytes=%" PRIu64 " secs=%.3f retransmits=%" PRIu64 " timeouts=%" PRIu64 " rto_losses=%" PRIu64
 	       " rack_losses=%" PRIu64 " spurious=%" PRIu64 " duplicates=%" PRIu64 " %s",
-	       msgs, bytes, (double)(fo_now_ns() - e->t_start) / 1e9, st.retransmits, st.timeouts, st.rto_losses,
+	       msgs, bytes, (double)(ns_now_ns() - e->t_start) / 1e9, st.retransmits, st.timeouts, st.rto_losses,
 	       st.rack_losses, st.spurious_retx, st.duplicates, fo_info_str(&fi, has, s, sizeof(s)));
 }
 
@@ -317,9 +291,9 @@ static const char *wc_what(const struct uroce_wc *wc)
 	return b;
 }
 
-static void post_msg(struct fo_end *e, const struct xf_opts *o, uint8_t *buf, uint32_t seq)
+static void post_msg(struct ns_end *e, const struct xf_opts *o, uint8_t *buf, uint32_t seq)
 {
-	const struct fo_info *peer = &e->h->info[FO_RECEIVER];
+	const struct ns_info *peer = &e->h->info[NS_RECEIVER];
 	uint32_t slot = seq % (uint32_t)o->slots, len = msg_len(seq, o->max_msg);
 	uint8_t *src = buf + (size_t)slot * o->max_msg;
 	struct uroce_sge sge = { (uint64_t)(uintptr_t)src, len, e->mr->lkey };
@@ -340,13 +314,13 @@ static void post_msg(struct fo_end *e, const struct xf_opts *o, uint8_t *buf, ui
 		wr.opcode = UROCE_WR_SEND;
 	}
 	if ((rc = uroce_post_send(e->qp, &wr, &badwr)) != 0)
-		fo_die_rc(rc, "post_send");
+		ns_die_rc(rc, "post_send");
 }
 
-static int run_sender(struct fo_end *e, struct xf_shm *x, const struct xf_opts *o, uint8_t *buf)
+static int run_sender(struct ns_end *e, struct xf_shm *x, const struct xf_opts *o, uint8_t *buf)
 {
 	uint32_t posted = 0, completed = 0, limit = o->count ? (uint32_t)o->count : UINT32_MAX;
-	uint64_t now = fo_now_ns(), end = now + (uint64_t)(o->max_sec * 1e9), stall_ns = (uint64_t)(o->stall_sec * 1e9);
+	uint64_t now = ns_now_ns(), end = now + (uint64_t)(o->a.max_sec * 1e9), stall_ns = (uint64_t)(o->stall_sec * 1e9);
 	uint64_t last_progress = now, next_stop_poll = now, bytes = 0;
 	struct xf_watch w = { .beat_ns = o->beat_ms * 1000000ull };
 	struct uroce_wc wc[XF_POLL_BATCH];
@@ -359,27 +333,27 @@ static int run_sender(struct fo_end *e, struct xf_shm *x, const struct xf_opts *
 	for (unsigned turn = 0;; turn++) {
 		int n;
 
-		fo_progress(e);
+		ns_progress(e);
 		while (!stopping && posted < limit && posted - completed < o->slots &&
-		       posted < fo_get(&x->verified) + o->slots)
+		       posted < ns_get(&x->verified) + o->slots)
 			post_msg(e, o, buf, posted++);
 		n = uroce_poll_cq(e->scq, XF_POLL_BATCH, wc);
 		if (n < 0)
-			fo_die_rc(n, "poll_cq");
+			ns_die_rc(n, "poll_cq");
 		for (int i = 0; i < n; i++) {
 			if (wc[i].status != UROCE_WC_SUCCESS)
-				fo_die("WR %u failed: %s", completed, wc_what(&wc[i]));
+				ns_die("WR %u failed: %s", completed, wc_what(&wc[i]));
 			if (completed == posted)
-				fo_die("a completion with none outstanding (%u WRs posted, all completed): %s", posted,
+				ns_die("a completion with none outstanding (%u WRs posted, all completed): %s", posted,
 				       wc_what(&wc[i]));
 			if (wc[i].wr_id != completed)
-				fo_die("completion out of order or repeated: wanted wr_id %u, got %s", completed,
+				ns_die("completion out of order or repeated: wanted wr_id %u, got %s", completed,
 				       wc_what(&wc[i]));
 			bytes += msg_len(completed, o->max_msg);
 			completed++;
 		}
 		if (n)
-			last_progress = fo_now_ns();
+			last_progress = ns_now_ns();
 		if (armed) {
 			struct uroce_failover_info fi;
 
@@ -387,7 +361,7 @@ static int run_sender(struct fo_end *e, struct xf_shm *x, const struct xf_opts *
 			if (fi.state == UROCE_FO_WAIT_SIGNALED || fi.state == UROCE_FO_WAIT_SINKED) {
 				fo_ifctl_set(&fault, false);
 				armed = false;
-				fo_say("fault: %s down in state %s (msgs=%u)", fault.ifname, uroce_fo_state_str(fi.state),
+				ns_say("fault: %s down in state %s (msgs=%u)", fault.ifname, uroce_fo_state_str(fi.state),
 				       completed);
 				close(fault.fd);
 			}
@@ -395,54 +369,54 @@ static int run_sender(struct fo_end *e, struct xf_shm *x, const struct xf_opts *
 		if (!stopping && posted == limit) {
 			stopping = true;
 			x->total = posted;
-			fo_put(&x->stopped, 1);
+			ns_put(&x->stopped, 1);
 		}
 		if (stopping && completed == posted)
 			break;
 		if (turn % XF_CHECK_EVERY)
 			continue;
-		now = fo_now_ns();
-		fo_check_peer(e);
+		now = ns_now_ns();
+		ns_check_peer(e);
 		watch(e, &w, completed, now, false);
 		if (!stopping && o->stop && now >= next_stop_poll) {
 			next_stop_poll = now + XF_STOP_POLL_NS;
 			if (access(o->stop, F_OK) == 0) {
 				stopping = true;
 				x->total = posted;
-				fo_put(&x->stopped, 1);
-				fo_say("stop: %u messages posted", posted);
+				ns_put(&x->stopped, 1);
+				ns_say("stop: %u messages posted", posted);
 			}
 		}
 		if (posted != completed && now - last_progress > stall_ns)
-			fo_die("stalled: no completion for %.1f s (%u posted, %u completed)", o->stall_sec, posted,
+			ns_die("stalled: no completion for %.1f s (%u posted, %u completed)", o->stall_sec, posted,
 			       completed);
 		if (now > end)
-			fo_die("ran past --max-sec %.0f (%u posted, %u completed)", o->max_sec, posted, completed);
+			ns_die("ran past --max-sec %.0f (%u posted, %u completed)", o->a.max_sec, posted, completed);
 	}
-	fo_put(&x->sfinished, 1);
-	watch(e, &w, completed, fo_now_ns(), false);
+	ns_put(&x->sfinished, 1);
+	watch(e, &w, completed, ns_now_ns(), false);
 	/* the receiver checks its last messages; nothing more may complete here */
-	end = fo_now_ns() + XF_END_WAIT_NS;
-	for (unsigned turn = 0; !fo_get(&x->rdone); turn++) {
+	end = ns_now_ns() + XF_END_WAIT_NS;
+	for (unsigned turn = 0; !ns_get(&x->rdone); turn++) {
 		int n;
 
-		fo_progress(e);
+		ns_progress(e);
 		n = uroce_poll_cq(e->scq, 1, wc);
 		if (n < 0)
-			fo_die_rc(n, "poll_cq");
+			ns_die_rc(n, "poll_cq");
 		if (n)
-			fo_die("a completion after the last WR: %s", wc_what(&wc[0]));
+			ns_die("a completion after the last WR: %s", wc_what(&wc[0]));
 		if (turn % XF_CHECK_EVERY == 0) {
-			fo_check_peer(e);
-			if (fo_now_ns() > end)
-				fo_die("the receiver did not finish its checks within %.0f s", XF_END_WAIT_NS / 1e9);
+			ns_check_peer(e);
+			if (ns_now_ns() > end)
+				ns_die("the receiver did not finish its checks within %.0f s", XF_END_WAIT_NS / 1e9);
 		}
 	}
 	final(e, completed, bytes);
 	return 0;
 }
 
-static void post_recv(struct fo_end *e, const struct xf_opts *o, uint8_t *buf, uint32_t slot)
+static void post_recv(struct ns_end *e, const struct xf_opts *o, uint8_t *buf, uint32_t slot)
 {
 	struct uroce_sge sge = { (uint64_t)(uintptr_t)(buf + (size_t)slot * o->max_msg), (uint32_t)o->max_msg,
 		                 e->mr->lkey };
@@ -453,11 +427,11 @@ static void post_recv(struct fo_end *e, const struct xf_opts *o, uint8_t *buf, u
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	if ((rc = uroce_post_recv(e->qp, &wr, &badwr)) != 0)
-		fo_die_rc(rc, "post_recv");
+		ns_die_rc(rc, "post_recv");
 }
 
 /* Message seq completed with wc: the right one, whole. */
-static void check_recv(const struct fo_end *e, const struct xf_opts *o, uint8_t *buf, uint32_t seq,
+static void check_recv(const struct ns_end *e, const struct xf_opts *o, uint8_t *buf, uint32_t seq,
                        const struct uroce_wc *wc)
 {
 	uint32_t slot = seq % (uint32_t)o->slots, len = msg_len(seq, o->max_msg);
@@ -467,37 +441,37 @@ static void check_recv(const struct fo_end *e, const struct xf_opts *o, uint8_t 
 
 	(void)e;
 	if (wc->status != UROCE_WC_SUCCESS)
-		fo_die("receive of message %u failed: %s", seq, wc_what(wc));
+		ns_die("receive of message %u failed: %s", seq, wc_what(wc));
 	if (wc->wr_id != slot)
-		fo_die("message %u completed receive WR of slot %" PRIu64 ", wanted slot %u (receives out of order)",
+		ns_die("message %u completed receive WR of slot %" PRIu64 ", wanted slot %u (receives out of order)",
 		       seq, wc->wr_id, slot);
 	if (seq & 1) {
 		if (wc->opcode != UROCE_WC_RECV_RDMA_WITH_IMM || !(wc->wc_flags & UROCE_WC_WITH_IMM))
-			fo_die("message %u: wanted a WRITE_WITH_IMM completion, got %s flags 0x%x", seq, wc_what(wc),
+			ns_die("message %u: wanted a WRITE_WITH_IMM completion, got %s flags 0x%x", seq, wc_what(wc),
 			       wc->wc_flags);
 		if (ntohl(wc->imm_data) != seq)
-			fo_die("message %u: the immediate says %u (out of order, lost or repeated)", seq,
+			ns_die("message %u: the immediate says %u (out of order, lost or repeated)", seq,
 			       ntohl(wc->imm_data));
 		p = buf + (o->slots + slot) * o->max_msg;
 	} else {
 		if (wc->opcode != UROCE_WC_RECV)
-			fo_die("message %u: wanted a SEND completion, got %s", seq, wc_what(wc));
+			ns_die("message %u: wanted a SEND completion, got %s", seq, wc_what(wc));
 		if (wc->byte_len != len)
-			fo_die("message %u: %u bytes arrived, wanted %u", seq, wc->byte_len, len);
+			ns_die("message %u: %u bytes arrived, wanted %u", seq, wc->byte_len, len);
 		p = buf + (size_t)slot * o->max_msg;
 	}
 	if ((bad_at = check(p, seq, len)) >= 0) {
 		memcpy(&h, p, sizeof(h));
-		fo_die("message %u (%u bytes, %s): wrong byte at offset %ld; the header there says magic 0x%x seq %u "
+		ns_die("message %u (%u bytes, %s): wrong byte at offset %ld; the header there says magic 0x%x seq %u "
 		       "len %u",
 		       seq, len, seq & 1 ? "WRITE_WITH_IMM" : "SEND", bad_at, h.magic, h.seq, h.len);
 	}
 }
 
-static int run_receiver(struct fo_end *e, struct xf_shm *x, const struct xf_opts *o, uint8_t *buf)
+static int run_receiver(struct ns_end *e, struct xf_shm *x, const struct xf_opts *o, uint8_t *buf)
 {
 	uint32_t got = 0;
-	uint64_t now = fo_now_ns(), end = now + (uint64_t)(o->max_sec * 1e9), bytes = 0;
+	uint64_t now = ns_now_ns(), end = now + (uint64_t)(o->a.max_sec * 1e9), bytes = 0;
 	struct xf_watch w = { .beat_ns = o->beat_ms * 1000000ull };
 	struct uroce_wc wc[XF_POLL_BATCH];
 
@@ -507,82 +481,82 @@ static int run_receiver(struct fo_end *e, struct xf_shm *x, const struct xf_opts
 	for (unsigned turn = 0;; turn++) {
 		int n;
 
-		fo_progress(e);
+		ns_progress(e);
 		n = uroce_poll_cq(e->rcq, XF_POLL_BATCH, wc);
 		if (n < 0)
-			fo_die_rc(n, "poll_cq");
+			ns_die_rc(n, "poll_cq");
 		for (int i = 0; i < n; i++) {
-			if (fo_get(&x->stopped) && got >= x->total)
-				fo_die("a receive completion after the last message (%u): %s", x->total, wc_what(&wc[i]));
+			if (ns_get(&x->stopped) && got >= x->total)
+				ns_die("a receive completion after the last message (%u): %s", x->total, wc_what(&wc[i]));
 			check_recv(e, o, buf, got, &wc[i]);
 			bytes += msg_len(got, o->max_msg);
 			post_recv(e, o, buf, got % (uint32_t)o->slots);
 			got++;
 		}
 		if (n)
-			fo_put(&x->verified, got);
-		if (fo_get(&x->stopped) && got == x->total)
+			ns_put(&x->verified, got);
+		if (ns_get(&x->stopped) && got == x->total)
 			break;
 		if (turn % XF_CHECK_EVERY)
 			continue;
-		now = fo_now_ns();
-		fo_check_peer(e);
+		now = ns_now_ns();
+		ns_check_peer(e);
 		watch(e, &w, got, now, false);
 		if (now > end)
-			fo_die("ran past --max-sec %.0f (%u messages checked)", o->max_sec, got);
+			ns_die("ran past --max-sec %.0f (%u messages checked)", o->a.max_sec, got);
 	}
 	/* the sender waits for its last acknowledgements: keep answering, and
 	 * nothing more may arrive */
-	end = fo_now_ns() + XF_END_WAIT_NS;
-	for (unsigned turn = 0; !fo_get(&x->sfinished); turn++) {
-		fo_progress(e);
+	end = ns_now_ns() + XF_END_WAIT_NS;
+	for (unsigned turn = 0; !ns_get(&x->sfinished); turn++) {
+		ns_progress(e);
 		if (uroce_poll_cq(e->rcq, 1, wc) > 0)
-			fo_die("a receive completion after the last message (%u): %s", got, wc_what(&wc[0]));
+			ns_die("a receive completion after the last message (%u): %s", got, wc_what(&wc[0]));
 		if (turn % XF_CHECK_EVERY == 0) {
-			fo_check_peer(e);
-			if (fo_now_ns() > end)
-				fo_die("the sender did not see its last completions within %.0f s", XF_END_WAIT_NS / 1e9);
+			ns_check_peer(e);
+			if (ns_now_ns() > end)
+				ns_die("the sender did not see its last completions within %.0f s", XF_END_WAIT_NS / 1e9);
 		}
 	}
 	/* a little longer, for a late copy */
-	end = fo_now_ns() + 50000000ull;
-	while (fo_now_ns() < end) {
-		fo_progress(e);
+	end = ns_now_ns() + 50000000ull;
+	while (ns_now_ns() < end) {
+		ns_progress(e);
 		if (uroce_poll_cq(e->rcq, 1, wc) > 0)
-			fo_die("a receive completion after the last message (%u): %s", got, wc_what(&wc[0]));
+			ns_die("a receive completion after the last message (%u): %s", got, wc_what(&wc[0]));
 	}
-	watch(e, &w, got, fo_now_ns(), false);
+	watch(e, &w, got, ns_now_ns(), false);
 	final(e, got, bytes);
-	fo_put(&x->rdone, 1);
+	ns_put(&x->rdone, 1);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	struct xf_opts o;
-	struct fo_end e;
+	struct ns_end e;
 	struct xf_shm *x;
 	uint8_t *buf;
 	size_t len;
 	int rc;
 
-	fo_prog = "fo_xfer";
+	ns_name = "fo_xfer";
 	parse(argc, argv, &o);
 	/* send: source slots; recv: receive buffers then RDMA slots */
 	len = 2 * o.slots * o.max_msg;
 	buf = aligned_alloc(4096, len);
 	if (!buf)
-		fo_die("cannot allocate %zu bytes", len);
+		ns_die("cannot allocate %zu bytes", len);
 	memset(buf, 0, len);
-	x = fo_map(o.shm, sizeof(*x));
-	fo_open(&e, &x->h, o.role, o.dev, buf, len, &o.q);
-	fo_connect(&e, &o.q, 30);
-	fo_say("connected: qpn %u, %s, %u backup(s), path MTU %u, max message %" PRIu64 " bytes, %" PRIu64 " slots",
+	x = ns_map(o.a.shm, sizeof(*x));
+	fo_open(&e, &x->h, o.a.role, o.a.dev, buf, len, &o.q);
+	ns_connect(&e, &o.q, 30);
+	ns_say("connected: qpn %u, %s, %u backup(s), path MTU %u, max message %" PRIu64 " bytes, %" PRIu64 " slots",
 	       uroce_qp_num(e.qp), o.q.rel.reliability == UROCE_REL_SR ? "sr" : "rc", o.q.fo.nbackups,
 	       uroce_mtu_bytes(e.mtu), o.max_msg, o.slots);
-	rc = o.role == FO_SENDER ? run_sender(&e, x, &o, buf) : run_receiver(&e, x, &o, buf);
-	fo_close(&e);
+	rc = o.a.role == NS_SENDER ? run_sender(&e, x, &o, buf) : run_receiver(&e, x, &o, buf);
+	ns_close(&e);
 	free(buf);
-	fo_say("ok");
+	ns_say("ok");
 	return rc;
 }

@@ -40,6 +40,8 @@
 
 #include <uroce/uroce.h>
 
+#include "../lib/peer.h"
+
 #define SLOT 8192u
 #define MAX_MSGS 4096u
 #define REUSED 0xc3u
@@ -59,44 +61,12 @@ struct opts {
 	unsigned timeout_s;
 };
 
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
-
 static uint64_t now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-static uint64_t now_ms(void)
-{
-	return now_us() / 1000u;
-}
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "late_peer: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	exit(1);
-}
-
-static void check(int rc, const char *what)
-{
-	if (rc < 0)
-		die("%s: %s (%s)", what, uroce_strerror(rc), uroce_last_error());
 }
 
 /* message i: its length, opcode and bytes */
@@ -116,79 +86,31 @@ static uint8_t msg_byte(uint32_t i, uint32_t off)
 }
 
 /* ---- connection setup: "qpn psn rkey va\n" each way over TCP, client first */
-struct conn_info {
-	uint32_t qpn, psn, rkey;
-	uint64_t va;
-	uint32_t token; /* the QP's uroce_qp_token() */
-};
-
-static int read_line(int fd, char *buf, size_t cap, uint64_t deadline)
-{
-	size_t n = 0;
-
-	while (n + 1 < cap) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int64_t left = (int64_t)deadline - (int64_t)now_ms();
-
-		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-			return -ETIMEDOUT;
-		if (read(fd, buf + n, 1) != 1)
-			return -ECONNRESET;
-		if (buf[n] == '\n') {
-			buf[n] = 0;
-			return 0;
-		}
-		n++;
-	}
-	return -EMSGSIZE;
-}
-
-static void send_info(int fd, const struct conn_info *mine)
-{
-	char line[128];
-	int len = snprintf(line, sizeof(line), "%" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu64 " %" PRIu32 "\n",
-	                   mine->qpn, mine->psn, mine->rkey, mine->va, mine->token);
-
-	if (write(fd, line, (size_t)len) != len)
-		die("exchange: cannot send the connection data");
-}
-
-static void recv_info(int fd, struct conn_info *theirs, unsigned timeout_s)
-{
-	char line[128];
-
-	if (read_line(fd, line, sizeof(line), now_ms() + timeout_s * 1000u) < 0)
-		die("exchange: no connection data from the peer within %u s", timeout_s);
-	if (sscanf(line, "%" SCNu32 " %" SCNu32 " %" SCNu32 " %" SCNu64 " %" SCNu32, &theirs->qpn, &theirs->psn,
-	           &theirs->rkey, &theirs->va, &theirs->token) != 5)
-		die("exchange: malformed connection data '%s'", line);
-}
-
 static int tcp_accept(struct uroce_context *ctx, uint16_t port, unsigned timeout_s, uint32_t *peer_ip_be)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
 	socklen_t alen = sizeof(a);
-	uint64_t deadline = now_ms() + timeout_s * 1000u;
+	uint64_t deadline = peer_now_ms() + timeout_s * 1000u;
 	int one = 1, lfd, fd = -1;
 
 	lfd = socket(AF_INET, SOCK_STREAM, 0);
 	if (lfd < 0)
-		die("socket: %s", strerror(errno));
+		peer_die("socket: %s", strerror(errno));
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(lfd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(lfd, 1) < 0)
-		die("TCP port %u: cannot listen: %s", port, strerror(errno));
-	while (fd < 0 && !stop_flag) {
+		peer_die("TCP port %u: cannot listen: %s", port, strerror(errno));
+	while (fd < 0 && !peer_stop) {
 		struct pollfd p = { .fd = lfd, .events = POLLIN };
 
-		if (now_ms() > deadline)
-			die("no client connected to TCP port %u within %u s", port, timeout_s);
+		if (peer_now_ms() > deadline)
+			peer_die("no client connected to TCP port %u within %u s", port, timeout_s);
 		uroce_progress(ctx);
 		if (poll(&p, 1, 1) == 1)
 			fd = accept(lfd, (struct sockaddr *)&a, &alen);
 	}
 	close(lfd);
 	if (fd < 0)
-		die("interrupted while waiting for the client");
+		peer_die("interrupted while waiting for the client");
 	*peer_ip_be = a.sin_addr.s_addr;
 	return fd;
 }
@@ -196,49 +118,23 @@ static int tcp_accept(struct uroce_context *ctx, uint16_t port, unsigned timeout
 static int tcp_connect(uint32_t ip_be, uint16_t port, unsigned timeout_s)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-	uint64_t deadline = now_ms() + timeout_s * 1000u;
+	uint64_t deadline = peer_now_ms() + timeout_s * 1000u;
 
 	a.sin_addr.s_addr = ip_be;
-	while (!stop_flag && now_ms() < deadline) {
+	while (!peer_stop && peer_now_ms() < deadline) {
 		int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 		if (fd < 0)
-			die("socket: %s", strerror(errno));
+			peer_die("socket: %s", strerror(errno));
 		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
 			return fd;
 		close(fd);
 		usleep(100000);
 	}
-	die("cannot connect to the server's TCP port %u within %u s", port, timeout_s);
+	peer_die("cannot connect to the server's TCP port %u within %u s", port, timeout_s);
 }
 
 /* ---- the QP ------------------------------------------------------------ */
-static void gid_of_ipv4(uint8_t gid[16], uint32_t ip_be)
-{
-	memset(gid, 0, 16);
-	gid[10] = gid[11] = 0xff;
-	memcpy(gid + 12, &ip_be, 4);
-}
-
-/* the index of port 1's IPv4-mapped GID */
-static uint8_t find_sgid_v4(struct uroce_context *ctx)
-{
-	struct uroce_port_attr pa;
-	uint8_t want[16], gid[16];
-
-	check(uroce_query_port(ctx, 1, &pa), "query port 1");
-	gid_of_ipv4(want, pa.ipv4_be);
-	for (int i = 0; i < 256; i++) {
-		int rc = uroce_query_gid(ctx, 1, i, gid);
-
-		if (rc == 0 && !memcmp(gid, want, 16))
-			return (uint8_t)i;
-		if (rc < 0 && rc != -ENOENT)
-			break;
-	}
-	die("port 1 has no IPv4-mapped GID for its address");
-}
-
 static struct uroce_qp *qp_new(struct uroce_pd *pd, struct uroce_cq *scq, struct uroce_cq *rcq,
                                enum uroce_reliability rel, uint32_t nwr)
 {
@@ -263,7 +159,7 @@ static struct uroce_qp *qp_new(struct uroce_pd *pd, struct uroce_cq *scq, struct
 	ia.cap.max_recv_wr = nwr;
 	ia.cap.max_send_sge = 1;
 	ia.cap.max_recv_sge = 1;
-	check(uroce_qp_create(pd, &ia, &qp), "create the QP");
+	peer_check(uroce_qp_create(pd, &ia, &qp), "create the QP");
 	return qp;
 }
 
@@ -275,7 +171,7 @@ static void qp_init(struct uroce_qp *qp)
 	a.qp_state = UROCE_QPS_INIT;
 	a.port_num = 1;
 	a.qp_access_flags = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE;
-	check(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS),
+	peer_check(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS),
 	      "QP to INIT");
 }
 
@@ -291,13 +187,13 @@ static void qp_connect(struct uroce_qp *qp, uint8_t sgid, uint32_t peer_ip_be, u
 	a.dest_qp_num = peer_qpn;
 	a.dest_token = peer_token;
 	a.rq_psn = rq_psn;
-	gid_of_ipv4(a.ah_attr.dgid, peer_ip_be);
+	peer_gid_of_ipv4(a.ah_attr.dgid, peer_ip_be);
 	a.ah_attr.sgid_index = sgid;
 	a.ah_attr.hop_limit = 64;
 	a.ah_attr.port_num = 1;
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 12;
-	check(uroce_qp_modify(qp, &a,
+	peer_check(uroce_qp_modify(qp, &a,
 	                      UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN |
 	                          UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER | UROCE_QP_DEST_TOKEN),
 	      "QP to RTR");
@@ -308,20 +204,10 @@ static void qp_connect(struct uroce_qp *qp, uint8_t sgid, uint32_t peer_ip_be, u
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
-	check(uroce_qp_modify(qp, &a,
+	peer_check(uroce_qp_modify(qp, &a,
 	                      UROCE_QP_STATE | UROCE_QP_SQ_PSN | UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT |
 	                          UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC),
 	      "QP to RTS");
-}
-
-static uint32_t rand_psn(void)
-{
-	uint32_t v;
-
-	/* getrandom: random() is not seeded here, or from the time */
-	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
-		v = (uint32_t)random();
-	return v & 0xffffffu;
 }
 
 struct end {
@@ -344,15 +230,15 @@ static void end_open(struct end *e, const struct opts *o)
 	ca.port = o->port;
 	ca.mode = UROCE_ENGINE_EMBEDDED;
 	ca.engine_cpu = -1;
-	check(uroce_context_create(&e->ctx, &ca), o->port);
-	e->sgid = find_sgid_v4(e->ctx);
-	check(uroce_pd_alloc(e->ctx, &e->pd), "allocate a PD");
-	check(uroce_cq_create(e->ctx, (int)o->nmsg + 16, &e->scq), "create a CQ");
-	check(uroce_cq_create(e->ctx, (int)o->nmsg + 16, &e->rcq), "create a CQ");
+	peer_check(uroce_context_create(&e->ctx, &ca), o->port);
+	e->sgid = peer_sgid_v4(e->ctx, 1);
+	peer_check(uroce_pd_alloc(e->ctx, &e->pd), "allocate a PD");
+	peer_check(uroce_cq_create(e->ctx, (int)o->nmsg + 16, &e->scq), "create a CQ");
+	peer_check(uroce_cq_create(e->ctx, (int)o->nmsg + 16, &e->rcq), "create a CQ");
 	e->buf = aligned_alloc(4096, size);
 	if (!e->buf)
-		die("out of memory");
-	check(uroce_mr_reg(e->pd, e->buf, size, UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE, &e->mr),
+		peer_die("out of memory");
+	peer_check(uroce_mr_reg(e->pd, e->buf, size, UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE, &e->mr),
 	      "register the region");
 	e->qp = qp_new(e->pd, e->scq, e->rcq, o->rel, o->nmsg + 16);
 }
@@ -373,7 +259,7 @@ static void print_drops(const char *who, struct uroce_context *ctx)
 	struct uroce_port_stats ps;
 	bool any = false;
 
-	check(uroce_port_stats(ctx, 1, &ps), "port statistics");
+	peer_check(uroce_port_stats(ctx, 1, &ps), "port statistics");
 	printf("late_peer: %s drops:", who);
 	for (int r = 1; r < UROCE_DROP__COUNT; r++) {
 		if (!ps.drops[r])
@@ -399,7 +285,7 @@ static uint64_t late_copies(enum uroce_reliability rel, const struct uroce_port_
 static int run_server(const struct opts *o)
 {
 	struct end e;
-	struct conn_info mine, theirs;
+	struct peer_info mine, theirs;
 	struct uroce_port_stats ps;
 	struct uroce_qp_stats qs;
 	uint32_t peer_ip_be, done = 0, partial = 0, bad = 0;
@@ -416,30 +302,30 @@ static int run_server(const struct opts *o)
 		struct uroce_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 };
 		struct uroce_recv_wr *bw;
 
-		check(uroce_post_recv(e.qp, &wr, &bw), "post a receive");
+		peer_check(uroce_post_recv(e.qp, &wr, &bw), "post a receive");
 	}
 	printf("late_peer: server (%s) on %s, waiting on TCP port %u\n", mode, o->port, o->tcp_port);
 	fflush(stdout);
 	fd = tcp_accept(e.ctx, o->tcp_port, o->timeout_s, &peer_ip_be);
-	mine = (struct conn_info){ .qpn = uroce_qp_num(e.qp), .token = uroce_qp_token(e.qp), .psn = rand_psn(), .rkey = e.mr->rkey,
+	mine = (struct peer_info){ .qpn = uroce_qp_num(e.qp), .token = uroce_qp_token(e.qp), .psn = peer_rand_psn(), .rkey = e.mr->rkey,
 		                   .va = (uint64_t)(uintptr_t)e.buf };
 	/* ready for the client's first packet before it learns where to send it */
-	recv_info(fd, &theirs, o->timeout_s);
+	peer_recv_info(fd, &theirs, o->timeout_s * 1000ull);
 	qp_connect(e.qp, e.sgid, peer_ip_be, theirs.qpn, theirs.psn, mine.psn, theirs.token);
-	send_info(fd, &mine);
+	peer_send_info(fd, &mine);
 	close(fd);
 
 	/* every message, checked at its completion; its slot reused at once */
-	deadline = now_ms() + o->timeout_s * 1000u;
-	while (done < o->nmsg && !stop_flag) {
+	deadline = peer_now_ms() + o->timeout_s * 1000u;
+	while (done < o->nmsg && !peer_stop) {
 		struct uroce_wc wc[16];
 		int n;
 
-		if (now_ms() > deadline)
-			die("server: %u of %u messages in %u s", done, o->nmsg, o->timeout_s);
-		check(uroce_progress(e.ctx), "progress");
+		if (peer_now_ms() > deadline)
+			peer_die("server: %u of %u messages in %u s", done, o->nmsg, o->timeout_s);
+		peer_check(uroce_progress(e.ctx), "progress");
 		n = uroce_poll_cq(e.rcq, 16, wc);
-		check(n, "poll the receive CQ");
+		peer_check(n, "poll the receive CQ");
 		for (int k = 0; k < n; k++) {
 			uint32_t i = (uint32_t)wc[k].wr_id, len = msg_len(i);
 			uint8_t *slot = e.buf + (size_t)i * SLOT;
@@ -465,7 +351,7 @@ static int run_server(const struct opts *o)
 			done++;
 		}
 	}
-	check(uroce_port_stats(e.ctx, 1, &ps), "port statistics");
+	peer_check(uroce_port_stats(e.ctx, 1, &ps), "port statistics");
 	late_at_end = late_copies(o->rel, &ps);
 	printf("late_peer: server: all %u messages completed; waiting for the late copies (%s)\n", o->nmsg,
 	       o->settled);
@@ -473,25 +359,25 @@ static int run_server(const struct opts *o)
 
 	/* the late copies: until the script says the router sent its last
 	 * one, then a little longer for it to cross */
-	deadline = now_ms() + o->timeout_s * 1000u;
-	for (uint64_t end_at = 0; !stop_flag;) {
+	deadline = peer_now_ms() + o->timeout_s * 1000u;
+	for (uint64_t end_at = 0; !peer_stop;) {
 		struct stat sb;
 		struct uroce_wc wc[16];
 		int n;
 
-		check(uroce_progress(e.ctx), "progress");
+		peer_check(uroce_progress(e.ctx), "progress");
 		n = uroce_poll_cq(e.rcq, 16, wc);
-		check(n, "poll the receive CQ");
+		peer_check(n, "poll the receive CQ");
 		for (int k = 0; k < n; k++) {
 			fprintf(stderr, "late_peer: server: a receive completed after the last message (wr_id %" PRIu64
 			                ", %u bytes, flags 0x%x)\n", wc[k].wr_id, wc[k].byte_len, wc[k].wc_flags);
 			bad++;
 		}
 		if (!end_at && stat(o->settled, &sb) == 0)
-			end_at = now_ms() + 200u;
-		if (end_at && now_ms() > end_at)
+			end_at = peer_now_ms() + 200u;
+		if (end_at && peer_now_ms() > end_at)
 			break;
-		if (now_ms() > deadline) {
+		if (peer_now_ms() > deadline) {
 			fprintf(stderr, "late_peer: server: %s did not appear within %u s\n", o->settled, o->timeout_s);
 			bad++;
 			break;
@@ -509,8 +395,8 @@ static int run_server(const struct opts *o)
 		fprintf(stderr, "late_peer: server: %" PRIu64 " bytes of reused slots changed after their messages "
 		                "completed, the first at slot %" PRIu64 " byte %" PRIu64 "\n",
 		        changed, first_changed / SLOT, first_changed % SLOT);
-	check(uroce_port_stats(e.ctx, 1, &ps), "port statistics");
-	check(uroce_qp_stats(e.qp, &qs), "QP statistics");
+	peer_check(uroce_port_stats(e.ctx, 1, &ps), "port statistics");
+	peer_check(uroce_qp_stats(e.qp, &qs), "QP statistics");
 	print_drops("server", e.ctx);
 	printf("late_peer: server QP: rx_packets=%" PRIu64 " duplicates=%" PRIu64 " late_drops=%" PRIu64
 	       " sacks_sent=%" PRIu64 "\n",
@@ -528,7 +414,7 @@ static int run_server(const struct opts *o)
 static int run_client(const struct opts *o)
 {
 	struct end e;
-	struct conn_info mine, theirs;
+	struct peer_info mine, theirs;
 	struct uroce_qp_stats qs;
 	int fd;
 
@@ -537,9 +423,9 @@ static int run_client(const struct opts *o)
 		for (uint32_t b = 0; b < msg_len(i); b++)
 			e.buf[(size_t)i * SLOT + b] = msg_byte(i, b);
 	fd = tcp_connect(o->server_ip_be, o->tcp_port, o->timeout_s);
-	mine = (struct conn_info){ .qpn = uroce_qp_num(e.qp), .token = uroce_qp_token(e.qp), .psn = rand_psn() };
-	send_info(fd, &mine);
-	recv_info(fd, &theirs, o->timeout_s);
+	mine = (struct peer_info){ .qpn = uroce_qp_num(e.qp), .token = uroce_qp_token(e.qp), .psn = peer_rand_psn() };
+	peer_send_info(fd, &mine);
+	peer_recv_info(fd, &theirs, o->timeout_s * 1000ull);
 	close(fd);
 	qp_init(e.qp);
 	qp_connect(e.qp, e.sgid, o->server_ip_be, theirs.qpn, theirs.psn, mine.psn, theirs.token);
@@ -548,12 +434,12 @@ static int run_client(const struct opts *o)
 	fflush(stdout);
 	/* one message at a time: the late copies of each arrive long after it
 	 * completed, while later ones are in flight or after the last */
-	for (uint32_t i = 0; i < o->nmsg && !stop_flag; i++) {
+	for (uint32_t i = 0; i < o->nmsg && !peer_stop; i++) {
 		struct uroce_sge sge = { .addr = (uint64_t)(uintptr_t)(e.buf + (size_t)i * SLOT), .length = msg_len(i),
 		                         .lkey = e.mr->lkey };
 		struct uroce_send_wr wr, *bw;
 		struct uroce_wc wc;
-		uint64_t deadline = now_ms() + o->timeout_s * 1000u;
+		uint64_t deadline = peer_now_ms() + o->timeout_s * 1000u;
 		int n;
 
 		memset(&wr, 0, sizeof(wr));
@@ -569,25 +455,25 @@ static int run_client(const struct opts *o)
 		} else {
 			wr.opcode = UROCE_WR_SEND;
 		}
-		check(uroce_post_send(e.qp, &wr, &bw), "post a send");
+		peer_check(uroce_post_send(e.qp, &wr, &bw), "post a send");
 		while ((n = uroce_poll_cq(e.scq, 1, &wc)) == 0) {
-			if (now_ms() > deadline)
-				die("client: message %u did not complete within %u s", i, o->timeout_s);
-			if (stop_flag)
-				die("client: interrupted at message %u", i);
-			check(uroce_progress(e.ctx), "progress");
+			if (peer_now_ms() > deadline)
+				peer_die("client: message %u did not complete within %u s", i, o->timeout_s);
+			if (peer_stop)
+				peer_die("client: interrupted at message %u", i);
+			peer_check(uroce_progress(e.ctx), "progress");
 		}
-		check(n, "poll the send CQ");
+		peer_check(n, "poll the send CQ");
 		if (wc.status != UROCE_WC_SUCCESS || wc.wr_id != i || (wc.wc_flags & (UROCE_WC_PARTIAL | UROCE_WC_TIMEOUT)))
-			die("client: message %u completed with %s, flags 0x%x", i, uroce_wc_status_str(wc.status),
+			peer_die("client: message %u completed with %s, flags 0x%x", i, uroce_wc_status_str(wc.status),
 			    wc.wc_flags);
 		for (uint64_t until = now_us() + o->pace_us; now_us() < until;)
 			uroce_progress(e.ctx); /* ACKs and SACKs of what is still out */
 	}
 	/* answer what the server still says for a moment (the last SACKs) */
-	for (uint64_t until = now_ms() + 100u; now_ms() < until;)
+	for (uint64_t until = peer_now_ms() + 100u; peer_now_ms() < until;)
 		uroce_progress(e.ctx);
-	check(uroce_qp_stats(e.qp, &qs), "QP statistics");
+	peer_check(uroce_qp_stats(e.qp, &qs), "QP statistics");
 	print_drops("client", e.ctx);
 	printf("late_peer: client %s: %u messages sent; tx_packets=%" PRIu64 " retransmits=%" PRIu64 " timeouts=%" PRIu64
 	       " rack_losses=%" PRIu64 " tlp_probes=%" PRIu64 " rto_losses=%" PRIu64 " spurious_retx=%" PRIu64 "\n",
@@ -595,7 +481,7 @@ static int run_client(const struct opts *o)
 	       qs.tlp_probes, qs.rto_losses, qs.spurious_retx);
 	fflush(stdout);
 	end_close(&e);
-	return stop_flag ? 1 : 0;
+	return peer_stop ? 1 : 0;
 }
 
 /* ====================================================================== */
@@ -636,6 +522,8 @@ int main(int argc, char **argv)
 	struct in_addr ia;
 	int c;
 
+	peer_name = "late_peer";
+
 	while ((c = getopt_long(argc, argv, "n:", lo, NULL)) != -1) {
 		switch (c) {
 		case 'r': role = optarg; break;
@@ -666,19 +554,11 @@ int main(int argc, char **argv)
 	}
 	if (!role || !o.port || !o.nmsg || o.rel == UROCE_REL__COUNT || optind != argc)
 		usage();
-	if (!strcmp(role, "server")) {
-		o.server = true;
-		if (!o.settled) {
-			fprintf(stderr, "late_peer: the server needs --settled FILE\n");
-			return 2;
-		}
-	} else if (strcmp(role, "client") || !o.server_ip_be) {
-		fprintf(stderr, "late_peer: --role %s: accepted 'server' or 'client' (the client needs --server-ip)\n",
-		        role);
+	o.server = peer_role(role, o.server_ip_be != 0);
+	if (o.server && !o.settled) {
+		fprintf(stderr, "late_peer: the server needs --settled FILE\n");
 		return 2;
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	srandom((unsigned)(now_ms() ^ (uint64_t)getpid()));
+	peer_start();
 	return o.server ? run_server(&o) : run_client(&o);
 }

@@ -1,0 +1,171 @@
+/* What the test programs that meet their peer over TCP share: a message
+ * and exit (peer_die, peer_check, prefixed with peer_name), a monotonic
+ * clock in ms, the "qpn psn rkey va token" line each end sends (read with
+ * a deadline), an IPv4-mapped GID and an initial PSN nobody off-path can
+ * predict. Header only: every program is one file. */
+#ifndef UROCE_TESTS_LIB_PEER_H
+#define UROCE_TESTS_LIB_PEER_H
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <uroce/uroce.h>
+
+static const char *peer_name = "peer"; /* the prefix of peer_die's messages */
+static volatile sig_atomic_t peer_stop; /* SIGINT or SIGTERM came (peer_start) */
+
+static inline __attribute__((format(printf, 1, 2), noreturn)) void peer_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", peer_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(1);
+}
+
+/* A uroce call's negative status ends the program with its text. */
+static inline void peer_check(int rc, const char *what)
+{
+	if (rc < 0)
+		peer_die("%s: %s (%s)", what, uroce_strerror(rc), uroce_last_error());
+}
+
+static inline uint64_t peer_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* What each end tells the other: "qpn psn rkey va token\n". */
+struct peer_info {
+	uint32_t qpn, psn, rkey;
+	uint64_t va;
+	uint32_t token; /* the QP's uroce_qp_token() */
+};
+
+/* One line into buf, without its newline, by deadline (peer_now_ms);
+ * -ETIMEDOUT, -ECONNRESET or -EMSGSIZE otherwise. */
+static inline int peer_read_line(int fd, char *buf, size_t cap, uint64_t deadline)
+{
+	size_t n = 0;
+
+	while (n + 1 < cap) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int64_t left = (int64_t)deadline - (int64_t)peer_now_ms();
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return -ETIMEDOUT;
+		if (read(fd, buf + n, 1) != 1)
+			return -ECONNRESET;
+		if (buf[n] == '\n') {
+			buf[n] = 0;
+			return 0;
+		}
+		n++;
+	}
+	return -EMSGSIZE;
+}
+
+static inline void peer_send_info(int fd, const struct peer_info *mine)
+{
+	char line[128];
+	int len = snprintf(line, sizeof(line), "%" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu64 " %" PRIu32 "\n",
+	                   mine->qpn, mine->psn, mine->rkey, mine->va, mine->token);
+
+	if (write(fd, line, (size_t)len) != len)
+		peer_die("exchange: cannot send the connection data");
+}
+
+/* The peer's line within timeout_ms, or the program ends. */
+static inline void peer_recv_info(int fd, struct peer_info *theirs, uint64_t timeout_ms)
+{
+	char line[128];
+
+	if (peer_read_line(fd, line, sizeof(line), peer_now_ms() + timeout_ms) < 0)
+		peer_die("exchange: no connection data from the peer within %" PRIu64 " ms", timeout_ms);
+	if (sscanf(line, "%" SCNu32 " %" SCNu32 " %" SCNu32 " %" SCNu64 " %" SCNu32, &theirs->qpn, &theirs->psn,
+	           &theirs->rkey, &theirs->va, &theirs->token) != 5)
+		peer_die("exchange: malformed connection data '%s' (want 'qpn psn rkey va token')", line);
+}
+
+static inline void peer_gid_of_ipv4(uint8_t gid[16], uint32_t ip_be)
+{
+	memset(gid, 0, 16);
+	gid[10] = gid[11] = 0xff;
+	memcpy(gid + 12, &ip_be, 4);
+}
+
+/* The index of port's IPv4-mapped GID for its address (the GID table
+ * starts with the link-local IPv6 one where the port has it). */
+static inline uint8_t peer_sgid_v4(struct uroce_context *ctx, uint8_t port)
+{
+	struct uroce_port_attr pa;
+	uint8_t want[16], gid[16];
+
+	peer_check(uroce_query_port(ctx, port, &pa), "query a port");
+	peer_gid_of_ipv4(want, pa.ipv4_be);
+	for (int i = 0; i < 256; i++) {
+		int rc = uroce_query_gid(ctx, port, i, gid);
+
+		if (rc == 0 && !memcmp(gid, want, 16))
+			return (uint8_t)i;
+		if (rc < 0 && rc != -ENOENT)
+			break;
+	}
+	peer_die("port %u has no IPv4-mapped GID for its address in its GID table", port);
+}
+
+static inline uint32_t peer_rand_psn(void)
+{
+	uint32_t v;
+
+	/* getrandom: random() is not seeded here, or from the time */
+	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+		v = (uint32_t)random();
+	return v & 0xffffffu;
+}
+
+static inline void peer__on_signal(int sig)
+{
+	(void)sig;
+	peer_stop = 1;
+}
+
+/* --role ROLE: 1 for server, 0 for client (which needs --server-ip), or
+ * the message and exit 2. */
+static inline int peer_role(const char *role, bool has_server_ip)
+{
+	if (!strcmp(role, "server"))
+		return 1;
+	if (!strcmp(role, "client") && has_server_ip)
+		return 0;
+	fprintf(stderr, "%s: --role %s: accepted 'server' or 'client' (the client needs --server-ip)\n", peer_name,
+	        role);
+	exit(2);
+}
+
+/* SIGINT and SIGTERM set peer_stop; random() seeded from the clock and
+ * the pid. */
+static inline void peer_start(void)
+{
+	signal(SIGINT, peer__on_signal);
+	signal(SIGTERM, peer__on_signal);
+	srandom((unsigned)(peer_now_ms() ^ (uint64_t)getpid()));
+}
+
+#endif /* UROCE_TESTS_LIB_PEER_H */
