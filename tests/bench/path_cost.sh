@@ -196,7 +196,7 @@ STEPS = [
     ("place", "placement copy at the receiver (memcpy from rc_rx_data/rcuc_rx, sge_copy_in, sr_rx_place, ...)"),
     ("parse", "parse (roce_parse, its ipv4_csum)"),
     ("rxlogic", "receiver logic (ctx_rx, qp_rx, rx_check_*, rc_rx_data/rcuc_rx, check_remote, sr_rx_data, marks)"),
-    ("ackgen", "ACK generation (resp_tx, send_aeth, queue_ack; send_sack, sr_send_ctrl)"),
+    ("ackgen", "ACK generation (resp_tx, send_aeth, queue_ack; sr_send_sack, sr_send_ctrl)"),
     ("ackproc", "ACK processing (comp_rx, on_aeth, ack_upto; sr_rx_ctrl, on_sack, sack_one, rack)"),
     ("timers", "timers (timer_wheel_*, engine_timer_*, rc_arm_retry, sr_arm)"),
     ("clock", "clock reads (ctx_clock, loop_fabric_clock, clock_gettime)"),
@@ -209,9 +209,9 @@ STEPS = [
 
 NAME_MAP = {
     "post": "uroce_post_send post_one_send check_sges rc_post sr_post ec_post uroce_post_recv post_one_recv "
-            "uroce_post_srq_recv qp_take_rwqe uroce_poll_cq cq_push req_complete post_recv_wc push_recv_wc "
+            "uroce_post_srq_recv qp_take_rwqe uroce_poll_cq cq_push req_complete post_recv_wc sr_push_recv_wc "
             "cq_overrun",
-    "txlogic": "qp_tx rc_tx req_tx send_pkt is_rd sr_tx tx_new send_txp txp_new window_open desc_fill wqe_at "
+    "txlogic": "qp_tx rc_tx req_tx send_pkt is_rd sr_tx tx_new send_txp txp_new window_open desc_fill sr_wqe_at "
                "tx_lost gave_up rc_credit_may_start rc_credit_started ec_tx ec_encode",
     "build": "roce_build roce_hdr_len roce_frame_len ctx_pkt_init ctx_send_pkt put_l2 put_ipv4 put_ipv6 put_bth "
              "put_ext fields_fit l2_len l3_hdr_len pad_for roce_ipv4_mapped",
@@ -223,12 +223,12 @@ NAME_MAP = {
                "check_remote need_rwqe rc_is_ctrl rc_opcode_ok op_first op_last sr_is_ctrl sr_rx_data "
                "sr_rx_mark_psn rx_set_arrived rx_advance_cum sr_rx_count_psn sr_pkt_len sr_rx_note_pkt check_rkey "
                "rx_desc rx_plain_write bind_upto sr_rx_bind_next deliver finish_msg sr_rx_finish sr_rx_check_done "
-               "precv_note precv_bind precv_finish sr_rx_wants_kick rx_msg_limit ud_rx sr_rx_read",
+               "precv_note precv_bind precv_finish sr_rx_wants_kick sr_rx_msg_limit ud_rx sr_rx_read",
     "ackgen": "resp_tx send_aeth queue_ack queue_nak res_tx_pending send_res rc_resp_credits rc_credit_code "
-              "send_sack sr_send_ctrl",
+              "sr_send_sack sr_send_ctrl",
     "ackproc": "comp_rx on_aeth ack_upto progress_made outstanding tail_wqe cur_catch_up go_back "
                "rx_response_in_window rc_rx_ctrl rc_credit_update sr_rx_ctrl on_sack sack_one sack_next_bit "
-               "txp_acked rtt_sample rtt_stats reo_wnd rack_detect credit_arrived ec_msgs_done sr_retire",
+               "sr_txp_acked rtt_sample rtt_stats reo_wnd sr_rack_detect credit_arrived ec_msgs_done sr_retire",
     "timers": "rc_arm_retry sr_arm sr_timer rc_retry_timer_fn engine_timer_arm engine_timer_arm_in "
               "engine_timer_cancel wheel_timer_init",
     "clock": "ctx_clock ctx_now engine_now loop_fabric_clock engine_clock_monotonic clock_gettime "
@@ -524,7 +524,7 @@ print("| transport only (less fabric and bench) / data pkt | " + " | ".join(
 
 INCL = ["uroce_post_send", "uroce_poll_cq", "uroce_progress", "ctx_tx_pass", "engine_poll_once", "rx_port",
         "qp_tx", "rc_tx", "sr_tx", "send_txp", "ctx_send_pkt", "roce_build", "roce_icrc", "roce_parse", "ctx_rx",
-        "qp_rx", "rc_rx_data", "sr_rx_data", "resp_tx", "send_sack", "comp_rx", "sr_rx_ctrl", "on_sack",
+        "qp_rx", "rc_rx_data", "sr_rx_data", "resp_tx", "sr_send_sack", "comp_rx", "sr_rx_ctrl", "on_sack",
         "flush_port", "loop_tx_burst", "loop_rx_burst", "timer_wheel_advance", "gid_slow_path"]
 print()
 print("## Inclusive instructions per data packet of entry points (callgrind_annotate --inclusive=yes)")

@@ -1,0 +1,124 @@
+/* sr's one timer per QP: armed for the earliest of the oldest packet's
+ * RTO, the tail-loss probe, RACK's reordering window, ec's fallback and a
+ * pacer's release; when it fires, packets past their RTO are lost (or the
+ * last one is probed) and the transmit pass resends them. */
+#include "transport/failover/failover.h"
+#include "transport/rel/sr/sr_internal.h"
+
+/* --- timer ----------------------------------------------------------------- */
+
+/* Arm the QP's one timer for the earliest of: RTO of the oldest packet,
+ * the tail-loss probe, a RACK reordering window, an ec fallback timeout. */
+void sr_arm(struct uroce_qp *qp)
+{
+	struct sr_state *st = sr_of(qp);
+	struct sr_tx *t = &st->tx;
+	uint64_t when = UINT64_MAX, now = ctx_clock(qp->ctx), rto;
+	bool any = false;
+
+	if (!t->ring)
+		return;
+	rto = sr_rto_now(t);
+	for (uint32_t psn = t->una; psn != t->nxt; psn = psn_add(psn, 1)) {
+		const struct sr_txp *p = &t->ring[psn & t->mask];
+		uint64_t d;
+
+		if (p->flags & (SRP_SACKED | SRP_LOST))
+			continue;
+		/* ec packets wait for the receiver's fallback NACK first */
+		d = p->sent_ns + rto + ((p->flags & SRP_EC) ? st->fto_ns + t->rto : 0);
+		if (d < when)
+			when = d;
+		any = true;
+		/* sent once, and first sends go in PSN order: no later packet
+		 * is due before it */
+		if (p->sent_ns == p->first_ns && !(p->flags & SRP_EC))
+			break;
+	}
+	if (any && st->cfg.loss == UROCE_LOSS_RACK && !t->tlp_out && t->srtt) {
+		uint64_t pto = t->last_tx_ns + 2 * t->srtt + t->min_rtt / 4;
+
+		if (pto < when)
+			when = pto;
+	}
+	if (t->rack_xmit) {
+		uint64_t r = sr_rack_detect(qp, now);
+
+		if (r < when)
+			when = r;
+	}
+	if (st->ec) {
+		uint64_t f = ec_rx_fto_next(qp);
+
+		if (f < when)
+			when = f;
+	}
+	if (t->pace_ns && t->pace_ns < when)
+		when = t->pace_ns; /* a pacer or a quarantine holds packets until then */
+	if (when == UINT64_MAX) {
+		engine_timer_cancel(qp->ctx->eng, &qp->retry_timer);
+		return;
+	}
+	if (when <= now)
+		when = now + 1000;
+	engine_timer_arm(qp->ctx->eng, &qp->retry_timer, when);
+}
+
+void sr_timer(struct wheel_timer *tm, void *arg)
+{
+	struct uroce_qp *qp = arg;
+	struct sr_state *st = sr_of(qp);
+	struct sr_tx *t = &st->tx;
+	uint64_t now = ctx_clock(qp->ctx), rto;
+	uint32_t last = 0;
+	bool lost = false, any = false;
+
+	(void)tm;
+	if (qp->state < UROCE_QPS_RTR || qp->state > UROCE_QPS_SQD || !t->ring)
+		return;
+	rto = sr_rto_now(t);
+	sr_rack_detect(qp, now);
+	for (uint32_t psn = t->una; psn != t->nxt; psn = psn_add(psn, 1)) {
+		struct sr_txp *p = &t->ring[psn & t->mask];
+		uint64_t extra = (p->flags & SRP_EC) ? st->fto_ns + t->rto : 0;
+
+		if (p->flags & (SRP_SACKED | SRP_LOST))
+			continue;
+		any = true;
+		last = psn;
+		if (p->sent_ns + rto + extra <= now) {
+			if (p->kind == SRW_PARITY) {
+				/* parity is never sent again: the data it protects is */
+				sr_txp_acked(qp, p);
+				continue;
+			}
+			p->flags &= (uint8_t)~SRP_EC;
+			sr_txp_lost(qp, p, SR_LOSS_RTO);
+			qp->stats.rto_losses++;
+			lost = true;
+		}
+	}
+	if (lost) {
+		qp->stats.timeouts++;
+		if (t->backoff < 16)
+			t->backoff++;
+		t->tlp_out = false;
+		/* failover may take the member out and rewind onto another */
+		fo_on_rto(qp);
+	} else if (any && st->cfg.loss == UROCE_LOSS_RACK && !t->tlp_out && t->srtt && !t->nlost &&
+	           now >= t->last_tx_ns + 2 * t->srtt + t->min_rtt / 4) {
+		/* tail-loss probe: send the last packet again so a SACK shows the holes */
+		struct sr_txp *p = &t->ring[last & t->mask];
+
+		if (!(p->flags & SRP_EC)) {
+			sr_txp_lost(qp, p, SR_LOSS_PROBE);
+			t->tlp_out = true;
+			qp->stats.tlp_probes++;
+		}
+	}
+	while (t->una != t->nxt && (t->ring[t->una & t->mask].flags & SRP_SACKED))
+		t->una = psn_add(t->una, 1);
+	sr_retire(qp);
+	sr_arm(qp);
+	ctx_kick(qp);
+}
