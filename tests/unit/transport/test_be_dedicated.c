@@ -16,15 +16,9 @@
 #define NMSG 300u
 #define SLOT 16384u
 #define TMO_US 20000u
-#define LIMIT_NS (60ull * 1000000000ull)
 
 struct app {
-	struct uroce_context *ctx;
-	struct uroce_pd *pd;
-	struct uroce_mr *mr;
-	uint8_t *buf;
-	struct uroce_cq *scq[4], *rcq[4];
-	struct uroce_qp *qp[4]; /* be pair, sr counting pair */
+	TR_APP_FIELDS(4); /* be pair, sr counting pair */
 	struct uroce_tmo *g[2];
 	uint32_t lens[NMSG];
 	int failures;
@@ -51,10 +45,10 @@ static void *receiver(void *arg)
 
 	if (uroce_post_recv(a->qp[1], &wr, NULL))
 		a->failures++;
-	for (uint32_t i = 0; i < NMSG && test_mono_ns() - t0 < LIMIT_NS; i++) {
+	for (uint32_t i = 0; i < NMSG && test_mono_ns() - t0 < TR_LIMIT_NS; i++) {
 		struct uroce_wc wc;
 
-		while (uroce_poll_cq(a->rcq[1], 1, &wc) != 1 && test_mono_ns() - t0 < LIMIT_NS)
+		while (uroce_poll_cq(a->rcq[1], 1, &wc) != 1 && test_mono_ns() - t0 < TR_LIMIT_NS)
 			sched_yield();
 		/* the next receive is posted before the sender may send its message */
 		wr.wr_id = i + 1;
@@ -86,14 +80,12 @@ static void *receiver(void *arg)
 
 int main(void)
 {
-	struct loop_fabric_opts fo = { .nports = 1, .seed = 29, .real_time = true };
 	struct loop_impairment imp = { .loss = 0.01 };
-	struct uroce_context_attr ca = { .port = "loop:0", .mode = UROCE_ENGINE_DEDICATED, .engine_cpu = -1 };
+	struct uroce_context_attr ca;
 	struct uroce_tmo_attr ta = { .group_id = 3, .msg_bytes = SLOT };
 	struct loop_fabric *fab;
 	struct app a;
 	struct test_rng rng = { 8 };
-	char err[256];
 	pthread_t th;
 	uint32_t sent = 0;
 	uint64_t t0;
@@ -101,16 +93,9 @@ int main(void)
 
 	memset(&a, 0, sizeof(a));
 	a.tmo_rc = -EAGAIN;
-	fab = loop_fabric_create_opts(&fo, err, sizeof(err));
-	REQUIRE(fab, "fabric: %s", err);
-	REQUIRE(loop_fabric_connect(fab, 0, 0, &imp, &imp) == 0, "loopback");
-	ca.loop_fabric = fab;
-	REQUIRE(uroce_context_create(&a.ctx, &ca) == 0, "context: %s", uroce_last_error());
+	fab = tr_rt_context(29, &imp, &ca, &a.ctx);
 	REQUIRE(uroce_pd_alloc(a.ctx, &a.pd) == 0, "pd");
-	a.buf = aligned_alloc(4096, 4 * SLOT);
-	REQUIRE(a.buf, "buf");
-	memset(a.buf, 0, 4 * SLOT);
-	REQUIRE(uroce_mr_reg(a.pd, a.buf, 4 * SLOT, 15, &a.mr) == 0, "mr: %s", uroce_last_error());
+	a.buf = tr_buf_reg(a.pd, 4 * SLOT, &a.mr);
 	for (int i = 0; i < 4; i++) {
 		const struct uroce_rel_attr ra = { .reliability = i < 2 ? UROCE_REL_BE : UROCE_REL_SR,
 			                           .timeout_us = TMO_US, .imm_counter = i >= 2 };
@@ -129,7 +114,7 @@ int main(void)
 	REQUIRE(pthread_create(&th, NULL, receiver, &a) == 0, "thread");
 	t0 = test_mono_ns();
 	/* one message at a time: the next once the previous receive ended */
-	while (sent < NMSG && test_mono_ns() - t0 < LIMIT_NS) {
+	while (sent < NMSG && test_mono_ns() - t0 < TR_LIMIT_NS) {
 		struct uroce_sge sg = { (uint64_t)(uintptr_t)a.buf, a.lens[sent], a.mr->lkey };
 		struct uroce_send_wr wr = { .wr_id = sent, .sg_list = &sg, .num_sge = 1, .opcode = UROCE_WR_SEND };
 		struct uroce_wc wc;
@@ -169,7 +154,7 @@ int main(void)
 		wr.wr.rdma.rkey = a.mr->rkey;
 		REQUIRE(uroce_post_send(a.qp[2], &wr, NULL) == 0, "write: %s", uroce_last_error());
 	}
-	for (t0 = test_mono_ns(); !__atomic_load_n(&flag, __ATOMIC_ACQUIRE) && test_mono_ns() - t0 < LIMIT_NS;)
+	for (t0 = test_mono_ns(); !__atomic_load_n(&flag, __ATOMIC_ACQUIRE) && test_mono_ns() - t0 < TR_LIMIT_NS;)
 		sched_yield();
 	CHECK(flag == 1 && uroce_imm_count(a.ctx, 0x55) == 0, "the expectation of 20: flag %d, %llu left", flag,
 	      (unsigned long long)uroce_imm_count(a.ctx, 0x55));
@@ -177,14 +162,6 @@ int main(void)
 
 	for (int i = 0; i < 2; i++)
 		CHECK(uroce_tmo_destroy(a.g[i]) == 0, "tmo destroy");
-	for (int i = 0; i < 4; i++) {
-		CHECK(uroce_qp_destroy(a.qp[i]) == 0, "qp destroy");
-		CHECK(uroce_cq_destroy(a.scq[i]) == 0 && uroce_cq_destroy(a.rcq[i]) == 0, "cq destroy");
-	}
-	CHECK(uroce_mr_dereg(a.mr) == 0, "mr");
-	CHECK(uroce_pd_free(a.pd) == 0, "pd");
-	CHECK(uroce_context_destroy(a.ctx) == 0, "ctx: %s", uroce_last_error());
-	loop_fabric_destroy(fab);
-	free(a.buf);
+	tr_ctx_teardown(4, a.qp, a.scq, a.rcq, a.mr, a.pd, a.ctx, fab, a.buf);
 	return test_done("tr_be_dedicated");
 }

@@ -13,15 +13,9 @@
 #define SLOT 8192u
 #define NSLOTS 32u
 #define OUTSTANDING 8u
-#define LIMIT_NS (60ull * 1000000000ull)
 
 struct app {
-	struct uroce_context *ctx;
-	struct uroce_pd *pd;
-	struct uroce_mr *mr;
-	uint8_t *buf;
-	struct uroce_cq *scq[2], *rcq[2];
-	struct uroce_qp *qp[2];
+	TR_APP_FIELDS(2);
 	uint32_t lens[NMSG];
 	uint8_t kinds[NMSG];
 	int recv_failures;
@@ -51,7 +45,7 @@ static void *receiver(void *arg)
 
 	for (uint32_t i = 0; i < NMSG; i++)
 		nsend += a->kinds[i] == 0;
-	while (a->received < nsend && test_mono_ns() - t0 < LIMIT_NS) {
+	while (a->received < nsend && test_mono_ns() - t0 < TR_LIMIT_NS) {
 		struct uroce_wc wc;
 
 		if (uroce_poll_cq(a->rcq[1], 1, &wc) != 1) {
@@ -79,24 +73,18 @@ static void *receiver(void *arg)
 
 int main(void)
 {
-	struct loop_fabric_opts fo = { .nports = 1, .seed = 21, .real_time = true };
 	struct loop_impairment imp = { .loss = 0.005, .duplicate = 0.005, .reorder = 0.005,
 		                       .reorder_max_ns = 20000 };
-	struct uroce_context_attr ca = { .port = "loop:0", .mode = UROCE_ENGINE_DEDICATED, .engine_cpu = -1 };
+	struct uroce_context_attr ca;
 	struct loop_fabric *fab;
 	struct app a;
 	struct test_rng rng = { 5 };
-	char err[256];
 	pthread_t th;
 	uint32_t posted = 0, completed = 0;
 	uint64_t t0;
 
 	memset(&a, 0, sizeof(a));
-	fab = loop_fabric_create_opts(&fo, err, sizeof(err));
-	REQUIRE(fab, "fabric: %s", err);
-	REQUIRE(loop_fabric_connect(fab, 0, 0, &imp, &imp) == 0, "loopback");
-	ca.loop_fabric = fab;
-	REQUIRE(uroce_context_create(&a.ctx, &ca) == 0, "context: %s", uroce_last_error());
+	fab = tr_rt_context(21, &imp, &ca, &a.ctx);
 	CHECK(uroce_progress(a.ctx) == -EINVAL, "progress accepted on a DEDICATED context");
 	{
 		struct uroce_context *bad;
@@ -119,10 +107,7 @@ int main(void)
 		CHECK(uroce_ah_create(a.pd, &aa, &ah) == -EINVAL && strstr(uroce_last_error(), "uroce_ah_create"),
 		      "a bad AH from an app thread: '%s'", uroce_last_error());
 	}
-	a.buf = aligned_alloc(4096, 4 * NSLOTS * SLOT);
-	REQUIRE(a.buf, "buf");
-	memset(a.buf, 0, 4 * NSLOTS * SLOT);
-	REQUIRE(uroce_mr_reg(a.pd, a.buf, 4 * NSLOTS * SLOT, 15, &a.mr) == 0, "mr: %s", uroce_last_error());
+	a.buf = tr_buf_reg(a.pd, 4 * NSLOTS * SLOT, &a.mr);
 	for (int i = 0; i < 2; i++)
 		tr_ctx_qp(a.ctx, a.pd, NULL, &a.scq[i], &a.rcq[i], &a.qp[i]);
 	for (int i = 0; i < 2; i++) {
@@ -174,7 +159,7 @@ int main(void)
 	REQUIRE(pthread_create(&th, NULL, receiver, &a) == 0, "thread");
 
 	t0 = test_mono_ns();
-	while (completed < NMSG && test_mono_ns() - t0 < LIMIT_NS) {
+	while (completed < NMSG && test_mono_ns() - t0 < TR_LIMIT_NS) {
 		struct uroce_wc wc;
 
 		while (posted < NMSG && posted - completed < OUTSTANDING) {
@@ -231,14 +216,6 @@ int main(void)
 		       (unsigned long long)ls.duplicated, (unsigned long long)ls.reordered,
 		       (unsigned long long)qs.retransmits, (unsigned long long)qs.timeouts);
 	}
-	for (int i = 0; i < 2; i++) {
-		CHECK(uroce_qp_destroy(a.qp[i]) == 0, "qp destroy: %s", uroce_last_error());
-		CHECK(uroce_cq_destroy(a.scq[i]) == 0 && uroce_cq_destroy(a.rcq[i]) == 0, "cq destroy");
-	}
-	CHECK(uroce_mr_dereg(a.mr) == 0, "dereg");
-	CHECK(uroce_pd_free(a.pd) == 0, "pd");
-	CHECK(uroce_context_destroy(a.ctx) == 0, "context: %s", uroce_last_error());
-	loop_fabric_destroy(fab);
-	free(a.buf);
+	tr_ctx_teardown(2, a.qp, a.scq, a.rcq, a.mr, a.pd, a.ctx, fab, a.buf);
 	return test_done("transport_dedicated");
 }

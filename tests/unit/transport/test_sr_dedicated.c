@@ -13,15 +13,9 @@
 #define SLOT 16384u
 #define NSLOTS 16u
 #define OUTSTANDING 6u
-#define LIMIT_NS (60ull * 1000000000ull)
 
 struct app {
-	struct uroce_context *ctx;
-	struct uroce_pd *pd;
-	struct uroce_mr *mr;
-	uint8_t *buf;
-	struct uroce_cq *scq[2], *rcq[2];
-	struct uroce_qp *qp[2];
+	TR_APP_FIELDS(2);
 	uint32_t lens[NMSG];
 	int failures;
 	uint32_t received;
@@ -41,7 +35,7 @@ static void *receiver(void *arg)
 	uint32_t posted = 0;
 	uint64_t t0 = test_mono_ns();
 
-	while (a->received < NMSG && test_mono_ns() - t0 < LIMIT_NS) {
+	while (a->received < NMSG && test_mono_ns() - t0 < TR_LIMIT_NS) {
 		uint32_t i = a->received, n = a->lens[i], chunks = n ? (n + 1023) / 1024 : 1;
 		struct uroce_wc wc;
 		uint64_t bits[SLOT / 1024 / 64 + 1];
@@ -59,14 +53,14 @@ static void *receiver(void *arg)
 			posted++;
 		}
 		/* watch the bitmap from this thread until every chunk is there */
-		while (!whole && test_mono_ns() - t0 < LIMIT_NS) {
+		while (!whole && test_mono_ns() - t0 < TR_LIMIT_NS) {
 			nc = uroce_precv_bitmap(h[i % NSLOTS], bits, 1);
 			a->bitmap_reads++;
 			whole = nc == (int)chunks && bits[0] == (chunks == 64 ? ~0ull : (1ull << chunks) - 1);
 			if (!whole)
 				sched_yield();
 		}
-		while (uroce_poll_cq(a->rcq[1], 1, &wc) != 1 && test_mono_ns() - t0 < LIMIT_NS)
+		while (uroce_poll_cq(a->rcq[1], 1, &wc) != 1 && test_mono_ns() - t0 < TR_LIMIT_NS)
 			sched_yield();
 		tr_fill(want, n, i);
 		if (!whole || wc.status != UROCE_WC_SUCCESS || wc.wr_id != i || wc.byte_len != n ||
@@ -92,30 +86,21 @@ static void connect_qps(struct app *a)
 
 static void run(enum uroce_reliability rel)
 {
-	struct loop_fabric_opts fo = { .nports = 1, .seed = 23, .real_time = true };
 	struct loop_impairment imp = { .loss = 0.005, .duplicate = 0.005, .reorder = 0.005,
 		                       .reorder_max_ns = 20000 };
-	struct uroce_context_attr ca = { .port = "loop:0", .mode = UROCE_ENGINE_DEDICATED, .engine_cpu = -1 };
+	struct uroce_context_attr ca;
 	struct loop_fabric *fab;
 	struct app a;
 	struct test_rng rng = { 6 };
 	struct uroce_qp_stats st;
-	char err[256];
 	pthread_t th;
 	uint32_t posted = 0, completed = 0;
 	uint64_t t0;
 
 	memset(&a, 0, sizeof(a));
-	fab = loop_fabric_create_opts(&fo, err, sizeof(err));
-	REQUIRE(fab, "fabric: %s", err);
-	REQUIRE(loop_fabric_connect(fab, 0, 0, &imp, &imp) == 0, "loopback");
-	ca.loop_fabric = fab;
-	REQUIRE(uroce_context_create(&a.ctx, &ca) == 0, "context: %s", uroce_last_error());
+	fab = tr_rt_context(23, &imp, &ca, &a.ctx);
 	REQUIRE(uroce_pd_alloc(a.ctx, &a.pd) == 0, "pd");
-	a.buf = aligned_alloc(4096, 2 * NSLOTS * SLOT);
-	REQUIRE(a.buf, "buf");
-	memset(a.buf, 0, 2 * NSLOTS * SLOT);
-	REQUIRE(uroce_mr_reg(a.pd, a.buf, 2 * NSLOTS * SLOT, 15, &a.mr) == 0, "mr: %s", uroce_last_error());
+	a.buf = tr_buf_reg(a.pd, 2 * NSLOTS * SLOT, &a.mr);
 	for (int i = 0; i < 2; i++) {
 		const struct uroce_rel_attr ra = { .reliability = rel, .ec_k = 8, .ec_m = 2 };
 
@@ -127,7 +112,7 @@ static void run(enum uroce_reliability rel)
 	REQUIRE(pthread_create(&th, NULL, receiver, &a) == 0, "thread");
 
 	t0 = test_mono_ns();
-	while (completed < NMSG && test_mono_ns() - t0 < LIMIT_NS) {
+	while (completed < NMSG && test_mono_ns() - t0 < TR_LIMIT_NS) {
 		struct uroce_wc wc;
 
 		while (posted < NMSG && posted - completed < OUTSTANDING) {
@@ -186,15 +171,7 @@ static void run(enum uroce_reliability rel)
 	}
 	CHECK(completed == NMSG && a.received == NMSG && a.failures == 0, "%s: %u/%u sent, %u received, %d failures",
 	      uroce_reliability_str(rel), completed, NMSG, a.received, a.failures);
-	for (int i = 0; i < 2; i++) {
-		CHECK(uroce_qp_destroy(a.qp[i]) == 0, "qp destroy");
-		CHECK(uroce_cq_destroy(a.scq[i]) == 0 && uroce_cq_destroy(a.rcq[i]) == 0, "cq destroy");
-	}
-	CHECK(uroce_mr_dereg(a.mr) == 0, "mr");
-	CHECK(uroce_pd_free(a.pd) == 0, "pd");
-	CHECK(uroce_context_destroy(a.ctx) == 0, "ctx: %s", uroce_last_error());
-	loop_fabric_destroy(fab);
-	free(a.buf);
+	tr_ctx_teardown(2, a.qp, a.scq, a.rcq, a.mr, a.pd, a.ctx, fab, a.buf);
 }
 
 int main(void)

@@ -392,6 +392,67 @@ static inline void tr_link(struct uroce_qp *qp, const struct tr_link *l, struct 
 	        "rts: %s", uroce_last_error());
 }
 
+/* The dedicated-engine tests: one context with n QP pairs' objects, each
+ * wait bounded by TR_LIMIT_NS of wall-clock time. */
+#define TR_LIMIT_NS (60ull * 1000000000ull)
+#define TR_APP_FIELDS(n)                   \
+	struct uroce_context *ctx;         \
+	struct uroce_pd *pd;               \
+	struct uroce_mr *mr;               \
+	uint8_t *buf;                      \
+	struct uroce_cq *scq[n], *rcq[n];  \
+	struct uroce_qp *qp[n]
+
+/* The dedicated-engine tests' fabric, one real-time loop port wired to
+ * itself through imp both ways, and a DEDICATED context on it (*ca as it
+ * was made, for tests that try variants of it). */
+static inline struct loop_fabric *tr_rt_context(uint64_t seed, const struct loop_impairment *imp,
+                                                struct uroce_context_attr *ca, struct uroce_context **ctx)
+{
+	struct loop_fabric_opts fo = { .nports = 1, .seed = seed, .real_time = true };
+	struct loop_fabric *fab;
+	char err[256];
+
+	fab = loop_fabric_create_opts(&fo, err, sizeof(err));
+	REQUIRE(fab, "fabric: %s", err);
+	REQUIRE(loop_fabric_connect(fab, 0, 0, imp, imp) == 0, "loopback");
+	memset(ca, 0, sizeof(*ca));
+	ca->port = "loop:0";
+	ca->mode = UROCE_ENGINE_DEDICATED;
+	ca->engine_cpu = -1;
+	ca->loop_fabric = fab;
+	REQUIRE(uroce_context_create(ctx, ca) == 0, "context: %s", uroce_last_error());
+	return fab;
+}
+
+/* A zeroed buffer of len bytes on pd, registered for every access. */
+static inline uint8_t *tr_buf_reg(struct uroce_pd *pd, size_t len, struct uroce_mr **mr)
+{
+	uint8_t *buf = aligned_alloc(4096, len);
+
+	REQUIRE(buf, "buf");
+	memset(buf, 0, len);
+	REQUIRE(uroce_mr_reg(pd, buf, len, 15, mr) == 0, "mr: %s", uroce_last_error());
+	return buf;
+}
+
+/* The dedicated-engine tests' teardown: n QPs with their CQs, then the MR,
+ * PD, context, fabric and buffer. */
+static inline void tr_ctx_teardown(unsigned n, struct uroce_qp **qp, struct uroce_cq **scq, struct uroce_cq **rcq,
+                                   struct uroce_mr *mr, struct uroce_pd *pd, struct uroce_context *ctx,
+                                   struct loop_fabric *fab, uint8_t *buf)
+{
+	for (unsigned i = 0; i < n; i++) {
+		CHECK(uroce_qp_destroy(qp[i]) == 0, "qp destroy: %s", uroce_last_error());
+		CHECK(uroce_cq_destroy(scq[i]) == 0 && uroce_cq_destroy(rcq[i]) == 0, "cq destroy");
+	}
+	CHECK(uroce_mr_dereg(mr) == 0, "mr dereg");
+	CHECK(uroce_pd_free(pd) == 0, "pd");
+	CHECK(uroce_context_destroy(ctx) == 0, "context: %s", uroce_last_error());
+	loop_fabric_destroy(fab);
+	free(buf);
+}
+
 /* The dedicated-engine tests' QP on one context: its own send and receive
  * CQs of 256 and 64 WRs each way. */
 static inline void tr_ctx_qp(struct uroce_context *ctx, struct uroce_pd *pd, const struct uroce_rel_attr *rel,
