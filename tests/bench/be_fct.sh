@@ -39,6 +39,7 @@
 # pooled point keeps the other runs' messages), 2 on a bad argument or a
 # missing tool.
 set -uo pipefail
+. "$(dirname "$0")/bench_lib.sh"
 
 BUILD=
 QUICK=0
@@ -89,7 +90,7 @@ done
 [[ $RC_TIMEOUT =~ ^[0-9]+$ ]] && [ "$RC_TIMEOUT" -ge 1 ] && [ "$RC_TIMEOUT" -le 31 ] ||
 	die2 "--rc-timeout $RC_TIMEOUT: accepted 1..31"
 [[ $SEED =~ ^[0-9]+$ ]] || die2 "--seed $SEED: accepted a whole number"
-[[ $QUIET =~ ^[0-9]+$ ]] && [ "$QUIET" -le 3600 ] || die2 "--wait-quiet $QUIET: accepted 0..3600 seconds"
+bench_check_quiet
 [[ $PLOT_SIZE =~ ^[1-9][0-9]*$ ]] || die2 "--plot-size $PLOT_SIZE: accepted a size in bytes"
 FCT=$BUILD/tests/bench/be_fct
 IMPAIR=$BUILD/apps/uroce-impair
@@ -123,8 +124,7 @@ count_for() { # SIZE -> N
 . "$(dirname "$0")/quiet.sh"
 
 . "$(dirname "$0")/../lib/netns.sh"
-netns_init uroce-befct
-TMP=$NETNS_TMP
+netns_test uroce-befct
 DATA=$TMP/data
 if [ -n "$KEEP" ] || [ -n "$PLOT" ]; then
 	DATA=${KEEP:-$BUILD/be_fct}
@@ -141,10 +141,7 @@ ip -n "$NA" route add default via 10.93.1.1
 ip -n "$NB" route add default via 10.93.2.1
 ip netns exec "$NA" ping -c 1 -W 2 $IPB >/dev/null || netns_die "B is not reachable through the router"
 ip netns exec "$NB" ping -c 1 -W 2 10.93.1.2 >/dev/null || netns_die "A is not reachable through the router"
-PIN_A=() PIN_B=()
-if [ $PIN = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
-	PIN_A=(taskset -c 0) PIN_B=(taskset -c 1)
-fi
+bench_pin $PIN
 
 CUR_LOSS=
 impair() { # P: both directions
@@ -233,9 +230,9 @@ stats() {
 
 echo "== be_fct: per-message completion time, A -> B through M (uroce-impair on both directions), $(nproc) CPUs," \
 	"ends on ${PIN_A[*]:-any} / ${PIN_B[*]:-any}"
-echo "   $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -r), $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?')," \
+echo "   $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -r), $(bench_commit)," \
 	"build $BUILD, rc timeout $RC_TIMEOUT, max $MAX_SEC s a point"
-echo "   before the run: load average $(cut -d' ' -f1-3 /proc/loadavg), CPU pressure (some) $(sed -n 's/^some avg10=\([0-9.]*\) avg60=\([0-9.]*\).*/avg10 \1% avg60 \2%/p' /proc/pressure/cpu 2>/dev/null || echo unknown)"
+echo "   before the run: $(bench_load)"
 declare -A R W T
 START=$SECONDS
 for size in $SIZES; do

@@ -32,6 +32,7 @@
 # temporary folder). --plot FILE: the goodput figure (/usr/bin/python3 with
 # matplotlib). Exit 1 when a run fails, 2 on a bad argument or missing tool.
 set -uo pipefail
+. "$(dirname "$0")/bench_lib.sh"
 
 BUILD=
 MODES="rc sr"
@@ -74,7 +75,7 @@ done
 [[ $BIN =~ ^[1-9][0-9]*$ ]] && [ "$BIN" -le 1000 ] || die2 "--bin-ms $BIN: accepted 1..1000"
 [ "$MTU" = 4200 ] || [ "$MTU" = 1500 ] || die2 "--mtu $MTU: accepted 4200 (path MTU 4096) or 1500 (path MTU 1024)"
 [ "$LINKWATCH" = urgent ] || [ "$LINKWATCH" = batched ] || die2 "--linkwatch $LINKWATCH: accepted urgent or batched"
-[[ $QUIET =~ ^[0-9]+$ ]] && [ "$QUIET" -le 3600 ] || die2 "--wait-quiet $QUIET: accepted 0..3600 seconds"
+bench_check_quiet
 FB=$BUILD/tests/bench/failover_bench
 [ -x "$FB" ] || die2 "$FB is missing (ninja -C $BUILD tests/bench/failover_bench)"
 command -v ip >/dev/null && command -v bridge >/dev/null || die2 "ip and bridge (iproute2) are needed"
@@ -87,16 +88,12 @@ HERE=$(dirname "$0")
 # wait_quiet: wait for a quiet machine before a run (--wait-quiet S = $QUIET)
 . "$HERE/quiet.sh"
 . "$HERE/../lib/netns.sh"
-netns_init uroce-fobench
-TMP=$NETNS_TMP
+netns_test uroce-fobench
 [ -n "$CSVDIR" ] || CSVDIR=$TMP
 mkdir -p "$CSVDIR" || die2 "cannot create $CSVDIR"
 . "$HERE/../netns/fo_topo.sh"
 fo_topo_build "$MTU" "$LINKWATCH"
-PIN_A=() PIN_B=()
-if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
-	PIN_A=(taskset -c 0) PIN_B=(taskset -c 1)
-fi
+bench_pin
 SW=/var/run/netns/$FO_S1:s1a
 # rc: ACK timeout 4.096 us x 2^12 = 17 ms; sr: RTO floor 20 ms; 3 timeouts
 # fail a member (the failures here are links going down: netlink finds them)

@@ -48,6 +48,7 @@
 # Root; its own namespaces and processes, stopped by PID at exit. Exit 1
 # when a run failed, 2 on a bad argument.
 set -uo pipefail
+. "$(dirname "$0")/bench_lib.sh"
 
 BUILD=
 CCS="none dcqcn swift cubic eqds"
@@ -114,8 +115,7 @@ PORT_OPTS=",rate=$RATE,queue=$QUEUE${ECN:+,ecn=$ECN},trim=$TRIM"
 
 . "$(dirname "$0")/quiet.sh"
 . "$(dirname "$0")/../lib/netns.sh"
-netns_init uroce-incast
-TMP=$NETNS_TMP
+netns_test uroce-incast
 DATA=${KEEP:-$TMP/data}
 mkdir -p "$DATA" || netns_die "cannot create $DATA"
 rm -f "$DATA"/*.txt "$DATA"/*.log "$DATA"/*.json 2>/dev/null
@@ -238,7 +238,7 @@ median() {
 		else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-echo "== incast_bench: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -r), $(nproc) CPUs, $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?'), build $BUILD"
+echo "== incast_bench: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -r), $(nproc) CPUs, $(bench_commit), build $BUILD"
 echo "   3 bulk senders ($SIZE B, depth $DEPTH) + a victim ($VSIZE B, one at a time, $VGAP us apart) -> r; switch port to r:" \
 	"${PORT_OPTS#,}; $DURATION s a run (first $WARMUP s left out), idle sleep $IDLE_US us; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 START=$SECONDS

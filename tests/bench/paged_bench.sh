@@ -25,6 +25,7 @@
 # /usr/bin/python3 (matplotlib). Exit 1 when a run fails, 2 on a bad
 # argument or a missing tool.
 set -uo pipefail
+. "$(dirname "$0")/bench_lib.sh"
 
 BUILD=
 QUICK=0
@@ -64,7 +65,7 @@ done
 [[ $REPS =~ ^[1-9][0-9]?$ ]] && [ "$REPS" -le 20 ] || die2 "--reps $REPS: accepted 1..20"
 [ "$MTU" = 4200 ] || [ "$MTU" = 1500 ] || die2 "--mtu $MTU: accepted 4200 (path MTU 4096) or 1500 (path MTU 1024)"
 [[ $SEED =~ ^[0-9]+$ ]] || die2 "--seed $SEED: accepted a whole number"
-[[ $QUIET =~ ^[0-9]+$ ]] && [ "$QUIET" -le 3600 ] || die2 "--wait-quiet $QUIET: accepted 0..3600 seconds"
+bench_check_quiet
 [[ $TOTAL =~ ^[1-9][0-9]*[kmg]?$ ]] || die2 "--total $TOTAL: accepted bytes with an optional k/m/g suffix"
 for p in $PAGES; do
 	[[ $p =~ ^[1-9][0-9]*[kmg]?$ ]] || die2 "--pages: '$p' is not a size (bytes with an optional k/m suffix)"
@@ -84,25 +85,20 @@ PAGES_ARG=$(tr ' ' ',' <<<"$PAGES")
 . "$(dirname "$0")/quiet.sh"
 
 . "$(dirname "$0")/../lib/netns.sh"
-netns_init uroce-paged
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a NB=$NETNS_PREFIX-b
+netns_test uroce-paged
 netns_add "$NA" "$NB"
 netns_veth "$NA" pa "$NB" pb --ip-a 10.94.0.1/24 --ip-b 10.94.0.2/24 --mtu "$MTU"
 ip netns exec "$NA" ping -c 1 -W 2 10.94.0.2 >/dev/null || netns_die "B is not reachable"
-PIN_A=() PIN_B=()
-if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
-	PIN_A=(taskset -c 0) PIN_B=(taskset -c 1)
-fi
+bench_pin
 # A run's bound: 120 s a transfer at most inside paged_bench; the whole
 # run gets --max-sec 600 and a kill 60 s after that.
 LIMIT=600
 
 echo "== paged_bench: paged writes vs one WRITE_WITH_IMM of $TOTAL, veth A -> B (MTU $MTU), $(nproc) CPUs," \
 	"ends on ${PIN_A[*]:-any} / ${PIN_B[*]:-any}"
-echo "   $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -r), $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?')," \
+echo "   $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -r), $(bench_commit)," \
 	"build $BUILD, $REPS transfer(s) of each kind per page size"
-echo "   before the run: load average $(cut -d' ' -f1-3 /proc/loadavg), CPU pressure (some) $(sed -n 's/^some avg10=\([0-9.]*\) avg60=\([0-9.]*\).*/avg10 \1% avg60 \2%/p' /proc/pressure/cpu 2>/dev/null || echo unknown)"
+echo "   before the run: $(bench_load)"
 [ -z "$CSV" ] || echo "mode,page,paged_gbps,single_gbps,ratio" >"$CSV"
 FAILS=0
 START=$SECONDS

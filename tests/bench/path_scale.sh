@@ -39,6 +39,7 @@
 # own, removed by PID at exit. Exit 1 when a run failed (its cell says
 # so), 2 on a bad argument.
 set -uo pipefail
+. "$(dirname "$0")/bench_lib.sh"
 
 BUILD=
 DURATION=3
@@ -106,9 +107,7 @@ RUN_MAX=$((DURATION + 2 * SETUP_MAX + PERF_TIMEOUT))
 
 . "$(dirname "$0")/quiet.sh"
 . "$(dirname "$0")/../lib/netns.sh"
-netns_init uroce-pscale
-TMP=$NETNS_TMP
-P=$NETNS_PREFIX
+netns_test uroce-pscale
 FPID=
 
 # topo_up NAME: the namespaces and links of one topology; sets NA NB IFA IFB IPB
@@ -206,7 +205,7 @@ median() { # values (some "-") -> the median of the numbers, or -
 declare -A G X K
 FAILED=0
 START=$SECONDS
-echo "== path_scale: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -r), $(nproc) CPUs, $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?')," \
+echo "== path_scale: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -r), $(nproc) CPUs, $(bench_commit)," \
 	"build $BUILD; write_bw ${SIZE} B, ${DURATION} s a run, $REPS repetition(s), link MTU $MTU, $QUEUES queue(s) per veth"
 echo "   before the run: load average $(cut -d' ' -f1-3 /proc/loadavg)"
 first=1

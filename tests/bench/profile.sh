@@ -52,8 +52,7 @@ fi
 TITLE="$MODE $*"
 
 . "$(dirname "$0")/../lib/netns.sh"
-netns_init uroce-prof
-NA=$NETNS_PREFIX-a NB=$NETNS_PREFIX-b
+netns_test uroce-prof
 IPA=10.95.0.1 IPB=10.95.0.2
 OUT=${OUT:-$NETNS_TMP}
 mkdir -p "$OUT"

@@ -84,10 +84,8 @@ PERF_TIMEOUT=30
 RUN_MAX=$((DURATION + 2 * SETUP_MAX + PERF_TIMEOUT))
 
 . "$(dirname "$0")/../lib/netns.sh"
-netns_init uroce-qpsbw
-NA=$NETNS_PREFIX-a NB=$NETNS_PREFIX-b
+netns_test uroce-qpsbw
 IPA=10.97.0.1 IPB=10.97.0.2
-TMP=$NETNS_TMP
 netns_add "$NA" "$NB"
 netns_veth "$NA" va "$NB" vb --ip-a $IPA/24 --ip-b $IPB/24 --mtu 4200
 ip netns exec "$NA" ping -c 1 -W 2 $IPB >/dev/null

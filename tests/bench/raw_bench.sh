@@ -39,8 +39,7 @@ for b in "$UDP" $( [[ "$ONLY" == *xsk-* ]] && echo "$XSK") $( [[ "$ONLY" == *uro
 done
 
 . "$(dirname "$0")/../lib/netns.sh"
-netns_init uroce-bench
-NA=$NETNS_PREFIX-a NB=$NETNS_PREFIX-b
+netns_test uroce-bench
 IPA=10.99.0.1 IPB=10.99.0.2
 netns_add "$NA" "$NB"
 netns_veth "$NA" va "$NB" vb --ip-a $IPA/24 --ip-b $IPB/24

@@ -34,10 +34,8 @@ for t in iperf3 sockperf; do
 done
 
 . "$(dirname "$0")/../lib/netns.sh"
-netns_init uroce-rcb
-NA=$NETNS_PREFIX-a NB=$NETNS_PREFIX-b
+netns_test uroce-rcb
 IPA=10.96.0.1 IPB=10.96.0.2
-TMP=$NETNS_TMP
 netns_add "$NA" "$NB"
 netns_veth "$NA" va "$NB" vb --ip-a $IPA/24 --ip-b $IPB/24 --mtu 4200
 ip netns exec "$NA" ping -c 1 -W 2 $IPB >/dev/null

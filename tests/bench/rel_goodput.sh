@@ -21,6 +21,7 @@
 # more options for every sr and ec run (e.g. "--rto-min-us 20000"); none
 # by default. Exit 1 when a run fails (its point shows FAIL).
 set -uo pipefail
+. "$(dirname "$0")/bench_lib.sh"
 
 BUILD=
 REPS=3
@@ -70,9 +71,7 @@ mode_opts() { # MODE -> uroce-perf options
 for m in $MODES; do mode_opts "$m" >/dev/null || exit 2; done
 
 . "$(dirname "$0")/../lib/netns.sh"
-netns_init uroce-relgp
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a NM=$NETNS_PREFIX-m NB=$NETNS_PREFIX-b
+netns_test uroce-relgp
 IPB=10.92.2.2
 netns_add "$NA" "$NM" "$NB"
 netns_veth "$NA" a0 "$NM" m0 --ip-a 10.92.1.2/24 --ip-b 10.92.1.1/24 --mtu 1500
@@ -81,10 +80,7 @@ ip netns exec "$NM" sysctl -qw net.ipv4.ip_forward=1
 ip -n "$NA" route add default via 10.92.1.1
 ip -n "$NB" route add default via 10.92.2.1
 ip netns exec "$NA" ping -c 1 -W 2 $IPB >/dev/null || netns_die "B is not reachable through the router"
-PIN_A=() PIN_B=()
-if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
-	PIN_A=(taskset -c 0) PIN_B=(taskset -c 1)
-fi
+bench_pin
 
 impair() { # P: both directions
 	local dev
@@ -125,7 +121,7 @@ point() {
 
 echo "== rel_goodput: uroce-perf send_bw A -> B through M (uroce-impair on both directions), $(nproc) CPUs," \
 	"ends on ${PIN_A[*]:-any} / ${PIN_B[*]:-any}"
-echo "   $(uname -r), $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?'), build $BUILD," \
+echo "   $(uname -r), $(bench_commit), build $BUILD," \
 	"sr/ec options: ${REL_OPTS:-the defaults}"
 declare -A R
 FAILS=0

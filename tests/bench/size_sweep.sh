@@ -75,10 +75,8 @@ fi
 mkdir -p "$OUT"
 
 . "$(dirname "$0")/../lib/netns.sh"
-netns_init uroce-sweep
-NA=$NETNS_PREFIX-a NB=$NETNS_PREFIX-b
+netns_test uroce-sweep
 IPA=10.95.0.1 IPB=10.95.0.2
-TMP=$NETNS_TMP
 netns_add "$NA" "$NB"
 netns_veth "$NA" va "$NB" vb --ip-a $IPA/24 --ip-b $IPB/24 --mtu 4200
 ip netns exec "$NA" ping -c 1 -W 2 $IPB >/dev/null

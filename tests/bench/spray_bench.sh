@@ -39,6 +39,7 @@
 # own (leafspine's state under a temporary folder), stopped by PID at exit.
 # Exit 1 when a run failed, 2 on a bad argument.
 set -uo pipefail
+. "$(dirname "$0")/bench_lib.sh"
 
 BUILD=
 LEAVES=2 SPINES=2 HPL=2
@@ -111,8 +112,7 @@ for n in $PATHS_LIST; do [[ $n =~ ^[1-9][0-9]*$ ]] && [ "$n" -le 256 ] || die2 "
 
 . "$(dirname "$0")/quiet.sh"
 . "$(dirname "$0")/../lib/netns.sh"
-netns_init uroce-spray
-TMP=$NETNS_TMP
+netns_test uroce-spray
 STATE=$TMP/state
 P=sb$$
 DATA=${KEEP:-$TMP/data}
@@ -237,7 +237,7 @@ cfg_args() { # CONFIG -> fab_flows transport options
 }
 cfg_name() { case "$1" in rc) echo "rc (flat)" ;; sr1) echo "sr, 1 path" ;; *) echo "sr, ${1#sr} paths ($POLICY)" ;; esac; }
 
-echo "== spray_bench: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -r), $(nproc) CPUs, $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?'), build $BUILD"
+echo "== spray_bench: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -r), $(nproc) CPUs, $(bench_commit), build $BUILD"
 echo "   leaf-spine $LEAVES x $SPINES, $HPL host(s) per leaf, ports at $RATE${QUEUE:+, queue $QUEUE}; flows $FLOWS;" \
 	"$SIZE B messages, depth $DEPTH, $DURATION s (first $WARMUP s left out), cc $CC, idle sleep $IDLE_US us; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 START=$SECONDS

@@ -50,6 +50,7 @@
 # "rails,mode,size,one_gbps,two_gbps,ratio" rows. Exit 1 when a run fails,
 # 2 on a bad argument or a missing tool.
 set -uo pipefail
+. "$(dirname "$0")/bench_lib.sh"
 
 BUILD=
 QUICK=0
@@ -94,7 +95,7 @@ done
 [[ $RATE_MBPS =~ ^[1-9][0-9]{0,4}$ ]] && [ "$RATE_MBPS" -le 10000 ] || die2 "--rate-mbps $RATE_MBPS: accepted 1..10000"
 [[ $QUEUE =~ ^[1-9][0-9]*[km]?$ ]] || die2 "--queue $QUEUE: bytes with an optional k/m suffix (64..64m)"
 [[ $SR_RTO_MIN =~ ^[0-9]{1,7}$ ]] && [ "$SR_RTO_MIN" -le 1000000 ] || die2 "--sr-rto-min-us $SR_RTO_MIN: accepted 0..1000000"
-[[ $QUIET =~ ^[0-9]+$ ]] && [ "$QUIET" -le 3600 ] || die2 "--wait-quiet $QUIET: accepted 0..3600 seconds"
+bench_check_quiet
 for s in $SIZES; do
 	[[ $s =~ ^[1-9][0-9]*[kmg]?$ ]] || die2 "--sizes: '$s' is not a size (bytes with an optional k/m/g suffix)"
 done
@@ -114,21 +115,17 @@ SIZES_ARG=$(tr ' ' ',' <<<"$SIZES")
 . "$(dirname "$0")/quiet.sh"
 
 . "$(dirname "$0")/../lib/netns.sh"
-netns_init uroce-stripeb
-TMP=$NETNS_TMP
-NA=$NETNS_PREFIX-a NB=$NETNS_PREFIX-b NS=$NETNS_PREFIX-s
+netns_test uroce-stripeb
+NS=$P-s
 netns_add "$NA" "$NB"
-PIN_A=() PIN_B=()
-if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
-	PIN_A=(taskset -c 0) PIN_B=(taskset -c 1)
-fi
+bench_pin
 LIMIT=300
 
 echo "== stripe_bench: one transfer striped over 2 rails vs 1, A -> B, rails: $RAILS; $(nproc) CPUs," \
 	"ends on ${PIN_A[*]:-any} / ${PIN_B[*]:-any}"
-echo "   $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -r), $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo '?')," \
+echo "   $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -r), $(bench_commit)," \
 	"build $BUILD, $REPS transfer(s) of each kind per size"
-echo "   before the run: load average $(cut -d' ' -f1-3 /proc/loadavg), CPU pressure (some) $(sed -n 's/^some avg10=\([0-9.]*\) avg60=\([0-9.]*\).*/avg10 \1% avg60 \2%/p' /proc/pressure/cpu 2>/dev/null || echo unknown)"
+echo "   before the run: $(bench_load)"
 [ -z "$CSV" ] || echo "rails,mode,size,one_gbps,two_gbps,ratio" >"$CSV"
 txb() { ip netns exec "$NA" cat "/sys/class/net/$1/statistics/tx_bytes"; }
 FAILS=0

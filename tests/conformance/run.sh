@@ -17,8 +17,7 @@ if ! "$PY" -c 'import scapy.contrib.roce' 2>/dev/null; then
 	echo "SKIP: python3-scapy is not installed for $PY (scripts/install-deps.sh installs it)"
 	exit 77
 fi
-netns_init h5conf
-P=$NETNS_PREFIX
+netns_test h5conf
 SRV=$P-srv CLI=$P-cli ATK=$P-atk BR=$P-br
 NET=10.86.$(($$ % 200 + 20))
 SRV_IP=$NET.1 CLI_IP=$NET.2 ATK_IP=$NET.3 SPOOF_IP=$NET.4 OTHER_IP=$NET.99

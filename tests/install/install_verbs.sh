@@ -16,7 +16,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
 
 netns_need_root
-netns_init h1-inst
+netns_test h1-inst
 D=$NETNS_TMP/destdir
 
 meson install -C "$BUILD" --destdir "$D" --no-rebuild >"$NETNS_TMP/install.log" 2>&1 ||

@@ -70,7 +70,7 @@ for b in "$PP_BIN" "$PERF_BIN"; do
 	[ -x "$b" ] || { echo "FAIL: $b is not an executable" >&2; exit 1; }
 done
 
-netns_init uroce-matrix-veth
+netns_test uroce-matrix-veth
 NS_S=$NETNS_PREFIX-s # server end
 NS_C=$NETNS_PREFIX-c # client end
 WORK=$NETNS_TMP
