@@ -58,12 +58,7 @@ static void run(double loss, uint64_t seed)
 	struct loop_link_stats ls;
 	uint64_t t0 = test_mono_ns();
 
-	imp.loss = loss;
-	imp.duplicate = 0.01;
-	imp.reorder = 0.01;
-	imp.reorder_max_ns = 8000;
-	imp.delay_ns = 2000;
-	imp.jitter_ns = 500;
+	imp = tr_imp_mixed(loss);
 	tr_opts_default(&o, UROCE_QPT_RC);
 	o.max_wr = 64;
 	o.timeout = 8;

@@ -88,12 +88,7 @@ static void run_mix(const struct tr_opts *o, double loss, uint64_t seed, uint32_
 	bool ordered = o->rel.ordering == UROCE_ORDER_ORDERED;
 
 	REQUIRE(msgs && recv_msg && recv_seen, "alloc");
-	imp.loss = loss;
-	imp.duplicate = 0.01;
-	imp.reorder = 0.01;
-	imp.reorder_max_ns = 8000;
-	imp.delay_ns = 2000;
-	imp.jitter_ns = 500;
+	imp = tr_imp_mixed(loss);
 	tr_open(&p, o, seed, &imp, &imp);
 	struct tr_side *a = &p.s[0], *b = &p.s[1];
 

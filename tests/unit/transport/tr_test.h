@@ -161,6 +161,16 @@ static inline int tr_connect(struct tr_pair *p, unsigned i, const struct tr_opts
 	return rc;
 }
 
+/* loss plus 1% duplication and 1% reordering (up to 8 us), 2 us of delay
+ * with 0.5 us of jitter: the mixed impairment of the loss tests. */
+static inline struct loop_impairment tr_imp_mixed(double loss)
+{
+	struct loop_impairment imp = { .loss = loss, .duplicate = 0.01, .reorder = 0.01, .reorder_max_ns = 8000,
+		                       .delay_ns = 2000, .jitter_ns = 500 };
+
+	return imp;
+}
+
 static inline void tr_open(struct tr_pair *p, const struct tr_opts *o, uint64_t seed,
                            const struct loop_impairment *ab, const struct loop_impairment *ba)
 {
