@@ -1,4 +1,5 @@
-/* State of the sr and ec reliability modes (rel_sr.c, rel_ec.c, precv.c).
+/* State of the sr and ec reliability modes (rel_sr.c with sr_tx.c,
+ * sr_ack.c, sr_timer.c, sr_rx.c; rel_ec.c, precv.c).
  * The sender keeps every packet in flight in a ring indexed by PSN, with
  * its send time and what it carries, so a loss costs one retransmission of
  * that packet; the receiver places every packet on arrival and keeps a PSN
@@ -236,7 +237,7 @@ static inline void sr_msg_mark(struct sr_rmsg *m, uint32_t idx)
 		m->bits_words = idx / 64 + 1;
 }
 
-/* rel_sr.c, for rel_ec.c and precv.c */
+/* rel_sr.c, sr_tx.c, sr_ack.c, sr_timer.c, sr_rx.c; for rel_ec.c and precv.c too */
 int sr_init_common(struct uroce_qp *qp, bool ec);
 void sr_fini(struct uroce_qp *qp);
 int sr_ready(struct uroce_qp *qp);
