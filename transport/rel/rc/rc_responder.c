@@ -9,29 +9,24 @@
 #include "transport/core/qp_internal.h"
 #include "transport/rel/rel.h"
 
-static bool op_first(uint8_t op)
+/* The opcode's flags from the wire table (dataplane/wire_opcode.c), which
+ * is indexed by the whole BTH opcode. rx_data sees only requests of the
+ * QP's own transport that have a row there (rel_rc.c checks), so FIRST,
+ * LAST, IMMDT and IETH are read from the row. READ and the atomics are
+ * ONLY there; LAST is asked only of SEND and WRITE. */
+static inline uint32_t op_flags(const struct roce_pkt *pkt)
 {
-	return op == ROCE_OP_SEND_FIRST || op == ROCE_OP_SEND_ONLY || op == ROCE_OP_SEND_ONLY_IMM ||
-	       op == ROCE_OP_SEND_ONLY_INV || op == ROCE_OP_WRITE_FIRST || op == ROCE_OP_WRITE_ONLY || op == ROCE_OP_WRITE_ONLY_IMM ||
-	       op == ROCE_OP_READ_REQUEST || op == ROCE_OP_CMP_SWAP || op == ROCE_OP_FETCH_ADD;
+	return roce_opcode_table[pkt->opcode].mask;
 }
 
-static bool op_inv(uint8_t op)
+static inline bool op_send(uint8_t op)
 {
-	return op == ROCE_OP_SEND_LAST_INV || op == ROCE_OP_SEND_ONLY_INV;
+	return op <= ROCE_OP_SEND_ONLY_IMM || op == ROCE_OP_SEND_LAST_INV || op == ROCE_OP_SEND_ONLY_INV;
 }
 
-static bool op_send(uint8_t op)
+static inline bool op_write(uint8_t op)
 {
-	return op <= ROCE_OP_SEND_ONLY_IMM || op_inv(op);
-}
-
-static bool op_last(uint8_t op)
-{
-	return op == ROCE_OP_SEND_LAST || op == ROCE_OP_SEND_LAST_IMM || op == ROCE_OP_SEND_ONLY ||
-	       op == ROCE_OP_SEND_ONLY_IMM || op == ROCE_OP_SEND_LAST_INV || op == ROCE_OP_SEND_ONLY_INV ||
-	       op == ROCE_OP_WRITE_LAST || op == ROCE_OP_WRITE_LAST_IMM ||
-	       op == ROCE_OP_WRITE_ONLY || op == ROCE_OP_WRITE_ONLY_IMM;
+	return op >= ROCE_OP_WRITE_FIRST && op <= ROCE_OP_WRITE_ONLY_IMM;
 }
 
 /* Send an ACK/NAK now (errors that end the QP cannot wait for a pass). */
@@ -157,7 +152,7 @@ static void post_recv_wc(struct uroce_qp *qp, enum uroce_wc_opcode op, uint32_t 
 	if (imm) {
 		wc.wc_flags |= UROCE_WC_WITH_IMM;
 		wc.imm_data = htobe32(pkt->imm);
-	} else if (st == UROCE_WC_SUCCESS && op_inv(pkt->opcode & 0x1f)) {
+	} else if (st == UROCE_WC_SUCCESS && (op_flags(pkt) & ROCE_HAS(ROCE_HDR_IETH))) {
 		wc.wc_flags |= UROCE_WC_WITH_INV;
 		wc.invalidated_rkey = pkt->ieth_rkey;
 	}
@@ -195,7 +190,7 @@ static bool need_rwqe(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		qp->nak_sent = true; /* one NAK per gap: later packets of this message stay quiet */
 		queue_nak(qp, (uint8_t)(AETH_RNR_NAK | qp->attr.min_rnr_timer), pkt->psn);
 	} else {
-		qp->uc_discard = !op_last(pkt->opcode & 0x1f);
+		qp->uc_discard = !(op_flags(pkt) & ROCE_LAST);
 		qp->epsn = psn_add(pkt->psn, 1);
 	}
 	return false;
@@ -317,269 +312,394 @@ static bool res_available(struct uroce_qp *qp)
 	return false;
 }
 
-static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
+/* The responder's checks as stages, after rxe's receive path (rxe_resp.c:
+ * enum resp_states, each check a function returning the next): PSN, opcode
+ * sequence, length, then the operation's own checks and its execution, then
+ * the PSN advances. A stage that refuses the packet counts it, answers it
+ * (NAK, RNR NAK or UC discard) and returns RS_DONE. Every stage returns a
+ * later one, so the walk ends after at most RS_DONE steps. Stages return
+ * constants (no switch that the compiler could make a table), so it jumps
+ * from stage to stage without going through the loop's switch. */
+enum resp_stage {
+	RS_PSN,        /* RC: ahead of the expected PSN is a NAK, behind a duplicate;
+	                * UC: a gap loses the message in progress */
+	RS_OP_SEQ,     /* opcode sequence inside messages */
+	RS_LENGTH,     /* every packet but the last of a message carries one MTU */
+	RS_RECV,       /* SEND: a receive WQE with room, its buffer still registered */
+	RS_SEND,       /* SEND: place, invalidate, complete */
+	RS_WRITE_RETH, /* WRITE's first packet: rkey, bounds, length */
+	RS_WRITE,      /* WRITE: place, count or complete an immediate */
+	RS_READ,       /* READ request: a responder resource sends the data */
+	RS_ATOMIC,     /* atomic: execute, keep the result as a resource */
+	RS_BAD_OPCODE,
+	RS_ADVANCE,    /* the PSN advances; RC queues an ACK when asked */
+	RS_DONE,
+};
+
+/* What the stages read of one packet. */
+struct resp_in {
+	const struct roce_pkt *pkt;
+	uint32_t flags; /* the opcode's row: ROCE_FIRST, ROCE_LAST, headers */
+	uint32_t len;   /* payload bytes */
+	uint8_t op;     /* the operation, without the transport bits */
+	bool rc;
+};
+
+static inline enum resp_stage rs_psn_rc(struct uroce_qp *qp, const struct resp_in *in)
 {
-	uint8_t op = pkt->opcode & 0x1f;
-	bool rc = qp->type == UROCE_QPT_RC;
-	int32_t d = roce_psn_diff(pkt->psn, qp->epsn);
-	uint32_t len = pkt->payload_len;
+	int32_t d = roce_psn_diff(in->pkt->psn, qp->epsn);
 
-	if (rc) {
-		if (d > 0) {
-			qp->stats.out_of_sequence++;
-			ctx_count_drop(qp->ctx, UROCE_DROP_PSN_OUT_OF_WINDOW);
-			if (!qp->nak_sent) {
-				qp->nak_sent = true;
-				qp->stats.seq_naks_sent++;
-				queue_nak(qp, AETH_NAK_PSN_SEQ_ERR, qp->epsn);
-			}
-			return;
+	if (d > 0) {
+		qp->stats.out_of_sequence++;
+		ctx_count_drop(qp->ctx, UROCE_DROP_PSN_OUT_OF_WINDOW);
+		if (!qp->nak_sent) {
+			qp->nak_sent = true;
+			qp->stats.seq_naks_sent++;
+			queue_nak(qp, AETH_NAK_PSN_SEQ_ERR, qp->epsn);
 		}
-		if (d < 0) {
-			qp->stats.duplicates++;
-			ctx_count_drop(qp->ctx, UROCE_DROP_DUPLICATE);
-			replay(qp, pkt, op);
-			return;
-		}
-		qp->nak_sent = false;
-	} else {
-		if (d < 0) {
-			/* UC: a PSN behind the expected one is a duplicate or a
-			 * straggler of a message already given up on; placing it
-			 * would deliver old data again (rxe would start a message
-			 * on an old FIRST/ONLY; PSNs never go backwards, so it is
-			 * dropped here) */
-			qp->stats.duplicates++;
-			ctx_count_drop(qp->ctx, UROCE_DROP_DUPLICATE);
-			return;
-		}
-		if (d != 0) {
-			/* UC: a gap loses the message in progress */
+		return RS_DONE;
+	}
+	if (d < 0) {
+		qp->stats.duplicates++;
+		ctx_count_drop(qp->ctx, UROCE_DROP_DUPLICATE);
+		replay(qp, in->pkt, in->op);
+		return RS_DONE;
+	}
+	qp->nak_sent = false;
+	return RS_OP_SEQ;
+}
+
+static inline enum resp_stage rs_psn_uc(struct uroce_qp *qp, const struct resp_in *in)
+{
+	int32_t d = roce_psn_diff(in->pkt->psn, qp->epsn);
+	bool first = in->flags & ROCE_FIRST;
+
+	if (d < 0) {
+		/* a PSN behind the expected one is a duplicate or a straggler
+		 * of a message already given up on; placing it would deliver
+		 * old data again (rxe would start a message on an old
+		 * FIRST/ONLY; PSNs never go backwards, so it is dropped here) */
+		qp->stats.duplicates++;
+		ctx_count_drop(qp->ctx, UROCE_DROP_DUPLICATE);
+		return RS_DONE;
+	}
+	if (d != 0) {
+		/* a gap loses the message in progress */
+		ctx_count_drop(qp->ctx, UROCE_DROP_UC_GAP);
+		qp->stats.out_of_sequence++;
+		qp->in_send = qp->in_write = false;
+		qp->epsn = in->pkt->psn;
+		qp->uc_discard = !first;
+	}
+	if (qp->uc_discard) {
+		if (!first) {
 			ctx_count_drop(qp->ctx, UROCE_DROP_UC_GAP);
-			qp->stats.out_of_sequence++;
-			qp->in_send = qp->in_write = false;
-			qp->epsn = pkt->psn;
-			qp->uc_discard = !op_first(op);
+			qp->epsn = psn_add(in->pkt->psn, 1);
+			return RS_DONE;
 		}
-		if (qp->uc_discard) {
-			if (!op_first(op)) {
-				ctx_count_drop(qp->ctx, UROCE_DROP_UC_GAP);
-				qp->epsn = psn_add(pkt->psn, 1);
-				return;
-			}
-			qp->uc_discard = false;
-			qp->in_send = qp->in_write = false;
-		}
+		qp->uc_discard = false;
+		qp->in_send = qp->in_write = false;
 	}
-	/* opcode sequence inside messages */
-	{
-		bool is_send = op_send(op);
-		bool is_write = op >= ROCE_OP_WRITE_FIRST && op <= ROCE_OP_WRITE_ONLY_IMM;
-		bool ok;
+	return RS_OP_SEQ;
+}
 
-		if (op_first(op))
-			ok = !qp->in_send && !qp->in_write;
-		else
-			ok = is_send ? qp->in_send : is_write ? qp->in_write : false;
-		if (!ok || (!rc && op >= ROCE_OP_READ_REQUEST)) {
-			if (rc) {
-				resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_BAD_OPCODE);
-			} else {
-				ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
-				qp->in_send = qp->in_write = false;
-				qp->uc_discard = true;
-				qp->epsn = psn_add(pkt->psn, 1);
-			}
-			return;
-		}
-		/* every packet but the last of a message carries exactly one MTU */
-		if ((is_send || is_write) && ((!op_last(op) && len != qp->mtu) || len > qp->mtu)) {
-			resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_BAD_LENGTH_MSG);
-			if (!rc)
-				qp->epsn = psn_add(pkt->psn, 1);
-			return;
-		}
-	}
-	switch (op) {
-	case ROCE_OP_SEND_FIRST:
-	case ROCE_OP_SEND_MIDDLE:
-	case ROCE_OP_SEND_LAST:
-	case ROCE_OP_SEND_LAST_IMM:
-	case ROCE_OP_SEND_ONLY:
-	case ROCE_OP_SEND_ONLY_IMM:
-	case ROCE_OP_SEND_LAST_INV:
-	case ROCE_OP_SEND_ONLY_INV:
-		if (op_first(op)) {
-			if (!need_rwqe(qp, pkt))
-				return;
-			qp->recv_off = 0;
-		}
-		if (qp->recv_off + len > qp->cur_rwqe.length) {
-			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
-			if (rc) {
-				post_recv_wc(qp, UROCE_WC_RECV, qp->recv_off + len, pkt, false, UROCE_WC_LOC_LEN_ERR);
-				resp_nak_error(qp, AETH_NAK_INVALID_REQ);
-			} else {
-				qp->in_send = false;
-				qp->uc_discard = !op_last(op);
-				qp->epsn = psn_add(pkt->psn, 1);
-			}
-			return;
-		}
-		if (!sges_live(qp->ctx, qp->cur_rwqe.sge, qp->cur_rwqe.num_sge)) {
-			/* the receive buffer's region was deregistered after posting */
-			ctx_count_drop(qp->ctx, UROCE_DROP_ACCESS_DENIED);
-			post_recv_wc(qp, UROCE_WC_RECV, qp->recv_off, pkt, false, UROCE_WC_LOC_PROT_ERR);
-			if (rc) {
-				resp_nak_error(qp, AETH_NAK_REM_OP_ERR);
-			} else {
-				qp->in_send = false;
-				qp->uc_discard = !op_last(op);
-				qp->epsn = psn_add(pkt->psn, 1);
-			}
-			return;
-		}
-		sge_copy_in(qp->cur_rwqe.sge, qp->cur_rwqe.num_sge, qp->recv_off, pkt->payload, len);
-		qp->recv_off += len;
-		qp->in_send = !op_last(op);
-		if (op_inv(op) && !recv_invalidate(qp, pkt))
-			return;
-		if (op_last(op)) {
-			post_recv_wc(qp, UROCE_WC_RECV, qp->recv_off, pkt,
-			             op == ROCE_OP_SEND_LAST_IMM || op == ROCE_OP_SEND_ONLY_IMM, UROCE_WC_SUCCESS);
-			qp->msn++;
-		}
-		break;
-	case ROCE_OP_WRITE_FIRST:
-	case ROCE_OP_WRITE_ONLY:
-	case ROCE_OP_WRITE_ONLY_IMM:
-		if (pkt->reth.dma_len) {
-			qp->write_mr = check_remote(qp, pkt->reth.rkey, pkt->reth.va, pkt->reth.dma_len,
-			                            UROCE_ACCESS_REMOTE_WRITE);
-			if (!qp->write_mr)
-				return;
-		} else {
-			qp->write_mr = NULL;
-		}
-		if ((op != ROCE_OP_WRITE_FIRST && len != pkt->reth.dma_len) ||
-		    (op == ROCE_OP_WRITE_FIRST && pkt->reth.dma_len <= qp->mtu)) {
-			resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_BAD_LENGTH_MSG);
-			return;
-		}
-		qp->write_va = pkt->reth.va;
-		qp->write_left = pkt->reth.dma_len;
-		qp->recv_off = pkt->reth.dma_len; /* byte_len of a WRITE_WITH_IMM completion */
-		/* fall through */
-	case ROCE_OP_WRITE_MIDDLE:
-	case ROCE_OP_WRITE_LAST:
-	case ROCE_OP_WRITE_LAST_IMM:
-		if (len > qp->write_left || (op_last(op) && len != qp->write_left)) {
-			resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_BAD_LENGTH_MSG);
-			return;
-		}
-		if ((op == ROCE_OP_WRITE_LAST_IMM || op == ROCE_OP_WRITE_ONLY_IMM) && !qp->init.rel.imm_counter &&
-		    !need_rwqe(qp, pkt))
-			return; /* nothing written: the retry places it */
-		if (len) {
-			if (!qp->write_mr || qp->write_mr == &mw_revoked) {
-				/* deregistered or its window revoked mid-message */
-				qp->stats.access_errors++;
-				resp_fatal(qp, AETH_NAK_REM_ACC_ERR,
-				           qp->write_mr ? UROCE_DROP_RKEY_REVOKED : UROCE_DROP_BAD_RKEY);
-				return;
-			}
-			memcpy((void *)(uintptr_t)qp->write_va, pkt->payload, len);
-		}
-		qp->write_va += len;
-		qp->write_left -= len;
-		qp->in_write = !op_last(op);
-		if ((op == ROCE_OP_WRITE_LAST_IMM || op == ROCE_OP_WRITE_ONLY_IMM) && qp->init.rel.imm_counter) {
-			/* counted, not completed: no receive was taken (rel.imm_counter) */
-			imm_count(qp->ctx, htobe32(pkt->imm));
-			qp->stats.imm_counted++;
-		} else if (op == ROCE_OP_WRITE_LAST_IMM || op == ROCE_OP_WRITE_ONLY_IMM) {
-			post_recv_wc(qp, UROCE_WC_RECV_RDMA_WITH_IMM, qp->recv_off, pkt, true, UROCE_WC_SUCCESS);
-		}
-		if (op_last(op)) {
-			qp->msn++;
-			qp->write_mr = NULL;
-		}
-		break;
-	case ROCE_OP_READ_REQUEST: {
-		struct rd_res *r;
-		uint32_t n = npkts(pkt->reth.dma_len, qp->mtu);
+/* UC gives up on the message in progress and passes this packet; discard:
+ * the packets after it, up to the next FIRST, go too. */
+static void uc_skip(struct uroce_qp *qp, const struct resp_in *in, bool discard)
+{
+	qp->in_send = qp->in_write = false;
+	qp->uc_discard = discard;
+	qp->epsn = psn_add(in->pkt->psn, 1);
+}
 
-		if (!res_available(qp))
-			return;
-		if (pkt->reth.dma_len && !check_remote(qp, pkt->reth.rkey, pkt->reth.va, pkt->reth.dma_len,
-		                                       UROCE_ACCESS_REMOTE_READ))
-			return;
-		if (pkt->reth.dma_len > UROCE_MAX_MSG) {
-			resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_BAD_LENGTH_MSG);
-			return;
-		}
-		r = &qp->res[qp->res_head % qp->nres];
-		memset(r, 0, sizeof(*r));
-		r->type = RES_READ;
-		r->first_psn = pkt->psn;
-		r->last_psn = psn_add(pkt->psn, n - 1);
-		r->va = pkt->reth.va;
-		r->len = pkt->reth.dma_len;
-		r->rkey = pkt->reth.rkey;
-		r->tx_pending = true;
-		qp->res_head++;
-		if (qp->res_head - qp->res_tx > qp->nres)
-			qp->res_tx = qp->res_head - qp->nres;
-		qp->msn++;
-		qp->epsn = psn_add(qp->epsn, n);
-		qp->rx_packets++;
-		ctx_kick(qp);
-		return;
-	}
-	case ROCE_OP_CMP_SWAP:
-	case ROCE_OP_FETCH_ADD: {
-		struct rd_res *r;
-		uint64_t *p, orig;
+static inline enum resp_stage rs_op_seq(struct uroce_qp *qp, const struct resp_in *in)
+{
+	bool ok;
 
-		if (!res_available(qp))
-			return;
-		if (pkt->atomic.va & 7) {
-			resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_MISALIGNED);
-			return;
-		}
-		if (!check_remote(qp, pkt->atomic.rkey, pkt->atomic.va, 8, UROCE_ACCESS_REMOTE_ATOMIC))
-			return;
-		p = (uint64_t *)(uintptr_t)pkt->atomic.va;
-		if (op == ROCE_OP_CMP_SWAP) {
-			orig = pkt->atomic.compare;
-			__atomic_compare_exchange_n(p, &orig, pkt->atomic.swap_add, false, __ATOMIC_SEQ_CST,
-			                            __ATOMIC_SEQ_CST);
-		} else {
-			orig = __atomic_fetch_add(p, pkt->atomic.swap_add, __ATOMIC_SEQ_CST);
-		}
-		r = &qp->res[qp->res_head % qp->nres];
-		memset(r, 0, sizeof(*r));
-		r->type = RES_ATOMIC;
-		r->first_psn = r->last_psn = pkt->psn;
-		r->orig = orig;
-		r->tx_pending = true;
-		qp->res_head++;
-		if (qp->res_head - qp->res_tx > qp->nres)
-			qp->res_tx = qp->res_head - qp->nres;
-		qp->msn++;
-		qp->epsn = psn_add(qp->epsn, 1);
-		qp->rx_packets++;
-		ctx_kick(qp);
-		return;
-	}
-	default:
+	if (in->flags & ROCE_FIRST)
+		ok = !qp->in_send && !qp->in_write;
+	else
+		ok = op_send(in->op) ? qp->in_send : op_write(in->op) ? qp->in_write : false;
+	if (ok && (in->rc || in->op < ROCE_OP_READ_REQUEST))
+		return RS_LENGTH;
+	if (in->rc) {
+		resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_BAD_OPCODE);
+	} else {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
-		return;
+		uc_skip(qp, in, true);
 	}
+	return RS_DONE;
+}
+
+static inline enum resp_stage rs_length(struct uroce_qp *qp, const struct resp_in *in)
+{
+	bool is_send = op_send(in->op);
+
+	if ((is_send || op_write(in->op)) && ((!(in->flags & ROCE_LAST) && in->len != qp->mtu) || in->len > qp->mtu)) {
+		resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_BAD_LENGTH_MSG);
+		if (!in->rc)
+			qp->epsn = psn_add(in->pkt->psn, 1);
+		return RS_DONE;
+	}
+	if (is_send)
+		return RS_RECV;
+	if (op_write(in->op))
+		return in->flags & ROCE_HAS(ROCE_HDR_RETH) ? RS_WRITE_RETH : RS_WRITE;
+	if (in->op == ROCE_OP_READ_REQUEST)
+		return RS_READ;
+	if (in->op == ROCE_OP_CMP_SWAP || in->op == ROCE_OP_FETCH_ADD)
+		return RS_ATOMIC;
+	return RS_BAD_OPCODE;
+}
+
+static inline enum resp_stage rs_recv(struct uroce_qp *qp, const struct resp_in *in)
+{
+	const struct roce_pkt *pkt = in->pkt;
+
+	if (in->flags & ROCE_FIRST) {
+		if (!need_rwqe(qp, pkt))
+			return RS_DONE;
+		qp->recv_off = 0;
+	}
+	if (qp->recv_off + in->len > qp->cur_rwqe.length) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
+		if (in->rc) {
+			post_recv_wc(qp, UROCE_WC_RECV, qp->recv_off + in->len, pkt, false, UROCE_WC_LOC_LEN_ERR);
+			resp_nak_error(qp, AETH_NAK_INVALID_REQ);
+		} else {
+			uc_skip(qp, in, !(in->flags & ROCE_LAST));
+		}
+		return RS_DONE;
+	}
+	if (!sges_live(qp->ctx, qp->cur_rwqe.sge, qp->cur_rwqe.num_sge)) {
+		/* the receive buffer's region was deregistered after posting */
+		ctx_count_drop(qp->ctx, UROCE_DROP_ACCESS_DENIED);
+		post_recv_wc(qp, UROCE_WC_RECV, qp->recv_off, pkt, false, UROCE_WC_LOC_PROT_ERR);
+		if (in->rc) {
+			resp_nak_error(qp, AETH_NAK_REM_OP_ERR);
+		} else {
+			uc_skip(qp, in, !(in->flags & ROCE_LAST));
+		}
+		return RS_DONE;
+	}
+	return RS_SEND;
+}
+
+static inline enum resp_stage rs_send(struct uroce_qp *qp, const struct resp_in *in)
+{
+	const struct roce_pkt *pkt = in->pkt;
+	bool last = in->flags & ROCE_LAST;
+
+	sge_copy_in(qp->cur_rwqe.sge, qp->cur_rwqe.num_sge, qp->recv_off, pkt->payload, in->len);
+	qp->recv_off += in->len;
+	qp->in_send = !last;
+	if ((in->flags & ROCE_HAS(ROCE_HDR_IETH)) && !recv_invalidate(qp, pkt))
+		return RS_DONE;
+	if (last) {
+		post_recv_wc(qp, UROCE_WC_RECV, qp->recv_off, pkt, in->flags & ROCE_HAS(ROCE_HDR_IMMDT),
+		             UROCE_WC_SUCCESS);
+		qp->msn++;
+	}
+	return RS_ADVANCE;
+}
+
+static inline enum resp_stage rs_write_reth(struct uroce_qp *qp, const struct resp_in *in)
+{
+	const struct roce_pkt *pkt = in->pkt;
+	bool only = in->flags & ROCE_LAST; /* ONLY, or else FIRST */
+
+	if (pkt->reth.dma_len) {
+		qp->write_mr =
+			check_remote(qp, pkt->reth.rkey, pkt->reth.va, pkt->reth.dma_len, UROCE_ACCESS_REMOTE_WRITE);
+		if (!qp->write_mr)
+			return RS_DONE;
+	} else {
+		qp->write_mr = NULL;
+	}
+	if ((only && in->len != pkt->reth.dma_len) || (!only && pkt->reth.dma_len <= qp->mtu)) {
+		resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_BAD_LENGTH_MSG);
+		return RS_DONE;
+	}
+	qp->write_va = pkt->reth.va;
+	qp->write_left = pkt->reth.dma_len;
+	qp->recv_off = pkt->reth.dma_len; /* byte_len of a WRITE_WITH_IMM completion */
+	return RS_WRITE;
+}
+
+static inline enum resp_stage rs_write(struct uroce_qp *qp, const struct resp_in *in)
+{
+	const struct roce_pkt *pkt = in->pkt;
+	bool last = in->flags & ROCE_LAST, imm = in->flags & ROCE_HAS(ROCE_HDR_IMMDT);
+	uint32_t len = in->len;
+
+	if (len > qp->write_left || (last && len != qp->write_left)) {
+		resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_BAD_LENGTH_MSG);
+		return RS_DONE;
+	}
+	if (imm && !qp->init.rel.imm_counter && !need_rwqe(qp, pkt))
+		return RS_DONE; /* nothing written: the retry places it */
+	if (len) {
+		if (!qp->write_mr || qp->write_mr == &mw_revoked) {
+			/* deregistered or its window revoked mid-message */
+			qp->stats.access_errors++;
+			resp_fatal(qp, AETH_NAK_REM_ACC_ERR, qp->write_mr ? UROCE_DROP_RKEY_REVOKED : UROCE_DROP_BAD_RKEY);
+			return RS_DONE;
+		}
+		memcpy((void *)(uintptr_t)qp->write_va, pkt->payload, len);
+	}
+	qp->write_va += len;
+	qp->write_left -= len;
+	qp->in_write = !last;
+	if (imm && qp->init.rel.imm_counter) {
+		/* counted, not completed: no receive was taken (rel.imm_counter) */
+		imm_count(qp->ctx, htobe32(pkt->imm));
+		qp->stats.imm_counted++;
+	} else if (imm) {
+		post_recv_wc(qp, UROCE_WC_RECV_RDMA_WITH_IMM, qp->recv_off, pkt, true, UROCE_WC_SUCCESS);
+	}
+	if (last) {
+		qp->msn++;
+		qp->write_mr = NULL;
+	}
+	return RS_ADVANCE;
+}
+
+/* The next responder resource, cleared, of type for the request at psn. */
+static struct rd_res *res_new(struct uroce_qp *qp, uint8_t type, uint32_t psn)
+{
+	struct rd_res *r = &qp->res[qp->res_head % qp->nres];
+
+	memset(r, 0, sizeof(*r));
+	r->type = type;
+	r->first_psn = psn;
+	r->tx_pending = true;
+	return r;
+}
+
+/* The resource res_new gave is taken; the request spans npsn PSNs. */
+static void res_push(struct uroce_qp *qp, uint32_t npsn)
+{
+	qp->res_head++;
+	if (qp->res_head - qp->res_tx > qp->nres)
+		qp->res_tx = qp->res_head - qp->nres;
+	qp->msn++;
+	qp->epsn = psn_add(qp->epsn, npsn);
+	qp->rx_packets++;
+	ctx_kick(qp);
+}
+
+static inline enum resp_stage rs_read(struct uroce_qp *qp, const struct resp_in *in)
+{
+	const struct roce_pkt *pkt = in->pkt;
+	uint32_t n = npkts(pkt->reth.dma_len, qp->mtu);
+	struct rd_res *r;
+
+	if (!res_available(qp))
+		return RS_DONE;
+	if (pkt->reth.dma_len &&
+	    !check_remote(qp, pkt->reth.rkey, pkt->reth.va, pkt->reth.dma_len, UROCE_ACCESS_REMOTE_READ))
+		return RS_DONE;
+	if (pkt->reth.dma_len > UROCE_MAX_MSG) {
+		resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_BAD_LENGTH_MSG);
+		return RS_DONE;
+	}
+	r = res_new(qp, RES_READ, pkt->psn);
+	r->last_psn = psn_add(pkt->psn, n - 1);
+	r->va = pkt->reth.va;
+	r->len = pkt->reth.dma_len;
+	r->rkey = pkt->reth.rkey;
+	res_push(qp, n);
+	return RS_DONE;
+}
+
+static inline enum resp_stage rs_atomic(struct uroce_qp *qp, const struct resp_in *in)
+{
+	const struct roce_pkt *pkt = in->pkt;
+	uint64_t *p, orig;
+	struct rd_res *r;
+
+	if (!res_available(qp))
+		return RS_DONE;
+	if (pkt->atomic.va & 7) {
+		resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_MISALIGNED);
+		return RS_DONE;
+	}
+	if (!check_remote(qp, pkt->atomic.rkey, pkt->atomic.va, 8, UROCE_ACCESS_REMOTE_ATOMIC))
+		return RS_DONE;
+	p = (uint64_t *)(uintptr_t)pkt->atomic.va;
+	if (in->op == ROCE_OP_CMP_SWAP) {
+		orig = pkt->atomic.compare;
+		__atomic_compare_exchange_n(p, &orig, pkt->atomic.swap_add, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	} else {
+		orig = __atomic_fetch_add(p, pkt->atomic.swap_add, __ATOMIC_SEQ_CST);
+	}
+	r = res_new(qp, RES_ATOMIC, pkt->psn);
+	r->last_psn = pkt->psn;
+	r->orig = orig;
+	res_push(qp, 1);
+	return RS_DONE;
+}
+
+static inline enum resp_stage rs_advance(struct uroce_qp *qp, const struct resp_in *in)
+{
 	qp->epsn = psn_add(qp->epsn, 1);
 	qp->rx_packets++;
-	if (rc && pkt->ackreq)
-		queue_ack(qp, pkt->psn);
+	if (in->rc && in->pkt->ackreq)
+		queue_ack(qp, in->pkt->psn);
+	return RS_DONE;
+}
+
+static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	const struct resp_in in = {
+		.pkt = pkt,
+		.flags = op_flags(pkt),
+		.len = pkt->payload_len,
+		.op = pkt->opcode & 0x1f,
+		.rc = qp->type == UROCE_QPT_RC,
+	};
+	enum resp_stage s = RS_PSN;
+
+	for (;;) {
+		switch (s) {
+		case RS_PSN:
+			s = in.rc ? rs_psn_rc(qp, &in) : rs_psn_uc(qp, &in);
+			continue;
+		case RS_OP_SEQ:
+			s = rs_op_seq(qp, &in);
+			continue;
+		case RS_LENGTH:
+			s = rs_length(qp, &in);
+			continue;
+		case RS_RECV:
+			s = rs_recv(qp, &in);
+			continue;
+		case RS_SEND:
+			s = rs_send(qp, &in);
+			continue;
+		case RS_WRITE_RETH:
+			s = rs_write_reth(qp, &in);
+			continue;
+		case RS_WRITE:
+			s = rs_write(qp, &in);
+			continue;
+		case RS_READ:
+			s = rs_read(qp, &in);
+			continue;
+		case RS_ATOMIC:
+			s = rs_atomic(qp, &in);
+			continue;
+		case RS_BAD_OPCODE:
+			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
+			s = RS_DONE;
+			continue;
+		case RS_ADVANCE:
+			s = rs_advance(qp, &in);
+			continue;
+		case RS_DONE:
+			return;
+		}
+	}
 }
 
 /* Requests of an RC, UC or UD QP (rel_rc's rx_data). */
