@@ -331,4 +331,5 @@ const struct rel_ops rel_sr_ops = {
 	.cnp = sr_pc_cnp,
 	.fo_switch = sr_fo_switch,
 	.fo_idle = sr_fo_idle,
+	.precv_end = precv_finish,
 };
