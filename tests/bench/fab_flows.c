@@ -489,7 +489,6 @@ int main(int argc, char **argv)
 		struct ff_end *e = &ends[k];
 		struct ns_info *me = &shm->end[e->id][e->role];
 		struct uroce_qp_init_attr ia = { 0 };
-		struct uroce_qp_attr a = { 0 };
 
 		ia.qp_type = UROCE_QPT_RC;
 		ia.send_cq = scq;
@@ -505,12 +504,7 @@ int main(int argc, char **argv)
 		}
 		if ((rc = uroce_qp_create(pd, &ia, &e->qp)) != 0)
 			ns_die_rc(rc, "qp_create");
-		a.qp_state = UROCE_QPS_INIT;
-		a.port_num = 1;
-		a.qp_access_flags = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE;
-		rc = uroce_qp_modify(e->qp, &a, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS);
-		if (rc)
-			ns_die_rc(rc, "QP to INIT");
+		ns_qp_init(e->qp);
 		me->qpn = uroce_qp_num(e->qp);
 		me->token = uroce_qp_token(e->qp);
 		me->psn = 1000u + 7919u * e->id + 104729u * (unsigned)e->role;

@@ -215,8 +215,9 @@ static void post_write(struct fb_stream *s)
 	s->posted++;
 }
 
-/* One turn: progress, completions, the window refilled. */
-static void pump(struct fb_stream *s)
+/* Progress, then the WRITEs completed since: each must succeed, in post
+ * order. */
+static void reap(struct fb_stream *s)
 {
 	struct uroce_wc wc[FB_POLL_BATCH];
 	int n;
@@ -233,6 +234,12 @@ static void pump(struct fb_stream *s)
 		s->completed++;
 		s->bytes += s->o->msg;
 	}
+}
+
+/* One turn: progress, completions, the window refilled. */
+static void pump(struct fb_stream *s)
+{
+	reap(s);
 	while (s->posted - s->completed < s->o->depth)
 		post_write(s);
 }
@@ -460,20 +467,9 @@ static void run_tput(struct fb_stream *s, const struct fo_ifctl *sw)
 static void drain(struct fb_stream *s)
 {
 	uint64_t end = ns_now_ns() + FB_SWITCH_WAIT_NS;
-	struct uroce_wc wc[FB_POLL_BATCH];
 
 	while (s->completed < s->posted) {
-		int n;
-
-		ns_progress(s->e);
-		n = uroce_poll_cq(s->e->scq, FB_POLL_BATCH, wc);
-		if (n < 0)
-			ns_die_rc(n, "poll_cq");
-		for (int i = 0; i < n; i++) {
-			if (wc[i].status != UROCE_WC_SUCCESS)
-				ns_die("WRITE %" PRIu64 " failed: %s", wc[i].wr_id, uroce_wc_status_str(wc[i].status));
-			s->completed++;
-		}
+		reap(s);
 		if (ns_now_ns() > end)
 			ns_die("the last WRITEs did not complete");
 	}

@@ -282,6 +282,19 @@ int ns_common_option(struct ns_args *a, int c, const char *arg, ns_bad_fn bad)
 	}
 }
 
+void ns_qp_init(struct uroce_qp *qp)
+{
+	struct uroce_qp_attr a = { 0 };
+	int rc;
+
+	a.qp_state = UROCE_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE;
+	rc = uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS);
+	if (rc)
+		ns_die_rc(rc, "QP to INIT");
+}
+
 /* Split devs in place into specs; the count. */
 static unsigned split_devs(char *buf, const char *specs[NS_MAX_PORTS])
 {
@@ -305,7 +318,6 @@ void ns_open(struct ns_end *e, struct ns_hdr *h, enum ns_role role, const char *
 	const char *specs[NS_MAX_PORTS];
 	struct uroce_context_attr ca = { 0 };
 	struct uroce_qp_init_attr ia = { 0 };
-	struct uroce_qp_attr a = { 0 };
 	struct ns_info *me = &h->info[role];
 	int rc;
 
@@ -353,12 +365,7 @@ void ns_open(struct ns_end *e, struct ns_hdr *h, enum ns_role role, const char *
 	if ((rc = uroce_qp_create(e->pd, &ia, &e->qp)) != 0)
 		ns_die_rc(rc, "qp_create");
 	e->has_fo = o->fo.nbackups > 0;
-	a.qp_state = UROCE_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE;
-	rc = uroce_qp_modify(e->qp, &a, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS);
-	if (rc)
-		ns_die_rc(rc, "QP to INIT");
+	ns_qp_init(e->qp);
 	me->qpn = uroce_qp_num(e->qp);
 	me->token = uroce_qp_token(e->qp);
 	me->psn = ns_rand_psn();

@@ -101,6 +101,9 @@ void *ns_map(const char *path, size_t size);
  * INIT on port 1; this end's part of the shared file filled in. */
 void ns_open(struct ns_end *e, struct ns_hdr *h, enum ns_role role, const char *devs, void *buf, size_t len,
              const struct ns_qp_opts *o);
+/* qp (RC-type, not yet in INIT) to INIT on port 1 with local and remote
+ * write, or the program ends. */
+void ns_qp_init(struct uroce_qp *qp);
 /* Publish this end, wait (bounded by wait_s) for the peer's, take the QP to
  * RTS at the smallest MTU of both ends' ports, with backup member i on port
  * i + 2 towards the peer's port i + 2 when o->fo.nbackups. Returns once both
