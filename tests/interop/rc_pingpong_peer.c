@@ -28,6 +28,7 @@
 #include "dataplane/neigh.h"
 #include "dataplane/port.h"
 #include "dataplane/wire.h"
+#include "tcp_retry.h"
 
 /* ibv_rc_pingpong's wire contract (rdma-core libibverbs/examples). */
 #define PP_TCP_PORT 18515
@@ -236,24 +237,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 static int tcp_connect(const struct in_addr *srv, int port)
 {
-	uint64_t deadline = now_ns() + CONNECT_TIMEOUT_MS * 1000000ull;
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = *srv };
 
-	/* The server accepts exactly one connection, so it is never probed:
-	 * only a refused connect (not listening yet) is retried. */
-	for (;;) {
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-		if (fd < 0)
-			return -errno;
-		if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
-			return fd;
-		int err = errno;
-		close(fd);
-		if (err != ECONNREFUSED || now_ns() > deadline)
-			return -err;
-		usleep(100000);
-	}
+	return tcp_connect_retry(&sa, CONNECT_TIMEOUT_MS);
 }
 
 static int read_full(int fd, char *buf, size_t len, int timeout_ms)

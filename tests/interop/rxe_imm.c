@@ -25,6 +25,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "tcp_retry.h"
+
 #define TCP_PORT 18516
 #define INFO_LEN 96          /* one fixed-size record, NUL padded */
 #define IMM_BASE 0x1000u
@@ -130,24 +132,10 @@ static int tcp_server(void)
 static int tcp_client(const char *host)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(TCP_PORT) };
-	uint64_t end = now_ms() + WAIT_MS;
 
 	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
 		return -EINVAL;
-	for (;;) {
-		int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-		if (fd < 0)
-			return -errno;
-		if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
-			return fd;
-		int err = errno;
-		close(fd);
-		/* only "not listening yet" is worth another try */
-		if (err != ECONNREFUSED || now_ms() > end)
-			return -err;
-		usleep(100000);
-	}
+	return tcp_connect_retry(&sa, WAIT_MS);
 }
 
 static int to_rts(struct ibv_qp *qp, int gidx, const struct dest *my, const struct dest *rem)

@@ -31,6 +31,7 @@
 
 #include "transport/rel/sr/sr_wire.h"
 #include "sr_uc_common.h"
+#include "tcp_retry.h"
 
 /* uc_sink decodes the immediate with sr_uc_common.h's copy of the layout. */
 _Static_assert(SRW_MSG_BITS == 12 && SRW_KIND_BITS == 3 && SRW_IDX_BITS == 17,
@@ -177,25 +178,10 @@ static void fail_call(const char *what, int err)
 
 static int tcp_connect(const char *host, int port)
 {
-	uint64_t deadline = now_ms() + CONNECT_TIMEOUT_MS;
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 
 	inet_pton(AF_INET, host, &sa.sin_addr);
-	/* uc_sink accepts one connection: only a refused connect (not
-	 * listening yet) is tried again. */
-	for (;;) {
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-		if (fd < 0)
-			return -errno;
-		if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
-			return fd;
-		int err = errno;
-		close(fd);
-		if (err != ECONNREFUSED || now_ms() > deadline)
-			return -err;
-		usleep(100000);
-	}
+	return tcp_connect_retry(&sa, CONNECT_TIMEOUT_MS);
 }
 
 static int read_rec(int fd, char rec[SRUC_REC_LEN], int timeout_ms)
