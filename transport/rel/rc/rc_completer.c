@@ -74,6 +74,22 @@ static void cur_catch_up(struct uroce_qp *qp, uint32_t next_psn)
 	qp->snd_nxt = (w && w->state != SWQE_POSTED) ? w->first_psn : next_psn;
 }
 
+/* The tail WQE (a READ or an atomic) has its last response: complete it
+ * and bring the send cursor up. False when completing it put the QP in
+ * error. */
+static bool complete_tail(struct uroce_qp *qp, struct swqe *w)
+{
+	uint32_t next = psn_add(w->last_psn, 1);
+
+	req_complete(qp, w, UROCE_WC_SUCCESS);
+	qp->sq_tail++;
+	qp_retire_locals(qp);
+	if (qp->state == UROCE_QPS_ERR)
+		return false;
+	cur_catch_up(qp, next);
+	return true;
+}
+
 static void fail_tail(struct uroce_qp *qp, enum uroce_wc_status st)
 {
 	struct swqe *w = tail_wqe(qp);
@@ -240,16 +256,9 @@ static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt, uint8_
 	w->resp_psn = psn_add(w->resp_psn, 1);
 	if (roce_psn_diff(pkt->psn, qp->acked_psn) > 0)
 		qp->acked_psn = pkt->psn;
-	if ((op == ROCE_OP_READ_RESP_LAST || op == ROCE_OP_READ_RESP_ONLY) && end == w->length) {
-		uint32_t next = psn_add(w->last_psn, 1);
-
-		req_complete(qp, w, UROCE_WC_SUCCESS);
-		qp->sq_tail++;
-		qp_retire_locals(qp);
-		if (qp->state == UROCE_QPS_ERR)
-			return;
-		cur_catch_up(qp, next);
-	}
+	if ((op == ROCE_OP_READ_RESP_LAST || op == ROCE_OP_READ_RESP_ONLY) && end == w->length &&
+	    !complete_tail(qp, w))
+		return;
 	progress_made(qp);
 }
 
@@ -257,7 +266,6 @@ static void on_atomic_ack(struct uroce_qp *qp, const struct roce_pkt *pkt)
 {
 	struct swqe *w;
 	uint64_t v = pkt->atomic_ack;
-	uint32_t next;
 
 	ack_upto(qp, psn_add(pkt->psn, ROCE_PSN_MASK));
 	if (qp->state == UROCE_QPS_ERR)
@@ -274,13 +282,8 @@ static void on_atomic_ack(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	sge_copy_in(w->sge, w->num_sge, 0, (const uint8_t *)&v, 8);
 	if (roce_psn_diff(pkt->psn, qp->acked_psn) > 0)
 		qp->acked_psn = pkt->psn;
-	next = psn_add(w->last_psn, 1);
-	req_complete(qp, w, UROCE_WC_SUCCESS);
-	qp->sq_tail++;
-	qp_retire_locals(qp);
-	if (qp->state == UROCE_QPS_ERR)
+	if (!complete_tail(qp, w))
 		return;
-	cur_catch_up(qp, next);
 	progress_made(qp);
 }
 
