@@ -358,38 +358,49 @@ static int post_one_recv(struct uroce_qp *qp, struct uroce_pd *pd, struct rwqe *
 	return 0;
 }
 
-int uroce_post_recv(struct uroce_qp *qp, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr)
+/* Posts a chain to the QP's own receive queue, or to srq when given (the
+ * tail is read again for each WR: the engine may consume meanwhile);
+ * *bad_wr names the first WR refused. */
+static int post_recv_chain(struct uroce_qp *qp, struct uroce_srq *srq, struct uroce_recv_wr *wr,
+                           struct uroce_recv_wr **bad_wr, const char *who)
 {
 	int rc = 0;
 
-	if (bad_wr)
-		*bad_wr = NULL;
-	if (!qp || !wr) {
-		if (bad_wr)
+	for (; wr && !rc; wr = wr->next) {
+		if (srq)
+			rc = post_one_recv(NULL, srq->pd, srq->q, srq->mask, srq->size, srq->max_sge, &srq->head,
+			                   atomic_load_explicit(&srq->tail, memory_order_acquire), wr, who, NULL);
+		else
+			rc = post_one_recv(qp, qp->pd, qp->rq, qp->rq_mask, qp->rq_size, qp->attr.cap.max_recv_sge,
+			                   &qp->rq_head, __atomic_load_n(&qp->rq_tail, __ATOMIC_ACQUIRE), wr, who, NULL);
+		if (rc && bad_wr)
 			*bad_wr = wr;
-		return uroce_fail(-EINVAL, "uroce_post_recv: qp and wr are required");
 	}
-	if (qp->init.srq) {
-		if (bad_wr)
-			*bad_wr = wr;
+	return rc;
+}
+
+static int post_recv_check(const struct uroce_qp *qp, const struct uroce_recv_wr *wr)
+{
+	if (!qp || !wr)
+		return uroce_fail(-EINVAL, "uroce_post_recv: qp and wr are required");
+	if (qp->init.srq)
 		return uroce_fail(-EINVAL, "uroce_post_recv: QP 0x%x uses an SRQ; post with uroce_post_srq_recv",
 		                  qp->qpn);
-	}
-	if (qp->state == UROCE_QPS_RESET) {
-		if (bad_wr)
-			*bad_wr = wr;
+	if (qp->state == UROCE_QPS_RESET)
 		return uroce_fail(-EINVAL, "uroce_post_recv: QP 0x%x is in RESET; receives are posted from INIT on",
 		                  qp->qpn);
-	}
-	for (; wr; wr = wr->next) {
-		rc = post_one_recv(qp, qp->pd, qp->rq, qp->rq_mask, qp->rq_size, qp->attr.cap.max_recv_sge, &qp->rq_head,
-		                   __atomic_load_n(&qp->rq_tail, __ATOMIC_ACQUIRE), wr, "uroce_post_recv", NULL);
-		if (rc) {
-			if (bad_wr)
-				*bad_wr = wr;
-			break;
-		}
-	}
+	return 0;
+}
+
+int uroce_post_recv(struct uroce_qp *qp, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr)
+{
+	int rc = post_recv_check(qp, wr);
+
+	if (bad_wr)
+		*bad_wr = rc ? wr : NULL;
+	if (rc)
+		return rc;
+	rc = post_recv_chain(qp, NULL, wr, bad_wr, "uroce_post_recv");
 	if (qp->state == UROCE_QPS_ERR || rel_rx_wants_kick(qp))
 		ctx_kick(qp);
 	return rc;
@@ -397,25 +408,11 @@ int uroce_post_recv(struct uroce_qp *qp, struct uroce_recv_wr *wr, struct uroce_
 
 int uroce_post_srq_recv(struct uroce_srq *srq, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr)
 {
-	int rc = 0;
-
 	if (bad_wr)
-		*bad_wr = NULL;
-	if (!srq || !wr) {
-		if (bad_wr)
-			*bad_wr = wr;
+		*bad_wr = srq && wr ? NULL : wr;
+	if (!srq || !wr)
 		return uroce_fail(-EINVAL, "uroce_post_srq_recv: srq and wr are required");
-	}
-	for (; wr; wr = wr->next) {
-		rc = post_one_recv(NULL, srq->pd, srq->q, srq->mask, srq->size, srq->max_sge, &srq->head,
-		                   atomic_load_explicit(&srq->tail, memory_order_acquire), wr, "uroce_post_srq_recv", NULL);
-		if (rc) {
-			if (bad_wr)
-				*bad_wr = wr;
-			break;
-		}
-	}
-	return rc;
+	return post_recv_chain(NULL, srq, wr, bad_wr, "uroce_post_srq_recv");
 }
 
 int qp_post_recv_precv(struct uroce_qp *qp, const struct uroce_recv_wr *wr, struct uroce_precv *h)
