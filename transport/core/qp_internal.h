@@ -381,7 +381,7 @@ int ctx_send_pkt(struct uroce_context *ctx, unsigned port, struct roce_pkt *pkt,
 /* --- MR lookup (the hot-path check) --------------------------------------- */
 /* A key is index << 8 | a random byte; lkey and rkey of one region differ
  * in that byte, so a local key is no remote key (mr.c). */
-static inline struct mr_int *mr_lookup_lkey(struct uroce_context *ctx, uint32_t key)
+static inline struct mr_int *mr_lookup_key(struct uroce_context *ctx, uint32_t key, bool remote)
 {
 	uint32_t idx = key >> 8;
 	struct mr_int *m;
@@ -389,18 +389,17 @@ static inline struct mr_int *mr_lookup_lkey(struct uroce_context *ctx, uint32_t 
 	if (idx >= MR_TABLE_SIZE)
 		return NULL;
 	m = ctx->mrs[idx];
-	return (m && m->pub.lkey == key && !m->is_mw) ? m : NULL;
+	return (m && (remote ? m->pub.rkey : m->pub.lkey) == key && !m->is_mw) ? m : NULL;
+}
+
+static inline struct mr_int *mr_lookup_lkey(struct uroce_context *ctx, uint32_t key)
+{
+	return mr_lookup_key(ctx, key, false);
 }
 
 static inline struct mr_int *mr_lookup_rkey(struct uroce_context *ctx, uint32_t key)
 {
-	uint32_t idx = key >> 8;
-	struct mr_int *m;
-
-	if (idx >= MR_TABLE_SIZE)
-		return NULL;
-	m = ctx->mrs[idx];
-	return (m && m->pub.rkey == key && !m->is_mw) ? m : NULL;
+	return mr_lookup_key(ctx, key, true);
 }
 
 /* Per index of the key table, mr_last_keys holds MR_KEY_REC bytes: the
