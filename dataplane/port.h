@@ -134,21 +134,27 @@ int port_split_spec_list(const char *list, bool bare_is_afxdp, char *buf, size_t
 int port_open(struct port **out, const struct port_config *cfg, char *err, size_t errlen);
 void port_close(struct port *p);
 
+/* Adds a burst of n frames to one direction's packet and byte counters. */
+static inline void port_count_burst(uint64_t *packets, uint64_t *bytes, const struct uroce_frame *f, uint16_t n)
+{
+	*packets += n;
+	for (uint16_t i = 0; i < n; i++)
+		*bytes += f[i].len;
+}
+
 static inline uint16_t port_rx_burst(struct port *p, struct uroce_frame *f, uint16_t n)
 {
 	uint16_t got = p->ops->rx_burst(p, f, n);
-	p->stats.rx_packets += got;
-	for (uint16_t i = 0; i < got; i++)
-		p->stats.rx_bytes += f[i].len;
+
+	port_count_burst(&p->stats.rx_packets, &p->stats.rx_bytes, f, got);
 	return got;
 }
 
 static inline uint16_t port_tx_burst(struct port *p, struct uroce_frame *f, uint16_t n)
 {
 	uint16_t sent = p->ops->tx_burst(p, f, n);
-	p->stats.tx_packets += sent;
-	for (uint16_t i = 0; i < sent; i++)
-		p->stats.tx_bytes += f[i].len;
+
+	port_count_burst(&p->stats.tx_packets, &p->stats.tx_bytes, f, sent);
 	return sent;
 }
 
