@@ -404,15 +404,23 @@ int uroce_context_destroy(struct uroce_context *ctx)
 	return 0;
 }
 
+/* A per-port query's first checks: ctx and the output given, port_num
+ * one of the context's. Returns the port's index or -errno. */
+static int port_query_index(const struct uroce_context *ctx, uint8_t port_num, const void *out, const char *fn,
+                            const char *out_name)
+{
+	if (!ctx || !out)
+		return uroce_fail(-EINVAL, "%s: ctx and %s are required", fn, out_name);
+	return ctx_port_index(ctx, port_num, fn);
+}
+
 int uroce_query_port(struct uroce_context *ctx, uint8_t port_num, struct uroce_port_attr *attr)
 {
 	const struct ctx_port *cp;
 	uint32_t l3;
 	int pi;
 
-	if (!ctx || !attr)
-		return uroce_fail(-EINVAL, "uroce_query_port: ctx and attr are required");
-	pi = ctx_port_index(ctx, port_num, "uroce_query_port");
+	pi = port_query_index(ctx, port_num, attr, "uroce_query_port", "attr");
 	if (pi < 0)
 		return pi;
 	cp = &ctx->ports[pi];
@@ -462,9 +470,7 @@ int uroce_port_stats(struct uroce_context *ctx, uint8_t port_num, struct uroce_p
 	const struct ctx_port *cp;
 	int pi;
 
-	if (!ctx || !stats)
-		return uroce_fail(-EINVAL, "uroce_port_stats: ctx and stats are required");
-	pi = ctx_port_index(ctx, port_num, "uroce_port_stats");
+	pi = port_query_index(ctx, port_num, stats, "uroce_port_stats", "stats");
 	if (pi < 0)
 		return pi;
 	if (ctx_remote(ctx)) {
