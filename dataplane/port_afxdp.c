@@ -210,6 +210,16 @@ static inline void kick_tx(struct port *p, struct afxdp *x)
 	}
 }
 
+/* Hands the n descriptors written to the TX ring to the kernel. */
+static inline void tx_submit(struct port *p, struct afxdp *x, uint32_t n)
+{
+	if (!n)
+		return;
+	xsk_ring_prod__submit(&x->tx, n);
+	x->tx_outstanding += n;
+	kick_tx(p, x);
+}
+
 static inline void reap_completions(struct afxdp *x)
 {
 	uint32_t idx, n = xsk_ring_cons__peek(&x->cq, x->ring_size, &idx);
@@ -409,11 +419,7 @@ static uint16_t tx_burst_sg(struct port *p, struct afxdp *x, struct uroce_frame 
 			addr += len;
 		}
 	}
-	if (ndesc) {
-		xsk_ring_prod__submit(&x->tx, ndesc);
-		x->tx_outstanding += ndesc;
-		kick_tx(p, x);
-	}
+	tx_submit(p, x, ndesc);
 	return taken;
 }
 
@@ -445,11 +451,7 @@ static uint16_t afxdp_tx_burst(struct port *p, struct uroce_frame *f, uint16_t n
 	/* Reserved slots left unused by bad frames are handed back: the
 	 * producer only moves by what was written. */
 	x->tx.cached_prod -= n - posted;
-	if (posted) {
-		xsk_ring_prod__submit(&x->tx, posted);
-		x->tx_outstanding += posted;
-		kick_tx(p, x);
-	}
+	tx_submit(p, x, posted);
 	return n;
 }
 

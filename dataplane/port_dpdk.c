@@ -663,6 +663,15 @@ static void queue_ctl(struct port *p, struct dpdk_priv *d, struct rte_mbuf *m)
 	d->ctl_tx[d->n_ctl++] = m;
 }
 
+/* Queues an answer built in place over the request it answers. */
+static void queue_reply(struct port *p, struct dpdk_priv *d, struct rte_mbuf *m, uint32_t len)
+{
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	m->ol_flags = 0;
+	queue_ctl(p, d, m);
+}
+
 /* Consumes m: answered in place (queued for TX) or freed. */
 static __attribute__((noinline)) void handle_arp(struct port *p, struct dpdk_priv *d, struct rte_mbuf *m)
 {
@@ -673,10 +682,7 @@ static __attribute__((noinline)) void handle_arp(struct port *p, struct dpdk_pri
 	switch (arp_input(&d->arp, &d->arp_stats, p->mac, p->ipv4_be, data, m->data_len,
 			  (uint32_t)(m->buf_len - m->data_off), rte_get_tsc_cycles(), &out_len, &why)) {
 	case ARP_ACTION_REPLY:
-		m->data_len = (uint16_t)out_len;
-		m->pkt_len = out_len;
-		m->ol_flags = 0;
-		queue_ctl(p, d, m);
+		queue_reply(p, d, m, out_len);
 		return;
 	case ARP_ACTION_MALFORMED:
 		port_count_drop(p, why == ARP_SHORT ? UROCE_DROP_SHORT_FRAME : UROCE_DROP_NOT_IP);
@@ -697,10 +703,7 @@ static __attribute__((noinline)) void handle_nd(struct port *p, struct dpdk_priv
 	switch (nd_input(&d->nd, &d->nd_stats, p->mac, (const uint8_t(*)[16])d->ll, 1, data, m->data_len,
 			 (uint32_t)(m->buf_len - m->data_off), rte_get_tsc_cycles(), &out_len)) {
 	case ND_ACTION_REPLY:
-		m->data_len = (uint16_t)out_len;
-		m->pkt_len = out_len;
-		m->ol_flags = 0;
-		queue_ctl(p, d, m);
+		queue_reply(p, d, m, out_len);
 		return;
 	case ND_ACTION_MALFORMED:
 		port_count_drop(p, UROCE_DROP_NOT_UDP);
