@@ -5,6 +5,21 @@
 
 #include <uroce/uroce.h>
 
+/* Every policy kind is a table of names indexed by its enum. */
+static const char *name_at(const char *const *names, unsigned n, unsigned i)
+{
+	return i < n ? names[i] : NULL;
+}
+
+/* The index of s in names, or -EINVAL. */
+static int name_find(const char *const *names, unsigned n, const char *s)
+{
+	for (unsigned i = 0; s && i < n; i++)
+		if (!strcmp(s, names[i]))
+			return (int)i;
+	return -EINVAL;
+}
+
 static const char *const rel_names[UROCE_REL__COUNT] = {
 	[UROCE_REL_RC] = "rc",
 	[UROCE_REL_SR] = "sr",
@@ -19,32 +34,32 @@ static const char *const ord_names[UROCE_ORDER__COUNT] = {
 
 const char *uroce_reliability_str(enum uroce_reliability rel)
 {
-	return (unsigned)rel < UROCE_REL__COUNT ? rel_names[rel] : NULL;
+	return name_at(rel_names, UROCE_REL__COUNT, (unsigned)rel);
 }
 
 int uroce_reliability_parse(const char *s, enum uroce_reliability *out)
 {
-	for (unsigned i = 0; s && i < UROCE_REL__COUNT; i++)
-		if (!strcmp(s, rel_names[i])) {
-			*out = (enum uroce_reliability)i;
-			return 0;
-		}
-	return -EINVAL;
+	int i = name_find(rel_names, UROCE_REL__COUNT, s);
+
+	if (i < 0)
+		return i;
+	*out = (enum uroce_reliability)i;
+	return 0;
 }
 
 const char *uroce_ordering_str(enum uroce_ordering ord)
 {
-	return (unsigned)ord < UROCE_ORDER__COUNT ? ord_names[ord] : NULL;
+	return name_at(ord_names, UROCE_ORDER__COUNT, (unsigned)ord);
 }
 
 int uroce_ordering_parse(const char *s, enum uroce_ordering *out)
 {
-	for (unsigned i = 0; s && i < UROCE_ORDER__COUNT; i++)
-		if (!strcmp(s, ord_names[i])) {
-			*out = (enum uroce_ordering)i;
-			return 0;
-		}
-	return -EINVAL;
+	int i = name_find(ord_names, UROCE_ORDER__COUNT, s);
+
+	if (i < 0)
+		return i;
+	*out = (enum uroce_ordering)i;
+	return 0;
 }
 
 static const char *const path_names[UROCE_PATH__COUNT] = {
@@ -65,30 +80,30 @@ static const char *const cc_names[UROCE_CC__COUNT] = {
 
 const char *uroce_path_policy_str(enum uroce_path_policy p)
 {
-	return (unsigned)p < UROCE_PATH__COUNT ? path_names[p] : NULL;
+	return name_at(path_names, UROCE_PATH__COUNT, (unsigned)p);
 }
 
 int uroce_path_policy_parse(const char *s, enum uroce_path_policy *out)
 {
-	for (unsigned i = 0; s && i < UROCE_PATH__COUNT; i++)
-		if (!strcmp(s, path_names[i])) {
-			*out = (enum uroce_path_policy)i;
-			return 0;
-		}
-	return -EINVAL;
+	int i = name_find(path_names, UROCE_PATH__COUNT, s);
+
+	if (i < 0)
+		return i;
+	*out = (enum uroce_path_policy)i;
+	return 0;
 }
 
 const char *uroce_cc_str(enum uroce_cc cc)
 {
-	return (unsigned)cc < UROCE_CC__COUNT ? cc_names[cc] : NULL;
+	return name_at(cc_names, UROCE_CC__COUNT, (unsigned)cc);
 }
 
 int uroce_cc_parse(const char *s, enum uroce_cc *out)
 {
-	for (unsigned i = 0; s && i < UROCE_CC__COUNT; i++)
-		if (!strcmp(s, cc_names[i])) {
-			*out = (enum uroce_cc)i;
-			return 0;
-		}
-	return -EINVAL;
+	int i = name_find(cc_names, UROCE_CC__COUNT, s);
+
+	if (i < 0)
+		return i;
+	*out = (enum uroce_cc)i;
+	return 0;
 }
