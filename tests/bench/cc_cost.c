@@ -9,7 +9,7 @@
  * packets earlier is acknowledged then, with an RTT of W x pkt_ns plus a
  * queueing delay drawn from a table of seeded random values (0 to 2 base
  * RTTs), so every controller sees a steady window of W packets with a
- * moving RTT. Per packet, as rel_sr.c/sr_paths.c call them:
+ * moving RTT. Per packet, as sr_tx.c, sr_ack.c and sr_paths.c call them:
  *   controllers: cc_flow_gate + cc_flow_sent + cc_flow_gone, and on_ack
  *     once per ACK (a SACK every --ack-every packets, covering them; CUBIC
  *     is per path, so sr_pc_acked gives it one call per packet whatever

@@ -89,7 +89,7 @@ static inline const struct rel_ops *rel_ops_of(enum uroce_reliability r)
 }
 
 /* sr/ec: a message found no receive posted; a post_recv kicks the QP so
- * its SACK tells the waiting sender (rel_sr.c). */
+ * its SACK tells the waiting sender (sr_rx.c). */
 bool sr_rx_wants_kick(const struct uroce_qp *qp);
 
 static inline bool rel_rx_wants_kick(const struct uroce_qp *qp)

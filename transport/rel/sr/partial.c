@@ -1,7 +1,7 @@
 /* Partial completion, SDR-RDMA's API on sr and ec QPs: receive handles
  * with a chunk bitmap (post, bitmap get, complete) and the streaming send
  * (start, continue at an offset, end). The engine fills the bitmap
- * (rel_sr.c); application threads read it with atomic loads. */
+ * (sr_rx.c); application threads read it with atomic loads. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,7 +236,7 @@ int uroce_pstream_end(struct uroce_pstream *s)
 	return rc;
 }
 
-/* sr_post's view of a stream piece (rel_sr.c). */
+/* sr_post's view of a stream piece (sr_tx.c). */
 void pstream_fill(const struct uroce_pstream *s, const struct uroce_send_wr *wr, struct swqe *w)
 {
 	w->msg_seq = s->seq;

@@ -5,7 +5,7 @@
  * submessage is there, and then counts every PSN of the submessage as
  * arrived, so the sender sends nothing again. A submessage that cannot be
  * decoded once the fallback timeout has passed is named in a NACK, and sr
- * repairs its holes. Everything else is sr's (rel_sr.c).
+ * repairs its holes. Everything else is sr's (rel_sr.c and its sr_*.c).
  *
  * PSNs of a message that starts at PSN f: f = descriptor, then for each
  * submessage its data then its parity, then the descriptor once more. */

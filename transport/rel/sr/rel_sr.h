@@ -1,5 +1,5 @@
 /* State of the sr and ec reliability modes (rel_sr.c with sr_tx.c,
- * sr_ack.c, sr_timer.c, sr_rx.c; rel_ec.c, precv.c).
+ * sr_ack.c, sr_timer.c, sr_rx.c; rel_ec.c, partial.c).
  * The sender keeps every packet in flight in a ring indexed by PSN, with
  * its send time and what it carries, so a loss costs one retransmission of
  * that packet; the receiver places every packet on arrival and keeps a PSN
@@ -237,7 +237,7 @@ static inline void sr_msg_mark(struct sr_rmsg *m, uint32_t idx)
 		m->bits_words = idx / 64 + 1;
 }
 
-/* rel_sr.c, sr_tx.c, sr_ack.c, sr_timer.c, sr_rx.c; for rel_ec.c and precv.c too */
+/* rel_sr.c, sr_tx.c, sr_ack.c, sr_timer.c, sr_rx.c; for rel_ec.c and partial.c too */
 int sr_init_common(struct uroce_qp *qp, bool ec);
 void sr_fini(struct uroce_qp *qp);
 int sr_ready(struct uroce_qp *qp);
@@ -275,7 +275,7 @@ bool sr_rx_bind_next(struct uroce_qp *qp);
 /* Finish m now (a partial completion asked for by the application). */
 void sr_rx_finish(struct uroce_qp *qp, struct sr_rmsg *m);
 
-/* precv.c: partial-completion receive handles */
+/* partial.c: partial-completion receive handles */
 struct uroce_precv {
 	struct uroce_qp *qp;
 	uint32_t chunk_pkts, chunk_bytes;

@@ -1,8 +1,8 @@
 /* Paths and congestion control of an sr/ec QP: which path a
  * packet takes and whether a controller lets it go now (sender), and the
  * congestion feedback a receiver returns (CE is answered by a CNP in
- * qp_dispatch.c, trimmed packets by a TRIM NACK here). rel_sr.c calls in
- * at the points where a packet leaves, is acknowledged or is lost. */
+ * qp_dispatch.c, trimmed packets by a TRIM NACK here). sr_tx.c and
+ * sr_ack.c call in where a packet leaves, is acknowledged or is lost. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
