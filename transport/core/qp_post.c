@@ -8,7 +8,11 @@
 #include "transport/core/qp_internal.h"
 #include "transport/rel/rel.h"
 
-void sge_copy_out(const struct uroce_sge *sge, uint32_t nsge, uint32_t off, uint8_t *dst, uint32_t len)
+/* len bytes from byte off of the SGE list, copied into the SGEs from buf
+ * (in) or out of them into buf; inlined into both callers with in
+ * constant, so each keeps its one memcpy direction. */
+static inline __attribute__((always_inline)) void sge_copy(const struct uroce_sge *sge, uint32_t nsge, uint32_t off,
+                                                           uint8_t *buf, uint32_t len, bool in)
 {
 	for (uint32_t i = 0; i < nsge && len; i++) {
 		uint32_t l = sge[i].length;
@@ -18,30 +22,26 @@ void sge_copy_out(const struct uroce_sge *sge, uint32_t nsge, uint32_t off, uint
 			continue;
 		}
 		uint32_t n = l - off < len ? l - off : len;
+		uint8_t *mem = (uint8_t *)(uintptr_t)sge[i].addr + off;
 
-		memcpy(dst, (const uint8_t *)(uintptr_t)sge[i].addr + off, n);
-		dst += n;
+		if (in)
+			memcpy(mem, buf, n);
+		else
+			memcpy(buf, mem, n);
+		buf += n;
 		len -= n;
 		off = 0;
 	}
 }
 
+void sge_copy_out(const struct uroce_sge *sge, uint32_t nsge, uint32_t off, uint8_t *dst, uint32_t len)
+{
+	sge_copy(sge, nsge, off, dst, len, false);
+}
+
 void sge_copy_in(const struct uroce_sge *sge, uint32_t nsge, uint32_t off, const uint8_t *src, uint32_t len)
 {
-	for (uint32_t i = 0; i < nsge && len; i++) {
-		uint32_t l = sge[i].length;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		uint32_t n = l - off < len ? l - off : len;
-
-		memcpy((uint8_t *)(uintptr_t)sge[i].addr + off, src, n);
-		src += n;
-		len -= n;
-		off = 0;
-	}
+	sge_copy(sge, nsge, off, (uint8_t *)(uintptr_t)src, len, true);
 }
 
 static int check_sges(struct uroce_qp *qp, const struct uroce_sge *sg, int n, int need, uint64_t *total,
