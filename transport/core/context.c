@@ -237,6 +237,17 @@ static void ctx_close_ports(struct uroce_context *ctx)
 	ctx->nports = 0;
 }
 
+/* Frees what uroce_context_create allocates before it opens a port. */
+static void ctx_free(struct uroce_context *ctx)
+{
+	imm_table_fini(ctx);
+	mr_keys_fini(ctx);
+	ctx_async_fini(ctx);
+	qpt_fini(&ctx->qpt);
+	free(ctx->mrs);
+	free(ctx);
+}
+
 /* Parse every spec before opening any, so a bad one costs no port open
  * (a DPDK EAL cannot be brought up twice in a process). */
 static int ctx_parse_ports(const struct uroce_context_attr *attr, const char *const *specs, unsigned n,
@@ -365,12 +376,7 @@ close_ports:
 	gid_fini(ctx);
 	ctx_close_ports(ctx);
 free_ctx:
-	imm_table_fini(ctx);
-	mr_keys_fini(ctx);
-	ctx_async_fini(ctx);
-	qpt_fini(&ctx->qpt);
-	free(ctx->mrs);
-	free(ctx);
+	ctx_free(ctx);
 	return rc;
 }
 
@@ -395,12 +401,7 @@ int uroce_context_destroy(struct uroce_context *ctx)
 	engine_destroy(ctx->eng);
 	gid_fini(ctx);
 	ctx_close_ports(ctx);
-	imm_table_fini(ctx);
-	mr_keys_fini(ctx);
-	ctx_async_fini(ctx);
-	qpt_fini(&ctx->qpt);
-	free(ctx->mrs);
-	free(ctx);
+	ctx_free(ctx);
 	return 0;
 }
 
