@@ -46,6 +46,7 @@
 #   netns_show_logs                 print NETNS_TMP/*.log (NETNS_LOG_LINES: only the last N)
 #   netns_cleanup                   what the EXIT trap runs; a test may set
 #                                   NETNS_ON_EXIT to a command to run first
+#   netns_need_cmd CMD [PACKAGE]    exit 77 (meson's skip) unless CMD is installed
 #   netns_test PREFIX [WHAT]        a test's start: netns_need_root WHAT, netns_init
 #                                   PREFIX, TMP=NETNS_TMP, P=NETNS_PREFIX, the names
 #                                   NA NB NM ($P-a, -b, -m) and fail (netns_die)
@@ -268,6 +269,12 @@ netns_cleanup() {
 	done
 	NETNS_PIDS=()
 	exit "$rc"
+}
+
+netns_need_cmd() {
+	command -v "$1" >/dev/null && return 0
+	echo "SKIP: no $1${2:+ ($2)}"
+	exit 77
 }
 
 netns_test() {

@@ -30,8 +30,8 @@
 set -u
 . "$(dirname "$0")/../lib/netns.sh"
 PEER=${1:?usage: late_dup.sh LATE_PEER}
-command -v tc >/dev/null || { echo "SKIP: no tc (iproute2)"; exit 77; }
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+netns_need_cmd tc iproute2
+netns_need_cmd python3
 netns_test uroce-latedup
 NETNS_LOG_LINES=30
 

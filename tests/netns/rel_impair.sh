@@ -45,8 +45,8 @@ set -u
 IMPAIR=${1:?usage: rel_impair.sh UROCE_IMPAIR UROCE_PINGPONG UROCE_PERF}
 PP=${2:?usage: rel_impair.sh UROCE_IMPAIR UROCE_PINGPONG UROCE_PERF}
 PERF=${3:?usage: rel_impair.sh UROCE_IMPAIR UROCE_PINGPONG UROCE_PERF}
-command -v tc >/dev/null || { echo "SKIP: no tc (iproute2)"; exit 77; }
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+netns_need_cmd tc iproute2
+netns_need_cmd python3
 netns_test uroce-relimp
 NETNS_LOG_LINES=40
 
