@@ -20,6 +20,19 @@ const struct cc_ops *cc_ops_of(enum uroce_cc id)
 	}
 }
 
+void cc_ignore_ack(void *s, const struct cc_ack *a)
+{
+	(void)s;
+	(void)a;
+}
+
+void cc_ignore_loss(void *s, uint64_t now, bool rto)
+{
+	(void)s;
+	(void)now;
+	(void)rto;
+}
+
 void cc_flow_init(struct cc_flow *f, const struct cc_ops *ops, const struct cc_env *env, uint64_t now)
 {
 	memset(f, 0, sizeof(*f));

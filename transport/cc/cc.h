@@ -87,6 +87,10 @@ extern const struct cc_ops cc_eqds_ops;
 
 const struct cc_ops *cc_ops_of(enum uroce_cc id);
 
+/* on_ack / on_loss of a controller that does not react to them. */
+void cc_ignore_ack(void *s, const struct cc_ack *a);
+void cc_ignore_loss(void *s, uint64_t now, bool rto);
+
 /* A flow the transport gates: the controller's state and its pacer. */
 struct cc_flow {
 	const struct cc_ops *ops;

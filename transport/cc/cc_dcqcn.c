@@ -194,20 +194,6 @@ static void dcqcn_init(void *s, const struct cc_env *env, uint64_t now)
 	d->alpha = DCQCN_ALPHA_INIT;
 }
 
-static void dcqcn_on_ack(void *s, const struct cc_ack *a)
-{
-	(void)s;
-	(void)a;
-}
-
-/* DCQCN reacts to CNPs only; a loss is the reliability layer's business */
-static void dcqcn_on_loss(void *s, uint64_t now, bool rto)
-{
-	(void)s;
-	(void)now;
-	(void)rto;
-}
-
 static void dcqcn_on_cnp(void *s, uint64_t now)
 {
 	struct dcqcn *d = s;
@@ -267,8 +253,9 @@ const struct cc_ops cc_dcqcn_ops = {
 	.state_bytes = sizeof(struct dcqcn),
 	.flags = CC_ECN,
 	.init = dcqcn_init,
-	.on_ack = dcqcn_on_ack,
-	.on_loss = dcqcn_on_loss,
+	/* DCQCN reacts to CNPs only; a loss is the reliability layer's business */
+	.on_ack = cc_ignore_ack,
+	.on_loss = cc_ignore_loss,
 	.on_cnp = dcqcn_on_cnp,
 	.on_sent = dcqcn_on_sent,
 	.window = dcqcn_window,

@@ -44,20 +44,6 @@ static void eqds_init(void *s, const struct cc_env *env, uint64_t now)
 		e->bdp = EQDS_SPEC_STEP; /* a receiver refuses a larger speculative step */
 }
 
-static void eqds_on_ack(void *s, const struct cc_ack *a)
-{
-	(void)s;
-	(void)a;
-}
-
-static void eqds_on_loss(void *s, uint64_t now, bool rto)
-{
-	/* the retransmission needs credit like any byte: nothing to cut */
-	(void)s;
-	(void)now;
-	(void)rto;
-}
-
 static void eqds_on_sent(void *s, uint64_t now, uint32_t bytes)
 {
 	(void)now;
@@ -164,8 +150,9 @@ const struct cc_ops cc_eqds_ops = {
 	.state_bytes = sizeof(struct eqds_state),
 	.flags = CC_CREDIT,
 	.init = eqds_init,
-	.on_ack = eqds_on_ack,
-	.on_loss = eqds_on_loss,
+	.on_ack = cc_ignore_ack,
+	/* the retransmission needs credit like any byte: nothing to cut */
+	.on_loss = cc_ignore_loss,
 	.on_sent = eqds_on_sent,
 	.window = eqds_window,
 	.rate_bps = eqds_rate,

@@ -8,19 +8,6 @@ static void none_init(void *s, const struct cc_env *env, uint64_t now)
 	(void)now;
 }
 
-static void none_on_ack(void *s, const struct cc_ack *a)
-{
-	(void)s;
-	(void)a;
-}
-
-static void none_on_loss(void *s, uint64_t now, bool rto)
-{
-	(void)s;
-	(void)now;
-	(void)rto;
-}
-
 static uint64_t none_window(const void *s)
 {
 	(void)s;
@@ -32,7 +19,7 @@ const struct cc_ops cc_none_ops = {
 	.id = UROCE_CC_NONE,
 	.state_bytes = 0,
 	.init = none_init,
-	.on_ack = none_on_ack,
-	.on_loss = none_on_loss,
+	.on_ack = cc_ignore_ack,
+	.on_loss = cc_ignore_loss,
 	.window = none_window,
 };
