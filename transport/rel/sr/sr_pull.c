@@ -67,6 +67,20 @@ static void pacer_arm(struct eqds_pacer *pc, uint64_t now)
 	engine_timer_arm(pc->ctx->eng, &pc->timer, pc->next_ns > now ? pc->next_ns : now);
 }
 
+/* qp to the back of the pacer's queue of QPs owed credit. */
+static void pacer_enqueue(struct eqds_pacer *pc, struct uroce_qp *qp)
+{
+	struct eqds_rx *e = rx_of(qp);
+
+	e->queued = true;
+	e->next = NULL;
+	if (pc->tail)
+		rx_of(pc->tail)->next = qp;
+	else
+		pc->head = qp;
+	pc->tail = qp;
+}
+
 /* Grant the QP at the head one quantum, and move it to the back. */
 static void pacer_fire(struct wheel_timer *t, void *arg)
 {
@@ -92,14 +106,8 @@ static void pacer_fire(struct wheel_timer *t, void *arg)
 		e->granted += g;
 		e->pull_due = true;
 		ctx_kick(qp);
-		if (owed(e)) {
-			e->queued = true;
-			if (pc->tail)
-				rx_of(pc->tail)->next = qp;
-			else
-				pc->head = qp;
-			pc->tail = qp;
-		}
+		if (owed(e))
+			pacer_enqueue(pc, qp);
 	}
 	/* the link's time for what was granted, headers included (they
 	 * share the downlink): the next grant waits it out */
@@ -178,13 +186,7 @@ void eqds_rx_rts(struct uroce_qp *qp, struct eqds_rx *e, uint64_t want, uint64_t
 		pc->rate_bps = e->rate_bps;
 	if (!pc->mtu || e->mtu < pc->mtu)
 		pc->mtu = e->mtu;
-	e->queued = true;
-	e->next = NULL;
-	if (pc->tail)
-		rx_of(pc->tail)->next = qp;
-	else
-		pc->head = qp;
-	pc->tail = qp;
+	pacer_enqueue(pc, qp);
 	pacer_arm(pc, now);
 }
 
