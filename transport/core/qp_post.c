@@ -425,6 +425,17 @@ int qp_post_recv_precv(struct uroce_qp *qp, const struct uroce_recv_wr *wr, stru
 	return rc;
 }
 
+/* out keeps its own SGE array: the entries are copied into it. */
+static inline void rwqe_copy(struct rwqe *out, const struct rwqe *r)
+{
+	out->wr_id = r->wr_id;
+	out->precv = r->precv;
+	out->num_sge = r->num_sge;
+	out->length = r->length;
+	out->timeout_us = r->timeout_us;
+	memcpy(out->sge, r->sge, r->num_sge * sizeof(*r->sge));
+}
+
 /* Engine side: take the next receive WQE (own RQ or SRQ) into out. */
 bool qp_take_rwqe(struct uroce_qp *qp, struct rwqe *out)
 {
@@ -437,24 +448,14 @@ bool qp_take_rwqe(struct uroce_qp *qp, struct rwqe *out)
 		if (t == atomic_load_explicit(&srq->head, memory_order_acquire))
 			return false;
 		r = &srq->q[t & srq->mask];
-		out->wr_id = r->wr_id;
-		out->precv = r->precv;
-		out->num_sge = r->num_sge;
-		out->length = r->length;
-		out->timeout_us = r->timeout_us;
-		memcpy(out->sge, r->sge, r->num_sge * sizeof(*r->sge));
+		rwqe_copy(out, r);
 		atomic_store_explicit(&srq->tail, t + 1, memory_order_release);
 		return true;
 	}
 	if (qp->rq_tail == atomic_load_explicit(&qp->rq_head, memory_order_acquire))
 		return false;
 	r = &qp->rq[qp->rq_tail & qp->rq_mask];
-	out->wr_id = r->wr_id;
-	out->precv = r->precv;
-	out->num_sge = r->num_sge;
-	out->length = r->length;
-	out->timeout_us = r->timeout_us;
-	memcpy(out->sge, r->sge, r->num_sge * sizeof(*r->sge));
+	rwqe_copy(out, r);
 	qp->rq_tail++;
 	return true;
 }
