@@ -16,6 +16,7 @@
 #include "transport/rel/rel.h"
 #include "transport/rel/be/rel_be.h"
 #include "transport/rel/sr/rel_sr.h"
+#include "transport/rel/sr/sr_ops.h"
 
 static uint32_t now_us(const struct uroce_qp *qp)
 {
@@ -115,27 +116,16 @@ static uint32_t wr_timeout_us(const struct uroce_qp *qp, uint32_t t)
 static int be_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct swqe *w)
 {
 	struct be_state *st = be_of(qp);
+	int rc;
 
 	if (wr_is_local(wr->opcode))
 		return 0; /* BIND_MW / LOCAL_INV: no packet, no message number (mw.c) */
-	switch (wr->opcode) {
-	case UROCE_WR_SEND:
-	case UROCE_WR_SEND_WITH_IMM:
-	case UROCE_WR_RDMA_WRITE:
-	case UROCE_WR_RDMA_WRITE_WITH_IMM:
-		break;
-	default:
-		return uroce_fail(-EINVAL, "uroce_post_send: opcode %d on a QP with reliability be; accepted SEND, "
-		                           "SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, BIND_MW, LOCAL_INV (READ and atomics need rc)",
-		                  (int)wr->opcode);
-	}
+	rc = sr_post_check(wr, w->length, qp->mtu, "be");
+	if (rc)
+		return rc;
 	if (wr->timeout_us > BE_TIMEOUT_MAX_US)
 		return uroce_fail(-EINVAL, "uroce_post_send: timeout_us %u; accepted 0 (the QP's) to %u", wr->timeout_us,
 		                  BE_TIMEOUT_MAX_US);
-	if (npkts(w->length, qp->mtu) > SR_MAX_MSG_PKTS)
-		return uroce_fail(-EINVAL, "uroce_post_send: %u bytes is %u packets at MTU %u; reliability be carries "
-		                           "at most %u packets a message", w->length, npkts(w->length, qp->mtu), qp->mtu,
-		                  SR_MAX_MSG_PKTS);
 	w->msg_off = 0;
 	w->msg_len = w->length;
 	w->tx_off = 0;

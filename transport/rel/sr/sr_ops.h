@@ -1,8 +1,15 @@
-/* The rel_ops hooks sr and ec share: ec is sr whose messages also carry
- * coded submessages, set apart by sr_init_common's ec flag, so only its
- * init and default state size differ (rel_sr.c, rel_ec.c). */
+/* What other modes take from sr: the rel_ops hooks ec shares with it (ec
+ * is sr whose messages also carry coded submessages, set apart by
+ * sr_init_common's ec flag, so only its init and default state size
+ * differ), and the post-time checks of a message sent as self-contained
+ * WRITEs (sr, ec, be). */
 #ifndef UROCE_SR_OPS_H
 #define UROCE_SR_OPS_H
+
+#include <errno.h>
+
+#include "transport/core/qp_internal.h"
+#include "transport/rel/sr/rel_sr.h"
 
 #define SR_REL_OPS_SHARED                  \
 	.flags = REL_F_SPRAYS,             \
@@ -25,5 +32,27 @@
 	.fo_switch = sr_fo_switch,         \
 	.fo_idle = sr_fo_idle,             \
 	.precv_end = precv_finish
+
+/* A SEND or WRITE (with or without immediate) of at most SR_MAX_MSG_PKTS
+ * packets; rel names the mode in the error. Local WRs are the caller's. */
+static inline int sr_post_check(const struct uroce_send_wr *wr, uint32_t length, uint32_t mtu, const char *rel)
+{
+	switch (wr->opcode) {
+	case UROCE_WR_SEND:
+	case UROCE_WR_SEND_WITH_IMM:
+	case UROCE_WR_RDMA_WRITE:
+	case UROCE_WR_RDMA_WRITE_WITH_IMM:
+		break;
+	default:
+		return uroce_fail(-EINVAL, "uroce_post_send: opcode %d on a QP with reliability %s; accepted SEND, "
+		                           "SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, BIND_MW, LOCAL_INV (READ and atomics need rc)",
+		                  (int)wr->opcode, rel);
+	}
+	if (npkts(length, mtu) > SR_MAX_MSG_PKTS)
+		return uroce_fail(-EINVAL, "uroce_post_send: %u bytes is %u packets at MTU %u; reliability %s carries "
+		                           "at most %u packets a message", length, npkts(length, mtu), mtu, rel,
+		                  SR_MAX_MSG_PKTS);
+	return 0;
+}
 
 #endif
