@@ -360,9 +360,11 @@ static int post_one_recv(struct uroce_qp *qp, struct uroce_pd *pd, struct rwqe *
 
 /* Posts a chain to the QP's own receive queue, or to srq when given (the
  * tail is read again for each WR: the engine may consume meanwhile);
- * *bad_wr names the first WR refused. */
-static int post_recv_chain(struct uroce_qp *qp, struct uroce_srq *srq, struct uroce_recv_wr *wr,
-                           struct uroce_recv_wr **bad_wr, const char *who)
+ * *bad_wr names the first WR refused. Inlined into both callers, as the
+ * loop was before it was shared. */
+static inline __attribute__((always_inline)) int post_recv_chain(struct uroce_qp *qp, struct uroce_srq *srq,
+                                                                 struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr,
+                                                                 const char *who)
 {
 	int rc = 0;
 
