@@ -117,28 +117,36 @@ static void dcqcn_events(struct dcqcn *d, uint64_t n, uint32_t *run, uint32_t ot
 	*run = n >= DCQCN_STAGE_CAP - *run ? DCQCN_STAGE_CAP : *run + (uint32_t)n;
 }
 
-/* timer increase events up to t */
-static void dcqcn_timer(struct dcqcn *d, uint64_t t)
+/* How many periods of a clock that next fires at *next have ended by t;
+ * *next moves past them. */
+static uint64_t periods_due(uint64_t *next, uint64_t t, uint64_t period)
 {
 	uint64_t n;
 
-	if (t < d->inc_next)
-		return;
-	n = (t - d->inc_next) / DCQCN_TIME_RESET_NS + 1;
-	d->inc_next += n * DCQCN_TIME_RESET_NS;
-	dcqcn_events(d, n, &d->t_stage, d->b_stage);
+	if (t < *next)
+		return 0;
+	n = (t - *next) / period + 1;
+	*next += n * period;
+	return n;
+}
+
+/* timer increase events up to t */
+static void dcqcn_timer(struct dcqcn *d, uint64_t t)
+{
+	uint64_t n = periods_due(&d->inc_next, t, DCQCN_TIME_RESET_NS);
+
+	if (n)
+		dcqcn_events(d, n, &d->t_stage, d->b_stage);
 }
 
 /* alpha updates up to t: the first period after a CNP raises it, every
  * other one decays it */
 static void dcqcn_alpha(struct dcqcn *d, uint64_t t)
 {
-	uint64_t n;
+	uint64_t n = periods_due(&d->alpha_next, t, DCQCN_ALPHA_PERIOD_NS);
 
-	if (t < d->alpha_next)
+	if (!n)
 		return;
-	n = (t - d->alpha_next) / DCQCN_ALPHA_PERIOD_NS + 1;
-	d->alpha_next += n * DCQCN_ALPHA_PERIOD_NS;
 	if (d->cnp_alpha) {
 		d->alpha = (1.0 - DCQCN_G) * d->alpha + DCQCN_G;
 		d->cnp_alpha = false;
