@@ -16,6 +16,7 @@
 
 #include "transport/rel/rel.h"
 #include "transport/rel/sr/sr_internal.h"
+#include "transport/rel/sr/sr_ops.h"
 
 /* --- configuration ------------------------------------------------------ */
 
@@ -310,26 +311,7 @@ static size_t sr_default_bytes(void)
 
 const struct rel_ops rel_sr_ops = {
 	.name = "sr",
-	.flags = REL_F_SPRAYS,
 	.init = sr_init,
-	.fini = sr_fini,
-	.ready = sr_ready,
-	.post = sr_post,
-	.tx = sr_tx,
-	.rx_data = sr_rx_data,
-	.rx_ctrl = sr_rx_ctrl,
-	.is_ctrl = sr_is_ctrl,
-	.timer = sr_timer,
-	.complete = req_complete,
-	.error = sr_error,
-	.reset = sr_reset,
-	.state_bytes = sr_state_bytes,
-	.rx_wants_kick = sr_rx_wants_kick,
 	.default_state_bytes = sr_default_bytes,
-	.stats = sr_pc_stats,
-	.path_stats = sr_pc_path_stats,
-	.cnp = sr_pc_cnp,
-	.fo_switch = sr_fo_switch,
-	.fo_idle = sr_fo_idle,
-	.precv_end = precv_finish,
+	SR_REL_OPS_SHARED,
 };

@@ -8,6 +8,7 @@
 #include "transport/failover/failover.h"
 #include "transport/rel/rel.h"
 #include "transport/rel/sr/sr_internal.h"
+#include "transport/rel/sr/sr_ops.h"
 
 /* --- posting -------------------------------------------------------------- */
 
@@ -15,6 +16,7 @@ int sr_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct swqe *w)
 {
 	struct sr_state *st = sr_of(qp);
 	uint32_t mtu = qp->mtu;
+	int rc;
 
 	if (wr_is_local(wr->opcode)) {
 		/* BIND_MW / LOCAL_INV: no packet, no message number (mw.c) */
@@ -22,21 +24,9 @@ int sr_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct swqe *w)
 		w->sr_flags = 0;
 		return 0;
 	}
-	switch (wr->opcode) {
-	case UROCE_WR_SEND:
-	case UROCE_WR_SEND_WITH_IMM:
-	case UROCE_WR_RDMA_WRITE:
-	case UROCE_WR_RDMA_WRITE_WITH_IMM:
-		break;
-	default:
-		return uroce_fail(-EINVAL, "uroce_post_send: opcode %d on a QP with reliability %s; accepted SEND, "
-		                           "SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, BIND_MW, LOCAL_INV (READ and atomics need rc)",
-		                  (int)wr->opcode, st->ec ? "ec" : "sr");
-	}
-	if (npkts(w->length, mtu) > SR_MAX_MSG_PKTS)
-		return uroce_fail(-EINVAL, "uroce_post_send: %u bytes is %u packets at MTU %u; reliability %s carries "
-		                           "at most %u packets a message", w->length, npkts(w->length, mtu), mtu,
-		                  st->ec ? "ec" : "sr", SR_MAX_MSG_PKTS);
+	rc = sr_post_check(wr, w->length, mtu, st->ec ? "ec" : "sr");
+	if (rc)
+		return rc;
 	w->msg_off = 0;
 	w->msg_len = w->length;
 	w->unacked = 0;
