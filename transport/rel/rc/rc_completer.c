@@ -90,17 +90,6 @@ static bool complete_tail(struct uroce_qp *qp, struct swqe *w)
 	return true;
 }
 
-static void fail_tail(struct uroce_qp *qp, enum uroce_wc_status st)
-{
-	struct swqe *w = tail_wqe(qp);
-
-	if (w) {
-		req_complete(qp, w, st);
-		qp->sq_tail++;
-	}
-	qp_to_error(qp);
-}
-
 static void progress_made(struct uroce_qp *qp)
 {
 	fo_progress(qp);
@@ -185,7 +174,7 @@ static void on_aeth(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		if (qp->state == UROCE_QPS_ERR)
 			return;
 		if (qp->rnr_left == 0) {
-			fail_tail(qp, UROCE_WC_RNR_RETRY_EXC_ERR);
+			qp_fail_oldest(qp, UROCE_WC_RNR_RETRY_EXC_ERR);
 			return;
 		}
 		if (qp->rnr_left != 7)
@@ -206,7 +195,7 @@ static void on_aeth(struct uroce_qp *qp, const struct roce_pkt *pkt)
 				go_back(qp, pkt->psn);
 			return;
 		}
-		fail_tail(qp, nak_status(syn));
+		qp_fail_oldest(qp, nak_status(syn));
 		return;
 	default:
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
@@ -245,11 +234,11 @@ static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt, uint8_
 	    ((op == ROCE_OP_READ_RESP_LAST || op == ROCE_OP_READ_RESP_ONLY) && end != w->length &&
 	     (pkt->payload_len != qp->mtu || end % (RC_READ_RESP_PKTS * qp->mtu) != 0))) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
-		fail_tail(qp, UROCE_WC_BAD_RESP_ERR);
+		qp_fail_oldest(qp, UROCE_WC_BAD_RESP_ERR);
 		return;
 	}
 	if (!sges_live(qp->ctx, w->sge, w->num_sge)) {
-		fail_tail(qp, UROCE_WC_LOC_PROT_ERR);
+		qp_fail_oldest(qp, UROCE_WC_LOC_PROT_ERR);
 		return;
 	}
 	sge_copy_in(w->sge, w->num_sge, off, pkt->payload, pkt->payload_len);
@@ -276,7 +265,7 @@ static void on_atomic_ack(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		return;
 	}
 	if (!sges_live(qp->ctx, w->sge, w->num_sge)) {
-		fail_tail(qp, UROCE_WC_LOC_PROT_ERR);
+		qp_fail_oldest(qp, UROCE_WC_LOC_PROT_ERR);
 		return;
 	}
 	sge_copy_in(w->sge, w->num_sge, 0, (const uint8_t *)&v, 8);
@@ -389,7 +378,7 @@ void rc_retry_timer_fn(struct wheel_timer *t, void *arg)
 		return; /* failover took it: a switch rewound the work (and armed the timer), or
 		         * every member is down and the first to return will */
 	if (qp->retry_left == 0) {
-		fail_tail(qp, UROCE_WC_RETRY_EXC_ERR);
+		qp_fail_oldest(qp, UROCE_WC_RETRY_EXC_ERR);
 		return;
 	}
 	qp->retry_left--;

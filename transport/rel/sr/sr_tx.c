@@ -385,9 +385,7 @@ static int tx_lost(struct uroce_qp *qp)
 		} else if (p->ntx > qp->attr.retry_cnt && gave_up(qp, p)) {
 			/* out of retries: as rc, the oldest WQE fails and the QP
 			 * goes to ERR, which flushes the others */
-			qp->rel->complete(qp, sr_wqe_at(qp, qp->sq_tail), UROCE_WC_RETRY_EXC_ERR);
-			qp->sq_tail++;
-			qp_to_error(qp);
+			qp_fail_oldest(qp, UROCE_WC_RETRY_EXC_ERR);
 			return 0;
 		}
 		rc = send_txp(qp, psn);
@@ -438,9 +436,7 @@ bool sr_tx(struct uroce_qp *qp)
 	if (st->tx.cc_gave_up && qp->sq_tail != head) {
 		/* EQDS's RTSs went unanswered past every retry (sr_paths.c):
 		 * as out of retries in tx_lost */
-		qp->rel->complete(qp, sr_wqe_at(qp, qp->sq_tail), UROCE_WC_RETRY_EXC_ERR);
-		qp->sq_tail++;
-		qp_to_error(qp);
+		qp_fail_oldest(qp, UROCE_WC_RETRY_EXC_ERR);
 		return false;
 	}
 	rc = tx_lost(qp);
