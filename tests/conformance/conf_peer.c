@@ -1004,8 +1004,8 @@ static void jb_qp_stats(struct server *s, struct jbuf *b, const char *name, stru
 	jb(b, "\"%s\":{", name);
 	jb_qp_info(b, qp);
 	peer_check(uroce_qp_stats(qp, &st), "QP statistics");
-	jb(b, ",\"lsn\":%u,\"credit_unlimited\":%s,\"rnr_wait\":%s", qp->lsn, qp->credit_unlimited ? "true" : "false",
-	   qp->rnr_wait ? "true" : "false");
+	jb(b, ",\"lsn\":%u,\"credit_unlimited\":%s,\"rnr_wait\":%s", qp->rc.lsn, qp->rc.credit_unlimited ? "true" : "false",
+	   qp->rc.rnr_wait ? "true" : "false");
 	jb(b,
 	   ",\"tx_packets\":%" PRIu64 ",\"rx_packets\":%" PRIu64 ",\"retransmits\":%" PRIu64 ",\"timeouts\":%" PRIu64
 	   ",\"seq_naks_sent\":%" PRIu64 ",\"seq_naks_rcvd\":%" PRIu64 ",\"rnr_naks_sent\":%" PRIu64

@@ -15,8 +15,8 @@
 #include "transport/rel/be/rel_be.h"
 #include "transport/rel/sr/rel_sr.h"
 
-_Static_assert(offsetof(struct uroce_qp, init) <= QP_HOT_BYTES,
-               "the QP's hot fields outgrew QP_HOT_BYTES: move a rarely used one below init");
+_Static_assert(QP_HOT_END <= QP_HOT_BYTES,
+               "the QP's hot fields outgrew QP_HOT_BYTES: move a rarely used one below init or into rc's rare part");
 
 static const char *const qp_state_names[] = {
 	[UROCE_QPS_RESET] = "RESET", [UROCE_QPS_INIT] = "INIT", [UROCE_QPS_RTR] = "RTR",
@@ -75,7 +75,7 @@ size_t uroce_rel_state_bytes(enum uroce_reliability rel)
 size_t uroce_qp_hot_bytes(enum uroce_qp_type type)
 {
 	(void)type;
-	return offsetof(struct uroce_qp, init);
+	return QP_HOT_END;
 }
 
 /* DEDICATED mode: the calls that touch engine-owned QP state run on the
@@ -276,7 +276,7 @@ static void qp_free_mem(struct uroce_qp *qp)
 	free(qp->rq);
 	free(qp->sge_pool);
 	free(qp->inl_pool);
-	free(qp->res);
+	free(qp->rc.res);
 	free(qp);
 }
 
@@ -351,8 +351,8 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 	cur_sges = attr->srq ? attr->srq->max_sge : rsge;
 	qp->sge_pool = calloc((size_t)sq * ssge + (size_t)rq * rsge + cur_sges, sizeof(struct uroce_sge));
 	qp->inl_pool = cap->max_inline_data ? malloc((size_t)sq * cap->max_inline_data) : NULL;
-	qp->res = calloc(RC_MAX_RD_ATOMIC, sizeof(*qp->res));
-	if (!qp->sq || (rq && !qp->rq) || !qp->sge_pool || (cap->max_inline_data && !qp->inl_pool) || !qp->res) {
+	qp->rc.res = calloc(RC_MAX_RD_ATOMIC, sizeof(*qp->rc.res));
+	if (!qp->sq || (rq && !qp->rq) || !qp->sge_pool || (cap->max_inline_data && !qp->inl_pool) || !qp->rc.res) {
 		qp_free_mem(qp);
 		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
 	}
@@ -382,7 +382,7 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 	qp->mtu = 1024;
 	qp->attr.port_num = 1;
 	qp->attr.cap = *cap;
-	qp->nres = 1;
+	qp->rc.nres = 1;
 	qp->cur_rwqe.sge = qp->sge_pool + (size_t)sq * ssge + (size_t)rq * rsge;
 	qp->rel = rel_ops_of(attr->rel.reliability);
 	qp->ctrl_qpn = span == 2 ? qpn + 1 : 0;
@@ -487,21 +487,12 @@ static void qp_reset(struct uroce_qp *qp)
 	qp_unlink_active(qp);
 	qp_release_rq_handles(qp);
 	atomic_store(&qp->sq_head, 0);
-	qp->sq_cur = qp->sq_tail = qp->cur_off = 0;
+	qp->sq_cur = qp->sq_tail = 0;
 	atomic_store(&qp->rq_head, 0);
 	qp->rq_tail = 0;
-	qp->rd_outstanding = 0;
-	qp->rd_resp_pkts = 0;
-	qp->gb_blocked = qp->rnr_wait = false;
-	qp->nak_sent = qp->uc_discard = qp->in_send = qp->in_write = qp->have_rwqe = false;
-	qp->ack_pending = qp->nak_pending = false;
-	qp->fatal_pending = qp->fatal_nak = false;
+	qp->have_rwqe = false;
+	qp->fatal_pending = false;
 	qp->write_mr = NULL;
-	qp->msn = 0;
-	qp->lsn = 0;                   /* no credits known: one probing SEND at a time */
-	qp->credit_unlimited = false;
-	memset(qp->res, 0, RC_MAX_RD_ATOMIC * sizeof(*qp->res));
-	qp->res_head = qp->res_tx = 0;
 	qp->rel->reset(qp);
 	qp_failover.reset(qp);
 }
@@ -523,9 +514,6 @@ void qp_flush(struct uroce_qp *qp)
 		qp->sq_tail++;
 	}
 	qp->sq_cur = qp->sq_tail;
-	qp->cur_off = 0;
-	qp->rd_outstanding = 0;
-	qp->rd_resp_pkts = 0;
 	if (qp->have_rwqe && !qp->init.srq) {
 		memset(&wc, 0, sizeof(wc));
 		wc.wr_id = qp->cur_rwqe.wr_id;
@@ -558,11 +546,7 @@ void qp_to_error(struct uroce_qp *qp)
 {
 	qp->state = qp->attr.qp_state = UROCE_QPS_ERR;
 	engine_timer_cancel(qp->ctx->eng, &qp->retry_timer);
-	qp->in_send = qp->in_write = false;
 	qp->write_mr = NULL;
-	qp->ack_pending = qp->nak_pending = qp->fatal_nak = false;
-	for (uint32_t i = 0; i < RC_MAX_RD_ATOMIC; i++)
-		qp->res[i].tx_pending = false;
 	qp->rel->error(qp);
 	qp_flush(qp);
 }
@@ -740,7 +724,7 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 		qp->attr.max_rd_atomic = attr->max_rd_atomic;
 	if (mask & UROCE_QP_MAX_DEST_RD_ATOMIC) {
 		qp->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
-		qp->nres = attr->max_dest_rd_atomic ? attr->max_dest_rd_atomic : 1;
+		qp->rc.nres = attr->max_dest_rd_atomic ? attr->max_dest_rd_atomic : 1;
 	}
 	if (mask & UROCE_QP_RQ_PSN) {
 		qp->attr.rq_psn = attr->rq_psn;
@@ -749,8 +733,8 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 	if (mask & UROCE_QP_SQ_PSN) {
 		qp->attr.sq_psn = attr->sq_psn;
 		qp->snd_nxt = attr->sq_psn;
-		qp->snd_max = attr->sq_psn;
-		qp->acked_psn = psn_add(attr->sq_psn, ROCE_PSN_MASK); /* sq_psn - 1 */
+		qp->rc.snd_max = attr->sq_psn;
+		qp->rc.acked_psn = psn_add(attr->sq_psn, ROCE_PSN_MASK); /* sq_psn - 1 */
 	}
 	if (mask & UROCE_QP_DEST_QPN) {
 		qp->attr.dest_qp_num = attr->dest_qp_num;
@@ -765,8 +749,8 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 	}
 	if (qp->type == UROCE_QPT_UD && !qp->sport)
 		qp->sport = qp_sport(qp->qpn, 0);
-	qp->retry_left = qp->attr.retry_cnt;
-	qp->rnr_left = qp->attr.rnr_retry;
+	qp->rc.retry_left = qp->attr.retry_cnt;
+	qp->rc.rnr_left = qp->attr.rnr_retry;
 	if ((next == UROCE_QPS_RTR && cur == UROCE_QPS_INIT) || (next == UROCE_QPS_RTS && cur == UROCE_QPS_RTR)) {
 		rc = qp->rel->ready(qp); /* sizes by the MTU at RTR, takes the send PSN at RTS */
 		if (rc)

@@ -174,21 +174,60 @@ struct fo_state;
 /* The QP: its first QP_HOT_BYTES are what rc's per-packet path reads and
  * writes (post, build, ACK, placement, completion), in four cache lines
  * of a 64-byte aligned object; configuration, rare paths and counters
- * other than the packet counts come after them (qp.c asserts the bound).
+ * other than the packet counts come after them (qp.c asserts the bound):
+ * the common fields, then the start of rc's own state (QP_HOT_END).
  * state, dqpn and the CQs mirror attr/init, which stay the API's record. */
 #define QP_HOT_BYTES 256u
+
+/* rc's own state (rel/rc/: requester, responder, completer), as rxe keeps
+ * qp->req, qp->resp and qp->comp; the other policies keep theirs behind
+ * rel_state. Its per-packet fields come first and close the QP's hot part;
+ * the rare ones (error NAKs, READ resources) follow. */
+struct rc_state {
+	/* ---- hot ---- */
+	uint32_t cur_off;       /* bytes of wqe sq_cur already sent */
+	uint32_t snd_max;       /* highest snd_nxt reached (go-back lowers snd_nxt) */
+	uint32_t acked_psn;     /* last PSN acknowledged (snd_una - 1) */
+	uint32_t rd_outstanding;
+	uint32_t lsn;           /* credit limit: highest message number the peer has a receive WQE for */
+	uint32_t msn;
+	uint32_t recv_off;
+	uint32_t write_left;
+	uint32_t ack_psn;
+	uint8_t retry_left, rnr_left;
+	bool gb_blocked;        /* a go-back is in flight: wait for progress */
+	bool rnr_wait;
+	bool credit_unlimited;  /* the peer sent the invalid credit code: no flow control */
+	bool nak_sent;          /* one sequence NAK per gap */
+	bool uc_discard;        /* UC: drop until the next FIRST/ONLY */
+	bool in_send;           /* a multi-packet SEND is being placed */
+	bool in_write;
+	bool ack_pending;
+	bool nak_pending;
+	/* ---- rare (the QP's hot part ends here: QP_HOT_END) ---- */
+	uint32_t rd_resp_pkts;  /* READ responses the READs started and not completed ask for (RC_READ_RESP_PKTS) */
+	uint8_t nak_syn;
+	uint32_t nak_psn;
+	struct rd_res *res;     /* max_dest_rd_atomic entries */
+	uint32_t nres, res_head, res_tx;
+	bool fatal_nak;         /* a class B/C responder error waits for owed responses, then NAKs */
+	uint8_t fatal_syn;
+	uint32_t fatal_psn;
+};
 
 struct uroce_qp {
 	/* ---- hot ---- */
 	struct uroce_context *ctx;
 	const struct rel_ops *rel; /* reliability policy (rel.h) */
-	void *rel_state;        /* the policy's own state (sr/ec) */
+	void *rel_state;        /* the policy's own state (sr/ec/be) */
 	struct swqe *sq;
 	struct rwqe *rq;
 	struct uroce_cq *scq, *rcq; /* init.send_cq, init.recv_cq */
 	struct uroce_pd *pd;    /* every rkey and lkey check compares it */
 	struct uroce_qp *next_active; /* active list: QPs with transmit work */
 	uint64_t tx_packets, rx_packets; /* stats.tx_packets/rx_packets live here */
+	/* the region a multi-packet WRITE places into: the core revokes it
+	 * when the MR is deregistered or the window invalidated */
 	uint64_t write_va;
 	struct mr_int *write_mr;
 	uint32_t qpn;
@@ -199,41 +238,23 @@ struct uroce_qp {
 	uint32_t sq_mask;
 	_Atomic uint32_t sq_head;
 	uint32_t sq_cur, sq_tail;
-	uint32_t cur_off;       /* bytes of wqe sq_cur already sent */
 	uint32_t snd_nxt;       /* next PSN to send */
-	uint32_t snd_max;       /* highest snd_nxt reached (go-back lowers snd_nxt) */
-	uint32_t acked_psn;     /* last PSN acknowledged (snd_una - 1) */
-	uint32_t rd_outstanding;
-	uint32_t lsn;           /* credit limit: highest message number the peer has a receive WQE for */
 
-	/* receive queue and responder */
+	/* receive queue */
 	uint32_t rq_mask;
 	_Atomic uint32_t rq_head;
 	uint32_t rq_tail;
-	uint32_t epsn;
-	uint32_t msn;
-	uint32_t recv_off;
-	uint32_t write_left;
-	uint32_t ack_psn;
+	uint32_t epsn;          /* next PSN expected */
 
 	uint8_t state;          /* attr.qp_state */
 	uint8_t type;           /* enum uroce_qp_type */
 	uint8_t port;           /* index into ctx->ports (attr.port_num - 1) */
-	uint8_t retry_left, rnr_left;
-	bool gb_blocked;        /* a go-back is in flight: wait for progress */
-	bool rnr_wait;
-	bool credit_unlimited;  /* the peer sent the invalid credit code: no flow control */
-	bool nak_sent;          /* one sequence NAK per gap */
-	bool uc_discard;        /* UC: drop until the next FIRST/ONLY */
-	bool in_send;           /* a multi-packet SEND is being placed */
-	bool in_write;
-	bool have_rwqe;
-	bool ack_pending;
-	bool nak_pending;
+	bool have_rwqe;         /* cur_rwqe holds a receive WQE being filled */
 	bool active;
 	bool fatal_pending;     /* its CQ overran: go to ERR and raise QP_FATAL in the next TX pass */
 	uint16_t sport;
 	struct dest d;          /* RC/UC destination */
+	struct rc_state rc;     /* hot at its start: see QP_HOT_END */
 
 	/* ---- cold ---- */
 	struct uroce_qp_init_attr init;
@@ -242,22 +263,13 @@ struct uroce_qp {
 	uint32_t qpt_idx;       /* its place in ctx->qpt.live */
 	uint32_t tok_local;     /* random, never 0: control packets to this QP carry it */
 	uint32_t tok_remote;    /* attr.dest_token: control packets to the peer carry it */
-	uint32_t rd_resp_pkts;  /* READ responses the READs started and not completed ask for (RC_READ_RESP_PKTS) */
 	uint32_t sq_size, rq_size;
-	uint32_t rnr_psn;
 	/* BIND_MW and LOCAL_INV started: they take an SQ slot but no message
 	 * number, so the credit limit, counted in SQ slots, runs this far
 	 * ahead of the peer's MSN (read with every ACK: beside attr.retry_cnt) */
 	uint32_t local_wrs;
 	struct wheel_timer retry_timer;
 	struct rwqe cur_rwqe;   /* copy of the WQE taken for the current SEND (its SGEs in sge_pool) */
-	uint8_t nak_syn;
-	uint32_t nak_psn;
-	struct rd_res *res;     /* max_dest_rd_atomic entries */
-	uint32_t nres, res_head, res_tx;
-	bool fatal_nak;         /* a class B/C responder error waits for owed responses, then NAKs */
-	uint8_t fatal_syn;
-	uint32_t fatal_psn;
 	struct uroce_qp_stats stats; /* but tx_packets/rx_packets: see above */
 	struct uroce_sge *sge_pool;
 	uint8_t *inl_pool;
@@ -271,6 +283,8 @@ struct uroce_qp {
 	uint64_t cnp_last_ns;
 	struct fo_state *fo;    /* failover across a port group (failover.c); NULL without backups */
 };
+/* The per-packet part of a QP: its first bytes, up to rc's rare fields. */
+#define QP_HOT_END offsetof(struct uroce_qp, rc.rd_resp_pkts)
 #define CNP_MIN_GAP_NS 4000u /* NVIDIA's min_time_between_cnps default, 4 us */
 
 /* A port's GID table (gid.c): fe80:: EUI-64 of the MAC, the IPv4

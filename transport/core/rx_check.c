@@ -89,7 +89,7 @@ bool rx_response_in_window(struct uroce_qp *qp, uint32_t psn)
 	 * a later request moves acked_psn past a READ whose responses were
 	 * lost, so the oldest incomplete WQE's first PSN bounds it too.
 	 * Nothing outstanding makes the window empty: a ghost falls outside. */
-	uint32_t una = psn_add(qp->acked_psn, 1);
+	uint32_t una = psn_add(qp->rc.acked_psn, 1);
 	int32_t from_una, to_max;
 
 	if (qp->sq_tail != atomic_load_explicit(&qp->sq_head, memory_order_acquire)) {
@@ -99,7 +99,7 @@ bool rx_response_in_window(struct uroce_qp *qp, uint32_t psn)
 			una = w->first_psn;
 	}
 	from_una = roce_psn_diff(psn, una);
-	to_max = roce_psn_diff(psn, qp->snd_max);
+	to_max = roce_psn_diff(psn, qp->rc.snd_max);
 
 	if (from_una >= 0 && to_max < 0)
 		return true;

@@ -273,7 +273,7 @@ static void case_stale_responses(void)
 	CHECK(drops(UROCE_DROP_STALE_RESPONSE) == st0 + 2 * sizeof(syns), "ghost responses: stale_response %llu, want %zu",
 	      (unsigned long long)(drops(UROCE_DROP_STALE_RESPONSE) - st0), 2 * sizeof(syns));
 	CHECK(qp_state(qp) == UROCE_QPS_RTS, "idle QP moved to %s", uroce_qp_state_str(qp_state(qp)));
-	CHECK(!q->credit_unlimited, "a ghost ACK turned credits off");
+	CHECK(!q->rc.credit_unlimited, "a ghost ACK turned credits off");
 
 	/* one WRITE outstanding (PSN 2000000): out-of-window NAKs, RNR NAKs
 	 * and credits around it change nothing; the real ACK completes it */
@@ -292,9 +292,9 @@ static void case_stale_responses(void)
 	settle();
 	CHECK(drops(UROCE_DROP_STALE_RESPONSE) == st0 + 2 * sizeof(syns), "stale responses: %llu, want %zu",
 	      (unsigned long long)(drops(UROCE_DROP_STALE_RESPONSE) - st0), 2 * sizeof(syns));
-	CHECK(qp_state(qp) == UROCE_QPS_RTS && !q->rnr_wait && !q->credit_unlimited,
+	CHECK(qp_state(qp) == UROCE_QPS_RTS && !q->rc.rnr_wait && !q->rc.credit_unlimited,
 	      "stale responses acted on: state %s rnr_wait %d unlimited %d", uroce_qp_state_str(qp_state(qp)),
-	      q->rnr_wait, q->credit_unlimited);
+	      q->rc.rnr_wait, q->rc.credit_unlimited);
 	CHECK(uroce_poll_cq(cq, 1, &wc) == 0, "the WRITE completed before its ACK");
 	pkt_init(&p, ROCE_TR_RC | ROCE_OP_ACK, uroce_qp_num(qp), 2000000);
 	p.aeth.syndrome = AETH_ACK | 31;
@@ -304,7 +304,7 @@ static void case_stale_responses(void)
 	      "the real ACK did not complete the WRITE");
 	/* an in-window code 31 switches flow control off; a valid code
 	 * afterwards switches it back on */
-	CHECK(q->credit_unlimited, "in-window code 31 ignored");
+	CHECK(q->rc.credit_unlimited, "in-window code 31 ignored");
 	REQUIRE(uroce_post_send(qp, &wr, NULL) == 0, "post: %s", uroce_last_error());
 	step(5);
 	pkt_init(&p, ROCE_TR_RC | ROCE_OP_ACK, uroce_qp_num(qp), 2000001);
@@ -312,7 +312,7 @@ static void case_stale_responses(void)
 	p.aeth.msn = 2;
 	send_raw(&p);
 	settle();
-	CHECK(!q->credit_unlimited && q->lsn == 2 + 4, "a valid code did not restore credits (lsn %u)", q->lsn);
+	CHECK(!q->rc.credit_unlimited && q->rc.lsn == 2 + 4, "a valid code did not restore credits (lsn %u)", q->rc.lsn);
 	while (uroce_poll_cq(cq, 1, &wc) == 1)
 		;
 	CHECK(uroce_qp_destroy(qp) == 0, "destroy");

@@ -48,12 +48,12 @@ static void go_back(struct uroce_qp *qp, uint32_t psn)
 			int32_t resent = roce_psn_diff(qp->snd_nxt, psn);
 
 			qp->sq_cur = i;
-			qp->cur_off = (wr_is_data(w->opcode) || w->opcode == UROCE_WR_RDMA_READ) ? k * qp->mtu : 0;
-			if (qp->cur_off == 0 && w->state == SWQE_SENT)
+			qp->rc.cur_off = (wr_is_data(w->opcode) || w->opcode == UROCE_WR_RDMA_READ) ? k * qp->mtu : 0;
+			if (qp->rc.cur_off == 0 && w->state == SWQE_SENT)
 				w->state = SWQE_SENDING; /* keep its PSNs */
 			qp->snd_nxt = psn;
 			qp->stats.retransmits += resent > 0 ? (uint64_t)resent : 1;
-			qp->gb_blocked = true;
+			qp->rc.gb_blocked = true;
 			ctx_kick(qp);
 			return;
 		}
@@ -69,7 +69,7 @@ static void cur_catch_up(struct uroce_qp *qp, uint32_t next_psn)
 	if ((int32_t)(qp->sq_cur - qp->sq_tail) >= 0)
 		return;
 	qp->sq_cur = qp->sq_tail;
-	qp->cur_off = 0;
+	qp->rc.cur_off = 0;
 	w = tail_wqe(qp);
 	qp->snd_nxt = (w && w->state != SWQE_POSTED) ? w->first_psn : next_psn;
 }
@@ -93,9 +93,9 @@ static bool complete_tail(struct uroce_qp *qp, struct swqe *w)
 static void progress_made(struct uroce_qp *qp)
 {
 	fo_progress(qp);
-	qp->retry_left = qp->attr.retry_cnt;
-	qp->rnr_left = qp->attr.rnr_retry;
-	qp->gb_blocked = false;
+	qp->rc.retry_left = qp->attr.retry_cnt;
+	qp->rc.rnr_left = qp->attr.rnr_retry;
+	qp->rc.gb_blocked = false;
 	if (outstanding(qp))
 		rc_arm_retry(qp);
 	else
@@ -124,7 +124,7 @@ static void ack_upto(struct uroce_qp *qp, uint32_t a)
 		if (wr_is_rd(w->opcode)) {
 			/* a later PSN acknowledged while responses are missing:
 			 * they were lost, ask again */
-			if (roce_psn_diff(a, w->resp_psn) >= 0 && !qp->gb_blocked)
+			if (roce_psn_diff(a, w->resp_psn) >= 0 && !qp->rc.gb_blocked)
 				go_back(qp, w->resp_psn);
 			break;
 		}
@@ -135,8 +135,8 @@ static void ack_upto(struct uroce_qp *qp, uint32_t a)
 		progress = true;
 	}
 	cur_catch_up(qp, psn_add(a, 1));
-	if (roce_psn_diff(a, qp->acked_psn) > 0) {
-		qp->acked_psn = a;
+	if (roce_psn_diff(a, qp->rc.acked_psn) > 0) {
+		qp->rc.acked_psn = a;
 		progress = true;
 	}
 	if (progress)
@@ -173,15 +173,15 @@ static void on_aeth(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		ack_upto(qp, prev);
 		if (qp->state == UROCE_QPS_ERR)
 			return;
-		if (qp->rnr_left == 0) {
+		if (qp->rc.rnr_left == 0) {
 			qp_fail_oldest(qp, UROCE_WC_RNR_RETRY_EXC_ERR);
 			return;
 		}
-		if (qp->rnr_left != 7)
-			qp->rnr_left--;
-		qp->gb_blocked = false;
+		if (qp->rc.rnr_left != 7)
+			qp->rc.rnr_left--;
+		qp->rc.gb_blocked = false;
 		go_back(qp, pkt->psn);
-		qp->rnr_wait = true;
+		qp->rc.rnr_wait = true;
 		engine_timer_arm(qp->ctx->eng, &qp->retry_timer, ctx_clock(qp->ctx) + rnr_timer_ns[syn & 0x1f]);
 		return;
 	case 3: /* NAK */
@@ -190,8 +190,8 @@ static void on_aeth(struct uroce_qp *qp, const struct roce_pkt *pkt)
 			return;
 		if (syn == AETH_NAK_PSN_SEQ_ERR) {
 			qp->stats.seq_naks_rcvd++;
-			qp->gb_blocked = false;
-			if (roce_psn_diff(pkt->psn, qp->snd_max) < 0)
+			qp->rc.gb_blocked = false;
+			if (roce_psn_diff(pkt->psn, qp->rc.snd_max) < 0)
 				go_back(qp, pkt->psn);
 			return;
 		}
@@ -219,7 +219,7 @@ static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt, uint8_
 	w = tail_wqe(qp);
 	if (!w || w->state == SWQE_POSTED || w->opcode != UROCE_WR_RDMA_READ || pkt->psn != w->resp_psn) {
 		if (w && w->opcode == UROCE_WR_RDMA_READ && w->state != SWQE_POSTED &&
-		    roce_psn_diff(pkt->psn, w->resp_psn) > 0 && !qp->gb_blocked) {
+		    roce_psn_diff(pkt->psn, w->resp_psn) > 0 && !qp->rc.gb_blocked) {
 			qp->stats.out_of_sequence++;
 			go_back(qp, w->resp_psn);
 		}
@@ -243,8 +243,8 @@ static void on_read_resp(struct uroce_qp *qp, const struct roce_pkt *pkt, uint8_
 	}
 	sge_copy_in(w->sge, w->num_sge, off, pkt->payload, pkt->payload_len);
 	w->resp_psn = psn_add(w->resp_psn, 1);
-	if (roce_psn_diff(pkt->psn, qp->acked_psn) > 0)
-		qp->acked_psn = pkt->psn;
+	if (roce_psn_diff(pkt->psn, qp->rc.acked_psn) > 0)
+		qp->rc.acked_psn = pkt->psn;
 	if ((op == ROCE_OP_READ_RESP_LAST || op == ROCE_OP_READ_RESP_ONLY) && end == w->length &&
 	    !complete_tail(qp, w))
 		return;
@@ -269,8 +269,8 @@ static void on_atomic_ack(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		return;
 	}
 	sge_copy_in(w->sge, w->num_sge, 0, (const uint8_t *)&v, 8);
-	if (roce_psn_diff(pkt->psn, qp->acked_psn) > 0)
-		qp->acked_psn = pkt->psn;
+	if (roce_psn_diff(pkt->psn, qp->rc.acked_psn) > 0)
+		qp->rc.acked_psn = pkt->psn;
 	if (!complete_tail(qp, w))
 		return;
 	progress_made(qp);
@@ -331,11 +331,11 @@ static void rewind_tail(struct uroce_qp *qp)
 		target = w->resp_psn;
 	else if (wr_is_atomic(w->opcode))
 		target = w->first_psn;
-	else if (roce_psn_diff(psn_add(qp->acked_psn, 1), w->first_psn) > 0)
-		target = psn_add(qp->acked_psn, 1);
+	else if (roce_psn_diff(psn_add(qp->rc.acked_psn, 1), w->first_psn) > 0)
+		target = psn_add(qp->rc.acked_psn, 1);
 	else
 		target = w->first_psn;
-	qp->gb_blocked = false;
+	qp->rc.gb_blocked = false;
 	go_back(qp, target);
 	rc_arm_retry(qp);
 }
@@ -346,8 +346,8 @@ unsigned rc_fo_rewind(struct uroce_qp *qp)
 
 	if (qp->state != UROCE_QPS_RTS && qp->state != UROCE_QPS_SQD)
 		return 0;
-	qp->retry_left = qp->attr.retry_cnt; /* a new member starts its retries afresh */
-	qp->rnr_wait = false;
+	qp->rc.retry_left = qp->attr.retry_cnt; /* a new member starts its retries afresh */
+	qp->rc.rnr_wait = false;
 	if (outstanding(qp))
 		rewind_tail(qp);
 	return (unsigned)(qp->stats.retransmits - before);
@@ -355,7 +355,7 @@ unsigned rc_fo_rewind(struct uroce_qp *qp)
 
 bool rc_fo_idle(const struct uroce_qp *qp)
 {
-	return qp->sq_tail == qp->sq_cur && qp->cur_off == 0;
+	return qp->sq_tail == qp->sq_cur && qp->rc.cur_off == 0;
 }
 
 void rc_retry_timer_fn(struct wheel_timer *t, void *arg)
@@ -365,8 +365,8 @@ void rc_retry_timer_fn(struct wheel_timer *t, void *arg)
 	(void)t;
 	if (qp->state != UROCE_QPS_RTS && qp->state != UROCE_QPS_SQD)
 		return;
-	if (qp->rnr_wait) {
-		qp->rnr_wait = false;
+	if (qp->rc.rnr_wait) {
+		qp->rc.rnr_wait = false;
 		rc_arm_retry(qp);
 		ctx_kick(qp);
 		return;
@@ -377,10 +377,10 @@ void rc_retry_timer_fn(struct wheel_timer *t, void *arg)
 	if (fo_on_rto(qp))
 		return; /* failover took it: a switch rewound the work (and armed the timer), or
 		         * every member is down and the first to return will */
-	if (qp->retry_left == 0) {
+	if (qp->rc.retry_left == 0) {
 		qp_fail_oldest(qp, UROCE_WC_RETRY_EXC_ERR);
 		return;
 	}
-	qp->retry_left--;
+	qp->rc.retry_left--;
 	rewind_tail(qp);
 }

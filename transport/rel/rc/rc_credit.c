@@ -47,8 +47,8 @@ void rc_credit_update(struct uroce_qp *qp, uint32_t msn, uint8_t code)
 	uint32_t lsn;
 
 	if (code == 31) {
-		if (!qp->credit_unlimited) {
-			qp->credit_unlimited = true;
+		if (!qp->rc.credit_unlimited) {
+			qp->rc.credit_unlimited = true;
 			ctx_kick(qp);
 		}
 		return;
@@ -57,14 +57,14 @@ void rc_credit_update(struct uroce_qp *qp, uint32_t msn, uint8_t code)
 	/* A valid code after the invalid one turns flow control back on: the
 	 * latest in-window AETH says what the peer does now, so no one ACK
 	 * switches credits off for good. */
-	if (qp->credit_unlimited) {
-		qp->credit_unlimited = false;
-		qp->lsn = lsn;
+	if (qp->rc.credit_unlimited) {
+		qp->rc.credit_unlimited = false;
+		qp->rc.lsn = lsn;
 		ctx_kick(qp);
 		return;
 	}
-	if (roce_psn_diff(lsn, qp->lsn) > 0) {
-		qp->lsn = lsn;
+	if (roce_psn_diff(lsn, qp->rc.lsn) > 0) {
+		qp->rc.lsn = lsn;
 		ctx_kick(qp);
 	}
 }
@@ -80,9 +80,9 @@ bool rc_credit_may_start(struct uroce_qp *qp, uint32_t sq_index, uint8_t opcode)
 
 	int32_t over;
 
-	if (qp->credit_unlimited || !consumes_rwqe(opcode))
+	if (qp->rc.credit_unlimited || !consumes_rwqe(opcode))
 		return true;
-	over = roce_psn_diff(ssn, qp->lsn);
+	over = roce_psn_diff(ssn, qp->rc.lsn);
 	/* one past the limit probes, but only with nothing else in flight:
 	 * while older messages are unacknowledged their ACKs bring news of
 	 * the peer's receive queue, and the probe would likely be RNR NAKed */
@@ -95,6 +95,6 @@ bool rc_credit_may_start(struct uroce_qp *qp, uint32_t sq_index, uint8_t opcode)
 void rc_credit_started(struct uroce_qp *qp, uint8_t opcode)
 {
 	/* a message number that takes no receive WQE moves the limit on */
-	if (!qp->credit_unlimited && !consumes_rwqe(opcode))
-		qp->lsn = psn_add(qp->lsn, 1);
+	if (!qp->rc.credit_unlimited && !consumes_rwqe(opcode))
+		qp->rc.lsn = psn_add(qp->rc.lsn, 1);
 }

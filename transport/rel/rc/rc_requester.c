@@ -40,11 +40,11 @@ void req_complete(struct uroce_qp *qp, struct swqe *w, enum uroce_wc_status st)
 {
 	struct uroce_wc wc;
 
-	if (wr_is_rd(w->opcode) && w->state != SWQE_POSTED && qp->rd_outstanding) {
-		qp->rd_outstanding--;
+	if (wr_is_rd(w->opcode) && w->state != SWQE_POSTED && qp->rc.rd_outstanding) {
+		qp->rc.rd_outstanding--;
 		if (w->opcode == UROCE_WR_RDMA_READ)
-			qp->rd_resp_pkts -= qp->rd_resp_pkts < rd_req_pkts(w->length, qp->mtu) ?
-			                            qp->rd_resp_pkts : rd_req_pkts(w->length, qp->mtu);
+			qp->rc.rd_resp_pkts -= qp->rc.rd_resp_pkts < rd_req_pkts(w->length, qp->mtu) ?
+			                            qp->rc.rd_resp_pkts : rd_req_pkts(w->length, qp->mtu);
 	}
 	if (st == UROCE_WC_SUCCESS && !w->signaled)
 		return;
@@ -90,9 +90,9 @@ static int send_pkt(struct uroce_qp *qp, struct swqe *w)
 		{ ROCE_OP_WRITE_FIRST, ROCE_OP_WRITE_MIDDLE, ROCE_OP_WRITE_LAST_IMM, ROCE_OP_WRITE_ONLY_IMM },
 	};
 	struct roce_pkt pkt;
-	struct gather g = { w->sge, w->num_sge, qp->cur_off };
+	struct gather g = { w->sge, w->num_sge, qp->rc.cur_off };
 	uint8_t tr = qp->type == UROCE_QPT_RC ? ROCE_TR_RC : qp->type == UROCE_QPT_UC ? ROCE_TR_UC : ROCE_TR_UD;
-	uint32_t off = qp->cur_off, len = 0, consumed = 1, next_off = 0;
+	uint32_t off = qp->rc.cur_off, len = 0, consumed = 1, next_off = 0;
 	bool first = off == 0, last;
 	int pos, rc;
 
@@ -160,14 +160,14 @@ static int send_pkt(struct uroce_qp *qp, struct swqe *w)
 		return rc;
 	qp->tx_packets++;
 	qp->snd_nxt = psn_add(qp->snd_nxt, consumed);
-	if (roce_psn_diff(qp->snd_nxt, qp->snd_max) > 0)
-		qp->snd_max = qp->snd_nxt;
+	if (roce_psn_diff(qp->snd_nxt, qp->rc.snd_max) > 0)
+		qp->rc.snd_max = qp->snd_nxt;
 	if (last) {
-		qp->cur_off = 0;
+		qp->rc.cur_off = 0;
 		w->state = SWQE_SENT;
 		qp->sq_cur++;
 	} else {
-		qp->cur_off = w->opcode == UROCE_WR_RDMA_READ ? next_off : off + len;
+		qp->rc.cur_off = w->opcode == UROCE_WR_RDMA_READ ? next_off : off + len;
 	}
 	return 0;
 }
@@ -199,26 +199,26 @@ static bool req_tx(struct uroce_qp *qp, bool drain)
 	bool rc_qp = qp->type == UROCE_QPT_RC;
 	unsigned budget = 64; /* packets per QP per pass: fairness between QPs */
 
-	while (qp->sq_cur != head && !qp->rnr_wait && budget--) {
+	while (qp->sq_cur != head && !qp->rc.rnr_wait && budget--) {
 		struct swqe *w = &qp->sq[qp->sq_cur & qp->sq_mask];
 
 		if (drain && w->state == SWQE_POSTED)
 			return false; /* never started: held (resends of started ones go on) */
-		if (qp->fo && w->state == SWQE_POSTED && qp->cur_off == 0 && !fo_may_start(qp))
+		if (qp->fo && w->state == SWQE_POSTED && qp->rc.cur_off == 0 && !fo_may_start(qp))
 			return false; /* failing back: the backup drains first (an ACK kicks us) */
 
 		if (rc_qp) {
 			uint32_t maxrd = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
 
-			if (roce_psn_diff(qp->snd_nxt, psn_add(qp->acked_psn, 1)) >= (int32_t)RC_WINDOW_PSNS)
+			if (roce_psn_diff(qp->snd_nxt, psn_add(qp->rc.acked_psn, 1)) >= (int32_t)RC_WINDOW_PSNS)
 				return false; /* ACKs reopen the window and kick us */
-			if (w->state == SWQE_POSTED && qp->cur_off == 0) {
-				if (is_rd(w) && qp->rd_outstanding >= maxrd)
+			if (w->state == SWQE_POSTED && qp->rc.cur_off == 0) {
+				if (is_rd(w) && qp->rc.rd_outstanding >= maxrd)
 					return false;
-				if (w->opcode == UROCE_WR_RDMA_READ && qp->rd_outstanding &&
-				    qp->rd_resp_pkts + rd_req_pkts(w->length, qp->mtu) > RC_READ_RESP_PKTS)
+				if (w->opcode == UROCE_WR_RDMA_READ && qp->rc.rd_outstanding &&
+				    qp->rc.rd_resp_pkts + rd_req_pkts(w->length, qp->mtu) > RC_READ_RESP_PKTS)
 					return false; /* its responses wait for the earlier ones'; a completion kicks us */
-				if (w->fence && qp->rd_outstanding)
+				if (w->fence && qp->rc.rd_outstanding)
 					return false;
 				if (!rc_credit_may_start(qp, qp->sq_cur, credit_op(w)))
 					return false; /* an ACK with credits kicks us */
@@ -228,14 +228,14 @@ static bool req_tx(struct uroce_qp *qp, bool drain)
 					return false;
 				continue;
 			}
-			if (w->opcode == UROCE_WR_RDMA_READ && qp->cur_off && roce_psn_diff(qp->snd_nxt, w->resp_psn) > 0)
+			if (w->opcode == UROCE_WR_RDMA_READ && qp->rc.cur_off && roce_psn_diff(qp->snd_nxt, w->resp_psn) > 0)
 				return false; /* its next request waits for this one's last response, which kicks us */
 		}
-		if (qp->cur_off == 0 && w->state != SWQE_SENDING) {
+		if (qp->rc.cur_off == 0 && w->state != SWQE_SENDING) {
 			if (w->state == SWQE_POSTED && is_rd(w)) {
-				qp->rd_outstanding++;
+				qp->rc.rd_outstanding++;
 				if (w->opcode == UROCE_WR_RDMA_READ)
-					qp->rd_resp_pkts += rd_req_pkts(w->length, qp->mtu);
+					qp->rc.rd_resp_pkts += rd_req_pkts(w->length, qp->mtu);
 			}
 			if (w->state == SWQE_POSTED && rc_qp)
 				rc_credit_started(qp, credit_op(w));
@@ -256,7 +256,7 @@ static bool req_tx(struct uroce_qp *qp, bool drain)
 			qp->sq_tail++;
 		}
 	}
-	return qp->sq_cur != head && !qp->rnr_wait;
+	return qp->sq_cur != head && !qp->rc.rnr_wait;
 }
 
 bool rc_tx(struct uroce_qp *qp)

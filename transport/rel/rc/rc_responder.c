@@ -40,7 +40,7 @@ static int send_aeth(struct uroce_qp *qp, uint8_t syn, uint32_t psn)
 	pkt.dqpn = qp->dqpn;
 	pkt.psn = psn;
 	pkt.aeth.syndrome = syn;
-	pkt.aeth.msn = qp->msn & ROCE_PSN_MASK;
+	pkt.aeth.msn = qp->rc.msn & ROCE_PSN_MASK;
 	rc = ctx_send_pkt(qp->ctx, qp->d.port, &pkt, NULL, NULL);
 	if (rc == 0)
 		qp->tx_packets++;
@@ -49,26 +49,26 @@ static int send_aeth(struct uroce_qp *qp, uint8_t syn, uint32_t psn)
 
 static void queue_ack(struct uroce_qp *qp, uint32_t psn)
 {
-	if (!qp->ack_pending || roce_psn_diff(psn, qp->ack_psn) > 0)
-		qp->ack_psn = psn;
-	qp->ack_pending = true;
-	if (qp->nak_pending && roce_psn_diff(psn, qp->nak_psn) >= 0)
-		qp->nak_pending = false; /* the gap was filled */
+	if (!qp->rc.ack_pending || roce_psn_diff(psn, qp->rc.ack_psn) > 0)
+		qp->rc.ack_psn = psn;
+	qp->rc.ack_pending = true;
+	if (qp->rc.nak_pending && roce_psn_diff(psn, qp->rc.nak_psn) >= 0)
+		qp->rc.nak_pending = false; /* the gap was filled */
 	ctx_kick(qp);
 }
 
 static void queue_nak(struct uroce_qp *qp, uint8_t syn, uint32_t psn)
 {
-	qp->nak_pending = true;
-	qp->nak_syn = syn;
-	qp->nak_psn = psn;
+	qp->rc.nak_pending = true;
+	qp->rc.nak_syn = syn;
+	qp->rc.nak_psn = psn;
 	ctx_kick(qp);
 }
 
 static bool res_tx_pending(const struct uroce_qp *qp)
 {
-	for (uint32_t k = qp->res_tx; k != qp->res_head; k++)
-		if (qp->res[k % qp->nres].tx_pending)
+	for (uint32_t k = qp->rc.res_tx; k != qp->rc.res_head; k++)
+		if (qp->rc.res[k % qp->rc.nres].tx_pending)
 			return true;
 	return false;
 }
@@ -89,9 +89,9 @@ static void resp_nak_error(struct uroce_qp *qp, uint8_t syn)
 	ev.element.qp = qp;
 	ctx_async_event(qp->ctx, &ev);
 	if (res_tx_pending(qp)) {
-		qp->fatal_nak = true;
-		qp->fatal_syn = syn;
-		qp->fatal_psn = qp->epsn;
+		qp->rc.fatal_nak = true;
+		qp->rc.fatal_syn = syn;
+		qp->rc.fatal_psn = qp->epsn;
 		ctx_kick(qp);
 		return;
 	}
@@ -105,8 +105,8 @@ static void resp_fatal(struct uroce_qp *qp, uint8_t syn, enum uroce_drop_reason 
 {
 	ctx_count_drop(qp->ctx, why);
 	if (qp->type != UROCE_QPT_RC) {
-		qp->in_send = qp->in_write = false;
-		qp->uc_discard = true;
+		qp->rc.in_send = qp->rc.in_write = false;
+		qp->rc.uc_discard = true;
 		return;
 	}
 	resp_nak_error(qp, syn);
@@ -172,7 +172,7 @@ static bool recv_invalidate(struct uroce_qp *qp, const struct roce_pkt *pkt)
 		return true;
 	ctx_count_drop(qp->ctx, why);
 	qp->stats.access_errors++;
-	post_recv_wc(qp, UROCE_WC_RECV, qp->recv_off, pkt, false, UROCE_WC_REM_INV_REQ_ERR);
+	post_recv_wc(qp, UROCE_WC_RECV, qp->rc.recv_off, pkt, false, UROCE_WC_REM_INV_REQ_ERR);
 	resp_nak_error(qp, AETH_NAK_INVALID_REQ);
 	return false;
 }
@@ -187,10 +187,10 @@ static bool need_rwqe(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	ctx_count_drop(qp->ctx, UROCE_DROP_NO_RECV_BUFFER);
 	if (qp->type == UROCE_QPT_RC) {
 		qp->stats.rnr_naks_sent++;
-		qp->nak_sent = true; /* one NAK per gap: later packets of this message stay quiet */
+		qp->rc.nak_sent = true; /* one NAK per gap: later packets of this message stay quiet */
 		queue_nak(qp, (uint8_t)(AETH_RNR_NAK | qp->attr.min_rnr_timer), pkt->psn);
 	} else {
-		qp->uc_discard = !(op_flags(pkt) & ROCE_LAST);
+		qp->rc.uc_discard = !(op_flags(pkt) & ROCE_LAST);
 		qp->epsn = psn_add(pkt->psn, 1);
 	}
 	return false;
@@ -249,10 +249,10 @@ static void ud_rx(struct uroce_qp *qp, const struct uroce_frame *f, const struct
 
 static struct rd_res *find_res(struct uroce_qp *qp, uint32_t psn, uint8_t type, uint32_t *index)
 {
-	uint32_t n = qp->res_head < qp->nres ? qp->res_head : qp->nres;
+	uint32_t n = qp->rc.res_head < qp->rc.nres ? qp->rc.res_head : qp->rc.nres;
 
-	for (uint32_t k = qp->res_head - n; k != qp->res_head; k++) {
-		struct rd_res *r = &qp->res[k % qp->nres];
+	for (uint32_t k = qp->rc.res_head - n; k != qp->rc.res_head; k++) {
+		struct rd_res *r = &qp->rc.res[k % qp->rc.nres];
 
 		if (r->type == type && roce_psn_diff(psn, r->first_psn) >= 0 && roce_psn_diff(psn, r->last_psn) <= 0) {
 			*index = k;
@@ -283,8 +283,8 @@ static void replay(struct uroce_qp *qp, const struct roce_pkt *pkt, uint8_t op)
 	}
 	r->tx_pending = true;
 	r->replay = true;
-	if ((int32_t)(k - qp->res_tx) < 0)
-		qp->res_tx = k;
+	if ((int32_t)(k - qp->rc.res_tx) < 0)
+		qp->rc.res_tx = k;
 	ctx_kick(qp);
 }
 
@@ -299,10 +299,10 @@ static void replay(struct uroce_qp *qp, const struct roce_pkt *pkt, uint8_t op)
  * fewer than all busy the slot reused next is done with its first send. */
 static bool res_available(struct uroce_qp *qp)
 {
-	uint32_t n = qp->res_head < qp->nres ? qp->res_head : qp->nres, busy = 0;
+	uint32_t n = qp->rc.res_head < qp->rc.nres ? qp->rc.res_head : qp->rc.nres, busy = 0;
 
-	for (uint32_t k = qp->res_head - n; k != qp->res_head; k++) {
-		const struct rd_res *r = &qp->res[k % qp->nres];
+	for (uint32_t k = qp->rc.res_head - n; k != qp->rc.res_head; k++) {
+		const struct rd_res *r = &qp->rc.res[k % qp->rc.nres];
 
 		busy += r->tx_pending && !r->replay;
 	}
@@ -352,8 +352,8 @@ static inline enum resp_stage rs_psn_rc(struct uroce_qp *qp, const struct resp_i
 	if (d > 0) {
 		qp->stats.out_of_sequence++;
 		ctx_count_drop(qp->ctx, UROCE_DROP_PSN_OUT_OF_WINDOW);
-		if (!qp->nak_sent) {
-			qp->nak_sent = true;
+		if (!qp->rc.nak_sent) {
+			qp->rc.nak_sent = true;
 			qp->stats.seq_naks_sent++;
 			queue_nak(qp, AETH_NAK_PSN_SEQ_ERR, qp->epsn);
 		}
@@ -365,7 +365,7 @@ static inline enum resp_stage rs_psn_rc(struct uroce_qp *qp, const struct resp_i
 		replay(qp, in->pkt, in->op);
 		return RS_DONE;
 	}
-	qp->nak_sent = false;
+	qp->rc.nak_sent = false;
 	return RS_OP_SEQ;
 }
 
@@ -387,18 +387,18 @@ static inline enum resp_stage rs_psn_uc(struct uroce_qp *qp, const struct resp_i
 		/* a gap loses the message in progress */
 		ctx_count_drop(qp->ctx, UROCE_DROP_UC_GAP);
 		qp->stats.out_of_sequence++;
-		qp->in_send = qp->in_write = false;
+		qp->rc.in_send = qp->rc.in_write = false;
 		qp->epsn = in->pkt->psn;
-		qp->uc_discard = !first;
+		qp->rc.uc_discard = !first;
 	}
-	if (qp->uc_discard) {
+	if (qp->rc.uc_discard) {
 		if (!first) {
 			ctx_count_drop(qp->ctx, UROCE_DROP_UC_GAP);
 			qp->epsn = psn_add(in->pkt->psn, 1);
 			return RS_DONE;
 		}
-		qp->uc_discard = false;
-		qp->in_send = qp->in_write = false;
+		qp->rc.uc_discard = false;
+		qp->rc.in_send = qp->rc.in_write = false;
 	}
 	return RS_OP_SEQ;
 }
@@ -407,8 +407,8 @@ static inline enum resp_stage rs_psn_uc(struct uroce_qp *qp, const struct resp_i
  * the packets after it, up to the next FIRST, go too. */
 static void uc_skip(struct uroce_qp *qp, const struct resp_in *in, bool discard)
 {
-	qp->in_send = qp->in_write = false;
-	qp->uc_discard = discard;
+	qp->rc.in_send = qp->rc.in_write = false;
+	qp->rc.uc_discard = discard;
 	qp->epsn = psn_add(in->pkt->psn, 1);
 }
 
@@ -417,9 +417,9 @@ static inline enum resp_stage rs_op_seq(struct uroce_qp *qp, const struct resp_i
 	bool ok;
 
 	if (in->flags & ROCE_FIRST)
-		ok = !qp->in_send && !qp->in_write;
+		ok = !qp->rc.in_send && !qp->rc.in_write;
 	else
-		ok = op_send(in->op) ? qp->in_send : op_write(in->op) ? qp->in_write : false;
+		ok = op_send(in->op) ? qp->rc.in_send : op_write(in->op) ? qp->rc.in_write : false;
 	if (ok && (in->rc || in->op < ROCE_OP_READ_REQUEST))
 		return RS_LENGTH;
 	if (in->rc) {
@@ -459,12 +459,12 @@ static inline enum resp_stage rs_recv(struct uroce_qp *qp, const struct resp_in 
 	if (in->flags & ROCE_FIRST) {
 		if (!need_rwqe(qp, pkt))
 			return RS_DONE;
-		qp->recv_off = 0;
+		qp->rc.recv_off = 0;
 	}
-	if (qp->recv_off + in->len > qp->cur_rwqe.length) {
+	if (qp->rc.recv_off + in->len > qp->cur_rwqe.length) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
 		if (in->rc) {
-			post_recv_wc(qp, UROCE_WC_RECV, qp->recv_off + in->len, pkt, false, UROCE_WC_LOC_LEN_ERR);
+			post_recv_wc(qp, UROCE_WC_RECV, qp->rc.recv_off + in->len, pkt, false, UROCE_WC_LOC_LEN_ERR);
 			resp_nak_error(qp, AETH_NAK_INVALID_REQ);
 		} else {
 			uc_skip(qp, in, !(in->flags & ROCE_LAST));
@@ -474,7 +474,7 @@ static inline enum resp_stage rs_recv(struct uroce_qp *qp, const struct resp_in 
 	if (!sges_live(qp->ctx, qp->cur_rwqe.sge, qp->cur_rwqe.num_sge)) {
 		/* the receive buffer's region was deregistered after posting */
 		ctx_count_drop(qp->ctx, UROCE_DROP_ACCESS_DENIED);
-		post_recv_wc(qp, UROCE_WC_RECV, qp->recv_off, pkt, false, UROCE_WC_LOC_PROT_ERR);
+		post_recv_wc(qp, UROCE_WC_RECV, qp->rc.recv_off, pkt, false, UROCE_WC_LOC_PROT_ERR);
 		if (in->rc) {
 			resp_nak_error(qp, AETH_NAK_REM_OP_ERR);
 		} else {
@@ -490,15 +490,15 @@ static inline enum resp_stage rs_send(struct uroce_qp *qp, const struct resp_in 
 	const struct roce_pkt *pkt = in->pkt;
 	bool last = in->flags & ROCE_LAST;
 
-	sge_copy_in(qp->cur_rwqe.sge, qp->cur_rwqe.num_sge, qp->recv_off, pkt->payload, in->len);
-	qp->recv_off += in->len;
-	qp->in_send = !last;
+	sge_copy_in(qp->cur_rwqe.sge, qp->cur_rwqe.num_sge, qp->rc.recv_off, pkt->payload, in->len);
+	qp->rc.recv_off += in->len;
+	qp->rc.in_send = !last;
 	if ((in->flags & ROCE_HAS(ROCE_HDR_IETH)) && !recv_invalidate(qp, pkt))
 		return RS_DONE;
 	if (last) {
-		post_recv_wc(qp, UROCE_WC_RECV, qp->recv_off, pkt, in->flags & ROCE_HAS(ROCE_HDR_IMMDT),
+		post_recv_wc(qp, UROCE_WC_RECV, qp->rc.recv_off, pkt, in->flags & ROCE_HAS(ROCE_HDR_IMMDT),
 		             UROCE_WC_SUCCESS);
-		qp->msn++;
+		qp->rc.msn++;
 	}
 	return RS_ADVANCE;
 }
@@ -521,8 +521,8 @@ static inline enum resp_stage rs_write_reth(struct uroce_qp *qp, const struct re
 		return RS_DONE;
 	}
 	qp->write_va = pkt->reth.va;
-	qp->write_left = pkt->reth.dma_len;
-	qp->recv_off = pkt->reth.dma_len; /* byte_len of a WRITE_WITH_IMM completion */
+	qp->rc.write_left = pkt->reth.dma_len;
+	qp->rc.recv_off = pkt->reth.dma_len; /* byte_len of a WRITE_WITH_IMM completion */
 	return RS_WRITE;
 }
 
@@ -532,7 +532,7 @@ static inline enum resp_stage rs_write(struct uroce_qp *qp, const struct resp_in
 	bool last = in->flags & ROCE_LAST, imm = in->flags & ROCE_HAS(ROCE_HDR_IMMDT);
 	uint32_t len = in->len;
 
-	if (len > qp->write_left || (last && len != qp->write_left)) {
+	if (len > qp->rc.write_left || (last && len != qp->rc.write_left)) {
 		resp_fatal(qp, AETH_NAK_INVALID_REQ, UROCE_DROP_BAD_LENGTH_MSG);
 		return RS_DONE;
 	}
@@ -548,17 +548,17 @@ static inline enum resp_stage rs_write(struct uroce_qp *qp, const struct resp_in
 		memcpy((void *)(uintptr_t)qp->write_va, pkt->payload, len);
 	}
 	qp->write_va += len;
-	qp->write_left -= len;
-	qp->in_write = !last;
+	qp->rc.write_left -= len;
+	qp->rc.in_write = !last;
 	if (imm && qp->init.rel.imm_counter) {
 		/* counted, not completed: no receive was taken (rel.imm_counter) */
 		imm_count(qp->ctx, htobe32(pkt->imm));
 		qp->stats.imm_counted++;
 	} else if (imm) {
-		post_recv_wc(qp, UROCE_WC_RECV_RDMA_WITH_IMM, qp->recv_off, pkt, true, UROCE_WC_SUCCESS);
+		post_recv_wc(qp, UROCE_WC_RECV_RDMA_WITH_IMM, qp->rc.recv_off, pkt, true, UROCE_WC_SUCCESS);
 	}
 	if (last) {
-		qp->msn++;
+		qp->rc.msn++;
 		qp->write_mr = NULL;
 	}
 	return RS_ADVANCE;
@@ -567,7 +567,7 @@ static inline enum resp_stage rs_write(struct uroce_qp *qp, const struct resp_in
 /* The next responder resource, cleared, of type for the request at psn. */
 static struct rd_res *res_new(struct uroce_qp *qp, uint8_t type, uint32_t psn)
 {
-	struct rd_res *r = &qp->res[qp->res_head % qp->nres];
+	struct rd_res *r = &qp->rc.res[qp->rc.res_head % qp->rc.nres];
 
 	memset(r, 0, sizeof(*r));
 	r->type = type;
@@ -579,10 +579,10 @@ static struct rd_res *res_new(struct uroce_qp *qp, uint8_t type, uint32_t psn)
 /* The resource res_new gave is taken; the request spans npsn PSNs. */
 static void res_push(struct uroce_qp *qp, uint32_t npsn)
 {
-	qp->res_head++;
-	if (qp->res_head - qp->res_tx > qp->nres)
-		qp->res_tx = qp->res_head - qp->nres;
-	qp->msn++;
+	qp->rc.res_head++;
+	if (qp->rc.res_head - qp->rc.res_tx > qp->rc.nres)
+		qp->rc.res_tx = qp->rc.res_head - qp->rc.nres;
+	qp->rc.msn++;
 	qp->epsn = psn_add(qp->epsn, npsn);
 	qp->rx_packets++;
 	ctx_kick(qp);
@@ -716,7 +716,7 @@ void rc_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		ud_rx(qp, f, pkt);
 		return;
 	}
-	if (qp->fatal_nak) {
+	if (qp->rc.fatal_nak) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_QP_STATE); /* on its way to ERR */
 		return;
 	}
@@ -742,7 +742,7 @@ static int send_res(struct uroce_qp *qp, struct rd_res *r)
 		pkt.dqpn = qp->dqpn;
 		pkt.psn = r->first_psn;
 		pkt.aeth.syndrome = AETH_ACK | rc_resp_credits(qp);
-		pkt.aeth.msn = qp->msn & ROCE_PSN_MASK;
+		pkt.aeth.msn = qp->rc.msn & ROCE_PSN_MASK;
 		pkt.atomic_ack = r->orig;
 		if (ctx_send_pkt(qp->ctx, qp->d.port, &pkt, NULL, NULL))
 			return -1;
@@ -777,7 +777,7 @@ static int send_res(struct uroce_qp *qp, struct rd_res *r)
 		pkt.dqpn = qp->dqpn;
 		pkt.psn = psn_add(r->first_psn, off / qp->mtu);
 		pkt.aeth.syndrome = AETH_ACK | rc_resp_credits(qp);
-		pkt.aeth.msn = qp->msn & ROCE_PSN_MASK;
+		pkt.aeth.msn = qp->rc.msn & ROCE_PSN_MASK;
 		pkt.payload_len = len;
 		g.src = (const uint8_t *)(uintptr_t)(r->va + off);
 		if (ctx_send_pkt(qp->ctx, qp->d.port, &pkt, len ? gather_mem : NULL, &g))
@@ -792,27 +792,27 @@ static int send_res(struct uroce_qp *qp, struct rd_res *r)
 
 bool resp_tx(struct uroce_qp *qp)
 {
-	while (qp->res_tx != qp->res_head) {
-		struct rd_res *r = &qp->res[qp->res_tx % qp->nres];
+	while (qp->rc.res_tx != qp->rc.res_head) {
+		struct rd_res *r = &qp->rc.res[qp->rc.res_tx % qp->rc.nres];
 
 		if (r->tx_pending && send_res(qp, r))
 			return true;
-		qp->res_tx++;
+		qp->rc.res_tx++;
 	}
 	/* a full TX stage keeps them pending for the next pass: a lost ACK
 	 * would cost the requester a timeout and a go-back */
-	if (qp->ack_pending) {
-		if (send_aeth(qp, AETH_ACK | rc_resp_credits(qp), qp->ack_psn))
+	if (qp->rc.ack_pending) {
+		if (send_aeth(qp, AETH_ACK | rc_resp_credits(qp), qp->rc.ack_psn))
 			return true;
-		qp->ack_pending = false;
+		qp->rc.ack_pending = false;
 	}
-	if (qp->nak_pending) {
-		if (send_aeth(qp, qp->nak_syn, qp->nak_psn))
+	if (qp->rc.nak_pending) {
+		if (send_aeth(qp, qp->rc.nak_syn, qp->rc.nak_psn))
 			return true;
-		qp->nak_pending = false;
+		qp->rc.nak_pending = false;
 	}
-	if (qp->fatal_nak) {
-		send_aeth(qp, qp->fatal_syn, qp->fatal_psn);
+	if (qp->rc.fatal_nak) {
+		send_aeth(qp, qp->rc.fatal_syn, qp->rc.fatal_psn);
 		qp_to_error(qp);
 	}
 	return false;

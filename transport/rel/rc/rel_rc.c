@@ -3,6 +3,7 @@
  * the machinery; this file only names it, so rc is wire-compatible with
  * rdma-core and RoCE NICs exactly as before the table existed. */
 #include <errno.h>
+#include <string.h>
 
 #include "transport/core/qp_internal.h"
 #include "transport/rel/rel.h"
@@ -29,6 +30,36 @@ static int rc_init(struct uroce_qp *qp)
 static void rc_nop(struct uroce_qp *qp)
 {
 	(void)qp;
+}
+
+/* Back to RESET: the sender's, responder's and completer's progress goes;
+ * the PSNs and limits the next modify sets stay until then. */
+static void rc_reset(struct uroce_qp *qp)
+{
+	struct rc_state *rc = &qp->rc;
+
+	rc->cur_off = rc->rd_outstanding = rc->rd_resp_pkts = 0;
+	rc->gb_blocked = rc->rnr_wait = false;
+	rc->nak_sent = rc->uc_discard = rc->in_send = rc->in_write = false;
+	rc->ack_pending = rc->nak_pending = rc->fatal_nak = false;
+	rc->msn = 0;
+	rc->lsn = 0;                   /* no credits known: one probing SEND at a time */
+	rc->credit_unlimited = false;
+	memset(rc->res, 0, RC_MAX_RD_ATOMIC * sizeof(*rc->res));
+	rc->res_head = rc->res_tx = 0;
+}
+
+/* To ERR: nothing more is placed or answered, and the send queue's flush
+ * starts from nothing in flight. */
+static void rc_error(struct uroce_qp *qp)
+{
+	struct rc_state *rc = &qp->rc;
+
+	rc->in_send = rc->in_write = false;
+	rc->ack_pending = rc->nak_pending = rc->fatal_nak = false;
+	for (uint32_t i = 0; i < RC_MAX_RD_ATOMIC; i++)
+		rc->res[i].tx_pending = false;
+	rc->cur_off = rc->rd_outstanding = rc->rd_resp_pkts = 0;
 }
 
 static int rc_ready(struct uroce_qp *qp)
@@ -87,7 +118,7 @@ static void rc_rx_ctrl(struct uroce_qp *qp, const struct roce_pkt *pkt)
 static size_t rc_state_bytes(const struct uroce_qp *qp)
 {
 	(void)qp;
-	return 0; /* all of it lives in struct uroce_qp */
+	return 0; /* all of it lives in the QP's struct rc_state */
 }
 
 static unsigned rc_fo_switch(struct uroce_qp *qp, bool rewind)
@@ -107,8 +138,8 @@ const struct rel_ops rel_rc_ops = {
 	.is_ctrl = rc_is_ctrl,
 	.timer = rc_retry_timer_fn,
 	.complete = req_complete,
-	.error = rc_nop,
-	.reset = rc_nop,
+	.error = rc_error,
+	.reset = rc_reset,
 	.state_bytes = rc_state_bytes,
 	.fo_switch = rc_fo_switch,
 	.fo_idle = rc_fo_idle,
