@@ -28,7 +28,9 @@
 #include "dataplane/neigh.h"
 #include "dataplane/port.h"
 #include "dataplane/wire.h"
-#include "tcp_retry.h"
+#include "interop_io.h"
+
+#define PROG "rc_pingpong_peer"
 
 /* ibv_rc_pingpong's wire contract (rdma-core libibverbs/examples). */
 #define PP_TCP_PORT 18515
@@ -138,22 +140,6 @@ static void usage(FILE *f)
 		PP_TCP_PORT, MAX_ITERS, MAX_SIZE, MTU_DEFAULT);
 }
 
-static int parse_long(const char *what, const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || end == s || *end || v < lo || v > hi) {
-		fprintf(stderr, "rc_pingpong_peer: %s '%s' is invalid: expected an integer in %ld..%ld\n",
-			what, s, lo, hi);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -171,7 +157,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	long v;
 	int c;
 
 	*o = (struct opts){ .tcp_port = PP_TCP_PORT, .iters = 1000, .size = 4096, .mtu = MTU_DEFAULT,
@@ -180,42 +165,17 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 'P': o->port_spec = optarg; break;
 		case 'S': o->server = optarg; break;
-		case 'p':
-			if (parse_long("--tcp-port", optarg, 1, 65535, &v)) return -EINVAL;
-			o->tcp_port = (int)v;
-			break;
-		case 'n':
-			if (parse_long("--iters", optarg, 1, MAX_ITERS, &v)) return -EINVAL;
-			o->iters = v;
-			break;
-		case 's':
-			if (parse_long("--size", optarg, 1, MAX_SIZE, &v)) return -EINVAL;
-			o->size = v;
-			break;
+		case 'p': IO_OPT(PROG, "--tcp-port", 1, 65535, o->tcp_port); break;
+		case 'n': IO_OPT(PROG, "--iters", 1, MAX_ITERS, o->iters); break;
+		case 's': IO_OPT(PROG, "--size", 1, MAX_SIZE, o->size); break;
 		case 'm':
-			if (parse_long("--mtu", optarg, 256, 4096, &v)) return -EINVAL;
-			if (v != 256 && v != 512 && v != 1024 && v != 2048 && v != 4096) {
-				fprintf(stderr, "rc_pingpong_peer: --mtu %ld: accepted 256, 512, 1024, 2048, 4096\n", v);
+			if (io_parse_mtu(PROG, "--mtu", optarg, &o->mtu))
 				return -EINVAL;
-			}
-			o->mtu = (uint32_t)v;
 			break;
-		case 'r':
-			if (parse_long("--rto-ms", optarg, 1, 10000, &v)) return -EINVAL;
-			o->rto_ms = (int)v;
-			break;
-		case 'R':
-			if (parse_long("--retries", optarg, 0, 100, &v)) return -EINVAL;
-			o->retries = (int)v;
-			break;
-		case 't':
-			if (parse_long("--timeout", optarg, 1, 3600, &v)) return -EINVAL;
-			o->timeout_s = (int)v;
-			break;
-		case 'C':
-			if (parse_long("--corrupt-icrc", optarg, 0, MAX_ITERS, &v)) return -EINVAL;
-			o->corrupt_icrc = v;
-			break;
+		case 'r': IO_OPT(PROG, "--rto-ms", 1, 10000, o->rto_ms); break;
+		case 'R': IO_OPT(PROG, "--retries", 0, 100, o->retries); break;
+		case 't': IO_OPT(PROG, "--timeout", 1, 3600, o->timeout_s); break;
+		case 'C': IO_OPT(PROG, "--corrupt-icrc", 0, MAX_ITERS, o->corrupt_icrc); break;
 		case 'v': o->verbose = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -EINVAL;
@@ -242,33 +202,6 @@ static int tcp_connect(const struct in_addr *srv, int port)
 	return tcp_connect_retry(&sa, CONNECT_TIMEOUT_MS);
 }
 
-static int read_full(int fd, char *buf, size_t len, int timeout_ms)
-{
-	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
-	size_t got = 0;
-
-	while (got < len) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		int64_t left_ms = (int64_t)(deadline - now_ns()) / 1000000;
-
-		if ((int64_t)(deadline - now_ns()) <= 0)
-			return -ETIMEDOUT;
-		int r = poll(&pfd, 1, (int)(left_ms > 0 ? left_ms : 1));
-		if (r < 0 && errno != EINTR)
-			return -errno;
-		if (r <= 0)
-			continue;
-		ssize_t n = read(fd, buf + got, len - got);
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		if (n == 0)
-			return -ECONNRESET;
-		if (n > 0)
-			got += (size_t)n;
-	}
-	return 0;
-}
-
 static int write_full(int fd, const char *buf, size_t len)
 {
 	ssize_t n = write(fd, buf, len);
@@ -279,43 +212,23 @@ static int write_full(int fd, const char *buf, size_t len)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
-/* The GID as the pingpong programs print it: the 16 bytes in wire order,
- * as four %08x of htonl() of each 32-bit word, which is plain hex. */
-static void gid_to_hex(const uint8_t gid[16], char out[33])
-{
-	for (int i = 0; i < 16; i++)
-		snprintf(out + 2 * i, 3, "%02x", gid[i]);
-}
-
-static int hex_to_gid(const char *s, uint8_t gid[16])
-{
-	for (int i = 0; i < 16; i++) {
-		unsigned v;
-
-		if (sscanf(s + 2 * i, "%2x", &v) != 1)
-			return -EINVAL;
-		gid[i] = (uint8_t)v;
-	}
-	return 0;
-}
-
 static int exchange(struct peer *pp, int fd, const uint8_t my_gid[16], uint8_t rem_gid[16])
 {
 	char msg[PP_DEST_MSG_LEN], gid[33], rgid[33];
 	unsigned lid, qpn, psn;
 	int rc;
 
-	gid_to_hex(my_gid, gid);
+	io_gid_to_hex(my_gid, gid);
 	snprintf(msg, sizeof(msg), "%04x:%06x:%06x:%s", 0u, pp->my_qpn, pp->my_psn, gid);
 	rc = write_full(fd, msg, sizeof(msg));
 	if (rc)
 		return rc;
-	rc = read_full(fd, msg, sizeof(msg), EXCHANGE_TIMEOUT_MS);
+	rc = io_read_full(fd, msg, sizeof(msg), EXCHANGE_TIMEOUT_MS);
 	if (rc)
 		return rc;
 	msg[sizeof(msg) - 1] = '\0';
 	if (strlen(msg) != PP_DEST_MSG_LEN - 1 || sscanf(msg, "%x:%x:%x:%32s", &lid, &qpn, &psn, rgid) != 4 ||
-	    strlen(rgid) != 32 || hex_to_gid(rgid, rem_gid)) {
+	    strlen(rgid) != 32 || io_hex_to_gid(rgid, rem_gid)) {
 		fprintf(stderr, "rc_pingpong_peer: server's address message '%s' is not LID:QPN:PSN:GID\n", msg);
 		return -EPROTO;
 	}

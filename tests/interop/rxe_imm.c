@@ -25,7 +25,8 @@
 
 #include <infiniband/verbs.h>
 
-#include "tcp_retry.h"
+#include "interop_io.h"
+#include "verbs_io.h"
 
 #define TCP_PORT 18516
 #define INFO_LEN 96          /* one fixed-size record, NUL padded */
@@ -40,46 +41,17 @@ struct dest {
 	union ibv_gid gid;
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static int die(const char *what)
 {
 	fprintf(stderr, "rxe_imm: %s\n", what);
 	return 1;
 }
 
-static int read_full(int fd, char *buf, size_t len)
-{
-	uint64_t end = now_ms() + WAIT_MS;
-	size_t got = 0;
-
-	while (got < len) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-
-		if (now_ms() > end)
-			return -ETIMEDOUT;
-		if (poll(&p, 1, 100) <= 0)
-			continue;
-		ssize_t n = read(fd, buf + got, len - got);
-		if (n <= 0)
-			return n ? -errno : -ECONNRESET;
-		got += (size_t)n;
-	}
-	return 0;
-}
-
 static void dest_fmt(const struct dest *d, char out[INFO_LEN])
 {
 	char g[33];
 
-	for (int i = 0; i < 16; i++)
-		snprintf(g + 2 * i, 3, "%02x", d->gid.raw[i]);
+	io_gid_to_hex(d->gid.raw, g);
 	memset(out, 0, INFO_LEN);
 	snprintf(out, INFO_LEN, "%06x %06x %s %08x %016" PRIx64, d->qpn, d->psn, g, d->rkey, d->va);
 }
@@ -90,15 +62,9 @@ static int dest_parse(const char *s, struct dest *d)
 	unsigned qpn, psn, rkey;
 	uint64_t va;
 
-	if (sscanf(s, "%x %x %32s %x %" SCNx64, &qpn, &psn, g, &rkey, &va) != 5 || strlen(g) != 32)
+	if (sscanf(s, "%x %x %32s %x %" SCNx64, &qpn, &psn, g, &rkey, &va) != 5 || strlen(g) != 32 ||
+	    io_hex_to_gid(g, d->gid.raw))
 		return -EINVAL;
-	for (int i = 0; i < 16; i++) {
-		unsigned v;
-
-		if (sscanf(g + 2 * i, "%2x", &v) != 1)
-			return -EINVAL;
-		d->gid.raw[i] = (uint8_t)v;
-	}
 	d->qpn = qpn;
 	d->psn = psn;
 	d->rkey = rkey;
@@ -108,25 +74,7 @@ static int dest_parse(const char *s, struct dest *d)
 
 static int tcp_server(void)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(TCP_PORT) };
-	int one = 1, ls = socket(AF_INET, SOCK_STREAM, 0), fd;
-	struct pollfd p;
-
-	if (ls < 0)
-		return -errno;
-	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 1)) {
-		close(ls);
-		return -errno;
-	}
-	p = (struct pollfd){ .fd = ls, .events = POLLIN };
-	if (poll(&p, 1, WAIT_MS) != 1) {
-		close(ls);
-		return -ETIMEDOUT;
-	}
-	fd = accept(ls, NULL, NULL);
-	close(ls);
-	return fd < 0 ? -errno : fd;
+	return tcp_accept_one(TCP_PORT, WAIT_MS);
 }
 
 static int tcp_client(const char *host)
@@ -168,7 +116,7 @@ static int to_rts(struct ibv_qp *qp, int gidx, const struct dest *my, const stru
 /* One completion, bounded in time. */
 static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc)
 {
-	uint64_t end = now_ms() + WAIT_MS;
+	uint64_t end = io_now_ms() + WAIT_MS;
 
 	for (;;) {
 		int n = ibv_poll_cq(cq, 1, wc);
@@ -177,7 +125,7 @@ static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc)
 			return -EIO;
 		if (n == 1)
 			return wc->status == IBV_WC_SUCCESS ? 0 : -EIO;
-		if (now_ms() > end)
+		if (io_now_ms() > end)
 			return -ETIMEDOUT;
 	}
 }
@@ -188,7 +136,6 @@ int main(int argc, char **argv)
 	int gidx = 1, iters = 3, c, fd, rc = 1;
 	long size = 64;
 	bool write_imm = false;
-	struct ibv_device **list;
 	struct ibv_context *ctx = NULL;
 	struct ibv_pd *pd = NULL;
 	struct ibv_mr *mr = NULL;
@@ -217,14 +164,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	list = ibv_get_device_list(NULL);
-	for (int i = 0; list && list[i]; i++)
-		if (!devname || !strcmp(ibv_get_device_name(list[i]), devname)) {
-			ctx = ibv_open_device(list[i]);
-			break;
-		}
-	if (list)
-		ibv_free_device_list(list);
+	ctx = vio_open_device(devname);
 	if (!ctx)
 		return die("no such verbs device");
 	buf = calloc(1, (size_t)size);
@@ -249,7 +189,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	my.qpn = qp->qp_num;
-	srand48((long)now_ms() ^ getpid());
+	srand48((long)io_now_ms() ^ getpid());
 	my.psn = (uint32_t)lrand48() & 0xffffff;
 	my.rkey = mr->rkey;
 	my.va = (uint64_t)(uintptr_t)buf;
@@ -266,7 +206,7 @@ int main(int argc, char **argv)
 			}
 		}
 		fd = tcp_server();
-		if (fd < 0 || read_full(fd, msg, INFO_LEN) || dest_parse(msg, &rem) || to_rts(qp, gidx, &my, &rem)) {
+		if (fd < 0 || io_read_full(fd, msg, INFO_LEN, WAIT_MS) || dest_parse(msg, &rem) || to_rts(qp, gidx, &my, &rem)) {
 			rc = die("connection setup failed (server)");
 			goto out;
 		}
@@ -296,7 +236,7 @@ int main(int argc, char **argv)
 
 	fd = tcp_client(server);
 	dest_fmt(&my, msg);
-	if (fd < 0 || write(fd, msg, INFO_LEN) != INFO_LEN || read_full(fd, msg, INFO_LEN) ||
+	if (fd < 0 || write(fd, msg, INFO_LEN) != INFO_LEN || io_read_full(fd, msg, INFO_LEN, WAIT_MS) ||
 	    dest_parse(msg, &rem) || to_rts(qp, gidx, &my, &rem)) {
 		rc = die("connection setup failed (client)");
 		goto out;
@@ -319,20 +259,11 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	rc = read_full(fd, msg, 5) || strcmp(msg, "done") ? die("no \"done\" from the server") : 0;
+	rc = io_read_full(fd, msg, 5, WAIT_MS) || strcmp(msg, "done") ? die("no \"done\" from the server") : 0;
 	if (!rc)
 		printf("client: %d %s of %ld bytes sent\n", iters, write_imm ? "RDMA WRITEs with immediate" : "SENDs with immediate", size);
 	close(fd);
 out:
-	if (qp)
-		ibv_destroy_qp(qp);
-	if (cq)
-		ibv_destroy_cq(cq);
-	if (mr)
-		ibv_dereg_mr(mr);
-	if (pd)
-		ibv_dealloc_pd(pd);
-	ibv_close_device(ctx);
-	free(buf);
+	vio_release(ctx, pd, mr, cq, NULL, qp, buf);
 	return rc;
 }

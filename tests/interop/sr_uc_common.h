@@ -1,6 +1,6 @@
 /* What sr_uc_send (host, uroce) and uc_sink (rxe guest, libibverbs) agree
  * on: the TCP exchange, the data pattern, and the sr immediate's layout.
- * Plain C with no uroce or verbs headers, so that uc_sink.c builds on its
+ * and the records' I/O. Plain C with no uroce or verbs headers, so that uc_sink.c builds on its
  * own against the host's libibverbs for the guest.
  *
  * Exchange, over TCP to the guest (port SRUC_TCP_PORT), records of
@@ -18,7 +18,11 @@
 #ifndef UROCE_TESTS_INTEROP_SR_UC_COMMON_H
 #define UROCE_TESTS_INTEROP_SR_UC_COMMON_H
 
+#include <stdarg.h>
 #include <stdint.h>
+#include <string.h>
+
+#include "interop_io.h"
 
 #define SRUC_TCP_PORT 18517
 #define SRUC_REC_LEN 192
@@ -48,5 +52,27 @@ static inline uint8_t sruc_byte(uint32_t seed, unsigned region, uint64_t off)
 #define SRUC_IMM_KIND(imm) (((imm) >> 17) & 7u)
 #define SRUC_IMM_IDX(imm) ((imm) & 0x1ffffu)
 enum { SRUC_KIND_DATA = 0, SRUC_KIND_LAST = 1, SRUC_KIND_LAST_DESC = 2 };
+
+/* One record within timeout_ms, NUL terminated: 0 or -errno. */
+static inline int sruc_read_rec(int fd, char rec[SRUC_REC_LEN], int timeout_ms)
+{
+	int rc = io_read_full(fd, rec, SRUC_REC_LEN, timeout_ms);
+
+	if (!rc)
+		rec[SRUC_REC_LEN - 1] = 0;
+	return rc;
+}
+
+static inline __attribute__((format(printf, 2, 3))) int sruc_write_rec(int fd, const char *fmt, ...)
+{
+	char rec[SRUC_REC_LEN];
+	va_list ap;
+
+	memset(rec, 0, sizeof(rec));
+	va_start(ap, fmt);
+	vsnprintf(rec, sizeof(rec), fmt, ap);
+	va_end(ap);
+	return write(fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec) ? 0 : -EIO;
+}
 
 #endif

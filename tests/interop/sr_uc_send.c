@@ -31,7 +31,6 @@
 
 #include "transport/rel/sr/sr_wire.h"
 #include "sr_uc_common.h"
-#include "tcp_retry.h"
 
 /* uc_sink decodes the immediate with sr_uc_common.h's copy of the layout. */
 _Static_assert(SRW_MSG_BITS == 12 && SRW_KIND_BITS == 3 && SRW_IDX_BITS == 17,
@@ -61,14 +60,6 @@ struct guest {
 	uint8_t gid[16];
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -88,21 +79,6 @@ static void usage(FILE *f)
 		SRUC_TCP_PORT);
 }
 
-static int parse_long(const char *what, const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || end == s || *end || v < lo || v > hi) {
-		fprintf(stderr, PROG ": %s '%s' is invalid: expected an integer in %ld..%ld\n", what, s, lo, hi);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -117,7 +93,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct in_addr a;
-	long v;
 	int c;
 
 	*o = (struct opts){ .tcp_port = SRUC_TCP_PORT, .retry_cnt = 1, .gidx = -1, .timeout_s = 60 };
@@ -125,26 +100,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 'P': o->port_spec = optarg; break;
 		case 'S': o->server = optarg; break;
-		case 'p':
-			if (parse_long("--tcp-port", optarg, 1, 65535, &v)) return -EINVAL;
-			o->tcp_port = (int)v;
-			break;
-		case 'r':
-			if (parse_long("--retry-cnt", optarg, 0, 7, &v)) return -EINVAL;
-			o->retry_cnt = (int)v;
-			break;
-		case 'R':
-			if (parse_long("--rto-min-us", optarg, 0, 1000000, &v)) return -EINVAL;
-			o->rto_min_us = (uint32_t)v;
-			break;
-		case 'g':
-			if (parse_long("--gid-index", optarg, 0, 255, &v)) return -EINVAL;
-			o->gidx = (int)v;
-			break;
-		case 't':
-			if (parse_long("--timeout", optarg, 1, 3600, &v)) return -EINVAL;
-			o->timeout_s = (int)v;
-			break;
+		case 'p': IO_OPT(PROG, "--tcp-port", 1, 65535, o->tcp_port); break;
+		case 'r': IO_OPT(PROG, "--retry-cnt", 0, 7, o->retry_cnt); break;
+		case 'R': IO_OPT(PROG, "--rto-min-us", 0, 1000000, o->rto_min_us); break;
+		case 'g': IO_OPT(PROG, "--gid-index", 0, 255, o->gidx); break;
+		case 't': IO_OPT(PROG, "--timeout", 1, 3600, o->timeout_s); break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -EINVAL;
 		}
@@ -184,41 +144,6 @@ static int tcp_connect(const char *host, int port)
 	return tcp_connect_retry(&sa, CONNECT_TIMEOUT_MS);
 }
 
-static int read_rec(int fd, char rec[SRUC_REC_LEN], int timeout_ms)
-{
-	uint64_t end = now_ms() + (uint64_t)timeout_ms;
-	size_t got = 0;
-
-	while (got < SRUC_REC_LEN) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int64_t left = (int64_t)(end - now_ms());
-
-		if (left <= 0)
-			return -ETIMEDOUT;
-		if (poll(&p, 1, (int)(left > 100 ? 100 : left)) <= 0)
-			continue;
-		ssize_t n = read(fd, rec + got, SRUC_REC_LEN - got);
-		if (n <= 0)
-			return n ? -errno : -ECONNRESET;
-		got += (size_t)n;
-	}
-	rec[SRUC_REC_LEN - 1] = 0;
-	return 0;
-}
-
-static int write_rec(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int write_rec(int fd, const char *fmt, ...)
-{
-	char rec[SRUC_REC_LEN];
-	va_list ap;
-
-	memset(rec, 0, sizeof(rec));
-	va_start(ap, fmt);
-	vsnprintf(rec, sizeof(rec), fmt, ap);
-	va_end(ap);
-	return write(fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec) ? 0 : -EIO;
-}
-
 static int parse_guest(const char *rec, struct guest *g)
 {
 	char hex[33];
@@ -231,36 +156,20 @@ static int parse_guest(const char *rec, struct guest *g)
 			"MSG\"\n", rec);
 		return -EINVAL;
 	}
-	for (int i = 0; i < 16; i++) {
-		unsigned b;
-
-		if (sscanf(hex + 2 * i, "%2x", &b) != 1)
-			return -EINVAL;
-		g->gid[i] = (uint8_t)b;
-	}
+	if (io_hex_to_gid(hex, g->gid))
+		return -EINVAL;
 	g->qpn = qpn;
 	g->psn = psn;
 	g->rkey = rkey;
 	if (qpn > 0xffffff || qpn < 2 || g->write_len < 1 || g->write_len > MAX_REGION || g->imm_len < 1 ||
 	    g->imm_len > MAX_REGION ||
-	    (g->mtu != 256 && g->mtu != 512 && g->mtu != 1024 && g->mtu != 2048 && g->mtu != 4096) || g->msg) {
+	    !io_mtu_ok(g->mtu) || g->msg) {
 		fprintf(stderr, PROG ": the guest asks for QPN 0x%x, write %u B, imm %u B, MTU %u, message %u; "
 			"accepted QPN 2..0xffffff, lengths 1..%u, MTU 256/512/1024/2048/4096, message 0\n",
 			qpn, g->write_len, g->imm_len, g->mtu, g->msg, MAX_REGION);
 		return -EINVAL;
 	}
 	return 0;
-}
-
-static enum uroce_mtu mtu_enum(uint32_t mtu)
-{
-	switch (mtu) {
-	case 256: return UROCE_MTU_256;
-	case 512: return UROCE_MTU_512;
-	case 2048: return UROCE_MTU_2048;
-	case 4096: return UROCE_MTU_4096;
-	default: return UROCE_MTU_1024;
-	}
 }
 
 /* ----------------------------------------------------------------- main */
@@ -352,7 +261,7 @@ static int run(const struct opts *o, struct res *r)
 		fail_call("cannot move the QP to INIT", err);
 		return 1;
 	}
-	srand48((long)now_ms() ^ getpid());
+	srand48((long)io_now_ms() ^ getpid());
 	my_psn = (uint32_t)lrand48() & 0xffffff;
 
 	/* The exchange: our address first, uc_sink answers from RTR. */
@@ -362,9 +271,8 @@ static int run(const struct opts *o, struct res *r)
 			strerror(-fd));
 		return 1;
 	}
-	for (int i = 0; i < 16; i++)
-		snprintf(hex + 2 * i, 3, "%02x", my_gid[i]);
-	if (write_rec(fd, "H %06x %06x %s", qpn, my_psn, hex) || (err = read_rec(fd, rec, o->timeout_s * 1000))) {
+	io_gid_to_hex(my_gid, hex);
+	if (sruc_write_rec(fd, "H %06x %06x %s", qpn, my_psn, hex) || (err = sruc_read_rec(fd, rec, o->timeout_s * 1000))) {
 		fprintf(stderr, PROG ": exchange with uc_sink failed: %s\n", strerror(err ? -err : EIO));
 		goto out;
 	}
@@ -375,7 +283,7 @@ static int run(const struct opts *o, struct res *r)
 
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = UROCE_QPS_RTR;
-	attr.path_mtu = mtu_enum(g.mtu);
+	attr.path_mtu = (enum uroce_mtu)io_mtu_code(g.mtu);
 	attr.dest_qp_num = g.qpn;
 	attr.dest_token = 0; /* rxe's UC QP: no token, and it sends no control */
 	attr.rq_psn = g.psn;
@@ -437,7 +345,7 @@ static int run(const struct opts *o, struct res *r)
 	printf(PROG ": posted RDMA_WRITE %u B to 0x%" PRIx64 " and RDMA_WRITE_WITH_IMM %u B to 0x%" PRIx64
 	       ", retry_cnt %d\n", g.write_len, g.write_va, g.imm_len, g.imm_va, o->retry_cnt);
 
-	uint64_t t0 = now_ms(), deadline = t0 + (uint64_t)o->timeout_s * 1000u;
+	uint64_t t0 = io_now_ms(), deadline = t0 + (uint64_t)o->timeout_s * 1000u;
 	while (ncomp < 2) {
 		struct uroce_wc wc[2];
 		int n;
@@ -459,11 +367,11 @@ static int run(const struct opts *o, struct res *r)
 			}
 			st[wc[i].wr_id - 1] = wc[i].status;
 			printf(PROG ": %s completed after %" PRIu64 " ms: %s\n",
-			       wc[i].wr_id == 1 ? "RDMA_WRITE" : "RDMA_WRITE_WITH_IMM", now_ms() - t0,
+			       wc[i].wr_id == 1 ? "RDMA_WRITE" : "RDMA_WRITE_WITH_IMM", io_now_ms() - t0,
 			       uroce_wc_status_str(wc[i].status));
 			ncomp++;
 		}
-		if (ncomp < 2 && now_ms() > deadline) {
+		if (ncomp < 2 && io_now_ms() > deadline) {
 			fprintf(stderr, PROG ": only %d of 2 WRs completed in %d s\n", ncomp, o->timeout_s);
 			goto out;
 		}
@@ -482,12 +390,12 @@ static int run(const struct opts *o, struct res *r)
 	printf("\n");
 	fflush(stdout);
 
-	if (write_rec(fd, "D %" PRIu64 " %" PRIu64 " %s %s", qs.tx_packets, qs.retransmits,
+	if (sruc_write_rec(fd, "D %" PRIu64 " %" PRIu64 " %s %s", qs.tx_packets, qs.retransmits,
 		      uroce_wc_status_str(st[0]), uroce_wc_status_str(st[1]))) {
 		fprintf(stderr, PROG ": cannot tell uc_sink we are done\n");
 		goto out;
 	}
-	if ((err = read_rec(fd, rec, o->timeout_s * 1000)) || strncmp(rec, "V ", 2)) {
+	if ((err = sruc_read_rec(fd, rec, o->timeout_s * 1000)) || strncmp(rec, "V ", 2)) {
 		fprintf(stderr, PROG ": no verdict from uc_sink (%s)\n", err ? strerror(-err) : rec);
 		goto out;
 	}

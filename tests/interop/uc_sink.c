@@ -46,6 +46,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "verbs_io.h"
+
 #include "sr_uc_common.h"
 
 #define GUARD 4096u            /* bytes before, between and after the regions */
@@ -73,14 +75,6 @@ struct remote {
 	union ibv_gid gid;
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -101,24 +95,8 @@ static void usage(FILE *f)
 		SRUC_TCP_PORT, MAX_REGION, MAX_REGION, MAX_RECV_WRS);
 }
 
-static int parse_num(const char *opt, const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (errno || end == s || *end || *s == '-' || v < lo || v > hi) {
-		fprintf(stderr, "uc_sink: %s '%s' is invalid: expected an integer in %lu..%lu\n", opt, s, lo, hi);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	unsigned long v;
 	int c;
 
 	*o = (struct opts){ .gidx = 1, .tcp_port = SRUC_TCP_PORT, .write_len = 65536 + 100,
@@ -126,42 +104,17 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	while ((c = getopt(argc, argv, "d:g:p:w:i:S:m:r:t:qh")) != -1) {
 		switch (c) {
 		case 'd': o->dev = optarg; break;
-		case 'g':
-			if (parse_num("-g", optarg, 0, 255, &v)) return -EINVAL;
-			o->gidx = (int)v;
-			break;
-		case 'p':
-			if (parse_num("-p", optarg, 1, 65535, &v)) return -EINVAL;
-			o->tcp_port = (int)v;
-			break;
-		case 'w':
-			if (parse_num("-w", optarg, 1, MAX_REGION, &v)) return -EINVAL;
-			o->write_len = (uint32_t)v;
-			break;
-		case 'i':
-			if (parse_num("-i", optarg, 1, MAX_REGION, &v)) return -EINVAL;
-			o->imm_len = (uint32_t)v;
-			break;
-		case 'S':
-			if (parse_num("-S", optarg, 0, UINT32_MAX, &v)) return -EINVAL;
-			o->seed = (uint32_t)v;
-			break;
+		case 'g': IO_OPT("uc_sink", "-g", 0, 255, o->gidx); break;
+		case 'p': IO_OPT("uc_sink", "-p", 1, 65535, o->tcp_port); break;
+		case 'w': IO_OPT("uc_sink", "-w", 1, MAX_REGION, o->write_len); break;
+		case 'i': IO_OPT("uc_sink", "-i", 1, MAX_REGION, o->imm_len); break;
+		case 'S': IO_OPT("uc_sink", "-S", 0, UINT32_MAX, o->seed); break;
 		case 'm':
-			if (parse_num("-m", optarg, 256, 4096, &v)) return -EINVAL;
-			if (v != 256 && v != 512 && v != 1024 && v != 2048 && v != 4096) {
-				fprintf(stderr, "uc_sink: -m %lu: accepted 256, 512, 1024, 2048, 4096\n", v);
+			if (io_parse_mtu("uc_sink", "-m", optarg, &o->mtu))
 				return -EINVAL;
-			}
-			o->mtu = (uint32_t)v;
 			break;
-		case 'r':
-			if (parse_num("-r", optarg, 1, MAX_RECV_WRS, &v)) return -EINVAL;
-			o->recv_wrs = (int)v;
-			break;
-		case 't':
-			if (parse_num("-t", optarg, 1, 3600, &v)) return -EINVAL;
-			o->timeout_s = (int)v;
-			break;
+		case 'r': IO_OPT("uc_sink", "-r", 1, MAX_RECV_WRS, o->recv_wrs); break;
+		case 't': IO_OPT("uc_sink", "-t", 1, 3600, o->timeout_s); break;
 		case 'q': o->srq = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -EINVAL;
@@ -179,96 +132,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-static enum ibv_mtu mtu_enum(uint32_t mtu)
-{
-	switch (mtu) {
-	case 256: return IBV_MTU_256;
-	case 512: return IBV_MTU_512;
-	case 2048: return IBV_MTU_2048;
-	case 4096: return IBV_MTU_4096;
-	default: return IBV_MTU_1024;
-	}
-}
-
 /* ------------------------------------------------------------------ TCP */
-
-static int tcp_accept(int port, int timeout_s)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	int one = 1, ls = socket(AF_INET, SOCK_STREAM, 0), fd;
-	struct pollfd p;
-
-	if (ls < 0)
-		return -errno;
-	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 1)) {
-		int err = -errno;
-
-		close(ls);
-		return err;
-	}
-	p = (struct pollfd){ .fd = ls, .events = POLLIN };
-	if (poll(&p, 1, timeout_s * 1000) != 1) {
-		close(ls);
-		return -ETIMEDOUT;
-	}
-	fd = accept(ls, NULL, NULL);
-	close(ls);
-	return fd < 0 ? -errno : fd;
-}
-
-static int read_rec(int fd, char rec[SRUC_REC_LEN], int timeout_ms)
-{
-	uint64_t end = now_ms() + (uint64_t)timeout_ms;
-	size_t got = 0;
-
-	while (got < SRUC_REC_LEN) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int64_t left = (int64_t)(end - now_ms());
-
-		if (left <= 0)
-			return -ETIMEDOUT;
-		if (poll(&p, 1, (int)(left > 100 ? 100 : left)) <= 0)
-			continue;
-		ssize_t n = read(fd, rec + got, SRUC_REC_LEN - got);
-		if (n <= 0)
-			return n ? -errno : -ECONNRESET;
-		got += (size_t)n;
-	}
-	rec[SRUC_REC_LEN - 1] = 0;
-	return 0;
-}
-
-static int write_rec(int fd, const char *fmt, ...)
-{
-	char rec[SRUC_REC_LEN];
-	va_list ap;
-
-	memset(rec, 0, sizeof(rec));
-	va_start(ap, fmt);
-	vsnprintf(rec, sizeof(rec), fmt, ap);
-	va_end(ap);
-	return write(fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec) ? 0 : -EIO;
-}
-
-static void gid_hex(const union ibv_gid *g, char out[33])
-{
-	for (int i = 0; i < 16; i++)
-		snprintf(out + 2 * i, 3, "%02x", g->raw[i]);
-}
 
 static int parse_gid(const char *s, union ibv_gid *g)
 {
-	if (strlen(s) != 32)
-		return -EINVAL;
-	for (int i = 0; i < 16; i++) {
-		unsigned v;
-
-		if (sscanf(s + 2 * i, "%2x", &v) != 1)
-			return -EINVAL;
-		g->raw[i] = (uint8_t)v;
-	}
-	return 0;
+	return strlen(s) != 32 ? -EINVAL : io_hex_to_gid(s, g->raw);
 }
 
 /* --------------------------------------------------------------- checks */
@@ -340,7 +208,6 @@ static void check_guard(struct verdict *v, const char *name, const uint8_t *p, u
 int main(int argc, char **argv)
 {
 	struct opts o;
-	struct ibv_device **list;
 	struct ibv_context *ctx = NULL;
 	struct ibv_pd *pd = NULL;
 	struct ibv_mr *mr = NULL;
@@ -364,14 +231,7 @@ int main(int argc, char **argv)
 		return 2;
 	npk = (o.imm_len + o.mtu - 1) / o.mtu;
 
-	list = ibv_get_device_list(NULL);
-	for (int i = 0; list && list[i]; i++)
-		if (!o.dev || !strcmp(ibv_get_device_name(list[i]), o.dev)) {
-			ctx = ibv_open_device(list[i]);
-			break;
-		}
-	if (list)
-		ibv_free_device_list(list);
+	ctx = vio_open_device(o.dev);
 	if (!ctx) {
 		fprintf(stderr, "uc_sink: FAIL: no verbs device %s\n", o.dev ? o.dev : "(none at all)");
 		return 1;
@@ -430,19 +290,19 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	srand48((long)now_ms() ^ getpid());
+	srand48((long)io_now_ms() ^ getpid());
 	my_psn = (uint32_t)lrand48() & 0xffffff;
 
 	printf("uc_sink: UC QP 0x%06x on %s, waiting for the host on TCP %d (write %u B, imm %u B = %u packets, "
 	       "MTU %u, seed %u)\n", qp->qp_num, ibv_get_device_name(ctx->device), o.tcp_port, o.write_len, o.imm_len,
 	       npk, o.mtu, o.seed);
 	fflush(stdout);
-	fd = tcp_accept(o.tcp_port, o.timeout_s);
+	fd = tcp_accept_one(o.tcp_port, o.timeout_s * 1000);
 	if (fd < 0) {
 		fprintf(stderr, "uc_sink: FAIL: no connection on TCP %d: %s\n", o.tcp_port, strerror(-fd));
 		goto out;
 	}
-	if ((err = read_rec(fd, rec, o.timeout_s * 1000))) {
+	if ((err = sruc_read_rec(fd, rec, o.timeout_s * 1000))) {
 		fprintf(stderr, "uc_sink: FAIL: no address from the host: %s\n", strerror(-err));
 		goto out;
 	}
@@ -459,7 +319,7 @@ int main(int argc, char **argv)
 	}
 	struct ibv_qp_attr ra = {
 		.qp_state = IBV_QPS_RTR,
-		.path_mtu = mtu_enum(o.mtu),
+		.path_mtu = (enum ibv_mtu)io_mtu_code(o.mtu),
 		.dest_qp_num = rem.qpn,
 		.rq_psn = rem.psn,
 		.ah_attr = {
@@ -472,8 +332,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "uc_sink: FAIL: cannot move the UC QP to RTR: %s\n", strerror(errno));
 		goto out;
 	}
-	gid_hex(&my_gid, g);
-	if (write_rec(fd, "G %06x %06x %s %08x %016" PRIx64 " %u %016" PRIx64 " %u %u %u %u", qp->qp_num, my_psn, g,
+	io_gid_to_hex(my_gid.raw, g);
+	if (sruc_write_rec(fd, "G %06x %06x %s %08x %016" PRIx64 " %u %016" PRIx64 " %u %u %u %u", qp->qp_num, my_psn, g,
 		      mr->rkey, (uint64_t)(uintptr_t)(buf + wva_off), o.write_len,
 		      (uint64_t)(uintptr_t)(buf + iva_off), o.imm_len, o.seed, o.mtu, 0u)) {
 		fprintf(stderr, "uc_sink: FAIL: cannot send our address to the host\n");
@@ -484,7 +344,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	/* Until the host is done: collect completions as they come. */
-	uint64_t deadline = now_ms() + (uint64_t)o.timeout_s * 1000u, last_comp = now_ms();
+	uint64_t deadline = io_now_ms() + (uint64_t)o.timeout_s * 1000u, last_comp = io_now_ms();
 	for (;;) {
 		struct ibv_wc wc[16];
 		int n = ibv_poll_cq(cq, 16, wc);
@@ -498,7 +358,7 @@ int main(int argc, char **argv)
 			uint32_t msg = SRUC_IMM_MSG(imm), want_len;
 			bool last = idx + 1 == npk;
 
-			last_comp = now_ms();
+			last_comp = io_now_ms();
 			if (o.srq && wc[i].status == IBV_WC_REM_ACCESS_ERR) {
 				nrej++; /* the descriptor, rkey 0 (see the top) */
 				continue;
@@ -544,7 +404,7 @@ int main(int argc, char **argv)
 			struct pollfd p = { .fd = fd, .events = POLLIN };
 
 			if (poll(&p, 1, 1) == 1) {
-				if ((err = read_rec(fd, rec, 5000)) ||
+				if ((err = sruc_read_rec(fd, rec, 5000)) ||
 				    sscanf(rec, "D %" SCNu64 " %" SCNu64, &done_tx, &done_retx) != 2) {
 					bad(&v, "the host's done record is missing or malformed (%s)",
 					    err ? strerror(-err) : rec);
@@ -552,9 +412,9 @@ int main(int argc, char **argv)
 				}
 				printf("uc_sink: host done: %s\n", rec + 2);
 				got_done = true;
-				deadline = now_ms() + DRAIN_MAX_MS;
-				last_comp = now_ms();
-			} else if (now_ms() > deadline) {
+				deadline = io_now_ms() + DRAIN_MAX_MS;
+				last_comp = io_now_ms();
+			} else if (io_now_ms() > deadline) {
 				bad(&v, "the host did not say it was done within %d s", o.timeout_s);
 				break;
 			}
@@ -562,7 +422,7 @@ int main(int argc, char **argv)
 		}
 		/* done: drain until quiet (rxe may still be placing what the
 		 * host sent last) */
-		if (now_ms() - last_comp >= QUIET_MS || now_ms() > deadline)
+		if (io_now_ms() - last_comp >= QUIET_MS || io_now_ms() > deadline)
 			break;
 		usleep(1000);
 	}
@@ -613,21 +473,10 @@ int main(int argc, char **argv)
 	}
 	printf("uc_sink: %s\n", summary);
 	fflush(stdout);
-	write_rec(fd, "V %.180s", summary);
+	sruc_write_rec(fd, "V %.180s", summary);
 out:
 	if (fd >= 0)
 		close(fd);
-	if (qp)
-		ibv_destroy_qp(qp);
-	if (srq)
-		ibv_destroy_srq(srq);
-	if (cq)
-		ibv_destroy_cq(cq);
-	if (mr)
-		ibv_dereg_mr(mr);
-	if (pd)
-		ibv_dealloc_pd(pd);
-	ibv_close_device(ctx);
-	free(buf);
+	vio_release(ctx, pd, mr, cq, srq, qp, buf);
 	return rc;
 }
