@@ -4,6 +4,7 @@
 #include <errno.h>
 
 #include "transport/core/qp_internal.h"
+#include "transport/core/async.h"
 
 static const char *const event_names[] = {
 	[UROCE_EVENT_CQ_ERR] = "CQ error",

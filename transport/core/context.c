@@ -16,6 +16,12 @@
 #include "dataplane/port_dpdk.h"
 #endif
 #include "transport/core/qp_internal.h"
+#include "transport/core/async.h"
+#include "transport/core/gid.h"
+#include "transport/core/immcounter.h"
+#include "transport/core/mr.h"
+#include "transport/core/qp_dispatch.h"
+#include "transport/core/rx_check.h"
 
 /* --- context ------------------------------------------------------------ */
 
@@ -171,6 +177,17 @@ int ctx_hook_add(struct uroce_context *ctx, const struct ctx_hook *h)
 		return -ENOSPC;
 	ctx->hooks[ctx->nhooks++] = h;
 	return 0;
+}
+
+/* The slow path: GIDs and links, then the registered hooks. */
+static unsigned ctx_slow_path(struct uroce_context *ctx)
+{
+	unsigned n = gid_slow_path(ctx);
+
+	for (unsigned i = 0; i < ctx->nhooks; i++)
+		if (ctx->hooks[i]->slow)
+			n += ctx->hooks[i]->slow(ctx);
+	return n;
 }
 
 int uroce_progress(struct uroce_context *ctx)

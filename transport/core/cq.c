@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "transport/core/qp_internal.h"
+#include "transport/core/async.h"
 
 int uroce_cq_create(struct uroce_context *ctx, int cqe, struct uroce_cq **out)
 {

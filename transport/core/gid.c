@@ -9,6 +9,8 @@
 
 #include "dataplane/nl_watch.h"
 #include "transport/core/qp_internal.h"
+#include "transport/core/async.h"
+#include "transport/core/gid.h"
 
 /* How often the slow path looks at the kernel's notifications and the
  * ports' link state: fast enough that an address change is seen before a

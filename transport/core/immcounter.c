@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "transport/core/qp_internal.h"
+#include "transport/core/immcounter.h"
 
 #define IMM_TABLE_MIN 64u
 /* Entries a context keeps: those with only arrivals nobody expects yet

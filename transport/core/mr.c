@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "transport/core/qp_internal.h"
+#include "transport/core/mr.h"
 
 struct mr_args {
 	struct uroce_pd *pd;

@@ -10,6 +10,8 @@
 
 #include "transport/core/qp_internal.h"
 #include "transport/rel/rel.h"
+#include "transport/core/mr.h"
+#include "transport/core/mw.h"
 
 /* write_mr of a QP whose WRITE in progress lost its window */
 struct mr_int mw_revoked = { .is_mw = true };

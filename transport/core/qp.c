@@ -12,8 +12,7 @@
 #include "transport/failover/failover.h"
 #include "transport/core/qp_internal.h"
 #include "transport/rel/rel.h"
-#include "transport/rel/be/rel_be.h"
-#include "transport/rel/sr/rel_sr.h"
+#include "transport/core/async.h"
 
 _Static_assert(QP_HOT_END <= QP_HOT_BYTES,
                "the QP's hot fields outgrew QP_HOT_BYTES: move a rarely used one below init or into rc's rare part");
@@ -549,6 +548,34 @@ void qp_to_error(struct uroce_qp *qp)
 	qp->write_mr = NULL;
 	qp->rel->error(qp);
 	qp_flush(qp);
+}
+
+static const uint8_t wr_to_wc[] = {
+	[UROCE_WR_RDMA_WRITE] = UROCE_WC_RDMA_WRITE,
+	[UROCE_WR_RDMA_WRITE_WITH_IMM] = UROCE_WC_RDMA_WRITE,
+	[UROCE_WR_SEND] = UROCE_WC_SEND,
+	[UROCE_WR_SEND_WITH_IMM] = UROCE_WC_SEND,
+	[UROCE_WR_RDMA_READ] = UROCE_WC_RDMA_READ,
+	[UROCE_WR_ATOMIC_CMP_AND_SWP] = UROCE_WC_COMP_SWAP,
+	[UROCE_WR_ATOMIC_FETCH_AND_ADD] = UROCE_WC_FETCH_ADD,
+	[UROCE_WR_LOCAL_INV] = UROCE_WC_LOCAL_INV,
+	[UROCE_WR_BIND_MW] = UROCE_WC_BIND_MW,
+	[UROCE_WR_SEND_WITH_INV] = UROCE_WC_SEND,
+};
+
+void qp_complete_swqe(struct uroce_qp *qp, struct swqe *w, enum uroce_wc_status st)
+{
+	struct uroce_wc wc;
+
+	if (st == UROCE_WC_SUCCESS && !w->signaled)
+		return;
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = w->wr_id;
+	wc.status = st;
+	wc.opcode = wr_to_wc[w->opcode];
+	wc.byte_len = w->length;
+	wc.qp_num = qp->qpn;
+	cq_push(qp->scq, &wc);
 }
 
 void qp_fail_oldest(struct uroce_qp *qp, enum uroce_wc_status st)

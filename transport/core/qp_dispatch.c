@@ -6,8 +6,9 @@
 #include "transport/failover/failover.h"
 #include "transport/core/qp_internal.h"
 #include "transport/rel/rel.h"
-#include "transport/rel/sr/rel_sr.h"
 #include "transport/rel/sr/sr_wire.h"
+#include "transport/core/qp_dispatch.h"
+#include "transport/core/rx_check.h"
 
 static bool qp_sprays(const struct uroce_qp *qp)
 {

@@ -18,20 +18,11 @@
 #include "dataplane/wire.h"
 #include "transport/core/qp_table.h"
 
-#define MR_TABLE_SIZE (1u << 16)  /* key = index << 8 | random key byte */
 #define QP_MAX_WR (1u << 15)
 #define QP_MAX_SGE 32u
 #define QP_MAX_INLINE 1024u
 #define CTX_TX_PASS_PKTS 16u      /* packets one transmit pass stages: two passes an iteration, one receive burst's worth */
-#define RC_WINDOW_PSNS 256u       /* unacked packets in flight per QP: keeps loop/NIC rings from overflowing */
-#define RC_ACKREQ_EVERY 16u       /* ask for an ACK at least this often inside a long message */
 #define RC_MAX_RD_ATOMIC 16u      /* both directions: outstanding READ/atomic */
-/* READ responses a requester asks for at once: the responder sends them
- * back to back at its rate, and more than a receive ring's worth (an
- * AF_XDP ring holds at most 2048) only come back to be dropped. A larger
- * READ goes as requests of at most this many responses, aligned to its
- * start, each sent once the one before it is answered in full. */
-#define RC_READ_RESP_PKTS 2048u
 #define UROCE_MAX_MSG (1u << 31)
 #define NEIGH_TIMEOUT_MS 3000
 /* IPv4 + UDP + BTH + RETH + ImmDt + ICRC: the most a data packet adds to
@@ -369,6 +360,9 @@ static inline bool ctx_remote(const struct uroce_context *ctx)
  * return its result; its uroce_last_error text comes back too. */
 int ctx_call(struct uroce_context *ctx, int (*fn)(void *), void *arg);
 
+/* Register h once per context (again: nothing); 0 or -ENOSPC. */
+int ctx_hook_add(struct uroce_context *ctx, const struct ctx_hook *h);
+
 /* --- helpers (context.c) ------------------------------------------------- */
 void ctx_kick(struct uroce_qp *qp);
 /* Resolve ah into d for the port with index port (d->port = port). */
@@ -377,9 +371,6 @@ int ctx_resolve_dest(struct uroce_context *ctx, unsigned port, const struct uroc
  * reason (prefixed by fn) in uroce_last_error. */
 int ctx_port_index(const struct uroce_context *ctx, unsigned port_num, const char *fn);
 void ctx_count_drop(struct uroce_context *ctx, enum uroce_drop_reason r);
-/* MR key state of a new context (mr.c). */
-int mr_keys_init(struct uroce_context *ctx);
-void mr_keys_fini(struct uroce_context *ctx);
 uint64_t ctx_now(const struct uroce_context *ctx);
 /* The clock itself: engine_now() is the start of the iteration, which can
  * be long ago when the app posts after a pause (a timer armed from it
@@ -392,206 +383,6 @@ void ctx_pkt_init(struct uroce_context *ctx, struct roce_pkt *pkt, const struct 
 typedef void (*gather_fn)(void *arg, uint8_t *dst, uint32_t len);
 int ctx_send_pkt(struct uroce_context *ctx, unsigned port, struct roce_pkt *pkt, gather_fn g, void *garg);
 
-/* --- MR lookup (the hot-path check) --------------------------------------- */
-/* A key is index << 8 | a random byte; lkey and rkey of one region differ
- * in that byte, so a local key is no remote key (mr.c). */
-static inline struct mr_int *mr_lookup_key(struct uroce_context *ctx, uint32_t key, bool remote)
-{
-	uint32_t idx = key >> 8;
-	struct mr_int *m;
-
-	if (idx >= MR_TABLE_SIZE)
-		return NULL;
-	m = ctx->mrs[idx];
-	return (m && (remote ? m->pub.rkey : m->pub.lkey) == key && !m->is_mw) ? m : NULL;
-}
-
-static inline struct mr_int *mr_lookup_lkey(struct uroce_context *ctx, uint32_t key)
-{
-	return mr_lookup_key(ctx, key, false);
-}
-
-static inline struct mr_int *mr_lookup_rkey(struct uroce_context *ctx, uint32_t key)
-{
-	return mr_lookup_key(ctx, key, true);
-}
-
-/* Per index of the key table, mr_last_keys holds MR_KEY_REC bytes: the
- * key bytes of the last lkey and rkey handed out there, then MR_KEY_WAS_MW
- * when the last object there was a memory window (a key naming its index
- * is revoked, not unknown, until a region takes the index). */
-#define MR_KEY_REC 3u
-#define MR_KEY_WAS_MW 1u
-
-/* The region or window rkey opens to qp's peer: a region of qp's PD, or a
- * window bound to qp under exactly this key (its slot's pub holds the
- * bind's range and access, for mr_check). NULL with *why: BAD_RKEY for a
- * key that names nothing, another PD or a window bound to another QP;
- * RKEY_REVOKED for a window invalidated, rebound under another key or
- * deallocated (its index not reused since). Never an lkey. */
-static inline struct mr_int *rkey_lookup(struct uroce_qp *qp, uint32_t rkey, enum uroce_drop_reason *why)
-{
-	struct uroce_context *ctx = qp->ctx;
-	uint32_t idx = rkey >> 8;
-	struct mr_int *m;
-	bool revoked;
-
-	*why = UROCE_DROP_BAD_RKEY;
-	if (idx >= MR_TABLE_SIZE)
-		return NULL;
-	m = ctx->mrs[idx];
-	if (__builtin_expect(m && m->pub.rkey == rkey && m->pub.pd == qp->pd, 1)) {
-		const struct mw_int *mw = (const struct mw_int *)m;
-
-		/* a window opens to its own QP's peer only (the QPN too: a QP
-		 * destroyed since may have left its address to a new one) */
-		return !m->is_mw || (mw->qp == qp && mw->qpn == qp->qpn) ? m : NULL;
-	}
-	if (m)
-		revoked = m->is_mw && m->pub.pd == qp->pd;
-	else
-		revoked = ctx->mr_last_keys[MR_KEY_REC * idx + 2] & MR_KEY_WAS_MW;
-	if (revoked)
-		*why = UROCE_DROP_RKEY_REVOKED;
-	return NULL;
-}
-
-/* True when [va, va+len) lies inside m and access has every bit of need. */
-static inline bool mr_check(const struct mr_int *m, const struct uroce_pd *pd, uint64_t va, uint64_t len,
-                            int need)
-{
-	uint64_t start = (uint64_t)(uintptr_t)m->pub.addr;
-
-	if (m->pub.pd != pd || (m->pub.access & need) != need)
-		return false;
-	if (va < start || len > m->pub.length || va - start > m->pub.length - len)
-		return false;
-	return true;
-}
-
-/* --- memory windows (mw.c) ------------------------------------------------ */
-/* Work requests that send nothing: they take effect when the transmit
- * path reaches them. A BIND_MW WQE keeps its bind in fields no local WR
- * uses otherwise: raddr = addr, compare_add = length, swap = the window
- * (struct mw_int *), rkey = the new key, imm = mw_access_flags, ud_qkey =
- * the region's lkey; a LOCAL_INV's key is in imm. */
-static inline bool wr_is_local(uint8_t op)
-{
-	return op == UROCE_WR_LOCAL_INV || op == UROCE_WR_BIND_MW;
-}
-/* READ and atomics: they hold a READ/atomic credit and wait for a response. */
-static inline bool wr_is_rd(uint8_t op)
-{
-	return op >= UROCE_WR_RDMA_READ && op <= UROCE_WR_ATOMIC_FETCH_AND_ADD;
-}
-static inline bool wr_is_atomic(uint8_t op)
-{
-	return op == UROCE_WR_ATOMIC_CMP_AND_SWP || op == UROCE_WR_ATOMIC_FETCH_AND_ADD;
-}
-/* SEND and WRITE of every kind: segmented at the path MTU. */
-static inline bool wr_is_data(uint8_t op)
-{
-	return op <= UROCE_WR_SEND_WITH_IMM || op == UROCE_WR_SEND_WITH_INV;
-}
-/* A WRITE in progress through a window that was revoked points here: the
- * rest of its packets are refused as rkey_revoked. */
-extern struct mr_int mw_revoked;
-/* The transmit path reached a BIND_MW or LOCAL_INV WQE (every WQE before
- * it started): carry it out and mark it SENT with nothing outstanding.
- * false: it failed; start nothing after it; it completes in error and
- * moves the QP to ERR once it retires (qp_local_retire). */
-bool qp_local_wr(struct uroce_qp *qp, struct swqe *w);
-/* w, a local WQE qp_local_wr carried out, is at the SQ's tail: complete it
- * (qp->rel->complete), sq_tail++, and if it failed move the QP to ERR.
- * false when it failed. */
-bool qp_local_retire(struct uroce_qp *qp, struct swqe *w);
-/* Retire every carried-out local WQE at the tail (a WQE that sends
- * nothing gets no ACK: it retires once nothing before it is outstanding). */
-void qp_retire_locals(struct uroce_qp *qp);
-/* Remote invalidation (SEND with Invalidate; be timeouts): revoke the
- * window rkey names, which must be bound to qp under that key. NONE, or
- * the drop reason it fails with (nothing changed then). */
-enum uroce_drop_reason mw_remote_invalidate(struct uroce_qp *qp, uint32_t rkey);
-/* Key table slots shared by regions and windows (mr.c). */
-uint32_t mr_slot_find(struct uroce_context *ctx); /* a free index, 0 when full */
-uint8_t mr_key_byte_new(struct uroce_context *ctx, uint32_t idx); /* differs from the last keys at idx */
-
-/* Local buffers are checked at post time; a region deregistered since then
- * must not be written: true when every SGE's lkey is still live. */
-static inline bool sges_live(struct uroce_context *ctx, const struct uroce_sge *sge, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if (sge[i].length && !mr_lookup_lkey(ctx, sge[i].lkey))
-			return false;
-	return true;
-}
-
-/* --- receive checks (rx_check.c) ------------------------------------------ */
-/* The destination address is a connected QP's own source GID, or for
- * datagrams and unknown QPNs one of the arrival port's GIDs. */
-bool rx_check_dst(struct uroce_context *ctx, unsigned port, const struct uroce_qp *qp, const struct roce_pkt *pkt);
-/* P_Key, and for RC/UC the QP's state and the source being its remote GID. */
-bool rx_check_conn(struct uroce_qp *qp, const struct roce_pkt *pkt);
-/* sr and be: a packet may write [va, va+len) through rkey (QP and key
- * allow REMOTE_WRITE, bounds); otherwise counted by reason, NULL. */
-struct mr_int *rx_check_write(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len);
-/* A response PSN lies in [oldest unacknowledged, highest sent]. */
-bool rx_response_in_window(struct uroce_qp *qp, uint32_t psn);
-
-/* --- RC credits (rc_credit.c) -------------------------------------------- */
-uint8_t rc_credit_code(uint32_t avail);       /* AETH code for avail receive WQEs */
-uint32_t rc_credit_count(uint8_t code);       /* WQEs a code stands for; 31 = UINT32_MAX */
-uint8_t rc_resp_credits(struct uroce_qp *qp); /* the code this responder advertises now */
-void rc_credit_update(struct uroce_qp *qp, uint32_t msn, uint8_t code); /* an ACK-type AETH arrived */
-/* May the WQE at SQ index sq_index (not started yet) start now? */
-bool rc_credit_may_start(struct uroce_qp *qp, uint32_t sq_index, uint8_t opcode);
-void rc_credit_started(struct uroce_qp *qp, uint8_t opcode);
-
-/* --- asynchronous events (async.c) ---------------------------------------- */
-int ctx_async_init(struct uroce_context *ctx);
-void ctx_async_fini(struct uroce_context *ctx);
-void ctx_async_event(struct uroce_context *ctx, const struct uroce_async_event *ev);
-/* PORT_ACTIVE, PORT_ERR or GID_CHANGE for the port with index port_index. */
-void ctx_async_port_event(struct uroce_context *ctx, unsigned port_index, enum uroce_event_type type);
-
-/* --- GID tables (gid.c) --------------------------------------------------- */
-/* Fill the GID table of the port with index pi (just opened) and start
- * watching the kernel for changes. Returns 0 or -errno (uroce_fail). */
-int gid_port_init(struct uroce_context *ctx, unsigned pi);
-/* Stop watching (the tables stay readable). */
-void gid_fini(struct uroce_context *ctx);
-/* Slow path, on the engine's thread: every GID_POLL_NS read the kernel's
- * address and link changes, refresh the tables and raise GID_CHANGE,
- * PORT_ACTIVE and PORT_ERR. Returns the events raised. */
-unsigned gid_slow_path(struct uroce_context *ctx);
-/* Register h once per context (again: nothing); 0 or -ENOSPC. */
-int ctx_hook_add(struct uroce_context *ctx, const struct ctx_hook *h);
-/* The slow path: GIDs and links, then the registered hooks. */
-static inline unsigned ctx_slow_path(struct uroce_context *ctx)
-{
-	unsigned n = gid_slow_path(ctx);
-
-	for (unsigned i = 0; i < ctx->nhooks; i++)
-		if (ctx->hooks[i]->slow)
-			n += ctx->hooks[i]->slow(ctx);
-	return n;
-}
-/* Copy entry index of port pi's table into gid; any thread. 0 or -ENOENT. */
-int gid_get(struct uroce_context *ctx, unsigned pi, unsigned index, uint8_t gid[16]);
-/* Entries in port pi's table now; any thread. */
-unsigned gid_count(struct uroce_context *ctx, unsigned pi);
-/* True when gid is one of the GIDs of the port with index port: the
- * destination check every received packet passes (rxe's check_addr).
- * Engine thread. */
-bool ctx_port_has_gid(const struct uroce_context *ctx, unsigned port, const uint8_t gid[16]);
-
-/* --- IMMCOUNTER (immcounter.c) ------------------------------------------ */
-int imm_table_init(struct uroce_context *ctx);
-void imm_table_fini(struct uroce_context *ctx);
-/* A counted WRITE_WITH_IMM message with immediate imm (network order)
- * arrived whole: count it, fire what it completes. Engine thread. */
-void imm_count(struct uroce_context *ctx, uint32_t imm);
-
 /* --- CQ -------------------------------------------------------------------- */
 void cq_push(struct uroce_cq *cq, const struct uroce_wc *wc);
 
@@ -600,6 +391,8 @@ void qp_to_error(struct uroce_qp *qp);
 /* Out of retries: the oldest send WR completes with st (as rc's retry
  * counter does), the QP goes to ERR and the others flush. */
 void qp_fail_oldest(struct uroce_qp *qp, enum uroce_wc_status st);
+/* A send WQE completes with st: its CQE, unless it succeeded unsignaled. */
+void qp_complete_swqe(struct uroce_qp *qp, struct swqe *w, enum uroce_wc_status st);
 /* Everything the QP sends goes to d from now on (failover's member switch). */
 static inline void qp_set_dest(struct uroce_qp *qp, const struct dest *d)
 {
@@ -609,20 +402,9 @@ static inline void qp_set_dest(struct uroce_qp *qp, const struct dest *d)
 /* A QP that failed on its own (CQ overrun): ERR, flush, QP_FATAL event. */
 void qp_fatal(struct uroce_qp *qp);
 void qp_flush(struct uroce_qp *qp);
-bool qp_tx(struct uroce_qp *qp);             /* requester + responder transmit work; true = more left */
-void qp_rx(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt);
-void rc_retry_timer_fn(struct wheel_timer *t, void *arg);
-void rc_arm_retry(struct uroce_qp *qp);
-bool resp_tx(struct uroce_qp *qp);
-void comp_rx(struct uroce_qp *qp, const struct roce_pkt *pkt);
-extern const uint64_t rnr_timer_ns[32];
-void req_complete(struct uroce_qp *qp, struct swqe *w, enum uroce_wc_status st);
 bool qp_take_rwqe(struct uroce_qp *qp, struct rwqe *out);
 /* Post one receive WR carrying a partial-completion handle (partial.c). */
 int qp_post_recv_precv(struct uroce_qp *qp, const struct uroce_recv_wr *wr, struct uroce_precv *h);
-/* A handle's receive WR completes (flush included): the wc_flags it adds;
- * frees the handle if the application already gave it back. */
-unsigned precv_finish(struct uroce_precv *h, bool whole);
 void sge_copy_out(const struct uroce_sge *sge, uint32_t nsge, uint32_t off, uint8_t *dst, uint32_t len);
 void sge_copy_in(const struct uroce_sge *sge, uint32_t nsge, uint32_t off, const uint8_t *src, uint32_t len);
 static inline uint32_t psn_add(uint32_t psn, uint32_t n)
@@ -632,14 +414,6 @@ static inline uint32_t psn_add(uint32_t psn, uint32_t n)
 static inline uint32_t npkts(uint32_t len, uint32_t mtu)
 {
 	return len ? (len + mtu - 1) / mtu : 1;
-}
-
-/* The responses a READ of len bytes has outstanding at most (one request) */
-static inline uint32_t rd_req_pkts(uint32_t len, uint32_t mtu)
-{
-	uint32_t n = npkts(len, mtu);
-
-	return n < RC_READ_RESP_PKTS ? n : RC_READ_RESP_PKTS;
 }
 
 #endif /* UROCE_TRANSPORT_QP_INTERNAL_H */

@@ -7,6 +7,8 @@
 
 #include "transport/core/qp_internal.h"
 #include "transport/rel/rel.h"
+#include "transport/core/mr.h"
+#include "transport/core/mw.h"
 
 /* len bytes from byte off of the SGE list, copied into the SGEs from buf
  * (in) or out of them into buf; inlined into both callers with in

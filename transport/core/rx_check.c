@@ -12,6 +12,9 @@
 
 #include "transport/failover/failover.h"
 #include "transport/core/qp_internal.h"
+#include "transport/core/gid.h"
+#include "transport/core/mr.h"
+#include "transport/core/rx_check.h"
 
 /* IBTA 10.9.3: the low 15 bits name the partition (0 is invalid), bit 15
  * is full membership, and two limited members may not talk. */

@@ -11,6 +11,7 @@
 
 #include "transport/core/qp_internal.h"
 #include "transport/rel/sr/rel_sr.h"
+#include "transport/core/mr.h"
 
 #define STRIPE_MIN_SHARD_DEFAULT (64u << 10)
 /* Shard boundaries fall on multiples of this many bytes from the start of

@@ -23,6 +23,7 @@
 #include "transport/failover/failover.h"
 #include "transport/rel/rel.h"
 #include "transport/rel/sr/sr_wire.h"
+#include "transport/core/async.h"
 
 #define FO_STEPS_MAX 8u
 

@@ -88,22 +88,9 @@ static inline const struct rel_ops *rel_ops_of(enum uroce_reliability r)
 	}
 }
 
-/* sr/ec: a message found no receive posted; a post_recv kicks the QP so
- * its SACK tells the waiting sender (sr_rx.c). */
-bool sr_rx_wants_kick(const struct uroce_qp *qp);
-
 static inline bool rel_rx_wants_kick(const struct uroce_qp *qp)
 {
 	return qp->rel->rx_wants_kick && qp->rel->rx_wants_kick(qp);
 }
-
-/* rel_rc.c: IBTA go-back-N, also the path of UC and UD QPs */
-bool rc_tx(struct uroce_qp *qp);
-void rc_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt);
-/* rc_completer.c, rel_sr.c: the policies' failover hooks */
-unsigned rc_fo_rewind(struct uroce_qp *qp);
-bool rc_fo_idle(const struct uroce_qp *qp);
-unsigned sr_fo_switch(struct uroce_qp *qp, bool rewind);
-bool sr_fo_idle(const struct uroce_qp *qp);
 
 #endif /* UROCE_TRANSPORT_REL_H */

@@ -8,6 +8,7 @@
 #include "tr_test.h"
 #include "../dataplane/loop_test.h"
 #include "transport/core/qp_internal.h"
+#include "transport/core/mr.h"
 
 #define REGION 65536u
 #define GUARD 4096u

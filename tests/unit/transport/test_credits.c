@@ -11,6 +11,7 @@
 
 #include "tr_test.h"
 #include "transport/core/qp_internal.h"
+#include "transport/rel/rc/rc.h"
 
 #define NMSG 200u
 #define RQ_KEEP 8u

@@ -23,6 +23,7 @@
 #include "dataplane/port_loop.h"
 #include "transport/core/qp_internal.h"
 #include "tr_test.h"
+#include "transport/core/immcounter.h"
 
 #define BUF (1u << 20)
 #define PAGE 2048u

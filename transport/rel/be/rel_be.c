@@ -15,8 +15,9 @@
 
 #include "transport/rel/rel.h"
 #include "transport/rel/be/rel_be.h"
-#include "transport/rel/sr/rel_sr.h"
 #include "transport/rel/sr/sr_ops.h"
+#include "transport/core/mw.h"
+#include "transport/core/rx_check.h"
 
 static uint32_t now_us(const struct uroce_qp *qp)
 {
@@ -689,7 +690,7 @@ const struct rel_ops rel_be_ops = {
 	.rx_ctrl = be_rx_ctrl,
 	.is_ctrl = be_is_ctrl,
 	.timer = be_timer,
-	.complete = req_complete,
+	.complete = qp_complete_swqe,
 	.error = be_error,
 	.reset = be_reset,
 	.state_bytes = be_state_bytes,

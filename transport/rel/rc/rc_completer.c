@@ -6,11 +6,14 @@
 #include <string.h>
 
 #include "transport/failover/failover.h"
-#include "transport/rel/rel.h"
 #include "transport/core/qp_internal.h"
+#include "transport/core/mr.h"
+#include "transport/core/mw.h"
+#include "transport/core/rx_check.h"
+#include "transport/rel/rc/rc.h"
 
 /* IBTA 9.7.5.2.8 (table 45): RNR NAK timer field -> minimum delay. */
-const uint64_t rnr_timer_ns[32] = {
+static const uint64_t rnr_timer_ns[32] = {
 	655360000, 10000,    20000,    30000,    40000,    60000,     80000,     120000,
 	160000,    240000,   320000,   480000,   640000,   960000,    1280000,   1920000,
 	2560000,   3840000,  5120000,  7680000,  10240000, 15360000,  20480000,  30720000,

@@ -13,6 +13,7 @@
  * without limit until a valid code comes again; only AETHs inside the
  * outstanding window count (rx_check.c). */
 #include "transport/core/qp_internal.h"
+#include "transport/rel/rc/rc.h"
 
 /* receive WQEs each code stands for (IBTA table 45) */
 static const uint16_t credit_table[31] = {

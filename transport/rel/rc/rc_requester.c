@@ -8,7 +8,8 @@
 
 #include "transport/failover/failover.h"
 #include "transport/core/qp_internal.h"
-#include "transport/rel/rel.h"
+#include "transport/core/mw.h"
+#include "transport/rel/rc/rc.h"
 
 struct gather {
 	const struct uroce_sge *sge;
@@ -23,38 +24,16 @@ static void gather_sges(void *arg, uint8_t *dst, uint32_t len)
 	sge_copy_out(g->sge, g->nsge, g->off, dst, len);
 }
 
-static const uint8_t wr_to_wc[] = {
-	[UROCE_WR_RDMA_WRITE] = UROCE_WC_RDMA_WRITE,
-	[UROCE_WR_RDMA_WRITE_WITH_IMM] = UROCE_WC_RDMA_WRITE,
-	[UROCE_WR_SEND] = UROCE_WC_SEND,
-	[UROCE_WR_SEND_WITH_IMM] = UROCE_WC_SEND,
-	[UROCE_WR_RDMA_READ] = UROCE_WC_RDMA_READ,
-	[UROCE_WR_ATOMIC_CMP_AND_SWP] = UROCE_WC_COMP_SWAP,
-	[UROCE_WR_ATOMIC_FETCH_AND_ADD] = UROCE_WC_FETCH_ADD,
-	[UROCE_WR_LOCAL_INV] = UROCE_WC_LOCAL_INV,
-	[UROCE_WR_BIND_MW] = UROCE_WC_BIND_MW,
-	[UROCE_WR_SEND_WITH_INV] = UROCE_WC_SEND,
-};
 
 void req_complete(struct uroce_qp *qp, struct swqe *w, enum uroce_wc_status st)
 {
-	struct uroce_wc wc;
-
 	if (wr_is_rd(w->opcode) && w->state != SWQE_POSTED && qp->rc.rd_outstanding) {
 		qp->rc.rd_outstanding--;
 		if (w->opcode == UROCE_WR_RDMA_READ)
 			qp->rc.rd_resp_pkts -= qp->rc.rd_resp_pkts < rd_req_pkts(w->length, qp->mtu) ?
 			                            qp->rc.rd_resp_pkts : rd_req_pkts(w->length, qp->mtu);
 	}
-	if (st == UROCE_WC_SUCCESS && !w->signaled)
-		return;
-	memset(&wc, 0, sizeof(wc));
-	wc.wr_id = w->wr_id;
-	wc.status = st;
-	wc.opcode = wr_to_wc[w->opcode];
-	wc.byte_len = w->length;
-	wc.qp_num = qp->qpn;
-	cq_push(qp->scq, &wc);
+	qp_complete_swqe(qp, w, st);
 }
 
 static inline bool is_rd(const struct swqe *w)

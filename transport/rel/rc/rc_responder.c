@@ -7,7 +7,11 @@
 #include <string.h>
 
 #include "transport/core/qp_internal.h"
-#include "transport/rel/rel.h"
+#include "transport/core/async.h"
+#include "transport/core/immcounter.h"
+#include "transport/core/mr.h"
+#include "transport/core/mw.h"
+#include "transport/rel/rc/rc.h"
 
 /* The opcode's flags from the wire table (dataplane/wire_opcode.c), which
  * is indexed by the whole BTH opcode. rx_data sees only requests of the

@@ -7,6 +7,7 @@
 
 #include "transport/core/qp_internal.h"
 #include "transport/rel/rel.h"
+#include "transport/rel/rc/rc.h"
 
 static const uint8_t tr_of[5] = {
 	[UROCE_QPT_RC] = ROCE_TR_RC,

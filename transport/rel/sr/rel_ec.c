@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "transport/rel/rel.h"
-#include "transport/rel/sr/rel_sr.h"
 #include "transport/rel/sr/sr_ops.h"
 
 static uint32_t min_u32(uint32_t a, uint32_t b)

@@ -382,4 +382,14 @@ uint64_t ec_rx_fto_next(struct uroce_qp *qp);
 /* Sender: a NACK arrived. */
 void ec_tx_nack(struct uroce_qp *qp, const uint8_t *body, uint32_t len);
 
+/* sr/ec: a message found no receive posted; a post_recv kicks the QP so
+ * its SACK tells the waiting sender (sr_rx.c). */
+bool sr_rx_wants_kick(const struct uroce_qp *qp);
+/* failover's hooks (rel_sr.c) */
+unsigned sr_fo_switch(struct uroce_qp *qp, bool rewind);
+bool sr_fo_idle(const struct uroce_qp *qp);
+/* A handle's receive WR completes (flush included): the wc_flags it adds;
+ * frees the handle if the application already gave it back (partial.c). */
+unsigned precv_finish(struct uroce_precv *h, bool whole);
+
 #endif /* UROCE_TRANSPORT_REL_SR_H */

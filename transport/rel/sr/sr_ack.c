@@ -8,6 +8,7 @@
 #include "transport/failover/failover.h"
 #include "transport/rel/rel.h"
 #include "transport/rel/sr/sr_internal.h"
+#include "transport/core/mw.h"
 
 /* --- receiving: SACK generation ------------------------------------------- */
 

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/rel/rel.h"
 #include "transport/rel/sr/rel_sr.h"
 
 #define CC_LINK_MBPS_DEFAULT 10000u

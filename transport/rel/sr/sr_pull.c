@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/cc/cc.h"
 #include "transport/core/qp_internal.h"
 #include "transport/rel/sr/rel_sr.h"
 

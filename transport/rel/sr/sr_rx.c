@@ -5,8 +5,10 @@
  * they finish, unordered). */
 #include <string.h>
 
-#include "transport/rel/rel.h"
 #include "transport/rel/sr/sr_internal.h"
+#include "transport/core/async.h"
+#include "transport/core/immcounter.h"
+#include "transport/core/rx_check.h"
 
 /* --- receiving: data --------------------------------------------------------- */
 

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "transport/failover/failover.h"
-#include "transport/rel/rel.h"
 #include "transport/rel/sr/sr_internal.h"
 #include "transport/rel/sr/sr_ops.h"
+#include "transport/core/mw.h"
 
 /* --- posting -------------------------------------------------------------- */
 
