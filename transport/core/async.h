@@ -5,7 +5,6 @@
 
 #include "transport/core/qp_internal.h"
 
-/* --- asynchronous events (async.c) ---------------------------------------- */
 int ctx_async_init(struct uroce_context *ctx);
 void ctx_async_fini(struct uroce_context *ctx);
 void ctx_async_event(struct uroce_context *ctx, const struct uroce_async_event *ev);

@@ -6,7 +6,6 @@
 #include <stdint.h>
 #include "transport/core/qp_internal.h"
 
-/* --- GID tables (gid.c) --------------------------------------------------- */
 /* Fill the GID table of the port with index pi (just opened) and start
  * watching the kernel for changes. Returns 0 or -errno (uroce_fail). */
 int gid_port_init(struct uroce_context *ctx, unsigned pi);

@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include "transport/core/qp_internal.h"
 
-/* --- IMMCOUNTER (immcounter.c) ------------------------------------------ */
 int imm_table_init(struct uroce_context *ctx);
 void imm_table_fini(struct uroce_context *ctx);
 /* A counted WRITE_WITH_IMM message with immediate imm (network order)

@@ -7,7 +7,6 @@
 #include <stdint.h>
 #include "transport/core/qp_internal.h"
 
-/* --- memory windows (mw.c) ------------------------------------------------ */
 /* Work requests that send nothing: they take effect when the transmit
  * path reaches them. A BIND_MW WQE keeps its bind in fields no local WR
  * uses otherwise: raddr = addr, compare_add = length, swap = the window

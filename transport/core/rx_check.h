@@ -7,7 +7,6 @@
 #include <stdint.h>
 #include "transport/core/qp_internal.h"
 
-/* --- receive checks (rx_check.c) ------------------------------------------ */
 /* The destination address is a connected QP's own source GID, or for
  * datagrams and unknown QPNs one of the arrival port's GIDs. */
 bool rx_check_dst(struct uroce_context *ctx, unsigned port, const struct uroce_qp *qp, const struct roce_pkt *pkt);
