@@ -209,7 +209,7 @@ STEPS = [
 
 NAME_MAP = {
     "post": "uroce_post_send post_one_send check_sges rc_post sr_post ec_post uroce_post_recv post_one_recv "
-            "uroce_post_srq_recv qp_take_rwqe uroce_poll_cq cq_push req_complete post_recv_wc sr_push_recv_wc "
+            "uroce_post_srq_recv qp_take_rwqe uroce_poll_cq cq_push req_complete qp_complete_swqe post_recv_wc sr_push_recv_wc "
             "cq_overrun",
     "txlogic": "qp_tx rc_tx req_tx send_pkt is_rd sr_tx tx_new send_txp txp_new window_open desc_fill sr_wqe_at "
                "tx_lost gave_up rc_credit_may_start rc_credit_started ec_tx ec_encode",

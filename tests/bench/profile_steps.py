@@ -110,7 +110,7 @@ USER_STEPS = {
     "ack_gen": "send_aeth queue_ack queue_nak res_tx_pending resp_tx send_res gather_mem sr_send_ctrl send_sack "
                "sr_rx_wants_kick ec_tx_nack nack_due",
     "ack_proc": "rc_rx_ctrl comp_rx on_aeth ack_upto progress_made go_back cur_catch_up tail_wqe outstanding "
-                "on_read_resp on_atomic_ack req_complete fail_tail rc_credit_update sr_rx_ctrl on_sack sack_one "
+                "on_read_resp on_atomic_ack req_complete qp_complete_swqe fail_tail rc_credit_update sr_rx_ctrl on_sack sack_one "
                 "sack_next_bit txp_acked rtt_sample rtt_stats reo_wnd rack_detect tx_lost gave_up sr_retire "
                 "credit_arrived ec_msgs_done ec_rx_nacks",
     "timers": "timer_wheel_advance timer_wheel_add timer_wheel_cancel cascade cascade_slot run_list enqueue "

@@ -1,5 +1,6 @@
 /* rc's parts (rel_rc.c, rc_requester.c, rc_responder.c, rc_completer.c,
- * rc_credit.c): what they call of each other. Included by them only. */
+ * rc_credit.c): what they call of each other. Included by them (and their
+ * unit tests) only. */
 #ifndef UROCE_TRANSPORT_REL_RC_H
 #define UROCE_TRANSPORT_REL_RC_H
 
