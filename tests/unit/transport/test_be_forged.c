@@ -12,8 +12,7 @@
  *     then complete with the real messages.
  * Side 0 sends, side 1 receives; the filter keeps side 0's last data frame
  * as the forger's template. */
-#include "tr_test.h"
-#include "dataplane/wire.h"
+#include "tr_raw.h"
 #include "transport/rel/sr/sr_wire.h"
 
 #define TMO_US 2000u
@@ -32,29 +31,6 @@ static bool filt(void *arg, const uint8_t *frame, uint32_t len)
 		last_len = len;
 	}
 	return false;
-}
-
-static void inject(struct tr_pair *pr, const struct roce_pkt *p)
-{
-	uint8_t f[2048];
-	int len = roce_build(f, sizeof(f), p);
-
-	REQUIRE(len > 0, "roce_build: %d", len);
-	REQUIRE(loop_fabric_inject(pr->fab, 0, f, (uint32_t)len) == 0, "inject: %s", loop_fabric_last_error(pr->fab));
-}
-
-static uint64_t drops(struct tr_side *s, enum uroce_drop_reason r)
-{
-	struct uroce_port_stats ps;
-
-	REQUIRE(uroce_port_stats(s->ctx, 1, &ps) == 0, "port_stats");
-	return ps.drops[r];
-}
-
-static void steps(struct tr_pair *pr, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		tr_step(pr);
 }
 
 static void post_recv(struct tr_side *s, uint64_t id, uint32_t off, uint32_t len)
@@ -157,7 +133,7 @@ static void desc_key(void)
 	p.reth.dma_len = SRW_DESC_LEN;
 	p.payload = desc;
 	p.payload_len = SRW_DESC_LEN;
-	inject(&pr, &p);
+	tr_inject(pr.fab, 0, &p);
 	REQUIRE(tr_wait(&pr, pr.s[1].rcq, &wc, 100000) == 0, "message 1's receive");
 	CHECK(wc.wr_id == 2 && (wc.wc_flags & UROCE_WC_TIMEOUT) && wc.byte_len == 0,
 	      "the forged message: wr %llu, %u bytes, flags 0x%x; want its deadline, nothing placed",
@@ -167,7 +143,7 @@ static void desc_key(void)
 	 * is the real WRITE with immediate through the window */
 	post(&pr.s[0], UROCE_WR_SEND, 2, 100, 0, 0);
 	REQUIRE(tr_wait(&pr, pr.s[0].scq, &wc, 10000) == 0, "filler send");
-	revoked0 = drops(&pr.s[1], UROCE_DROP_RKEY_REVOKED);
+	revoked0 = tr_drops(pr.s[1].ctx, UROCE_DROP_RKEY_REVOKED);
 	memset(pr.s[1].buf + 65536, 0, 8192);
 	post_recv(&pr.s[1], 3, 0, 4096);
 	post(&pr.s[0], UROCE_WR_RDMA_WRITE_WITH_IMM, 3, 4096, waddr, key);
@@ -176,8 +152,8 @@ static void desc_key(void)
 	      !memcmp(pr.s[1].buf + 65536, pr.s[0].buf, 4096),
 	      "the real write through the window: wr %llu, %u bytes, flags 0x%x, rkey_revoked +%llu; want 4096 "
 	      "bytes whole (a forged descriptor revoked the window)", (unsigned long long)wc.wr_id, wc.byte_len,
-	      wc.wc_flags, (unsigned long long)(drops(&pr.s[1], UROCE_DROP_RKEY_REVOKED) - revoked0));
-	steps(&pr, 20);
+	      wc.wc_flags, (unsigned long long)(tr_drops(pr.s[1].ctx, UROCE_DROP_RKEY_REVOKED) - revoked0));
+	tr_steps(&pr, 20);
 	CHECK(uroce_mw_dealloc(mw) == 0, "mw_dealloc: %s", uroce_last_error());
 	loop_fabric_set_filter(pr.fab, 0, NULL, NULL);
 	tr_close(&pr);
@@ -199,11 +175,11 @@ static void msg_far_ahead(void)
 	next = (p.psn + 1) & ROCE_PSN_MASK;
 	for (unsigned i = 0; i < 8; i++)
 		post_recv(&pr.s[1], 10 + i, 4096 * i, 4096);
-	steps(&pr, 5);
+	tr_steps(&pr, 5);
 	/* LASTs of 64 forged bytes with message numbers 65 to 2047 ahead of
 	 * the active one (1), at PSNs inside the duplicate window */
 	memset(forged, 0xf0, sizeof(forged));
-	stale0 = drops(&pr.s[1], UROCE_DROP_STALE_MSG);
+	stale0 = tr_drops(pr.s[1].ctx, UROCE_DROP_STALE_MSG);
 	for (uint32_t d = 65; d < 2048; d += 331, n++) {
 		p.psn = (next + 20 + n) & ROCE_PSN_MASK;
 		p.imm = srw_imm(1 + d, SRW_LAST, 0);
@@ -212,14 +188,14 @@ static void msg_far_ahead(void)
 		p.reth.dma_len = sizeof(forged);
 		p.payload = forged;
 		p.payload_len = sizeof(forged);
-		inject(&pr, &p);
+		tr_inject(pr.fab, 0, &p);
 	}
-	steps(&pr, 20);
+	tr_steps(&pr, 20);
 	REQUIRE(uroce_qp_stats(pr.s[1].qp, &qs) == 0, "stats");
-	CHECK(drops(&pr.s[1], UROCE_DROP_STALE_MSG) - stale0 == n && qs.be_preempted == 0 &&
+	CHECK(tr_drops(pr.s[1].ctx, UROCE_DROP_STALE_MSG) - stale0 == n && qs.be_preempted == 0 &&
 	      uroce_poll_cq(pr.s[1].rcq, 1, &wc) == 0,
 	      "%u forged far LASTs: stale_msg +%llu, be_preempted %llu; want all stale and no receive ended", n,
-	      (unsigned long long)(drops(&pr.s[1], UROCE_DROP_STALE_MSG) - stale0), (unsigned long long)qs.be_preempted);
+	      (unsigned long long)(tr_drops(pr.s[1].ctx, UROCE_DROP_STALE_MSG) - stale0), (unsigned long long)qs.be_preempted);
 	/* the real messages 1..8 complete whole into the waiting receives */
 	for (unsigned i = 0; i < 8; i++)
 		post(&pr.s[0], UROCE_WR_SEND, 20 + i, 3000, 0, 0);
@@ -248,10 +224,10 @@ static void psn_jump(void)
 	next = (p.psn + 1) & ROCE_PSN_MASK;
 	for (unsigned i = 0; i < 8; i++)
 		post_recv(&pr.s[1], 10 + i, 4096 * i, 4096);
-	steps(&pr, 5);
+	tr_steps(&pr, 5);
 	memset(forged, 0xf0, sizeof(forged));
-	len0 = drops(&pr.s[1], UROCE_DROP_BAD_LENGTH_MSG);
-	late0 = drops(&pr.s[1], UROCE_DROP_LATE);
+	len0 = tr_drops(pr.s[1].ctx, UROCE_DROP_BAD_LENGTH_MSG);
+	late0 = tr_drops(pr.s[1].ctx, UROCE_DROP_LATE);
 	p.psn = (next + 1000) & ROCE_PSN_MASK;
 	p.imm = srw_imm(1, SRW_DATA, 0); /* a short non-last packet: refused after its PSN counts */
 	p.reth.rkey = SRW_MSG_RKEY;
@@ -259,10 +235,10 @@ static void psn_jump(void)
 	p.reth.dma_len = sizeof(forged);
 	p.payload = forged;
 	p.payload_len = sizeof(forged);
-	inject(&pr, &p);
-	steps(&pr, 20);
-	CHECK(drops(&pr.s[1], UROCE_DROP_BAD_LENGTH_MSG) - len0 == 1, "the forged packet: bad_length_msg +%llu",
-	      (unsigned long long)(drops(&pr.s[1], UROCE_DROP_BAD_LENGTH_MSG) - len0));
+	tr_inject(pr.fab, 0, &p);
+	tr_steps(&pr, 20);
+	CHECK(tr_drops(pr.s[1].ctx, UROCE_DROP_BAD_LENGTH_MSG) - len0 == 1, "the forged packet: bad_length_msg +%llu",
+	      (unsigned long long)(tr_drops(pr.s[1].ctx, UROCE_DROP_BAD_LENGTH_MSG) - len0));
 	for (unsigned i = 0; i < 8; i++)
 		post(&pr.s[0], UROCE_WR_SEND, 20 + i, 3000, 0, 0);
 	for (unsigned i = 0; i < 8; i++) {
@@ -271,16 +247,16 @@ static void psn_jump(void)
 		      !memcmp(pr.s[1].buf + 4096 * i, pr.s[0].buf, 3000),
 		      "after the PSN jump, real message %u: wr %llu, %u bytes, flags 0x%x, late +%llu", i + 1,
 		      (unsigned long long)wc.wr_id, wc.byte_len, wc.wc_flags,
-		      (unsigned long long)(drops(&pr.s[1], UROCE_DROP_LATE) - late0));
+		      (unsigned long long)(tr_drops(pr.s[1].ctx, UROCE_DROP_LATE) - late0));
 	}
 	/* a copy of a jumped-over packet already taken is late */
 	REQUIRE(last_len, "template");
-	late0 = drops(&pr.s[1], UROCE_DROP_LATE);
+	late0 = tr_drops(pr.s[1].ctx, UROCE_DROP_LATE);
 	REQUIRE(loop_fabric_inject(pr.fab, 0, last_frame, last_len) == 0, "inject");
-	steps(&pr, 20);
-	CHECK(drops(&pr.s[1], UROCE_DROP_LATE) - late0 == 1 && uroce_poll_cq(pr.s[1].rcq, 1, &wc) == 0,
+	tr_steps(&pr, 20);
+	CHECK(tr_drops(pr.s[1].ctx, UROCE_DROP_LATE) - late0 == 1 && uroce_poll_cq(pr.s[1].rcq, 1, &wc) == 0,
 	      "a copy of the last real packet: late +%llu; want +1 and no completion",
-	      (unsigned long long)(drops(&pr.s[1], UROCE_DROP_LATE) - late0));
+	      (unsigned long long)(tr_drops(pr.s[1].ctx, UROCE_DROP_LATE) - late0));
 	loop_fabric_set_filter(pr.fab, 0, NULL, NULL);
 	tr_close(&pr);
 }

@@ -5,7 +5,7 @@
  * QP was not disturbed, and that the real peer's next packet is placed.
  * Also: random key bytes with lkey != rkey, responder resources, CQ
  * overrun with its asynchronous events. */
-#include "tr_test.h"
+#include "tr_raw.h"
 #include "../dataplane/loop_test.h"
 #include "transport/core/qp_internal.h"
 #include "transport/core/mr.h"
@@ -33,30 +33,15 @@ static void step(unsigned n)
 /* A packet from the connected peer (the raw port) to the context's port. */
 static void pkt_init(struct roce_pkt *p, uint8_t opcode, uint32_t dqpn, uint32_t psn)
 {
-	memset(p, 0, sizeof(*p));
-	memcpy(p->smac, raw->mac, 6);
-	loop_port_mac(0, p->dmac);
-	roce_ipv4_mapped(p->sip, raw->ipv4_be);
-	roce_ipv4_mapped(p->dip, loop_port_ipv4_be(0));
-	p->ttl = 64;
-	p->sport = 0xc001;
-	p->dport = ROCE_UDP_PORT;
+	tr_raw_pkt(p, raw, 0xc001);
 	p->opcode = opcode;
-	p->pkey = ROCE_PKEY_DEFAULT;
 	p->dqpn = dqpn;
 	p->psn = psn & ROCE_PSN_MASK;
 }
 
 static void send_raw(const struct roce_pkt *p)
 {
-	struct uroce_frame f;
-	int len;
-
-	REQUIRE(port_alloc(raw, &f, 1) == 1, "raw port: no frame");
-	len = roce_build(f.data, f.room, p);
-	REQUIRE(len > 0, "roce_build: %d", len);
-	f.len = (uint32_t)len;
-	REQUIRE(port_tx_burst(raw, &f, 1) == 1, "raw tx");
+	REQUIRE(tr_raw_tx(raw, p) == 0, "raw tx of opcode 0x%02x", p->opcode);
 }
 
 /* Drain what the context sent back; remember the last AETH syndrome of
@@ -89,14 +74,6 @@ static void settle(void)
 	}
 }
 
-static uint64_t drops(enum uroce_drop_reason r)
-{
-	struct uroce_port_stats st;
-
-	REQUIRE(uroce_port_stats(ctx, 1, &st) == 0, "stats");
-	return st.drops[r];
-}
-
 /* Drain the context's events; true when one of type for qp was among them. */
 static bool saw_qp_event(enum uroce_event_type type, struct uroce_qp *qp)
 {
@@ -109,14 +86,6 @@ static bool saw_qp_event(enum uroce_event_type type, struct uroce_qp *qp)
 		uroce_ack_async_event(&ev);
 	}
 	return seen;
-}
-
-static enum uroce_qp_state qp_state(struct uroce_qp *qp)
-{
-	struct uroce_qp_attr a;
-
-	uroce_qp_query(qp, &a, NULL);
-	return a.qp_state;
 }
 
 /* A QP of type connected to the raw port's PEER_QPN, taken to RTS, with
@@ -207,8 +176,8 @@ static void case_forged_write(void)
 	struct uroce_qp *qp = make_qp(UROCE_QPT_RC, 4, 500, 0);
 	uint8_t evil[64], good[64];
 	struct roce_pkt p;
-	uint64_t src0 = drops(UROCE_DROP_BAD_SRC_ADDR), pk0 = drops(UROCE_DROP_BAD_PKEY);
-	uint64_t dst0 = drops(UROCE_DROP_BAD_DST_ADDR);
+	uint64_t src0 = tr_drops(ctx, UROCE_DROP_BAD_SRC_ADDR), pk0 = tr_drops(ctx, UROCE_DROP_BAD_PKEY);
+	uint64_t dst0 = tr_drops(ctx, UROCE_DROP_BAD_DST_ADDR);
 
 	memset(evil, 0xee, sizeof(evil));
 	memset(good, 0x5a, sizeof(good));
@@ -227,14 +196,14 @@ static void case_forged_write(void)
 	p.dip[15] ^= 1;  /* not our address */
 	send_raw(&p);
 	settle();
-	CHECK(drops(UROCE_DROP_BAD_SRC_ADDR) == src0 + 1, "wrong source: bad_src_addr %llu",
-	      (unsigned long long)(drops(UROCE_DROP_BAD_SRC_ADDR) - src0));
-	CHECK(drops(UROCE_DROP_BAD_PKEY) == pk0 + 2, "wrong P_Key: bad_pkey %llu",
-	      (unsigned long long)(drops(UROCE_DROP_BAD_PKEY) - pk0));
-	CHECK(drops(UROCE_DROP_BAD_DST_ADDR) == dst0 + 1, "wrong destination: bad_dst_addr %llu",
-	      (unsigned long long)(drops(UROCE_DROP_BAD_DST_ADDR) - dst0));
+	CHECK(tr_drops(ctx, UROCE_DROP_BAD_SRC_ADDR) == src0 + 1, "wrong source: bad_src_addr %llu",
+	      (unsigned long long)(tr_drops(ctx, UROCE_DROP_BAD_SRC_ADDR) - src0));
+	CHECK(tr_drops(ctx, UROCE_DROP_BAD_PKEY) == pk0 + 2, "wrong P_Key: bad_pkey %llu",
+	      (unsigned long long)(tr_drops(ctx, UROCE_DROP_BAD_PKEY) - pk0));
+	CHECK(tr_drops(ctx, UROCE_DROP_BAD_DST_ADDR) == dst0 + 1, "wrong destination: bad_dst_addr %llu",
+	      (unsigned long long)(tr_drops(ctx, UROCE_DROP_BAD_DST_ADDR) - dst0));
 	CHECK(region[0] == 0 && last_syn == 255, "a forged WRITE was placed or answered");
-	CHECK(qp_state(qp) == UROCE_QPS_RTS, "QP disturbed: %s", uroce_qp_state_str(qp_state(qp)));
+	CHECK(tr_qp_state(qp) == UROCE_QPS_RTS, "QP disturbed: %s", uroce_qp_state_str(tr_qp_state(qp)));
 	/* the real peer, same PSN, limited-member P_Key 0x7fff (accepted: we are full) */
 	write_only(&p, uroce_qp_num(qp), 500, 0, good, sizeof(good));
 	p.pkey = 0x7fff;
@@ -258,7 +227,7 @@ static void case_stale_responses(void)
 	struct uroce_send_wr wr = { .wr_id = 7, .sg_list = &sg, .num_sge = 1, .opcode = UROCE_WR_RDMA_WRITE,
 		                    .send_flags = UROCE_SEND_SIGNALED };
 	struct uroce_wc wc;
-	uint64_t st0 = drops(UROCE_DROP_STALE_RESPONSE);
+	uint64_t st0 = tr_drops(ctx, UROCE_DROP_STALE_RESPONSE);
 	const uint8_t syns[] = { AETH_NAK_REM_ACC_ERR, AETH_RNR_NAK | 0, AETH_ACK | 31, AETH_NAK_PSN_SEQ_ERR };
 
 	/* idle: every response is a ghost */
@@ -271,9 +240,9 @@ static void case_stale_responses(void)
 		send_raw(&p);
 	}
 	settle();
-	CHECK(drops(UROCE_DROP_STALE_RESPONSE) == st0 + 2 * sizeof(syns), "ghost responses: stale_response %llu, want %zu",
-	      (unsigned long long)(drops(UROCE_DROP_STALE_RESPONSE) - st0), 2 * sizeof(syns));
-	CHECK(qp_state(qp) == UROCE_QPS_RTS, "idle QP moved to %s", uroce_qp_state_str(qp_state(qp)));
+	CHECK(tr_drops(ctx, UROCE_DROP_STALE_RESPONSE) == st0 + 2 * sizeof(syns), "ghost responses: stale_response %llu, want %zu",
+	      (unsigned long long)(tr_drops(ctx, UROCE_DROP_STALE_RESPONSE) - st0), 2 * sizeof(syns));
+	CHECK(tr_qp_state(qp) == UROCE_QPS_RTS, "idle QP moved to %s", uroce_qp_state_str(tr_qp_state(qp)));
 	CHECK(!q->rc.credit_unlimited, "a ghost ACK turned credits off");
 
 	/* one WRITE outstanding (PSN 2000000): out-of-window NAKs, RNR NAKs
@@ -281,7 +250,7 @@ static void case_stale_responses(void)
 	REQUIRE(uroce_post_send(qp, &wr, NULL) == 0, "post: %s", uroce_last_error());
 	step(5);
 	drain();
-	st0 = drops(UROCE_DROP_STALE_RESPONSE);
+	st0 = tr_drops(ctx, UROCE_DROP_STALE_RESPONSE);
 	for (unsigned i = 0; i < sizeof(syns); i++) {
 		pkt_init(&p, ROCE_TR_RC | ROCE_OP_ACK, uroce_qp_num(qp), 2000001); /* never sent */
 		p.aeth.syndrome = syns[i];
@@ -291,10 +260,10 @@ static void case_stale_responses(void)
 		send_raw(&p);
 	}
 	settle();
-	CHECK(drops(UROCE_DROP_STALE_RESPONSE) == st0 + 2 * sizeof(syns), "stale responses: %llu, want %zu",
-	      (unsigned long long)(drops(UROCE_DROP_STALE_RESPONSE) - st0), 2 * sizeof(syns));
-	CHECK(qp_state(qp) == UROCE_QPS_RTS && !q->rc.rnr_wait && !q->rc.credit_unlimited,
-	      "stale responses acted on: state %s rnr_wait %d unlimited %d", uroce_qp_state_str(qp_state(qp)),
+	CHECK(tr_drops(ctx, UROCE_DROP_STALE_RESPONSE) == st0 + 2 * sizeof(syns), "stale responses: %llu, want %zu",
+	      (unsigned long long)(tr_drops(ctx, UROCE_DROP_STALE_RESPONSE) - st0), 2 * sizeof(syns));
+	CHECK(tr_qp_state(qp) == UROCE_QPS_RTS && !q->rc.rnr_wait && !q->rc.credit_unlimited,
+	      "stale responses acted on: state %s rnr_wait %d unlimited %d", uroce_qp_state_str(tr_qp_state(qp)),
 	      q->rc.rnr_wait, q->rc.credit_unlimited);
 	CHECK(uroce_poll_cq(cq, 1, &wc) == 0, "the WRITE completed before its ACK");
 	pkt_init(&p, ROCE_TR_RC | ROCE_OP_ACK, uroce_qp_num(qp), 2000000);
@@ -325,43 +294,43 @@ static void case_responder_resources(void)
 {
 	struct uroce_qp *qp = make_qp(UROCE_QPT_RC, 0, 10, 0);
 	struct roce_pkt p;
-	uint64_t lim0 = drops(UROCE_DROP_RD_ATOMIC_LIMIT), mis0 = drops(UROCE_DROP_MISALIGNED);
+	uint64_t lim0 = tr_drops(ctx, UROCE_DROP_RD_ATOMIC_LIMIT), mis0 = tr_drops(ctx, UROCE_DROP_MISALIGNED);
 
 	send_read(qp, 10, 256);
 	settle();
-	CHECK(drops(UROCE_DROP_RD_ATOMIC_LIMIT) == lim0 + 1 && last_syn == AETH_NAK_INVALID_REQ,
+	CHECK(tr_drops(ctx, UROCE_DROP_RD_ATOMIC_LIMIT) == lim0 + 1 && last_syn == AETH_NAK_INVALID_REQ,
 	      "READ with max_dest_rd_atomic 0: rd_atomic_limit +%llu, NAK 0x%x",
-	      (unsigned long long)(drops(UROCE_DROP_RD_ATOMIC_LIMIT) - lim0), last_syn);
-	CHECK(qp_state(qp) == UROCE_QPS_ERR, "QP not in ERR after the class C error");
+	      (unsigned long long)(tr_drops(ctx, UROCE_DROP_RD_ATOMIC_LIMIT) - lim0), last_syn);
+	CHECK(tr_qp_state(qp) == UROCE_QPS_ERR, "QP not in ERR after the class C error");
 	CHECK(saw_qp_event(UROCE_EVENT_QP_REQ_ERR, qp), "no QP_REQ_ERR event for the responder's error");
 	CHECK(uroce_qp_destroy(qp) == 0, "destroy");
 
 	/* two resources, three READs of 32 KiB in one burst: the third finds
 	 * both still answering */
 	qp = make_qp(UROCE_QPT_RC, 2, 10, 0);
-	lim0 = drops(UROCE_DROP_RD_ATOMIC_LIMIT);
+	lim0 = tr_drops(ctx, UROCE_DROP_RD_ATOMIC_LIMIT);
 	for (unsigned i = 0; i < 3; i++) {
 		send_read(qp, 10 + 32 * i, 32768);
 	}
 	got_pkts = 0;
 	settle();
-	CHECK(drops(UROCE_DROP_RD_ATOMIC_LIMIT) == lim0 + 1 && last_syn == AETH_NAK_INVALID_REQ,
+	CHECK(tr_drops(ctx, UROCE_DROP_RD_ATOMIC_LIMIT) == lim0 + 1 && last_syn == AETH_NAK_INVALID_REQ,
 	      "third READ past 2 resources: rd_atomic_limit +%llu, NAK 0x%x",
-	      (unsigned long long)(drops(UROCE_DROP_RD_ATOMIC_LIMIT) - lim0), last_syn);
+	      (unsigned long long)(tr_drops(ctx, UROCE_DROP_RD_ATOMIC_LIMIT) - lim0), last_syn);
 	/* the two valid READs are answered in full before the NAK */
 	CHECK(got_pkts == 2 * 32 + 1, "%u packets back, want 64 READ responses and the NAK", got_pkts);
 	CHECK(uroce_qp_destroy(qp) == 0, "destroy");
 
 	/* one resource used and answered, then the next: both served */
 	qp = make_qp(UROCE_QPT_RC, 1, 10, 0);
-	lim0 = drops(UROCE_DROP_RD_ATOMIC_LIMIT);
+	lim0 = tr_drops(ctx, UROCE_DROP_RD_ATOMIC_LIMIT);
 	for (unsigned i = 0; i < 2; i++) {
 		got_pkts = 0;
 		send_read(qp, 10 + 4 * i, 4096);
 		settle();
 		CHECK(got_pkts == 4, "READ %u: %u response packets, want 4", i, got_pkts);
 	}
-	CHECK(drops(UROCE_DROP_RD_ATOMIC_LIMIT) == lim0 && qp_state(qp) == UROCE_QPS_RTS,
+	CHECK(tr_drops(ctx, UROCE_DROP_RD_ATOMIC_LIMIT) == lim0 && tr_qp_state(qp) == UROCE_QPS_RTS,
 	      "a READ within the limit was refused");
 
 	/* a duplicate of the answered READ (anyone can send one: no in-window
@@ -374,9 +343,9 @@ static void case_responder_resources(void)
 		send_read(qp, 14 + 4 * i, 4096);
 	}
 	settle();
-	CHECK(got_pkts == 4 && drops(UROCE_DROP_RD_ATOMIC_LIMIT) == lim0 && qp_state(qp) == UROCE_QPS_RTS,
+	CHECK(got_pkts == 4 && tr_drops(ctx, UROCE_DROP_RD_ATOMIC_LIMIT) == lim0 && tr_qp_state(qp) == UROCE_QPS_RTS,
 	      "duplicate + new READ: %u response packets (want the new READ's 4), rd_atomic_limit +%llu", got_pkts,
-	      (unsigned long long)(drops(UROCE_DROP_RD_ATOMIC_LIMIT) - lim0));
+	      (unsigned long long)(tr_drops(ctx, UROCE_DROP_RD_ATOMIC_LIMIT) - lim0));
 
 	/* misaligned atomic */
 	pkt_init(&p, ROCE_TR_RC | ROCE_OP_FETCH_ADD, uroce_qp_num(qp), 22);
@@ -385,9 +354,9 @@ static void case_responder_resources(void)
 	p.atomic.swap_add = 1;
 	send_raw(&p);
 	settle();
-	CHECK(drops(UROCE_DROP_MISALIGNED) == mis0 + 1 && last_syn == AETH_NAK_INVALID_REQ,
+	CHECK(tr_drops(ctx, UROCE_DROP_MISALIGNED) == mis0 + 1 && last_syn == AETH_NAK_INVALID_REQ,
 	      "misaligned atomic: misaligned +%llu, NAK 0x%x",
-	      (unsigned long long)(drops(UROCE_DROP_MISALIGNED) - mis0), last_syn);
+	      (unsigned long long)(tr_drops(ctx, UROCE_DROP_MISALIGNED) - mis0), last_syn);
 	CHECK(uroce_qp_destroy(qp) == 0, "destroy");
 }
 
@@ -474,7 +443,7 @@ static void case_cq_overrun(void)
 	}
 	CHECK(saw_cq && saw_qp, "async events: CQ_ERR %d, QP_FATAL %d", saw_cq, saw_qp);
 	CHECK(!strcmp(uroce_event_type_str(UROCE_EVENT_CQ_ERR), "CQ error"), "event name");
-	CHECK(qp_state(qp) == UROCE_QPS_ERR, "QP in %s after its CQ overran", uroce_qp_state_str(qp_state(qp)));
+	CHECK(tr_qp_state(qp) == UROCE_QPS_ERR, "QP in %s after its CQ overran", uroce_qp_state_str(tr_qp_state(qp)));
 	while ((n = uroce_poll_cq(small, 16, wc)) > 0)
 		got += n;
 	CHECK(got >= 4 && got < 20, "%d completions before the error", got);

@@ -11,8 +11,7 @@
  *     rate it would send some 15 000;
  *   - the real sender's WRITEs then complete and land, each within a
  *     bounded simulated time. */
-#include "tr_test.h"
-#include "dataplane/wire.h"
+#include "tr_raw.h"
 #include "transport/cc/cc_eqds.h"
 #include "transport/rel/sr/sr_wire.h"
 
@@ -60,25 +59,14 @@ static struct uroce_qp_stats qstats(struct tr_side *s)
 static void forge_rts(struct tr_pair *p, const struct roce_pkt *tmpl, uint64_t want, uint64_t spec)
 {
 	struct roce_pkt rts = *tmpl;
-	uint8_t b[SRW_CTRL_HDR_LEN + SRW_RTS_LEN], f[2048];
-	int len;
+	uint8_t b[SRW_CTRL_HDR_LEN + SRW_RTS_LEN];
 
 	srw_ctrl_hdr(b, SRW_CTRL_RTS, sizeof(b), uroce_qp_token(p->s[1].qp));
 	roce_put_be64(b + SRW_CTRL_HDR_LEN, want);
 	roce_put_be64(b + SRW_CTRL_HDR_LEN + 8, spec);
 	rts.payload = b;
 	rts.payload_len = sizeof(b);
-	len = roce_build(f, sizeof(f), &rts);
-	REQUIRE(len > 0, "roce_build: %d", len);
-	REQUIRE(loop_fabric_inject(p->fab, 0, f, (uint32_t)len) == 0, "inject: %s", loop_fabric_last_error(p->fab));
-}
-
-static uint64_t drops(struct tr_side *s, enum uroce_drop_reason r)
-{
-	struct uroce_port_stats ps;
-
-	REQUIRE(uroce_port_stats(s->ctx, 1, &ps) == 0, "port_stats");
-	return ps.drops[r];
+	tr_inject(p->fab, 0, &rts);
 }
 
 static void run_for(struct tr_pair *p, uint64_t ns)
@@ -134,13 +122,13 @@ static void run(enum uroce_cc cc, uint64_t seed)
 
 	/* a speculative count 2^61 past the last: refused, nothing granted */
 	q0 = qstats(&p.s[1]);
-	bad0 = drops(&p.s[1], UROCE_DROP_BAD_CTRL);
+	bad0 = tr_drops(p.s[1].ctx, UROCE_DROP_BAD_CTRL);
 	forge_rts(&p, &tmpl, 1ull << 62, 1ull << 61);
 	run_for(&p, 100000000ull);
-	CHECK(drops(&p.s[1], UROCE_DROP_BAD_CTRL) - bad0 == 1 && qstats(&p.s[1]).cc_rts_rcvd == q0.cc_rts_rcvd &&
+	CHECK(tr_drops(p.s[1].ctx, UROCE_DROP_BAD_CTRL) - bad0 == 1 && qstats(&p.s[1]).cc_rts_rcvd == q0.cc_rts_rcvd &&
 	      qstats(&p.s[1]).cc_pulls_sent == q0.cc_pulls_sent,
 	      "%s: an RTS with spec 2^61: bad_ctrl +%llu, PULLs +%llu; want +1 and none", name,
-	      (unsigned long long)(drops(&p.s[1], UROCE_DROP_BAD_CTRL) - bad0),
+	      (unsigned long long)(tr_drops(p.s[1].ctx, UROCE_DROP_BAD_CTRL) - bad0),
 	      (unsigned long long)(qstats(&p.s[1]).cc_pulls_sent - q0.cc_pulls_sent));
 
 	/* want 2^62, nothing speculative: taken, owed at most EQDS_ASK_AHEAD */

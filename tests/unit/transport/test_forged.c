@@ -9,7 +9,7 @@
  * refusal is counted by reason, a QP knocked into ERR is brought back
  * through RESET, and MIDDLE and LAST packets are placed: their bytes are
  * found in the region, or in the receive buffer of a completion. */
-#include "tr_test.h"
+#include "tr_raw.h"
 #include "../dataplane/loop_test.h"
 
 #define REGION 65536u
@@ -102,21 +102,6 @@ static void post_recvs(struct uroce_qp *qp, struct uroce_mr *mr, uint8_t *region
 	}
 }
 
-/* The headers a packet from the raw port (the QPs' connected peer) to the
- * context carries: right MACs, IP addresses and P_Key. */
-static void pkt_from_peer(struct roce_pkt *pkt, const struct port *raw)
-{
-	memset(pkt, 0, sizeof(*pkt));
-	memcpy(pkt->smac, raw->mac, 6);
-	loop_port_mac(0, pkt->dmac);
-	roce_ipv4_mapped(pkt->sip, raw->ipv4_be);
-	roce_ipv4_mapped(pkt->dip, loop_port_ipv4_be(0));
-	pkt->ttl = 64;
-	pkt->sport = 0xc000;
-	pkt->dport = ROCE_UDP_PORT;
-	pkt->pkey = ROCE_PKEY_DEFAULT;
-}
-
 static uint32_t expected_psn(struct uroce_qp *qp)
 {
 	struct uroce_qp_attr qa;
@@ -125,29 +110,11 @@ static uint32_t expected_psn(struct uroce_qp *qp)
 	return qa.rq_psn;
 }
 
-static enum uroce_qp_state qp_state(struct uroce_qp *qp)
-{
-	struct uroce_qp_attr qa;
-
-	REQUIRE(uroce_qp_query(qp, &qa, NULL) == 0, "query: %s", uroce_last_error());
-	return qa.qp_state;
-}
-
 /* Send one frame from the raw port and let the context take it. */
 static void forge(struct loop_fabric *fab, struct uroce_context *ctx, struct port *raw, const struct roce_pkt *pkt)
 {
-	struct uroce_frame f;
-	int len;
-
-	REQUIRE(port_alloc(raw, &f, 1) == 1, "raw port: no frame");
-	len = roce_build(f.data, f.room, pkt);
-	if (len < 0) {
-		port_free(raw, &f, 1);
-		return;
-	}
-	f.len = (uint32_t)len;
-	if (port_tx_burst(raw, &f, 1) != 1)
-		port_free(raw, &f, 1);
+	if (tr_raw_tx(raw, pkt) == -1)
+		return; /* not buildable: nothing sent, nothing to run */
 	loop_fabric_advance(fab, 1000);
 	uroce_progress(ctx);
 	{
@@ -205,7 +172,7 @@ static void send_message(struct loop_fabric *fab, struct uroce_context *ctx, str
 		else
 			op = k == 0 ? ROCE_OP_SEND_FIRST : !is_last ? ROCE_OP_SEND_MIDDLE :
 			     imm ? ROCE_OP_SEND_LAST_IMM : ROCE_OP_SEND_LAST;
-		pkt_from_peer(&pkt, raw);
+		tr_raw_pkt(&pkt, raw, 0xc000);
 		pkt.opcode = (uint8_t)((t == 0 ? ROCE_TR_RC : ROCE_TR_UC) | op);
 		pkt.dqpn = uroce_qp_num(qp);
 		pkt.psn = (psn + k) & ROCE_PSN_MASK;
@@ -291,7 +258,7 @@ int main(void)
 		if (n % MSG_EVERY == MSG_EVERY - 1) {
 			/* a well-formed message to RC or UC, from a working QP */
 			t = (unsigned)test_rng_below(&rng, 2);
-			if (qp_state(qp[t]) == UROCE_QPS_ERR) {
+			if (tr_qp_state(qp[t]) == UROCE_QPS_ERR) {
 				bring_up(qp[t], types[t], 0x99, expected_psn(qp[t]));
 				post_recvs(qp[t], mr, region);
 				restarts++;
@@ -309,7 +276,7 @@ int main(void)
 			uint8_t before[sizeof(data)];
 
 			t = (unsigned)test_rng_below(&rng, 2);
-			if (qp_state(qp[t]) == UROCE_QPS_ERR) {
+			if (tr_qp_state(qp[t]) == UROCE_QPS_ERR) {
 				bring_up(qp[t], types[t], 0x99, expected_psn(qp[t]));
 				post_recvs(qp[t], mr, region);
 				restarts++;
@@ -317,7 +284,7 @@ int main(void)
 			memcpy(before, at, sizeof(data));
 			for (unsigned i = 0; i < sizeof(data); i++)
 				data[i] = (uint8_t)~before[i];
-			pkt_from_peer(&pkt, raw);
+			tr_raw_pkt(&pkt, raw, 0xc000);
 			pkt.opcode = (uint8_t)((t == 0 ? ROCE_TR_RC : ROCE_TR_UC) | ROCE_OP_WRITE_ONLY);
 			pkt.dqpn = uroce_qp_num(qp[t]);
 			pkt.psn = expected_psn(qp[t]);
@@ -337,7 +304,7 @@ int main(void)
 			wrong_sent[bad]++;
 			continue;
 		}
-		pkt_from_peer(&pkt, raw);
+		tr_raw_pkt(&pkt, raw, 0xc000);
 		/* sometimes not the peer, not us, or not our partition */
 		switch (r >> 20 & 63) {
 		case 0: pkt.sip[15] ^= 0x0b; break;
@@ -391,7 +358,7 @@ int main(void)
 		}
 		if ((n & 63) == 0) {
 			for (int i = 0; i < 3; i++) {
-				if (qp_state(qp[i]) == UROCE_QPS_ERR) {
+				if (tr_qp_state(qp[i]) == UROCE_QPS_ERR) {
 					bring_up(qp[i], types[i], 0x99, expected_psn(qp[i]));
 					restarts++;
 				}

@@ -124,14 +124,6 @@ static void rdma_wr(struct uroce_send_wr *wr, struct uroce_sge *sg, struct tr_si
 	}
 }
 
-static uint64_t drops(const struct tr_side *s, enum uroce_drop_reason r)
-{
-	struct uroce_port_stats st;
-
-	REQUIRE(uroce_port_stats(s->ctx, 1, &st) == 0, "port_stats");
-	return st.drops[r];
-}
-
 static enum uroce_qp_state state_of(struct uroce_qp *qp)
 {
 	struct uroce_qp_attr qa;
@@ -350,7 +342,7 @@ static void test_access_through_window(void)
 	rdma_wr(&wr, &sg, a, b, UROCE_WR_RDMA_WRITE, 0, 0, b->mr->rkey, 100, 4);
 	post(a->qp, &wr);
 	expect_wc(&p, a->scq, 4, UROCE_WC_SUCCESS, UROCE_WC_RDMA_WRITE, "write with the region's key", NULL);
-	CHECK(drops(b, UROCE_DROP_BAD_RKEY) == 0 && drops(b, UROCE_DROP_RKEY_REVOKED) == 0, "drops counted");
+	CHECK(tr_drops(b->ctx, UROCE_DROP_BAD_RKEY) == 0 && tr_drops(b->ctx, UROCE_DROP_RKEY_REVOKED) == 0, "drops counted");
 	CHECK(uroce_mw_dealloc(mw) == 0, "dealloc");
 	tr_close(&p);
 }
@@ -410,10 +402,10 @@ static void refused(const char *what, unsigned access, enum uroce_wr_opcode op, 
 	expect_wc(&p, a->scq, 2, UROCE_WC_WR_FLUSH_ERR, 0, what, NULL);
 	CHECK(state_of(a->qp) == UROCE_QPS_ERR && state_of(b->qp) == UROCE_QPS_ERR, "%s: QPs in %s / %s", what,
 	      uroce_qp_state_str(state_of(a->qp)), uroce_qp_state_str(state_of(b->qp)));
-	CHECK(drops(b, reason) == 1, "%s: drops[%s] = %llu", what, uroce_drop_reason_name(reason),
-	      (unsigned long long)drops(b, reason));
+	CHECK(tr_drops(b->ctx, reason) == 1, "%s: drops[%s] = %llu", what, uroce_drop_reason_name(reason),
+	      (unsigned long long)tr_drops(b->ctx, reason));
 	if (reason == UROCE_DROP_RKEY_REVOKED)
-		CHECK(drops(b, UROCE_DROP_BAD_RKEY) == 0, "%s: counted as bad_rkey too", what);
+		CHECK(tr_drops(b->ctx, UROCE_DROP_BAD_RKEY) == 0, "%s: counted as bad_rkey too", what);
 	CHECK(memcmp(copy, b->buf, TR_BUF) == 0, "%s: the responder's memory changed", what);
 	if (mw)
 		CHECK(uroce_mw_dealloc(mw) == 0, "dealloc");
@@ -463,9 +455,9 @@ static void test_other_qp(void)
 	rdma_wr(&wr, &sg, a, b, UROCE_WR_RDMA_WRITE, 0, WIN_OFF, key, 100, 1);
 	post(x.qp[0], &wr);
 	expect_wc(&p, x.cq[0], 1, UROCE_WC_REM_ACCESS_ERR, 0, "write through another QP", NULL);
-	CHECK(drops(b, UROCE_DROP_BAD_RKEY) == 1 && drops(b, UROCE_DROP_RKEY_REVOKED) == 0,
-	      "bad_rkey %llu rkey_revoked %llu", (unsigned long long)drops(b, UROCE_DROP_BAD_RKEY),
-	      (unsigned long long)drops(b, UROCE_DROP_RKEY_REVOKED));
+	CHECK(tr_drops(b->ctx, UROCE_DROP_BAD_RKEY) == 1 && tr_drops(b->ctx, UROCE_DROP_RKEY_REVOKED) == 0,
+	      "bad_rkey %llu rkey_revoked %llu", (unsigned long long)tr_drops(b->ctx, UROCE_DROP_BAD_RKEY),
+	      (unsigned long long)tr_drops(b->ctx, UROCE_DROP_RKEY_REVOKED));
 	CHECK(state_of(x.qp[1]) == UROCE_QPS_ERR, "b2 in %s", uroce_qp_state_str(state_of(x.qp[1])));
 	/* b1's peer: still open */
 	tr_fill(a->buf, 100, 3);
@@ -538,8 +530,8 @@ static void test_send_with_inv(void)
 	rdma_wr(&wr, &sg, a, b, UROCE_WR_RDMA_READ, 0, WIN_OFF + WIN_LEN, key[1], 64, 30);
 	post(a->qp, &wr);
 	expect_wc(&p, a->scq, 30, UROCE_WC_REM_ACCESS_ERR, 0, "read after remote invalidation", NULL);
-	CHECK(drops(b, UROCE_DROP_RKEY_REVOKED) == 1, "rkey_revoked %llu",
-	      (unsigned long long)drops(b, UROCE_DROP_RKEY_REVOKED));
+	CHECK(tr_drops(b->ctx, UROCE_DROP_RKEY_REVOKED) == 1, "rkey_revoked %llu",
+	      (unsigned long long)tr_drops(b->ctx, UROCE_DROP_RKEY_REVOKED));
 	CHECK(state_of(b->qp) == UROCE_QPS_ERR, "b in %s", uroce_qp_state_str(state_of(b->qp)));
 	/* the region under both windows is free again */
 	CHECK(uroce_mr_dereg(b->mr) == 0, "dereg after remote invalidation: %s", uroce_last_error());
@@ -576,8 +568,8 @@ static void inv_refused(const char *what, bool region_key, enum uroce_drop_reaso
 	post(a->qp, &wr);
 	expect_wc(&p, a->scq, 1, UROCE_WC_REM_INV_REQ_ERR, 0, what, NULL);
 	expect_wc(&p, b->rcq, 10, UROCE_WC_REM_INV_REQ_ERR, 0, what, NULL);
-	CHECK(drops(b, reason) == 1, "%s: drops[%s] = %llu", what, uroce_drop_reason_name(reason),
-	      (unsigned long long)drops(b, reason));
+	CHECK(tr_drops(b->ctx, reason) == 1, "%s: drops[%s] = %llu", what, uroce_drop_reason_name(reason),
+	      (unsigned long long)tr_drops(b->ctx, reason));
 	CHECK(state_of(a->qp) == UROCE_QPS_ERR && state_of(b->qp) == UROCE_QPS_ERR, "%s: QPs not in ERR", what);
 	CHECK(uroce_mw_dealloc(mw) == 0, "dealloc");
 	tr_close(&p);
@@ -638,9 +630,9 @@ static void test_inv_duplicate(void)
 		tr_step(&p);
 	CHECK(uroce_poll_cq(b->rcq, 1, &wc) == 0, "a second receive completed (wr %llu)", (unsigned long long)wc.wr_id);
 	CHECK(state_of(b->qp) == UROCE_QPS_RTS && state_of(a->qp) == UROCE_QPS_RTS, "QPs left RTS");
-	CHECK(drops(b, UROCE_DROP_RKEY_REVOKED) == 0 && drops(b, UROCE_DROP_DUPLICATE) >= 3,
-	      "rkey_revoked %llu duplicate %llu", (unsigned long long)drops(b, UROCE_DROP_RKEY_REVOKED),
-	      (unsigned long long)drops(b, UROCE_DROP_DUPLICATE));
+	CHECK(tr_drops(b->ctx, UROCE_DROP_RKEY_REVOKED) == 0 && tr_drops(b->ctx, UROCE_DROP_DUPLICATE) >= 3,
+	      "rkey_revoked %llu duplicate %llu", (unsigned long long)tr_drops(b->ctx, UROCE_DROP_RKEY_REVOKED),
+	      (unsigned long long)tr_drops(b->ctx, UROCE_DROP_DUPLICATE));
 	/* revoked once and for all */
 	key = mw_bind_wait(&p, b, mw, WIN_OFF, WIN_LEN, RW);
 	rdma_wr(&wr, &sg, a, b, UROCE_WR_RDMA_WRITE, 0, WIN_OFF, key, 100, 2);
@@ -875,7 +867,7 @@ static void test_reset_credits(void)
 		REQUIRE(uroce_qp_modify(p.s[i].qp, &qa, UROCE_QP_STATE) == 0, "reset: %s", uroce_last_error());
 	tr_opts_default(&o, UROCE_QPT_RC);
 	REQUIRE(tr_connect(&p, 0, &o) == 0 && tr_connect(&p, 1, &o) == 0, "reconnect: %s", uroce_last_error());
-	ooo = drops(a, UROCE_DROP_PSN_OUT_OF_WINDOW);
+	ooo = tr_drops(a->ctx, UROCE_DROP_PSN_OUT_OF_WINDOW);
 	post_recv(a, 1000, 0, 4096);
 	post_recv(a, 1001, 4096, 4096);
 	for (unsigned i = 0; i < 4; i++) {
@@ -889,8 +881,8 @@ static void test_reset_credits(void)
 	}
 	for (unsigned i = 0; i < 2000; i++)
 		tr_step(&p); /* the third probes (RNR NAKs), the fourth waits */
-	CHECK(drops(a, UROCE_DROP_PSN_OUT_OF_WINDOW) == ooo, "%llu SENDs beyond the credits after the RESET",
-	      (unsigned long long)(drops(a, UROCE_DROP_PSN_OUT_OF_WINDOW) - ooo));
+	CHECK(tr_drops(a->ctx, UROCE_DROP_PSN_OUT_OF_WINDOW) == ooo, "%llu SENDs beyond the credits after the RESET",
+	      (unsigned long long)(tr_drops(a->ctx, UROCE_DROP_PSN_OUT_OF_WINDOW) - ooo));
 	post_recv(a, 1002, 0, 4096);
 	post_recv(a, 1003, 4096, 4096);
 	for (unsigned i = 2; i < 4; i++) {

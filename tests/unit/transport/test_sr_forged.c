@@ -19,8 +19,7 @@
  * Sides: 0 sends, 1 receives. Frames from side 1 are dropped by a filter
  * (no SACK reaches the sender, so it has no RTT sample and nothing
  * completes behind the test's back) except the ones the test injects. */
-#include "tr_test.h"
-#include "dataplane/wire.h"
+#include "tr_raw.h"
 #include "transport/rel/sr/sr_wire.h"
 
 #define RTO_MIN_US 100000u /* 100 ms: no RTO fires while a test runs */
@@ -54,13 +53,10 @@ static bool filt(void *arg, const uint8_t *frame, uint32_t len)
 /* Build p and send it from port `from`, past its filter. */
 static void inject(struct tr_pair *pr, unsigned from, const struct roce_pkt *p)
 {
-	uint8_t f[2048];
-	int len = roce_build(f, sizeof(f), p);
 	struct cap *c = from ? &cap1 : &cap0;
 
-	REQUIRE(len > 0, "roce_build: %d", len);
 	c->pass = true;
-	REQUIRE(loop_fabric_inject(pr->fab, from, f, (uint32_t)len) == 0, "inject: %s", loop_fabric_last_error(pr->fab));
+	tr_inject(pr->fab, from, p);
 	c->pass = false;
 }
 
@@ -74,26 +70,12 @@ static void template(struct roce_pkt *p, unsigned from, bool ctrl)
 	        "parse");
 }
 
-static uint64_t drops(struct tr_side *s, enum uroce_drop_reason r)
-{
-	struct uroce_port_stats ps;
-
-	REQUIRE(uroce_port_stats(s->ctx, 1, &ps) == 0, "port_stats");
-	return ps.drops[r];
-}
-
 static struct uroce_qp_stats qstats(struct tr_side *s)
 {
 	struct uroce_qp_stats q;
 
 	REQUIRE(uroce_qp_stats(s->qp, &q) == 0, "qp_stats");
 	return q;
-}
-
-static void steps(struct tr_pair *pr, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		tr_step(pr);
 }
 
 static void post(struct tr_side *s, struct tr_side *peer, enum uroce_wr_opcode op, uint64_t id, uint32_t off,
@@ -158,7 +140,7 @@ static uint32_t warm_up(struct tr_pair *pr, bool done)
 	if (done)
 		REQUIRE(tr_wait(pr, pr->s[0].scq, &wc, 10000) == 0 && wc.status == UROCE_WC_SUCCESS, "warm-up write");
 	else
-		steps(pr, 100);
+		tr_steps(pr, 100);
 	template(&p, 0, false);
 	return ((p.psn + 1) & ROCE_PSN_MASK);
 }
@@ -174,8 +156,8 @@ static void zero_length_write(void)
 	open_pair(&pr, UROCE_REL_SR, 41);
 	next = warm_up(&pr, true);
 	post_recv(&pr.s[1], 7, 65536, 4096);
-	rkey0 = drops(&pr.s[1], UROCE_DROP_BAD_RKEY);
-	len0 = drops(&pr.s[1], UROCE_DROP_BAD_LENGTH_MSG);
+	rkey0 = tr_drops(pr.s[1].ctx, UROCE_DROP_BAD_RKEY);
+	len0 = tr_drops(pr.s[1].ctx, UROCE_DROP_BAD_LENGTH_MSG);
 	/* the PSN the next WRITE's first packet takes: empty, rkey 0 */
 	template(&p, 0, false);
 	p.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY;
@@ -192,12 +174,12 @@ static void zero_length_write(void)
 	p.imm = srw_imm(0, SRW_LAST, 3);
 	p.reth.va = 3 * 1024;
 	inject(&pr, 0, &p);
-	steps(&pr, 20);
-	CHECK(drops(&pr.s[1], UROCE_DROP_BAD_RKEY) - rkey0 == 1, "empty WRITE with rkey 0: bad_rkey +%llu, want +1",
-	      (unsigned long long)(drops(&pr.s[1], UROCE_DROP_BAD_RKEY) - rkey0));
-	CHECK(drops(&pr.s[1], UROCE_DROP_BAD_LENGTH_MSG) - len0 == 1,
+	tr_steps(&pr, 20);
+	CHECK(tr_drops(pr.s[1].ctx, UROCE_DROP_BAD_RKEY) - rkey0 == 1, "empty WRITE with rkey 0: bad_rkey +%llu, want +1",
+	      (unsigned long long)(tr_drops(pr.s[1].ctx, UROCE_DROP_BAD_RKEY) - rkey0));
+	CHECK(tr_drops(pr.s[1].ctx, UROCE_DROP_BAD_LENGTH_MSG) - len0 == 1,
 	      "empty LAST at index 3: bad_msg_length +%llu, want +1",
-	      (unsigned long long)(drops(&pr.s[1], UROCE_DROP_BAD_LENGTH_MSG) - len0));
+	      (unsigned long long)(tr_drops(pr.s[1].ctx, UROCE_DROP_BAD_LENGTH_MSG) - len0));
 	/* the real 3-packet WRITE and a SEND after it: every byte lands */
 	post(&pr.s[0], &pr.s[1], UROCE_WR_RDMA_WRITE, 2, 4096, 3000, 8192);
 	post(&pr.s[0], &pr.s[1], UROCE_WR_SEND, 3, 16384, 2000, 0);
@@ -232,7 +214,7 @@ static void zero_length_paged(void)
 
 	open_pair_opts(&pr, UROCE_REL_SR, 51, true);
 	next = warm_up(&pr, true);
-	rkey0 = drops(&pr.s[1], UROCE_DROP_BAD_RKEY);
+	rkey0 = tr_drops(pr.s[1].ctx, UROCE_DROP_BAD_RKEY);
 	template(&p, 0, false);
 	p.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY;
 	p.reth.rkey = 0;
@@ -244,9 +226,9 @@ static void zero_length_paged(void)
 		inject(&pr, 0, &p);
 		tr_step(&pr);
 	}
-	steps(&pr, 20);
-	CHECK(drops(&pr.s[1], UROCE_DROP_BAD_RKEY) - rkey0 == PAGE / 1024, "empty WRITEs: bad_rkey +%llu, want +%u",
-	      (unsigned long long)(drops(&pr.s[1], UROCE_DROP_BAD_RKEY) - rkey0), PAGE / 1024);
+	tr_steps(&pr, 20);
+	CHECK(tr_drops(pr.s[1].ctx, UROCE_DROP_BAD_RKEY) - rkey0 == PAGE / 1024, "empty WRITEs: bad_rkey +%llu, want +%u",
+	      (unsigned long long)(tr_drops(pr.s[1].ctx, UROCE_DROP_BAD_RKEY) - rkey0), PAGE / 1024);
 	REQUIRE(uroce_expect_imm_count(pr.s[1].ctx, imm, 1, NULL, NULL, &fired) == 0, "expect: %s", uroce_last_error());
 	memset(&pw, 0, sizeof(pw));
 	pw.wr_id = 9;
@@ -292,7 +274,7 @@ static void forge_ctrl(struct tr_pair *pr, const uint8_t *b, uint32_t len, unsig
 	p.payload_len = len;
 	for (unsigned i = 0; i < n; i++) {
 		inject(pr, 1, &p);
-		steps(pr, 50);
+		tr_steps(pr, 50);
 	}
 }
 
@@ -308,9 +290,9 @@ static void ec_nack_rate(void)
 	warm_up(&pr, false);
 	post_recv(&pr.s[1], 7, 65536, 8192);
 	post(&pr.s[0], &pr.s[1], UROCE_WR_SEND, 2, 4096, 8192, 0);
-	steps(&pr, 100);
+	tr_steps(&pr, 100);
 	q0 = qstats(&pr.s[0]);
-	rate0 = drops(&pr.s[0], UROCE_DROP_CTRL_RATE);
+	rate0 = tr_drops(pr.s[0].ctx, UROCE_DROP_CTRL_RATE);
 	/* message 0 (the sender's first SEND), every submessage and the descriptor */
 	roce_put_be32(body, 0);
 	roce_put_be16(body + 4, 0);
@@ -323,13 +305,13 @@ static void ec_nack_rate(void)
 	printf("  ec: %u NACKs naming every submessage: %llu packets sent again, %llu NACKs taken, ctrl_rate %llu\n",
 	       NFORGE, (unsigned long long)(q1.retransmits - q0.retransmits),
 	       (unsigned long long)(q1.ec_nacks_rcvd - q0.ec_nacks_rcvd),
-	       (unsigned long long)(drops(&pr.s[0], UROCE_DROP_CTRL_RATE) - rate0));
+	       (unsigned long long)(tr_drops(pr.s[0].ctx, UROCE_DROP_CTRL_RATE) - rate0));
 	/* 8 data packets and the 2 descriptors, once */
 	CHECK(q1.retransmits - q0.retransmits == 10, "%llu packets sent again, want 10 (each once)",
 	      (unsigned long long)(q1.retransmits - q0.retransmits));
-	CHECK(q1.ec_nacks_rcvd - q0.ec_nacks_rcvd == 1 && drops(&pr.s[0], UROCE_DROP_CTRL_RATE) - rate0 == NFORGE - 1,
+	CHECK(q1.ec_nacks_rcvd - q0.ec_nacks_rcvd == 1 && tr_drops(pr.s[0].ctx, UROCE_DROP_CTRL_RATE) - rate0 == NFORGE - 1,
 	      "NACKs taken %llu, ctrl_rate %llu; want 1 and %u", (unsigned long long)(q1.ec_nacks_rcvd - q0.ec_nacks_rcvd),
-	      (unsigned long long)(drops(&pr.s[0], UROCE_DROP_CTRL_RATE) - rate0), NFORGE - 1);
+	      (unsigned long long)(tr_drops(pr.s[0].ctx, UROCE_DROP_CTRL_RATE) - rate0), NFORGE - 1);
 	tr_close(&pr);
 }
 
@@ -344,9 +326,9 @@ static void trim_rate(void)
 	open_pair(&pr, UROCE_REL_SR, 45);
 	next = warm_up(&pr, false);
 	post(&pr.s[0], &pr.s[1], UROCE_WR_RDMA_WRITE, 2, 4096, 4096, 8192);
-	steps(&pr, 100);
+	tr_steps(&pr, 100);
 	q0 = qstats(&pr.s[0]);
-	rate0 = drops(&pr.s[0], UROCE_DROP_CTRL_RATE);
+	rate0 = tr_drops(pr.s[0].ctx, UROCE_DROP_CTRL_RATE);
 	roce_put_be16(body, 1);
 	roce_put_be16(body + 2, 0);
 	roce_put_be32(body + 4, ((next + 1) & ROCE_PSN_MASK));
@@ -355,13 +337,13 @@ static void trim_rate(void)
 	q1 = qstats(&pr.s[0]);
 	printf("  sr: %u TRIMs naming one PSN: sent again %llu times, ctrl_rate %llu\n", NFORGE,
 	       (unsigned long long)(q1.retransmits - q0.retransmits),
-	       (unsigned long long)(drops(&pr.s[0], UROCE_DROP_CTRL_RATE) - rate0));
+	       (unsigned long long)(tr_drops(pr.s[0].ctx, UROCE_DROP_CTRL_RATE) - rate0));
 	CHECK(q1.retransmits - q0.retransmits == 1 && q1.trim_nacks_rcvd - q0.trim_nacks_rcvd == 1,
 	      "sent again %llu times (%llu TRIMs taken), want once",
 	      (unsigned long long)(q1.retransmits - q0.retransmits),
 	      (unsigned long long)(q1.trim_nacks_rcvd - q0.trim_nacks_rcvd));
-	CHECK(drops(&pr.s[0], UROCE_DROP_CTRL_RATE) - rate0 == NFORGE - 1, "ctrl_rate +%llu, want +%u",
-	      (unsigned long long)(drops(&pr.s[0], UROCE_DROP_CTRL_RATE) - rate0), NFORGE - 1);
+	CHECK(tr_drops(pr.s[0].ctx, UROCE_DROP_CTRL_RATE) - rate0 == NFORGE - 1, "ctrl_rate +%llu, want +%u",
+	      (unsigned long long)(tr_drops(pr.s[0].ctx, UROCE_DROP_CTRL_RATE) - rate0), NFORGE - 1);
 	tr_close(&pr);
 }
 
@@ -377,7 +359,7 @@ static void dup_sacks(void)
 	template(&p, 0, false); /* the warm-up's packet: the receiver has it */
 	for (unsigned i = 0; i < 4 * NFORGE; i++) {
 		inject(&pr, 0, &p);
-		steps(&pr, 20);
+		tr_steps(&pr, 20);
 	}
 	q1 = qstats(&pr.s[1]);
 	printf("  sr: %u copies of a packet the receiver has: %llu SACKs, %llu held\n", 4 * NFORGE,
@@ -420,11 +402,11 @@ static void sack_limit(void)
 		post(&pr.s[0], &pr.s[1], UROCE_WR_SEND, 200 + i, 0, 64, 0);
 		REQUIRE(tr_wait(&pr, pr.s[1].rcq, &wc, 10000) == 0 && wc.status == UROCE_WC_SUCCESS, "message %u", i);
 	}
-	steps(&pr, 50);
+	tr_steps(&pr, 50);
 	q0 = qstats(&pr.s[0]);
 	post(&pr.s[0], &pr.s[1], UROCE_WR_SEND, 300, 0, 64, 0);
 	post(&pr.s[0], &pr.s[1], UROCE_WR_SEND, 301, 0, 64, 0);
-	steps(&pr, 200);
+	tr_steps(&pr, 200);
 	q1 = qstats(&pr.s[0]);
 	printf("  sr: SACK with msg_limit 2^30: messages past the posted receives waited for credit %llu times\n",
 	       (unsigned long long)(q1.credit_waits - q0.credit_waits));
@@ -458,21 +440,21 @@ static void finished_msg_behind(void)
 	REQUIRE(tr_wait(&pr, pr.s[0].scq, &wc, 10000) == 0 && wc.status == UROCE_WC_SUCCESS, "message 0's send");
 	template(&p, 0, false); /* message 0's packet: LAST, index 0 */
 	next = (p.psn + 1) & ROCE_PSN_MASK;
-	oow0 = drops(&pr.s[1], UROCE_DROP_PSN_OUT_OF_WINDOW);
-	dup0 = drops(&pr.s[1], UROCE_DROP_DUPLICATE);
+	oow0 = tr_drops(pr.s[1].ctx, UROCE_DROP_PSN_OUT_OF_WINDOW);
+	dup0 = tr_drops(pr.s[1].ctx, UROCE_DROP_DUPLICATE);
 	/* message 0 again, at the PSNs message 1's first two packets take */
 	for (uint32_t i = 0; i < 2; i++) {
 		p.psn = (next + i) & ROCE_PSN_MASK;
 		inject(&pr, 0, &p);
-		steps(&pr, 5);
+		tr_steps(&pr, 5);
 	}
 	post(&pr.s[0], &pr.s[1], UROCE_WR_SEND, 3, 16384, 3000, 0);
 	got = tr_wait(&pr, pr.s[1].rcq, &wc, 400000) == 0;
 	printf("  sr: message 0 (delivered) named at message 1's PSNs: psn_out_of_window +%llu, duplicate +%llu, "
-	       "message 1 %s\n", (unsigned long long)(drops(&pr.s[1], UROCE_DROP_PSN_OUT_OF_WINDOW) - oow0),
-	       (unsigned long long)(drops(&pr.s[1], UROCE_DROP_DUPLICATE) - dup0), got ? "received" : "never received");
-	CHECK(drops(&pr.s[1], UROCE_DROP_PSN_OUT_OF_WINDOW) - oow0 == 2, "forged packets: psn_out_of_window +%llu, want +2",
-	      (unsigned long long)(drops(&pr.s[1], UROCE_DROP_PSN_OUT_OF_WINDOW) - oow0));
+	       "message 1 %s\n", (unsigned long long)(tr_drops(pr.s[1].ctx, UROCE_DROP_PSN_OUT_OF_WINDOW) - oow0),
+	       (unsigned long long)(tr_drops(pr.s[1].ctx, UROCE_DROP_DUPLICATE) - dup0), got ? "received" : "never received");
+	CHECK(tr_drops(pr.s[1].ctx, UROCE_DROP_PSN_OUT_OF_WINDOW) - oow0 == 2, "forged packets: psn_out_of_window +%llu, want +2",
+	      (unsigned long long)(tr_drops(pr.s[1].ctx, UROCE_DROP_PSN_OUT_OF_WINDOW) - oow0));
 	CHECK(got, "message 1's receive never completed (a forged packet took its PSN)");
 	if (got) {
 		CHECK(wc.wr_id == 8 && wc.status == UROCE_WC_SUCCESS && wc.byte_len == 3000,
@@ -502,18 +484,18 @@ static void finished_msg_waiting(void)
 	warm_up(&pr, true); /* its SACK brings the credit for both messages */
 	cap0.block = true; /* the sender's packets go nowhere; the test passes them on */
 	post(&pr.s[0], &pr.s[1], UROCE_WR_SEND, 2, 8192, 700, 0);
-	steps(&pr, 20);
+	tr_steps(&pr, 20);
 	post(&pr.s[0], &pr.s[1], UROCE_WR_SEND, 3, 16384, 800, 0);
-	steps(&pr, 20);
+	tr_steps(&pr, 20);
 	template(&p, 0, false); /* message 1's packet */
 	psn1 = p.psn;
 	REQUIRE(srw_imm_msg(p.imm) == 1, "captured message %u, want 1", srw_imm_msg(p.imm));
 	inject(&pr, 0, &p); /* message 1 whole: finished, waits for message 0 */
-	steps(&pr, 20);
-	oow0 = drops(&pr.s[1], UROCE_DROP_PSN_OUT_OF_WINDOW);
+	tr_steps(&pr, 20);
+	oow0 = tr_drops(pr.s[1].ctx, UROCE_DROP_PSN_OUT_OF_WINDOW);
 	p.psn = (psn1 + ROCE_PSN_MASK) & ROCE_PSN_MASK; /* message 0's PSN */
 	inject(&pr, 0, &p);
-	steps(&pr, 20);
+	tr_steps(&pr, 20);
 	cap0.block = false; /* message 0 goes again after its RTO */
 	got[0] = tr_wait(&pr, pr.s[1].rcq, &wc, 400000) == 0;
 	CHECK(!got[0] || (wc.wr_id == 7 && wc.byte_len == 700 && wc.status == UROCE_WC_SUCCESS),
@@ -522,10 +504,10 @@ static void finished_msg_waiting(void)
 	CHECK(!got[1] || (wc.wr_id == 8 && wc.byte_len == 800 && wc.status == UROCE_WC_SUCCESS),
 	      "second receive: id %llu status %d, %u bytes", (unsigned long long)wc.wr_id, wc.status, wc.byte_len);
 	printf("  sr: message 1 (finished, waiting) named at message 0's PSN: psn_out_of_window +%llu, receives %s\n",
-	       (unsigned long long)(drops(&pr.s[1], UROCE_DROP_PSN_OUT_OF_WINDOW) - oow0),
+	       (unsigned long long)(tr_drops(pr.s[1].ctx, UROCE_DROP_PSN_OUT_OF_WINDOW) - oow0),
 	       got[1] ? "both completed" : "not completed");
-	CHECK(drops(&pr.s[1], UROCE_DROP_PSN_OUT_OF_WINDOW) - oow0 == 1, "forged packet: psn_out_of_window +%llu, want +1",
-	      (unsigned long long)(drops(&pr.s[1], UROCE_DROP_PSN_OUT_OF_WINDOW) - oow0));
+	CHECK(tr_drops(pr.s[1].ctx, UROCE_DROP_PSN_OUT_OF_WINDOW) - oow0 == 1, "forged packet: psn_out_of_window +%llu, want +1",
+	      (unsigned long long)(tr_drops(pr.s[1].ctx, UROCE_DROP_PSN_OUT_OF_WINDOW) - oow0));
 	CHECK(got[0] && got[1], "the receives did not complete (a forged packet took message 0's PSN)");
 	CHECK(!memcmp(pr.s[1].buf + 65536, pr.s[0].buf + 8192, 700) && !memcmp(pr.s[1].buf + 131072, pr.s[0].buf + 16384, 800),
 	      "the messages' bytes did not all land");

@@ -210,6 +210,30 @@ static inline int tr_step(struct tr_pair *p)
 	return n;
 }
 
+/* n steps of tr_step. */
+static inline void tr_steps(struct tr_pair *p, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		tr_step(p);
+}
+
+/* ctx's drop counter of reason r on port 1. */
+static inline uint64_t tr_drops(struct uroce_context *ctx, enum uroce_drop_reason r)
+{
+	struct uroce_port_stats st;
+
+	REQUIRE(uroce_port_stats(ctx, 1, &st) == 0, "port_stats: %s", uroce_last_error());
+	return st.drops[r];
+}
+
+static inline enum uroce_qp_state tr_qp_state(struct uroce_qp *qp)
+{
+	struct uroce_qp_attr qa;
+
+	REQUIRE(uroce_qp_query(qp, &qa, NULL) == 0, "query: %s", uroce_last_error());
+	return qa.qp_state;
+}
+
 /* Wait for one completion on cq; 0 when found, -1 after max steps. */
 static inline int tr_wait(struct tr_pair *p, struct uroce_cq *cq, struct uroce_wc *wc, unsigned max_steps)
 {
