@@ -114,9 +114,7 @@ static void parse(int argc, char **argv, struct fct_opts *o)
 	o->msg_timeout_sec = 20;
 	o->timeout_us = 1000000;
 	o->a.rc_timeout = 14;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		if (ns_common_option(&o->a, c, optarg, ns_bad))
-			continue;
+	while ((c = ns_getopt(argc, argv, lo, &o->a)) != -1) {
 		switch (c) {
 		case 'm':
 			if (uroce_reliability_parse(optarg, &o->mode) || o->mode == UROCE_REL_EC)
@@ -146,7 +144,7 @@ static void parse(int argc, char **argv, struct fct_opts *o)
 		}
 	}
 	ns_args_end(argc, argv,
-	            !o->a.role_set || !o->a.dev || !o->a.shm || o->mode == UROCE_REL__COUNT || !o->size || !o->count,
+	            ns_args_missing(&o->a) || o->mode == UROCE_REL__COUNT || !o->size || !o->count,
 	            "--role, --dev, --shm, --mode, --size and --count");
 	if (o->warmup_ns && o->mode != UROCE_REL_BE)
 		ns_bad("--warmup-ns", "(given)", "with --mode be only");

@@ -6,6 +6,10 @@
 #                         header a run prints before it starts
 #   bench_commit          the checkout's short commit, or ?
 #   bench_check_quiet     QUIET (--wait-quiet) is 0..3600 seconds, or die2 says so
+#   bench_kv KEY LINE     the value of KEY=VALUE in LINE
+#   bench_bytes SIZE      64k -> 65536 (k, m, g: x1024)
+#   bench_pair ...        one ns_pair program's receiver and sender run to
+#                         their end and checked (below)
 
 bench_pin() {
 	PIN_A=() PIN_B=()
@@ -24,4 +28,36 @@ bench_commit() {
 
 bench_check_quiet() {
 	[[ $QUIET =~ ^[0-9]+$ ]] && [ "$QUIET" -le 3600 ] || die2 "--wait-quiet $QUIET: accepted 0..3600 seconds"
+}
+
+bench_kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
+
+bench_bytes() {
+	awk -v p="$1" 'BEGIN { m = 1; if (p ~ /k$/) m = 1024; else if (p ~ /m$/) m = 1048576; else if (p ~ /g$/) m = 1073741824
+		printf "%d", p * m }'
+}
+
+# bench_pair PROG BIN LOG LABEL RDEV SDEV WHAT ARGS...: BIN's receiver in
+# namespace $NB on RDEV and its sender in $NA on SDEV (pinned by PIN_B and
+# PIN_A, killed $LIMIT + 60 s on), both with ARGS and their output in
+# LOG.r.log and LOG.s.log, are waited for. Prints the receiver's "PROG xfer"
+# lines as "   LABEL ..."; a failed end (its output) and a nonzero sum of
+# their bad= ("N WHAT") each add one to FAILS.
+bench_pair() {
+	local prog=$1 bin=$2 log=$3 label=$4 rdev=$5 sdev=$6 what=$7 rpid spid src=0 rrc=0 bad
+	shift 7
+	netns_start "$NB" "$log.r.log" "${PIN_B[@]}" timeout -k 5 $((LIMIT + 60)) "$bin" --role recv --dev "$rdev" "$@"
+	rpid=$NETNS_PID
+	netns_start "$NA" "$log.s.log" "${PIN_A[@]}" timeout -k 5 $((LIMIT + 60)) "$bin" --role send --dev "$sdev" "$@"
+	spid=$NETNS_PID
+	netns_wait "$spid" || src=$?
+	netns_wait "$rpid" || rrc=$?
+	grep "^$prog xfer" "$log.r.log" | sed "s/^$prog xfer/   $label/"
+	if [ $src != 0 ] || [ $rrc != 0 ]; then
+		echo "$prog.sh: $label failed (sender $src, receiver $rrc):" >&2
+		cat "$log.s.log" "$log.r.log" | grep -v "^$prog " | head -6 | sed 's/^/   /' >&2
+		FAILS=$((FAILS + 1))
+	fi
+	bad=$(sed -n "s/^$prog xfer .* bad=\([0-9]*\).*/\1/p" "$log.r.log" | awk '{ s += $1 } END { print s + 0 }')
+	[ "$bad" = 0 ] || { echo "$prog.sh: $label: $bad $what" >&2; FAILS=$((FAILS + 1)); }
 }

@@ -124,14 +124,8 @@ static void parse(int argc, char **argv, struct fb_opts *o)
 	o->fail_at = 1;
 	o->recover_at = 2;
 	o->a.max_sec = 600;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		if (ns_common_option(&o->a, c, optarg, ns_bad))
-			continue;
+	while ((c = ns_getopt(argc, argv, lo, &o->a)) != -1) {
 		switch (c) {
-		case 'm':
-			o->q.rel.reliability = fo_arg_rel(optarg);
-			o->rel_set = true;
-			break;
 		case 'M':
 			if (!strcmp(optarg, "time"))
 				o->mode = FB_TIME;
@@ -167,18 +161,13 @@ static void parse(int argc, char **argv, struct fb_opts *o)
 		case 'c':
 			o->csv = optarg;
 			break;
-		case 'R':
-			o->q.rel.rto_min_us = (uint32_t)ns_arg_u64("--rto-min-us", optarg, 1, 10000000, "1 to 10000000 us");
-			break;
-		case 'F':
-			o->q.fo.rto_fail = (uint8_t)ns_arg_u64("--rto-fail", optarg, 1, 255, "1 to 255 timeouts");
-			break;
 		default:
-			ns_help_or_bad(c);
+			if (!fo_qp_option(&o->q, c, optarg, &o->rel_set))
+				ns_help_or_bad(c);
 		}
 	}
 	o->q.rc_timeout = (uint8_t)o->a.rc_timeout;
-	ns_args_end(argc, argv, !o->a.role_set || !o->a.dev || !o->a.shm || !o->rel_set,
+	ns_args_end(argc, argv, ns_args_missing(&o->a) || !o->rel_set,
 	            "--role, --dev, --shm and --rel");
 	if (o->a.role == NS_SENDER && !o->sw)
 		ns_bad("--switch", "(none)", "NSPATH:IF, the bridge port to take down (the sender needs it)");

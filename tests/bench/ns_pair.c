@@ -282,6 +282,16 @@ int ns_common_option(struct ns_args *a, int c, const char *arg, ns_bad_fn bad)
 	}
 }
 
+int ns_getopt(int argc, char **argv, const struct option *lo, struct ns_args *a)
+{
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1)
+		if (!ns_common_option(a, c, optarg, ns_bad))
+			return c;
+	return -1;
+}
+
 void ns_qp_init(struct uroce_qp *qp)
 {
 	struct uroce_qp_attr a = { 0 };

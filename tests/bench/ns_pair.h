@@ -17,6 +17,7 @@
 #ifndef UROCE_TESTS_BENCH_NS_PAIR_H
 #define UROCE_TESTS_BENCH_NS_PAIR_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -178,5 +179,13 @@ struct ns_args {
 /* getopt code c of --role (r), --dev (d), --shm (f), --max-sec (D) or
  * --rc-timeout (T): arg stored in a, 1; any other code: 0. */
 int ns_common_option(struct ns_args *a, int c, const char *arg, ns_bad_fn bad);
+/* getopt_long over lo with the common options stored in a: the next code
+ * the program handles itself, or -1 at the end. */
+int ns_getopt(int argc, char **argv, const struct option *lo, struct ns_args *a);
+/* !a's --role, --dev or --shm: the required options every program has. */
+static inline bool ns_args_missing(const struct ns_args *a)
+{
+	return !a->role_set || !a->dev || !a->shm;
+}
 
 #endif /* UROCE_TESTS_BENCH_NS_PAIR_H */

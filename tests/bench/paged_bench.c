@@ -112,9 +112,7 @@ static void parse(int argc, char **argv, struct pb_opts *o)
 	o->a.max_sec = 300;
 	o->a.rc_timeout = 14;
 	parse_pages(o, "4k,8k,16k,32k,64k,128k,256k,512k,1m");
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		if (ns_common_option(&o->a, c, optarg, ns_bad))
-			continue;
+	while ((c = ns_getopt(argc, argv, lo, &o->a)) != -1) {
 		switch (c) {
 		case 'm':
 			if (uroce_reliability_parse(optarg, &o->mode) || (o->mode != UROCE_REL_RC && o->mode != UROCE_REL_SR))
@@ -137,7 +135,7 @@ static void parse(int argc, char **argv, struct pb_opts *o)
 			ns_help_or_bad(c);
 		}
 	}
-	ns_args_end(argc, argv, !o->a.role_set || !o->a.dev || !o->a.shm || o->mode == UROCE_REL__COUNT,
+	ns_args_end(argc, argv, ns_args_missing(&o->a) || o->mode == UROCE_REL__COUNT,
 	            "--role, --dev, --shm and --mode");
 	for (unsigned i = 0; i < o->npages_list; i++) {
 		char v[32];

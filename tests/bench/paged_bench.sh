@@ -107,44 +107,25 @@ for mode in $MODES; do
 	shm=$TMP/$mode.shm
 	rm -f "$shm"
 	wait_quiet
-	args=(--shm "$shm" --mode "$mode" --total "$TOTAL" --pages "$PAGES_ARG" --reps "$REPS" --seed "$SEED" --max-sec $LIMIT)
-	netns_start "$NB" "$TMP/$mode.r.log" "${PIN_B[@]}" timeout -k 5 $((LIMIT + 60)) "$PB" --role recv --dev afxdp:pb "${args[@]}"
-	rpid=$NETNS_PID
-	netns_start "$NA" "$TMP/$mode.s.log" "${PIN_A[@]}" timeout -k 5 $((LIMIT + 60)) "$PB" --role send --dev afxdp:pa "${args[@]}"
-	spid=$NETNS_PID
-	src=0 rrc=0
-	netns_wait "$spid" || src=$?
-	netns_wait "$rpid" || rrc=$?
-	grep '^paged_bench xfer' "$TMP/$mode.r.log" | sed "s/^paged_bench xfer/   $mode/"
-	if [ $src != 0 ] || [ $rrc != 0 ]; then
-		echo "paged_bench.sh: $mode failed (sender $src, receiver $rrc):" >&2
-		cat "$TMP/$mode.s.log" "$TMP/$mode.r.log" | grep -v '^paged_bench ' | head -6 | sed 's/^/   /' >&2
-		FAILS=$((FAILS + 1))
-	fi
-	bad=$(sed -n 's/^paged_bench xfer .* bad=\([0-9]*\).*/\1/p' "$TMP/$mode.r.log" | awk '{ s += $1 } END { print s + 0 }')
-	[ "$bad" = 0 ] || { echo "paged_bench.sh: $mode: $bad stamps were not where they should be" >&2; FAILS=$((FAILS + 1)); }
+	bench_pair paged_bench "$PB" "$TMP/$mode" "$mode" afxdp:pb afxdp:pa "stamps were not where they should be" \
+		--shm "$shm" --mode "$mode" --total "$TOTAL" --pages "$PAGES_ARG" --reps "$REPS" --seed "$SEED" --max-sec $LIMIT
 	ROWS[$mode]=$(grep '^paged_bench page=' "$TMP/$mode.r.log")
 	rm -f "$shm"
 	sleep 0.5 # the AF_XDP sockets go with the processes
 done
 
-kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
-bytes_of() { # 64k -> 65536
-	awk -v p="$1" 'BEGIN { m = 1; if (p ~ /k$/) m = 1024; else if (p ~ /m$/) m = 1048576; else if (p ~ /g$/) m = 1073741824
-		printf "%d", p * m }'
-}
 echo
 echo "== Gbit/s of $TOTAL transfers (median of $REPS each), paged / single per page size"
 echo "| page | $(for m in $MODES; do printf '%s paged | %s single | %s paged/single | ' $m $m $m; done | sed 's/ | $//') |"
 echo "|---|$(for m in $MODES; do printf -- '---|---|---|'; done)"
 for p in $PAGES; do
-	b=$(bytes_of "$p")
+	b=$(bench_bytes "$p")
 	line="| $p |"
 	for m in $MODES; do
 		r=$(grep " page=$b " <<<" ${ROWS[$m]:-}" | head -1)
 		if [ -z "$r" ]; then line+=" - | - | - |"; continue; fi
-		line+=" $(kv paged_gbps "$r") | $(kv single_gbps "$r") | **$(kv ratio "$r")** |"
-		[ -z "$CSV" ] || echo "$m,$b,$(kv paged_gbps "$r"),$(kv single_gbps "$r"),$(kv ratio "$r")" >>"$CSV"
+		line+=" $(bench_kv paged_gbps "$r") | $(bench_kv single_gbps "$r") | **$(bench_kv ratio "$r")** |"
+		[ -z "$CSV" ] || echo "$m,$b,$(bench_kv paged_gbps "$r"),$(bench_kv single_gbps "$r"),$(bench_kv ratio "$r")" >>"$CSV"
 	done
 	echo "$line"
 done
@@ -153,12 +134,12 @@ echo "== the paged post call alone (uroce_post_paged_write: a WR per run of adja
 echo "| page | $(for m in $MODES; do printf '%s post us | %s WRs | ' $m $m; done | sed 's/ | $//') |"
 echo "|---|$(for m in $MODES; do printf -- '---|---|'; done)"
 for p in $PAGES; do
-	b=$(bytes_of "$p")
+	b=$(bench_bytes "$p")
 	line="| $p |"
 	for m in $MODES; do
 		r=$(grep " page=$b " <<<" ${ROWS[$m]:-}" | head -1)
 		if [ -z "$r" ]; then line+=" - | - |"; continue; fi
-		line+=" $(kv paged_post_us "$r") | $(kv wrs "$r") |"
+		line+=" $(bench_kv paged_post_us "$r") | $(bench_kv wrs "$r") |"
 	done
 	echo "$line"
 done

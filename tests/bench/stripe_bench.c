@@ -151,9 +151,7 @@ static void parse(int argc, char **argv, struct sb_opts *o)
 	o->a.max_sec = 300;
 	o->a.rc_timeout = 14;
 	parse_sizes(o, "1m,4m,16m,64m");
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		if (ns_common_option(&o->a, c, optarg, ns_bad))
-			continue;
+	while ((c = ns_getopt(argc, argv, lo, &o->a)) != -1) {
 		switch (c) {
 		case 'm':
 			if (uroce_reliability_parse(optarg, &o->mode) || (o->mode != UROCE_REL_RC && o->mode != UROCE_REL_SR))
@@ -181,7 +179,7 @@ static void parse(int argc, char **argv, struct sb_opts *o)
 			ns_help_or_bad(c);
 		}
 	}
-	ns_args_end(argc, argv, !o->a.role_set || !o->a.dev || !o->a.shm || o->mode == UROCE_REL__COUNT,
+	ns_args_end(argc, argv, ns_args_missing(&o->a) || o->mode == UROCE_REL__COUNT,
 	            "--role, --dev, --shm and --mode");
 	if ((o->window_pkts || o->rto_min_us) && o->mode != UROCE_REL_SR)
 		ns_bad("--window-pkts/--rto-min-us with --mode", uroce_reliability_str(o->mode), "sr only");

@@ -195,24 +195,9 @@ run_rails() {
 		t1=$(txb "${IFA[0]}") t2=$(txb "${IFA[1]}")
 		extra=()
 		[ "$rails" != fabric ] || [ "$mode" != sr ] || [ "$SR_RTO_MIN" = 0 ] || extra=(--rto-min-us "$SR_RTO_MIN")
-		args=(--shm "$shm" --mode "$mode" --sizes "$SIZES_ARG" --reps "$REPS" --max-sec "$LIMIT" "${extra[@]}")
-		netns_start "$NB" "$TMP/$tag.r.log" "${PIN_B[@]}" timeout -k 5 $((LIMIT + 60)) "$SB" --role recv \
-			--dev "afxdp:${IFB[0]},afxdp:${IFB[1]}" "${args[@]}"
-		rpid=$NETNS_PID
-		netns_start "$NA" "$TMP/$tag.s.log" "${PIN_A[@]}" timeout -k 5 $((LIMIT + 60)) "$SB" --role send \
-			--dev "afxdp:${IFA[0]},afxdp:${IFA[1]}" "${args[@]}"
-		spid=$NETNS_PID
-		src=0 rrc=0
-		netns_wait "$spid" || src=$?
-		netns_wait "$rpid" || rrc=$?
-		grep '^stripe_bench xfer' "$TMP/$tag.r.log" | sed "s/^stripe_bench xfer/   $rails $mode/"
-		if [ $src != 0 ] || [ $rrc != 0 ]; then
-			echo "stripe_bench.sh: $rails $mode failed (sender $src, receiver $rrc):" >&2
-			cat "$TMP/$tag.s.log" "$TMP/$tag.r.log" | grep -v '^stripe_bench ' | head -6 | sed 's/^/   /' >&2
-			FAILS=$((FAILS + 1))
-		fi
-		bad=$(sed -n 's/^stripe_bench xfer .* bad=\([0-9]*\).*/\1/p' "$TMP/$tag.r.log" | awk '{ s += $1 } END { print s + 0 }')
-		[ "$bad" = 0 ] || { echo "stripe_bench.sh: $rails $mode: $bad words were not as written" >&2; FAILS=$((FAILS + 1)); }
+		bench_pair stripe_bench "$SB" "$TMP/$tag" "$rails $mode" "afxdp:${IFB[0]},afxdp:${IFB[1]}" \
+			"afxdp:${IFA[0]},afxdp:${IFA[1]}" "words were not as written" \
+			--shm "$shm" --mode "$mode" --sizes "$SIZES_ARG" --reps "$REPS" --max-sec "$LIMIT" "${extra[@]}"
 		ROWS[$tag]=$(grep '^stripe_bench size=' "$TMP/$tag.r.log")
 		RETX[$tag]=$(sed -n 's/^stripe_bench qps role=send retransmits=//p' "$TMP/$tag.s.log")
 		PAIRS[$tag]="${IFA[0]} sent $(($(txb "${IFA[0]}") - t1)) bytes, ${IFA[1]} $(($(txb "${IFA[1]}") - t2)); $(awk '/^stripe_bench xfer / {
@@ -224,24 +209,19 @@ run_rails() {
 	done
 }
 
-kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
-bytes_of() { # 64k -> 65536
-	awk -v p="$1" 'BEGIN { m = 1; if (p ~ /k$/) m = 1024; else if (p ~ /m$/) m = 1048576; else if (p ~ /g$/) m = 1073741824
-		printf "%d", p * m }'
-}
 # table RAILS: the Gbit/s table of those rails
 table() {
 	local rails=$1 s b line r m
 	echo "| size | $(for m in $MODES; do printf '%s 1 port | %s 2 ports | %s 2/1 | ' $m $m $m; done | sed 's/ | $//') |"
 	echo "|---|$(for m in $MODES; do printf -- '---|---|---|'; done)"
 	for s in $SIZES; do
-		b=$(bytes_of "$s")
+		b=$(bench_bytes "$s")
 		line="| $s |"
 		for m in $MODES; do
 			r=$(grep " size=$b " <<<" ${ROWS[$rails.$m]:-}" | head -1)
 			if [ -z "$r" ]; then line+=" - | - | - |"; continue; fi
-			line+=" $(kv one_gbps "$r") | $(kv all_gbps "$r") | **$(kv ratio "$r")** |"
-			[ -z "$CSV" ] || echo "$rails,$m,$b,$(kv one_gbps "$r"),$(kv all_gbps "$r"),$(kv ratio "$r")" >>"$CSV"
+			line+=" $(bench_kv one_gbps "$r") | $(bench_kv all_gbps "$r") | **$(bench_kv ratio "$r")** |"
+			[ -z "$CSV" ] || echo "$rails,$m,$b,$(bench_kv one_gbps "$r"),$(bench_kv all_gbps "$r"),$(bench_kv ratio "$r")" >>"$CSV"
 		done
 		echo "$line"
 	done

@@ -121,3 +121,20 @@ enum uroce_reliability fo_arg_rel(const char *s)
 		return UROCE_REL_SR;
 	ns_bad("--rel", s, "rc or sr");
 }
+
+bool fo_qp_option(struct ns_qp_opts *q, int c, const char *arg, bool *rel_set)
+{
+	switch (c) {
+	case 'm':
+		q->rel.reliability = fo_arg_rel(arg);
+		*rel_set = true;
+		return true;
+	case 'R': q->rel.rto_min_us = (uint32_t)ns_arg_u64("--rto-min-us", arg, 1, 10000000, "1 to 10000000 us"); return true;
+	case 'F': q->fo.rto_fail = (uint8_t)ns_arg_u64("--rto-fail", arg, 1, 255, "1 to 255 timeouts"); return true;
+	case 'P': q->fo.probe_us = (uint32_t)ns_arg_u64("--probe-us", arg, 1, 10000000, "1 to 10000000 us"); return true;
+	case 'X': q->fo.down_timeout_ms = (uint32_t)ns_arg_u64("--down-timeout-ms", arg, 1, 3600000, "1 to 3600000 ms"); return true;
+	case 'w': q->rel.window_pkts = (uint32_t)ns_arg_u64("--window-pkts", arg, 16, 1024, "16 to 1024 packets"); return true;
+	default:
+		return false;
+	}
+}

@@ -50,5 +50,10 @@ void fo_ifctl_set(const struct fo_ifctl *c, bool up);
 double fo_arg_secs(const char *opt, const char *s);
 /* --rel rc|sr */
 enum uroce_reliability fo_arg_rel(const char *s);
+/* getopt code c of an option of the failover QP, arg stored in q: --rel
+ * (m, sets *rel_set), --rto-min-us (R), --rto-fail (F), --probe-us (P),
+ * --down-timeout-ms (X), --window-pkts (w); true when c was one (a
+ * program's option table says which it takes). */
+bool fo_qp_option(struct ns_qp_opts *q, int c, const char *arg, bool *rel_set);
 
 #endif /* UROCE_TESTS_NETNS_FO_PAIR_H */

@@ -112,14 +112,8 @@ static void parse(int argc, char **argv, struct xf_opts *o)
 	o->a.max_sec = 120;
 	o->stall_sec = 30;
 	o->beat_ms = 100;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		if (ns_common_option(&o->a, c, optarg, ns_bad))
-			continue;
+	while ((c = ns_getopt(argc, argv, lo, &o->a)) != -1) {
 		switch (c) {
-		case 'm':
-			o->q.rel.reliability = fo_arg_rel(optarg);
-			rel_set = true;
-			break;
 		case 'b':
 			o->q.fo.nbackups = (uint8_t)ns_arg_u64("--backups", optarg, 0, 1, "0 or 1");
 			break;
@@ -138,34 +132,19 @@ static void parse(int argc, char **argv, struct xf_opts *o)
 		case 'W':
 			o->stall_sec = fo_arg_secs("--stall-sec", optarg);
 			break;
-		case 'R':
-			o->q.rel.rto_min_us = (uint32_t)ns_arg_u64("--rto-min-us", optarg, 1, 10000000, "1 to 10000000 us");
-			break;
-		case 'F':
-			o->q.fo.rto_fail = (uint8_t)ns_arg_u64("--rto-fail", optarg, 1, 255, "1 to 255 timeouts");
-			break;
-		case 'P':
-			o->q.fo.probe_us = (uint32_t)ns_arg_u64("--probe-us", optarg, 1, 10000000, "1 to 10000000 us");
-			break;
-		case 'X':
-			o->q.fo.down_timeout_ms =
-				(uint32_t)ns_arg_u64("--down-timeout-ms", optarg, 1, 3600000, "1 to 3600000 ms");
-			break;
 		case 'B':
 			o->beat_ms = ns_arg_u64("--beat-ms", optarg, 1, 60000, "1 to 60000 ms");
-			break;
-		case 'w':
-			o->q.rel.window_pkts = (uint32_t)ns_arg_u64("--window-pkts", optarg, 16, 1024, "16 to 1024 packets");
 			break;
 		case 'K':
 			o->fault = optarg;
 			break;
 		default:
-			ns_help_or_bad(c);
+			if (!fo_qp_option(&o->q, c, optarg, &rel_set))
+				ns_help_or_bad(c);
 		}
 	}
 	o->q.rc_timeout = (uint8_t)o->a.rc_timeout;
-	ns_args_end(argc, argv, !o->a.role_set || !o->a.dev || !o->a.shm || !rel_set,
+	ns_args_end(argc, argv, ns_args_missing(&o->a) || !rel_set,
 	            "--role, --dev, --shm and --rel");
 	if (o->a.role == NS_SENDER && !o->count && !o->stop)
 		ns_bad("--count", "0", "a limit, or --stop FILE");
