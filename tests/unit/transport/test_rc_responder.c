@@ -3,8 +3,12 @@
  * the right NAK, the requester the right WC status, both QPs go to ERR, the
  * drop is counted by reason and no byte is written; a SEND with no receive
  * posted is RNR NAKed until one is, and rnr_retry running out ends the
- * requester in RNR_RETRY_EXC_ERR. */
-#include "tr_test.h"
+ * requester in RNR_RETRY_EXC_ERR. Against a raw port playing the peer
+ * (raw_peer.h): forged WRITEs (another source, P_Key or destination) are
+ * refused by reason and the real peer's WRITE at that PSN lands; READs past
+ * the responder resources (max_dest_rd_atomic) get an invalid-request
+ * NAK. */
+#include "raw_peer.h"
 
 #define STEPS 200000u
 
@@ -147,9 +151,133 @@ static void test_rnr(void)
 	tr_close(&p);
 }
 
+/* Finding: a WRITE from 10.0.0.9 with P_Key 0x1234 and the first MR's
+ * rkey was placed, and the real peer's next WRITE was taken for a
+ * duplicate. Now each forgery is refused by reason and the peer's WRITE
+ * at the same PSN lands. */
+static void case_forged_write(void)
+{
+	struct uroce_qp *qp = make_qp(UROCE_QPT_RC, 4, 500, 0);
+	uint8_t evil[64], good[64];
+	struct roce_pkt p;
+	uint64_t src0 = tr_drops(ctx, UROCE_DROP_BAD_SRC_ADDR), pk0 = tr_drops(ctx, UROCE_DROP_BAD_PKEY);
+	uint64_t dst0 = tr_drops(ctx, UROCE_DROP_BAD_DST_ADDR);
+
+	memset(evil, 0xee, sizeof(evil));
+	memset(good, 0x5a, sizeof(good));
+	write_only(&p, uroce_qp_num(qp), 500, 0, evil, sizeof(evil));
+	p.sip[15] = 9; /* another host on the link */
+	send_raw(&p);
+	write_only(&p, uroce_qp_num(qp), 500, 0, evil, sizeof(evil));
+	p.sip[15] = 9;
+	p.pkey = 0x1234; /* the finding's packet: both wrong */
+	send_raw(&p);
+	write_only(&p, uroce_qp_num(qp), 500, 0, evil, sizeof(evil));
+	p.pkey = 0x1234; /* the peer's address, another partition */
+	send_raw(&p);
+	write_only(&p, uroce_qp_num(qp), 500, 0, evil, sizeof(evil));
+	p.pkey = 0x7fff; /* limited member: a limited and a full member never talk to limited-limited */
+	p.dip[15] ^= 1;  /* not our address */
+	send_raw(&p);
+	settle();
+	CHECK(tr_drops(ctx, UROCE_DROP_BAD_SRC_ADDR) == src0 + 1, "wrong source: bad_src_addr %llu",
+	      (unsigned long long)(tr_drops(ctx, UROCE_DROP_BAD_SRC_ADDR) - src0));
+	CHECK(tr_drops(ctx, UROCE_DROP_BAD_PKEY) == pk0 + 2, "wrong P_Key: bad_pkey %llu",
+	      (unsigned long long)(tr_drops(ctx, UROCE_DROP_BAD_PKEY) - pk0));
+	CHECK(tr_drops(ctx, UROCE_DROP_BAD_DST_ADDR) == dst0 + 1, "wrong destination: bad_dst_addr %llu",
+	      (unsigned long long)(tr_drops(ctx, UROCE_DROP_BAD_DST_ADDR) - dst0));
+	CHECK(region[0] == 0 && last_syn == 255, "a forged WRITE was placed or answered");
+	CHECK(tr_qp_state(qp) == UROCE_QPS_RTS, "QP disturbed: %s", uroce_qp_state_str(tr_qp_state(qp)));
+	/* the real peer, same PSN, limited-member P_Key 0x7fff (accepted: we are full) */
+	write_only(&p, uroce_qp_num(qp), 500, 0, good, sizeof(good));
+	p.pkey = 0x7fff;
+	send_raw(&p);
+	settle();
+	CHECK(!memcmp(region, good, sizeof(good)), "the peer's WRITE was not placed");
+	CHECK(last_syn != 255 && (last_syn >> 5) == 0, "the peer's WRITE was not ACKed (syndrome 0x%x)", last_syn);
+	CHECK(uroce_qp_destroy(qp) == 0, "destroy");
+	memset(region, 0, REGION);
+}
+
+/* Finding: max_dest_rd_atomic 0 still accepted READs, and past the limit
+ * the oldest saved response was overwritten. Now: NAK invalid request. */
+static void case_responder_resources(void)
+{
+	struct uroce_qp *qp = make_qp(UROCE_QPT_RC, 0, 10, 0);
+	struct roce_pkt p;
+	uint64_t lim0 = tr_drops(ctx, UROCE_DROP_RD_ATOMIC_LIMIT), mis0 = tr_drops(ctx, UROCE_DROP_MISALIGNED);
+
+	send_read(qp, 10, 256);
+	settle();
+	CHECK(tr_drops(ctx, UROCE_DROP_RD_ATOMIC_LIMIT) == lim0 + 1 && last_syn == AETH_NAK_INVALID_REQ,
+	      "READ with max_dest_rd_atomic 0: rd_atomic_limit +%llu, NAK 0x%x",
+	      (unsigned long long)(tr_drops(ctx, UROCE_DROP_RD_ATOMIC_LIMIT) - lim0), last_syn);
+	CHECK(tr_qp_state(qp) == UROCE_QPS_ERR, "QP not in ERR after the class C error");
+	CHECK(saw_qp_event(UROCE_EVENT_QP_REQ_ERR, qp), "no QP_REQ_ERR event for the responder's error");
+	CHECK(uroce_qp_destroy(qp) == 0, "destroy");
+
+	/* two resources, three READs of 32 KiB in one burst: the third finds
+	 * both still answering */
+	qp = make_qp(UROCE_QPT_RC, 2, 10, 0);
+	lim0 = tr_drops(ctx, UROCE_DROP_RD_ATOMIC_LIMIT);
+	for (unsigned i = 0; i < 3; i++) {
+		send_read(qp, 10 + 32 * i, 32768);
+	}
+	got_pkts = 0;
+	settle();
+	CHECK(tr_drops(ctx, UROCE_DROP_RD_ATOMIC_LIMIT) == lim0 + 1 && last_syn == AETH_NAK_INVALID_REQ,
+	      "third READ past 2 resources: rd_atomic_limit +%llu, NAK 0x%x",
+	      (unsigned long long)(tr_drops(ctx, UROCE_DROP_RD_ATOMIC_LIMIT) - lim0), last_syn);
+	/* the two valid READs are answered in full before the NAK */
+	CHECK(got_pkts == 2 * 32 + 1, "%u packets back, want 64 READ responses and the NAK", got_pkts);
+	CHECK(uroce_qp_destroy(qp) == 0, "destroy");
+
+	/* one resource used and answered, then the next: both served */
+	qp = make_qp(UROCE_QPT_RC, 1, 10, 0);
+	lim0 = tr_drops(ctx, UROCE_DROP_RD_ATOMIC_LIMIT);
+	for (unsigned i = 0; i < 2; i++) {
+		got_pkts = 0;
+		send_read(qp, 10 + 4 * i, 4096);
+		settle();
+		CHECK(got_pkts == 4, "READ %u: %u response packets, want 4", i, got_pkts);
+	}
+	CHECK(tr_drops(ctx, UROCE_DROP_RD_ATOMIC_LIMIT) == lim0 && tr_qp_state(qp) == UROCE_QPS_RTS,
+	      "a READ within the limit was refused");
+
+	/* a duplicate of the answered READ (anyone can send one: no in-window
+	 * PSN needed) and a new READ in one burst: the replay holds no
+	 * resource, so the new READ is answered in full (it takes the one
+	 * slot, ending the replay: a requester with max_rd_atomic 1 that
+	 * still waits for READ 14 would not have sent READ 18) */
+	got_pkts = 0;
+	for (unsigned i = 0; i < 2; i++) {
+		send_read(qp, 14 + 4 * i, 4096);
+	}
+	settle();
+	CHECK(got_pkts == 4 && tr_drops(ctx, UROCE_DROP_RD_ATOMIC_LIMIT) == lim0 && tr_qp_state(qp) == UROCE_QPS_RTS,
+	      "duplicate + new READ: %u response packets (want the new READ's 4), rd_atomic_limit +%llu", got_pkts,
+	      (unsigned long long)(tr_drops(ctx, UROCE_DROP_RD_ATOMIC_LIMIT) - lim0));
+
+	/* misaligned atomic */
+	pkt_init(&p, ROCE_TR_RC | ROCE_OP_FETCH_ADD, uroce_qp_num(qp), 22);
+	p.atomic.va = (uint64_t)(uintptr_t)region + 4;
+	p.atomic.rkey = mr->rkey;
+	p.atomic.swap_add = 1;
+	send_raw(&p);
+	settle();
+	CHECK(tr_drops(ctx, UROCE_DROP_MISALIGNED) == mis0 + 1 && last_syn == AETH_NAK_INVALID_REQ,
+	      "misaligned atomic: misaligned +%llu, NAK 0x%x",
+	      (unsigned long long)(tr_drops(ctx, UROCE_DROP_MISALIGNED) - mis0), last_syn);
+	CHECK(uroce_qp_destroy(qp) == 0, "destroy");
+}
+
 int main(void)
 {
 	test_responder_checks();
 	test_rnr();
+	raw_peer_open(41);
+	case_forged_write();
+	case_responder_resources();
+	raw_peer_close();
 	return test_done("tr_rc_responder");
 }
