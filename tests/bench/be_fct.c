@@ -239,13 +239,6 @@ static void run_sender(struct ns_end *e, struct fct_shm *s, uint8_t *buf, const 
 	       n, st.tx_packets, st.retransmits, st.timeouts, st.rto_losses, st.rack_losses, st.tlp_probes, cut);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Nearest rank: the smallest value with at least q of them at or below it. */
 static double pct_us(const uint64_t *sorted, uint64_t n, double q)
 {
@@ -286,8 +279,8 @@ static void report(const struct fct_shm *s, uint64_t n, const struct fct_opts *o
 		ns_die("cannot write %s: %s", o->out, strerror(errno));
 	if (!n)
 		ns_die("no message completed");
-	qsort(t, n, sizeof(*t), cmp_u64);
-	qsort(hs, n, sizeof(*hs), cmp_u64);
+	ns_sort_u64(t, n);
+	ns_sort_u64(hs, n);
 	printf("be_fct result mode=%s size=%" PRIu64 " n=%" PRIu64 " p50_us=%.1f p90_us=%.1f p99_us=%.1f p999_us=%.1f"
 	       " max_us=%.1f mean_us=%.1f bytes_frac=%.6f partial=%" PRIu64 " timeout=%" PRIu64 " preempted=%" PRIu64
 	       " deadline_us=%.1f handshake_p50_us=%.1f bad_data=%" PRIu64 " disturbed=%" PRIu64 "\n",

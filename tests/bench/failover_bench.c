@@ -287,13 +287,6 @@ static bool failed_back(const struct uroce_failover_info *fi, const void *arg)
 	       fi->last_switch_tx_ns >= m->t0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Nearest-rank percentile of n sorted values. */
 static uint64_t pct(const uint64_t *v, unsigned n, double p)
 {
@@ -308,7 +301,7 @@ static uint64_t pct(const uint64_t *v, unsigned n, double p)
 
 static void summary_of(const char *name, uint64_t *v, unsigned n, double div, const char *unit)
 {
-	qsort(v, n, sizeof(*v), cmp_u64);
+	ns_sort_u64(v, n);
 	printf(" %s_p50_%s=%.1f %s_p99_%s=%.1f %s_max_%s=%.1f", name, unit, (double)pct(v, n, 50) / div, name, unit,
 	       (double)pct(v, n, 99) / div, name, unit, (double)v[n - 1] / div);
 }

@@ -139,6 +139,11 @@ int ns_wait_ge(struct ns_end *e, const uint32_t *w, uint32_t v, uint64_t timeout
  * failed poll ends the program. */
 int ns_poll(struct ns_end *e, struct uroce_cq *cq, struct uroce_wc *wc);
 
+/* v sorted ascending. */
+void ns_sort_u64(uint64_t *v, size_t n);
+/* The median of v's n values (v is sorted on the way). */
+double ns_median(double *v, unsigned n);
+
 /* Parse an unsigned number with an optional k/m/g (x1024) suffix; -1 with
  * nothing stored when s is not one within [lo, hi]. */
 int ns_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);

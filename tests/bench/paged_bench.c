@@ -273,19 +273,6 @@ static void run_sender(struct ns_end *e, struct pb_shm *s, uint8_t *buf, const s
 	ns_put(&s->stop, k + 1);
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp_dbl);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Where transfer k's stamps landed: 0 or the number of wrong ones. */
 static uint32_t verify(const uint8_t *buf, const struct pb_opts *o, uint32_t k, bool paged, uint64_t page,
                        uint32_t *dst)
@@ -369,10 +356,10 @@ static void run_receiver(struct ns_end *e, struct pb_shm *s, uint8_t *buf, const
 		       (double)rcv_wait / 1000.0);
 		ns_put(&s->done, k + 1);
 		if ((k + 1) % (o->reps * 2) == 0) {
-			double p = median(g[1], (unsigned)o->reps), q = median(g[0], (unsigned)o->reps);
+			double p = ns_median(g[1], (unsigned)o->reps), q = ns_median(g[0], (unsigned)o->reps);
 
 			printf("paged_bench page=%" PRIu64 " paged_gbps=%.3f single_gbps=%.3f ratio=%.3f paged_post_us=%.0f"
-			       " wrs=%u\n", page, p, q, q > 0 ? p / q : 0, median(post, (unsigned)o->reps), paged_wrs);
+			       " wrs=%u\n", page, p, q, q > 0 ? p / q : 0, ns_median(post, (unsigned)o->reps), paged_wrs);
 		}
 		fflush(stdout);
 	}

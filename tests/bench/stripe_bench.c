@@ -427,19 +427,6 @@ static void run_sender(struct sb_end *e, const struct sb_opts *o, uint8_t *buf, 
 	ns_put(&s->stop, k + 1);
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp_dbl);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static void run_receiver(struct sb_end *e, const struct sb_opts *o, const uint8_t *buf, uint32_t nx)
 {
 	struct sb_shm *s = e->s;
@@ -493,7 +480,7 @@ static void run_receiver(struct sb_end *e, const struct sb_opts *o, const uint8_
 		       t - s->x[k].t_post, gbps, b, (double)rd / 1000.0);
 		ns_put(&s->done, k + 1);
 		if ((k + 1) % (o->reps * 2) == 0) {
-			double one = median(g[0], (unsigned)o->reps), al = median(g[1], (unsigned)o->reps);
+			double one = ns_median(g[0], (unsigned)o->reps), al = ns_median(g[1], (unsigned)o->reps);
 
 			printf("stripe_bench size=%" PRIu64 " one_gbps=%.3f all_gbps=%.3f ratio=%.3f qps=%u\n", o->sizes[si],
 			       one, al, one > 0 ? al / one : 0, e->n);
