@@ -466,17 +466,8 @@ static void run_window(void)
 	memset(&s, 0, sizeof(s));
 	s.cap_msg = -1;
 	REQUIRE(uroce_mw_alloc(pr.s[1].pd, UROCE_MW_TYPE_2, &mw) == 0, "mw_alloc: %s", uroce_last_error());
-	memset(&bw, 0, sizeof(bw));
-	key = uroce_inc_rkey(mw->rkey);
-	bw.wr_id = 55;
-	bw.opcode = UROCE_WR_BIND_MW;
-	bw.send_flags = UROCE_SEND_SIGNALED;
-	bw.bind_mw.mw = mw;
-	bw.bind_mw.rkey = key;
-	bw.bind_mw.bind_info.mr = pr.s[1].mr;
-	bw.bind_mw.bind_info.addr = (uint64_t)(uintptr_t)(pr.s[1].buf + WRITE_OFF);
-	bw.bind_mw.bind_info.length = 8192;
-	bw.bind_mw.bind_info.mw_access_flags = UROCE_ACCESS_REMOTE_WRITE;
+	tr_bind_wr(&bw, &pr.s[1], mw, WRITE_OFF, 8192, UROCE_ACCESS_REMOTE_WRITE, 55);
+	key = bw.bind_mw.rkey;
 	REQUIRE(uroce_post_send(pr.s[1].qp, &bw, NULL) == 0, "bind: %s", uroce_last_error());
 	REQUIRE(tr_wait(&pr, pr.s[1].scq, &wc, 1000) == 0, "bind completion");
 	CHECK(wc.wr_id == 55 && wc.status == UROCE_WC_SUCCESS && wc.opcode == UROCE_WC_BIND_MW, "bind: %s opcode %d",

@@ -102,17 +102,8 @@ static void desc_key(void)
 	/* the receiver binds a window for the WRITE it expects later */
 	REQUIRE(uroce_mw_alloc(pr.s[1].pd, UROCE_MW_TYPE_2, &mw) == 0, "mw_alloc: %s", uroce_last_error());
 	waddr = (uint64_t)(uintptr_t)(pr.s[1].buf + 65536);
-	key = uroce_inc_rkey(mw->rkey);
-	memset(&bw, 0, sizeof(bw));
-	bw.wr_id = 9;
-	bw.opcode = UROCE_WR_BIND_MW;
-	bw.send_flags = UROCE_SEND_SIGNALED;
-	bw.bind_mw.mw = mw;
-	bw.bind_mw.rkey = key;
-	bw.bind_mw.bind_info.mr = pr.s[1].mr;
-	bw.bind_mw.bind_info.addr = waddr;
-	bw.bind_mw.bind_info.length = 8192;
-	bw.bind_mw.bind_info.mw_access_flags = UROCE_ACCESS_REMOTE_WRITE;
+	tr_bind_wr(&bw, &pr.s[1], mw, 65536, 8192, UROCE_ACCESS_REMOTE_WRITE, 9);
+	key = bw.bind_mw.rkey;
 	REQUIRE(uroce_post_send(pr.s[1].qp, &bw, &bad) == 0, "bind: %s", uroce_last_error());
 	REQUIRE(tr_wait(&pr, pr.s[1].scq, &wc, 1000) == 0 && wc.status == UROCE_WC_SUCCESS, "bind");
 

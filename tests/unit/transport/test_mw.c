@@ -65,28 +65,13 @@ static bool expect_wc(struct tr_pair *p, struct uroce_cq *cq, uint64_t id, enum 
 	return wc.wr_id == id && wc.status == st;
 }
 
-static void bind_wr(struct uroce_send_wr *wr, struct tr_side *s, struct uroce_mw *mw, uint32_t off, uint32_t len,
-                    unsigned access, uint64_t id)
-{
-	memset(wr, 0, sizeof(*wr));
-	wr->wr_id = id;
-	wr->opcode = UROCE_WR_BIND_MW;
-	wr->send_flags = UROCE_SEND_SIGNALED;
-	wr->bind_mw.mw = mw;
-	wr->bind_mw.rkey = mw ? uroce_inc_rkey(mw->rkey) : 0;
-	wr->bind_mw.bind_info.mr = s->mr;
-	wr->bind_mw.bind_info.addr = (uint64_t)(uintptr_t)(s->buf + off);
-	wr->bind_mw.bind_info.length = len;
-	wr->bind_mw.bind_info.mw_access_flags = access;
-}
-
 /* Bind on s's QP and wait for the completion: the window's new key. */
 static uint32_t mw_bind_wait(struct tr_pair *p, struct tr_side *s, struct uroce_mw *mw, uint32_t off, uint32_t len,
                      unsigned access)
 {
 	struct uroce_send_wr wr;
 
-	bind_wr(&wr, s, mw, off, len, access, 900);
+	tr_bind_wr(&wr, s, mw, off, len, access, 900);
 	post(s->qp, &wr);
 	CHECK(mw->rkey == wr.bind_mw.rkey, "mw->rkey 0x%x after the post, want 0x%x", mw->rkey, wr.bind_mw.rkey);
 	expect_wc(p, s->scq, 900, UROCE_WC_SUCCESS, UROCE_WC_BIND_MW, "bind", NULL);
@@ -217,19 +202,19 @@ static void test_alloc_and_args(void)
 	REQUIRE(uroce_mr_reg(pd2, b->buf, 4096, ALL | UROCE_ACCESS_MW_BIND, &other_pd) == 0, "mr");
 	REQUIRE(uroce_mw_alloc(pd2, UROCE_MW_TYPE_2, &mw2) == 0, "mw2: %s", uroce_last_error());
 
-	bind_wr(&wr, b, NULL, 0, 64, RW, 1);
+	tr_bind_wr(&wr, b, NULL, 0, 64, RW, 1);
 	CHECK(uroce_post_send(b->qp, &wr, NULL) == -EINVAL && msg_has("BIND_MW needs bind_mw.mw"), "no window");
-	bind_wr(&wr, b, mw2, 0, 64, RW, 1);
+	tr_bind_wr(&wr, b, mw2, 0, 64, RW, 1);
 	CHECK(uroce_post_send(b->qp, &wr, NULL) == -EINVAL && msg_has("the window is in another PD"),
 	      "window of another PD");
-	bind_wr(&wr, b, mw, 0, 64, RW, 1);
+	tr_bind_wr(&wr, b, mw, 0, 64, RW, 1);
 	wr.bind_mw.rkey ^= 0x100;
 	CHECK(uroce_post_send(b->qp, &wr, NULL) == -EINVAL && msg_has("only its low 8 bits changed"),
 	      "key of another index");
 	wr.bind_mw.rkey = mw->rkey;
 	CHECK(uroce_post_send(b->qp, &wr, NULL) == -EINVAL && msg_has("is the window's current key"),
 	      "the same key again");
-	bind_wr(&wr, b, mw, 0, 64, RW, 1);
+	tr_bind_wr(&wr, b, mw, 0, 64, RW, 1);
 	wr.bind_mw.bind_info.mr = NULL;
 	CHECK(uroce_post_send(b->qp, &wr, NULL) == -EINVAL && msg_has("needs bind_info.mr"), "no region");
 	wr.bind_mw.bind_info.mr = plain;
@@ -238,18 +223,18 @@ static void test_alloc_and_args(void)
 	wr.bind_mw.bind_info.mr = other_pd;
 	CHECK(uroce_post_send(b->qp, &wr, NULL) == -EINVAL && msg_has("is in another PD than QP"),
 	      "region of another PD");
-	bind_wr(&wr, b, mw, TR_BUF - 10, 11, RW, 1);
+	tr_bind_wr(&wr, b, mw, TR_BUF - 10, 11, RW, 1);
 	CHECK(uroce_post_send(b->qp, &wr, NULL) == -EINVAL && msg_has("is not inside region"), "past the region");
-	bind_wr(&wr, b, mw, 0, 64, RW, 1);
+	tr_bind_wr(&wr, b, mw, 0, 64, RW, 1);
 	wr.bind_mw.bind_info.addr -= 1;
 	CHECK(uroce_post_send(b->qp, &wr, NULL) == -EINVAL && msg_has("is not inside region"), "before the region");
-	bind_wr(&wr, b, mw, 0, 0, RW, 1);
+	tr_bind_wr(&wr, b, mw, 0, 0, RW, 1);
 	CHECK(uroce_post_send(b->qp, &wr, NULL) == -EINVAL && msg_has("accepted: 1 byte or more"), "zero length");
-	bind_wr(&wr, b, mw, 0, 64, RW | UROCE_ACCESS_LOCAL_WRITE, 1);
+	tr_bind_wr(&wr, b, mw, 0, 64, RW | UROCE_ACCESS_LOCAL_WRITE, 1);
 	CHECK(uroce_post_send(b->qp, &wr, NULL) == -EINVAL &&
 	              msg_has("accepted: REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC"),
 	      "LOCAL_WRITE in mw_access_flags");
-	bind_wr(&wr, b, mw, 0, 64, UROCE_ACCESS_REMOTE_ATOMIC, 1);
+	tr_bind_wr(&wr, b, mw, 0, 64, UROCE_ACCESS_REMOTE_ATOMIC, 1);
 	wr.bind_mw.bind_info.mr = no_atomic;
 	CHECK(uroce_post_send(b->qp, &wr, NULL) == -EINVAL && msg_has("a subset of the region's access"),
 	      "access beyond the region's");
@@ -469,7 +454,7 @@ static void test_other_qp(void)
 
 	/* a bind of b1's window posted on b2: MW_BIND_ERR, b2 in ERR, the window untouched */
 	extra_open(&p, &x);
-	bind_wr(&wr, b, mw, 0, 64, RW, 3);
+	tr_bind_wr(&wr, b, mw, 0, 64, RW, 3);
 	post(x.qp[1], &wr);
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = 4;
@@ -661,7 +646,7 @@ static void test_dereg_busy(void)
 	REQUIRE(uroce_mr_reg(b->pd, b->buf, 8192, ALL | UROCE_ACCESS_MW_BIND, &mr2) == 0, "mr2");
 	REQUIRE(uroce_mr_reg(b->pd, b->buf + 8192, 8192, ALL | UROCE_ACCESS_MW_BIND, &mr3) == 0, "mr3");
 	mw = mw_new(b);
-	bind_wr(&wr, b, mw, 0, 4096, RW, 1);
+	tr_bind_wr(&wr, b, mw, 0, 4096, RW, 1);
 	wr.bind_mw.bind_info.mr = mr2;
 	post(b->qp, &wr);
 	expect_wc(&p, b->scq, 1, UROCE_WC_SUCCESS, UROCE_WC_BIND_MW, "bind to mr2", NULL);
@@ -673,7 +658,7 @@ static void test_dereg_busy(void)
 	expect_wc(&p, b->scq, 2, UROCE_WC_SUCCESS, UROCE_WC_LOCAL_INV, "local_inv", NULL);
 	CHECK(uroce_mr_dereg(mr2) == 0, "dereg after LOCAL_INV: %s", uroce_last_error());
 
-	bind_wr(&wr, b, mw, 8192, 4096, RW, 3);
+	tr_bind_wr(&wr, b, mw, 8192, 4096, RW, 3);
 	wr.bind_mw.bind_info.mr = mr3;
 	post(b->qp, &wr);
 	expect_wc(&p, b->scq, 3, UROCE_WC_SUCCESS, UROCE_WC_BIND_MW, "bind to mr3", NULL);
@@ -712,7 +697,7 @@ static void test_local_errors(void)
 	open_pair(&p, 12, 0);
 	b = &p.s[1];
 	mw = mw_new(b);
-	bind_wr(&wr, b, mw, 0, 64, RW, 1);
+	tr_bind_wr(&wr, b, mw, 0, 64, RW, 1);
 	post(b->qp, &wr); /* carried out at the next progress: after the dealloc */
 	CHECK(uroce_mw_dealloc(mw) == 0, "dealloc");
 	memset(&wr, 0, sizeof(wr));
@@ -750,7 +735,7 @@ static void test_order(void)
 	post_recv(a, 51, 0, 8192);
 	rdma_wr(&wr, &sg, b, a, UROCE_WR_SEND, 0, 0, 0, 3000, 1);
 	post(b->qp, &wr);
-	bind_wr(&wr, b, mw, WIN_OFF, WIN_LEN, RW, 2);
+	tr_bind_wr(&wr, b, mw, WIN_OFF, WIN_LEN, RW, 2);
 	key2 = wr.bind_mw.rkey;
 	post(b->qp, &wr);
 	rdma_wr(&wr, &sg, b, a, UROCE_WR_RDMA_WRITE, 0, 100000, a->mr->rkey, 5000, 3);
@@ -759,12 +744,12 @@ static void test_order(void)
 	post(b->qp, &wr);
 	inv_wr(&wr, key2, 5);
 	post(b->qp, &wr);
-	bind_wr(&wr, b, mw, WIN_OFF, WIN_LEN, RW, 6);
+	tr_bind_wr(&wr, b, mw, WIN_OFF, WIN_LEN, RW, 6);
 	wr.send_flags = 0;
 	post(b->qp, &wr);
 	rdma_wr(&wr, &sg, b, a, UROCE_WR_ATOMIC_FETCH_AND_ADD, 300000, 400000, a->mr->rkey, 8, 7);
 	post(b->qp, &wr);
-	bind_wr(&wr, b, mw, WIN_OFF, WIN_LEN, RW, 8);
+	tr_bind_wr(&wr, b, mw, WIN_OFF, WIN_LEN, RW, 8);
 	key8 = wr.bind_mw.rkey;
 	post(b->qp, &wr);
 	rdma_wr(&wr, &sg, b, a, UROCE_WR_SEND, 0, 0, 0, 100, 9);
@@ -808,7 +793,7 @@ static void test_credits(void)
 		for (unsigned k = 0; k < 8; k++) {
 			uint32_t key;
 
-			bind_wr(&wr, b, mw, WIN_OFF, WIN_LEN, RW, 0);
+			tr_bind_wr(&wr, b, mw, WIN_OFF, WIN_LEN, RW, 0);
 			wr.send_flags = 0;
 			key = wr.bind_mw.rkey;
 			post(b->qp, &wr);
@@ -854,7 +839,7 @@ static void test_reset_credits(void)
 	for (unsigned k = 0; k < 20; k++) {
 		uint32_t key;
 
-		bind_wr(&wr, b, mw, WIN_OFF, WIN_LEN, RW, 0);
+		tr_bind_wr(&wr, b, mw, WIN_OFF, WIN_LEN, RW, 0);
 		wr.send_flags = 0;
 		key = wr.bind_mw.rkey;
 		post(b->qp, &wr);

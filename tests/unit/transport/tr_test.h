@@ -285,6 +285,23 @@ static inline void tr_wr(struct uroce_send_wr *wr, uint64_t id, struct uroce_sge
 	wr->send_flags = UROCE_SEND_SIGNALED;
 }
 
+/* A signaled BIND_MW of mw (NULL: none) over [off, off + len) of s's
+ * buffer with access, its rkey mw's next (uroce_inc_rkey). */
+static inline void tr_bind_wr(struct uroce_send_wr *wr, struct tr_side *s, struct uroce_mw *mw, uint32_t off, uint32_t len,
+                              unsigned access, uint64_t id)
+{
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = id;
+	wr->opcode = UROCE_WR_BIND_MW;
+	wr->send_flags = UROCE_SEND_SIGNALED;
+	wr->bind_mw.mw = mw;
+	wr->bind_mw.rkey = mw ? uroce_inc_rkey(mw->rkey) : 0;
+	wr->bind_mw.bind_info.mr = s->mr;
+	wr->bind_mw.bind_info.addr = (uint64_t)(uintptr_t)(s->buf + off);
+	wr->bind_mw.bind_info.length = len;
+	wr->bind_mw.bind_info.mw_access_flags = access;
+}
+
 static inline void tr_fill(uint8_t *b, uint32_t len, uint32_t seed)
 {
 	for (uint32_t i = 0; i < len; i++)
