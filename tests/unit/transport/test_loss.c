@@ -206,10 +206,7 @@ static void run(double loss, uint64_t seed)
 		REQUIRE(loop_fabric_set_link(p.fab, 0, false) == 0, "link down");
 		tr_fill(a->buf, 4000, 42);
 		tr_sge(&sg, a, 0, 4000);
-		wr.sg_list = &sg;
-		wr.num_sge = 1;
-		wr.opcode = UROCE_WR_RDMA_WRITE;
-		wr.send_flags = UROCE_SEND_SIGNALED;
+		tr_wr(&wr, 0, &sg, UROCE_WR_RDMA_WRITE);
 		wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)(b->buf + WRITE_OFF);
 		wr.wr.rdma.rkey = b->mr->rkey;
 		sum_before = sum_of(b->buf + WRITE_OFF, 4000);

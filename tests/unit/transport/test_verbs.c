@@ -298,11 +298,7 @@ static void test_recv_region_revoked(void)
 	CHECK(uroce_mr_dereg(mr) == 0, "dereg");
 	tr_fill(a->buf, 3000, 1);
 	tr_sge(&sg, a, 0, 3000);
-	wr.sg_list = &sg;
-	wr.num_sge = 1;
-	wr.opcode = UROCE_WR_SEND;
-	wr.send_flags = UROCE_SEND_SIGNALED;
-	wr.wr_id = 10;
+	tr_wr(&wr, 10, &sg, UROCE_WR_SEND);
 	REQUIRE(uroce_post_send(a->qp, &wr, NULL) == 0, "post: %s", uroce_last_error());
 	CHECK(tr_wait(&p, a->scq, &wc, STEPS) == 0 && wc.status == UROCE_WC_REM_OP_ERR, "sender: %s",
 	      uroce_wc_status_str(wc.status));
