@@ -32,36 +32,6 @@ static const char *const ord_names[UROCE_ORDER__COUNT] = {
 	[UROCE_ORDER_UNORDERED] = "unordered",
 };
 
-const char *uroce_reliability_str(enum uroce_reliability rel)
-{
-	return name_at(rel_names, UROCE_REL__COUNT, (unsigned)rel);
-}
-
-int uroce_reliability_parse(const char *s, enum uroce_reliability *out)
-{
-	int i = name_find(rel_names, UROCE_REL__COUNT, s);
-
-	if (i < 0)
-		return i;
-	*out = (enum uroce_reliability)i;
-	return 0;
-}
-
-const char *uroce_ordering_str(enum uroce_ordering ord)
-{
-	return name_at(ord_names, UROCE_ORDER__COUNT, (unsigned)ord);
-}
-
-int uroce_ordering_parse(const char *s, enum uroce_ordering *out)
-{
-	int i = name_find(ord_names, UROCE_ORDER__COUNT, s);
-
-	if (i < 0)
-		return i;
-	*out = (enum uroce_ordering)i;
-	return 0;
-}
-
 static const char *const path_names[UROCE_PATH__COUNT] = {
 	[UROCE_PATH_DEFAULT] = "default",
 	[UROCE_PATH_SINGLE] = "single",
@@ -78,32 +48,24 @@ static const char *const cc_names[UROCE_CC__COUNT] = {
 	[UROCE_CC_EQDS] = "eqds",
 };
 
-const char *uroce_path_policy_str(enum uroce_path_policy p)
-{
-	return name_at(path_names, UROCE_PATH__COUNT, (unsigned)p);
-}
+/* uroce_<fn>_str and uroce_<fn>_parse of one policy kind: the same pair
+ * for each, over its table of names. */
+#define NAMED_ENUM(fn, type, names, count)				\
+	const char *uroce_##fn##_str(type v)				\
+	{								\
+		return name_at(names, count, (unsigned)v);		\
+	}								\
+	int uroce_##fn##_parse(const char *s, type *out)		\
+	{								\
+		int i = name_find(names, count, s);			\
+									\
+		if (i < 0)						\
+			return i;					\
+		*out = (type)i;						\
+		return 0;						\
+	}
 
-int uroce_path_policy_parse(const char *s, enum uroce_path_policy *out)
-{
-	int i = name_find(path_names, UROCE_PATH__COUNT, s);
-
-	if (i < 0)
-		return i;
-	*out = (enum uroce_path_policy)i;
-	return 0;
-}
-
-const char *uroce_cc_str(enum uroce_cc cc)
-{
-	return name_at(cc_names, UROCE_CC__COUNT, (unsigned)cc);
-}
-
-int uroce_cc_parse(const char *s, enum uroce_cc *out)
-{
-	int i = name_find(cc_names, UROCE_CC__COUNT, s);
-
-	if (i < 0)
-		return i;
-	*out = (enum uroce_cc)i;
-	return 0;
-}
+NAMED_ENUM(reliability, enum uroce_reliability, rel_names, UROCE_REL__COUNT)
+NAMED_ENUM(ordering, enum uroce_ordering, ord_names, UROCE_ORDER__COUNT)
+NAMED_ENUM(path_policy, enum uroce_path_policy, path_names, UROCE_PATH__COUNT)
+NAMED_ENUM(cc, enum uroce_cc, cc_names, UROCE_CC__COUNT)
