@@ -221,19 +221,12 @@ static void qp_connect_fo(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t
 
 	peer_check(qp_to_init(qp, type), "QP to INIT");
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = UROCE_QPS_RTR;
-	mask = UROCE_QP_STATE;
-	if (type != UROCE_QPT_UD) {
-		a.path_mtu = UROCE_MTU_1024;
-		a.dest_qp_num = peer_qpn;
-		a.dest_token = peer_token;
-		a.rq_psn = rq_psn;
-		peer_gid_of_ipv4(a.ah_attr.dgid, peer_ip_be);
-		a.ah_attr.sgid_index = sgid_v4;
-		a.ah_attr.hop_limit = 64;
-		a.ah_attr.port_num = 1;
-		mask |= UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN | UROCE_QP_DEST_TOKEN;
+	if (type == UROCE_QPT_UD) {
+		memset(&a, 0, sizeof(a));
+		a.qp_state = UROCE_QPS_RTR;
+		mask = UROCE_QP_STATE;
+	} else {
+		mask = peer_rtr_attr(&a, peer_ip_be, sgid_v4, peer_qpn, peer_token, rq_psn);
 		if (type == UROCE_QPT_RC) {
 			a.max_dest_rd_atomic = max_dest_rd_atomic;
 			a.min_rnr_timer = 12;
@@ -249,16 +242,13 @@ static void qp_connect_fo(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t
 	}
 	peer_check(uroce_qp_modify(qp, &a, mask), "QP to RTR");
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = UROCE_QPS_RTS;
-	a.sq_psn = sq_psn;
-	mask = UROCE_QP_STATE | UROCE_QP_SQ_PSN;
 	if (type == UROCE_QPT_RC) {
-		a.timeout = timeout;
-		a.retry_cnt = 7;
-		a.rnr_retry = 7;
-		a.max_rd_atomic = 4;
-		mask |= UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT | UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC;
+		mask = peer_rc_rts_attr(&a, sq_psn, timeout, 4);
+	} else {
+		memset(&a, 0, sizeof(a));
+		a.qp_state = UROCE_QPS_RTS;
+		a.sq_psn = sq_psn;
+		mask = UROCE_QP_STATE | UROCE_QP_SQ_PSN;
 	}
 	peer_check(uroce_qp_modify(qp, &a, mask), "QP to RTS");
 }
@@ -281,7 +271,6 @@ static struct uroce_qp *qp_new_fo(struct uroce_pd *pd, struct uroce_cq *scq, str
                                   bool fo)
 {
 	struct uroce_qp_init_attr ia;
-	struct uroce_qp *qp;
 
 	memset(&ia, 0, sizeof(ia));
 	ia.qp_type = type;
@@ -310,14 +299,7 @@ static struct uroce_qp *qp_new_fo(struct uroce_pd *pd, struct uroce_cq *scq, str
 		ia.failover.probe_us = FO_PROBE_US;
 		ia.failover.err_threshold = FO_ERR_THRESHOLD;
 	}
-	ia.send_cq = scq;
-	ia.recv_cq = rcq;
-	ia.cap.max_send_wr = nwr;
-	ia.cap.max_recv_wr = nwr;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	peer_check(uroce_qp_create(pd, &ia, &qp), "create a QP");
-	return qp;
+	return peer_qp_create(pd, &ia, scq, rcq, nwr, "create a QP");
 }
 
 static struct uroce_qp *qp_new(struct uroce_pd *pd, struct uroce_cq *scq, struct uroce_cq *rcq,
@@ -1569,33 +1551,6 @@ static int ctl_open(const char *path)
 }
 
 /* Accept the client's TCP connection while the transport keeps running. */
-static int tcp_accept(struct server *s)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(s->o->tcp_port) };
-	socklen_t alen = sizeof(a);
-	uint64_t deadline = peer_now_ms() + EXCHANGE_TIMEOUT_MS;
-	int one = 1, lfd, fd = -1;
-
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(lfd, 1) < 0)
-		peer_die("TCP port %u: cannot listen: %s", s->o->tcp_port, strerror(errno));
-	while (fd < 0 && !peer_stop) {
-		struct pollfd p = { .fd = lfd, .events = POLLIN };
-
-		if (peer_now_ms() > deadline)
-			peer_die("no client connected to TCP port %u within %d ms", s->o->tcp_port, EXCHANGE_TIMEOUT_MS);
-		uroce_progress(s->ctx);
-		if (poll(&p, 1, 1) == 1)
-			fd = accept(lfd, (struct sockaddr *)&a, &alen);
-	}
-	close(lfd);
-	if (fd < 0)
-		peer_die("interrupted while waiting for the client");
-	s->client_ip_be = a.sin_addr.s_addr;
-	return fd;
-}
-
 static int run_server(struct opts *o)
 {
 	struct server s;
@@ -1662,7 +1617,7 @@ static int run_server(struct opts *o)
 	printf("conf_peer: server on %s, waiting for the client on TCP port %u\n", o->port, o->tcp_port);
 	fflush(stdout);
 
-	fd = tcp_accept(&s);
+	fd = peer_tcp_accept(s.ctx, s.o->tcp_port, EXCHANGE_TIMEOUT_MS, &s.client_ip_be);
 	/* one line each way per connection: rc, sr, be */
 	for (int c = 0; c < LC__COUNT; c++) {
 		mine[c].qpn = uroce_qp_num(s.lc[c].qp);

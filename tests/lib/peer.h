@@ -2,7 +2,9 @@
  * and exit (peer_die, peer_check, prefixed with peer_name), a monotonic
  * clock in ms, the "qpn psn rkey va token" line each end sends (read with
  * a deadline), an IPv4-mapped GID and an initial PSN nobody off-path can
- * predict. Header only: every program is one file. */
+ * predict; accepting the one client while the context progresses; a QP's
+ * creation and its RTR/RTS attributes toward a peer's IPv4 address.
+ * Header only: every program is one file. */
 #ifndef UROCE_TESTS_LIB_PEER_H
 #define UROCE_TESTS_LIB_PEER_H
 
@@ -16,6 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -128,6 +133,90 @@ static inline uint8_t peer_sgid_v4(struct uroce_context *ctx, uint8_t port)
 			break;
 	}
 	peer_die("port %u has no IPv4-mapped GID for its address in its GID table", port);
+}
+
+/* Listens on TCP port and accepts one client within timeout_ms, the
+ * context progressing meanwhile; dies on failure. The client's address
+ * goes to *client_ip_be. */
+static inline int peer_tcp_accept(struct uroce_context *ctx, uint16_t port, uint64_t timeout_ms,
+                                  uint32_t *client_ip_be)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	socklen_t alen = sizeof(a);
+	uint64_t deadline = peer_now_ms() + timeout_ms;
+	int one = 1, lfd, fd = -1;
+
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (lfd < 0)
+		peer_die("socket: %s", strerror(errno));
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(lfd, 1) < 0)
+		peer_die("TCP port %u: cannot listen: %s", port, strerror(errno));
+	while (fd < 0 && !peer_stop) {
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+		if (peer_now_ms() > deadline)
+			peer_die("no client connected to TCP port %u within %" PRIu64 " ms", port, timeout_ms);
+		uroce_progress(ctx);
+		if (poll(&p, 1, 1) == 1)
+			fd = accept(lfd, (struct sockaddr *)&a, &alen);
+	}
+	close(lfd);
+	if (fd < 0)
+		peer_die("interrupted while waiting for the client");
+	*client_ip_be = a.sin_addr.s_addr;
+	return fd;
+}
+
+/* The QP of ia (its type and policy) on scq/rcq with nwr WRs of one SGE
+ * each way; dies with what on failure. */
+static inline struct uroce_qp *peer_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *ia,
+                                              struct uroce_cq *scq, struct uroce_cq *rcq, uint32_t nwr,
+                                              const char *what)
+{
+	struct uroce_qp *qp;
+
+	ia->send_cq = scq;
+	ia->recv_cq = rcq;
+	ia->cap.max_send_wr = nwr;
+	ia->cap.max_recv_wr = nwr;
+	ia->cap.max_send_sge = 1;
+	ia->cap.max_recv_sge = 1;
+	peer_check(uroce_qp_create(pd, ia, &qp), what);
+	return qp;
+}
+
+/* RTR toward the peer at peer_ip_be (port 1, source GID sgid, MTU 1024,
+ * hop limit 64): a's fields and the mask they take. */
+static inline int peer_rtr_attr(struct uroce_qp_attr *a, uint32_t peer_ip_be, uint8_t sgid, uint32_t peer_qpn,
+                                uint32_t peer_token, uint32_t rq_psn)
+{
+	memset(a, 0, sizeof(*a));
+	a->qp_state = UROCE_QPS_RTR;
+	a->path_mtu = UROCE_MTU_1024;
+	a->dest_qp_num = peer_qpn;
+	a->dest_token = peer_token;
+	a->rq_psn = rq_psn;
+	peer_gid_of_ipv4(a->ah_attr.dgid, peer_ip_be);
+	a->ah_attr.sgid_index = sgid;
+	a->ah_attr.hop_limit = 64;
+	a->ah_attr.port_num = 1;
+	return UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN |
+	       UROCE_QP_DEST_TOKEN;
+}
+
+/* An RC QP's RTS (retry_cnt and rnr_retry 7): a's fields and their mask. */
+static inline int peer_rc_rts_attr(struct uroce_qp_attr *a, uint32_t sq_psn, uint8_t timeout, uint8_t max_rd_atomic)
+{
+	memset(a, 0, sizeof(*a));
+	a->qp_state = UROCE_QPS_RTS;
+	a->sq_psn = sq_psn;
+	a->timeout = timeout;
+	a->retry_cnt = 7;
+	a->rnr_retry = 7;
+	a->max_rd_atomic = max_rd_atomic;
+	return UROCE_QP_STATE | UROCE_QP_SQ_PSN | UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT | UROCE_QP_RNR_RETRY |
+	       UROCE_QP_MAX_QP_RD_ATOMIC;
 }
 
 static inline uint32_t peer_rand_psn(void)

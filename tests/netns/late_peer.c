@@ -86,35 +86,6 @@ static uint8_t msg_byte(uint32_t i, uint32_t off)
 }
 
 /* ---- connection setup: "qpn psn rkey va\n" each way over TCP, client first */
-static int tcp_accept(struct uroce_context *ctx, uint16_t port, unsigned timeout_s, uint32_t *peer_ip_be)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-	socklen_t alen = sizeof(a);
-	uint64_t deadline = peer_now_ms() + timeout_s * 1000u;
-	int one = 1, lfd, fd = -1;
-
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (lfd < 0)
-		peer_die("socket: %s", strerror(errno));
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(lfd, 1) < 0)
-		peer_die("TCP port %u: cannot listen: %s", port, strerror(errno));
-	while (fd < 0 && !peer_stop) {
-		struct pollfd p = { .fd = lfd, .events = POLLIN };
-
-		if (peer_now_ms() > deadline)
-			peer_die("no client connected to TCP port %u within %u s", port, timeout_s);
-		uroce_progress(ctx);
-		if (poll(&p, 1, 1) == 1)
-			fd = accept(lfd, (struct sockaddr *)&a, &alen);
-	}
-	close(lfd);
-	if (fd < 0)
-		peer_die("interrupted while waiting for the client");
-	*peer_ip_be = a.sin_addr.s_addr;
-	return fd;
-}
-
 static int tcp_connect(uint32_t ip_be, uint16_t port, unsigned timeout_s)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
@@ -139,7 +110,6 @@ static struct uroce_qp *qp_new(struct uroce_pd *pd, struct uroce_cq *scq, struct
                                enum uroce_reliability rel, uint32_t nwr)
 {
 	struct uroce_qp_init_attr ia;
-	struct uroce_qp *qp;
 
 	memset(&ia, 0, sizeof(ia));
 	ia.qp_type = UROCE_QPT_RC;
@@ -153,14 +123,7 @@ static struct uroce_qp *qp_new(struct uroce_pd *pd, struct uroce_cq *scq, struct
 	}
 	if (rel == UROCE_REL_BE)
 		ia.rel.timeout_us = BE_TIMEOUT_US;
-	ia.send_cq = scq;
-	ia.recv_cq = rcq;
-	ia.cap.max_send_wr = nwr;
-	ia.cap.max_recv_wr = nwr;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	peer_check(uroce_qp_create(pd, &ia, &qp), "create the QP");
-	return qp;
+	return peer_qp_create(pd, &ia, scq, rcq, nwr, "create the QP");
 }
 
 static void qp_init(struct uroce_qp *qp)
@@ -180,34 +143,13 @@ static void qp_connect(struct uroce_qp *qp, uint8_t sgid, uint32_t peer_ip_be, u
                        uint32_t sq_psn, uint32_t peer_token)
 {
 	struct uroce_qp_attr a;
+	int mask = peer_rtr_attr(&a, peer_ip_be, sgid, peer_qpn, peer_token, rq_psn);
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = UROCE_QPS_RTR;
-	a.path_mtu = UROCE_MTU_1024;
-	a.dest_qp_num = peer_qpn;
-	a.dest_token = peer_token;
-	a.rq_psn = rq_psn;
-	peer_gid_of_ipv4(a.ah_attr.dgid, peer_ip_be);
-	a.ah_attr.sgid_index = sgid;
-	a.ah_attr.hop_limit = 64;
-	a.ah_attr.port_num = 1;
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 12;
-	peer_check(uroce_qp_modify(qp, &a,
-	                      UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN |
-	                          UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER | UROCE_QP_DEST_TOKEN),
-	      "QP to RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = UROCE_QPS_RTS;
-	a.sq_psn = sq_psn;
-	a.timeout = QP_TIMEOUT;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	peer_check(uroce_qp_modify(qp, &a,
-	                      UROCE_QP_STATE | UROCE_QP_SQ_PSN | UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT |
-	                          UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC),
-	      "QP to RTS");
+	peer_check(uroce_qp_modify(qp, &a, mask | UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER), "QP to RTR");
+	mask = peer_rc_rts_attr(&a, sq_psn, QP_TIMEOUT, 1);
+	peer_check(uroce_qp_modify(qp, &a, mask), "QP to RTS");
 }
 
 struct end {
@@ -306,7 +248,7 @@ static int run_server(const struct opts *o)
 	}
 	printf("late_peer: server (%s) on %s, waiting on TCP port %u\n", mode, o->port, o->tcp_port);
 	fflush(stdout);
-	fd = tcp_accept(e.ctx, o->tcp_port, o->timeout_s, &peer_ip_be);
+	fd = peer_tcp_accept(e.ctx, o->tcp_port, o->timeout_s * 1000ull, &peer_ip_be);
 	mine = (struct peer_info){ .qpn = uroce_qp_num(e.qp), .token = uroce_qp_token(e.qp), .psn = peer_rand_psn(), .rkey = e.mr->rkey,
 		                   .va = (uint64_t)(uintptr_t)e.buf };
 	/* ready for the client's first packet before it learns where to send it */
