@@ -213,57 +213,24 @@ struct roce_pkt {
 /* Field access at any alignment (a frame may sit at any offset in a UMEM);
  * memcpy compiles to one load or store. 24-bit fields (QPN, PSN, MSN) are
  * the low 3 bytes of a big-endian 32-bit word. */
-static inline uint16_t roce_get_be16(const uint8_t *b)
-{
-	uint16_t v;
-	memcpy(&v, b, sizeof(v));
-	return be16toh(v);
-}
+#define ROCE_ACCESSORS(name, type, to_host, to_wire)			\
+	static inline type roce_get_##name(const uint8_t *b)		\
+	{								\
+		type v;							\
+		memcpy(&v, b, sizeof(v));				\
+		return to_host(v);					\
+	}								\
+	static inline void roce_put_##name(uint8_t *b, type v)		\
+	{								\
+		v = to_wire(v);						\
+		memcpy(b, &v, sizeof(v));				\
+	}
 
-static inline uint32_t roce_get_be32(const uint8_t *b)
-{
-	uint32_t v;
-	memcpy(&v, b, sizeof(v));
-	return be32toh(v);
-}
-
-static inline uint64_t roce_get_be64(const uint8_t *b)
-{
-	uint64_t v;
-	memcpy(&v, b, sizeof(v));
-	return be64toh(v);
-}
-
-static inline uint32_t roce_get_le32(const uint8_t *b)
-{
-	uint32_t v;
-	memcpy(&v, b, sizeof(v));
-	return le32toh(v);
-}
-
-static inline void roce_put_be16(uint8_t *b, uint16_t v)
-{
-	v = htobe16(v);
-	memcpy(b, &v, sizeof(v));
-}
-
-static inline void roce_put_be32(uint8_t *b, uint32_t v)
-{
-	v = htobe32(v);
-	memcpy(b, &v, sizeof(v));
-}
-
-static inline void roce_put_be64(uint8_t *b, uint64_t v)
-{
-	v = htobe64(v);
-	memcpy(b, &v, sizeof(v));
-}
-
-static inline void roce_put_le32(uint8_t *b, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(b, &v, sizeof(v));
-}
+/* roce_get_be16/be32/be64/le32 and roce_put_be16/be32/be64/le32 */
+ROCE_ACCESSORS(be16, uint16_t, be16toh, htobe16)
+ROCE_ACCESSORS(be32, uint32_t, be32toh, htobe32)
+ROCE_ACCESSORS(be64, uint64_t, be64toh, htobe64)
+ROCE_ACCESSORS(le32, uint32_t, le32toh, htole32)
 
 /* Bytes of headers in front of the payload for this packet (L2..ext hdrs),
  * or 0 for an unknown opcode. */
