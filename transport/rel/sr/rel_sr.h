@@ -226,6 +226,10 @@ static inline void bit_set(uint64_t *b, uint32_t i)
 {
 	b[i >> 6] |= 1ull << (i & 63);
 }
+static inline void bit_clear(uint64_t *b, uint32_t i)
+{
+	b[i >> 6] &= ~(1ull << (i & 63));
+}
 
 /* A packet of m arrived (or was rebuilt): set its bit, and remember how
  * far the map is dirty, so that binding the slot again clears only that

@@ -30,7 +30,7 @@ static void rx_advance_cum(struct uroce_qp *qp)
 	uint32_t was = r->cum;
 
 	while (bit_get(r->bits, r->cum & r->mask)) {
-		r->bits[(r->cum & r->mask) >> 6] &= ~(1ull << (r->cum & 63));
+		bit_clear(r->bits, r->cum & r->mask);
 		r->cum = psn_add(r->cum, 1);
 	}
 	if (r->ask)
@@ -39,12 +39,20 @@ static void rx_advance_cum(struct uroce_qp *qp)
 		fence_check(qp);
 }
 
-void sr_rx_mark_psn(struct uroce_qp *qp, uint32_t psn)
+/* qp's receive map when psn falls inside its window, else NULL */
+static inline struct sr_rx *rx_window(struct uroce_qp *qp, uint32_t psn)
 {
 	struct sr_rx *r = &sr_of(qp)->rx;
 	int32_t d = roce_psn_diff(psn, r->cum);
 
-	if (d < 0 || (uint32_t)d >= r->nbits)
+	return d < 0 || (uint32_t)d >= r->nbits ? NULL : r;
+}
+
+void sr_rx_mark_psn(struct uroce_qp *qp, uint32_t psn)
+{
+	struct sr_rx *r = rx_window(qp, psn);
+
+	if (!r)
 		return;
 	rx_set_arrived(r, psn);
 	/* the sender has gone past every PSN up to this one: those counted
@@ -52,7 +60,7 @@ void sr_rx_mark_psn(struct uroce_qp *qp, uint32_t psn)
 	while (roce_psn_diff(psn, r->high) > 0) {
 		r->high = psn_add(r->high, 1);
 		if (bit_get(r->pend, r->high & r->mask)) {
-			r->pend[(r->high & r->mask) >> 6] &= ~(1ull << (r->high & 63));
+			bit_clear(r->pend, r->high & r->mask);
 			rx_set_arrived(r, r->high);
 		}
 	}
@@ -61,10 +69,9 @@ void sr_rx_mark_psn(struct uroce_qp *qp, uint32_t psn)
 
 void sr_rx_count_psn(struct uroce_qp *qp, uint32_t psn)
 {
-	struct sr_rx *r = &sr_of(qp)->rx;
-	int32_t d = roce_psn_diff(psn, r->cum);
+	struct sr_rx *r = rx_window(qp, psn);
 
-	if (d < 0 || (uint32_t)d >= r->nbits)
+	if (!r)
 		return;
 	if (roce_psn_diff(psn, r->high) <= 0) {
 		rx_set_arrived(r, psn);
