@@ -1743,25 +1743,6 @@ struct client {
 #define C_BE_REPLY (C_BE_HDR + SLOT_STRIDE)
 #define C_SIZE (C_BE_REPLY + C_NREPLY * SLOT_STRIDE)
 
-static int tcp_connect(const struct opts *o)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(o->tcp_port) };
-	uint64_t deadline = peer_now_ms() + EXCHANGE_TIMEOUT_MS;
-
-	a.sin_addr.s_addr = o->server_ip_be;
-	while (!peer_stop && peer_now_ms() < deadline) {
-		int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-		if (fd < 0)
-			peer_die("socket: %s", strerror(errno));
-		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
-			return fd;
-		close(fd);
-		usleep(100000);
-	}
-	peer_die("cannot connect to the server's TCP port %u within %d ms", o->tcp_port, EXCHANGE_TIMEOUT_MS);
-}
-
 /* Wait for one completion on cq; a failed one or none in time ends the client. */
 static void client_wait(struct client *c, struct uroce_cq *cq, struct uroce_wc *wc, const char *what, uint64_t seq)
 {
@@ -1841,7 +1822,7 @@ static int run_client(struct opts *o)
 	c.sr = qp_new(pd, c.sr_scq, c.sr_rcq, UROCE_QPT_RC, 64, UROCE_REL_SR, false);
 	c.be = qp_new(pd, c.be_scq, c.be_rcq, UROCE_QPT_RC, 64, UROCE_REL_BE, false);
 
-	fd = tcp_connect(o);
+	fd = peer_tcp_connect(o->server_ip_be, o->tcp_port, EXCHANGE_TIMEOUT_MS);
 	mine = (struct peer_info){ .qpn = uroce_qp_num(c.qp), .token = uroce_qp_token(c.qp), .psn = peer_rand_psn() };
 	exchange(fd, &mine, &theirs, true);
 	mine_sr = (struct peer_info){ .qpn = uroce_qp_num(c.sr), .token = uroce_qp_token(c.sr), .psn = peer_rand_psn() };

@@ -168,6 +168,27 @@ static inline int peer_tcp_accept(struct uroce_context *ctx, uint16_t port, uint
 	return fd;
 }
 
+/* Connects to the server's TCP port, trying again every 100 ms for
+ * timeout_ms; dies on failure. */
+static inline int peer_tcp_connect(uint32_t ip_be, uint16_t port, uint64_t timeout_ms)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	uint64_t deadline = peer_now_ms() + timeout_ms;
+
+	a.sin_addr.s_addr = ip_be;
+	while (!peer_stop && peer_now_ms() < deadline) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+		if (fd < 0)
+			peer_die("socket: %s", strerror(errno));
+		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+			return fd;
+		close(fd);
+		usleep(100000);
+	}
+	peer_die("cannot connect to the server's TCP port %u within %" PRIu64 " ms", port, timeout_ms);
+}
+
 /* The QP of ia (its type and policy) on scq/rcq with nwr WRs of one SGE
  * each way; dies with what on failure. */
 static inline struct uroce_qp *peer_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *ia,
@@ -178,10 +199,7 @@ static inline struct uroce_qp *peer_qp_create(struct uroce_pd *pd, struct uroce_
 
 	ia->send_cq = scq;
 	ia->recv_cq = rcq;
-	ia->cap.max_send_wr = nwr;
-	ia->cap.max_recv_wr = nwr;
-	ia->cap.max_send_sge = 1;
-	ia->cap.max_recv_sge = 1;
+	ia->cap = (struct uroce_qp_cap){ .max_send_wr = nwr, .max_recv_wr = nwr, .max_send_sge = 1, .max_recv_sge = 1 };
 	peer_check(uroce_qp_create(pd, ia, &qp), what);
 	return qp;
 }

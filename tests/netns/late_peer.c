@@ -85,26 +85,6 @@ static uint8_t msg_byte(uint32_t i, uint32_t off)
 	return (uint8_t)(i * 131u + off * 7u + (off >> 8) + 0x11u);
 }
 
-/* ---- connection setup: "qpn psn rkey va\n" each way over TCP, client first */
-static int tcp_connect(uint32_t ip_be, uint16_t port, unsigned timeout_s)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-	uint64_t deadline = peer_now_ms() + timeout_s * 1000u;
-
-	a.sin_addr.s_addr = ip_be;
-	while (!peer_stop && peer_now_ms() < deadline) {
-		int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-		if (fd < 0)
-			peer_die("socket: %s", strerror(errno));
-		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
-			return fd;
-		close(fd);
-		usleep(100000);
-	}
-	peer_die("cannot connect to the server's TCP port %u within %u s", port, timeout_s);
-}
-
 /* ---- the QP ------------------------------------------------------------ */
 static struct uroce_qp *qp_new(struct uroce_pd *pd, struct uroce_cq *scq, struct uroce_cq *rcq,
                                enum uroce_reliability rel, uint32_t nwr)
@@ -364,7 +344,7 @@ static int run_client(const struct opts *o)
 	for (uint32_t i = 0; i < o->nmsg; i++)
 		for (uint32_t b = 0; b < msg_len(i); b++)
 			e.buf[(size_t)i * SLOT + b] = msg_byte(i, b);
-	fd = tcp_connect(o->server_ip_be, o->tcp_port, o->timeout_s);
+	fd = peer_tcp_connect(o->server_ip_be, o->tcp_port, o->timeout_s * 1000ull);
 	mine = (struct peer_info){ .qpn = uroce_qp_num(e.qp), .token = uroce_qp_token(e.qp), .psn = peer_rand_psn() };
 	peer_send_info(fd, &mine);
 	peer_recv_info(fd, &theirs, o->timeout_s * 1000ull);
