@@ -101,40 +101,16 @@ static inline struct uroce_qp *make_qp_cq(enum uroce_qp_type type, uint8_t max_d
 	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
 	REQUIRE(uroce_qp_create(pd, &ia, &qp) == 0, "qp: %s", uroce_last_error());
 	memset(&a, 0, sizeof(a));
-	a.qp_state = UROCE_QPS_INIT;
-	a.port_num = 1;
-	a.qkey = 0x42;
-	a.qp_access_flags = 15;
-	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT |
-	                                        (type == UROCE_QPT_UD ? UROCE_QP_QKEY : UROCE_QP_ACCESS_FLAGS)) == 0,
-	        "init: %s", uroce_last_error());
-	a.qp_state = UROCE_QPS_RTR;
-	a.path_mtu = UROCE_MTU_1024;
 	a.dest_qp_num = PEER_QPN;
 	a.rq_psn = rq_psn;
 	a.max_dest_rd_atomic = max_dest_rd_atomic;
-	a.min_rnr_timer = 1;
 	roce_ipv4_mapped(a.ah_attr.dgid, raw->ipv4_be);
 	a.ah_attr.sgid_index = 1; /* IPv4-mapped, as the dgid */
-	if (type == UROCE_QPT_UD)
-		REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE) == 0, "rtr: %s", uroce_last_error());
-	else
-		REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
-		                                        UROCE_QP_RQ_PSN |
-		                                        (type == UROCE_QPT_RC ? UROCE_QP_MAX_DEST_RD_ATOMIC |
-		                                                                        UROCE_QP_MIN_RNR_TIMER : 0)) == 0,
-		        "rtr: %s", uroce_last_error());
-	a.qp_state = UROCE_QPS_RTS;
 	a.sq_psn = sq_psn;
 	a.timeout = 14;  /* ~67 ms: longer than any case here */
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_SQ_PSN |
-	                                        (type == UROCE_QPT_RC ? UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT |
-	                                                                        UROCE_QP_RNR_RETRY |
-	                                                                        UROCE_QP_MAX_QP_RD_ATOMIC : 0)) == 0,
-	        "rts: %s", uroce_last_error());
+	tr_raw_connect(qp, type, &a);
 	return qp;
 }
 

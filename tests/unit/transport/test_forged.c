@@ -53,42 +53,19 @@ static void bring_up(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t peer
 	memset(&a, 0, sizeof(a));
 	a.qp_state = UROCE_QPS_RESET;
 	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE) == 0, "reset: %s", uroce_last_error());
-	a.qp_state = UROCE_QPS_INIT;
-	a.port_num = 1;
-	a.qkey = 0x42;
-	a.qp_access_flags = 15;
-	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT |
-	                                        (type == UROCE_QPT_UD ? UROCE_QP_QKEY : UROCE_QP_ACCESS_FLAGS)) == 0,
-	        "init: %s", uroce_last_error());
-	a.qp_state = UROCE_QPS_RTR;
-	a.path_mtu = UROCE_MTU_1024; /* MTU */
+	memset(&a, 0, sizeof(a));
 	a.dest_qp_num = peer_qpn;
 	a.rq_psn = psn;
 	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
 	a.ah_attr.dgid[10] = a.ah_attr.dgid[11] = 0xff;
 	a.ah_attr.dgid[12] = 10;
 	a.ah_attr.dgid[15] = 2;
 	a.ah_attr.sgid_index = sgid_v4;
-	if (type == UROCE_QPT_UD)
-		REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE) == 0, "rtr: %s", uroce_last_error());
-	else
-		REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN |
-		                                        UROCE_QP_RQ_PSN |
-		                                        (type == UROCE_QPT_RC ? UROCE_QP_MAX_DEST_RD_ATOMIC |
-		                                                                        UROCE_QP_MIN_RNR_TIMER : 0)) == 0,
-		        "rtr: %s", uroce_last_error());
-	a.qp_state = UROCE_QPS_RTS;
 	a.sq_psn = 0;
 	a.timeout = 10;
 	a.retry_cnt = 1;
 	a.rnr_retry = 1;
-	a.max_rd_atomic = 1;
-	REQUIRE(uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_SQ_PSN |
-	                                        (type == UROCE_QPT_RC ? UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT |
-	                                                                        UROCE_QP_RNR_RETRY |
-	                                                                        UROCE_QP_MAX_QP_RD_ATOMIC : 0)) == 0,
-	        "rts: %s", uroce_last_error());
+	tr_raw_connect(qp, type, &a);
 }
 
 static void post_recvs(struct uroce_qp *qp, struct uroce_mr *mr, uint8_t *region)

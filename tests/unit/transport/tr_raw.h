@@ -53,4 +53,35 @@ static inline int tr_raw_tx(struct port *raw, const struct roce_pkt *p)
 	return 0;
 }
 
+/* A QP of type from RESET or INIT to RTS toward the peer a addresses: the
+ * caller sets a's dest_qp_num, rq_psn, max_dest_rd_atomic, ah_attr,
+ * sq_psn, timeout, retry_cnt and rnr_retry; the rest is fixed here (port
+ * 1, Q_Key 0x42, every access, MTU 1024, min_rnr_timer 1, max_rd_atomic 1).
+ * Each modify takes the attributes type has. */
+static inline void tr_raw_connect(struct uroce_qp *qp, enum uroce_qp_type type, struct uroce_qp_attr *a)
+{
+	bool ud = type == UROCE_QPT_UD, rc = type == UROCE_QPT_RC;
+
+	a->port_num = 1;
+	a->qkey = 0x42;
+	a->qp_access_flags = 15;
+	a->path_mtu = UROCE_MTU_1024;
+	a->min_rnr_timer = 1;
+	a->max_rd_atomic = 1;
+	a->qp_state = UROCE_QPS_INIT;
+	REQUIRE(uroce_qp_modify(qp, a, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT |
+	                                       (ud ? UROCE_QP_QKEY : UROCE_QP_ACCESS_FLAGS)) == 0,
+	        "init: %s", uroce_last_error());
+	a->qp_state = UROCE_QPS_RTR;
+	REQUIRE(uroce_qp_modify(qp, a, ud ? UROCE_QP_STATE : UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU |
+	                                       UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN |
+	                                       (rc ? UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER : 0)) == 0,
+	        "rtr: %s", uroce_last_error());
+	a->qp_state = UROCE_QPS_RTS;
+	REQUIRE(uroce_qp_modify(qp, a, UROCE_QP_STATE | UROCE_QP_SQ_PSN |
+	                                       (rc ? UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT | UROCE_QP_RNR_RETRY |
+	                                                     UROCE_QP_MAX_QP_RD_ATOMIC : 0)) == 0,
+	        "rts: %s", uroce_last_error());
+}
+
 #endif /* UROCE_TESTS_TR_RAW_H */
