@@ -18,6 +18,7 @@
 #include "transport/core/qp_internal.h"
 #include "transport/core/async.h"
 #include "transport/core/gid.h"
+#include "transport/core/fifo.h"
 #include "transport/core/immcounter.h"
 #include "transport/core/mr.h"
 #include "transport/core/qp_dispatch.h"
@@ -119,11 +120,7 @@ void ctx_kick(struct uroce_qp *qp)
 		return;
 	qp->active = true;
 	qp->next_active = NULL;
-	if (ctx->active_tail)
-		ctx->active_tail->next_active = qp;
-	else
-		ctx->active_head = qp;
-	ctx->active_tail = qp;
+	FIFO_APPEND(ctx->active_head, ctx->active_tail, qp, next_active);
 }
 
 static bool ctx_rx(struct engine *eng, unsigned port, struct uroce_frame *f, const struct roce_pkt *pkt, void *arg)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "transport/core/qp_internal.h"
+#include "transport/core/fifo.h"
 #include "transport/core/immcounter.h"
 
 #define IMM_TABLE_MIN 64u
@@ -234,11 +235,7 @@ int uroce_expect_imm_count(struct uroce_context *ctx, uint32_t imm_data, uint32_
 	e->cb = cb;
 	e->arg = arg;
 	e->flag = flag;
-	if (s->tail)
-		s->tail->next = e;
-	else
-		s->head = e;
-	s->tail = e;
+	FIFO_APPEND(s->head, s->tail, e, next);
 	settle(s); /* arrivals may already be waiting */
 	account(ctx->imm, s, was_unexp);
 	return 0;
