@@ -47,6 +47,7 @@
 
 #include "transport/cc/cc.h"
 #include "transport/path/path.h"
+#include "../lib/xorshift.h"
 
 #define LINE_BPS 100000000000ull
 #define MTU 4096u
@@ -87,17 +88,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t xorshift(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	*s = x;
-	return x;
 }
 
 /* ---- controllers --------------------------------------------------------- */
@@ -222,7 +212,7 @@ static int path_case_setup(struct path_set *ps, enum path_case pc, unsigned n)
 	/* RTTs that differ from path to path (0 to 2 base RTTs of queueing),
 	 * as after a first round of measurements */
 	for (unsigned i = 0; i < n; i++) {
-		ps->p[i].srtt_ns = BASE_RTT_NS + xorshift(&seed) % (2 * BASE_RTT_NS);
+		ps->p[i].srtt_ns = BASE_RTT_NS + xs64(&seed) % (2 * BASE_RTT_NS);
 		ps->p[i].min_rtt_ns = BASE_RTT_NS;
 	}
 	if (pc == PC_P2C_CUBIC || pc == PC_FIXED_CUBIC) {
@@ -397,7 +387,7 @@ int main(int argc, char **argv)
 	parse(&o, argc, argv);
 	pkt_ns = ((uint64_t)MTU + CC_PKT_OVERHEAD) * 8u * 1000000000ull / LINE_BPS;
 	for (unsigned i = 0; i < JITTER_N; i++)
-		jitter[i] = (uint32_t)(xorshift(&seed) % (2 * BASE_RTT_NS));
+		jitter[i] = (uint32_t)(xs64(&seed) % (2 * BASE_RTT_NS));
 
 	/* one warm-up pass of everything, then the rounds */
 	for (unsigned r = 0; r <= o.reps; r++) {

@@ -391,10 +391,7 @@ void ns_open(struct ns_end *e, struct ns_hdr *h, enum ns_role role, const char *
 	ia.qp_type = UROCE_QPT_RC;
 	ia.send_cq = e->scq;
 	ia.recv_cq = e->rcq;
-	ia.cap.max_send_wr = o->sq;
-	ia.cap.max_recv_wr = o->rq;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
+	ia.cap = (struct uroce_qp_cap){ .max_send_wr = o->sq, .max_recv_wr = o->rq, .max_send_sge = 1, .max_recv_sge = 1 };
 	ia.rel = o->rel;
 	ia.failover = o->fo;
 	if ((rc = uroce_qp_create(e->pd, &ia, &e->qp)) != 0)

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "ns_pair.h"
+#include "../lib/xorshift.h"
 
 #define PB_MAX_PAGES_LIST 16
 #define PB_MAX_REPS 20u
@@ -157,16 +158,6 @@ static void schedule(const struct pb_opts *o, uint32_t k, unsigned *pi, bool *pa
 	*rep = j / 2;
 	/* paged, single, single, paged, ...: neither kind is always first */
 	*paged = ((j / 2) % 2 == 0) == (j % 2 == 0);
-}
-
-static uint64_t xs64(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
 }
 
 /* The destination page of source page i for transfer k: a permutation both

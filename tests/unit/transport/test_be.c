@@ -16,6 +16,7 @@
  * - the per-QP state is OptiNIC-sized;
  * - bad attributes and opcodes are refused with a message. */
 #include "tr_test.h"
+#include "../../lib/xorshift.h"
 
 #include "dataplane/wire.h"
 
@@ -47,16 +48,6 @@ struct seen {
 	uint8_t wgot[TR_BUF / 1024 / 8];
 };
 
-static uint64_t xs(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
-
 static bool filter(void *arg, const uint8_t *frame, uint32_t len)
 {
 	struct seen *s = arg;
@@ -74,7 +65,7 @@ static bool filter(void *arg, const uint8_t *frame, uint32_t len)
 		if (!s->cap_pass)
 			return true;
 	}
-	if ((s->p > 0 && (double)(xs(&s->rng) >> 11) / 9007199254740992.0 < s->p) ||
+	if ((s->p > 0 && (double)(xs64(&s->rng) >> 11) / 9007199254740992.0 < s->p) ||
 	    ((kind == 1 || kind == 6) && s->drop_last_of[msg])) {
 		s->dropped++;
 		return true;
@@ -189,7 +180,7 @@ static void run_loss(double p, uint64_t seed)
 		memset(s.wgot, 0, sizeof(s.wgot));
 		for (unsigned i = 0; i < BATCH; i++) {
 			struct bmsg *m = &msgs[i];
-			uint32_t r = (uint32_t)xs(&rng);
+			uint32_t r = (uint32_t)xs64(&rng);
 
 			m->op = (enum uroce_wr_opcode)(r % 4);
 			m->len = (r >> 8) % SLOT + (r >> 30 == 0 ? 0 : 1);
