@@ -5,19 +5,9 @@
 #include <string.h>
 
 #include "transport/core/qp_internal.h"
+#include "transport/core/ctx_call.h"
 
-struct ah_args {
-	struct uroce_pd *pd;
-	const struct uroce_ah_attr *attr;
-	struct uroce_ah **out;
-};
-
-static int ah_create_call(void *arg)
-{
-	struct ah_args *a = arg;
-
-	return uroce_ah_create(a->pd, a->attr, a->out);
-}
+CTX_CALL3(ah_create, uroce_ah_create, struct uroce_pd *, const struct uroce_ah_attr *, struct uroce_ah **)
 
 int uroce_ah_create(struct uroce_pd *pd, const struct uroce_ah_attr *attr, struct uroce_ah **out)
 {
@@ -30,7 +20,7 @@ int uroce_ah_create(struct uroce_pd *pd, const struct uroce_ah_attr *attr, struc
 	 * port resolves by polling its own receive queue, which only the
 	 * engine may touch. */
 	if (ctx_remote(pd->ctx)) {
-		struct ah_args a = { pd, attr, out };
+		struct ah_create_args a = { pd, attr, out };
 
 		return ctx_call(pd->ctx, ah_create_call, &a);
 	}

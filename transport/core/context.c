@@ -17,6 +17,7 @@
 #endif
 #include "transport/core/qp_internal.h"
 #include "transport/core/async.h"
+#include "transport/core/ctx_call.h"
 #include "transport/core/gid.h"
 #include "transport/core/fifo.h"
 #include "transport/core/immcounter.h"
@@ -467,18 +468,7 @@ int uroce_query_port(struct uroce_context *ctx, uint8_t port_num, struct uroce_p
 	return 0;
 }
 
-struct port_stats_args {
-	struct uroce_context *ctx;
-	uint8_t port_num;
-	struct uroce_port_stats *stats;
-};
-
-static int port_stats_call(void *arg)
-{
-	struct port_stats_args *a = arg;
-
-	return uroce_port_stats(a->ctx, a->port_num, a->stats);
-}
+CTX_CALL3(port_stats, uroce_port_stats, struct uroce_context *, uint8_t, struct uroce_port_stats *)
 
 int uroce_port_stats(struct uroce_context *ctx, uint8_t port_num, struct uroce_port_stats *stats)
 {

@@ -13,6 +13,7 @@
 #include "transport/core/qp_internal.h"
 #include "transport/rel/rel.h"
 #include "transport/core/async.h"
+#include "transport/core/ctx_call.h"
 
 _Static_assert(QP_HOT_END <= QP_HOT_BYTES,
                "the QP's hot fields outgrew QP_HOT_BYTES: move a rarely used one below init or into rc's rare part");
@@ -140,25 +141,14 @@ int uroce_qp_stats(struct uroce_qp *qp, struct uroce_qp_stats *stats)
 	return 0;
 }
 
-struct path_args {
-	struct uroce_qp *qp;
-	unsigned i;
-	struct uroce_path_stats *out;
-};
-
-static int path_stats_call(void *arg)
-{
-	struct path_args *a = arg;
-
-	return uroce_qp_path_stats(a->qp, a->i, a->out);
-}
+CTX_CALL3(path_stats, uroce_qp_path_stats, struct uroce_qp *, unsigned, struct uroce_path_stats *)
 
 int uroce_qp_path_stats(struct uroce_qp *qp, unsigned i, struct uroce_path_stats *stats)
 {
 	if (!qp || !stats)
 		return uroce_fail(-EINVAL, "uroce_qp_path_stats: qp and stats are required");
 	if (ctx_remote(qp->ctx)) {
-		struct path_args a = { .qp = qp, .i = i, .out = stats };
+		struct path_stats_args a = { qp, i, stats };
 
 		return ctx_call(qp->ctx, path_stats_call, &a);
 	}
