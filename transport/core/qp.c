@@ -716,29 +716,27 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 		qp->attr.ah_attr = attr->ah_attr;
 		qp->attr.ah_attr.port_num = (uint8_t)(port + 1u);
 	}
-	/* apply */
+	/* apply what the mask selects; QP_ATTR_COPY for an attribute that sets nothing else */
+#define QP_ATTR_COPY(bit, field)			\
+	do {						\
+		if (mask & (bit))			\
+			qp->attr.field = attr->field;	\
+	} while (0)
 	if (mask & UROCE_QP_PORT) {
 		qp->port = (uint8_t)port;
 		qp->attr.port_num = attr->port_num;
 	}
-	if (mask & UROCE_QP_ACCESS_FLAGS)
-		qp->attr.qp_access_flags = attr->qp_access_flags;
-	if (mask & UROCE_QP_QKEY)
-		qp->attr.qkey = attr->qkey;
+	QP_ATTR_COPY(UROCE_QP_ACCESS_FLAGS, qp_access_flags);
+	QP_ATTR_COPY(UROCE_QP_QKEY, qkey);
 	if (mask & UROCE_QP_PATH_MTU) {
 		qp->attr.path_mtu = attr->path_mtu;
 		qp->mtu = uroce_mtu_bytes(attr->path_mtu);
 	}
-	if (mask & UROCE_QP_TIMEOUT)
-		qp->attr.timeout = attr->timeout;
-	if (mask & UROCE_QP_RETRY_CNT)
-		qp->attr.retry_cnt = attr->retry_cnt;
-	if (mask & UROCE_QP_RNR_RETRY)
-		qp->attr.rnr_retry = attr->rnr_retry;
-	if (mask & UROCE_QP_MIN_RNR_TIMER)
-		qp->attr.min_rnr_timer = attr->min_rnr_timer;
-	if (mask & UROCE_QP_MAX_QP_RD_ATOMIC)
-		qp->attr.max_rd_atomic = attr->max_rd_atomic;
+	QP_ATTR_COPY(UROCE_QP_TIMEOUT, timeout);
+	QP_ATTR_COPY(UROCE_QP_RETRY_CNT, retry_cnt);
+	QP_ATTR_COPY(UROCE_QP_RNR_RETRY, rnr_retry);
+	QP_ATTR_COPY(UROCE_QP_MIN_RNR_TIMER, min_rnr_timer);
+	QP_ATTR_COPY(UROCE_QP_MAX_QP_RD_ATOMIC, max_rd_atomic);
 	if (mask & UROCE_QP_MAX_DEST_RD_ATOMIC) {
 		qp->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
 		qp->rc.nres = attr->max_dest_rd_atomic ? attr->max_dest_rd_atomic : 1;
@@ -758,8 +756,8 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 		qp->dqpn = attr->dest_qp_num;
 		qp->sport = qp_sport(qp->qpn, attr->dest_qp_num);
 	}
-	if (mask & UROCE_QP_PKEY_INDEX)
-		qp->attr.pkey_index = attr->pkey_index;
+	QP_ATTR_COPY(UROCE_QP_PKEY_INDEX, pkey_index);
+#undef QP_ATTR_COPY
 	if (mask & UROCE_QP_DEST_TOKEN) {
 		qp->attr.dest_token = attr->dest_token;
 		qp->tok_remote = attr->dest_token;
