@@ -50,26 +50,16 @@ FO_A='' FO_B='' FO_S1='' FO_S2='' FO_DIRECT=0
 
 # fo__veth NSH IFH IDXH NSS IFS IDXS CIDR MTU: host end IFH (address CIDR), switch end IFS
 fo__veth() {
-	ip link add name "$2" index "$3" netns "$1" type veth peer name "$5" index "$6" netns "$4" ||
-		{ echo "FAIL: cannot create the veth pair $2-$5"; exit 1; }
-	netns_addr "$1" "$2" "$7"
-	netns_mtu "$8" "$1" "$2" "$4" "$5"
-	if ! ip -n "$1" link set dev "$2" up || ! ip -n "$4" link set dev "$5" up; then
-		echo "FAIL: cannot bring $2 and $5 up"
-		exit 1
-	fi
-	if ! netns_wait_link "$1" "$2" || ! netns_wait_link "$4" "$5"; then
-		echo "FAIL: the veth pair $2-$5 did not come up"
-		exit 1
-	fi
+	fo__direct "$1" "$2" "$3" "$4" "$5" "$6" "$7" "" "$8"
 }
 
-# fo__direct NSA IFA IDXA NSB IFB IDXB CIDRA CIDRB MTU: a veth pair, an address on each end
+# fo__direct NSA IFA IDXA NSB IFB IDXB CIDRA CIDRB MTU: a veth pair, an address on
+# each end (none on IFB when CIDRB is empty)
 fo__direct() {
 	ip link add name "$2" index "$3" netns "$1" type veth peer name "$5" index "$6" netns "$4" ||
 		{ echo "FAIL: cannot create the veth pair $2-$5"; exit 1; }
 	netns_addr "$1" "$2" "$7"
-	netns_addr "$4" "$5" "$8"
+	[ -z "$8" ] || netns_addr "$4" "$5" "$8"
 	netns_mtu "$9" "$1" "$2" "$4" "$5"
 	if ! ip -n "$1" link set dev "$2" up || ! ip -n "$4" link set dev "$5" up; then
 		echo "FAIL: cannot bring $2 and $5 up"
