@@ -8,6 +8,9 @@
 #   bench_check_quiet     QUIET (--wait-quiet) is 0..3600 seconds, or die2 says so
 #   bench_kv KEY LINE     the value of KEY=VALUE in LINE
 #   bench_bytes SIZE      64k -> 65536 (k, m, g: x1024)
+#   bench_row KEY=V ROWS  the first of the lines ROWS with " KEY=V "
+#   bench_cells ROW K...  " v | v |" table cells of ROW's keys K (*K: in
+#                         bold), " - |" each when ROW is empty
 #   bench_pair ...        one ns_pair program's receiver and sender run to
 #                         their end and checked (below)
 
@@ -31,6 +34,22 @@ bench_check_quiet() {
 }
 
 bench_kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
+
+bench_row() { grep " $1 " <<<" $2" | head -1; }
+
+bench_cells() {
+	local row=$1 k
+	shift
+	for k; do
+		if [ -z "$row" ]; then
+			printf ' - |'
+		elif [ "$k" != "${k#\*}" ]; then
+			printf ' **%s** |' "$(bench_kv "${k#\*}" "$row")"
+		else
+			printf ' %s |' "$(bench_kv "$k" "$row")"
+		fi
+	done
+}
 
 bench_bytes() {
 	awk -v p="$1" 'BEGIN { m = 1; if (p ~ /k$/) m = 1024; else if (p ~ /m$/) m = 1048576; else if (p ~ /g$/) m = 1073741824

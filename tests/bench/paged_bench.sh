@@ -122,10 +122,9 @@ for p in $PAGES; do
 	b=$(bench_bytes "$p")
 	line="| $p |"
 	for m in $MODES; do
-		r=$(grep " page=$b " <<<" ${ROWS[$m]:-}" | head -1)
-		if [ -z "$r" ]; then line+=" - | - | - |"; continue; fi
-		line+=" $(bench_kv paged_gbps "$r") | $(bench_kv single_gbps "$r") | **$(bench_kv ratio "$r")** |"
-		[ -z "$CSV" ] || echo "$m,$b,$(bench_kv paged_gbps "$r"),$(bench_kv single_gbps "$r"),$(bench_kv ratio "$r")" >>"$CSV"
+		r=$(bench_row "page=$b" "${ROWS[$m]:-}")
+		line+=$(bench_cells "$r" paged_gbps single_gbps '*ratio')
+		[ -z "$r" ] || [ -z "$CSV" ] || echo "$m,$b,$(bench_kv paged_gbps "$r"),$(bench_kv single_gbps "$r"),$(bench_kv ratio "$r")" >>"$CSV"
 	done
 	echo "$line"
 done
@@ -137,9 +136,7 @@ for p in $PAGES; do
 	b=$(bench_bytes "$p")
 	line="| $p |"
 	for m in $MODES; do
-		r=$(grep " page=$b " <<<" ${ROWS[$m]:-}" | head -1)
-		if [ -z "$r" ]; then line+=" - | - |"; continue; fi
-		line+=" $(bench_kv paged_post_us "$r") | $(bench_kv wrs "$r") |"
+		line+=$(bench_cells "$(bench_row "page=$b" "${ROWS[$m]:-}")" paged_post_us wrs)
 	done
 	echo "$line"
 done

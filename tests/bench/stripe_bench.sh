@@ -218,10 +218,9 @@ table() {
 		b=$(bench_bytes "$s")
 		line="| $s |"
 		for m in $MODES; do
-			r=$(grep " size=$b " <<<" ${ROWS[$rails.$m]:-}" | head -1)
-			if [ -z "$r" ]; then line+=" - | - | - |"; continue; fi
-			line+=" $(bench_kv one_gbps "$r") | $(bench_kv all_gbps "$r") | **$(bench_kv ratio "$r")** |"
-			[ -z "$CSV" ] || echo "$rails,$m,$b,$(bench_kv one_gbps "$r"),$(bench_kv all_gbps "$r"),$(bench_kv ratio "$r")" >>"$CSV"
+			r=$(bench_row "size=$b" "${ROWS[$rails.$m]:-}")
+			line+=$(bench_cells "$r" one_gbps all_gbps '*ratio')
+			[ -z "$r" ] || [ -z "$CSV" ] || echo "$rails,$m,$b,$(bench_kv one_gbps "$r"),$(bench_kv all_gbps "$r"),$(bench_kv ratio "$r")" >>"$CSV"
 		done
 		echo "$line"
 	done
