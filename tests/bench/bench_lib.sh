@@ -8,6 +8,8 @@
 #   bench_check_quiet     QUIET (--wait-quiet) is 0..3600 seconds, or die2 says so
 #   bench_kv KEY LINE     the value of KEY=VALUE in LINE
 #   bench_bytes SIZE      64k -> 65536 (k, m, g: x1024)
+#   bench_head FIRST COL...  a table's header and separator lines: FIRST,
+#                         then "MODE COL" for each mode of $MODES and COL
 #   bench_row KEY=V ROWS  the first of the lines ROWS with " KEY=V "
 #   bench_cells ROW K...  " v | v |" table cells of ROW's keys K (*K: in
 #                         bold), " - |" each when ROW is empty
@@ -34,6 +36,17 @@ bench_check_quiet() {
 }
 
 bench_kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
+
+bench_head() {
+	local h="| $1 |" sep="|---|" m c
+	shift
+	for m in $MODES; do
+		for c; do
+			h+=" $m $c |" sep+="---|"
+		done
+	done
+	printf '%s\n%s\n' "$h" "$sep"
+}
 
 bench_row() { grep " $1 " <<<" $2" | head -1; }
 

@@ -116,8 +116,7 @@ done
 
 echo
 echo "== Gbit/s of $TOTAL transfers (median of $REPS each), paged / single per page size"
-echo "| page | $(for m in $MODES; do printf '%s paged | %s single | %s paged/single | ' $m $m $m; done | sed 's/ | $//') |"
-echo "|---|$(for m in $MODES; do printf -- '---|---|---|'; done)"
+bench_head page paged single paged/single
 for p in $PAGES; do
 	b=$(bench_bytes "$p")
 	line="| $p |"
@@ -130,8 +129,7 @@ for p in $PAGES; do
 done
 echo
 echo "== the paged post call alone (uroce_post_paged_write: a WR per run of adjacent pages), median us, and its WRs"
-echo "| page | $(for m in $MODES; do printf '%s post us | %s WRs | ' $m $m; done | sed 's/ | $//') |"
-echo "|---|$(for m in $MODES; do printf -- '---|---|'; done)"
+bench_head page "post us" WRs
 for p in $PAGES; do
 	b=$(bench_bytes "$p")
 	line="| $p |"

@@ -212,8 +212,7 @@ run_rails() {
 # table RAILS: the Gbit/s table of those rails
 table() {
 	local rails=$1 s b line r m
-	echo "| size | $(for m in $MODES; do printf '%s 1 port | %s 2 ports | %s 2/1 | ' $m $m $m; done | sed 's/ | $//') |"
-	echo "|---|$(for m in $MODES; do printf -- '---|---|---|'; done)"
+	bench_head size "1 port" "2 ports" 2/1
 	for s in $SIZES; do
 		b=$(bench_bytes "$s")
 		line="| $s |"
