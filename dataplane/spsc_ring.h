@@ -98,22 +98,34 @@ static inline void spsc_ring__copy_out(const struct spsc_ring *r, uint32_t idx, 
 		       (size_t)(n - first) * r->esize);
 }
 
+/* How many of n elements one side may move: base + the other side's
+ * index (cached, loaded again only when the cache says too few) less its
+ * own index, i.e. free slots for the producer (base = size), filled ones for
+ * the consumer (base = 0). */
+static inline uint32_t spsc_ring__movable(uint32_t base, uint32_t own, uint32_t *cache,
+                                          const _Atomic uint32_t *other, uint32_t n)
+{
+	uint32_t have = base + *cache - own;
+
+	if (have < n) {
+		*cache = atomic_load_explicit(other, memory_order_acquire);
+		have = base + *cache - own;
+		if (n > have)
+			n = have;
+	}
+	return n;
+}
+
 /* Producer: enqueue up to n elements from objs (an array of n * esize
  * bytes). Returns how many were enqueued, from the front of objs; fewer
  * than n only when the ring is full. */
 static inline uint32_t spsc_ring_enqueue_burst(struct spsc_ring *r, const void *objs, uint32_t n)
 {
 	uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-	uint32_t room = r->size - (head - r->prod_tail_cache);
 
-	if (room < n) {
-		r->prod_tail_cache = atomic_load_explicit(&r->tail, memory_order_acquire);
-		room = r->size - (head - r->prod_tail_cache);
-		if (n > room)
-			n = room;
-		if (!n)
-			return 0;
-	}
+	n = spsc_ring__movable(r->size, head, &r->prod_tail_cache, &r->tail, n);
+	if (!n)
+		return 0;
 	spsc_ring__copy_in(r, head, objs, n);
 	atomic_store_explicit(&r->head, head + n, memory_order_release);
 	return n;
@@ -123,16 +135,10 @@ static inline uint32_t spsc_ring_enqueue_burst(struct spsc_ring *r, const void *
 static inline uint32_t spsc_ring_dequeue_burst(struct spsc_ring *r, void *objs, uint32_t n)
 {
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	uint32_t avail = r->cons_head_cache - tail;
 
-	if (avail < n) {
-		r->cons_head_cache = atomic_load_explicit(&r->head, memory_order_acquire);
-		avail = r->cons_head_cache - tail;
-		if (n > avail)
-			n = avail;
-		if (!n)
-			return 0;
-	}
+	n = spsc_ring__movable(0, tail, &r->cons_head_cache, &r->head, n);
+	if (!n)
+		return 0;
 	spsc_ring__copy_out(r, tail, objs, n);
 	atomic_store_explicit(&r->tail, tail + n, memory_order_release);
 	return n;
