@@ -664,46 +664,34 @@ static void rcuc_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	};
 	enum resp_stage s = RS_PSN;
 
+	/* run a stage, go on with the one it returns */
+#define RS_STAGE(stage, fn)		\
+	case stage:			\
+		s = fn(qp, &in);	\
+		continue
 	for (;;) {
 		switch (s) {
 		case RS_PSN:
 			s = in.rc ? rs_psn_rc(qp, &in) : rs_psn_uc(qp, &in);
 			continue;
-		case RS_OP_SEQ:
-			s = rs_op_seq(qp, &in);
-			continue;
-		case RS_LENGTH:
-			s = rs_length(qp, &in);
-			continue;
-		case RS_RECV:
-			s = rs_recv(qp, &in);
-			continue;
-		case RS_SEND:
-			s = rs_send(qp, &in);
-			continue;
-		case RS_WRITE_RETH:
-			s = rs_write_reth(qp, &in);
-			continue;
-		case RS_WRITE:
-			s = rs_write(qp, &in);
-			continue;
-		case RS_READ:
-			s = rs_read(qp, &in);
-			continue;
-		case RS_ATOMIC:
-			s = rs_atomic(qp, &in);
-			continue;
+		RS_STAGE(RS_OP_SEQ, rs_op_seq);
+		RS_STAGE(RS_LENGTH, rs_length);
+		RS_STAGE(RS_RECV, rs_recv);
+		RS_STAGE(RS_SEND, rs_send);
+		RS_STAGE(RS_WRITE_RETH, rs_write_reth);
+		RS_STAGE(RS_WRITE, rs_write);
+		RS_STAGE(RS_READ, rs_read);
+		RS_STAGE(RS_ATOMIC, rs_atomic);
 		case RS_BAD_OPCODE:
 			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
 			s = RS_DONE;
 			continue;
-		case RS_ADVANCE:
-			s = rs_advance(qp, &in);
-			continue;
+		RS_STAGE(RS_ADVANCE, rs_advance);
 		case RS_DONE:
 			return;
 		}
 	}
+#undef RS_STAGE
 }
 
 /* Requests of an RC, UC or UD QP (rel_rc's rx_data). */
