@@ -350,19 +350,4 @@ uint64_t ec_rx_fto_next(struct uroce_qp *qp)
 	return next;
 }
 
-static int ec_init(struct uroce_qp *qp)
-{
-	return sr_init_common(qp, true);
-}
-
-static size_t ec_default_state_bytes(void)
-{
-	return sr_default_state_bytes(true, 4096);
-}
-
-const struct rel_ops rel_ec_ops = {
-	.name = "ec",
-	.init = ec_init,
-	.default_state_bytes = ec_default_state_bytes,
-	SR_REL_OPS_SHARED,
-};
+SR_REL_OPS_DEFINE(ec, true); /* rel_ec_ops */

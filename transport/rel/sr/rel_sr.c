@@ -72,11 +72,6 @@ int sr_init_common(struct uroce_qp *qp, bool ec)
 	return rc;
 }
 
-static int sr_init(struct uroce_qp *qp)
-{
-	return sr_init_common(qp, false);
-}
-
 static void sr_free_bufs(struct sr_state *st)
 {
 	free(st->tx.ring);
@@ -304,14 +299,4 @@ bool sr_fo_idle(const struct uroce_qp *qp)
 	return st->tx.phase == PH_START && st->tx.una == st->tx.nxt && qp->sq_tail == qp->sq_cur;
 }
 
-static size_t sr_default_bytes(void)
-{
-	return sr_default_state_bytes(false, 4096);
-}
-
-const struct rel_ops rel_sr_ops = {
-	.name = "sr",
-	.init = sr_init,
-	.default_state_bytes = sr_default_bytes,
-	SR_REL_OPS_SHARED,
-};
+SR_REL_OPS_DEFINE(sr, false); /* rel_sr_ops */

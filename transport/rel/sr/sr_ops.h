@@ -33,6 +33,24 @@
 	.fo_idle = sr_fo_idle,             \
 	.precv_end = precv_finish
 
+/* rel_<mode>_ops of sr (is_ec false) or ec (true): they differ only by the
+ * flag their init and default state size pass on. */
+#define SR_REL_OPS_DEFINE(mode, is_ec)					\
+	static int mode##_init(struct uroce_qp *qp)			\
+	{								\
+		return sr_init_common(qp, is_ec);			\
+	}								\
+	static size_t mode##_default_bytes(void)			\
+	{								\
+		return sr_default_state_bytes(is_ec, 4096);		\
+	}								\
+	const struct rel_ops rel_##mode##_ops = {			\
+		.name = #mode,						\
+		.init = mode##_init,					\
+		.default_state_bytes = mode##_default_bytes,		\
+		SR_REL_OPS_SHARED,					\
+	}
+
 /* A SEND or WRITE (with or without immediate) of at most SR_MAX_MSG_PKTS
  * packets; rel names the mode in the error. Local WRs are the caller's. */
 static inline int sr_post_check(const struct uroce_send_wr *wr, uint32_t length, uint32_t mtu, const char *rel)
