@@ -38,6 +38,8 @@ struct msg {
 	uint64_t sum;
 };
 
+#define SR_WIN_MIN_PKTS 16u /* rel.window_pkts' least accepted value */
+
 static uint64_t sum_of(const uint8_t *b, uint32_t n)
 {
 	return test_hash(0x1234567ull, b, n);
@@ -833,6 +835,12 @@ int main(int argc, char **argv)
 			for (unsigned l = 0; l < 4; l++)
 				run_mix(&o, losses[l], 1000 + mode * 10 + ord * 100 + l, ord ? 300 : 600);
 		}
+	}
+	/* the smallest window: a receive map of 32 bits, less than one word */
+	for (unsigned ord = 0; ord < 2; ord++) {
+		rel_opts(&o, UROCE_REL_SR, (enum uroce_ordering)ord, UROCE_EC_RS, 0, 0);
+		o.rel.window_pkts = SR_WIN_MIN_PKTS;
+		run_mix(&o, 1e-2, 5000 + ord, 400);
 	}
 	run_ec_zero_retx(UROCE_EC_RS, 32, 8, 8);
 	run_ec_zero_retx(UROCE_EC_RS, 8, 2, 2);
