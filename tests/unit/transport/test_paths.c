@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "dataplane/wire.h"
+#include "transport/path/path.h"
 #include "tr_test.h"
 
 #define NQ_MAX 4u
@@ -397,6 +398,58 @@ static void test_spray(enum uroce_reliability rel, enum uroce_path_policy pol, u
 	free(spy);
 }
 
+/* p2c straight on a path set: path 2's RTT was the highest of four when
+ * it went idle. Two random choices never pick the worst of four, so its
+ * RTT was never measured again; now it is, one packet at a time, once its
+ * RTT is stale (4 of its RTTs idle). */
+static void test_p2c_stale(void)
+{
+	struct uroce_path_attr a = { .npaths = 4, .policy = UROCE_PATH_P2C };
+	uint8_t port = 0;
+	struct path_set ps;
+	uint64_t now = 1000000, due = 0, first = 0;
+	uint32_t picks = 0, most_inflight = 0;
+	int failed = test_failures;
+
+	REQUIRE(path_set_init(&ps, &a, 0xc000, &port, 1, 7) == 0, "path_set_init");
+	for (unsigned i = 0; i < 4; i++) {
+		ps.p[i].srtt_ns = ps.p[i].min_rtt_ns = i == 2 ? 200000 : 20000;
+		ps.p[i].last_ack_ns = now;
+	}
+	/* 10 ms, a packet every microsecond; the others answer at once, path
+	 * 2 after its 200 us */
+	for (unsigned k = 0; k < 10000; k++, now += 1000) {
+		unsigned i;
+
+		if (due && now >= due) {
+			path_gone(&ps, 2, 1024);
+			path_acked(&ps, 2, now, 200000, true);
+			due = 0;
+		}
+		i = ps.ops->select(&ps, now, 1024, PATH_NONE);
+		REQUIRE(i < 4, "no path for packet %u", k);
+		path_sent(&ps, i, now, 1024);
+		if (i == 2) {
+			if (!picks++)
+				first = now;
+			due = now + 200000;
+		} else {
+			path_gone(&ps, i, 1024);
+			path_acked(&ps, i, now, 20000, true);
+		}
+		if (ps.p[2].inflight > most_inflight)
+			most_inflight = ps.p[2].inflight;
+	}
+	/* stale after 800 us idle, answered 200 us later: about one in 1 ms */
+	CHECK(picks >= 5 && picks <= 20, "p2c stale: the slow path picked %u times in 10 ms", picks);
+	CHECK(first && first - 1000000 <= 1000000, "p2c stale: first picked %lu us in",
+	      (unsigned long)((first - 1000000) / 1000));
+	CHECK(most_inflight <= 1024, "p2c stale: %u bytes in flight on the slow path", most_inflight);
+	printf("  p2c stale RTT %s: the slow path measured %u times in 10 ms, first after %lu us\n",
+	       test_failures == failed ? "ok" : "FAILED", picks, first ? (unsigned long)((first - 1000000) / 1000) : 0ul);
+	path_set_fini(&ps);
+}
+
 /* One path of four starts dropping everything: it is taken out within a
  * bound, every message still arrives, and once healed it comes back. */
 static void test_blackhole(enum uroce_path_policy pol)
@@ -409,6 +462,7 @@ static void test_blackhole(enum uroce_path_policy pol)
 	struct xfer x = { .nmsg = 0, .depth = 8, .size = size_64k };
 	uint64_t t0, t_down = 0, t_up = 0;
 	struct uroce_qp_stats qs;
+	int failed = test_failures;
 
 	tr_opts_default(&o, UROCE_QPT_RC);
 	o.rel.reliability = UROCE_REL_SR;
@@ -460,8 +514,9 @@ static void test_blackhole(enum uroce_path_policy pol)
 	      (unsigned long)x.wrong_order, (unsigned long)x.bad_bytes);
 	REQUIRE(uroce_qp_stats(n.qp[0][0], &qs) == 0, "qp stats");
 	CHECK(qs.paths_down >= 1, "paths_down %lu", (unsigned long)qs.paths_down);
-	printf("  blackhole %-6s ok: out after %lu us, back %lu us after healing, %u messages, %lu dropped\n",
-	       uroce_path_policy_str(pol), (unsigned long)((t_down - t0) / 1000),
+	printf("  blackhole %-6s %s: out after %lu us, back %lu us after healing, %u messages, %lu dropped\n",
+	       uroce_path_policy_str(pol), test_failures == failed ? "ok" : "FAILED",
+	       t_down ? (unsigned long)((t_down - t0) / 1000) : 0ul,
 	       (unsigned long)((t_up - t_down) / 1000), x.f[0].verified, (unsigned long)spy->dropped);
 	net_close(&n);
 	free(spy);
@@ -640,6 +695,7 @@ int main(int argc, char **argv)
 		test_spray(UROCE_REL_SR, p, 8);
 	test_spray(UROCE_REL_EC, UROCE_PATH_P2C, 4);
 	test_spray(UROCE_REL_SR, UROCE_PATH_RANDOM, 64);
+	test_p2c_stale();
 	test_blackhole(UROCE_PATH_P2C);
 	test_blackhole(UROCE_PATH_RR);
 	test_two_ports();
