@@ -33,23 +33,6 @@ static void rc_nop(struct uroce_qp *qp)
 	(void)qp;
 }
 
-/* Back to RESET: the sender's, responder's and completer's progress goes;
- * the PSNs and limits the next modify sets stay until then. */
-static void rc_reset(struct uroce_qp *qp)
-{
-	struct rc_state *rc = &qp->rc;
-
-	rc->cur_off = rc->rd_outstanding = rc->rd_resp_pkts = 0;
-	rc->gb_blocked = rc->rnr_wait = false;
-	rc->nak_sent = rc->uc_discard = rc->in_send = rc->in_write = false;
-	rc->ack_pending = rc->nak_pending = rc->fatal_nak = false;
-	rc->msn = 0;
-	rc->lsn = 0;                   /* no credits known: one probing SEND at a time */
-	rc->credit_unlimited = false;
-	memset(rc->res, 0, RC_MAX_RD_ATOMIC * sizeof(*rc->res));
-	rc->res_head = rc->res_tx = 0;
-}
-
 /* To ERR: nothing more is placed or answered, and the send queue's flush
  * starts from nothing in flight. */
 static void rc_error(struct uroce_qp *qp)
@@ -61,6 +44,23 @@ static void rc_error(struct uroce_qp *qp)
 	for (uint32_t i = 0; i < RC_MAX_RD_ATOMIC; i++)
 		rc->res[i].tx_pending = false;
 	rc->cur_off = rc->rd_outstanding = rc->rd_resp_pkts = 0;
+}
+
+/* Back to RESET: what ERR clears, and the rest of the sender's, responder's
+ * and completer's progress; the PSNs and limits the next modify sets stay
+ * until then. */
+static void rc_reset(struct uroce_qp *qp)
+{
+	struct rc_state *rc = &qp->rc;
+
+	rc_error(qp);
+	rc->gb_blocked = rc->rnr_wait = false;
+	rc->nak_sent = rc->uc_discard = false;
+	rc->msn = 0;
+	rc->lsn = 0;                   /* no credits known: one probing SEND at a time */
+	rc->credit_unlimited = false;
+	memset(rc->res, 0, RC_MAX_RD_ATOMIC * sizeof(*rc->res));
+	rc->res_head = rc->res_tx = 0;
 }
 
 static int rc_ready(struct uroce_qp *qp)

@@ -21,7 +21,7 @@
 	.rx_ctrl = sr_rx_ctrl,             \
 	.is_ctrl = sr_is_ctrl,             \
 	.timer = sr_timer,                 \
-	.complete = qp_complete_swqe,          \
+	.complete = qp_complete_swqe,      \
 	.error = sr_error,                 \
 	.reset = sr_reset,                 \
 	.state_bytes = sr_state_bytes,     \
