@@ -9,7 +9,7 @@
 #include "dataplane/port.h"
 
 
-#define SPEC_ACCEPTED "accepted: afxdp:IFACE[:QUEUE], dpdk[:PORTID], loop:INDEX"
+#define SPEC_ACCEPTED "accepted: afxdp:IFACE[:QUEUE], dpdk[:PORTID], loop:INDEX, verbs:DEV[:PORT]"
 
 static int parse_u32(const char *s, uint32_t max, uint32_t *out)
 {
@@ -76,6 +76,31 @@ int port_config_parse(const char *spec, struct port_config *cfg, char *err, size
 		cfg->loop_index = v;
 		return 0;
 	}
+	if (!strncmp(spec, "verbs:", 6)) {
+		const char *colon;
+		size_t n;
+
+		rest = spec + 6;
+		colon = strchr(rest, ':');
+		n = colon ? (size_t)(colon - rest) : strlen(rest);
+		if (n == 0)
+			return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': no RDMA device name (e.g. verbs:rxe0, "
+			                   "verbs:mlx5_0:1); " SPEC_ACCEPTED, spec);
+		if (n >= sizeof(cfg->ibdev))
+			return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': device name longer than %zu characters",
+			                   spec, sizeof(cfg->ibdev) - 1);
+		cfg->kind = PORT_KIND_VERBS;
+		memcpy(cfg->ibdev, rest, n);
+		cfg->ibdev[n] = '\0';
+		cfg->ib_port = 1;
+		if (colon) {
+			if (parse_u32(colon + 1, 255, &v) || v == 0)
+				return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': device port '%s' is not a number 1-255",
+				                   spec, colon + 1);
+			cfg->ib_port = (uint8_t)v;
+		}
+		return 0;
+	}
 	return errbuf_fail(err, errlen, -EINVAL, "unknown port spec '%s'; " SPEC_ACCEPTED, spec);
 }
 
@@ -137,6 +162,12 @@ static const struct port_ops *ops_for(enum port_kind kind)
 #else
 		return NULL;
 #endif
+	case PORT_KIND_VERBS:
+#if UROCE_HAVE_VERBS
+		return &port_verbs_ops;
+#else
+		return NULL;
+#endif
 	}
 	return NULL;
 }
@@ -145,6 +176,7 @@ static const char *const kind_names[] = {
 	[PORT_KIND_LOOP] = "loop",
 	[PORT_KIND_AFXDP] = "afxdp",
 	[PORT_KIND_DPDK] = "dpdk",
+	[PORT_KIND_VERBS] = "verbs",
 };
 
 int port_open(struct port **out, const struct port_config *cfg, char *err, size_t errlen)
@@ -154,7 +186,7 @@ int port_open(struct port **out, const struct port_config *cfg, char *err, size_
 	int rc;
 
 	*out = NULL;
-	if ((unsigned)cfg->kind > PORT_KIND_DPDK)
+	if ((unsigned)cfg->kind > PORT_KIND_VERBS)
 		return errbuf_fail(err, errlen, -EINVAL, "unknown port kind %d", (int)cfg->kind);
 	ops = ops_for(cfg->kind);
 	if (!ops)

@@ -35,6 +35,7 @@ enum port_kind {
 	PORT_KIND_LOOP = 0,
 	PORT_KIND_AFXDP,
 	PORT_KIND_DPDK,
+	PORT_KIND_VERBS,
 };
 
 /* Largest burst any caller passes; backends size their scratch by it. */
@@ -63,9 +64,14 @@ struct port_config {
 	/* loop */
 	struct loop_fabric *fabric;
 	unsigned loop_index;
+
+	/* verbs: an RDMA device by its name (ibv_get_device_name) and port */
+	char ibdev[64];
+	uint8_t ib_port;         /* 1.. (0 = 1) */
 };
 
 struct port;
+struct nic_ops;
 
 struct port_ops {
 	const char *name;
@@ -83,6 +89,14 @@ struct port_ops {
 	 * RX ring, kick the kernel when need_wakeup says so, answer ARP. Cheap
 	 * enough to call every loop iteration. */
 	void (*poll)(struct port *p);
+	/* A backend whose device keeps its own GID table (verbs): copy up to
+	 * max entries into gid, return how many. NULL: the table is built
+	 * from the kernel interface (afxdp) or synthesised (loop, dpdk). */
+	unsigned (*gids)(struct port *p, uint8_t (*gid)[16], unsigned max);
+	/* A backend that moves the bytes itself (an RDMA NIC): the table
+	 * through which the transport's objects (PD, MR, CQ, QP) live on the
+	 * device (transport/core/nic.h). NULL: frames, built by the transport. */
+	const struct nic_ops *nic;
 };
 
 struct port {
@@ -104,10 +118,13 @@ extern const struct port_ops port_afxdp_ops;
 #if UROCE_HAVE_DPDK
 extern const struct port_ops port_dpdk_ops;
 #endif
+#if UROCE_HAVE_VERBS
+extern const struct port_ops port_verbs_ops;
+#endif
 
 /*
- * Parse a port spec: "afxdp:IFACE[:QUEUE]", "dpdk[:PORTID]" or
- * "loop:INDEX". Fills cfg (other fields zero). On error returns -EINVAL and
+ * Parse a port spec: "afxdp:IFACE[:QUEUE]", "dpdk[:PORTID]", "loop:INDEX"
+ * or "verbs:DEV[:PORT]". Fills cfg (other fields zero). On error returns -EINVAL and
  * writes a message saying what is wrong and what is accepted.
  */
 int port_config_parse(const char *spec, struct port_config *cfg, char *err, size_t errlen);

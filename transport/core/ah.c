@@ -16,6 +16,9 @@ int uroce_ah_create(struct uroce_pd *pd, const struct uroce_ah_attr *attr, struc
 
 	if (!pd || !attr || !out)
 		return uroce_fail(-EINVAL, "uroce_ah_create: pd, attr and out are required");
+	if (pd->ctx->nic)
+		return uroce_fail(-EOPNOTSUPP, "uroce_ah_create: address handles (UD) are not carried on a verbs port "
+		                               "yet; accepted there: RC and UC QPs");
 	/* The MAC is resolved on the engine thread, as for a QP's AV: a DPDK
 	 * port resolves by polling its own receive queue, which only the
 	 * engine may touch. */

@@ -299,6 +299,14 @@ static int ctx_parse_ports(const struct uroce_context_attr *attr, const char *co
 	if (nloop && nloop != n)
 		return uroce_fail(-EINVAL, "uroce_context_create: loop ports run on the fabric's simulated clock and "
 		                           "cannot share a context with afxdp or dpdk ports");
+	if (cfg[0].kind == PORT_KIND_VERBS && n > 1)
+		return uroce_fail(-EINVAL, "uroce_context_create: %u ports with a verbs port; a verbs context has one "
+		                           "port (open one context for each)", n);
+	for (unsigned i = 1; i < n; i++)
+		if ((cfg[i].kind == PORT_KIND_VERBS) != (cfg[0].kind == PORT_KIND_VERBS))
+			return uroce_fail(-EINVAL, "uroce_context_create: ports %u and %u: a verbs port (the NIC moves "
+			                           "the bytes) cannot share a context with frame ports (afxdp, dpdk); "
+			                           "open one context for each", 1u, i + 1);
 	return 0;
 }
 
@@ -359,6 +367,7 @@ int uroce_context_create(struct uroce_context **out, const struct uroce_context_
 		cp->ip_id = (uint16_t)(cp->port->ipv4_be ^ (uintptr_t)cp);
 		eports[i] = cp->port;
 	}
+	ctx->nic = eports[0]->ops->nic;
 	memset(&ec, 0, sizeof(ec));
 	ec.ports = eports;
 	ec.nports = n;

@@ -5,6 +5,7 @@
 
 #include "transport/core/qp_internal.h"
 #include "transport/core/async.h"
+#include "transport/core/nic.h"
 
 int uroce_cq_create(struct uroce_context *ctx, int cqe, struct uroce_cq **out)
 {
@@ -20,12 +21,22 @@ int uroce_cq_create(struct uroce_context *ctx, int cqe, struct uroce_cq **out)
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return uroce_fail(-ENOMEM, "uroce_cq_create: out of memory");
+	cq->ctx = ctx;
+	if (ctx->nic) {
+		int rc = ctx->nic->cq_create(cq, cqe);
+
+		if (rc) {
+			free(cq);
+			return rc;
+		}
+		goto done;
+	}
 	cq->ring = spsc_ring_create(n, sizeof(struct uroce_wc));
 	if (!cq->ring) {
 		free(cq);
 		return uroce_fail(-ENOMEM, "uroce_cq_create: out of memory");
 	}
-	cq->ctx = ctx;
+done:
 	__atomic_fetch_add(&ctx->ncq, 1, __ATOMIC_RELAXED);
 	*out = cq;
 	return 0;
@@ -38,6 +49,8 @@ int uroce_cq_destroy(struct uroce_cq *cq)
 	if (cq->refs)
 		return uroce_fail(-EBUSY, "uroce_cq_destroy: %u QPs still use this CQ", cq->refs);
 	__atomic_fetch_sub(&cq->ctx->ncq, 1, __ATOMIC_RELAXED);
+	if (cq->nic)
+		cq->ctx->nic->cq_destroy(cq);
 	spsc_ring_destroy(cq->ring);
 	free(cq);
 	return 0;
@@ -78,6 +91,8 @@ int uroce_poll_cq(struct uroce_cq *cq, int n, struct uroce_wc *wc)
 {
 	if (!cq || n < 0 || (n && !wc))
 		return uroce_fail(-EINVAL, "uroce_poll_cq: cq and wc are required, n >= 0");
+	if (cq->nic)
+		return cq->ctx->nic->poll_cq(cq, n, wc);
 	/* the flag first: completions queued before the overrun are all in
 	 * the ring by the time it is set, so an empty ring then means none is
 	 * left to deliver */

@@ -129,6 +129,8 @@ int gid_port_init(struct uroce_context *ctx, unsigned pi)
 		if (rc)
 			return uroce_fail(rc, "port %u: cannot read the addresses of interface %d over netlink: %s", pi + 1,
 			                  cp->port->ifindex, strerror(-rc));
+	} else if (cp->port->ops->gids) {
+		next.n = cp->port->ops->gids(cp->port, next.gid, GID_TABLE_MAX);
 	} else {
 		table_build_synthetic(cp->port, &next);
 	}

@@ -9,6 +9,7 @@
 
 #include "transport/core/qp_internal.h"
 #include "transport/core/mr.h"
+#include "transport/core/nic.h"
 
 struct mr_args {
 	struct uroce_pd *pd;
@@ -129,6 +130,8 @@ int uroce_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access, str
 	if ((uint64_t)(uintptr_t)addr + length < (uint64_t)(uintptr_t)addr)
 		return uroce_fail(-EINVAL, "uroce_mr_reg: region wraps around the address space");
 	ctx = pd->ctx;
+	if (ctx->nic)
+		return ctx->nic->mr_reg(pd, addr, length, access, out);
 	if (ctx_remote(ctx)) {
 		struct mr_args a = { pd, addr, length, access, out, NULL };
 
@@ -163,6 +166,8 @@ int uroce_mr_dereg(struct uroce_mr *mr)
 	if (!mr)
 		return uroce_fail(-EINVAL, "uroce_mr_dereg: mr is NULL");
 	ctx = mr->pd->ctx;
+	if (ctx->nic)
+		return ctx->nic->mr_dereg(mr);
 	if (ctx_remote(ctx)) {
 		struct mr_args a = { .mr = mr };
 

@@ -81,6 +81,8 @@ int uroce_mw_alloc(struct uroce_pd *pd, enum uroce_mw_type type, struct uroce_mw
 
 	if (!pd || !out)
 		return uroce_fail(-EINVAL, "uroce_mw_alloc: pd and out are required");
+	if (pd->ctx->nic)
+		return uroce_fail(-EOPNOTSUPP, "uroce_mw_alloc: memory windows are not carried on a verbs port yet");
 	if (type != UROCE_MW_TYPE_2)
 		return uroce_fail(-EINVAL, "uroce_mw_alloc: window type %d; only UROCE_MW_TYPE_2 is accepted (type 1 "
 		                           "is bound by a verb call, which uroce does not have)", (int)type);

@@ -14,6 +14,7 @@
 #include "transport/rel/rel.h"
 #include "transport/core/async.h"
 #include "transport/core/ctx_call.h"
+#include "transport/core/nic.h"
 
 _Static_assert(QP_HOT_END <= QP_HOT_BYTES,
                "the QP's hot fields outgrew QP_HOT_BYTES: move a rarely used one below init or into rc's rare part");
@@ -128,6 +129,9 @@ int uroce_qp_stats(struct uroce_qp *qp, struct uroce_qp_stats *stats)
 {
 	if (!qp || !stats)
 		return uroce_fail(-EINVAL, "uroce_qp_stats: qp and stats are required");
+	if (qp->nic)
+		return uroce_fail(-EOPNOTSUPP, "uroce_qp_stats: the QP runs on the NIC of a verbs port; its counters "
+		                               "are the device's (rdma statistic, /sys/class/infiniband/DEV/ports/N/hw_counters)");
 	if (ctx_remote(qp->ctx)) {
 		struct qp_args a = { .qp = qp, .stats = stats };
 
@@ -147,6 +151,9 @@ int uroce_qp_path_stats(struct uroce_qp *qp, unsigned i, struct uroce_path_stats
 {
 	if (!qp || !stats)
 		return uroce_fail(-EINVAL, "uroce_qp_path_stats: qp and stats are required");
+	if (qp->nic)
+		return uroce_fail(-EOPNOTSUPP, "uroce_qp_path_stats: the QP runs on the NIC of a verbs port (one path, "
+		                               "the device's)");
 	if (ctx_remote(qp->ctx)) {
 		struct path_stats_args a = { qp, i, stats };
 
@@ -269,6 +276,51 @@ static void qp_free_mem(struct uroce_qp *qp)
 	free(qp);
 }
 
+/* A QP on an RDMA NIC: the device's own RC or UC QP runs the transport;
+ * this struct holds what the API reads of it (ctx, pd, CQs, number). */
+static int qp_create_nic(struct uroce_context *ctx, struct uroce_pd *pd, struct uroce_qp_init_attr *attr,
+                         struct uroce_qp **out)
+{
+	static const struct uroce_path_attr no_path;
+	static const struct uroce_cc_attr no_cc;
+	static const struct uroce_failover_attr no_fo;
+	struct uroce_qp *qp;
+	int rc;
+
+	if (attr->qp_type == UROCE_QPT_UD || attr->srq)
+		return uroce_fail(-EOPNOTSUPP, "uroce_qp_create: on a verbs port a QP is RC or UC with its own receive "
+		                               "queue (UD and SRQs are not carried there yet)");
+	if (attr->rel.reliability != UROCE_REL_RC || attr->rel.imm_counter || memcmp(&attr->path, &no_path,
+	    sizeof(no_path)) || memcmp(&attr->cc, &no_cc, sizeof(no_cc)) || memcmp(&attr->failover, &no_fo, sizeof(no_fo)))
+		return uroce_fail(-EOPNOTSUPP, "uroce_qp_create: on a verbs port the NIC's own RC/UC QP runs the "
+		                               "transport: accepted rel.reliability rc without imm_counter, and no "
+		                               "path, cc or failover attributes (sr, ec, be and spraying need the "
+		                               "afxdp or dpdk data path)");
+	qp = aligned_alloc(64, (sizeof(*qp) + 63) & ~(size_t)63);
+	if (!qp)
+		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
+	memset(qp, 0, sizeof(*qp));
+	qp->ctx = ctx;
+	qp->pd = pd;
+	qp->init = *attr;
+	qp->scq = attr->send_cq;
+	qp->rcq = attr->recv_cq;
+	qp->type = attr->qp_type;
+	qp->rel = rel_ops_of(UROCE_REL_RC);
+	rc = ctx->nic->qp_create(qp, attr);
+	if (rc) {
+		free(qp);
+		return rc;
+	}
+	qp->init.cap = attr->cap;
+	__atomic_fetch_add(&ctx->nqp, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&attr->send_cq->refs, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&attr->recv_cq->refs, 1, __ATOMIC_RELAXED);
+	*out = qp;
+	return 0;
+}
+
 int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct uroce_qp **out)
 {
 	struct uroce_context *ctx;
@@ -281,7 +333,7 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 	if (!pd || !attr || !out)
 		return uroce_fail(-EINVAL, "uroce_qp_create: pd, attr and out are required");
 	ctx = pd->ctx;
-	if (ctx_remote(ctx)) {
+	if (ctx_remote(ctx) && !ctx->nic) {
 		struct qp_args a = { .pd = pd, .init = attr, .out = out };
 
 		return ctx_call(ctx, qp_create_call, &a);
@@ -311,6 +363,8 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 		why = "rel.reliability sr, ec and be are modes of a connected QP: qp_type must be UROCE_QPT_RC";
 	if (why)
 		return uroce_fail(-EINVAL, "uroce_qp_create: %s", why);
+	if (ctx->nic)
+		return qp_create_nic(ctx, pd, attr, out);
 	/* sr/ec/be, and a QP with backups, take two numbers: qpn for data,
 	 * qpn + 1 for control; drawn at random so that an off-path host has
 	 * to guess them */
@@ -448,6 +502,18 @@ int uroce_qp_destroy(struct uroce_qp *qp)
 	if (!qp)
 		return uroce_fail(-EINVAL, "uroce_qp_destroy: qp is NULL");
 	ctx = qp->ctx;
+	if (qp->nic) {
+		int rc = ctx->nic->qp_destroy(qp);
+
+		if (rc)
+			return rc;
+		__atomic_fetch_sub(&ctx->nqp, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&qp->pd->refs, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&qp->scq->refs, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&qp->rcq->refs, 1, __ATOMIC_RELAXED);
+		free(qp);
+		return 0;
+	}
 	if (ctx_remote(ctx)) {
 		struct qp_args a = { .qp = qp };
 
@@ -607,6 +673,8 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 
 	if (!qp || !attr)
 		return uroce_fail(-EINVAL, "uroce_qp_modify: qp and attr are required");
+	if (qp->nic)
+		return qp->ctx->nic->qp_modify(qp, attr, mask);
 	if (ctx_remote(qp->ctx)) {
 		struct qp_args a = { .qp = qp, .cattr = attr, .mask = mask };
 
@@ -789,6 +857,8 @@ int uroce_qp_query(struct uroce_qp *qp, struct uroce_qp_attr *attr, struct uroce
 {
 	if (!qp || !attr)
 		return uroce_fail(-EINVAL, "uroce_qp_query: qp and attr are required");
+	if (qp->nic)
+		return qp->ctx->nic->qp_query(qp, attr, init);
 	if (ctx_remote(qp->ctx)) {
 		struct qp_args a = { .qp = qp, .attr = attr, .init = init };
 

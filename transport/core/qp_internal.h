@@ -38,6 +38,7 @@ int uroce_fail(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 struct uroce_pd {
 	struct uroce_context *ctx;
 	unsigned refs; /* MRs, QPs, SRQs, AHs on it */
+	void *nic;     /* on a NIC context (ctx->nic): the device's PD */
 };
 
 /* A slot of the key table (ctx->mrs): a registered region, or the slot of
@@ -68,6 +69,7 @@ struct uroce_cq {
 	uint64_t overflows;     /* completions that found the ring full or the CQ in error */
 	bool error;             /* overran: uroce_poll_cq fails once the ring is drained */
 	unsigned refs;
+	void *nic;              /* on a NIC context: the device's CQ (no ring) */
 };
 
 struct uroce_precv;
@@ -273,6 +275,7 @@ struct uroce_qp {
 	uint32_t cnp_psn;
 	uint64_t cnp_last_ns;
 	struct fo_state *fo;    /* failover across a port group (failover.c); NULL without backups */
+	void *nic;              /* on a NIC context: the device's QP, which runs the transport itself */
 };
 /* The per-packet part of a QP: its first bytes, up to rc's rare fields. */
 #define QP_HOT_END offsetof(struct uroce_qp, rc.rd_resp_pkts)
@@ -311,6 +314,9 @@ struct ctx_hook {
 struct uroce_context {
 	struct ctx_port ports[UROCE_MAX_PORTS];
 	unsigned nports;
+	/* ports on an RDMA NIC (verbs): the objects live on the device and
+	 * every call goes through this table (nic.h); NULL: frame ports */
+	const struct nic_ops *nic;
 	unsigned rx_port;       /* port of the packet being processed: where its drops count */
 	struct engine *eng;
 	struct loop_fabric *fabric;

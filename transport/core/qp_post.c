@@ -9,6 +9,7 @@
 #include "transport/rel/rel.h"
 #include "transport/core/mr.h"
 #include "transport/core/mw.h"
+#include "transport/core/nic.h"
 
 /* len bytes from byte off of the SGE list, copied into the SGEs from buf
  * (in) or out of them into buf; inlined into both callers with in
@@ -297,6 +298,8 @@ int uroce_post_send(struct uroce_qp *qp, struct uroce_send_wr *wr, struct uroce_
 			*bad_wr = wr;
 		return uroce_fail(-EINVAL, "uroce_post_send: qp and wr are required");
 	}
+	if (qp->nic)
+		return qp->ctx->nic->post_send(qp, wr, bad_wr);
 	st = qp->state;
 	if (st != UROCE_QPS_RTS && st != UROCE_QPS_SQD && st != UROCE_QPS_ERR) {
 		if (bad_wr)
@@ -398,7 +401,11 @@ static int post_recv_check(const struct uroce_qp *qp, const struct uroce_recv_wr
 
 int uroce_post_recv(struct uroce_qp *qp, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr)
 {
-	int rc = post_recv_check(qp, wr);
+	int rc;
+
+	if (qp && wr && qp->nic)
+		return qp->ctx->nic->post_recv(qp, wr, bad_wr);
+	rc = post_recv_check(qp, wr);
 
 	if (bad_wr)
 		*bad_wr = rc ? wr : NULL;

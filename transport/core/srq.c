@@ -12,6 +12,9 @@ int uroce_srq_create(struct uroce_pd *pd, const struct uroce_srq_init_attr *attr
 
 	if (!pd || !attr || !out)
 		return uroce_fail(-EINVAL, "uroce_srq_create: pd, attr and out are required");
+	if (pd->ctx->nic)
+		return uroce_fail(-EOPNOTSUPP, "uroce_srq_create: SRQs are not carried on a verbs port yet; "
+		                               "accepted there: QPs with their own receive queue");
 	if (attr->max_wr < 1 || attr->max_wr > QP_MAX_WR || attr->max_sge > QP_MAX_SGE)
 		return uroce_fail(-EINVAL, "uroce_srq_create: max_wr %u, max_sge %u; accepted: max_wr 1-%u, "
 		                           "max_sge 0-%u", attr->max_wr, attr->max_sge, QP_MAX_WR, QP_MAX_SGE);

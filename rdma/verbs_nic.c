@@ -1,0 +1,460 @@
+/* The transport's objects on an RDMA NIC: a verbs context's PD, MRs, CQs
+ * and RC/UC QPs are the device's own, and the calls are translated one to
+ * one (uroce's enums carry ibv's values, checked below). The NIC's RC QP
+ * runs go-back-N, ACKs and retries itself; the keys the application sees
+ * are the NIC's, so a peer (rdma-core, perftest, uroce over AF_XDP) uses
+ * them as it would any NIC's. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdma/verbs_port.h"
+#include "transport/core/nic.h"
+#include "transport/core/qp_internal.h"
+
+/* One work request batch handed to the device at once (one doorbell). */
+#define NIC_POST_BATCH 32
+
+#define SAME(a, b) _Static_assert((int)(a) == (int)(b), #a " != " #b)
+SAME(UROCE_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE);
+SAME(UROCE_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_WRITE_WITH_IMM);
+SAME(UROCE_WR_SEND, IBV_WR_SEND);
+SAME(UROCE_WR_SEND_WITH_IMM, IBV_WR_SEND_WITH_IMM);
+SAME(UROCE_WR_RDMA_READ, IBV_WR_RDMA_READ);
+SAME(UROCE_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_CMP_AND_SWP);
+SAME(UROCE_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_FETCH_AND_ADD);
+SAME(UROCE_WR_LOCAL_INV, IBV_WR_LOCAL_INV);
+SAME(UROCE_WR_SEND_WITH_INV, IBV_WR_SEND_WITH_INV);
+SAME(UROCE_SEND_FENCE, IBV_SEND_FENCE);
+SAME(UROCE_SEND_SIGNALED, IBV_SEND_SIGNALED);
+SAME(UROCE_SEND_SOLICITED, IBV_SEND_SOLICITED);
+SAME(UROCE_SEND_INLINE, IBV_SEND_INLINE);
+SAME(UROCE_WC_GENERAL_ERR, IBV_WC_GENERAL_ERR);
+SAME(UROCE_WC_RETRY_EXC_ERR, IBV_WC_RETRY_EXC_ERR);
+SAME(UROCE_WC_RECV_RDMA_WITH_IMM, IBV_WC_RECV_RDMA_WITH_IMM);
+SAME(UROCE_WC_LOCAL_INV, IBV_WC_LOCAL_INV);
+SAME(UROCE_WC_GRH, IBV_WC_GRH);
+SAME(UROCE_WC_WITH_IMM, IBV_WC_WITH_IMM);
+SAME(UROCE_WC_WITH_INV, IBV_WC_WITH_INV);
+SAME(UROCE_ACCESS_LOCAL_WRITE, IBV_ACCESS_LOCAL_WRITE);
+SAME(UROCE_ACCESS_REMOTE_WRITE, IBV_ACCESS_REMOTE_WRITE);
+SAME(UROCE_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_READ);
+SAME(UROCE_ACCESS_REMOTE_ATOMIC, IBV_ACCESS_REMOTE_ATOMIC);
+SAME(UROCE_ACCESS_MW_BIND, IBV_ACCESS_MW_BIND);
+SAME(UROCE_QPT_RC, IBV_QPT_RC);
+SAME(UROCE_QPT_UC, IBV_QPT_UC);
+SAME(UROCE_QPS_ERR, IBV_QPS_ERR);
+SAME(UROCE_MTU_4096, IBV_MTU_4096);
+SAME(UROCE_QP_DEST_QPN, IBV_QP_DEST_QPN);
+SAME(UROCE_QP_MAX_DEST_RD_ATOMIC, IBV_QP_MAX_DEST_RD_ATOMIC);
+SAME(UROCE_QP_AV, IBV_QP_AV);
+/* a uroce SGE is an ibv SGE: the lists are handed over as they are */
+_Static_assert(sizeof(struct uroce_sge) == sizeof(struct ibv_sge), "sge size");
+_Static_assert(offsetof(struct uroce_sge, lkey) == offsetof(struct ibv_sge, lkey), "sge lkey");
+_Static_assert(offsetof(struct uroce_sge, length) == offsetof(struct ibv_sge, length), "sge length");
+
+/* The mask bits both sides know (uroce's DEST_TOKEN is its own). */
+#define NIC_QP_MASK ((int)(UROCE_QP_DEST_QPN << 1) - 1)
+
+struct nic_mr {
+	struct uroce_mr pub;
+	struct ibv_mr *mr;
+};
+
+/* A verbs context has one port (uroce_context_create checks). */
+static struct verbs_port *vp_of(struct uroce_context *ctx)
+{
+	return verbs_port_of(ctx->ports[0].port);
+}
+
+static int nic_pd_alloc(struct uroce_pd *pd)
+{
+	pd->nic = ibv_alloc_pd(vp_of(pd->ctx)->ibctx);
+	if (!pd->nic)
+		return uroce_fail(errno ? -errno : -ENOMEM, "uroce_pd_alloc: the NIC refused a PD: %s", strerror(errno));
+	return 0;
+}
+
+static void nic_pd_free(struct uroce_pd *pd)
+{
+	ibv_dealloc_pd(pd->nic);
+}
+
+static int nic_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access, struct uroce_mr **out)
+{
+	struct nic_mr *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return uroce_fail(-ENOMEM, "uroce_mr_reg: out of memory");
+	m->mr = ibv_reg_mr(pd->nic, addr, length, access);
+	if (!m->mr) {
+		int e = errno ? errno : ENOMEM;
+
+		free(m);
+		return uroce_fail(-e, "uroce_mr_reg: the NIC refused to register %zu bytes at %p: %s", length, addr,
+		                  strerror(e));
+	}
+	m->pub.pd = pd;
+	m->pub.addr = addr;
+	m->pub.length = length;
+	m->pub.access = access;
+	m->pub.lkey = m->mr->lkey;
+	m->pub.rkey = m->mr->rkey;
+	__atomic_fetch_add(&pd->ctx->nmr, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELAXED);
+	*out = &m->pub;
+	return 0;
+}
+
+static int nic_mr_dereg(struct uroce_mr *mr)
+{
+	struct nic_mr *m = (struct nic_mr *)mr;
+	int rc = ibv_dereg_mr(m->mr);
+
+	if (rc)
+		return uroce_fail(-rc, "uroce_mr_dereg: the NIC refused: %s", strerror(rc));
+	__atomic_fetch_sub(&mr->pd->ctx->nmr, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&mr->pd->refs, 1, __ATOMIC_RELAXED);
+	free(m);
+	return 0;
+}
+
+static int nic_cq_create(struct uroce_cq *cq, int cqe)
+{
+	cq->nic = ibv_create_cq(vp_of(cq->ctx)->ibctx, cqe, NULL, NULL, 0);
+	if (!cq->nic)
+		return uroce_fail(errno ? -errno : -ENOMEM, "uroce_cq_create: the NIC refused a CQ of %d entries: %s",
+		                  cqe, strerror(errno));
+	return 0;
+}
+
+static void nic_cq_destroy(struct uroce_cq *cq)
+{
+	ibv_destroy_cq(cq->nic);
+}
+
+static int nic_poll_cq(struct uroce_cq *cq, int n, struct uroce_wc *wc)
+{
+	struct ibv_wc w[NIC_POST_BATCH];
+	int got = 0;
+
+	while (got < n) {
+		int want = n - got < NIC_POST_BATCH ? n - got : NIC_POST_BATCH;
+		int k = ibv_poll_cq(cq->nic, want, w);
+
+		if (k < 0)
+			return got ? got : uroce_fail(-EIO, "uroce_poll_cq: the NIC's CQ is in error (%d)", k);
+		for (int i = 0; i < k; i++) {
+			struct uroce_wc *o = &wc[got + i];
+
+			memset(o, 0, sizeof(*o));
+			o->wr_id = w[i].wr_id;
+			o->status = (enum uroce_wc_status)w[i].status;
+			o->opcode = (enum uroce_wc_opcode)w[i].opcode;
+			o->vendor_err = w[i].vendor_err;
+			o->byte_len = w[i].byte_len;
+			o->imm_data = w[i].imm_data; /* the union: invalidated_rkey with WITH_INV */
+			o->qp_num = w[i].qp_num;
+			o->src_qp = w[i].src_qp;
+			o->wc_flags = w[i].wc_flags & (IBV_WC_GRH | IBV_WC_WITH_IMM | IBV_WC_WITH_INV);
+			o->pkey_index = w[i].pkey_index;
+			o->slid = w[i].slid;
+			o->sl = w[i].sl;
+			o->dlid_path_bits = w[i].dlid_path_bits;
+		}
+		got += k;
+		if (k < want)
+			break;
+	}
+	return got;
+}
+
+static int nic_qp_create(struct uroce_qp *qp, struct uroce_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_context = qp,
+		.send_cq = attr->send_cq->nic,
+		.recv_cq = attr->recv_cq->nic,
+		.cap = {
+			.max_send_wr = attr->cap.max_send_wr,
+			.max_recv_wr = attr->cap.max_recv_wr,
+			.max_send_sge = attr->cap.max_send_sge ? attr->cap.max_send_sge : 1,
+			.max_recv_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1,
+			.max_inline_data = attr->cap.max_inline_data,
+		},
+		.qp_type = (enum ibv_qp_type)attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+	};
+	struct ibv_qp *q = ibv_create_qp(qp->pd->nic, &ia);
+
+	if (!q) {
+		int e = errno ? errno : ENOMEM;
+
+		if (attr->qp_type == UROCE_QPT_UC && (e == EOPNOTSUPP || e == EINVAL))
+			return uroce_fail(-EOPNOTSUPP, "uroce_qp_create: the NIC has no UC QPs (%s); accepted there: RC",
+			                  strerror(e));
+		return uroce_fail(-e, "uroce_qp_create: the NIC refused a %s QP (send %u x %u SGEs, receive %u x %u, "
+		                  "inline %u): %s", attr->qp_type == UROCE_QPT_RC ? "RC" : "UC", ia.cap.max_send_wr,
+		                  ia.cap.max_send_sge, ia.cap.max_recv_wr, ia.cap.max_recv_sge, ia.cap.max_inline_data,
+		                  strerror(e));
+	}
+	attr->cap.max_send_wr = ia.cap.max_send_wr;
+	attr->cap.max_recv_wr = ia.cap.max_recv_wr;
+	attr->cap.max_send_sge = ia.cap.max_send_sge;
+	attr->cap.max_recv_sge = ia.cap.max_recv_sge;
+	attr->cap.max_inline_data = ia.cap.max_inline_data;
+	qp->nic = q;
+	qp->qpn = q->qp_num;
+	qp->state = qp->attr.qp_state = UROCE_QPS_RESET;
+	qp->attr.port_num = 1;
+	qp->attr.cap = attr->cap;
+	return 0;
+}
+
+static int nic_qp_destroy(struct uroce_qp *qp)
+{
+	int rc = ibv_destroy_qp(qp->nic);
+
+	if (rc)
+		return uroce_fail(-rc, "uroce_qp_destroy: the NIC refused: %s", strerror(rc));
+	return 0;
+}
+
+/* uroce's AV, on the device: its GID index is the device's index of the
+ * same RoCEv2 GID; its port is the verbs port's. */
+static int ah_to_ibv(struct verbs_port *vp, const struct uroce_ah_attr *a, struct ibv_ah_attr *o, const char *fn)
+{
+	int dev = verbs_port_dev_gid(vp, a->sgid_index);
+
+	if (dev < 0)
+		return uroce_fail(-EINVAL, "%s: sgid_index %u; the port has %u RoCEv2 GIDs (accepted: 0-%u)", fn,
+		                  a->sgid_index, vp->ngid, vp->ngid - 1);
+	if (a->port_num > 1)
+		return uroce_fail(-EINVAL, "%s: ah_attr.port_num %u; a verbs context has one port (accepted: 0, 1)", fn,
+		                  a->port_num);
+	memset(o, 0, sizeof(*o));
+	o->is_global = 1;
+	memcpy(o->grh.dgid.raw, a->dgid, 16);
+	o->grh.sgid_index = (uint8_t)dev;
+	o->grh.hop_limit = a->hop_limit ? a->hop_limit : 64;
+	o->grh.traffic_class = a->traffic_class;
+	o->grh.flow_label = a->flow_label;
+	o->sl = a->sl;
+	o->port_num = vp->ib_port;
+	return 0;
+}
+
+static int nic_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int mask)
+{
+	struct verbs_port *vp = vp_of(qp->ctx);
+	struct ibv_qp_attr a;
+	int rc;
+
+	if (mask & ~(NIC_QP_MASK | UROCE_QP_DEST_TOKEN))
+		return uroce_fail(-EINVAL, "uroce_qp_modify: unknown mask bits 0x%x", mask & ~(NIC_QP_MASK | UROCE_QP_DEST_TOKEN));
+	if (mask & UROCE_QP_ALT_PATH)
+		return uroce_fail(-EOPNOTSUPP, "uroce_qp_modify: backups (ALT_PATH) are not carried on a verbs port yet");
+	if ((mask & UROCE_QP_PORT) && attr->port_num != 1)
+		return uroce_fail(-EINVAL, "uroce_qp_modify: port_num %u; a verbs context has one port (accepted: 1)",
+		                  attr->port_num);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = (enum ibv_qp_state)attr->qp_state;
+	a.cur_qp_state = (enum ibv_qp_state)attr->cur_qp_state;
+	a.path_mtu = (enum ibv_mtu)attr->path_mtu;
+	a.qkey = attr->qkey;
+	a.rq_psn = attr->rq_psn;
+	a.sq_psn = attr->sq_psn;
+	a.dest_qp_num = attr->dest_qp_num;
+	a.qp_access_flags = (unsigned)attr->qp_access_flags;
+	a.pkey_index = attr->pkey_index;
+	a.port_num = vp->ib_port;
+	a.max_rd_atomic = attr->max_rd_atomic;
+	a.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	a.min_rnr_timer = attr->min_rnr_timer;
+	a.timeout = attr->timeout;
+	a.retry_cnt = attr->retry_cnt;
+	a.rnr_retry = attr->rnr_retry;
+	if (mask & UROCE_QP_AV) {
+		rc = ah_to_ibv(vp, &attr->ah_attr, &a.ah_attr, "uroce_qp_modify");
+		if (rc)
+			return rc;
+	}
+	rc = ibv_modify_qp(qp->nic, &a, mask & NIC_QP_MASK);
+	if (rc)
+		return uroce_fail(-rc, "uroce_qp_modify: the NIC refused the change (%s -> %s, mask 0x%x): %s",
+		                  uroce_qp_state_str(qp->state),
+		                  uroce_qp_state_str((mask & UROCE_QP_STATE) ? attr->qp_state : qp->state),
+		                  mask & NIC_QP_MASK, strerror(rc));
+	if (mask & UROCE_QP_STATE)
+		qp->state = qp->attr.qp_state = attr->qp_state;
+	if (mask & UROCE_QP_PATH_MTU)
+		qp->attr.path_mtu = attr->path_mtu;
+	if (mask & UROCE_QP_AV)
+		qp->attr.ah_attr = attr->ah_attr;
+	if (mask & UROCE_QP_DEST_QPN)
+		qp->attr.dest_qp_num = attr->dest_qp_num;
+	return 0;
+}
+
+static int nic_qp_query(struct uroce_qp *qp, struct uroce_qp_attr *attr, struct uroce_qp_init_attr *init)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+	int rc = ibv_query_qp(qp->nic, &a, NIC_QP_MASK, &ia);
+
+	if (rc)
+		return uroce_fail(-rc, "uroce_qp_query: the NIC refused: %s", strerror(rc));
+	*attr = qp->attr; /* the AV as given: the device's holds its own GID index */
+	attr->qp_state = attr->cur_qp_state = (enum uroce_qp_state)a.qp_state;
+	attr->path_mtu = (enum uroce_mtu)a.path_mtu;
+	attr->qkey = a.qkey;
+	attr->rq_psn = a.rq_psn;
+	attr->sq_psn = a.sq_psn;
+	attr->dest_qp_num = a.dest_qp_num;
+	attr->qp_access_flags = (int)a.qp_access_flags;
+	attr->cap.max_send_wr = a.cap.max_send_wr;
+	attr->cap.max_recv_wr = a.cap.max_recv_wr;
+	attr->cap.max_send_sge = a.cap.max_send_sge;
+	attr->cap.max_recv_sge = a.cap.max_recv_sge;
+	attr->cap.max_inline_data = a.cap.max_inline_data;
+	attr->pkey_index = a.pkey_index;
+	attr->port_num = 1;
+	attr->max_rd_atomic = a.max_rd_atomic;
+	attr->max_dest_rd_atomic = a.max_dest_rd_atomic;
+	attr->min_rnr_timer = a.min_rnr_timer;
+	attr->timeout = a.timeout;
+	attr->retry_cnt = a.retry_cnt;
+	attr->rnr_retry = a.rnr_retry;
+	if (init)
+		*init = qp->init;
+	return 0;
+}
+
+/* Translate up to NIC_POST_BATCH WRs from *wr into w (chained); *wr
+ * moves past them. -EINVAL/-EOPNOTSUPP at a WR the NIC path does not take
+ * (*wr is then that WR). */
+static int send_batch(struct uroce_send_wr **wr, struct ibv_send_wr *w, int *n)
+{
+	struct uroce_send_wr *u = *wr;
+	int k = 0;
+
+	for (; u && k < NIC_POST_BATCH; u = u->next, k++) {
+		struct ibv_send_wr *o = &w[k];
+
+		if (u->opcode == UROCE_WR_BIND_MW || (unsigned)u->opcode > UROCE_WR_SEND_WITH_INV || u->num_sge < 0) {
+			*wr = u;
+			*n = k;
+			return uroce_fail(-EINVAL, "uroce_post_send: wr %llu: opcode %d (num_sge %d); accepted on a verbs "
+			                  "port: RDMA_WRITE[_WITH_IMM], SEND[_WITH_IMM/_WITH_INV], RDMA_READ, atomics, "
+			                  "LOCAL_INV", (unsigned long long)u->wr_id, (int)u->opcode, u->num_sge);
+		}
+		memset(o, 0, sizeof(*o));
+		o->wr_id = u->wr_id;
+		o->sg_list = (struct ibv_sge *)u->sg_list;
+		o->num_sge = u->num_sge;
+		o->opcode = (enum ibv_wr_opcode)u->opcode;
+		o->send_flags = u->send_flags;
+		o->imm_data = u->imm_data; /* the union: invalidate_rkey */
+		if (u->opcode == UROCE_WR_ATOMIC_CMP_AND_SWP || u->opcode == UROCE_WR_ATOMIC_FETCH_AND_ADD) {
+			o->wr.atomic.remote_addr = u->wr.atomic.remote_addr;
+			o->wr.atomic.compare_add = u->wr.atomic.compare_add;
+			o->wr.atomic.swap = u->wr.atomic.swap;
+			o->wr.atomic.rkey = u->wr.atomic.rkey;
+		} else {
+			o->wr.rdma.remote_addr = u->wr.rdma.remote_addr;
+			o->wr.rdma.rkey = u->wr.rdma.rkey;
+		}
+		if (k)
+			w[k - 1].next = o;
+	}
+	*wr = u;
+	*n = k;
+	return 0;
+}
+
+/* Index of b in the chain starting at w, or 0 when not found. */
+static int batch_index(const struct ibv_send_wr *w, const struct ibv_send_wr *b)
+{
+	int i = 0;
+
+	for (; w && w != b; w = w->next)
+		i++;
+	return w ? i : 0;
+}
+
+static int nic_post_send(struct uroce_qp *qp, struct uroce_send_wr *wr, struct uroce_send_wr **bad_wr)
+{
+	struct ibv_send_wr w[NIC_POST_BATCH], *bad = NULL;
+
+	while (wr) {
+		struct uroce_send_wr *first = wr;
+		int n, rc = send_batch(&wr, w, &n), prc;
+
+		if (n) {
+			prc = ibv_post_send(qp->nic, w, &bad);
+			if (prc) {
+				int i = batch_index(w, bad);
+
+				while (i--)
+					first = first->next;
+				if (bad_wr)
+					*bad_wr = first;
+				return uroce_fail(-prc, "uroce_post_send: the NIC refused wr %llu: %s",
+				                  (unsigned long long)first->wr_id, strerror(prc));
+			}
+		}
+		if (rc) {
+			if (bad_wr)
+				*bad_wr = wr;
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int nic_post_recv(struct uroce_qp *qp, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr)
+{
+	struct ibv_recv_wr w[NIC_POST_BATCH], *bad = NULL;
+
+	if (bad_wr)
+		*bad_wr = NULL;
+	while (wr) {
+		struct uroce_recv_wr *first = wr, *u = wr;
+		int k = 0, rc;
+
+		for (; u && k < NIC_POST_BATCH; u = u->next, k++) {
+			w[k] = (struct ibv_recv_wr){ .wr_id = u->wr_id, .sg_list = (struct ibv_sge *)u->sg_list,
+			                             .num_sge = u->num_sge };
+			if (k)
+				w[k - 1].next = &w[k];
+		}
+		rc = ibv_post_recv(qp->nic, w, &bad);
+		if (rc) {
+			for (struct ibv_recv_wr *x = w; x && x != bad; x = x->next)
+				first = first->next;
+			if (bad_wr)
+				*bad_wr = first;
+			return uroce_fail(-rc, "uroce_post_recv: the NIC refused wr %llu: %s",
+			                  (unsigned long long)(first ? first->wr_id : 0), strerror(rc));
+		}
+		wr = u;
+	}
+	return 0;
+}
+
+const struct nic_ops verbs_nic_ops = {
+	.pd_alloc = nic_pd_alloc,
+	.pd_free = nic_pd_free,
+	.mr_reg = nic_mr_reg,
+	.mr_dereg = nic_mr_dereg,
+	.cq_create = nic_cq_create,
+	.cq_destroy = nic_cq_destroy,
+	.poll_cq = nic_poll_cq,
+	.qp_create = nic_qp_create,
+	.qp_destroy = nic_qp_destroy,
+	.qp_modify = nic_qp_modify,
+	.qp_query = nic_qp_query,
+	.post_send = nic_post_send,
+	.post_recv = nic_post_recv,
+};

@@ -1,0 +1,29 @@
+/* The table through which a context on an RDMA NIC (a verbs port) keeps
+ * its objects on the device. The public calls check their arguments as
+ * for any context, then hand the object to this table instead of the
+ * engine: the NIC's own RC and UC QPs run the transport (rdma/verbs_nic.c).
+ * Core code reaches a NIC only through ctx->nic, never by name. */
+#ifndef UROCE_TRANSPORT_CORE_NIC_H
+#define UROCE_TRANSPORT_CORE_NIC_H
+
+#include <stddef.h>
+#include <uroce/uroce.h>
+
+struct nic_ops {
+	int (*pd_alloc)(struct uroce_pd *pd);   /* fills pd->nic */
+	void (*pd_free)(struct uroce_pd *pd);
+	int (*mr_reg)(struct uroce_pd *pd, void *addr, size_t length, int access, struct uroce_mr **out);
+	int (*mr_dereg)(struct uroce_mr *mr);
+	int (*cq_create)(struct uroce_cq *cq, int cqe); /* fills cq->nic */
+	void (*cq_destroy)(struct uroce_cq *cq);
+	int (*poll_cq)(struct uroce_cq *cq, int n, struct uroce_wc *wc);
+	/* qp: zeroed, with ctx, pd and init set; fills qp->nic and qp->qpn */
+	int (*qp_create)(struct uroce_qp *qp, struct uroce_qp_init_attr *attr);
+	int (*qp_destroy)(struct uroce_qp *qp);
+	int (*qp_modify)(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int mask);
+	int (*qp_query)(struct uroce_qp *qp, struct uroce_qp_attr *attr, struct uroce_qp_init_attr *init);
+	int (*post_send)(struct uroce_qp *qp, struct uroce_send_wr *wr, struct uroce_send_wr **bad_wr);
+	int (*post_recv)(struct uroce_qp *qp, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr);
+};
+
+#endif /* UROCE_TRANSPORT_CORE_NIC_H */
