@@ -56,3 +56,38 @@ rxe_counters() {
 		'cd /sys/class/infiniband/rxe0/ports/1/hw_counters && for f in *; do echo "$f=$(cat $f)"; done' |
 		tr '\n' ' '
 }
+
+# vm_put_uroce GUEST BIN...: the host-built programs (sanitizer build) and
+# every shared library they need but libc's and libibverbs (the guest's
+# rdma-core provides that one, with its rxe provider) go into the guest,
+# under /tmp/u; run them there with vm_uroce_env in front. One tarball,
+# since vmlab.sh put takes plain names and libstdc++ has a '+'.
+vm_put_uroce() {
+	local guest=$1 dir=$WORK/uroce-guest so
+	shift
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	for bin in "$@"; do
+		cp "$bin" "$dir/"
+		ldd "$bin" | awk '/=>/ { print $3 }' | while read -r so; do
+			case "$(basename "$so")" in
+			libc.so* | libm.so* | libibverbs.so* | libnl* | ld-linux*) ;;
+			*) cp -L "$so" "$dir/" ;;
+			esac
+		done
+	done
+	tar cf "$WORK/uroce-guest.tar" -C "$dir" .
+	"$VMLAB" put "$guest" "$WORK/uroce-guest.tar" >/dev/null
+	"$VMLAB" exec "$guest" --timeout 30 'mkdir -p /tmp/u && tar xf /mnt/host/uroce-guest.tar -C /tmp/u' ||
+		fail "cannot unpack uroce's programs in guest $guest"
+}
+vm_uroce_env='env LD_LIBRARY_PATH=/tmp/u ASAN_OPTIONS=detect_leaks=0'
+
+# wait_listening_in GUEST PORT: as wait_listening, in any guest
+wait_listening_in() {
+	for _ in $(seq 100); do
+		"$VMLAB" exec "$1" --timeout 10 "netstat -ltn | grep -q ':$2 '" && return 0
+		sleep 0.1
+	done
+	return 1
+}

@@ -1,0 +1,163 @@
+#!/bin/bash
+# The verbs port on the kernel's Soft-RoCE: uroce's programs in vmlab guests
+# on `-d verbs:rxe0`, where the NIC's own RC and UC QPs run the transport
+# behind uroce's API. Two guests (srv, cli) and a host-side AF_XDP peer on
+# the lab bridge. Cases, each bounded and each with its data checked
+# (--chk / -c) where the program offers it:
+#   rdma-core  uroce-pingpong rc|uc on verbs against ibv_rc_pingpong /
+#              ibv_uc_pingpong in the other guest, both roles;
+#   perftest   uroce-perf write_bw / read_bw on verbs against ib_write_bw /
+#              ib_read_bw in the other guest;
+#   afxdp      uroce-pingpong on verbs (guest) against uroce-pingpong on the
+#              host's AF_XDP port, both roles: uroce's own RC meets the NIC's;
+#   bad input  a device that does not exist (the message lists rxe0), a port
+#              the device lacks, a device without a RoCEv2 GID (rxe1 on a
+#              VLAN without addresses), a UD QP on a verbs port.
+#
+#   verbs_rc.sh VMLAB_SH UROCE_PINGPONG_BIN UROCE_PERF_BIN
+set -euo pipefail
+
+. "$(dirname "$0")/vm_preamble.sh"
+vm_need_root
+[ $# -ge 3 ] || { echo "usage: $0 VMLAB_SH UROCE_PINGPONG_BIN UROCE_PERF_BIN" >&2; exit 2; }
+VMLAB=$1 PP=$2 PERF=$3
+for b in "$PP" "$PERF"; do [ -x "$b" ] || { echo "FAIL: $b not found" >&2; exit 1; }; done
+command -v ping >/dev/null || { echo "FAIL: ping not found (apt-get install iputils-ping)" >&2; exit 1; }
+
+export UROCE_VMLAB_LAB=uvvrc$$
+SUBNET=${UROCE_VMLAB_SUBNET:-10.47.0}
+SRV_IP=$SUBNET.11
+CLI_IP=$SUBNET.12
+HOST_IP=$SUBNET.2
+IFACE=uvp0
+WORK=$(mktemp -d /tmp/uroce-verbs-rc.XXXXXX)
+HOSTNS=
+CASE=
+PASSED=0
+
+fail() {
+	echo "FAIL: ${CASE:+$CASE: }$*" >&2
+	exit 1
+}
+
+cleanup() {
+	local rc=$?
+	vm_console_tail $rc
+	"$VMLAB" down >/dev/null 2>&1 || true
+	rm -rf "$WORK"
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+vm_boot_host
+"$VMLAB" boot cli "$CLI_IP" >/dev/null
+U="$vm_uroce_env /tmp/u"
+for g in srv cli; do vm_put_uroce "$g" "$PP" "$PERF"; done
+
+# pair SERVER_GUEST SERVER_CMD CLIENT_GUEST CLIENT_CMD PORT [EXPECT...]
+# The server starts, listens on PORT; the client runs; both must exit 0
+# and the output of each must hold every EXPECT (an egrep pattern).
+pair() {
+	local srv_g=$1 srv_cmd=$2 cli_g=$3 cli_cmd=$4 port=$5 job src=0 crc=0
+	shift 5
+	echo "=== $CASE"
+	job=$("$VMLAB" start "$srv_g" "$srv_cmd")
+	wait_listening_in "$srv_g" "$port" || fail "server never listened: $("$VMLAB" output "$srv_g" "$job")"
+	"$VMLAB" exec "$cli_g" --timeout 120 "$cli_cmd" >"$WORK/cli.out" 2>&1 || crc=$?
+	"$VMLAB" wait "$srv_g" "$job" --timeout 60 >"$WORK/srv.out" 2>&1 || src=$?
+	sed 's/^/  server: /' "$WORK/srv.out"
+	sed 's/^/  client: /' "$WORK/cli.out"
+	[ $src = 0 ] && [ $crc = 0 ] || fail "server exit $src, client exit $crc"
+	for pat in "$@"; do
+		grep -Eq "$pat" "$WORK/srv.out" || fail "server output lacks /$pat/"
+		grep -Eq "$pat" "$WORK/cli.out" || fail "client output lacks /$pat/"
+	done
+	PASSED=$((PASSED + 1))
+}
+
+# rdma-core's pingpongs, uroce on either side, -c/--chk checking every buffer
+for mode in rc uc; do
+	CASE="$mode: uroce-pingpong on verbs serves ibv_${mode}_pingpong"
+	pair srv "$U/uroce-pingpong $mode -d verbs:rxe0 -g 1 -n 200 -s 8192 -c" \
+		cli "ibv_${mode}_pingpong -d rxe0 -g 1 -n 200 -s 8192 -c $SRV_IP" 18515 '200 iters in'
+	CASE="$mode: ibv_${mode}_pingpong serves uroce-pingpong on verbs"
+	pair srv "ibv_${mode}_pingpong -d rxe0 -g 1 -n 200 -s 8192 -c" \
+		cli "$U/uroce-pingpong $mode -d verbs:rxe0 -g 1 -n 200 -s 8192 -c $SRV_IP" 18515 '200 iters in'
+done
+
+# perftest: the NIC's keys and addresses travel in perftest's exchange
+for t in write read; do
+	CASE="perftest: uroce-perf ${t}_bw on verbs against ib_${t}_bw"
+	pair srv "ib_${t}_bw -d rxe0 -x 1 -s 65536 -n 200" \
+		cli "$U/uroce-perf ${t}_bw -d verbs:rxe0 -x 1 -s 65536 -n 200 $SRV_IP" 18515 '^ 65536 +200 '
+done
+
+# uroce's own RC over AF_XDP on the host against the NIC's in the guest
+CASE="afxdp: host uroce-pingpong (afxdp) serves guest uroce-pingpong (verbs)"
+echo "=== $CASE"
+in_host timeout 120 "$PP" rc -d "afxdp:$IFACE" -g 1 -n 300 -s 16384 -c >"$WORK/host.out" 2>&1 &
+hpid=$!
+for _ in $(seq 100); do
+	in_host ss -ltn 2>/dev/null | grep -q ':18515 ' && break
+	sleep 0.1
+done
+crc=0
+"$VMLAB" exec srv --timeout 120 "$U/uroce-pingpong rc -d verbs:rxe0 -g 1 -n 300 -s 16384 -c $HOST_IP" \
+	>"$WORK/cli.out" 2>&1 || crc=$?
+hrc=0
+wait $hpid || hrc=$?
+sed 's/^/  host: /' "$WORK/host.out"
+sed 's/^/  guest: /' "$WORK/cli.out"
+[ $hrc = 0 ] && [ $crc = 0 ] || fail "host exit $hrc, guest exit $crc"
+grep -q '300 iters in' "$WORK/host.out" && grep -q '300 iters in' "$WORK/cli.out" || fail "no '300 iters in'"
+PASSED=$((PASSED + 1))
+
+CASE="afxdp: guest uroce-pingpong (verbs) serves host uroce-pingpong (afxdp)"
+echo "=== $CASE"
+job=$("$VMLAB" start srv "$U/uroce-pingpong rc -d verbs:rxe0 -g 1 -n 300 -s 16384 -c")
+wait_listening_in srv 18515 || fail "server never listened: $("$VMLAB" output srv "$job")"
+hrc=0
+in_host timeout 120 "$PP" rc -d "afxdp:$IFACE" -g 1 -n 300 -s 16384 -c "$SRV_IP" >"$WORK/host.out" 2>&1 || hrc=$?
+src=0
+"$VMLAB" wait srv "$job" --timeout 60 >"$WORK/srv.out" 2>&1 || src=$?
+sed 's/^/  host: /' "$WORK/host.out"
+sed 's/^/  guest: /' "$WORK/srv.out"
+[ $hrc = 0 ] && [ $src = 0 ] || fail "host exit $hrc, guest exit $src"
+grep -q '300 iters in' "$WORK/host.out" && grep -q '300 iters in' "$WORK/srv.out" || fail "no '300 iters in'"
+PASSED=$((PASSED + 1))
+
+# bad input: each refused with what is wrong and what is accepted
+bad_in() {
+	local g=$1 cmd=$2 rc=0
+	shift 2
+	echo "=== $CASE"
+	"$VMLAB" exec "$g" --timeout 30 "$cmd" >"$WORK/bad.out" 2>&1 || rc=$?
+	sed 's/^/  /' "$WORK/bad.out"
+	[ $rc != 0 ] || fail "exit 0; expected a refusal"
+	grep -Eq 'AddressSanitizer|runtime error' "$WORK/bad.out" && fail "sanitizer report"
+	for pat in "$@"; do
+		grep -Eq "$pat" "$WORK/bad.out" || fail "message lacks /$pat/"
+	done
+	PASSED=$((PASSED + 1))
+}
+CASE="bad input: no such device"
+bad_in srv "$U/uroce-pingpong rc -d verbs:mlx5_9 -g 1" "no RDMA device 'mlx5_9'; devices present: rxe0"
+CASE="bad input: no such port"
+bad_in srv "$U/uroce-pingpong rc -d verbs:rxe0:2 -g 1" "'rxe0' has no port 2; accepted: 1-1"
+CASE="bad input: a UD QP on a verbs port"
+bad_in srv "$U/uroce-pingpong ud -d verbs:rxe0 -g 1 127.0.0.1" "UD and SRQs are not carried"
+
+# last, since it takes cli's addresses: a port whose interface lost its
+# addresses keeps only its default GID (fe80:: from the MAC, which the
+# kernel keeps for every RoCE port), and -g names an index past it. (A
+# device with no RoCEv2 GID at all is refused at open, "has no RoCEv2
+# GID"; rxe always has the default one, so that message is not reached
+# here.)
+CASE="bad input: a GID index the port no longer has"
+"$VMLAB" exec cli --timeout 30 'sysctl -q -w net.ipv6.conf.eth0.disable_ipv6=1; ip addr flush dev eth0 &&
+	for i in $(seq 50); do ibv_devinfo -v -d rxe0 | grep -q ffff: || exit 0; sleep 0.1; done;
+	ibv_devinfo -v -d rxe0 | grep GID; exit 1' || fail "cli's rxe0 keeps its IPv4 GID after the address went"
+bad_in cli "$U/uroce-pingpong rc -d verbs:rxe0 -g 1" "port 1 has 1 GIDs; index 1 is past the end \\(accepted: 0-0\\)"
+
+echo "verbs_rc: $PASSED cases passed"
