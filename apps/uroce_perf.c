@@ -214,6 +214,11 @@ static int parse_raw_args(int argc, char **argv, int sending, struct raw_opts *o
 		fprintf(stderr, "uroce-perf: a loop port has no peer outside this process; use afxdp: or dpdk\n");
 		return -EINVAL;
 	}
+	if (o->cfg.kind == PORT_KIND_VERBS) {
+		fprintf(stderr, "uroce-perf: raw mode sends and counts frames, and on a verbs port the NIC builds "
+		                "them; use afxdp: or dpdk (the perftest modes take verbs:DEV)\n");
+		return -EINVAL;
+	}
 	o->cfg.eal_argc = eal_argc;
 	o->cfg.eal_argv = eal_argv;
 	if (sending) {

@@ -148,7 +148,7 @@ static void usage(FILE *f, const char *prog, enum pp_mode mode, int mode_known)
 	}
 	fprintf(f, "\nOptions:\n");
 	fprintf(f, "  -p, --port=<port>      listen on/connect to port <port> (default %d)\n", PP_DEFAULT_TCP_PORT);
-	fprintf(f, "  -d, --ib-dev=<dev>     uroce port spec: afxdp:IFACE[:QUEUE] or dpdk[:PORTID]\n"
+	fprintf(f, "  -d, --ib-dev=<dev>     uroce port spec: afxdp:IFACE[:QUEUE], dpdk[:PORTID] or verbs:DEV[:PORT]\n"
 		   "                         (EAL args after --); a bare IFACE means afxdp:IFACE (required);\n"
 		   "                         a comma-separated list opens a device of several ports\n");
 	fprintf(f, "  -i, --ib-port=<port>   port of the device, 1..the number of -d specs (default 1)\n");
@@ -461,7 +461,7 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 	if (!size_set)
 		o->size = o->mode == PP_UD ? 1024 : 4096;
 	if (!o->port_spec)
-		bad_arg(o, "-d/--ib-dev is required: the uroce port, e.g. afxdp:eth0, or dpdk:0 "
+		bad_arg(o, "-d/--ib-dev is required: the uroce port, e.g. afxdp:eth0, verbs:mlx5_0, or dpdk:0 "
 			"with EAL args after --%s%s", "", "");
 	split_port_specs(o, base);
 	if (o->use_event)

@@ -38,6 +38,11 @@ expect 1 "unknown port spec 'bogus:1'; accepted: afxdp:IFACE" recv --port bogus:
 expect 1 "queue 'x' is not a number 0-1023" recv --port afxdp:va:x --count 1
 expect 1 "va has 1 queue \(0-0\); queue 3 does not exist" recv --port afxdp:va:3 --count 1
 expect 1 "lo is not an Ethernet interface" recv --port afxdp:lo --count 1
+# verbs ports: the spec is checked before any device is looked for; this
+# host has no RDMA device (the guests of verbs_rc.sh have rxe0)
+expect 1 "no RDMA device name \(e.g. verbs:rxe0" recv --port verbs: --count 1
+expect 1 "device port '0' is not a number 1-255" recv --port verbs:rxe0:0 --count 1
+expect 1 "no RDMA device 'nosuch0'" recv --port verbs:nosuch0 --count 1
 expect 1 "frame_size 3000: must be a power of two" recv --port afxdp:va --frame-size 3000 --count 1
 expect 1 "nframes 10: must be from 64" recv --port afxdp:va --nframes 10 --count 1
 # Tool arguments.
