@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "rdma/verbs_port.h"
+#include "transport/core/dmabuf.h"
 #include "transport/core/nic.h"
 #include "transport/core/qp_internal.h"
 
@@ -60,6 +61,8 @@ _Static_assert(offsetof(struct uroce_sge, length) == offsetof(struct ibv_sge, le
 struct nic_mr {
 	struct uroce_mr pub;
 	struct ibv_mr *mr;
+	void *map;         /* a dmabuf the NIC could not take: its mapping */
+	size_t map_len;
 };
 
 /* A verbs context has one port (uroce_context_create checks). */
@@ -70,9 +73,22 @@ static struct verbs_port *vp_of(struct uroce_context *ctx)
 
 static int nic_pd_alloc(struct uroce_pd *pd)
 {
-	pd->nic = ibv_alloc_pd(vp_of(pd->ctx)->ibctx);
+	struct verbs_port *vp = vp_of(pd->ctx);
+
+	pd->nic = ibv_alloc_pd(vp->ibctx);
 	if (!pd->nic)
 		return uroce_fail(errno ? -errno : -ENOMEM, "uroce_pd_alloc: the NIC refused a PD: %s", strerror(errno));
+	if (!vp->dmabuf_probed) {
+		/* NCCL's probe: a dmabuf MR of fd -1 fails with EOPNOTSUPP
+		 * where the device (or the kernel) has none, with EBADF or
+		 * the like where it has */
+		struct ibv_mr *x = ibv_reg_dmabuf_mr(pd->nic, 0, 0, 0, -1, 0);
+
+		vp->dmabuf_ok = !x && errno != EOPNOTSUPP && errno != EPROTONOSUPPORT;
+		if (x)
+			ibv_dereg_mr(x);
+		vp->dmabuf_probed = true;
+	}
 	return 0;
 }
 
@@ -114,9 +130,65 @@ static int nic_mr_dereg(struct uroce_mr *mr)
 
 	if (rc)
 		return uroce_fail(-rc, "uroce_mr_dereg: the NIC refused: %s", strerror(rc));
+	dmabuf_unmap(m->map, m->map_len);
 	__atomic_fetch_sub(&mr->pd->ctx->nmr, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&mr->pd->refs, 1, __ATOMIC_RELAXED);
 	free(m);
+	return 0;
+}
+
+/* A dmabuf: the NIC's own dmabuf MR, or where the device has none (rxe)
+ * the buffer mapped and registered at the same iova, so the peer names
+ * the same addresses either way. */
+static int nic_mr_reg_dmabuf(struct uroce_pd *pd, int fd, uint64_t offset, size_t length, uint64_t iova,
+                             int access, struct uroce_mr **out)
+{
+	struct verbs_port *vp = vp_of(pd->ctx);
+	struct nic_mr *m = calloc(1, sizeof(*m));
+	void *addr = NULL;
+	int e = 0;
+
+	if (!m)
+		return uroce_fail(-ENOMEM, "uroce_mr_reg_dmabuf: out of memory");
+	if (vp->dmabuf_ok) {
+		m->mr = ibv_reg_dmabuf_mr(pd->nic, offset, length, iova, fd, access);
+		e = m->mr ? 0 : errno;
+	}
+	if (m->mr) {
+		m->pub.flags = UROCE_MR_DMABUF_DIRECT;
+	} else if (!vp->dmabuf_ok || e == EOPNOTSUPP || e == EPROTONOSUPPORT) {
+		int rc = dmabuf_map(fd, offset, length, &addr, &m->map, &m->map_len);
+
+		if (rc) {
+			free(m);
+			return uroce_fail(rc, "uroce_mr_reg_dmabuf: the NIC has no dmabuf memory regions (EOPNOTSUPP) and "
+			                      "dmabuf fd %d cannot be mapped into the process either: %s; accepted on this "
+			                      "device: host memory (uroce_mr_reg), or GPU memory through nvidia-peermem",
+			                  fd, strerror(-rc));
+		}
+		m->mr = ibv_reg_mr_iova(pd->nic, addr, length, iova, access);
+		if (!m->mr) {
+			e = errno;
+			dmabuf_unmap(m->map, m->map_len);
+			free(m);
+			return uroce_fail(-e, "uroce_mr_reg_dmabuf: the NIC has no dmabuf memory regions and refused the "
+			                      "mapped dmabuf too: %s", strerror(e));
+		}
+		m->pub.flags = UROCE_MR_DMABUF_MAPPED;
+	} else {
+		free(m);
+		return uroce_fail(-e, "uroce_mr_reg_dmabuf: the NIC refused %zu bytes of dmabuf fd %d at offset %llu: %s",
+		                  length, fd, (unsigned long long)offset, strerror(e));
+	}
+	m->pub.pd = pd;
+	m->pub.addr = (void *)(uintptr_t)iova;
+	m->pub.length = length;
+	m->pub.access = access;
+	m->pub.lkey = m->mr->lkey;
+	m->pub.rkey = m->mr->rkey;
+	__atomic_fetch_add(&pd->ctx->nmr, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELAXED);
+	*out = &m->pub;
 	return 0;
 }
 
@@ -448,6 +520,7 @@ const struct nic_ops verbs_nic_ops = {
 	.pd_free = nic_pd_free,
 	.mr_reg = nic_mr_reg,
 	.mr_dereg = nic_mr_dereg,
+	.mr_reg_dmabuf = nic_mr_reg_dmabuf,
 	.cq_create = nic_cq_create,
 	.cq_destroy = nic_cq_destroy,
 	.poll_cq = nic_poll_cq,

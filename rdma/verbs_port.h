@@ -25,6 +25,8 @@ struct verbs_port {
 	uint16_t dev_index[VERBS_GID_MAX];
 	uint64_t next_event_ns; /* the async queue is read at most every EVENT_POLL_NS */
 	uint64_t events;        /* async events seen */
+	bool dmabuf_probed;     /* at the first PD */
+	bool dmabuf_ok;         /* the device registers dmabuf MRs */
 };
 
 static inline struct verbs_port *verbs_port_of(struct port *p)

@@ -229,10 +229,36 @@ struct uroce_mr {
 	uint32_t lkey;   /**< for local SGEs */
 	uint32_t rkey;   /**< for the peer's RETH / AtomicETH */
 	int access;      /**< enum uroce_access_flags */
+	unsigned flags;  /**< enum uroce_mr_flags: how a dmabuf region is reached */
+};
+
+/** How a region registered from a dmabuf is reached (uroce_mr.flags). */
+enum uroce_mr_flags {
+	/** The NIC reads and writes the dmabuf itself (ibv_reg_dmabuf_mr):
+	 * GPU memory moves without a host copy. */
+	UROCE_MR_DMABUF_DIRECT = 1 << 0,
+	/** The dmabuf is mapped into this process and the region is that
+	 * mapping: the engine (afxdp, dpdk) or the NIC (a verbs port whose
+	 * device has no dmabuf MRs, such as rxe) moves the bytes through it. */
+	UROCE_MR_DMABUF_MAPPED = 1 << 1,
 };
 
 /** Register [addr, addr+length) with the given access. */
 int uroce_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access, struct uroce_mr **out);
+/**
+ * Register length bytes of a dmabuf (fd), from offset within it.
+ *  - verbs port: ibv_reg_dmabuf_mr; the peer names iova..iova+length, as
+ *    with any NIC. A device without dmabuf MRs (EOPNOTSUPP, e.g. rxe)
+ *    gets the dmabuf mapped and registered at the same iova instead;
+ *    mr->flags says which (DIRECT or MAPPED).
+ *  - afxdp / dpdk port: the dmabuf is mapped into this process and the
+ *    engine copies through the mapping; the peer names the mapped address
+ *    (mr->addr), so iova must be 0. A dmabuf that cannot be mapped (most
+ *    GPU memory) is refused: stage it through host memory (gpu/).
+ * An fd that is not a dmabuf is refused (-EINVAL) with what it is.
+ */
+int uroce_mr_reg_dmabuf(struct uroce_pd *pd, int fd, uint64_t offset, size_t length, uint64_t iova, int access,
+                        struct uroce_mr **out);
 /** Deregister: the rkey is revoked at once, so late packets cannot write.
  * -EBUSY while a memory window is bound to the region. */
 int uroce_mr_dereg(struct uroce_mr *mr);

@@ -10,6 +10,7 @@
 #include "transport/core/qp_internal.h"
 #include "transport/core/mr.h"
 #include "transport/core/nic.h"
+#include "transport/core/dmabuf.h"
 
 struct mr_args {
 	struct uroce_pd *pd;
@@ -189,6 +190,7 @@ int uroce_mr_dereg(struct uroce_mr *mr)
 	}
 	ctx->nmr--;
 	__atomic_fetch_sub(&mr->pd->refs, 1, __ATOMIC_RELAXED);
+	dmabuf_unmap(m->map, m->map_len);
 	free(m);
 	return 0;
 }

@@ -14,6 +14,8 @@ struct nic_ops {
 	void (*pd_free)(struct uroce_pd *pd);
 	int (*mr_reg)(struct uroce_pd *pd, void *addr, size_t length, int access, struct uroce_mr **out);
 	int (*mr_dereg)(struct uroce_mr *mr);
+	int (*mr_reg_dmabuf)(struct uroce_pd *pd, int fd, uint64_t offset, size_t length, uint64_t iova, int access,
+	                     struct uroce_mr **out);
 	int (*cq_create)(struct uroce_cq *cq, int cqe); /* fills cq->nic */
 	void (*cq_destroy)(struct uroce_cq *cq);
 	int (*poll_cq)(struct uroce_cq *cq, int n, struct uroce_wc *wc);

@@ -48,6 +48,8 @@ struct mr_int {
 	uint32_t index;
 	uint32_t nbound;        /* region: windows bound to it (uroce_mr_dereg is -EBUSY meanwhile) */
 	bool is_mw;
+	void *map;              /* a dmabuf region: its mapping, unmapped at dereg */
+	size_t map_len;
 };
 
 /* A memory window (mw.c). Its slot's pub is the current bind: addr,

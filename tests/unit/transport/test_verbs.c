@@ -2,6 +2,9 @@
  * and illegal transitions, required and refused attributes, with their
  * messages), SRQ, MR revocation, and refused posts (the responder's
  * checks and RNR: test_rc_responder.c). */
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "tr_test.h"
 
 #define STEPS 200000u
@@ -313,6 +316,30 @@ static void test_recv_region_revoked(void)
 	tr_close(&p);
 }
 
+/* uroce_mr_reg_dmabuf refuses what is not a dmabuf, saying what it is
+ * (a real dmabuf, a udmabuf, is registered and moved in tests/interop's
+ * dmabuf test: this host's kernel has no /dev/udmabuf). */
+static void test_dmabuf_refused(void)
+{
+	struct tr_pair p;
+	struct tr_opts o;
+	struct uroce_mr *mr = NULL;
+	int fd = memfd_create("not-a-dmabuf", 0);
+
+	tr_opts_default(&o, UROCE_QPT_RC);
+	tr_open(&p, &o, 11, NULL, NULL);
+	REQUIRE(fd >= 0 && ftruncate(fd, 4096) == 0, "memfd");
+	CHECK(uroce_mr_reg_dmabuf(p.s[0].pd, fd, 0, 4096, 0, o.mr_access, &mr) == -EINVAL && !mr, "memfd accepted");
+	CHECK(strstr(uroce_last_error(), "is not a dmabuf (it is /memfd:not-a-dmabuf") &&
+	      strstr(uroce_last_error(), "accepted: a dmabuf fd"), "msg: %s", uroce_last_error());
+	close(fd);
+	CHECK(uroce_mr_reg_dmabuf(p.s[0].pd, fd, 0, 4096, 0, o.mr_access, &mr) == -EBADF && !mr, "closed fd accepted");
+	CHECK(strstr(uroce_last_error(), "not an open file descriptor"), "msg: %s", uroce_last_error());
+	CHECK(uroce_mr_reg_dmabuf(p.s[0].pd, 0, 0, 0, 0, o.mr_access, &mr) == -EINVAL &&
+	      strstr(uroce_last_error(), "non-zero length"), "length 0: %s", uroce_last_error());
+	tr_close(&p);
+}
+
 /* Posting after a long pause without progress: the ACK timeout counts
  * from the post, not from the last engine iteration (that bug fired the
  * timer at once and resent a packet for nothing). */
@@ -351,6 +378,7 @@ int main(void)
 {
 	test_timer_after_pause();
 	test_recv_region_revoked();
+	test_dmabuf_refused();
 	test_sqd();
 	test_state_machine();
 	test_srq_and_revocation();
