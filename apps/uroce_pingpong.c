@@ -24,6 +24,7 @@
 #include "rel_args.h"
 #include "rel_exchange.h"
 #include "tcp_exchange.h"
+#include "udmabuf.h"
 
 enum {
 	PINGPONG_RECV_WRID = 1,
@@ -80,6 +81,7 @@ struct pp_opts {
 	unsigned timeout_s;
 	unsigned hop_limit;              /* --hop-limit: IP TTL / hop limit of our packets */
 	int counters;                   /* --counters: QP and port counters at exit */
+	int dmabuf;                     /* --dmabuf: the buffer is a udmabuf, registered as a dmabuf */
 	uint32_t ipv4_be[UROCE_MAX_PORTS]; /* --ip, per port; 0 = the interface's */
 	unsigned nips;
 	struct rel_args rel;            /* --reliability and the sr/ec options (rc mode only) */
@@ -105,6 +107,8 @@ struct pp_ctx {
 	struct uroce_ah *ah;
 	char *buf;
 	size_t buf_len;
+	struct udmabuf ubuf;     /* --dmabuf: where buf lives */
+	uint64_t sge_base;       /* the address SGEs name for buf[0]: mr->addr */
 	unsigned size;
 	unsigned send_flags;
 	int rx_depth;
@@ -169,6 +173,7 @@ static void usage(FILE *f, const char *prog, enum pp_mode mode, int mode_known)
 	fprintf(f, "      --ip=<a.b.c.d>[,...] the ports' IPv4 addresses where they have none of their own (dpdk)\n");
 	fprintf(f, "      --hop-limit=<n>    IP TTL / hop limit, 1-255 (default 64: what the kernel sends for rdma-core's 1)\n");
 	fprintf(f, "      --counters         print the QP's and the port's counters at exit (retransmits, drops)\n");
+	fprintf(f, "      --dmabuf           the buffer is a udmabuf (/dev/udmabuf), registered with uroce_mr_reg_dmabuf\n");
 	rel_args_usage(f, 25);
 	fprintf(f, "  -h, --help             this text\n");
 	fprintf(f, "Not supported (refused): -o/--odp, -O/--iodp, -P/--prefetch, -t/--ts, -j/--dm, -N/--new_send\n");
@@ -280,6 +285,7 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 		{ "ip", required_argument, NULL, 'I' },
 		{ "hop-limit", required_argument, NULL, 'H' },
 		{ "counters", no_argument, NULL, 'K' },
+		{ "dmabuf", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		REL_ARGS_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -389,6 +395,9 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 		}
 		case 'c':
 			o->validate_buf = 1;
+			break;
+		case 'D':
+			o->dmabuf = 1;
 			break;
 		case 'o':
 		case 'O':
@@ -581,7 +590,15 @@ static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
 	c->send_flags = UROCE_SEND_SIGNALED;
 	c->buf_len = o->size + (o->mode == PP_UD ? PP_GRH_BYTES : 0);
 	/* Both ends start from the same filler, as rdma-core does. */
-	if (posix_memalign((void **)&c->buf, (size_t)page_size, c->buf_len)) {
+	if (o->dmabuf) {
+		char why[256];
+
+		if (udmabuf_alloc(&c->ubuf, c->buf_len, why, sizeof(why))) {
+			fprintf(stderr, "Couldn't allocate a udmabuf: %s\n", why);
+			return -1;
+		}
+		c->buf = c->ubuf.buf;
+	} else if (posix_memalign((void **)&c->buf, (size_t)page_size, c->buf_len)) {
 		fprintf(stderr, "Couldn't allocate work buf.\n");
 		return -1;
 	}
@@ -617,11 +634,32 @@ static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
 		fail_call("Couldn't allocate PD", err);
 		return -1;
 	}
-	err = uroce_mr_reg(c->pd, c->buf, c->buf_len, UROCE_ACCESS_LOCAL_WRITE, &c->mr);
+	if (o->dmabuf) {
+		/* a verbs port's NIC names the region by iova: the tool's own
+		 * address of it, so that both views agree; an afxdp/dpdk port
+		 * maps the dmabuf itself (iova 0) */
+		int on_nic = !strncmp(o->port_specs[0], "verbs:", 6);
+
+		err = uroce_mr_reg_dmabuf(c->pd, c->ubuf.fd, 0, c->buf_len, on_nic ? (uintptr_t)c->buf : 0,
+		                          UROCE_ACCESS_LOCAL_WRITE, &c->mr);
+		if (!err) {
+			printf("  dmabuf: %zu bytes of a udmabuf, %s\n", c->buf_len,
+			       (c->mr->flags & UROCE_MR_DMABUF_DIRECT) ? "registered with the NIC (direct)" :
+			                                                 "mapped: the engine copies through it");
+		} else if (err == -EOPNOTSUPP) {
+			/* NCCL's fallback: the same pages, registered as host memory */
+			printf("  dmabuf: %s\n  dmabuf: registering the udmabuf's pages as host memory instead\n",
+			       uroce_last_error());
+			err = uroce_mr_reg(c->pd, c->buf, c->buf_len, UROCE_ACCESS_LOCAL_WRITE, &c->mr);
+		}
+	} else {
+		err = uroce_mr_reg(c->pd, c->buf, c->buf_len, UROCE_ACCESS_LOCAL_WRITE, &c->mr);
+	}
 	if (err) {
 		fail_call("Couldn't register MR", err);
 		return -1;
 	}
+	c->sge_base = (uintptr_t)c->mr->addr;
 	err = uroce_cq_create(c->ctx, (int)o->rx_depth + 1, &c->cq);
 	if (err) {
 		fail_call("Couldn't create CQ", err);
@@ -673,7 +711,10 @@ static void pp_close_ctx(struct pp_ctx *c)
 		fail_call("Couldn't deallocate PD", err);
 	if (c->ctx && (err = uroce_context_destroy(c->ctx)))
 		fail_call("Couldn't release context", err);
-	free(c->buf);
+	if (c->ubuf.buf)
+		udmabuf_free(&c->ubuf);
+	else
+		free(c->buf);
 }
 
 static void fill_ah(struct uroce_ah_attr *ah, const struct pp_ctx *c, const struct pp_dest *dest,
@@ -869,7 +910,7 @@ out:
 static int pp_post_recv(struct pp_ctx *c, int n)
 {
 	struct uroce_sge sge = {
-		.addr = (uintptr_t)c->buf,
+		.addr = c->sge_base,
 		.length = (uint32_t)c->buf_len,
 		.lkey = c->mr->lkey,
 	};
@@ -908,7 +949,7 @@ static uint8_t full_chk_byte(int dir, unsigned k, unsigned j)
 static int pp_post_send(struct pp_ctx *c)
 {
 	struct uroce_sge sge = {
-		.addr = (uintptr_t)c->buf + (c->mode == PP_UD ? PP_GRH_BYTES : 0),
+		.addr = c->sge_base + (c->mode == PP_UD ? PP_GRH_BYTES : 0),
 		.length = c->size,
 		.lkey = c->mr->lkey,
 	};

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "rdma/verbs_port.h"
-#include "transport/core/dmabuf.h"
 #include "transport/core/nic.h"
 #include "transport/core/qp_internal.h"
 
@@ -61,8 +60,6 @@ _Static_assert(offsetof(struct uroce_sge, length) == offsetof(struct ibv_sge, le
 struct nic_mr {
 	struct uroce_mr pub;
 	struct ibv_mr *mr;
-	void *map;         /* a dmabuf the NIC could not take: its mapping */
-	size_t map_len;
 };
 
 /* A verbs context has one port (uroce_context_create checks). */
@@ -130,56 +127,40 @@ static int nic_mr_dereg(struct uroce_mr *mr)
 
 	if (rc)
 		return uroce_fail(-rc, "uroce_mr_dereg: the NIC refused: %s", strerror(rc));
-	dmabuf_unmap(m->map, m->map_len);
 	__atomic_fetch_sub(&mr->pd->ctx->nmr, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&mr->pd->refs, 1, __ATOMIC_RELAXED);
 	free(m);
 	return 0;
 }
 
-/* A dmabuf: the NIC's own dmabuf MR, or where the device has none (rxe)
- * the buffer mapped and registered at the same iova, so the peer names
- * the same addresses either way. */
+/* A dmabuf: the NIC's own dmabuf MR. A device without them (rxe) cannot
+ * be given the buffer's mapping instead: a dmabuf's mmap is a PFN map,
+ * which the kernel does not pin for an MR (EFAULT, seen on rxe with a
+ * udmabuf), so the caller is told to register host memory itself. */
 static int nic_mr_reg_dmabuf(struct uroce_pd *pd, int fd, uint64_t offset, size_t length, uint64_t iova,
                              int access, struct uroce_mr **out)
 {
 	struct verbs_port *vp = vp_of(pd->ctx);
-	struct nic_mr *m = calloc(1, sizeof(*m));
-	void *addr = NULL;
-	int e = 0;
+	struct nic_mr *m;
+	int e;
 
+	if (!vp->dmabuf_ok)
+		return uroce_fail(-EOPNOTSUPP, "uroce_mr_reg_dmabuf: RDMA device '%s' has no dmabuf memory regions "
+		                               "(ibv_reg_dmabuf_mr: EOPNOTSUPP); accepted on this device: host memory "
+		                               "with uroce_mr_reg (the buffer's own pages), or CUDA memory by its device "
+		                               "pointer where nvidia-peermem is loaded",
+		                  ibv_get_device_name(vp->ibctx->device));
+	m = calloc(1, sizeof(*m));
 	if (!m)
 		return uroce_fail(-ENOMEM, "uroce_mr_reg_dmabuf: out of memory");
-	if (vp->dmabuf_ok) {
-		m->mr = ibv_reg_dmabuf_mr(pd->nic, offset, length, iova, fd, access);
-		e = m->mr ? 0 : errno;
-	}
-	if (m->mr) {
-		m->pub.flags = UROCE_MR_DMABUF_DIRECT;
-	} else if (!vp->dmabuf_ok || e == EOPNOTSUPP || e == EPROTONOSUPPORT) {
-		int rc = dmabuf_map(fd, offset, length, &addr, &m->map, &m->map_len);
-
-		if (rc) {
-			free(m);
-			return uroce_fail(rc, "uroce_mr_reg_dmabuf: the NIC has no dmabuf memory regions (EOPNOTSUPP) and "
-			                      "dmabuf fd %d cannot be mapped into the process either: %s; accepted on this "
-			                      "device: host memory (uroce_mr_reg), or GPU memory through nvidia-peermem",
-			                  fd, strerror(-rc));
-		}
-		m->mr = ibv_reg_mr_iova(pd->nic, addr, length, iova, access);
-		if (!m->mr) {
-			e = errno;
-			dmabuf_unmap(m->map, m->map_len);
-			free(m);
-			return uroce_fail(-e, "uroce_mr_reg_dmabuf: the NIC has no dmabuf memory regions and refused the "
-			                      "mapped dmabuf too: %s", strerror(e));
-		}
-		m->pub.flags = UROCE_MR_DMABUF_MAPPED;
-	} else {
+	m->mr = ibv_reg_dmabuf_mr(pd->nic, offset, length, iova, fd, access);
+	if (!m->mr) {
+		e = errno ? errno : EIO;
 		free(m);
 		return uroce_fail(-e, "uroce_mr_reg_dmabuf: the NIC refused %zu bytes of dmabuf fd %d at offset %llu: %s",
 		                  length, fd, (unsigned long long)offset, strerror(e));
 	}
+	m->pub.flags = UROCE_MR_DMABUF_DIRECT;
 	m->pub.pd = pd;
 	m->pub.addr = (void *)(uintptr_t)iova;
 	m->pub.length = length;

@@ -238,8 +238,7 @@ enum uroce_mr_flags {
 	 * GPU memory moves without a host copy. */
 	UROCE_MR_DMABUF_DIRECT = 1 << 0,
 	/** The dmabuf is mapped into this process and the region is that
-	 * mapping: the engine (afxdp, dpdk) or the NIC (a verbs port whose
-	 * device has no dmabuf MRs, such as rxe) moves the bytes through it. */
+	 * mapping: the engine (afxdp, dpdk) copies through it. */
 	UROCE_MR_DMABUF_MAPPED = 1 << 1,
 };
 
@@ -247,10 +246,11 @@ enum uroce_mr_flags {
 int uroce_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access, struct uroce_mr **out);
 /**
  * Register length bytes of a dmabuf (fd), from offset within it.
- *  - verbs port: ibv_reg_dmabuf_mr; the peer names iova..iova+length, as
- *    with any NIC. A device without dmabuf MRs (EOPNOTSUPP, e.g. rxe)
- *    gets the dmabuf mapped and registered at the same iova instead;
- *    mr->flags says which (DIRECT or MAPPED).
+ *  - verbs port: ibv_reg_dmabuf_mr (flags DIRECT); the peer names
+ *    iova..iova+length, as with any NIC. A device without dmabuf MRs
+ *    (rxe) fails with -EOPNOTSUPP and says so: a dmabuf's mapping cannot
+ *    be pinned for an MR, so register the buffer's host pages instead
+ *    (uroce_mr_reg), as NCCL falls back.
  *  - afxdp / dpdk port: the dmabuf is mapped into this process and the
  *    engine copies through the mapping; the peer names the mapped address
  *    (mr->addr), so iova must be 0. A dmabuf that cannot be mapped (most

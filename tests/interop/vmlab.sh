@@ -96,7 +96,7 @@ kill_pidfile() {
 }
 
 # ------------------------------------------------------------------ setup
-HOST_PKGS="qemu-system-x86 busybox-static cpio kmod iproute2 tcpdump"
+HOST_PKGS="qemu-system-x86 busybox-static cpio kmod iproute2 tcpdump xz-utils"
 # What the guest runs; the libraries they need are found by closure below.
 GUEST_TOP="busybox-static ibverbs-utils ibverbs-providers perftest iproute2"
 MODULES="virtio_pci virtio_net rdma_rxe 9pnet_virtio 9p 8021q crc32_generic crc32-pclmul"
@@ -145,13 +145,17 @@ cmd_setup() {
 	fi
 
 	# The kernel is whatever linux-image-amd64 points at when the cache is
-	# first filled; it stays pinned until --force.
+	# first filled (or UROCE_VMLAB_KPKG, a kernel package of its own); it
+	# stays pinned until --force.
 	if [ ! -s "$CACHE/kpkg" ]; then
-		local kpkg
-		kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+		local kpkg=${UROCE_VMLAB_KPKG:-}
+		[ -n "$kpkg" ] ||
+			kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
 		[ -n "$kpkg" ] || die "cannot resolve linux-image-amd64 (run apt-get update)"
 		echo "$kpkg" >"$CACHE/kpkg"
 	fi
+	[ -z "${UROCE_VMLAB_KPKG:-}" ] || [ "$(cat "$CACHE/kpkg")" = "$UROCE_VMLAB_KPKG" ] ||
+		die "$CACHE holds kernel $(cat "$CACHE/kpkg"), not UROCE_VMLAB_KPKG=$UROCE_VMLAB_KPKG (setup --force, or another UROCE_VMLAB_CACHE)"
 	local KPKG KVER
 	KPKG=$(cat "$CACHE/kpkg")
 	KVER=${KPKG#linux-image-}
@@ -222,7 +226,12 @@ build_initramfs() {
 	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' | while read -r f; do
 		rel=${f#"$MD"/}
 		mkdir -p "$ST/lib/modules/$KVER/$(dirname "$rel")"
-		cp "$f" "$ST/lib/modules/$KVER/$rel"
+		case $rel in
+		*.ko.xz) # newer kernels ship compressed modules; busybox insmod takes plain ones
+			rel=${rel%.xz}
+			xz -dc "$f" >"$ST/lib/modules/$KVER/$rel" ;;
+		*) cp "$f" "$ST/lib/modules/$KVER/$rel" ;;
+		esac
 		echo "$rel" >>"$ST/etc/uvl/modules"
 	done
 	echo "$KVER" >"$ST/etc/uvl/kver"

@@ -1,0 +1,122 @@
+#!/bin/bash
+# dmabuf registration, on a guest whose kernel has /dev/udmabuf (Debian's
+# 6.12; the lab's default 6.1 has none): uroce-pingpong --dmabuf takes its
+# buffer from a udmabuf and registers it with uroce_mr_reg_dmabuf, against
+# uroce-pingpong on the host's AF_XDP port, data checked (-c):
+#   afxdp  the guest on afxdp:eth0: the dmabuf is mapped and the engine
+#          copies through it; both roles;
+#   verbs  the guest on verbs:rxe0: rxe has no dmabuf MRs, so the
+#          registration fails with EOPNOTSUPP and a message saying what is
+#          accepted, and the tool falls back to the udmabuf's pages as host
+#          memory (as NCCL does), and the run completes.
+# The guests of this test have their own cache (kernel and initramfs).
+#
+#   dmabuf.sh VMLAB_SH UROCE_PINGPONG_BIN
+set -euo pipefail
+
+. "$(dirname "$0")/vm_preamble.sh"
+vm_need_root
+[ $# -ge 2 ] || { echo "usage: $0 VMLAB_SH UROCE_PINGPONG_BIN" >&2; exit 2; }
+VMLAB=$1 PP=$2
+[ -x "$PP" ] || { echo "FAIL: $PP not found" >&2; exit 1; }
+command -v ping >/dev/null || { echo "FAIL: ping not found (apt-get install iputils-ping)" >&2; exit 1; }
+
+# the newest 6.12 kernel of the Debian release (bookworm ships it beside 6.1)
+KPKG=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9.]+\+deb[0-9]+-amd64$' 2>/dev/null |
+	awk '{ print $1 }' | sort -V | tail -1)
+[ -n "$KPKG" ] || { echo "FAIL: no linux-image-6.12.*-amd64 package in apt's lists (apt-get update)" >&2; exit 1; }
+export UROCE_VMLAB_CACHE=${UROCE_VMLAB_DMABUF_CACHE:-/var/cache/uroce-vmlab-dmabuf}
+# a cache pinned to an older 6.12 is started afresh
+if [ -s "$UROCE_VMLAB_CACHE/kpkg" ] && [ "$(cat "$UROCE_VMLAB_CACHE/kpkg")" != "$KPKG" ]; then
+	rm -f "$UROCE_VMLAB_CACHE/kpkg"
+	rm -rf "$UROCE_VMLAB_CACHE/kernel"
+fi
+export UROCE_VMLAB_KPKG=$KPKG
+export UROCE_VMLAB_LAB=uvdma$$
+SUBNET=${UROCE_VMLAB_SUBNET:-10.47.0}
+SRV_IP=$SUBNET.11
+HOST_IP=$SUBNET.2
+IFACE=uvp0
+WORK=$(mktemp -d /tmp/uroce-dmabuf.XXXXXX)
+HOSTNS=
+CASE=
+PASSED=0
+N=200
+SIZE=16384
+
+fail() {
+	echo "FAIL: ${CASE:+$CASE: }$*" >&2
+	exit 1
+}
+
+cleanup() {
+	local rc=$?
+	vm_console_tail $rc
+	"$VMLAB" down >/dev/null 2>&1 || true
+	rm -rf "$WORK"
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+vm_boot_host
+"$VMLAB" exec srv --timeout 10 '[ -c /dev/udmabuf ] && uname -r' || fail "the guest has no /dev/udmabuf"
+vm_put_uroce srv "$PP"
+G="$vm_uroce_env /tmp/u/uroce-pingpong rc -g 1 -n $N -s $SIZE -c --dmabuf"
+H="$PP rc -d afxdp:$IFACE -g 1 -n $N -s $SIZE -c"
+
+check() { # FILE PATTERN...
+	local f=$1
+	shift
+	for pat in "$@"; do
+		grep -Eq "$pat" "$f" || fail "$(basename "$f" .out) output lacks /$pat/"
+	done
+}
+
+# guest_serves SPEC GUEST_PATTERN...
+guest_serves() {
+	local spec=$1 job hrc=0 grc=0
+	shift
+	echo "=== $CASE"
+	job=$("$VMLAB" start srv "$G -d $spec")
+	wait_listening 18515 || fail "guest never listened: $("$VMLAB" output srv "$job")"
+	in_host timeout 120 $H "$SRV_IP" >"$WORK/host.out" 2>&1 || hrc=$?
+	"$VMLAB" wait srv "$job" --timeout 60 >"$WORK/guest.out" 2>&1 || grc=$?
+	sed 's/^/  guest: /' "$WORK/guest.out"
+	sed 's/^/  host: /' "$WORK/host.out"
+	[ $hrc = 0 ] && [ $grc = 0 ] || fail "host exit $hrc, guest exit $grc"
+	check "$WORK/guest.out" "$N iters in" "$@"
+	check "$WORK/host.out" "$N iters in"
+	PASSED=$((PASSED + 1))
+}
+
+# host_serves SPEC GUEST_PATTERN...
+host_serves() {
+	local spec=$1 hpid hrc=0 grc=0
+	shift
+	echo "=== $CASE"
+	in_host timeout 120 $H >"$WORK/host.out" 2>&1 &
+	hpid=$!
+	for _ in $(seq 100); do
+		in_host ss -ltn 2>/dev/null | grep -q ':18515 ' && break
+		sleep 0.1
+	done
+	"$VMLAB" exec srv --timeout 120 "$G -d $spec $HOST_IP" >"$WORK/guest.out" 2>&1 || grc=$?
+	wait $hpid || hrc=$?
+	sed 's/^/  guest: /' "$WORK/guest.out"
+	sed 's/^/  host: /' "$WORK/host.out"
+	[ $hrc = 0 ] && [ $grc = 0 ] || fail "host exit $hrc, guest exit $grc"
+	check "$WORK/guest.out" "$N iters in" "$@"
+	check "$WORK/host.out" "$N iters in"
+	PASSED=$((PASSED + 1))
+}
+
+CASE="afxdp: a udmabuf on the guest's AF_XDP port, guest serves"
+guest_serves afxdp:eth0 "dmabuf: $SIZE bytes of a udmabuf, mapped: the engine copies through it"
+CASE="afxdp: a udmabuf on the guest's AF_XDP port, host serves"
+host_serves afxdp:eth0 "dmabuf: $SIZE bytes of a udmabuf, mapped: the engine copies through it"
+CASE="verbs: rxe has no dmabuf MRs: the message, then host memory"
+guest_serves verbs:rxe0 "RDMA device 'rxe0' has no dmabuf memory regions \(ibv_reg_dmabuf_mr: EOPNOTSUPP\); accepted" \
+	"registering the udmabuf's pages as host memory instead"
+
+echo "dmabuf: $PASSED cases passed"
