@@ -259,6 +259,39 @@ int uroce_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access, str
  */
 int uroce_mr_reg_dmabuf(struct uroce_pd *pd, int fd, uint64_t offset, size_t length, uint64_t iova, int access,
                         struct uroce_mr **out);
+/* ----------------------------------------------------------------------
+ * GPU memory (gpu/). CUDA is the driver loaded at run time
+ * (libcuda.so.1); without it the same calls take host memory and copy
+ * with memcpy (the CPU backend), so code written for GPUs runs anywhere.
+ * ---------------------------------------------------------------------- */
+
+/** "cuda" when the CUDA driver is loaded and initialised, else "cpu". */
+const char *uroce_gpu_backend(void);
+/** Why the backend is what it is (e.g. "no CUDA driver (dlopen ...)"). */
+const char *uroce_gpu_backend_why(void);
+/**
+ * Register length bytes at ptr, host or CUDA device memory. Host memory:
+ * uroce_mr_reg. CUDA memory on a verbs port: a dmabuf of it
+ * (cuMemGetHandleForAddressRange) given to the NIC, the peer naming ptr;
+ * where the NIC has no dmabuf MRs, ibv_reg_mr of ptr if nvidia-peermem is
+ * loaded (as NCCL does); else -EOPNOTSUPP. CUDA memory on an afxdp or dpdk
+ * port: -EOPNOTSUPP (the engine copies with the CPU): use a stage.
+ */
+int uroce_mr_reg_gpu(struct uroce_pd *pd, void *ptr, size_t length, int access, struct uroce_mr **out);
+
+/** A staging buffer: pinned host memory (cuMemHostAlloc; mlock'ed host
+ * memory with the CPU backend), registered, that GPU data passes through
+ * on ports where the NIC cannot reach GPU memory (UCCL's AF_XDP path). */
+struct uroce_gpu_stage;
+int uroce_gpu_stage_create(struct uroce_pd *pd, size_t length, int access, struct uroce_gpu_stage **out);
+int uroce_gpu_stage_destroy(struct uroce_gpu_stage *s);
+/** The stage's region: SGEs and rkeys name mr->addr .. + length. */
+struct uroce_mr *uroce_gpu_stage_mr(const struct uroce_gpu_stage *s);
+/** Copy len bytes from src (device or host memory) to the stage at off, before a send. */
+int uroce_gpu_stage_in(struct uroce_gpu_stage *s, size_t off, const void *src, size_t len);
+/** Copy len bytes of the stage at off to dst (device or host memory), after a receive. */
+int uroce_gpu_stage_out(struct uroce_gpu_stage *s, size_t off, void *dst, size_t len);
+
 /** Deregister: the rkey is revoked at once, so late packets cannot write.
  * -EBUSY while a memory window is bound to the region. */
 int uroce_mr_dereg(struct uroce_mr *mr);
