@@ -1,0 +1,97 @@
+#!/bin/bash
+# The verbs port against rxe's own RC and against uroce's AF_XDP path, in
+# the same two Soft-RoCE guests (TCG, one vCPU each), lossless and with a
+# share of the sender's RoCEv2 packets dropped at its bridge port
+# (uroce-impair, seeded). write_bw, 64 KiB messages, client -> server:
+#   rxe RC          ib_write_bw at both ends: the kernel's go-back-N (baseline)
+#   uroce on verbs  uroce-perf -d verbs:rxe0 at both ends: uroce's API over
+#                   the NIC's own RC QP (rxe's go-back-N under it)
+#   uroce rc afxdp  uroce-perf -d afxdp:eth0: uroce's own RC, go-back-N
+#   uroce sr afxdp  uroce-perf -d afxdp:eth0 --reliability sr: selective repeat
+# Each cell is the average MB/s of a run that completed, "timed out" when
+# it did not within --timeout; ratios are to rxe RC in the same column.
+#
+#   verbs_bw.sh VMLAB_SH UROCE_PERF_BIN UROCE_IMPAIR_BIN [--iters N] [--loss P] [--timeout S]
+# Use a build without sanitizers (meson setup -Db_sanitize=none).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../interop/vm_preamble.sh"
+vm_need_root
+[ $# -ge 3 ] || { echo "usage: $0 VMLAB_SH UROCE_PERF_BIN UROCE_IMPAIR_BIN [--iters N] [--loss P] [--timeout S]" >&2; exit 2; }
+VMLAB=$1 PERF=$2 IMPAIR=$3
+shift 3
+ITERS=400 LOSS=0.01 TMO=120
+while [ $# -gt 0 ]; do
+	case $1 in
+	--iters) ITERS=$2; shift 2 ;;
+	--loss) LOSS=$2; shift 2 ;;
+	--timeout) TMO=$2; shift 2 ;;
+	*) echo "unknown option $1; accepted: --iters N, --loss P, --timeout S" >&2; exit 2 ;;
+	esac
+done
+export UROCE_VMLAB_LAB=uvvbw$$
+SUBNET=${UROCE_VMLAB_SUBNET:-10.47.0}
+SRV_IP=$SUBNET.11
+CLI_IP=$SUBNET.12
+HOST_IP=$SUBNET.2
+IFACE=uvp0
+WORK=$(mktemp -d /tmp/uroce-verbs-bw.XXXXXX)
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+cleanup() {
+	local rc=$?
+	"$VMLAB" down >/dev/null 2>&1 || true
+	rm -rf "$WORK"
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+vm_boot_host >/dev/null
+"$VMLAB" boot cli "$CLI_IP" >/dev/null
+for g in srv cli; do vm_put_uroce "$g" "$PERF"; done
+U="$vm_uroce_env /tmp/u/uroce-perf"
+
+# run NAME SERVER_CMD CLIENT_CMD: the client's average MB/s, or "timed out"
+run() {
+	local srv=$1 cli=$2 job out
+	job=$("$VMLAB" start srv "$srv")
+	wait_listening_in srv 18515 || { echo "no server"; return; }
+	if out=$("$VMLAB" exec cli --timeout "$TMO" "$cli" 2>&1); then
+		awk -v s=65536 '$1 == s && NF >= 4 { print $4; found = 1 } END { if (!found) print "no result" }' <<<"$out"
+	else
+		echo "timed out"
+	fi
+	"$VMLAB" wait srv "$job" --timeout 20 >/dev/null 2>&1 ||
+		"$VMLAB" exec srv --timeout 10 'pkill -f ib_write_bw; pkill -f uroce-perf' >/dev/null 2>&1 || true
+	sleep 1
+}
+
+MODES=("rxe RC" "uroce on verbs" "uroce rc afxdp" "uroce sr afxdp")
+SRV_CMD=("ib_write_bw -d rxe0 -x 1 -s 65536 -n $ITERS"
+	"$U write_bw -d verbs:rxe0 -x 1 -s 65536 -n $ITERS"
+	"$U write_bw -d afxdp:eth0 -x 1 -s 65536 -n $ITERS"
+	"$U write_bw -d afxdp:eth0 -x 1 -s 65536 -n $ITERS --reliability sr")
+declare -A BW
+for loss in 0 "$LOSS"; do
+	tap_off() { ip netns exec "$UROCE_VMLAB_LAB" "$IMPAIR" tp-cli --off >/dev/null 2>&1 || true; }
+	tap_off
+	for i in "${!MODES[@]}"; do
+		if [ "$loss" != 0 ]; then
+			# the same seed: every mode meets the same drop pattern
+			ip netns exec "$UROCE_VMLAB_LAB" "$IMPAIR" tp-cli --drop "$loss" --seed 7 >/dev/null ||
+				fail "uroce-impair on tp-cli"
+		fi
+		BW[$i,$loss]=$(run "${SRV_CMD[$i]}" "${SRV_CMD[$i]} $SRV_IP")
+		tap_off
+		echo "  ${MODES[$i]}, loss $loss: ${BW[$i,$loss]}" >&2
+	done
+done
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
+echo "write_bw 64 KiB x $ITERS, guest cli -> guest srv (TCG), drops on cli's bridge port; $(date -u +%F), commit $(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo ?)"
+echo "| path | lossless MB/s | x rxe RC | $LOSS loss MB/s | x rxe RC |"
+echo "|---|---:|---:|---:|---:|"
+for i in "${!MODES[@]}"; do
+	echo "| ${MODES[$i]} | ${BW[$i,0]} | $(ratio "${BW[$i,0]}" "${BW[0,0]}") | ${BW[$i,$LOSS]} | $(ratio "${BW[$i,$LOSS]}" "${BW[0,$LOSS]}") |"
+done
