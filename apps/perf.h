@@ -170,6 +170,8 @@ struct perf_ctx {
 int perf_setup(struct perf_ctx *p);
 int perf_connect_qps(struct perf_ctx *p);
 void perf_teardown(struct perf_ctx *p);
+/* The ports are a NIC's (verbs): the transport needs no progress calls. */
+int perf_nic_port(const struct perf_opts *o);
 int perf_progress(void *arg);
 uint64_t perf_activity(void *arg);
 /* Send and receive areas of one QP's buffer. */

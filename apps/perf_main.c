@@ -180,7 +180,7 @@ int perf_main(int argc, char **argv)
 	rc = perf_comm_open(&p.comm, o.server, o.tcp_port, o.timeout);
 	if (rc)
 		goto out;
-	p.comm.tcp.progress = perf_progress;
+	p.comm.tcp.progress = perf_nic_port(&o) ? NULL : perf_progress;
 	p.comm.tcp.activity = perf_activity;
 	p.comm.tcp.arg = &p;
 	int agreed;
