@@ -44,6 +44,7 @@ SAME(UROCE_ACCESS_REMOTE_ATOMIC, IBV_ACCESS_REMOTE_ATOMIC);
 SAME(UROCE_ACCESS_MW_BIND, IBV_ACCESS_MW_BIND);
 SAME(UROCE_QPT_RC, IBV_QPT_RC);
 SAME(UROCE_QPT_UC, IBV_QPT_UC);
+SAME(UROCE_QPT_UD, IBV_QPT_UD);
 SAME(UROCE_QPS_ERR, IBV_QPS_ERR);
 SAME(UROCE_MTU_4096, IBV_MTU_4096);
 SAME(UROCE_QP_DEST_QPN, IBV_QP_DEST_QPN);
@@ -238,6 +239,7 @@ static int nic_qp_create(struct uroce_qp *qp, struct uroce_qp_init_attr *attr)
 		},
 		.qp_type = (enum ibv_qp_type)attr->qp_type,
 		.sq_sig_all = attr->sq_sig_all,
+		.srq = attr->srq ? attr->srq->nic : NULL,
 	};
 	struct ibv_qp *q = ibv_create_qp(qp->pd->nic, &ia);
 
@@ -248,7 +250,8 @@ static int nic_qp_create(struct uroce_qp *qp, struct uroce_qp_init_attr *attr)
 			return uroce_fail(-EOPNOTSUPP, "uroce_qp_create: the NIC has no UC QPs (%s); accepted there: RC",
 			                  strerror(e));
 		return uroce_fail(-e, "uroce_qp_create: the NIC refused a %s QP (send %u x %u SGEs, receive %u x %u, "
-		                  "inline %u): %s", attr->qp_type == UROCE_QPT_RC ? "RC" : "UC", ia.cap.max_send_wr,
+		                  "inline %u): %s", attr->qp_type == UROCE_QPT_RC ? "RC" :
+		                  attr->qp_type == UROCE_QPT_UC ? "UC" : "UD", ia.cap.max_send_wr,
 		                  ia.cap.max_send_sge, ia.cap.max_recv_wr, ia.cap.max_recv_sge, ia.cap.max_inline_data,
 		                  strerror(e));
 	}
@@ -387,7 +390,7 @@ static int nic_qp_query(struct uroce_qp *qp, struct uroce_qp_attr *attr, struct 
 /* Translate up to NIC_POST_BATCH WRs from *wr into w (chained); *wr
  * moves past them. -EINVAL/-EOPNOTSUPP at a WR the NIC path does not take
  * (*wr is then that WR). */
-static int send_batch(struct uroce_send_wr **wr, struct ibv_send_wr *w, int *n)
+static int send_batch(struct uroce_send_wr **wr, struct ibv_send_wr *w, int *n, bool ud)
 {
 	struct uroce_send_wr *u = *wr;
 	int k = 0;
@@ -414,6 +417,16 @@ static int send_batch(struct uroce_send_wr **wr, struct ibv_send_wr *w, int *n)
 			o->wr.atomic.compare_add = u->wr.atomic.compare_add;
 			o->wr.atomic.swap = u->wr.atomic.swap;
 			o->wr.atomic.rkey = u->wr.atomic.rkey;
+		} else if (ud) {
+			if (!u->wr.ud.ah || !u->wr.ud.ah->nic) {
+				*wr = u;
+				*n = k;
+				return uroce_fail(-EINVAL, "uroce_post_send: wr %llu: a UD send needs an AH of this context",
+				                  (unsigned long long)u->wr_id);
+			}
+			o->wr.ud.ah = u->wr.ud.ah->nic;
+			o->wr.ud.remote_qpn = u->wr.ud.remote_qpn;
+			o->wr.ud.remote_qkey = u->wr.ud.remote_qkey;
 		} else {
 			o->wr.rdma.remote_addr = u->wr.rdma.remote_addr;
 			o->wr.rdma.rkey = u->wr.rdma.rkey;
@@ -442,7 +455,7 @@ static int nic_post_send(struct uroce_qp *qp, struct uroce_send_wr *wr, struct u
 
 	while (wr) {
 		struct uroce_send_wr *first = wr;
-		int n, rc = send_batch(&wr, w, &n), prc;
+		int n, rc = send_batch(&wr, w, &n, qp->type == UROCE_QPT_UD), prc;
 
 		if (n) {
 			prc = ibv_post_send(qp->nic, w, &bad);
@@ -466,7 +479,9 @@ static int nic_post_send(struct uroce_qp *qp, struct uroce_send_wr *wr, struct u
 	return 0;
 }
 
-static int nic_post_recv(struct uroce_qp *qp, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr)
+/* Receives for a QP's own queue (qp) or an SRQ (srq), in batches. */
+static int post_recvs(struct ibv_qp *qp, struct ibv_srq *srq, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr,
+                      const char *fn)
 {
 	struct ibv_recv_wr w[NIC_POST_BATCH], *bad = NULL;
 
@@ -482,18 +497,65 @@ static int nic_post_recv(struct uroce_qp *qp, struct uroce_recv_wr *wr, struct u
 			if (k)
 				w[k - 1].next = &w[k];
 		}
-		rc = ibv_post_recv(qp->nic, w, &bad);
+		rc = qp ? ibv_post_recv(qp, w, &bad) : ibv_post_srq_recv(srq, w, &bad);
 		if (rc) {
 			for (struct ibv_recv_wr *x = w; x && x != bad; x = x->next)
 				first = first->next;
 			if (bad_wr)
 				*bad_wr = first;
-			return uroce_fail(-rc, "uroce_post_recv: the NIC refused wr %llu: %s",
+			return uroce_fail(-rc, "%s: the NIC refused wr %llu: %s", fn,
 			                  (unsigned long long)(first ? first->wr_id : 0), strerror(rc));
 		}
 		wr = u;
 	}
 	return 0;
+}
+
+static int nic_post_recv(struct uroce_qp *qp, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr)
+{
+	return post_recvs(qp->nic, NULL, wr, bad_wr, "uroce_post_recv");
+}
+
+static int nic_post_srq_recv(struct uroce_srq *srq, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr)
+{
+	return post_recvs(NULL, srq->nic, wr, bad_wr, "uroce_post_srq_recv");
+}
+
+static int nic_srq_create(struct uroce_srq *srq, const struct uroce_srq_init_attr *attr)
+{
+	struct ibv_srq_init_attr ia = { .attr = { .max_wr = attr->max_wr, .max_sge = attr->max_sge ? attr->max_sge : 1 } };
+
+	srq->nic = ibv_create_srq(srq->pd->nic, &ia);
+	if (!srq->nic)
+		return uroce_fail(errno ? -errno : -ENOMEM, "uroce_srq_create: the NIC refused an SRQ of %u x %u SGEs: %s",
+		                  ia.attr.max_wr, ia.attr.max_sge, strerror(errno));
+	srq->size = ia.attr.max_wr;
+	srq->max_sge = ia.attr.max_sge;
+	return 0;
+}
+
+static void nic_srq_destroy(struct uroce_srq *srq)
+{
+	ibv_destroy_srq(srq->nic);
+}
+
+static int nic_ah_create(struct uroce_ah *ah, const struct uroce_ah_attr *attr)
+{
+	struct ibv_ah_attr a;
+	int rc = ah_to_ibv(vp_of(ah->pd->ctx), attr, &a, "uroce_ah_create");
+
+	if (rc)
+		return rc;
+	ah->nic = ibv_create_ah(ah->pd->nic, &a);
+	if (!ah->nic)
+		return uroce_fail(errno ? -errno : -EINVAL, "uroce_ah_create: the NIC refused the address: %s",
+		                  strerror(errno));
+	return 0;
+}
+
+static void nic_ah_destroy(struct uroce_ah *ah)
+{
+	ibv_destroy_ah(ah->nic);
 }
 
 const struct nic_ops verbs_nic_ops = {
@@ -511,4 +573,9 @@ const struct nic_ops verbs_nic_ops = {
 	.qp_query = nic_qp_query,
 	.post_send = nic_post_send,
 	.post_recv = nic_post_recv,
+	.srq_create = nic_srq_create,
+	.srq_destroy = nic_srq_destroy,
+	.post_srq_recv = nic_post_srq_recv,
+	.ah_create = nic_ah_create,
+	.ah_destroy = nic_ah_destroy,
 };

@@ -4,24 +4,26 @@
 # behind uroce's API. Two guests (srv, cli) and a host-side AF_XDP peer on
 # the lab bridge. Cases, each bounded and each with its data checked
 # (--chk / -c) where the program offers it:
-#   rdma-core  uroce-pingpong rc|uc on verbs against ibv_rc_pingpong /
-#              ibv_uc_pingpong in the other guest, both roles;
+#   rdma-core  uroce-pingpong rc|uc|ud on verbs against ibv_rc_pingpong /
+#              ibv_uc_pingpong / ibv_ud_pingpong in the other guest, both
+#              roles;
+#   srq        verbs_srq: three RC QPs receiving through one SRQ of the NIC;
 #   perftest   uroce-perf write_bw / read_bw on verbs against ib_write_bw /
 #              ib_read_bw in the other guest;
 #   afxdp      uroce-pingpong on verbs (guest) against uroce-pingpong on the
 #              host's AF_XDP port, both roles: uroce's own RC meets the NIC's;
 #   bad input  a device that does not exist (the message lists rxe0), a port
 #              the device lacks, a device without a RoCEv2 GID (rxe1 on a
-#              VLAN without addresses), a UD QP on a verbs port.
+#              VLAN without addresses), sr on a verbs port.
 #
-#   verbs_rc.sh VMLAB_SH UROCE_PINGPONG_BIN UROCE_PERF_BIN
+#   verbs_rc.sh VMLAB_SH UROCE_PINGPONG_BIN UROCE_PERF_BIN VERBS_SRQ_BIN
 set -euo pipefail
 
 . "$(dirname "$0")/vm_preamble.sh"
 vm_need_root
-[ $# -ge 3 ] || { echo "usage: $0 VMLAB_SH UROCE_PINGPONG_BIN UROCE_PERF_BIN" >&2; exit 2; }
-VMLAB=$1 PP=$2 PERF=$3
-for b in "$PP" "$PERF"; do [ -x "$b" ] || { echo "FAIL: $b not found" >&2; exit 1; }; done
+[ $# -ge 4 ] || { echo "usage: $0 VMLAB_SH UROCE_PINGPONG_BIN UROCE_PERF_BIN VERBS_SRQ_BIN" >&2; exit 2; }
+VMLAB=$1 PP=$2 PERF=$3 SRQ=$4
+for b in "$PP" "$PERF" "$SRQ"; do [ -x "$b" ] || { echo "FAIL: $b not found" >&2; exit 1; }; done
 command -v ping >/dev/null || { echo "FAIL: ping not found (apt-get install iputils-ping)" >&2; exit 1; }
 
 export UROCE_VMLAB_LAB=uvvrc$$
@@ -53,7 +55,7 @@ trap 'exit 130' INT TERM
 vm_boot_host
 "$VMLAB" boot cli "$CLI_IP" >/dev/null
 U="$vm_uroce_env /tmp/u"
-for g in srv cli; do vm_put_uroce "$g" "$PP" "$PERF"; done
+for g in srv cli; do vm_put_uroce "$g" "$PP" "$PERF" "$SRQ"; done
 
 # pair SERVER_GUEST SERVER_CMD CLIENT_GUEST CLIENT_CMD PORT [EXPECT...]
 # The server starts, listens on PORT; the client runs; both must exit 0
@@ -77,14 +79,23 @@ pair() {
 }
 
 # rdma-core's pingpongs, uroce on either side, -c/--chk checking every buffer
-for mode in rc uc; do
+for mode in rc uc ud; do
+	size=8192
+	[ $mode != ud ] || size=512 # one MTU
 	CASE="$mode: uroce-pingpong on verbs serves ibv_${mode}_pingpong"
-	pair srv "$U/uroce-pingpong $mode -d verbs:rxe0 -g 1 -n 200 -s 8192 -c" \
-		cli "ibv_${mode}_pingpong -d rxe0 -g 1 -n 200 -s 8192 -c $SRV_IP" 18515 '200 iters in'
+	pair srv "$U/uroce-pingpong $mode -d verbs:rxe0 -g 1 -n 200 -s $size -c" \
+		cli "ibv_${mode}_pingpong -d rxe0 -g 1 -n 200 -s $size -c $SRV_IP" 18515 '200 iters in'
 	CASE="$mode: ibv_${mode}_pingpong serves uroce-pingpong on verbs"
-	pair srv "ibv_${mode}_pingpong -d rxe0 -g 1 -n 200 -s 8192 -c" \
-		cli "$U/uroce-pingpong $mode -d verbs:rxe0 -g 1 -n 200 -s 8192 -c $SRV_IP" 18515 '200 iters in'
+	pair srv "ibv_${mode}_pingpong -d rxe0 -g 1 -n 200 -s $size -c" \
+		cli "$U/uroce-pingpong $mode -d verbs:rxe0 -g 1 -n 200 -s $size -c $SRV_IP" 18515 '200 iters in'
 done
+
+CASE="srq: three RC QPs receive through one SRQ of the NIC"
+echo "=== $CASE"
+"$VMLAB" exec srv --timeout 60 "$U/verbs_srq verbs:rxe0 1" >"$WORK/srq.out" 2>&1 || { cat "$WORK/srq.out"; fail "verbs_srq failed"; }
+sed 's/^/  /' "$WORK/srq.out"
+grep -q 'verbs_srq: PASS 30 SENDs over 3 QPs through one SRQ' "$WORK/srq.out" || fail "no PASS line"
+PASSED=$((PASSED + 1))
 
 # perftest: the NIC's keys and addresses travel in perftest's exchange
 for t in write read; do
@@ -145,8 +156,8 @@ CASE="bad input: no such device"
 bad_in srv "$U/uroce-pingpong rc -d verbs:mlx5_9 -g 1" "no RDMA device 'mlx5_9'; devices present: rxe0"
 CASE="bad input: no such port"
 bad_in srv "$U/uroce-pingpong rc -d verbs:rxe0:2 -g 1" "'rxe0' has no port 2; accepted: 1-1"
-CASE="bad input: a UD QP on a verbs port"
-bad_in srv "$U/uroce-pingpong ud -d verbs:rxe0 -g 1 127.0.0.1" "UD and SRQs are not carried"
+CASE="bad input: sr on a verbs port"
+bad_in srv "$U/uroce-pingpong rc -d verbs:rxe0 -g 1 --reliability sr 127.0.0.1" "run on the afxdp or dpdk data path only"
 
 # last, since it takes cli's addresses: a port whose interface lost its
 # addresses keeps only its default GID (fe80:: from the MAC, which the

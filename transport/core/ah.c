@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "transport/core/qp_internal.h"
+#include "transport/core/nic.h"
 #include "transport/core/ctx_call.h"
 
 CTX_CALL3(ah_create, uroce_ah_create, struct uroce_pd *, const struct uroce_ah_attr *, struct uroce_ah **)
@@ -16,9 +17,18 @@ int uroce_ah_create(struct uroce_pd *pd, const struct uroce_ah_attr *attr, struc
 
 	if (!pd || !attr || !out)
 		return uroce_fail(-EINVAL, "uroce_ah_create: pd, attr and out are required");
-	if (pd->ctx->nic)
-		return uroce_fail(-EOPNOTSUPP, "uroce_ah_create: address handles (UD) are not carried on a verbs port "
-		                               "yet; accepted there: RC and UC QPs");
+	if (pd->ctx->nic) {
+		ah = calloc(1, sizeof(*ah));
+		if (!ah)
+			return uroce_fail(-ENOMEM, "uroce_ah_create: out of memory");
+		ah->pd = pd;
+		rc = pd->ctx->nic->ah_create(ah, attr);
+		if (rc) {
+			free(ah);
+			return rc;
+		}
+		goto done;
+	}
 	/* The MAC is resolved on the engine thread, as for a QP's AV: a DPDK
 	 * port resolves by polling its own receive queue, which only the
 	 * engine may touch. */
@@ -41,6 +51,7 @@ int uroce_ah_create(struct uroce_pd *pd, const struct uroce_ah_attr *attr, struc
 		return uroce_fail(rc, "uroce_ah_create: %s", why);
 	}
 	ah->pd = pd;
+done:
 	ah->attr = *attr;
 	__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELAXED);
 	*out = ah;
@@ -52,6 +63,8 @@ int uroce_ah_destroy(struct uroce_ah *ah)
 	if (!ah)
 		return uroce_fail(-EINVAL, "uroce_ah_destroy: ah is NULL");
 	__atomic_fetch_sub(&ah->pd->refs, 1, __ATOMIC_RELAXED);
+	if (ah->nic)
+		ah->pd->ctx->nic->ah_destroy(ah);
 	free(ah);
 	return 0;
 }

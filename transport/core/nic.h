@@ -26,6 +26,11 @@ struct nic_ops {
 	int (*qp_query)(struct uroce_qp *qp, struct uroce_qp_attr *attr, struct uroce_qp_init_attr *init);
 	int (*post_send)(struct uroce_qp *qp, struct uroce_send_wr *wr, struct uroce_send_wr **bad_wr);
 	int (*post_recv)(struct uroce_qp *qp, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr);
+	int (*srq_create)(struct uroce_srq *srq, const struct uroce_srq_init_attr *attr); /* fills srq->nic */
+	void (*srq_destroy)(struct uroce_srq *srq);
+	int (*post_srq_recv)(struct uroce_srq *srq, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr);
+	int (*ah_create)(struct uroce_ah *ah, const struct uroce_ah_attr *attr); /* fills ah->nic */
+	void (*ah_destroy)(struct uroce_ah *ah);
 };
 
 #endif /* UROCE_TRANSPORT_CORE_NIC_H */

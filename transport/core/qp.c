@@ -276,7 +276,7 @@ static void qp_free_mem(struct uroce_qp *qp)
 	free(qp);
 }
 
-/* A QP on an RDMA NIC: the device's own RC or UC QP runs the transport;
+/* A QP on an RDMA NIC: the device's own RC, UC or UD QP runs the transport;
  * this struct holds what the API reads of it (ctx, pd, CQs, number). */
 static int qp_create_nic(struct uroce_context *ctx, struct uroce_pd *pd, struct uroce_qp_init_attr *attr,
                          struct uroce_qp **out)
@@ -287,15 +287,12 @@ static int qp_create_nic(struct uroce_context *ctx, struct uroce_pd *pd, struct 
 	struct uroce_qp *qp;
 	int rc;
 
-	if (attr->qp_type == UROCE_QPT_UD || attr->srq)
-		return uroce_fail(-EOPNOTSUPP, "uroce_qp_create: on a verbs port a QP is RC or UC with its own receive "
-		                               "queue (UD and SRQs are not carried there yet)");
 	if (attr->rel.reliability != UROCE_REL_RC || attr->rel.imm_counter || memcmp(&attr->path, &no_path,
 	    sizeof(no_path)) || memcmp(&attr->cc, &no_cc, sizeof(no_cc)) || memcmp(&attr->failover, &no_fo, sizeof(no_fo)))
-		return uroce_fail(-EOPNOTSUPP, "uroce_qp_create: on a verbs port the NIC's own RC/UC QP runs the "
+		return uroce_fail(-EOPNOTSUPP, "uroce_qp_create: on a verbs port the NIC's own QP runs the "
 		                               "transport: accepted rel.reliability rc without imm_counter, and no "
-		                               "path, cc or failover attributes (sr, ec, be and spraying need the "
-		                               "afxdp or dpdk data path)");
+		                               "path, cc or failover attributes (sr, ec, be and spraying run on the "
+		                               "afxdp or dpdk data path only, for now)");
 	qp = aligned_alloc(64, (sizeof(*qp) + 63) & ~(size_t)63);
 	if (!qp)
 		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
@@ -317,6 +314,8 @@ static int qp_create_nic(struct uroce_context *ctx, struct uroce_pd *pd, struct 
 	__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&attr->send_cq->refs, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&attr->recv_cq->refs, 1, __ATOMIC_RELAXED);
+	if (attr->srq)
+		__atomic_fetch_add(&attr->srq->refs, 1, __ATOMIC_RELAXED);
 	*out = qp;
 	return 0;
 }
@@ -511,6 +510,8 @@ int uroce_qp_destroy(struct uroce_qp *qp)
 		__atomic_fetch_sub(&qp->pd->refs, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_sub(&qp->scq->refs, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_sub(&qp->rcq->refs, 1, __ATOMIC_RELAXED);
+		if (qp->init.srq)
+			__atomic_fetch_sub(&qp->init.srq->refs, 1, __ATOMIC_RELAXED);
 		free(qp);
 		return 0;
 	}

@@ -93,6 +93,7 @@ struct uroce_srq {
 	struct rwqe *q;
 	struct uroce_sge *sges;
 	unsigned refs;
+	void *nic;     /* on a NIC context: the device's SRQ (no queue here) */
 };
 
 struct dest {
@@ -110,6 +111,7 @@ struct uroce_ah {
 	struct uroce_pd *pd;
 	struct uroce_ah_attr attr;
 	struct dest d;
+	void *nic;     /* on a NIC context: the device's AH */
 };
 
 enum swqe_state { SWQE_POSTED = 0, SWQE_SENDING, SWQE_SENT };

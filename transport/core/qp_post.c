@@ -423,6 +423,8 @@ int uroce_post_srq_recv(struct uroce_srq *srq, struct uroce_recv_wr *wr, struct 
 		*bad_wr = srq && wr ? NULL : wr;
 	if (!srq || !wr)
 		return uroce_fail(-EINVAL, "uroce_post_srq_recv: srq and wr are required");
+	if (srq->nic)
+		return srq->pd->ctx->nic->post_srq_recv(srq, wr, bad_wr);
 	return post_recv_chain(NULL, srq, wr, bad_wr, "uroce_post_srq_recv");
 }
 
