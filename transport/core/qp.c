@@ -281,14 +281,11 @@ static void qp_free_mem(struct uroce_qp *qp)
 static int qp_create_nic(struct uroce_context *ctx, struct uroce_pd *pd, struct uroce_qp_init_attr *attr,
                          struct uroce_qp **out)
 {
-	static const struct uroce_path_attr no_path;
-	static const struct uroce_cc_attr no_cc;
-	static const struct uroce_failover_attr no_fo;
 	struct uroce_qp *qp;
 	int rc;
 
-	if (attr->rel.reliability != UROCE_REL_RC || attr->rel.imm_counter || memcmp(&attr->path, &no_path,
-	    sizeof(no_path)) || memcmp(&attr->cc, &no_cc, sizeof(no_cc)) || memcmp(&attr->failover, &no_fo, sizeof(no_fo)))
+	if (attr->rel.reliability != UROCE_REL_RC || attr->rel.imm_counter || attr->path.npaths > 1 ||
+	    attr->path.nports > 1 || attr->cc.algo != UROCE_CC_NONE || attr->failover.nbackups)
 		return uroce_fail(-EOPNOTSUPP, "uroce_qp_create: on a verbs port the NIC's own QP runs the "
 		                               "transport: accepted rel.reliability rc without imm_counter, and no "
 		                               "path, cc or failover attributes (sr, ec, be and spraying run on the "
