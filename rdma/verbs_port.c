@@ -218,6 +218,23 @@ static void verbs_link_refresh(struct port *p)
 		vp->link_up = a.state == IBV_PORT_ACTIVE;
 }
 
+/* The device's GID table changed (an address came or went): the port's
+ * table follows; the transport's slow path publishes it and raises
+ * GID_CHANGE (gid.c). A failed read keeps the table it has. */
+static void reread_gids(struct verbs_port *vp)
+{
+	struct ibv_port_attr a;
+	struct verbs_port next = *vp;
+	int ifindex = 0;
+
+	if (ibv_query_port(vp->ibctx, vp->ib_port, &a))
+		return;
+	read_gids(&next, (unsigned)a.gid_tbl_len, &ifindex);
+	vp->ngid = next.ngid;
+	memcpy(vp->gid, next.gid, sizeof(vp->gid));
+	memcpy(vp->dev_index, next.dev_index, sizeof(vp->dev_index));
+}
+
 /* The device's events: PORT_ACTIVE / PORT_ERR move the link; the rest
  * (a QP's or CQ's fatal error) is counted, and the QP's own completions
  * carry it to the application. */
@@ -236,6 +253,8 @@ static void verbs_poll(struct port *p)
 			vp->link_up = true;
 		else if (ev.event_type == IBV_EVENT_PORT_ERR && ev.element.port_num == vp->ib_port)
 			vp->link_up = false;
+		else if (ev.event_type == IBV_EVENT_GID_CHANGE && ev.element.port_num == vp->ib_port)
+			reread_gids(vp);
 		ibv_ack_async_event(&ev);
 	}
 }

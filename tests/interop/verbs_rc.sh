@@ -8,6 +8,8 @@
 #              ibv_uc_pingpong / ibv_ud_pingpong in the other guest, both
 #              roles;
 #   srq        verbs_srq: three RC QPs receiving through one SRQ of the NIC;
+#   gids       verbs_gid_watch: an address added to the guest's interface
+#              appears in the verbs port's GID table, with GID_CHANGE;
 #   perftest   uroce-perf write_bw / read_bw on verbs against ib_write_bw /
 #              ib_read_bw in the other guest;
 #   afxdp      uroce-pingpong on verbs (guest) against uroce-pingpong on the
@@ -16,14 +18,14 @@
 #              the device lacks, a device without a RoCEv2 GID (rxe1 on a
 #              VLAN without addresses), sr on a verbs port.
 #
-#   verbs_rc.sh VMLAB_SH UROCE_PINGPONG_BIN UROCE_PERF_BIN VERBS_SRQ_BIN
+#   verbs_rc.sh VMLAB_SH UROCE_PINGPONG_BIN UROCE_PERF_BIN VERBS_SRQ_BIN VERBS_GID_WATCH_BIN
 set -euo pipefail
 
 . "$(dirname "$0")/vm_preamble.sh"
 vm_need_root
-[ $# -ge 4 ] || { echo "usage: $0 VMLAB_SH UROCE_PINGPONG_BIN UROCE_PERF_BIN VERBS_SRQ_BIN" >&2; exit 2; }
-VMLAB=$1 PP=$2 PERF=$3 SRQ=$4
-for b in "$PP" "$PERF" "$SRQ"; do [ -x "$b" ] || { echo "FAIL: $b not found" >&2; exit 1; }; done
+[ $# -ge 5 ] || { echo "usage: $0 VMLAB_SH UROCE_PINGPONG_BIN UROCE_PERF_BIN VERBS_SRQ_BIN VERBS_GID_WATCH_BIN" >&2; exit 2; }
+VMLAB=$1 PP=$2 PERF=$3 SRQ=$4 GIDW=$5
+for b in "$PP" "$PERF" "$SRQ" "$GIDW"; do [ -x "$b" ] || { echo "FAIL: $b not found" >&2; exit 1; }; done
 command -v ping >/dev/null || { echo "FAIL: ping not found (apt-get install iputils-ping)" >&2; exit 1; }
 
 export UROCE_VMLAB_LAB=uvvrc$$
@@ -55,7 +57,7 @@ trap 'exit 130' INT TERM
 vm_boot_host
 "$VMLAB" boot cli "$CLI_IP" >/dev/null
 U="$vm_uroce_env /tmp/u"
-for g in srv cli; do vm_put_uroce "$g" "$PP" "$PERF" "$SRQ"; done
+for g in srv cli; do vm_put_uroce "$g" "$PP" "$PERF" "$SRQ" "$GIDW"; done
 
 # pair SERVER_GUEST SERVER_CMD CLIENT_GUEST CLIENT_CMD PORT [EXPECT...]
 # The server starts, listens on PORT; the client runs; both must exit 0
@@ -138,6 +140,25 @@ sed 's/^/  guest: /' "$WORK/srv.out"
 grep -q '300 iters in' "$WORK/host.out" && grep -q '300 iters in' "$WORK/srv.out" || fail "no '300 iters in'"
 PASSED=$((PASSED + 1))
 
+# the port's GID table follows the interface's addresses
+CASE="gids: an address added to cli's eth0 appears in the verbs port's table"
+echo "=== $CASE"
+job=$("$VMLAB" start cli "$U/verbs_gid_watch verbs:rxe0 30")
+for _ in $(seq 100); do
+	"$VMLAB" output cli "$job" | grep -q '^watching' && break
+	sleep 0.1
+done
+"$VMLAB" exec cli --timeout 10 "ip addr add $SUBNET.99/24 dev eth0" || fail "cannot add an address"
+grc=0
+"$VMLAB" wait cli "$job" --timeout 40 >"$WORK/gid.out" 2>&1 || grc=$?
+sed 's/^/  /' "$WORK/gid.out"
+[ $grc = 0 ] || fail "verbs_gid_watch exit $grc"
+grep -q "^event GID table change port 1" "$WORK/gid.out" || fail "no GID_CHANGE event"
+grep -q "^after gid [0-9]* ::ffff:$SUBNET.99\$" "$WORK/gid.out" || fail "::ffff:$SUBNET.99 is not in the table after"
+! grep -q "^before gid [0-9]* ::ffff:$SUBNET.99\$" "$WORK/gid.out" || fail "::ffff:$SUBNET.99 was there before"
+"$VMLAB" exec cli --timeout 10 "ip addr del $SUBNET.99/24 dev eth0" || fail "cannot remove the address"
+PASSED=$((PASSED + 1))
+
 # bad input: each refused with what is wrong and what is accepted
 bad_in() {
 	local g=$1 cmd=$2 rc=0
@@ -167,7 +188,7 @@ bad_in srv "$U/uroce-pingpong rc -d verbs:rxe0 -g 1 --reliability sr 127.0.0.1" 
 # here.)
 CASE="bad input: a GID index the port no longer has"
 "$VMLAB" exec cli --timeout 30 'sysctl -q -w net.ipv6.conf.eth0.disable_ipv6=1; ip addr flush dev eth0 &&
-	for i in $(seq 50); do ibv_devinfo -v -d rxe0 | grep -q ffff: || exit 0; sleep 0.1; done;
+	for i in $(seq 100); do ibv_devinfo -v -d rxe0 | grep -q ffff: || exit 0; sleep 0.1; done;
 	ibv_devinfo -v -d rxe0 | grep GID; exit 1' || fail "cli's rxe0 keeps its IPv4 GID after the address went"
 bad_in cli "$U/uroce-pingpong rc -d verbs:rxe0 -g 1" "port 1 has 1 GIDs; index 1 is past the end \\(accepted: 0-0\\)"
 

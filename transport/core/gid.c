@@ -201,7 +201,16 @@ unsigned gid_slow_path(struct uroce_context *ctx)
 		struct ctx_port *cp = &ctx->ports[i];
 		bool up;
 
-		if (r.addr_dirty[i] || cp->gid_dirty) {
+		if (cp->port->ops->gids) {
+			/* the backend keeps its device's table current */
+			struct gid_table next = { 0 };
+
+			next.n = cp->port->ops->gids(cp->port, next.gid, GID_TABLE_MAX);
+			if (table_publish(cp, &next)) {
+				ctx_async_port_event(ctx, i, UROCE_EVENT_GID_CHANGE);
+				raised++;
+			}
+		} else if (r.addr_dirty[i] || cp->gid_dirty) {
 			struct gid_table next = { 0 };
 
 			/* a failed read keeps the table it has and tries again
