@@ -109,6 +109,7 @@ struct pp_ctx {
 	size_t buf_len;
 	struct udmabuf ubuf;     /* --dmabuf: where buf lives */
 	uint64_t sge_base;       /* the address SGEs name for buf[0]: mr->addr */
+	int on_nic;              /* a verbs port: the NIC runs the transport, nothing to progress */
 	unsigned size;
 	unsigned send_flags;
 	int rx_depth;
@@ -578,6 +579,7 @@ static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
 	memset(c, 0, sizeof(*c));
 	c->mode = o->mode;
 	c->size = o->size;
+	c->on_nic = !strncmp(o->port_specs[0], "verbs:", 6);
 	c->validate_buf = o->validate_buf;
 	c->full_chk = o->validate_buf && o->rel.attr.reliability != UROCE_REL_RC;
 	c->is_client = o->servername != NULL;
@@ -638,7 +640,7 @@ static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
 		/* a verbs port's NIC names the region by iova: the tool's own
 		 * address of it, so that both views agree; an afxdp/dpdk port
 		 * maps the dmabuf itself (iova 0) */
-		int on_nic = !strncmp(o->port_specs[0], "verbs:", 6);
+		int on_nic = c->on_nic;
 
 		err = uroce_mr_reg_dmabuf(c->pd, c->ubuf.fd, 0, c->buf_len, on_nic ? (uintptr_t)c->buf : 0,
 		                          UROCE_ACCESS_LOCAL_WRITE, &c->mr);
@@ -1173,7 +1175,7 @@ static int run(const struct pp_opts *o, struct pp_ctx *c)
 		struct uroce_wc wc[2];
 		int ne;
 
-		err = uroce_progress(c->ctx);
+		err = c->on_nic ? 0 : uroce_progress(c->ctx);
 		if (err < 0) {
 			fail_call("uroce_progress", err);
 			return 1;
@@ -1235,7 +1237,7 @@ static int run(const struct pp_opts *o, struct pp_ctx *c)
 			return 1;
 	}
 
-	if (o->mode == PP_RC) {
+	if (o->mode == PP_RC && !c->on_nic) { /* on a NIC, the NIC answers the peer's retransmissions */
 		uint64_t t = now_ns(), quiet_until = t + PP_RC_LINGER_QUIET_NS, stop = t + PP_RC_LINGER_MAX_NS;
 
 		while ((t = now_ns()) < quiet_until && t < stop) {

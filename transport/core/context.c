@@ -214,7 +214,9 @@ static void *engine_thread(void *arg)
 		n += engine_poll_once(ctx->eng);
 		n += ctx_tx_pass(ctx);
 		n += ctx_slow_path(ctx);
-		if (!n && ctx->cpu < 0)
+		if (!n && ctx->nic)
+			nanosleep(&(struct timespec){ 0, 1000000 }, NULL); /* the NIC is the engine: only the slow path is left */
+		else if (!n && ctx->cpu < 0)
 			sched_yield(); /* unpinned: share the core while idle */
 	}
 	return NULL;
