@@ -26,9 +26,28 @@ static int parse_u32(const char *s, uint32_t max, uint32_t *out)
 	return 0;
 }
 
+/* "NAME[:NUMBER]" after a spec's prefix: NAME copied into dst (dstlen
+ * bytes with its NUL), *num the text after the colon or NULL. what names
+ * NAME in the messages; example shows one (with its "; " prefix). */
+static int spec_name(const char *spec, const char *rest, char *dst, size_t dstlen, const char **num, const char *what,
+                     const char *example, char *err, size_t errlen)
+{
+	const char *colon = strchr(rest, ':');
+	size_t n = colon ? (size_t)(colon - rest) : strlen(rest);
+
+	if (n == 0)
+		return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': no %s%s; " SPEC_ACCEPTED, spec, what, example);
+	if (n >= dstlen)
+		return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': %s longer than %zu characters", spec, what,
+		                   dstlen - 1);
+	memcpy(dst, rest, n);
+	dst[n] = '\0';
+	*num = colon ? colon + 1 : NULL;
+	return 0;
+}
+
 int port_config_parse(const char *spec, struct port_config *cfg, char *err, size_t errlen)
 {
-	const char *rest;
 	uint32_t v;
 
 	memset(cfg, 0, sizeof(*cfg));
@@ -36,24 +55,17 @@ int port_config_parse(const char *spec, struct port_config *cfg, char *err, size
 		return errbuf_fail(err, errlen, -EINVAL, "empty port spec; " SPEC_ACCEPTED);
 
 	if (!strncmp(spec, "afxdp:", 6)) {
-		const char *colon;
-		size_t n;
+		const char *num;
+		int rc = spec_name(spec, spec + 6, cfg->ifname, sizeof(cfg->ifname), &num, "interface name", "", err,
+		                   errlen);
 
-		rest = spec + 6;
-		colon = strchr(rest, ':');
-		n = colon ? (size_t)(colon - rest) : strlen(rest);
-		if (n == 0)
-			return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': no interface name; " SPEC_ACCEPTED, spec);
-		if (n >= IF_NAMESIZE)
-			return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': interface name longer than %d characters",
-				    spec, IF_NAMESIZE - 1);
+		if (rc)
+			return rc;
 		cfg->kind = PORT_KIND_AFXDP;
-		memcpy(cfg->ifname, rest, n);
-		cfg->ifname[n] = '\0';
-		if (colon) {
-			if (parse_u32(colon + 1, 1023, &v))
+		if (num) {
+			if (parse_u32(num, 1023, &v))
 				return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': queue '%s' is not a number 0-1023",
-					    spec, colon + 1);
+					    spec, num);
 			cfg->queue = v;
 		}
 		return 0;
@@ -77,26 +89,18 @@ int port_config_parse(const char *spec, struct port_config *cfg, char *err, size
 		return 0;
 	}
 	if (!strncmp(spec, "verbs:", 6)) {
-		const char *colon;
-		size_t n;
+		const char *num;
+		int rc = spec_name(spec, spec + 6, cfg->ibdev, sizeof(cfg->ibdev), &num, "RDMA device name",
+		                   " (e.g. verbs:rxe0, verbs:mlx5_0:1)", err, errlen);
 
-		rest = spec + 6;
-		colon = strchr(rest, ':');
-		n = colon ? (size_t)(colon - rest) : strlen(rest);
-		if (n == 0)
-			return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': no RDMA device name (e.g. verbs:rxe0, "
-			                   "verbs:mlx5_0:1); " SPEC_ACCEPTED, spec);
-		if (n >= sizeof(cfg->ibdev))
-			return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': device name longer than %zu characters",
-			                   spec, sizeof(cfg->ibdev) - 1);
+		if (rc)
+			return rc;
 		cfg->kind = PORT_KIND_VERBS;
-		memcpy(cfg->ibdev, rest, n);
-		cfg->ibdev[n] = '\0';
 		cfg->ib_port = 1;
-		if (colon) {
-			if (parse_u32(colon + 1, 255, &v) || v == 0)
+		if (num) {
+			if (parse_u32(num, 255, &v) || v == 0)
 				return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': device port '%s' is not a number 1-255",
-				                   spec, colon + 1);
+				                   spec, num);
 			cfg->ib_port = (uint8_t)v;
 		}
 		return 0;

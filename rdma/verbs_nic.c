@@ -95,6 +95,22 @@ static void nic_pd_free(struct uroce_pd *pd)
 	ibv_dealloc_pd(pd->nic);
 }
 
+/* A registered region made visible: the NIC's keys, the context's count. */
+static int mr_publish(struct nic_mr *m, struct uroce_pd *pd, void *addr, size_t length, int access,
+                      struct uroce_mr **out)
+{
+	m->pub.pd = pd;
+	m->pub.addr = addr;
+	m->pub.length = length;
+	m->pub.access = access;
+	m->pub.lkey = m->mr->lkey;
+	m->pub.rkey = m->mr->rkey;
+	__atomic_fetch_add(&pd->ctx->nmr, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELAXED);
+	*out = &m->pub;
+	return 0;
+}
+
 static int nic_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access, struct uroce_mr **out)
 {
 	struct nic_mr *m = calloc(1, sizeof(*m));
@@ -109,16 +125,7 @@ static int nic_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access
 		return uroce_fail(-e, "uroce_mr_reg: the NIC refused to register %zu bytes at %p: %s", length, addr,
 		                  strerror(e));
 	}
-	m->pub.pd = pd;
-	m->pub.addr = addr;
-	m->pub.length = length;
-	m->pub.access = access;
-	m->pub.lkey = m->mr->lkey;
-	m->pub.rkey = m->mr->rkey;
-	__atomic_fetch_add(&pd->ctx->nmr, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELAXED);
-	*out = &m->pub;
-	return 0;
+	return mr_publish(m, pd, addr, length, access, out);
 }
 
 static int nic_mr_dereg(struct uroce_mr *mr)
@@ -162,16 +169,7 @@ static int nic_mr_reg_dmabuf(struct uroce_pd *pd, int fd, uint64_t offset, size_
 		                  length, fd, (unsigned long long)offset, strerror(e));
 	}
 	m->pub.flags = UROCE_MR_DMABUF_DIRECT;
-	m->pub.pd = pd;
-	m->pub.addr = (void *)(uintptr_t)iova;
-	m->pub.length = length;
-	m->pub.access = access;
-	m->pub.lkey = m->mr->lkey;
-	m->pub.rkey = m->mr->rkey;
-	__atomic_fetch_add(&pd->ctx->nmr, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELAXED);
-	*out = &m->pub;
-	return 0;
+	return mr_publish(m, pd, (void *)(uintptr_t)iova, length, access, out);
 }
 
 static int nic_cq_create(struct uroce_cq *cq, int cqe)

@@ -37,15 +37,7 @@ HOST_IP=$SUBNET.2
 IFACE=uvp0
 WORK=$(mktemp -d /tmp/uroce-verbs-bw.XXXXXX)
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-cleanup() {
-	local rc=$?
-	"$VMLAB" down >/dev/null 2>&1 || true
-	rm -rf "$WORK"
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+vm_case_traps
 
 vm_boot_host >/dev/null
 "$VMLAB" boot cli "$CLI_IP" >/dev/null

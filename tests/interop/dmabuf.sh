@@ -44,20 +44,7 @@ PASSED=0
 N=200
 SIZE=16384
 
-fail() {
-	echo "FAIL: ${CASE:+$CASE: }$*" >&2
-	exit 1
-}
-
-cleanup() {
-	local rc=$?
-	vm_console_tail $rc
-	"$VMLAB" down >/dev/null 2>&1 || true
-	rm -rf "$WORK"
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+vm_case_traps
 
 vm_boot_host
 "$VMLAB" exec srv --timeout 10 '[ -c /dev/udmabuf ] && uname -r' || fail "the guest has no /dev/udmabuf"
@@ -65,58 +52,12 @@ vm_put_uroce srv "$PP"
 G="$vm_uroce_env /tmp/u/uroce-pingpong rc -g 1 -n $N -s $SIZE -c --dmabuf"
 H="$PP rc -d afxdp:$IFACE -g 1 -n $N -s $SIZE -c"
 
-check() { # FILE PATTERN...
-	local f=$1
-	shift
-	for pat in "$@"; do
-		grep -Eq "$pat" "$f" || fail "$(basename "$f" .out) output lacks /$pat/"
-	done
-}
-
-# guest_serves SPEC GUEST_PATTERN...
-guest_serves() {
-	local spec=$1 job hrc=0 grc=0
-	shift
-	echo "=== $CASE"
-	job=$("$VMLAB" start srv "$G -d $spec")
-	wait_listening 18515 || fail "guest never listened: $("$VMLAB" output srv "$job")"
-	in_host timeout 120 $H "$SRV_IP" >"$WORK/host.out" 2>&1 || hrc=$?
-	"$VMLAB" wait srv "$job" --timeout 60 >"$WORK/guest.out" 2>&1 || grc=$?
-	sed 's/^/  guest: /' "$WORK/guest.out"
-	sed 's/^/  host: /' "$WORK/host.out"
-	[ $hrc = 0 ] && [ $grc = 0 ] || fail "host exit $hrc, guest exit $grc"
-	check "$WORK/guest.out" "$N iters in" "$@"
-	check "$WORK/host.out" "$N iters in"
-	PASSED=$((PASSED + 1))
-}
-
-# host_serves SPEC GUEST_PATTERN...
-host_serves() {
-	local spec=$1 hpid hrc=0 grc=0
-	shift
-	echo "=== $CASE"
-	in_host timeout 120 $H >"$WORK/host.out" 2>&1 &
-	hpid=$!
-	for _ in $(seq 100); do
-		in_host ss -ltn 2>/dev/null | grep -q ':18515 ' && break
-		sleep 0.1
-	done
-	"$VMLAB" exec srv --timeout 120 "$G -d $spec $HOST_IP" >"$WORK/guest.out" 2>&1 || grc=$?
-	wait $hpid || hrc=$?
-	sed 's/^/  guest: /' "$WORK/guest.out"
-	sed 's/^/  host: /' "$WORK/host.out"
-	[ $hrc = 0 ] && [ $grc = 0 ] || fail "host exit $hrc, guest exit $grc"
-	check "$WORK/guest.out" "$N iters in" "$@"
-	check "$WORK/host.out" "$N iters in"
-	PASSED=$((PASSED + 1))
-}
-
 CASE="afxdp: a udmabuf on the guest's AF_XDP port, guest serves"
-guest_serves afxdp:eth0 "dmabuf: $SIZE bytes of a udmabuf, mapped: the engine copies through it"
+vm_guest_serves "$G -d afxdp:eth0" "$H" "$N iters in" "dmabuf: $SIZE bytes of a udmabuf, mapped: the engine copies through it"
 CASE="afxdp: a udmabuf on the guest's AF_XDP port, host serves"
-host_serves afxdp:eth0 "dmabuf: $SIZE bytes of a udmabuf, mapped: the engine copies through it"
+vm_host_serves "$H" "$G -d afxdp:eth0" "$N iters in" "dmabuf: $SIZE bytes of a udmabuf, mapped: the engine copies through it"
 CASE="verbs: rxe has no dmabuf MRs: the message, then host memory"
-guest_serves verbs:rxe0 "RDMA device 'rxe0' has no dmabuf memory regions \(ibv_reg_dmabuf_mr: EOPNOTSUPP\); accepted" \
+vm_guest_serves "$G -d verbs:rxe0" "$H" "$N iters in" "RDMA device 'rxe0' has no dmabuf memory regions \(ibv_reg_dmabuf_mr: EOPNOTSUPP\); accepted" \
 	"registering the udmabuf's pages as host memory instead"
 
 echo "dmabuf: $PASSED cases passed"

@@ -39,20 +39,7 @@ HOSTNS=
 CASE=
 PASSED=0
 
-fail() {
-	echo "FAIL: ${CASE:+$CASE: }$*" >&2
-	exit 1
-}
-
-cleanup() {
-	local rc=$?
-	vm_console_tail $rc
-	"$VMLAB" down >/dev/null 2>&1 || true
-	rm -rf "$WORK"
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+vm_case_traps
 
 vm_boot_host
 "$VMLAB" boot cli "$CLI_IP" >/dev/null
@@ -107,38 +94,12 @@ for t in write read; do
 done
 
 # uroce's own RC over AF_XDP on the host against the NIC's in the guest
+G="$U/uroce-pingpong rc -d verbs:rxe0 -g 1 -n 300 -s 16384 -c"
+H="$PP rc -d afxdp:$IFACE -g 1 -n 300 -s 16384 -c"
 CASE="afxdp: host uroce-pingpong (afxdp) serves guest uroce-pingpong (verbs)"
-echo "=== $CASE"
-in_host timeout 120 "$PP" rc -d "afxdp:$IFACE" -g 1 -n 300 -s 16384 -c >"$WORK/host.out" 2>&1 &
-hpid=$!
-for _ in $(seq 100); do
-	in_host ss -ltn 2>/dev/null | grep -q ':18515 ' && break
-	sleep 0.1
-done
-crc=0
-"$VMLAB" exec srv --timeout 120 "$U/uroce-pingpong rc -d verbs:rxe0 -g 1 -n 300 -s 16384 -c $HOST_IP" \
-	>"$WORK/cli.out" 2>&1 || crc=$?
-hrc=0
-wait $hpid || hrc=$?
-sed 's/^/  host: /' "$WORK/host.out"
-sed 's/^/  guest: /' "$WORK/cli.out"
-[ $hrc = 0 ] && [ $crc = 0 ] || fail "host exit $hrc, guest exit $crc"
-grep -q '300 iters in' "$WORK/host.out" && grep -q '300 iters in' "$WORK/cli.out" || fail "no '300 iters in'"
-PASSED=$((PASSED + 1))
-
+vm_host_serves "$H" "$G" '300 iters in'
 CASE="afxdp: guest uroce-pingpong (verbs) serves host uroce-pingpong (afxdp)"
-echo "=== $CASE"
-job=$("$VMLAB" start srv "$U/uroce-pingpong rc -d verbs:rxe0 -g 1 -n 300 -s 16384 -c")
-wait_listening_in srv 18515 || fail "server never listened: $("$VMLAB" output srv "$job")"
-hrc=0
-in_host timeout 120 "$PP" rc -d "afxdp:$IFACE" -g 1 -n 300 -s 16384 -c "$SRV_IP" >"$WORK/host.out" 2>&1 || hrc=$?
-src=0
-"$VMLAB" wait srv "$job" --timeout 60 >"$WORK/srv.out" 2>&1 || src=$?
-sed 's/^/  host: /' "$WORK/host.out"
-sed 's/^/  guest: /' "$WORK/srv.out"
-[ $hrc = 0 ] && [ $src = 0 ] || fail "host exit $hrc, guest exit $src"
-grep -q '300 iters in' "$WORK/host.out" && grep -q '300 iters in' "$WORK/srv.out" || fail "no '300 iters in'"
-PASSED=$((PASSED + 1))
+vm_guest_serves "$G" "$H" '300 iters in'
 
 # the port's GID table follows the interface's addresses
 CASE="gids: an address added to cli's eth0 appears in the verbs port's table"

@@ -91,3 +91,69 @@ wait_listening_in() {
 	done
 	return 1
 }
+
+# vm_case_traps: the fail and cleanup of a script of cases. fail says
+# "FAIL: CASE: why" (CASE: the case running, if any) and exits 1; at exit
+# the guest console's tail after a failure, the lab down, WORK removed.
+vm_case_traps() {
+	fail() {
+		echo "FAIL: ${CASE:+$CASE: }$*" >&2
+		exit 1
+	}
+	cleanup() {
+		local rc=$?
+		vm_console_tail $rc
+		"$VMLAB" down >/dev/null 2>&1 || true
+		rm -rf "$WORK"
+		exit $rc
+	}
+	trap cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+
+# vm_guest_serves GUEST_CMD HOST_CMD PATTERN...: GUEST_CMD serves in guest
+# srv (TCP 18515), HOST_CMD (given srv's address last) is its client in
+# the host netns. vm_host_serves HOST_CMD GUEST_CMD PATTERN...: the other
+# way round (GUEST_CMD given HOST_IP). Both ends must exit 0; the first
+# PATTERN (egrep) must be in both outputs, the others in the guest's.
+# Outputs in $WORK/guest.out and $WORK/host.out; PASSED counts the case.
+vm_guest_serves() {
+	local gcmd=$1 hcmd=$2 job hrc=0 grc=0
+	shift 2
+	echo "=== $CASE"
+	job=$("$VMLAB" start srv "$gcmd")
+	wait_listening 18515 || fail "guest never listened: $("$VMLAB" output srv "$job")"
+	# shellcheck disable=SC2086
+	in_host timeout 120 $hcmd "$SRV_IP" >"$WORK/host.out" 2>&1 || hrc=$?
+	"$VMLAB" wait srv "$job" --timeout 60 >"$WORK/guest.out" 2>&1 || grc=$?
+	vm_pair_check $hrc $grc "$@"
+}
+
+vm_host_serves() {
+	local hcmd=$1 gcmd=$2 hpid hrc=0 grc=0
+	shift 2
+	echo "=== $CASE"
+	# shellcheck disable=SC2086
+	in_host timeout 120 $hcmd >"$WORK/host.out" 2>&1 &
+	hpid=$!
+	for _ in $(seq 100); do
+		in_host ss -ltn 2>/dev/null | grep -q ':18515 ' && break
+		sleep 0.1
+	done
+	"$VMLAB" exec srv --timeout 120 "$gcmd $HOST_IP" >"$WORK/guest.out" 2>&1 || grc=$?
+	wait $hpid || hrc=$?
+	vm_pair_check $hrc $grc "$@"
+}
+
+vm_pair_check() {
+	local hrc=$1 grc=$2 first=$3
+	shift 2
+	sed 's/^/  guest: /' "$WORK/guest.out"
+	sed 's/^/  host: /' "$WORK/host.out"
+	[ "$hrc" = 0 ] && [ "$grc" = 0 ] || fail "host exit $hrc, guest exit $grc"
+	grep -Eq "$first" "$WORK/host.out" || fail "host output lacks /$first/"
+	for pat in "$@"; do
+		grep -Eq "$pat" "$WORK/guest.out" || fail "guest output lacks /$pat/"
+	done
+	PASSED=$((PASSED + 1))
+}

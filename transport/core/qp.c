@@ -276,6 +276,16 @@ static void qp_free_mem(struct uroce_qp *qp)
 	free(qp);
 }
 
+/* A QP holds (dir +1) or lets go of (-1) its PD, CQs and SRQ. */
+static void qp_hold(struct uroce_pd *pd, const struct uroce_qp_init_attr *attr, int dir)
+{
+	__atomic_fetch_add(&pd->refs, (unsigned)dir, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&attr->send_cq->refs, (unsigned)dir, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&attr->recv_cq->refs, (unsigned)dir, __ATOMIC_RELAXED);
+	if (attr->srq)
+		__atomic_fetch_add(&attr->srq->refs, (unsigned)dir, __ATOMIC_RELAXED);
+}
+
 /* A QP on an RDMA NIC: the device's own RC, UC or UD QP runs the transport;
  * this struct holds what the API reads of it (ctx, pd, CQs, number). */
 static int qp_create_nic(struct uroce_context *ctx, struct uroce_pd *pd, struct uroce_qp_init_attr *attr,
@@ -308,11 +318,7 @@ static int qp_create_nic(struct uroce_context *ctx, struct uroce_pd *pd, struct 
 	}
 	qp->init.cap = attr->cap;
 	__atomic_fetch_add(&ctx->nqp, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&attr->send_cq->refs, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&attr->recv_cq->refs, 1, __ATOMIC_RELAXED);
-	if (attr->srq)
-		__atomic_fetch_add(&attr->srq->refs, 1, __ATOMIC_RELAXED);
+	qp_hold(pd, attr, +1);
 	*out = qp;
 	return 0;
 }
@@ -447,11 +453,7 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 		return uroce_fail(rc, "uroce_qp_create: out of memory");
 	}
 	ctx->nqp++;
-	__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&attr->send_cq->refs, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&attr->recv_cq->refs, 1, __ATOMIC_RELAXED);
-	if (attr->srq)
-		__atomic_fetch_add(&attr->srq->refs, 1, __ATOMIC_RELAXED);
+	qp_hold(pd, attr, +1);
 	*out = qp;
 	return 0;
 }
@@ -504,11 +506,7 @@ int uroce_qp_destroy(struct uroce_qp *qp)
 		if (rc)
 			return rc;
 		__atomic_fetch_sub(&ctx->nqp, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_sub(&qp->pd->refs, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_sub(&qp->scq->refs, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_sub(&qp->rcq->refs, 1, __ATOMIC_RELAXED);
-		if (qp->init.srq)
-			__atomic_fetch_sub(&qp->init.srq->refs, 1, __ATOMIC_RELAXED);
+		qp_hold(qp->pd, &qp->init, -1);
 		free(qp);
 		return 0;
 	}
@@ -524,11 +522,7 @@ int uroce_qp_destroy(struct uroce_qp *qp)
 	qp_failover.fini(qp);
 	qpt_del(&ctx->qpt, qp, qp->qpn, qp->ctrl_qpn ? 2 : 1);
 	ctx->nqp--;
-	__atomic_fetch_sub(&qp->pd->refs, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_sub(&qp->scq->refs, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_sub(&qp->rcq->refs, 1, __ATOMIC_RELAXED);
-	if (qp->init.srq)
-		__atomic_fetch_sub(&qp->init.srq->refs, 1, __ATOMIC_RELAXED);
+	qp_hold(qp->pd, &qp->init, -1);
 	qp_free_mem(qp);
 	return 0;
 }
