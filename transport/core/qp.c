@@ -276,6 +276,25 @@ static void qp_free_mem(struct uroce_qp *qp)
 	free(qp);
 }
 
+/* A zeroed QP, cache-line aligned (the hot part is exactly its first
+ * lines), with what every QP has: context, PD, attributes, CQs, type. */
+static struct uroce_qp *qp_alloc(struct uroce_context *ctx, struct uroce_pd *pd,
+                                 const struct uroce_qp_init_attr *attr)
+{
+	struct uroce_qp *qp = aligned_alloc(64, (sizeof(*qp) + 63) & ~(size_t)63);
+
+	if (!qp)
+		return NULL;
+	memset(qp, 0, sizeof(*qp));
+	qp->ctx = ctx;
+	qp->pd = pd;
+	qp->init = *attr;
+	qp->scq = attr->send_cq;
+	qp->rcq = attr->recv_cq;
+	qp->type = attr->qp_type;
+	return qp;
+}
+
 /* A QP holds (dir +1) or lets go of (-1) its PD, CQs and SRQ. */
 static void qp_hold(struct uroce_pd *pd, const struct uroce_qp_init_attr *attr, int dir)
 {
@@ -300,16 +319,9 @@ static int qp_create_nic(struct uroce_context *ctx, struct uroce_pd *pd, struct 
 		                               "transport: accepted rel.reliability rc without imm_counter, and no "
 		                               "path, cc or failover attributes (sr, ec, be and spraying run on the "
 		                               "afxdp or dpdk data path only, for now)");
-	qp = aligned_alloc(64, (sizeof(*qp) + 63) & ~(size_t)63);
+	qp = qp_alloc(ctx, pd, attr);
 	if (!qp)
 		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
-	memset(qp, 0, sizeof(*qp));
-	qp->ctx = ctx;
-	qp->pd = pd;
-	qp->init = *attr;
-	qp->scq = attr->send_cq;
-	qp->rcq = attr->recv_cq;
-	qp->type = attr->qp_type;
 	qp->rel = rel_ops_of(UROCE_REL_RC);
 	rc = ctx->nic->qp_create(qp, attr);
 	if (rc) {
@@ -385,11 +397,9 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 		rq = 0;
 	ssge = cap->max_send_sge ? cap->max_send_sge : 1;
 	rsge = cap->max_recv_sge ? cap->max_recv_sge : 1;
-	/* cache-line aligned: the hot part is exactly its first lines */
-	qp = aligned_alloc(64, (sizeof(*qp) + 63) & ~(size_t)63);
+	qp = qp_alloc(ctx, pd, attr);
 	if (!qp)
 		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
-	memset(qp, 0, sizeof(*qp));
 	qp->sq = calloc(sq, sizeof(*qp->sq));
 	qp->rq = rq ? calloc(rq, sizeof(*qp->rq)) : NULL;
 	/* send SGEs, receive SGEs, then the current receive WQE's copy */
@@ -411,12 +421,7 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 	cap->max_recv_wr = attr->srq ? 0 : rq;
 	cap->max_send_sge = ssge;
 	cap->max_recv_sge = attr->srq ? 0 : rsge;
-	qp->ctx = ctx;
-	qp->pd = pd;
-	qp->init = *attr;
-	qp->scq = attr->send_cq;
-	qp->rcq = attr->recv_cq;
-	qp->type = attr->qp_type;
+	qp->init.cap = *cap;
 	qp->qpn = qpn;
 	qp->sq_size = sq;
 	qp->sq_mask = sq - 1;
