@@ -160,6 +160,7 @@ struct perf_ctx {
 	struct perf_dest *rem;
 	struct perf_comm comm;
 	int failed;
+	int nic;                    /* the ports are a NIC's (perf_nic_port): nothing to progress */
 	/* be: completions of messages that ended before they were whole */
 	struct {
 		uint64_t n, timeout, preempted;

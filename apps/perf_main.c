@@ -165,6 +165,7 @@ int perf_main(int argc, char **argv)
 		return rc == 1 ? 0 : 2;
 	memset(&p, 0, sizeof(p));
 	p.o = &o;
+	p.nic = perf_nic_port(&o);
 	p.comm.tcp.fd = -1;
 	p.comm.rel = &o.rel.attr;
 
@@ -180,7 +181,7 @@ int perf_main(int argc, char **argv)
 	rc = perf_comm_open(&p.comm, o.server, o.tcp_port, o.timeout);
 	if (rc)
 		goto out;
-	p.comm.tcp.progress = perf_nic_port(&o) ? NULL : perf_progress;
+	p.comm.tcp.progress = p.nic ? NULL : perf_progress;
 	p.comm.tcp.activity = perf_activity;
 	p.comm.tcp.arg = &p;
 	int agreed;

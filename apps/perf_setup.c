@@ -33,7 +33,7 @@ int perf_progress(void *arg)
 	struct perf_ctx *p = arg;
 	int rc;
 
-	if (perf_nic_port(p->o))
+	if (p->nic)
 		return 0; /* the NIC runs the transport */
 	rc = uroce_progress(p->ctx);
 
@@ -203,7 +203,7 @@ int perf_setup(struct perf_ctx *p)
 			uroce_mtu_bytes(p->port.active_mtu));
 		p->mtu = p->port.active_mtu;
 	}
-	p->comm.tcp.progress = perf_nic_port(o) ? NULL : perf_progress;
+	p->comm.tcp.progress = p->nic ? NULL : perf_progress;
 	p->comm.tcp.activity = perf_activity;
 	p->comm.tcp.arg = p;
 	return 0;

@@ -152,7 +152,6 @@ static int verbs_open(struct port *p, char *err, size_t errlen)
 		                 "RoCEv2 only); give its network interface an IP address", cfg->ibdev, ib_port);
 		goto fail_close;
 	}
-	vp->active_mtu = pattr.active_mtu;
 	vp->link_up = pattr.state == IBV_PORT_ACTIVE;
 	/* the async queue is read from poll(), never blocking the engine */
 	flags = fcntl(vp->ibctx->async_fd, F_GETFL);
@@ -220,24 +219,19 @@ static void verbs_link_refresh(struct port *p)
 
 /* The device's GID table changed (an address came or went): the port's
  * table follows; the transport's slow path publishes it and raises
- * GID_CHANGE (gid.c). A failed read keeps the table it has. */
+ * GID_CHANGE (gid.c). When the port cannot be queried the table stays. */
 static void reread_gids(struct verbs_port *vp)
 {
 	struct ibv_port_attr a;
-	struct verbs_port next = *vp;
 	int ifindex = 0;
 
-	if (ibv_query_port(vp->ibctx, vp->ib_port, &a))
-		return;
-	read_gids(&next, (unsigned)a.gid_tbl_len, &ifindex);
-	vp->ngid = next.ngid;
-	memcpy(vp->gid, next.gid, sizeof(vp->gid));
-	memcpy(vp->dev_index, next.dev_index, sizeof(vp->dev_index));
+	if (!ibv_query_port(vp->ibctx, vp->ib_port, &a))
+		read_gids(vp, (unsigned)a.gid_tbl_len, &ifindex);
 }
 
-/* The device's events: PORT_ACTIVE / PORT_ERR move the link; the rest
- * (a QP's or CQ's fatal error) is counted, and the QP's own completions
- * carry it to the application. */
+/* The device's events: PORT_ACTIVE / PORT_ERR move the link, GID_CHANGE
+ * rereads the table; the rest (a QP's or CQ's fatal error) is only
+ * acknowledged: the QP's own completions carry it to the application. */
 static void verbs_poll(struct port *p)
 {
 	struct verbs_port *vp = verbs_port_of(p);
@@ -248,7 +242,6 @@ static void verbs_poll(struct port *p)
 		return;
 	vp->next_event_ns = now + EVENT_POLL_NS;
 	while (!ibv_get_async_event(vp->ibctx, &ev)) {
-		vp->events++;
 		if (ev.event_type == IBV_EVENT_PORT_ACTIVE && ev.element.port_num == vp->ib_port)
 			vp->link_up = true;
 		else if (ev.event_type == IBV_EVENT_PORT_ERR && ev.element.port_num == vp->ib_port)

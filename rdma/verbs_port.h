@@ -16,7 +16,6 @@
 struct verbs_port {
 	struct ibv_context *ibctx;
 	uint8_t ib_port;
-	enum ibv_mtu active_mtu;
 	bool link_up;
 	/* the device's RoCEv2 GIDs in its own order: uroce's index i is the
 	 * device's index dev_index[i] */
@@ -24,7 +23,6 @@ struct verbs_port {
 	uint8_t gid[VERBS_GID_MAX][16];
 	uint16_t dev_index[VERBS_GID_MAX];
 	uint64_t next_event_ns; /* the async queue is read at most every EVENT_POLL_NS */
-	uint64_t events;        /* async events seen */
 	bool dmabuf_probed;     /* at the first PD */
 	bool dmabuf_ok;         /* the device registers dmabuf MRs */
 };

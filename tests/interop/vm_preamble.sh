@@ -43,13 +43,7 @@ vm_console_tail() {
 	fi
 }
 
-wait_listening() {
-	for _ in $(seq 100); do
-		"$VMLAB" exec srv --timeout 10 "netstat -ltn | grep -q ':$1 '" && return 0
-		sleep 0.1
-	done
-	return 1
-}
+wait_listening() { wait_listening_in srv "$1"; }
 
 rxe_counters() {
 	"$VMLAB" exec srv --timeout 10 \
