@@ -189,7 +189,7 @@ src, out, names = sys.argv[1], sys.argv[2], sys.argv[3:]
 STEPS = [
     ("post", "posting and completion (uroce_post_send, uroce_post_recv, uroce_poll_cq, cq_push, req_complete)"),
     ("txlogic", "sender logic (rc_tx/req_tx/send_pkt, sr_tx/tx_new/send_txp: what to send next)"),
-    ("build", "build (roce_build, ipv4_csum, ctx_pkt_init, ctx_send_pkt less the copy)"),
+    ("build", "build (roce_build, ipv4_csum, ctx_pkt_init, ctx_send_seg, ctx_send_pkt less the copy)"),
     ("icrc", "ICRC (roce_icrc and ISA-L's crc32)"),
     ("ec", "erasure coding, ec only (rel_ec.c, ec_code.c, ISA-L's erasure code, their memset/memcpy)"),
     ("gather", "gather copy at the sender (sge_copy_out, gather_*, sr_tx_gather and their memcpy)"),
@@ -213,10 +213,10 @@ NAME_MAP = {
             "cq_overrun",
     "txlogic": "qp_tx rc_tx req_tx send_pkt is_rd sr_tx tx_new send_txp txp_new window_open desc_fill sr_wqe_at "
                "tx_lost gave_up rc_credit_may_start rc_credit_started ec_tx ec_encode",
-    "build": "roce_build roce_hdr_len roce_frame_len ctx_pkt_init ctx_send_pkt put_l2 put_ipv4 put_ipv6 put_bth "
+    "build": "roce_build roce_hdr_len roce_frame_len ctx_pkt_init ctx_send_seg ctx_send_pkt put_l2 put_ipv4 put_ipv6 put_bth "
              "put_ext fields_fit l2_len l3_hdr_len pad_for roce_ipv4_mapped",
     "icrc": "roce_icrc",
-    "gather": "sge_copy_out gather_sges gather_wqe sr_tx_gather gather_mem pstream_fill",
+    "gather": "sge_copy_out gather_sges gather_wqe sr_tx_gather seg_gather gather_mem pstream_fill",
     "place": "sge_copy_in sr_rx_place",
     "parse": "roce_parse ipv4_mapped roce_opcode_info",
     "rxlogic": "ctx_rx qp_rx rx_check_dst rx_check_conn pkey_match rc_rx_data rc_rx_data_checked rcuc_rx "
@@ -245,14 +245,14 @@ SPLIT = {"ipv4_csum", "loop_fabric_now", "spsc_ring_enqueue", "spsc_ring_dequeue
 MEM = re.compile(r"^(__)?(memcpy|memmove|memset|mempcpy|bzero)|^__(memcpy|memmove|memset)_")
 # a mem* called from one of these is the gather or the placement copy
 COPY_CALLER = {
-    "gather": {"sge_copy_out", "gather_sges", "gather_wqe", "sr_tx_gather", "gather_mem"},
+    "gather": {"sge_copy_out", "gather_sges", "gather_wqe", "sr_tx_gather", "seg_gather", "gather_mem"},
     "place": {"sge_copy_in", "sr_rx_place", "rc_rx_data", "rcuc_rx", "sr_rx_data", "rx_plain_write", "ud_rx"},
 }
 # Fallback: the source file that defines a function (the transport changes:
 # a new static function lands in its file's step).
 FILE_STEP = {
     "dataplane/port_loop.c": "fabric", "dataplane/timer_wheel.c": "timers", "dataplane/wire_parse.c": "parse",
-    "dataplane/wire_build.c": "build", "dataplane/icrc.c": "icrc", "dataplane/engine.c": "ports",
+    "dataplane/wire_build.c": "build", "transport/core/seg.c": "build", "dataplane/icrc.c": "icrc", "dataplane/engine.c": "ports",
     "dataplane/port.c": "ports", "transport/core/cq.c": "post", "transport/core/qp_post.c": "post",
     "transport/rel/rc/rc_requester.c": "txlogic", "transport/rel/rc/rc_completer.c": "ackproc",
     "transport/rel/rc/rc_responder.c": "rxlogic", "transport/core/rx_check.c": "rxlogic", "transport/core/context.c": "engine",
@@ -526,7 +526,7 @@ print("| transport only (less fabric and bench) / data pkt | " + " | ".join(
     cell((r["total"] - r["per"].get("fabric", 0) - r["per"].get("bench", 0)) / pkts(r)) for r in results) + " |")
 
 INCL = ["uroce_post_send", "uroce_poll_cq", "uroce_progress", "ctx_tx_pass", "engine_poll_once", "rx_port",
-        "qp_tx", "rc_tx", "sr_tx", "send_txp", "ctx_send_pkt", "roce_build", "roce_icrc", "roce_parse", "ctx_rx",
+        "qp_tx", "rc_tx", "sr_tx", "send_txp", "ctx_send_seg", "ctx_send_pkt", "roce_build", "roce_icrc", "roce_parse", "ctx_rx",
         "qp_rx", "rc_rx_data", "sr_rx_data", "resp_tx", "sr_send_sack", "comp_rx", "sr_rx_ctrl", "on_sack",
         "flush_port", "loop_tx_burst", "loop_rx_burst", "timer_wheel_advance", "gid_slow_path"]
 print()

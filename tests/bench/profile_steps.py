@@ -94,9 +94,9 @@ SPAN_WORK = {k for k in PACKET_WORK if not IS_KERNEL[k]}
 # User-space functions (uroce-perf links the library statically; static
 # functions that are inlined never show up). The innermost listed frame wins.
 USER_STEPS = {
-    "build": "roce_build ctx_pkt_init ipv4_csum roce_hdr_len roce_frame_len roce_ipv4_mapped ctx_send_pkt "
+    "build": "roce_build ctx_pkt_init ipv4_csum roce_hdr_len roce_frame_len roce_ipv4_mapped ctx_send_seg ctx_send_pkt "
              "put_l2 put_ipv4 put_ipv6 put_bth put_ext",
-    "req": "rc_tx req_tx send_pkt qp_tx ctx_tx_pass sr_tx send_txp sr_tx_gather gather_wqe gather_sges "
+    "req": "rc_tx req_tx send_pkt qp_tx ctx_tx_pass sr_tx send_txp sr_tx_gather seg_gather gather_wqe gather_sges "
            "desc_fill txp_new tx_new window_open ctx_kick rc_credit_may_start rc_credit_started "
            "ec_tx_encode ec_encode pstream_fill stream_post",
     "parse": "roce_parse rx_check_dst rx_check_conn rx_response_in_window ctx_rx qp_rx rc_is_ctrl rc_opcode_ok "
@@ -141,7 +141,7 @@ SEND_SIDE = {"req", "build", "icrc_tx", "copy_tx"}
 
 # A copy's caller (the first listed frame after the memcpy/memmove leaf).
 COPY_CALLERS = {
-    "copy_tx": "ctx_send_pkt send_pkt req_tx rc_tx send_txp sr_tx sr_tx_gather gather_wqe gather_sges sge_copy_out "
+    "copy_tx": "ctx_send_seg ctx_send_pkt send_pkt req_tx rc_tx send_txp sr_tx sr_tx_gather seg_gather gather_wqe gather_sges sge_copy_out "
                "send_res resp_tx gather_mem roce_build ec_tx_encode",
     "copy_rx": "ctx_rx qp_rx rc_rx_data rc_rx_data_checked rcuc_rx ud_rx sr_rx_data sr_rx_place rx_plain_write "
                "sge_copy_in qp_take_rwqe comp_rx on_read_resp ec_rx_parity ec_rx_sub ec_decode",

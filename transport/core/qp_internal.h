@@ -421,6 +421,13 @@ static inline uint32_t psn_add(uint32_t psn, uint32_t n)
 {
 	return (psn + n) & ROCE_PSN_MASK;
 }
+/* The peer's control QPN (sr, ec, be, failover's notices): its data QPN
+ * + 1, as every uroce end allocates them in pairs (docs/wire.md). */
+static inline uint32_t qp_ctrl_dqpn(const struct uroce_qp *qp)
+{
+	return psn_add(qp->dqpn, 1) & ROCE_QPN_MASK;
+}
+
 static inline uint32_t npkts(uint32_t len, uint32_t mtu)
 {
 	return len ? (len + mtu - 1) / mtu : 1;

@@ -24,6 +24,7 @@
 #include "transport/rel/rel.h"
 #include "transport/rel/sr/sr_wire.h"
 #include "transport/core/async.h"
+#include "transport/core/seg.h"
 
 #define FO_STEPS_MAX 8u
 
@@ -287,7 +288,6 @@ static int send_ctrl(struct fo_state *f, unsigned member, uint8_t kind, uint32_t
 {
 	struct uroce_qp *qp = f->qp;
 	uint8_t b[SRW_CTRL_HDR_LEN + FO_BODY_LEN];
-	struct roce_pkt pkt;
 	int rc;
 
 	srw_ctrl_hdr(b, SRW_CTRL_FO, (uint16_t)sizeof(b), qp->tok_remote);
@@ -296,13 +296,9 @@ static int send_ctrl(struct fo_state *f, unsigned member, uint8_t kind, uint32_t
 	b[SRW_CTRL_HDR_LEN + 2] = f->active;
 	b[SRW_CTRL_HDR_LEN + 3] = local_fail_mask(f);
 	roce_put_be32(b + SRW_CTRL_HDR_LEN + 4, seq);
-	ctx_pkt_init(qp->ctx, &pkt, &f->m[member].d, qp->sport);
-	pkt.opcode = ROCE_TR_UC | ROCE_OP_SEND_ONLY;
-	pkt.dqpn = psn_add(qp->dqpn, 1) & ROCE_QPN_MASK;
-	pkt.psn = seq & ROCE_PSN_MASK;
-	pkt.payload = b;
-	pkt.payload_len = sizeof(b);
-	rc = ctx_send_pkt(qp->ctx, f->m[member].d.port, &pkt, NULL, NULL);
+	rc = ctx_send_seg(qp->ctx, &(struct seg){ .d = &f->m[member].d, .sport = qp->sport, .op = SEG_SEND,
+	                                          .dqpn = qp_ctrl_dqpn(qp), .psn = seq & ROCE_PSN_MASK,
+	                                          .len = sizeof(b), .buf = b });
 	if (!rc)
 		qp->tx_packets++;
 	return rc;

@@ -18,6 +18,7 @@
 #include "transport/rel/sr/sr_ops.h"
 #include "transport/core/mw.h"
 #include "transport/core/rx_check.h"
+#include "transport/core/seg.h"
 
 static uint32_t now_us(const struct uroce_qp *qp)
 {
@@ -146,10 +147,9 @@ static int be_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct s
 static int send_pkt(struct uroce_qp *qp, struct swqe *w, enum srw_kind kind, uint32_t idx, uint32_t off,
                     uint32_t len)
 {
-	struct roce_pkt pkt;
-	struct sr_gather g = { .w = w, .off = off };
 	uint8_t desc[SRW_DESC_LEN];
-	gather_fn gf = NULL;
+	struct seg s = { .d = &qp->d, .sport = qp->sport, .op = SEG_WRITE_IMM, .dqpn = qp->dqpn,
+	                 .psn = qp->snd_nxt, .len = len, .imm = srw_imm(w->msg_seq, kind, idx) };
 	int rc;
 
 	if (!(qp->snd_nxt & (BE_SYNC_PKTS - 1))) {
@@ -163,29 +163,24 @@ static int send_pkt(struct uroce_qp *qp, struct swqe *w, enum srw_kind kind, uin
 		if (rc)
 			return rc;
 	}
-	ctx_pkt_init(qp->ctx, &pkt, &qp->d, qp->sport);
-	pkt.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
-	pkt.dqpn = qp->dqpn;
-	pkt.psn = qp->snd_nxt;
-	pkt.imm = srw_imm(w->msg_seq, kind, idx);
-	pkt.payload_len = len;
-	pkt.reth.dma_len = len;
 	if (kind == SRW_DESC) {
 		sr_desc_fill(w, 0, desc);
-		pkt.payload = desc;
-		pkt.reth.rkey = SRW_MSG_RKEY;
-		pkt.reth.va = 0;
+		s.buf = desc;
+		s.rkey = SRW_MSG_RKEY;
+		s.va = 0;
 	} else {
 		if (w->opcode == UROCE_WR_SEND || w->opcode == UROCE_WR_SEND_WITH_IMM) {
-			pkt.reth.rkey = SRW_MSG_RKEY; /* the receive's buffer, at this offset */
-			pkt.reth.va = off;
+			s.rkey = SRW_MSG_RKEY; /* the receive's buffer, at this offset */
+			s.va = off;
 		} else {
-			pkt.reth.rkey = w->rkey;
-			pkt.reth.va = w->raddr + off;
+			s.rkey = w->rkey;
+			s.va = w->raddr + off;
 		}
-		gf = len ? sr_gather_wqe : NULL;
+		s.sge = w->sge;
+		s.nsge = w->num_sge;
+		s.off = off - w->msg_off;
 	}
-	rc = ctx_send_pkt(qp->ctx, qp->port, &pkt, gf, &g);
+	rc = ctx_send_seg(qp->ctx, &s);
 	if (rc)
 		return rc;
 	qp->snd_nxt = psn_add(qp->snd_nxt, 1);
@@ -569,16 +564,10 @@ static bool be_is_ctrl(const struct uroce_qp *qp, const struct roce_pkt *pkt)
 int be_send_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len)
 {
 	struct be_state *st = be_of(qp);
-	struct roce_pkt pkt;
 	int rc;
 
-	ctx_pkt_init(qp->ctx, &pkt, &qp->d, qp->sport);
-	pkt.opcode = ROCE_TR_UC | ROCE_OP_SEND_ONLY;
-	pkt.dqpn = psn_add(qp->dqpn, 1) & ROCE_QPN_MASK;
-	pkt.psn = st->ctrl_psn;
-	pkt.payload = body;
-	pkt.payload_len = len;
-	rc = ctx_send_pkt(qp->ctx, qp->port, &pkt, NULL, NULL);
+	rc = ctx_send_seg(qp->ctx, &(struct seg){ .d = &qp->d, .sport = qp->sport, .op = SEG_SEND, .dqpn = qp_ctrl_dqpn(qp),
+	                                          .psn = st->ctrl_psn, .len = len, .buf = body });
 	if (rc)
 		return rc;
 	st->ctrl_psn++;

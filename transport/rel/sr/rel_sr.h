@@ -298,13 +298,6 @@ void precv_note(struct uroce_precv *h, const struct sr_rmsg *m, uint32_t idx);
 /* The descriptor of w's message (SRW_DESC_LEN bytes, docs/wire.md); be
  * sends the same one. */
 void sr_desc_fill(const struct swqe *w, uint32_t first_psn, uint8_t *b);
-/* A packet's payload for ctx_send_pkt: len bytes of WQE w from message
- * offset off (sr_gather_wqe's argument; be sends the same way). */
-struct sr_gather {
-	const struct swqe *w;
-	uint32_t off;
-};
-void sr_gather_wqe(void *arg, uint8_t *dst, uint32_t len);
 /* Gather len bytes at message offset off of WQE w into dst. */
 void sr_tx_gather(const struct swqe *w, uint32_t off, uint8_t *dst, uint32_t len);
 

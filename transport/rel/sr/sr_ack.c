@@ -9,6 +9,7 @@
 #include "transport/rel/rel.h"
 #include "transport/rel/sr/sr_internal.h"
 #include "transport/core/mw.h"
+#include "transport/core/seg.h"
 
 /* --- receiving: SACK generation ------------------------------------------- */
 
@@ -17,7 +18,6 @@ int sr_send_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len)
 	struct sr_state *st = sr_of(qp);
 	const struct dest *d = &qp->d;
 	uint16_t sport = qp->sport;
-	struct roce_pkt pkt;
 	int rc;
 
 	/* over a QP's paths in turn: a dead one loses a few cumulative SACKs
@@ -28,13 +28,8 @@ int sr_send_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len)
 		sport = st->ps.p[i].sport;
 		d = st->ps.p[i].port == qp->port ? &qp->d : &st->pdest[st->ps.p[i].port];
 	}
-	ctx_pkt_init(qp->ctx, &pkt, d, sport);
-	pkt.opcode = ROCE_TR_UC | ROCE_OP_SEND_ONLY;
-	pkt.dqpn = psn_add(qp->dqpn, 1) & ROCE_QPN_MASK;
-	pkt.psn = st->tx.ctrl_psn;
-	pkt.payload = body;
-	pkt.payload_len = len;
-	rc = ctx_send_pkt(qp->ctx, d->port, &pkt, NULL, NULL);
+	rc = ctx_send_seg(qp->ctx, &(struct seg){ .d = d, .sport = sport, .op = SEG_SEND, .dqpn = qp_ctrl_dqpn(qp),
+	                                          .psn = st->tx.ctrl_psn, .len = len, .buf = body });
 	if (rc)
 		return rc;
 	st->tx.ctrl_psn = psn_add(st->tx.ctrl_psn, 1);

@@ -9,6 +9,7 @@
 #include "transport/rel/sr/sr_internal.h"
 #include "transport/rel/sr/sr_ops.h"
 #include "transport/core/mw.h"
+#include "transport/core/seg.h"
 
 /* --- posting -------------------------------------------------------------- */
 
@@ -56,13 +57,6 @@ int sr_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct swqe *w)
 void sr_tx_gather(const struct swqe *w, uint32_t off, uint8_t *dst, uint32_t len)
 {
 	sge_copy_out(w->sge, w->num_sge, off - w->msg_off, dst, len);
-}
-
-void sr_gather_wqe(void *arg, uint8_t *dst, uint32_t len)
-{
-	const struct sr_gather *g = arg;
-
-	sr_tx_gather(g->w, g->off, dst, len);
 }
 
 /* The descriptor's 32 bytes (docs/wire.md, "sr and ec"). */
@@ -120,57 +114,59 @@ static int send_txp(struct uroce_qp *qp, uint32_t psn)
 	struct sr_state *st = sr_of(qp);
 	struct sr_txp *p = &st->tx.ring[psn & st->tx.mask];
 	struct swqe *w = sr_wqe_at(qp, p->sq_idx);
-	struct roce_pkt pkt;
-	struct sr_gather g = { .w = w, .off = p->off };
 	uint8_t desc[SRW_DESC_LEN];
-	gather_fn gf = NULL;
-	const struct dest *d;
+	struct seg s;
 	unsigned path;
 	int rc;
 
-	rc = sr_pc_gate(qp, p, p->ntx != 0, &path, &d);
+	rc = sr_pc_gate(qp, p, p->ntx != 0, &path, &s.d);
 	if (rc)
 		return rc;
-	ctx_pkt_init(qp->ctx, &pkt, d, st->ps.p[path].sport);
-	if (st->cc.ops->flags & CC_ECN || (st->ps.cc && st->ps.cc[0].ops->flags & CC_ECN))
-		pkt.tos = (uint8_t)((pkt.tos & ~3u) | 2u); /* ECT(0): a switch may mark it CE */
-	pkt.dqpn = qp->dqpn;
-	pkt.psn = psn;
-	pkt.payload_len = p->len;
-	pkt.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
-	pkt.imm = p->imm;
-	pkt.reth.rkey = SRW_MSG_RKEY;
-	pkt.reth.dma_len = p->len;
+	s.sport = st->ps.p[path].sport;
+	s.op = SEG_WRITE_IMM;
+	s.flags = (st->cc.ops->flags & CC_ECN || (st->ps.cc && st->ps.cc[0].ops->flags & CC_ECN)) ? SEG_ECT : 0;
+	s.dqpn = qp->dqpn;
+	s.psn = psn;
+	s.len = p->len;
+	s.imm = p->imm;
+	s.rkey = SRW_MSG_RKEY;
+	s.buf = NULL;
+	s.sge = NULL;
 	switch (p->kind) {
 	case SRP_PLAIN:
-		pkt.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY;
-		pkt.reth.va = w->raddr + p->off;
-		pkt.reth.rkey = w->rkey;
-		gf = p->len ? sr_gather_wqe : NULL;
+		s.op = SEG_WRITE;
+		s.va = w->raddr + p->off;
+		s.rkey = w->rkey;
+		s.sge = w->sge;
 		break;
 	case SRW_DESC:
 		/* a retransmitted descriptor needs its message's first PSN: it
 		 * is kept in the entry's offset field */
 		sr_desc_fill(w, p->off, desc);
-		pkt.payload = desc;
-		pkt.reth.va = 0;
+		s.buf = desc;
+		s.va = 0;
 		break;
 	case SRW_PARITY:
-		pkt.payload = st->tx.par + (size_t)(psn & st->tx.mask) * qp->mtu;
-		pkt.reth.va = (uint64_t)p->off * qp->mtu;
+		s.buf = st->tx.par + (size_t)(psn & st->tx.mask) * qp->mtu;
+		s.va = (uint64_t)p->off * qp->mtu;
 		break;
 	default: /* data */
 		if (w->opcode == UROCE_WR_RDMA_WRITE_WITH_IMM) {
-			pkt.reth.va = w->raddr + p->off;
-			pkt.reth.rkey = w->rkey;
+			s.va = w->raddr + p->off;
+			s.rkey = w->rkey;
 		} else {
-			pkt.reth.va = p->off;
+			s.va = p->off;
 		}
-		gf = p->len ? sr_gather_wqe : NULL;
+		s.sge = w->sge;
 		break;
 	}
-	pkt.ackreq = wants_sack(qp, p, w, psn);
-	rc = ctx_send_pkt(qp->ctx, d->port, &pkt, gf, &g);
+	if (s.sge) {
+		s.nsge = w->num_sge;
+		s.off = p->off - w->msg_off;
+	}
+	if (wants_sack(qp, p, w, psn))
+		s.flags |= SEG_ACKREQ;
+	rc = ctx_send_seg(qp->ctx, &s);
 	if (rc)
 		return rc == -EAGAIN ? -ENOBUFS : rc; /* -EAGAIN tells the callers a controller holds it */
 	sr_pc_sent(qp, p, path);
