@@ -66,6 +66,7 @@ enum uroce_drop_reason {
 	UROCE_DROP_CTRL_RATE,       /**< control packet past its bound per RTT (NACK, TRIM, a duplicate's SACK reply) */
 	UROCE_DROP_BAD_VOTE,        /**< adaptive-timeout vote outside the sane range of the group's current value */
 	UROCE_DROP_TABLE_FULL,      /**< a bounded table is full (IMMCOUNTER entries per context) */
+	UROCE_DROP_NO_DESC,         /**< sr keyed by immediate: a packet of a message whose descriptor has not arrived (the sender resends it) */
 	UROCE_DROP__COUNT
 };
 
@@ -543,6 +544,15 @@ struct uroce_rel_attr {
 	 * IMMCOUNTER (uroce_expect_imm_count). Such a QP carries WRITE and
 	 * WRITE_WITH_IMM only (TransferEngine keeps SENDs on another QP). */
 	uint8_t imm_counter;
+	/** sr: the peer's packets are keyed by their immediate, not by the
+	 * BTH PSN, which a NIC's UC QPs number on their own (one PSN space
+	 * per QP: the verbs data path, or uroce talking to it). Every message
+	 * opens with a descriptor carrying its first PSN and the receiver's
+	 * token; a data packet counts only once its descriptor arrived. Both
+	 * ends set it. Such a QP carries SEND, SEND_WITH_IMM and
+	 * RDMA_WRITE_WITH_IMM (a NIC reports no completion for a plain
+	 * WRITE, so none could be keyed), whole messages (no streams). */
+	uint8_t imm_keyed;
 };
 
 /** How a QP spreads its packets over its paths (UCCL section 4.1). */

@@ -51,6 +51,7 @@ static const char *const drop_reason_names[UROCE_DROP__COUNT] = {
 	[UROCE_DROP_CTRL_RATE] = "ctrl_rate",
 	[UROCE_DROP_BAD_VOTE] = "bad_vote",
 	[UROCE_DROP_TABLE_FULL] = "table_full",
+	[UROCE_DROP_NO_DESC] = "no_desc",
 };
 
 const char *uroce_drop_reason_name(enum uroce_drop_reason reason)

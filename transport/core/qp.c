@@ -373,6 +373,9 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 		why = "rel.ordering: accepted UROCE_ORDER_ORDERED (0), UROCE_ORDER_UNORDERED (1)";
 	else if (attr->rel.imm_counter && attr->qp_type != UROCE_QPT_RC)
 		why = "rel.imm_counter needs qp_type UROCE_QPT_RC (reliability rc, sr or ec)";
+	else if (attr->rel.imm_keyed && (attr->rel.reliability != UROCE_REL_SR || attr->qp_type != UROCE_QPT_RC))
+		why = "rel.imm_keyed: accepted with rel.reliability sr only (ec keeps its parity by PSN; rc and be "
+		      "read the BTH PSN)";
 	else if (attr->rel.reliability != UROCE_REL_RC && attr->qp_type != UROCE_QPT_RC)
 		why = "rel.reliability sr, ec and be are modes of a connected QP: qp_type must be UROCE_QPT_RC";
 	if (why)

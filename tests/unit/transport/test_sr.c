@@ -15,6 +15,11 @@
  *   lost, still completes at the sender and the QP goes on;
  * - sr that loses every copy of one packet ends in RETRY_EXC_ERR and ERR;
  * - reordering alone causes (almost) no retransmission;
+ * - keyed by immediate (rel.imm_keyed), the mix arrives whole at every
+ *   loss rate with every BTH PSN renumbered on the way as a NIC's UC QP
+ *   numbers them (plain sr under the same renumbering takes nothing); a
+ *   descriptor without the token is dropped as bad_token, data ahead of
+ *   its descriptor as no_desc, and both are sent again;
  * - bad attributes and opcodes are refused with a message. */
 #include "tr_test.h"
 
@@ -70,10 +75,49 @@ static const char *mode_name(const struct tr_opts *o)
 {
 	static char b[64];
 
-	snprintf(b, sizeof(b), "%s%s %s", uroce_reliability_str(o->rel.reliability),
+	snprintf(b, sizeof(b), "%s%s%s %s", uroce_reliability_str(o->rel.reliability),
 	         o->rel.reliability == UROCE_REL_EC ? (o->rel.ec_code == UROCE_EC_XOR ? "-xor" : "-rs") : "",
-	         uroce_ordering_str(o->rel.ordering));
+	         o->rel.imm_keyed ? "-keyed" : "", uroce_ordering_str(o->rel.ordering));
 	return b;
+}
+
+/* --- a NIC's numbering: every data packet from A gets the next PSN of one
+ * counter, a resent one too, as a UC QP posts it (the receiver must not
+ * read them). The frame is rewritten in place (the fabric's slot). -------- */
+
+struct nic_psn {
+	uint32_t dqpn;         /* B's data QPN */
+	uint32_t next;         /* the NIC's next PSN */
+	uint64_t renumbered;
+	unsigned bad_token;    /* descriptors still to send with a wrong token */
+	unsigned drop_desc;    /* descriptors still to drop (their data goes ahead) */
+};
+
+static bool nic_psn_filter(void *arg, const uint8_t *frame, uint32_t len)
+{
+	struct nic_psn *n = arg;
+	struct roce_pkt pkt;
+	uint8_t out[9216], desc[SRW_DESC_LEN];
+
+	if (roce_parse(frame, len, &pkt, NULL) != UROCE_DROP_NONE || pkt.dqpn != n->dqpn ||
+	    pkt.opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM) || len > sizeof(out))
+		return false;
+	if (srw_imm_kind(pkt.imm) == SRW_DESC && n->drop_desc) {
+		n->drop_desc--;
+		return true;
+	}
+	if (srw_imm_kind(pkt.imm) == SRW_DESC && n->bad_token && pkt.payload_len == SRW_DESC_LEN) {
+		n->bad_token--;
+		memcpy(desc, pkt.payload, SRW_DESC_LEN);
+		desc[31] ^= 0x5a;
+		pkt.payload = desc;
+	}
+	pkt.psn = n->next;
+	n->next = (n->next + 1) & ROCE_PSN_MASK;
+	REQUIRE(roce_build(out, sizeof(out), &pkt) == (int)len, "rebuild a renumbered packet");
+	memcpy((uint8_t *)(uintptr_t)frame, out, len); /* the test stands in for the sending NIC */
+	n->renumbered++;
+	return false;
 }
 
 /* The mixed workload at one loss rate. */
@@ -93,9 +137,14 @@ static void run_mix(const struct tr_opts *o, double loss, uint64_t seed, uint32_
 	imp = tr_imp_mixed(loss);
 	tr_open(&p, o, seed, &imp, &imp);
 	struct tr_side *a = &p.s[0], *b = &p.s[1];
+	struct nic_psn np = { .dqpn = uroce_qp_num(b->qp), .next = (uint32_t)seed * 7919u & ROCE_PSN_MASK };
 
+	if (o->rel.imm_keyed)
+		REQUIRE(loop_fabric_set_filter(p.fab, 0, nic_psn_filter, &np) == 0, "filter");
 	for (uint32_t i = 0; i < nmsg; i++) {
 		msgs[i].kind = (uint8_t)test_rng_below(&rng, 4);
+		if (o->rel.imm_keyed && msgs[i].kind == K_WRITE)
+			msgs[i].kind = K_WRITE_IMM; /* a NIC completes no plain WRITE at the receiver */
 		msgs[i].len = (uint32_t)(test_rng_below(&rng, 4) == 0 ? test_rng_below(&rng, 64)
 		                                                       : test_rng_below(&rng, MAXLEN + 1));
 		if (msgs[i].kind != K_WRITE) {
@@ -195,7 +244,7 @@ static void run_mix(const struct tr_opts *o, double loss, uint64_t seed, uint32_
 	        mode_name(o), loss, completed, nmsg, recv_done, nrecv, steps);
 	uroce_qp_stats(a->qp, &sa);
 	uroce_qp_stats(b->qp, &sb);
-	printf("  %-16s loss %-6g %u msgs: retx %llu (rack %llu, tlp %llu, rto %llu, spurious %llu), sacks %llu, "
+	printf("  %-18s loss %-6g %u msgs: retx %llu (rack %llu, tlp %llu, rto %llu, spurious %llu), sacks %llu, "
 	       "parity %llu, rebuilt %llu, nacks %llu, srtt %llu us\n",
 	       mode_name(o), loss, nmsg, (unsigned long long)sa.retransmits, (unsigned long long)sa.rack_losses,
 	       (unsigned long long)sa.tlp_probes, (unsigned long long)sa.rto_losses,
@@ -204,6 +253,9 @@ static void run_mix(const struct tr_opts *o, double loss, uint64_t seed, uint32_
 	       (unsigned long long)sb.ec_nacks_sent, (unsigned long long)(sa.srtt_ns / 1000));
 	if (loss == 0)
 		CHECK(sa.rto_losses == 0, "%s: RTO fired without loss", mode_name(o));
+	if (o->rel.imm_keyed)
+		REQUIRE(np.renumbered >= nmsg, "%s: only %llu packets renumbered", mode_name(o),
+		        (unsigned long long)np.renumbered);
 	tr_close(&p);
 	free(msgs);
 	free(recv_msg);
@@ -742,6 +794,87 @@ static void run_reorder(void)
 	tr_close(&p);
 }
 
+/* One message A -> B under a NIC's numbering; its data checked. */
+static void keyed_one(struct tr_pair *p, uint32_t id, enum uroce_wr_opcode op, uint32_t len)
+{
+	struct tr_side *a = &p->s[0], *b = &p->s[1];
+	struct uroce_wc wc;
+
+	tr_fill(a->buf + SRC_OFF, len, id + 5);
+	post_recv(b, id);
+	send_one(a, b, len, id, op);
+	REQUIRE(tr_wait(p, a->scq, &wc, 400000) == 0 && wc.status == UROCE_WC_SUCCESS, "keyed message %u: sent", id);
+	REQUIRE(tr_wait(p, b->rcq, &wc, 400000) == 0 && wc.status == UROCE_WC_SUCCESS && wc.byte_len == len,
+	        "keyed message %u: received", id);
+	REQUIRE(!memcmp(a->buf + SRC_OFF, b->buf + RECV_OFF + (id % NSLOTS) * SLOT, len), "keyed message %u: data", id);
+}
+
+static void run_keyed(void)
+{
+	struct tr_opts o;
+	struct tr_pair p;
+	struct uroce_wc wc;
+	struct uroce_qp_init_attr ia;
+	struct uroce_qp *qp;
+	struct uroce_pstream *ps;
+	struct nic_psn np = { .next = 0x400000 };
+
+	/* plain sr reads the BTH PSN: under a NIC's numbering (here far from
+	 * the PSNs it expects) it takes nothing */
+	rel_opts(&o, UROCE_REL_SR, UROCE_ORDER_ORDERED, UROCE_EC_RS, 0, 0);
+	tr_open(&p, &o, 90, NULL, NULL);
+	np.dqpn = uroce_qp_num(p.s[1].qp);
+	REQUIRE(loop_fabric_set_filter(p.fab, 0, nic_psn_filter, &np) == 0, "filter");
+	post_recv(&p.s[1], 0);
+	send_one(&p.s[0], &p.s[1], 4096, 0, UROCE_WR_SEND);
+	tr_steps(&p, 3000);
+	CHECK(uroce_poll_cq(p.s[1].rcq, 1, &wc) == 0 &&
+	      tr_drops(p.s[1].ctx, UROCE_DROP_PSN_OUT_OF_WINDOW) + tr_drops(p.s[1].ctx, UROCE_DROP_DUPLICATE) > 0,
+	      "plain sr took packets a NIC numbered");
+	tr_close(&p);
+
+	o.rel.imm_keyed = 1;
+	tr_open(&p, &o, 91, NULL, NULL);
+	memset(&np, 0, sizeof(np));
+	np.dqpn = uroce_qp_num(p.s[1].qp);
+	np.next = 0xfffff0; /* wraps */
+	REQUIRE(loop_fabric_set_filter(p.fab, 0, nic_psn_filter, &np) == 0, "filter");
+	np.bad_token = 1;
+	keyed_one(&p, 0, UROCE_WR_SEND, 8192);
+	CHECK(tr_drops(p.s[1].ctx, UROCE_DROP_BAD_TOKEN) == 1, "descriptor without the token: %llu bad_token",
+	      (unsigned long long)tr_drops(p.s[1].ctx, UROCE_DROP_BAD_TOKEN));
+	np.drop_desc = 1;
+	keyed_one(&p, 1, UROCE_WR_SEND_WITH_IMM, 8192);
+	CHECK(tr_drops(p.s[1].ctx, UROCE_DROP_NO_DESC) >= 1, "data ahead of its descriptor: %llu no_desc",
+	      (unsigned long long)tr_drops(p.s[1].ctx, UROCE_DROP_NO_DESC));
+	printf("  sr keyed by immediate: a forged descriptor dropped (bad_token), data ahead of its lost descriptor "
+	       "dropped (no_desc %llu), both messages whole after resending\n",
+	       (unsigned long long)tr_drops(p.s[1].ctx, UROCE_DROP_NO_DESC));
+
+	/* what it refuses */
+	{
+		struct uroce_sge sg;
+		struct uroce_send_wr wr;
+
+		tr_sge(&sg, &p.s[0], 0, 64);
+		tr_wr(&wr, 9, &sg, UROCE_WR_RDMA_WRITE);
+		REQUIRE(uroce_post_send(p.s[0].qp, &wr, NULL) == -EINVAL && strstr(uroce_last_error(), "imm_keyed"),
+		        "plain WRITE on a keyed QP: %s", uroce_last_error());
+	}
+	REQUIRE(uroce_pstream_start(p.s[0].qp, 4096, 1, &ps) == -EINVAL && strstr(uroce_last_error(), "imm_keyed"),
+	        "stream on a keyed QP: %s", uroce_last_error());
+	memset(&ia, 0, sizeof(ia));
+	ia.qp_type = UROCE_QPT_RC;
+	ia.send_cq = p.s[0].scq;
+	ia.recv_cq = p.s[0].rcq;
+	ia.cap.max_send_wr = ia.cap.max_recv_wr = 4;
+	ia.rel.reliability = UROCE_REL_EC;
+	ia.rel.imm_keyed = 1;
+	REQUIRE(uroce_qp_create(p.s[0].pd, &ia, &qp) == -EINVAL && strstr(uroce_last_error(), "imm_keyed"),
+	        "ec keyed: %s", uroce_last_error());
+	tr_close(&p);
+}
+
 static void run_bad_args(void)
 {
 	struct tr_opts o;
@@ -836,6 +969,14 @@ int main(int argc, char **argv)
 				run_mix(&o, losses[l], 1000 + mode * 10 + ord * 100 + l, ord ? 300 : 600);
 		}
 	}
+	/* keyed by immediate, under a NIC's numbering */
+	for (unsigned ord = 0; ord < 2; ord++) {
+		rel_opts(&o, UROCE_REL_SR, (enum uroce_ordering)ord, UROCE_EC_RS, 0, 0);
+		o.rel.imm_keyed = 1;
+		for (unsigned l = 0; l < 4; l += (l ? 1 : 2))
+			run_mix(&o, losses[l], 7000 + ord * 100 + l, 300);
+	}
+	run_keyed();
 	/* the smallest window: a receive map of 32 bits, less than one word */
 	for (unsigned ord = 0; ord < 2; ord++) {
 		rel_opts(&o, UROCE_REL_SR, (enum uroce_ordering)ord, UROCE_EC_RS, 0, 0);

@@ -164,7 +164,7 @@ static int send_pkt(struct uroce_qp *qp, struct swqe *w, enum srw_kind kind, uin
 			return rc;
 	}
 	if (kind == SRW_DESC) {
-		sr_desc_fill(w, 0, desc);
+		sr_desc_fill(w, 0, qp->tok_remote, desc);
 		s.buf = desc;
 		s.rkey = SRW_MSG_RKEY;
 		s.va = 0;

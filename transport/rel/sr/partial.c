@@ -169,6 +169,9 @@ int uroce_pstream_start(struct uroce_qp *qp, uint32_t length, uint64_t wr_id, st
 	if (!is_sdr_qp(qp))
 		return uroce_fail(-EINVAL, "uroce_pstream_start: QP 0x%x has reliability %s; streams need sr or ec", qp->qpn,
 		                  qp->rel->name);
+	if (qp->init.rel.imm_keyed)
+		return uroce_fail(-EINVAL, "uroce_pstream_start: QP 0x%x is keyed by immediate (rel.imm_keyed): its "
+		                           "messages go whole, each behind its descriptor; post a SEND instead", qp->qpn);
 	if (npkts(length, qp->mtu) > SR_MAX_MSG_PKTS)
 		return uroce_fail(-EINVAL, "uroce_pstream_start: %u bytes is over %u packets of %u", length, SR_MAX_MSG_PKTS,
 		                  qp->mtu);

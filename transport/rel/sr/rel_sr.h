@@ -295,9 +295,9 @@ void precv_bind(struct uroce_precv *h, struct uroce_qp *qp, struct sr_rmsg *m);
 /* Packet idx of h's message arrived: set its chunk's bit if whole. */
 void precv_note(struct uroce_precv *h, const struct sr_rmsg *m, uint32_t idx);
 
-/* The descriptor of w's message (SRW_DESC_LEN bytes, docs/wire.md); be
- * sends the same one. */
-void sr_desc_fill(const struct swqe *w, uint32_t first_psn, uint8_t *b);
+/* The descriptor of w's message (SRW_DESC_LEN bytes, docs/wire.md) with
+ * the receiver's token; be sends the same one. */
+void sr_desc_fill(const struct swqe *w, uint32_t first_psn, uint32_t token, uint8_t *b);
 /* Gather len bytes at message offset off of WQE w into dst. */
 void sr_tx_gather(const struct swqe *w, uint32_t off, uint8_t *dst, uint32_t len);
 

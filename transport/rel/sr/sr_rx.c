@@ -489,12 +489,47 @@ static void rx_plain_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	sr_rx_mark_psn(qp, pkt->psn);
 }
 
+/* rel.imm_keyed: a packet's PSN from its message, not from its BTH (a
+ * NIC's UC QPs number their own). The descriptor names its message's
+ * first PSN and proves the connection with the token; a data packet sits
+ * at first + 1 + index once that descriptor is here. */
+static enum uroce_drop_reason keyed_psn(struct uroce_qp *qp, const struct roce_pkt *pkt, uint32_t *psn)
+{
+	const struct sr_rx *r = &sr_of(qp)->rx;
+	uint32_t imm = pkt->imm, kind = srw_imm_kind(imm);
+	uint32_t seq = r->msg_cum + ((srw_imm_msg(imm) - r->msg_cum) & SRW_MSG_MASK);
+	const struct sr_rmsg *m = &r->slot[seq % SR_MSG_WIN];
+	bool in_win = seq - r->msg_cum < SR_MSG_WIN;
+
+	if (pkt->opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM))
+		return UROCE_DROP_BAD_OPCODE; /* a plain WRITE has no immediate to key by */
+	if (kind == SRW_DESC) {
+		const uint8_t *b = pkt->payload;
+
+		if (pkt->payload_len < SRW_DESC_LEN)
+			return UROCE_DROP_BAD_CTRL;
+		if (roce_get_be32(b + 28) != qp->tok_local)
+			return UROCE_DROP_BAD_TOKEN;
+		*psn = roce_get_be32(b + 24) & ROCE_PSN_MASK;
+		return UROCE_DROP_NONE;
+	}
+	if (kind > SRW_LAST_DESC)
+		return UROCE_DROP_BAD_OPCODE;
+	if (!in_win)
+		return UROCE_DROP_STALE_MSG;
+	if (!(m->bound && m->seq == seq && m->have_first))
+		return UROCE_DROP_NO_DESC; /* counted once the sender resends it */
+	*psn = psn_add(m->first_psn, 1 + srw_imm_idx(imm));
+	return UROCE_DROP_NONE;
+}
+
 void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt)
 {
 	struct sr_state *st = sr_of(qp);
 	struct sr_rx *r = &st->rx;
 	uint32_t imm, seq, kind, idx, mtu = qp->mtu;
 	struct sr_rmsg *m;
+	struct roce_pkt keyed;
 	bool late;
 	int32_t d;
 
@@ -506,6 +541,19 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 	if (qp->state < UROCE_QPS_RTR || qp->state > UROCE_QPS_SQD || !r->bits) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_QP_STATE);
 		return;
+	}
+	if (qp->init.rel.imm_keyed) {
+		uint32_t psn = 0;
+		enum uroce_drop_reason why = keyed_psn(qp, pkt, &psn);
+
+		if (why != UROCE_DROP_NONE) {
+			ctx_count_drop(qp->ctx, why);
+			return;
+		}
+		/* everything below reads the PSN the sender gave it */
+		keyed = *pkt;
+		keyed.psn = psn;
+		pkt = &keyed;
 	}
 	d = roce_psn_diff(pkt->psn, r->cum);
 	if (d >= (int32_t)r->nbits) {

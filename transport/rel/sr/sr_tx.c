@@ -39,8 +39,13 @@ int sr_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct swqe *w)
 	if (qp->init.rel.imm_counter && (wr->opcode == UROCE_WR_SEND || wr->opcode == UROCE_WR_SEND_WITH_IMM))
 		return uroce_fail(-EINVAL, "uroce_post_send: QP 0x%x counts immediates (rel.imm_counter): it carries "
 		                           "RDMA_WRITE and RDMA_WRITE_WITH_IMM only; send on another QP", qp->qpn);
-	if (wr->opcode == UROCE_WR_RDMA_WRITE)
+	if (wr->opcode == UROCE_WR_RDMA_WRITE) {
+		if (qp->init.rel.imm_keyed)
+			return uroce_fail(-EINVAL, "uroce_post_send: QP 0x%x is keyed by immediate (rel.imm_keyed): it "
+			                           "carries SEND, SEND_WITH_IMM and RDMA_WRITE_WITH_IMM (a NIC completes no "
+			                           "plain RDMA_WRITE at the receiver)", qp->qpn);
 		return 0; /* placed by its own RETH: no slot, no metadata */
+	}
 	w->sr_flags = SRW_F_SLOT;
 	if (wr->send_flags & UROCE_SEND_FENCE)
 		w->sr_flags |= SRW_F_FENCE | SRW_F_DESC; /* the descriptor says so */
@@ -49,6 +54,8 @@ int sr_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct swqe *w)
 		w->sr_flags |= SRW_F_DESC; /* the immediate travels in the descriptor */
 	if (st->ec)
 		w->sr_flags |= SRW_F_DESC | SRW_F_EC;
+	if (qp->init.rel.imm_keyed)
+		w->sr_flags |= SRW_F_DESC; /* its first PSN travels there, not in the BTH */
 	return 0;
 }
 
@@ -60,7 +67,7 @@ void sr_tx_gather(const struct swqe *w, uint32_t off, uint8_t *dst, uint32_t len
 }
 
 /* The descriptor's 32 bytes (docs/wire.md, "sr and ec"). */
-void sr_desc_fill(const struct swqe *w, uint32_t first_psn, uint8_t *b)
+void sr_desc_fill(const struct swqe *w, uint32_t first_psn, uint32_t token, uint8_t *b)
 {
 	memset(b, 0, SRW_DESC_LEN);
 	b[0] = SRW_VERSION;
@@ -72,6 +79,7 @@ void sr_desc_fill(const struct swqe *w, uint32_t first_psn, uint8_t *b)
 	roce_put_be32(b + 12, w->rkey);
 	roce_put_be64(b + 16, w->raddr);
 	roce_put_be32(b + 24, first_psn);
+	roce_put_be32(b + 28, token);
 }
 
 /* Build and stage the packet at ring entry psn. */
@@ -142,7 +150,7 @@ static int send_txp(struct uroce_qp *qp, uint32_t psn)
 	case SRW_DESC:
 		/* a retransmitted descriptor needs its message's first PSN: it
 		 * is kept in the entry's offset field */
-		sr_desc_fill(w, p->off, desc);
+		sr_desc_fill(w, p->off, qp->tok_remote, desc);
 		s.buf = desc;
 		s.va = 0;
 		break;
