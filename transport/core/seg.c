@@ -9,6 +9,7 @@ static const uint8_t seg_opcode[] = {
 	[SEG_WRITE] = ROCE_TR_UC | ROCE_OP_WRITE_ONLY,
 	[SEG_WRITE_IMM] = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM,
 	[SEG_SEND] = ROCE_TR_UC | ROCE_OP_SEND_ONLY,
+	[SEG_SEND_IMM] = ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM,
 };
 
 static void seg_gather(void *arg, uint8_t *dst, uint32_t len)
@@ -31,11 +32,11 @@ int ctx_send_seg(struct uroce_context *ctx, const struct seg *s)
 	pkt.ackreq = (s->flags & SEG_ACKREQ) != 0;
 	pkt.payload_len = s->len;
 	pkt.payload = s->buf;
-	if (s->op != SEG_SEND) {
+	if (s->op == SEG_WRITE || s->op == SEG_WRITE_IMM) {
 		pkt.reth.va = s->va;
 		pkt.reth.rkey = s->rkey;
 		pkt.reth.dma_len = s->len;
-		pkt.imm = s->imm;
 	}
+	pkt.imm = s->imm;
 	return ctx_send_pkt(ctx, s->d->port, &pkt, s->sge && s->len ? seg_gather : NULL, (void *)s);
 }

@@ -16,6 +16,9 @@ enum seg_op {
 	SEG_WRITE,     /* placed by va/rkey, no completion at the receiver */
 	SEG_WRITE_IMM, /* placed by va/rkey, the immediate names it */
 	SEG_SEND,      /* a control message to the peer's control QP */
+	SEG_SEND_IMM,  /* bytes for the receiver to place, the immediate naming
+	                * them: what a NIC cannot place by rkey (sr keyed by
+	                * immediate: descriptors, SEND messages' data) */
 };
 
 enum seg_flags {
@@ -31,7 +34,7 @@ struct seg {
 	uint32_t dqpn;
 	uint32_t psn;  /* the policy's sequence; a NIC numbers its own */
 	uint32_t len;  /* at most one MTU */
-	uint32_t imm;  /* WRITE_IMM: as it travels (network order) */
+	uint32_t imm;  /* the _IMM ops: as it travels */
 	uint64_t va;   /* WRITEs: the remote address and key */
 	uint32_t rkey;
 	/* the bytes: buf, or else len bytes at offset off of the SGE list */

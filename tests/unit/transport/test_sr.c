@@ -89,6 +89,7 @@ struct nic_psn {
 	uint32_t dqpn;         /* B's data QPN */
 	uint32_t next;         /* the NIC's next PSN */
 	uint64_t renumbered;
+	uint64_t sends, rkey0_writes; /* SENDs with immediate; WRITEs to rkey 0 (a NIC could not take them) */
 	unsigned bad_token;    /* descriptors still to send with a wrong token */
 	unsigned drop_desc;    /* descriptors still to drop (their data goes ahead) */
 };
@@ -100,8 +101,11 @@ static bool nic_psn_filter(void *arg, const uint8_t *frame, uint32_t len)
 	uint8_t out[9216], desc[SRW_DESC_LEN];
 
 	if (roce_parse(frame, len, &pkt, NULL) != UROCE_DROP_NONE || pkt.dqpn != n->dqpn ||
-	    pkt.opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM) || len > sizeof(out))
+	    (pkt.opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM) && pkt.opcode != (ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM)) ||
+	    len > sizeof(out))
 		return false;
+	n->sends += pkt.opcode == (ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM);
+	n->rkey0_writes += pkt.opcode == (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM) && pkt.reth.rkey == SRW_MSG_RKEY;
 	if (srw_imm_kind(pkt.imm) == SRW_DESC && n->drop_desc) {
 		n->drop_desc--;
 		return true;
@@ -254,8 +258,10 @@ static void run_mix(const struct tr_opts *o, double loss, uint64_t seed, uint32_
 	if (loss == 0)
 		CHECK(sa.rto_losses == 0, "%s: RTO fired without loss", mode_name(o));
 	if (o->rel.imm_keyed)
-		REQUIRE(np.renumbered >= nmsg, "%s: only %llu packets renumbered", mode_name(o),
-		        (unsigned long long)np.renumbered);
+		REQUIRE(np.renumbered >= nmsg && np.sends >= nmsg && np.rkey0_writes == 0,
+		        "%s: %llu packets renumbered, %llu SENDs with immediate, %llu WRITEs to rkey 0", mode_name(o),
+		        (unsigned long long)np.renumbered, (unsigned long long)np.sends,
+		        (unsigned long long)np.rkey0_writes);
 	tr_close(&p);
 	free(msgs);
 	free(recv_msg);

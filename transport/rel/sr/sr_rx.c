@@ -501,8 +501,12 @@ static enum uroce_drop_reason keyed_psn(struct uroce_qp *qp, const struct roce_p
 	const struct sr_rmsg *m = &r->slot[seq % SR_MSG_WIN];
 	bool in_win = seq - r->msg_cum < SR_MSG_WIN;
 
-	if (pkt->opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM))
-		return UROCE_DROP_BAD_OPCODE; /* a plain WRITE has no immediate to key by */
+	/* what goes to rkey 0 comes as a SEND with immediate, WRITE with
+	 * immediate carries only data to a region (a plain WRITE has no
+	 * immediate to key by) */
+	if (pkt->opcode == (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM) ? kind == SRW_DESC || pkt->reth.rkey == SRW_MSG_RKEY
+	                                                         : pkt->opcode != (ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM))
+		return UROCE_DROP_BAD_OPCODE;
 	if (kind == SRW_DESC) {
 		const uint8_t *b = pkt->payload;
 
@@ -534,7 +538,8 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 	int32_t d;
 
 	(void)f;
-	if (pkt->opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY) && pkt->opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM)) {
+	if (pkt->opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY) && pkt->opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM) &&
+	    !(qp->init.rel.imm_keyed && pkt->opcode == (ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM))) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
 		return;
 	}
@@ -550,9 +555,16 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 			ctx_count_drop(qp->ctx, why);
 			return;
 		}
-		/* everything below reads the PSN the sender gave it */
+		/* everything below reads the PSN the sender gave it, and a SEND as
+		 * the WRITE to rkey 0 it stands for */
 		keyed = *pkt;
 		keyed.psn = psn;
+		if (keyed.opcode == (ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM)) {
+			keyed.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
+			keyed.reth.rkey = SRW_MSG_RKEY;
+			keyed.reth.va = srw_imm_kind(keyed.imm) == SRW_DESC ? 0 : (uint64_t)srw_imm_idx(keyed.imm) * qp->mtu;
+			keyed.reth.dma_len = keyed.payload_len;
+		}
 		pkt = &keyed;
 	}
 	d = roce_psn_diff(pkt->psn, r->cum);
