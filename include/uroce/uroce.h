@@ -730,6 +730,11 @@ enum uroce_qp_attr_mask {
 	/** dest_token: the peer's uroce_qp_token(); required at INIT -> RTR by a QP
 	 * with a control QPN (sr, ec, be, or failover backups) */
 	UROCE_QP_DEST_TOKEN = 1 << 21,
+	/** dest_ctrl_qpn: the peer's uroce_qp_ctrl_num(), optional at INIT ->
+	 * RTR; without it the peer's control QPN is dest_qp_num + 1 (what a
+	 * uroce QP on a frame port has). A peer on a verbs port has the NIC's
+	 * numbers, so exchange it there. */
+	UROCE_QP_DEST_CTRL_QPN = 1 << 22,
 };
 
 /** QP attributes (the fields of ibv_qp_attr that RoCE uses). */
@@ -762,6 +767,8 @@ struct uroce_qp_attr {
 	 * it (UROCE_DROP_BAD_TOKEN). 0 names a peer without one (a NIC's UC
 	 * QP that sends no control). */
 	uint32_t dest_token;
+	/** The peer's control QPN (UROCE_QP_DEST_CTRL_QPN), from its uroce_qp_ctrl_num(). */
+	uint32_t dest_ctrl_qpn;
 };
 
 /** Create a QP in RESET. Its number is uroce_qp_num(qp). */
@@ -779,6 +786,11 @@ uint32_t uroce_qp_num(const struct uroce_qp *qp);
  * control packet to this QP must carry it. Exchange it with the QPN and
  * PSN; it is a secret between the two ends. */
 uint32_t uroce_qp_token(const struct uroce_qp *qp);
+/** The QPN the QP's control packets (SACKs, NACKs, notices) arrive at,
+ * for the peer's attr.dest_ctrl_qpn: its QPN + 1 on a frame port, the
+ * NIC's control QP on a verbs port; 0 for a QP without one (rc, uc, ud
+ * without backups). */
+uint32_t uroce_qp_ctrl_num(const struct uroce_qp *qp);
 
 /** A scatter/gather element (ibv_sge). */
 struct uroce_sge {

@@ -42,6 +42,11 @@ uint32_t uroce_qp_token(const struct uroce_qp *qp)
 	return qp ? qp->tok_local : 0;
 }
 
+uint32_t uroce_qp_ctrl_num(const struct uroce_qp *qp)
+{
+	return qp ? qp->ctrl_qpn : 0;
+}
+
 /* A token an off-path host cannot predict: getrandom, never 0 (0 names a
  * peer without one). */
 static int token_draw(uint32_t *out)
@@ -202,7 +207,7 @@ static struct trans_masks trans_table(enum uroce_qp_state cur, enum uroce_qp_sta
 			break;
 		t.req[0] = M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN) | M(MAX_DEST_RD_ATOMIC) | M(MIN_RNR_TIMER);
 		t.req[1] = M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN);
-		t.opt[0] = t.opt[1] = M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX) | M(DEST_TOKEN);
+		t.opt[0] = t.opt[1] = M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX) | M(DEST_TOKEN) | M(DEST_CTRL_QPN);
 		t.opt[2] = M(PKEY_INDEX) | M(QKEY);
 		return t;
 	case UROCE_QPS_RTR:
@@ -254,7 +259,7 @@ static void mask_names(int mask, char *buf, size_t len)
 		"STATE", "CUR_STATE", "EN_SQD_ASYNC_NOTIFY", "ACCESS_FLAGS", "PKEY_INDEX", "PORT", "QKEY",
 		"AV", "PATH_MTU", "TIMEOUT", "RETRY_CNT", "RNR_RETRY", "RQ_PSN", "MAX_QP_RD_ATOMIC",
 		"ALT_PATH", "MIN_RNR_TIMER", "SQ_PSN", "MAX_DEST_RD_ATOMIC", "PATH_MIG_STATE", "CAP",
-		"DEST_QPN", "DEST_TOKEN",
+		"DEST_QPN", "DEST_TOKEN", "DEST_CTRL_QPN",
 	};
 	size_t o = 0;
 
@@ -663,7 +668,7 @@ static uint16_t qp_sport(uint32_t src, uint32_t dst)
 
 int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int mask)
 {
-	const int known = (1 << 22) - 1;
+	const int known = (1 << 23) - 1;
 	enum uroce_qp_state cur, next;
 	struct trans_masks t;
 	char have[256], need[256];
@@ -829,6 +834,10 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 	if (mask & UROCE_QP_DEST_TOKEN) {
 		qp->attr.dest_token = attr->dest_token;
 		qp->tok_remote = attr->dest_token;
+	}
+	if (mask & UROCE_QP_DEST_CTRL_QPN) {
+		qp->attr.dest_ctrl_qpn = attr->dest_ctrl_qpn & ROCE_QPN_MASK;
+		qp->ctrl_dqpn = qp->attr.dest_ctrl_qpn;
 	}
 	if (qp->type == UROCE_QPT_UD && !qp->sport)
 		qp->sport = qp_sport(qp->qpn, 0);

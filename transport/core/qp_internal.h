@@ -260,6 +260,7 @@ struct uroce_qp {
 	uint32_t qpt_idx;       /* its place in ctx->qpt.live */
 	uint32_t tok_local;     /* random, never 0: control packets to this QP carry it */
 	uint32_t tok_remote;    /* attr.dest_token: control packets to the peer carry it */
+	uint32_t ctrl_dqpn;     /* attr.dest_ctrl_qpn; 0 = the peer's data QPN + 1 */
 	uint32_t sq_size, rq_size;
 	/* BIND_MW and LOCAL_INV started: they take an SQ slot but no message
 	 * number, so the credit limit, counted in SQ slots, runs this far
@@ -421,11 +422,12 @@ static inline uint32_t psn_add(uint32_t psn, uint32_t n)
 {
 	return (psn + n) & ROCE_PSN_MASK;
 }
-/* The peer's control QPN (sr, ec, be, failover's notices): its data QPN
- * + 1, as every uroce end allocates them in pairs (docs/wire.md). */
+/* The peer's control QPN (sr, ec, be, failover's notices): as exchanged
+ * (attr.dest_ctrl_qpn), else its data QPN + 1, as a uroce end on a frame
+ * port allocates them in pairs (docs/wire.md). */
 static inline uint32_t qp_ctrl_dqpn(const struct uroce_qp *qp)
 {
-	return psn_add(qp->dqpn, 1) & ROCE_QPN_MASK;
+	return qp->ctrl_dqpn ? qp->ctrl_dqpn : (psn_add(qp->dqpn, 1) & ROCE_QPN_MASK);
 }
 
 static inline uint32_t npkts(uint32_t len, uint32_t mtu)
