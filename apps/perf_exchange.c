@@ -32,24 +32,24 @@ int perf_xchg_rel(struct perf_comm *c, const void *mine, void *theirs, size_t le
 {
 	static const struct uroce_rel_attr rc_attr;
 	const struct uroce_rel_attr *rel = c->rel ? c->rel : &rc_attr;
-	uint32_t token; /* each QP's travels in its key message's srqn field */
+	uint32_t token, ctrl; /* each QP's token travels in its key message's srqn field; perf sends no ctrl */
 	int rc;
 
 	if (c->is_client) {
-		rc = rel_exchange_send(&c->tcp, rel, 0, mine, len);
+		rc = rel_exchange_send(&c->tcp, rel, 0, 0, mine, len);
 		if (!rc)
-			rc = rel_exchange_recv(&c->tcp, rel, &token, theirs, len);
+			rc = rel_exchange_recv(&c->tcp, rel, &token, &ctrl, theirs, len);
 	} else {
-		rc = rel_exchange_recv(&c->tcp, rel, &token, theirs, len);
+		rc = rel_exchange_recv(&c->tcp, rel, &token, &ctrl, theirs, len);
 		if (rc == REL_EXCHANGE_MISMATCH) {
 			/* Answer anyway, so the client sees the difference
 			 * and says so too, rather than a closed connection. */
 			struct tcp_exchange q = c->tcp;
 
 			q.quiet = true;
-			rel_exchange_send(&q, rel, 0, mine, len);
+			rel_exchange_send(&q, rel, 0, 0, mine, len);
 		} else if (!rc) {
-			rc = rel_exchange_send(&c->tcp, rel, 0, mine, len);
+			rc = rel_exchange_send(&c->tcp, rel, 0, 0, mine, len);
 		}
 	}
 	return rc == REL_EXCHANGE_MISMATCH ? -EPROTO : rc;

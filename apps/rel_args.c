@@ -35,6 +35,7 @@ static const char *const opt_names[REL_OPT__END - REL_OPT_RELIABILITY] = {
 	[REL_OPT_LINK_MBPS - REL_OPT_RELIABILITY] = "--link-mbps",
 	[REL_OPT_BASE_RTT_US - REL_OPT_RELIABILITY] = "--base-rtt-us",
 	[REL_OPT_ACK_EVERY - REL_OPT_RELIABILITY] = "--ack-every",
+	[REL_OPT_IMM_KEYED - REL_OPT_RELIABILITY] = "--imm-keyed",
 };
 
 #define BIT(opt) (1u << ((opt) - REL_OPT_RELIABILITY))
@@ -159,6 +160,9 @@ int rel_args_option(struct rel_args *ra, int opt, const char *value, char *err, 
 			ra->cc.ack_every_pkts = v;
 		break;
 	}
+	case REL_OPT_IMM_KEYED:
+		a->imm_keyed = 1;
+		break;
 	case REL_OPT_LOSS:
 		i = name_index(value, loss_names, UROCE_LOSS__COUNT);
 		if (i < 0) {
@@ -237,6 +241,10 @@ int rel_args_check(const struct rel_args *ra, const char *not_rc, const char *us
 			 "be sends nothing twice");
 		return -1;
 	}
+	if (a->reliability != UROCE_REL_SR && a->imm_keyed) {
+		snprintf(err, errlen, "--imm-keyed applies to --reliability sr only (this end: %s)", rel);
+		return -1;
+	}
 	if (a->reliability != UROCE_REL_BE && (ra->given & BIT(REL_OPT_TIMEOUT_US))) {
 		snprintf(err, errlen, "--timeout-us applies to --reliability be only (this end: %s)", rel);
 		return -1;
@@ -277,6 +285,8 @@ void rel_args_usage(FILE *f, int col)
 		{ "--base-rtt-us N", "sr/ec: the unloaded RTT (Swift's base target, EQDS's BDP;\n"
 				     "default 20)" },
 		{ "--ack-every N", "sr/ec: ask for a SACK at least every N packets (default 16)" },
+		{ "--imm-keyed", "sr: key packets by their immediate, not the BTH PSN: needed at\n"
+				 "both ends when one is on a verbs port (set there by itself)" },
 	};
 	int w = col > 8 ? col - 6 : 2;
 

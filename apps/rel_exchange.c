@@ -29,14 +29,15 @@ static const char *or_q(const char *s)
 	return s ? s : "?";
 }
 
-void rel_prefix_format(const struct uroce_rel_attr *mine, uint32_t token, char out[REL_PREFIX_LEN])
+void rel_prefix_format(const struct uroce_rel_attr *mine, uint32_t token, uint32_t ctrl, char out[REL_PREFIX_LEN])
 {
 	char text[REL_PREFIX_LEN + 1];
-	int n = snprintf(text, sizeof(text), MAGIC_SP "%s %s %s %u %u %08x",
+	int n = snprintf(text, sizeof(text), MAGIC_SP "%s %s %s %u %u %08x %c %06x",
 			 or_q(uroce_reliability_str(mine->reliability)), or_q(uroce_ordering_str(mine->ordering)),
-			 or_q(rel_args_ec_str(mine->ec_code)), eff_k(mine), eff_m(mine), token);
+			 or_q(rel_args_ec_str(mine->ec_code)), eff_k(mine), eff_m(mine), token,
+			 mine->imm_keyed ? 'k' : '-', ctrl & 0xffffffu);
 
-	/* at most "UROCE-REL2 sr unordered xor 64 32 0123abcd": 42 bytes */
+	/* at most "UROCE-REL3 sr unordered xor 64 32 0123abcd k 123abc": 51 bytes */
 	if (n < 0 || n > REL_PREFIX_LEN - 1)
 		n = REL_PREFIX_LEN - 1;
 	memcpy(out, text, (size_t)n);
@@ -44,18 +45,18 @@ void rel_prefix_format(const struct uroce_rel_attr *mine, uint32_t token, char o
 	out[REL_PREFIX_LEN - 1] = '\n';
 }
 
-int rel_prefix_parse(const char in[REL_PREFIX_LEN], struct uroce_rel_attr *out, uint32_t *token)
+int rel_prefix_parse(const char in[REL_PREFIX_LEN], struct uroce_rel_attr *out, uint32_t *token, uint32_t *ctrl)
 {
-	char text[REL_PREFIX_LEN], rel[16], ord[16], code[16];
-	unsigned k, m, tok;
+	char text[REL_PREFIX_LEN], rel[16], ord[16], code[16], keyed;
+	unsigned k, m, tok, cq;
 	int end = -1;
 
 	if (memcmp(in, MAGIC_SP, MAGIC_SP_LEN) || in[REL_PREFIX_LEN - 1] != '\n')
 		return -EINVAL;
 	memcpy(text, in, REL_PREFIX_LEN - 1);
 	text[REL_PREFIX_LEN - 1] = 0;
-	if (sscanf(text + MAGIC_SP_LEN, "%15s %15s %15s %u %u %8x%n", rel, ord, code, &k, &m, &tok, &end) != 6 ||
-	    end < 0)
+	if (sscanf(text + MAGIC_SP_LEN, "%15s %15s %15s %u %u %8x %c %6x%n", rel, ord, code, &k, &m, &tok, &keyed, &cq,
+		   &end) != 8 || end < 0 || (keyed != 'k' && keyed != '-'))
 		return -EINVAL;
 	for (const char *p = text + MAGIC_SP_LEN + end; *p; p++)
 		if (*p != ' ')
@@ -66,12 +67,14 @@ int rel_prefix_parse(const char in[REL_PREFIX_LEN], struct uroce_rel_attr *out, 
 		return -EINVAL;
 	out->ec_k = (uint8_t)k;
 	out->ec_m = (uint8_t)m;
+	out->imm_keyed = keyed == 'k';
 	*token = tok;
+	*ctrl = cq;
 	return 0;
 }
 
-int rel_exchange_send(struct tcp_exchange *x, const struct uroce_rel_attr *mine, uint32_t token, const void *msg,
-		      size_t len)
+int rel_exchange_send(struct tcp_exchange *x, const struct uroce_rel_attr *mine, uint32_t token, uint32_t ctrl,
+		      const void *msg, size_t len)
 {
 	char *buf;
 	int rc;
@@ -83,7 +86,7 @@ int rel_exchange_send(struct tcp_exchange *x, const struct uroce_rel_attr *mine,
 		fprintf(stderr, "%s: out of memory\n", x->prog);
 		return -ENOMEM;
 	}
-	rel_prefix_format(mine, token, buf);
+	rel_prefix_format(mine, token, ctrl, buf);
 	memcpy(buf + REL_PREFIX_LEN, msg, len);
 	rc = tcp_exchange_send(x, buf, REL_PREFIX_LEN + len);
 	free(buf);
@@ -106,6 +109,12 @@ static int compare(const struct tcp_exchange *x, const struct uroce_rel_attr *pe
 			or_q(uroce_ordering_str(peer->ordering)), or_q(uroce_ordering_str(mine->ordering)));
 		differ = 1;
 	}
+	if (peer->imm_keyed != mine->imm_keyed) {
+		fprintf(stderr, "%s: peer %s keyed by immediate, this end %s: give both ends --imm-keyed (an end on a "
+			"verbs port is keyed by itself)\n", x->prog, peer->imm_keyed ? "is" : "is not",
+			mine->imm_keyed ? "is" : "is not");
+		differ = 1;
+	}
 	if (mine->reliability == UROCE_REL_EC) {
 		if (peer->ec_code != mine->ec_code) {
 			fprintf(stderr, "%s: peer uses ec code %s, this end %s: " SAME_HINT " --ec\n", x->prog,
@@ -126,8 +135,8 @@ static int compare(const struct tcp_exchange *x, const struct uroce_rel_attr *pe
 	return differ ? REL_EXCHANGE_MISMATCH : 0;
 }
 
-int rel_exchange_recv(struct tcp_exchange *x, const struct uroce_rel_attr *mine, uint32_t *token, void *msg,
-		      size_t len)
+int rel_exchange_recv(struct tcp_exchange *x, const struct uroce_rel_attr *mine, uint32_t *token, uint32_t *ctrl,
+		      void *msg, size_t len)
 {
 	const char *me = or_q(uroce_reliability_str(mine->reliability));
 	int is_rc = mine->reliability == UROCE_REL_RC;
@@ -168,7 +177,7 @@ int rel_exchange_recv(struct tcp_exchange *x, const struct uroce_rel_attr *mine,
 	rc = tcp_exchange_recv(&rest, m + len - REL_PREFIX_LEN, REL_PREFIX_LEN);
 	if (rc && !is_rc)
 		return rc;
-	if (rel_prefix_parse(prefix, &peer, token)) {
+	if (rel_prefix_parse(prefix, &peer, token, ctrl)) {
 		char shown[REL_PREFIX_LEN + 1];
 		int n = 0;
 
@@ -179,7 +188,7 @@ int rel_exchange_recv(struct tcp_exchange *x, const struct uroce_rel_attr *mine,
 				n = i + 1;
 		shown[n] = 0;
 		fprintf(stderr, "%s: the peer's mode prefix is malformed: '%s' (expected '" REL_MAGIC
-			" RELIABILITY ORDERING EC_CODE K M TOKEN', space-padded to %d bytes with a newline)\n", x->prog,
+			" RELIABILITY ORDERING EC_CODE K M TOKEN KEYED CTRL', space-padded to %d bytes with a newline)\n", x->prog,
 			shown, REL_PREFIX_LEN);
 		return REL_EXCHANGE_MISMATCH;
 	}

@@ -96,6 +96,7 @@ struct pp_dest {
 	unsigned psn;
 	uint8_t gid[16];
 	uint32_t token; /* sr/ec/be: in the mode prefix, not the rdma-core message */
+	uint32_t ctrl;  /* and its control QPN (uroce_qp_ctrl_num) */
 };
 
 struct pp_ctx {
@@ -109,7 +110,7 @@ struct pp_ctx {
 	size_t buf_len;
 	struct udmabuf ubuf;     /* --dmabuf: where buf lives */
 	uint64_t sge_base;       /* the address SGEs name for buf[0]: mr->addr */
-	int on_nic;              /* a verbs port: the NIC runs the transport, nothing to progress */
+	int on_nic;              /* rc on a verbs port: the NIC runs the transport, nothing to progress */
 	unsigned size;
 	unsigned send_flags;
 	int rx_depth;
@@ -474,6 +475,8 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 		bad_arg(o, "-d/--ib-dev is required: the uroce port, e.g. afxdp:eth0, verbs:mlx5_0, or dpdk:0 "
 			"with EAL args after --%s%s", "", "");
 	split_port_specs(o, base);
+	if (o->rel.attr.reliability == UROCE_REL_SR && !strncmp(o->port_specs[0], "verbs:", 6))
+		o->rel.attr.imm_keyed = 1; /* the NIC numbers its own PSNs (the peer gives --imm-keyed) */
 	if (o->use_event)
 		fprintf(stderr, "%s: note: -e/--events is emulated by polling "
 			"(uroce has no completion channel)\n", base);
@@ -579,7 +582,7 @@ static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
 	memset(c, 0, sizeof(*c));
 	c->mode = o->mode;
 	c->size = o->size;
-	c->on_nic = !strncmp(o->port_specs[0], "verbs:", 6);
+	c->on_nic = !strncmp(o->port_specs[0], "verbs:", 6) && o->rel.attr.reliability == UROCE_REL_RC;
 	c->validate_buf = o->validate_buf;
 	c->full_chk = o->validate_buf && o->rel.attr.reliability != UROCE_REL_RC;
 	c->is_client = o->servername != NULL;
@@ -640,7 +643,7 @@ static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
 		/* a verbs port's NIC names the region by iova: the tool's own
 		 * address of it, so that both views agree; an afxdp/dpdk port
 		 * maps the dmabuf itself (iova 0) */
-		int on_nic = c->on_nic;
+		int on_nic = !strncmp(o->port_specs[0], "verbs:", 6);
 
 		err = uroce_mr_reg_dmabuf(c->pd, c->ubuf.fd, 0, c->buf_len, on_nic ? (uintptr_t)c->buf : 0,
 		                          UROCE_ACCESS_LOCAL_WRITE, &c->mr);
@@ -756,6 +759,10 @@ static int pp_connect_ctx(struct pp_ctx *c, const struct pp_opts *o, unsigned my
 		fill_ah(&attr.ah_attr, c, dest, o);
 		mask = UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN |
 		       UROCE_QP_DEST_TOKEN;
+		if (dest->ctrl && o->rel.attr.reliability != UROCE_REL_RC) {
+			attr.dest_ctrl_qpn = dest->ctrl; /* a verbs end's is the NIC's number */
+			mask |= UROCE_QP_DEST_CTRL_QPN;
+		}
 		if (o->mode == PP_RC) {
 			attr.max_dest_rd_atomic = 1;
 			attr.min_rnr_timer = 12;
@@ -811,18 +818,18 @@ static int pp_client_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const 
 {
 	struct tcp_exchange x = pp_tcp(o);
 	char msg[PP_MSG_LEN];
-	uint32_t token = 0;
+	uint32_t token = 0, ctrl = 0;
 	int ret = -1, rc;
 
 	if (tcp_exchange_connect(&x, o->servername, o->tcp_port))
 		return -1;
 	format_dest(my, msg);
 	/* rc: rdma-core's bytes; sr/ec: the mode prefix in front (rel_exchange.h) */
-	if (rel_exchange_send(&x, &o->rel.attr, my->token, msg, sizeof(msg))) {
+	if (rel_exchange_send(&x, &o->rel.attr, my->token, my->ctrl, msg, sizeof(msg))) {
 		fprintf(stderr, "Couldn't send local address\n");
 		goto out;
 	}
-	rc = rel_exchange_recv(&x, &o->rel.attr, &token, msg, sizeof(msg));
+	rc = rel_exchange_recv(&x, &o->rel.attr, &token, &ctrl, msg, sizeof(msg));
 	if (rc) {
 		if (rc != REL_EXCHANGE_MISMATCH)
 			fprintf(stderr, "Couldn't read/write remote address\n");
@@ -831,6 +838,7 @@ static int pp_client_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const 
 	if (parse_dest(o->prog, msg, rem))
 		goto out;
 	rem->token = token;
+	rem->ctrl = ctrl;
 	/* Ready to receive before saying "done": the server never sends first,
 	 * but this way nothing of the peer's can arrive at a QP not in RTR. */
 	if (pp_connect_ctx(c, o, my->psn, rem))
@@ -858,12 +866,12 @@ static int pp_server_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const 
 {
 	struct tcp_exchange x = pp_tcp(o);
 	char msg[PP_MSG_LEN];
-	uint32_t token = 0;
+	uint32_t token = 0, ctrl = 0;
 	int ret = -1, rc;
 
 	if (tcp_exchange_accept(&x, o->tcp_port))
 		return -1;
-	rc = rel_exchange_recv(&x, &o->rel.attr, &token, msg, sizeof(msg));
+	rc = rel_exchange_recv(&x, &o->rel.attr, &token, &ctrl, msg, sizeof(msg));
 	if (rc == REL_EXCHANGE_MISMATCH) {
 		/* Answer anyway, so the client sees the difference and says
 		 * so too, rather than a closed connection. */
@@ -871,7 +879,7 @@ static int pp_server_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const 
 
 		q.quiet = true;
 		format_dest(my, msg);
-		rel_exchange_send(&q, &o->rel.attr, my->token, msg, sizeof(msg));
+		rel_exchange_send(&q, &o->rel.attr, my->token, my->ctrl, msg, sizeof(msg));
 		goto out;
 	}
 	if (rc) {
@@ -881,12 +889,13 @@ static int pp_server_exch_dest(const struct pp_opts *o, struct pp_ctx *c, const 
 	if (parse_dest(o->prog, msg, rem))
 		goto out;
 	rem->token = token;
+	rem->ctrl = ctrl;
 	if (pp_connect_ctx(c, o, my->psn, rem)) {
 		fprintf(stderr, "Couldn't connect to remote QP\n");
 		goto out;
 	}
 	format_dest(my, msg);
-	if (rel_exchange_send(&x, &o->rel.attr, my->token, msg, sizeof(msg))) {
+	if (rel_exchange_send(&x, &o->rel.attr, my->token, my->ctrl, msg, sizeof(msg))) {
 		fprintf(stderr, "Couldn't send/recv local address\n");
 		goto out;
 	}
@@ -1133,6 +1142,7 @@ static int run(const struct pp_opts *o, struct pp_ctx *c)
 	my.lid = 0;
 	my.qpn = uroce_qp_num(c->qp);
 	my.token = uroce_qp_token(c->qp);
+	my.ctrl = uroce_qp_ctrl_num(c->qp);
 	my.psn = app_rand_psn();
 	inet_ntop(AF_INET6, my.gid, gid, sizeof(gid));
 	/* ud_pingpong really prints "PSN 0x%06x: GID"; kept for parsers. */

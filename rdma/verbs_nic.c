@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "rdma/verbs_port.h"
+#include "rdma/verbs_seg.h"
 #include "transport/core/nic.h"
 #include "transport/core/qp_internal.h"
 
@@ -59,8 +60,9 @@ _Static_assert(offsetof(struct uroce_sge, length) == offsetof(struct ibv_sge, le
 #define NIC_QP_MASK ((int)(UROCE_QP_DEST_QPN << 1) - 1)
 
 struct nic_mr {
-	struct uroce_mr pub;
+	struct mr_int m; /* first: the public region is its first member */
 	struct ibv_mr *mr;
+	struct nic_mr *next; /* the port's regions, for post-time checks (mr_find) */
 };
 
 /* A verbs context has one port (uroce_context_create checks). */
@@ -99,15 +101,19 @@ static void nic_pd_free(struct uroce_pd *pd)
 static int mr_publish(struct nic_mr *m, struct uroce_pd *pd, void *addr, size_t length, int access,
                       struct uroce_mr **out)
 {
-	m->pub.pd = pd;
-	m->pub.addr = addr;
-	m->pub.length = length;
-	m->pub.access = access;
-	m->pub.lkey = m->mr->lkey;
-	m->pub.rkey = m->mr->rkey;
+	struct verbs_port *vp = vp_of(pd->ctx);
+
+	m->m.pub.pd = pd;
+	m->m.pub.addr = addr;
+	m->m.pub.length = length;
+	m->m.pub.access = access;
+	m->m.pub.lkey = m->mr->lkey;
+	m->m.pub.rkey = m->mr->rkey;
+	m->next = vp->mrs;
+	vp->mrs = m;
 	__atomic_fetch_add(&pd->ctx->nmr, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&pd->refs, 1, __ATOMIC_RELAXED);
-	*out = &m->pub;
+	*out = &m->m.pub;
 	return 0;
 }
 
@@ -128,6 +134,14 @@ static int nic_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access
 	return mr_publish(m, pd, addr, length, access, out);
 }
 
+static struct mr_int *nic_mr_find(struct uroce_context *ctx, uint32_t lkey)
+{
+	for (struct nic_mr *m = vp_of(ctx)->mrs; m; m = m->next)
+		if (m->m.pub.lkey == lkey)
+			return &m->m;
+	return NULL;
+}
+
 static int nic_mr_dereg(struct uroce_mr *mr)
 {
 	struct nic_mr *m = (struct nic_mr *)mr;
@@ -135,6 +149,11 @@ static int nic_mr_dereg(struct uroce_mr *mr)
 
 	if (rc)
 		return uroce_fail(-rc, "uroce_mr_dereg: the NIC refused: %s", strerror(rc));
+	for (struct nic_mr **pp = (struct nic_mr **)&vp_of(mr->pd->ctx)->mrs; *pp; pp = &(*pp)->next)
+		if (*pp == m) {
+			*pp = m->next;
+			break;
+		}
 	__atomic_fetch_sub(&mr->pd->ctx->nmr, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&mr->pd->refs, 1, __ATOMIC_RELAXED);
 	free(m);
@@ -168,7 +187,7 @@ static int nic_mr_reg_dmabuf(struct uroce_pd *pd, int fd, uint64_t offset, size_
 		return uroce_fail(-e, "uroce_mr_reg_dmabuf: the NIC refused %zu bytes of dmabuf fd %d at offset %llu: %s",
 		                  length, fd, (unsigned long long)offset, strerror(e));
 	}
-	m->pub.flags = UROCE_MR_DMABUF_DIRECT;
+	m->m.pub.flags = UROCE_MR_DMABUF_DIRECT;
 	return mr_publish(m, pd, (void *)(uintptr_t)iova, length, access, out);
 }
 
@@ -277,7 +296,7 @@ static int nic_qp_destroy(struct uroce_qp *qp)
 
 /* uroce's AV, on the device: its GID index is the device's index of the
  * same RoCEv2 GID; its port is the verbs port's. */
-static int ah_to_ibv(struct verbs_port *vp, const struct uroce_ah_attr *a, struct ibv_ah_attr *o, const char *fn)
+int verbs_nic_ah(const struct verbs_port *vp, const struct uroce_ah_attr *a, struct ibv_ah_attr *o, const char *fn)
 {
 	int dev = verbs_port_dev_gid(vp, a->sgid_index);
 
@@ -330,7 +349,7 @@ static int nic_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, 
 	a.retry_cnt = attr->retry_cnt;
 	a.rnr_retry = attr->rnr_retry;
 	if (mask & UROCE_QP_AV) {
-		rc = ah_to_ibv(vp, &attr->ah_attr, &a.ah_attr, "uroce_qp_modify");
+		rc = verbs_nic_ah(vp, &attr->ah_attr, &a.ah_attr, "uroce_qp_modify");
 		if (rc)
 			return rc;
 	}
@@ -540,7 +559,7 @@ static void nic_srq_destroy(struct uroce_srq *srq)
 static int nic_ah_create(struct uroce_ah *ah, const struct uroce_ah_attr *attr)
 {
 	struct ibv_ah_attr a;
-	int rc = ah_to_ibv(vp_of(ah->pd->ctx), attr, &a, "uroce_ah_create");
+	int rc = verbs_nic_ah(vp_of(ah->pd->ctx), attr, &a, "uroce_ah_create");
 
 	if (rc)
 		return rc;
@@ -561,6 +580,7 @@ const struct nic_ops verbs_nic_ops = {
 	.pd_free = nic_pd_free,
 	.mr_reg = nic_mr_reg,
 	.mr_dereg = nic_mr_dereg,
+	.mr_find = nic_mr_find,
 	.mr_reg_dmabuf = nic_mr_reg_dmabuf,
 	.cq_create = nic_cq_create,
 	.cq_destroy = nic_cq_destroy,
@@ -576,4 +596,9 @@ const struct nic_ops verbs_nic_ops = {
 	.post_srq_recv = nic_post_srq_recv,
 	.ah_create = nic_ah_create,
 	.ah_destroy = nic_ah_destroy,
+	.seg_create = verbs_seg_create,
+	.seg_destroy = verbs_seg_destroy,
+	.seg_connect = verbs_seg_connect,
+	.seg_post = verbs_seg_post,
+	.poll = verbs_seg_poll,
 };

@@ -19,6 +19,7 @@
 #include "transport/core/async.h"
 #include "transport/core/ctx_call.h"
 #include "transport/core/gid.h"
+#include "transport/core/nic.h"
 #include "transport/core/fifo.h"
 #include "transport/core/immcounter.h"
 #include "transport/core/mr.h"
@@ -141,6 +142,21 @@ static bool ctx_rx(struct engine *eng, unsigned port, struct uroce_frame *f, con
 	return false;
 }
 
+void ctx_nic_arrival(struct uroce_qp *qp, const struct roce_pkt *pkt)
+{
+	qp_rx(qp, NULL, pkt);
+}
+
+/* One receive pass: the ports' bursts, and a NIC's completions. */
+static unsigned ctx_rx_pass(struct uroce_context *ctx)
+{
+	unsigned n = engine_poll_once(ctx->eng);
+
+	if (ctx->nic && ctx->nsegq)
+		n += ctx->nic->poll(ctx);
+	return n;
+}
+
 /* One pass over the QPs with transmit work, of at most CTX_TX_PASS_PKTS
  * packets: QPs that still have work go to the back of the list, those
  * not reached keep their place at the front. Without the bound one pass
@@ -198,7 +214,7 @@ int uroce_progress(struct uroce_context *ctx)
 		return uroce_fail(-EINVAL, "uroce_progress: the context runs a dedicated engine thread; "
 		                           "only EMBEDDED contexts are progressed by the application");
 	n = ctx_tx_pass(ctx);
-	n += engine_poll_once(ctx->eng);
+	n += ctx_rx_pass(ctx);
 	n += ctx_tx_pass(ctx);
 	n += ctx_slow_path(ctx);
 	return (int)n;
@@ -211,10 +227,10 @@ static void *engine_thread(void *arg)
 	while (!atomic_load_explicit(&ctx->stop, memory_order_acquire)) {
 		unsigned n = ctx_tx_pass(ctx);
 
-		n += engine_poll_once(ctx->eng);
+		n += ctx_rx_pass(ctx);
 		n += ctx_tx_pass(ctx);
 		n += ctx_slow_path(ctx);
-		if (!n && ctx->nic)
+		if (!n && ctx->nic && !ctx->nsegq)
 			nanosleep(&(struct timespec){ 0, 1000000 }, NULL); /* the NIC is the engine: only the slow path is left */
 		else if (!n && ctx->cpu < 0)
 			sched_yield(); /* unpinned: share the core while idle */
@@ -553,6 +569,8 @@ int ctx_resolve_dest(struct uroce_context *ctx, unsigned port, const struct uroc
 		loop_port_mac(idx, d->dmac);
 		return 0;
 	}
+	case PORT_KIND_VERBS:
+		return 0; /* the NIC finds its next hop itself */
 	case PORT_KIND_AFXDP:
 		rc = neigh_resolve(cp->port->ifindex, ah->dgid, d->dmac, NEIGH_TIMEOUT_MS);
 		if (rc)

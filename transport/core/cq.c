@@ -29,14 +29,15 @@ int uroce_cq_create(struct uroce_context *ctx, int cqe, struct uroce_cq **out)
 			free(cq);
 			return rc;
 		}
-		goto done;
 	}
+	/* on a NIC too: the completions of sr QPs, whose engine is uroce's */
 	cq->ring = spsc_ring_create(n, sizeof(struct uroce_wc));
 	if (!cq->ring) {
+		if (cq->nic)
+			ctx->nic->cq_destroy(cq);
 		free(cq);
 		return uroce_fail(-ENOMEM, "uroce_cq_create: out of memory");
 	}
-done:
 	__atomic_fetch_add(&ctx->ncq, 1, __ATOMIC_RELAXED);
 	*out = cq;
 	return 0;
@@ -91,13 +92,20 @@ int uroce_poll_cq(struct uroce_cq *cq, int n, struct uroce_wc *wc)
 {
 	if (!cq || n < 0 || (n && !wc))
 		return uroce_fail(-EINVAL, "uroce_poll_cq: cq and wc are required, n >= 0");
-	if (cq->nic)
-		return cq->ctx->nic->poll_cq(cq, n, wc);
 	/* the flag first: completions queued before the overrun are all in
 	 * the ring by the time it is set, so an empty ring then means none is
 	 * left to deliver */
 	bool error = __atomic_load_n(&cq->error, __ATOMIC_ACQUIRE);
 	int got = (int)spsc_ring_dequeue_burst(cq->ring, wc, (uint32_t)n);
+
+	if (cq->nic && got < n) {
+		/* then what the NIC's own QPs completed */
+		int more = cq->ctx->nic->poll_cq(cq, n - got, wc + got);
+
+		if (more < 0)
+			return got ? got : more;
+		got += more;
+	}
 
 	if (got == 0 && n && error)
 		return uroce_fail(-EIO, "uroce_poll_cq: the CQ overran and is in error (%llu completions lost); "

@@ -9,11 +9,15 @@
 #include <stddef.h>
 #include <uroce/uroce.h>
 
+struct seg;
+struct mr_int;
+
 struct nic_ops {
 	int (*pd_alloc)(struct uroce_pd *pd);   /* fills pd->nic */
 	void (*pd_free)(struct uroce_pd *pd);
 	int (*mr_reg)(struct uroce_pd *pd, void *addr, size_t length, int access, struct uroce_mr **out);
 	int (*mr_dereg)(struct uroce_mr *mr);
+	struct mr_int *(*mr_find)(struct uroce_context *ctx, uint32_t lkey); /* a region by its NIC lkey, or NULL */
 	int (*mr_reg_dmabuf)(struct uroce_pd *pd, int fd, uint64_t offset, size_t length, uint64_t iova, int access,
 	                     struct uroce_mr **out);
 	int (*cq_create)(struct uroce_cq *cq, int cqe); /* fills cq->nic */
@@ -31,6 +35,13 @@ struct nic_ops {
 	int (*post_srq_recv)(struct uroce_srq *srq, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr);
 	int (*ah_create)(struct uroce_ah *ah, const struct uroce_ah_attr *attr); /* fills ah->nic */
 	void (*ah_destroy)(struct uroce_ah *ah);
+	/* sr over the NIC: the engine keeps the QP; its segments go by the
+	 * NIC's QPs (fills qp->segq, nic_qpn, nic_ctrl_qpn) */
+	int (*seg_create)(struct uroce_qp *qp, unsigned npaths);
+	void (*seg_destroy)(struct uroce_qp *qp);
+	int (*seg_connect)(struct uroce_qp *qp);  /* INIT -> RTR, the peer's numbers set */
+	int (*seg_post)(struct uroce_qp *qp, const struct seg *s);
+	unsigned (*poll)(struct uroce_context *ctx); /* the engine loop: arrivals (ctx_nic_arrival) */
 };
 
 #endif /* UROCE_TRANSPORT_CORE_NIC_H */

@@ -34,7 +34,7 @@ const char *uroce_qp_state_str(enum uroce_qp_state state)
 
 uint32_t uroce_qp_num(const struct uroce_qp *qp)
 {
-	return qp ? qp->qpn : 0;
+	return !qp ? 0 : qp->nic_qpn ? qp->nic_qpn : qp->qpn;
 }
 
 uint32_t uroce_qp_token(const struct uroce_qp *qp)
@@ -44,7 +44,7 @@ uint32_t uroce_qp_token(const struct uroce_qp *qp)
 
 uint32_t uroce_qp_ctrl_num(const struct uroce_qp *qp)
 {
-	return qp ? qp->ctrl_qpn : 0;
+	return !qp ? 0 : qp->nic_ctrl_qpn ? qp->nic_ctrl_qpn : qp->ctrl_qpn;
 }
 
 /* A token an off-path host cannot predict: getrandom, never 0 (0 names a
@@ -318,12 +318,10 @@ static int qp_create_nic(struct uroce_context *ctx, struct uroce_pd *pd, struct 
 	struct uroce_qp *qp;
 	int rc;
 
-	if (attr->rel.reliability != UROCE_REL_RC || attr->rel.imm_counter || attr->path.npaths > 1 ||
-	    attr->path.nports > 1 || attr->cc.algo != UROCE_CC_NONE || attr->failover.nbackups)
-		return uroce_fail(-EOPNOTSUPP, "uroce_qp_create: on a verbs port the NIC's own QP runs the "
-		                               "transport: accepted rel.reliability rc without imm_counter, and no "
-		                               "path, cc or failover attributes (sr, ec, be and spraying run on the "
-		                               "afxdp or dpdk data path only, for now)");
+	if (attr->rel.imm_counter || attr->path.npaths > 1 || attr->path.nports > 1 ||
+	    attr->cc.algo != UROCE_CC_NONE || attr->failover.nbackups)
+		return uroce_fail(-EOPNOTSUPP, "uroce_qp_create: on a verbs port an rc QP is the NIC's own: accepted "
+		                               "without imm_counter, path, cc or failover attributes (sr takes paths)");
 	qp = qp_alloc(ctx, pd, attr);
 	if (!qp)
 		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
@@ -352,7 +350,7 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 	if (!pd || !attr || !out)
 		return uroce_fail(-EINVAL, "uroce_qp_create: pd, attr and out are required");
 	ctx = pd->ctx;
-	if (ctx_remote(ctx) && !ctx->nic) {
+	if (ctx_remote(ctx) && !(ctx->nic && attr->rel.reliability == UROCE_REL_RC)) {
 		struct qp_args a = { .pd = pd, .init = attr, .out = out };
 
 		return ctx_call(ctx, qp_create_call, &a);
@@ -383,9 +381,18 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 		      "read the BTH PSN)";
 	else if (attr->rel.reliability != UROCE_REL_RC && attr->qp_type != UROCE_QPT_RC)
 		why = "rel.reliability sr, ec and be are modes of a connected QP: qp_type must be UROCE_QPT_RC";
+	else if (ctx->nic && attr->rel.reliability != UROCE_REL_RC && attr->rel.reliability != UROCE_REL_SR)
+		why = "on a verbs port: accepted rel.reliability rc (the NIC's RC QP) and sr (its segments on the "
+		      "NIC's UC QPs); ec and be run on afxdp and dpdk ports";
+	else if (ctx->nic && attr->rel.reliability == UROCE_REL_SR &&
+	         (!attr->rel.imm_keyed || attr->srq || attr->rel.imm_counter || attr->path.nports > 1 ||
+	          attr->cc.algo != UROCE_CC_NONE || attr->failover.nbackups))
+		why = "sr on a verbs port: accepted with rel.imm_keyed = 1 (the NIC numbers its own PSNs; the peer "
+		      "sets it too), path.npaths (one UC QP each), and no SRQ, imm_counter, path.nports, cc or "
+		      "failover";
 	if (why)
 		return uroce_fail(-EINVAL, "uroce_qp_create: %s", why);
-	if (ctx->nic)
+	if (ctx->nic && attr->rel.reliability == UROCE_REL_RC)
 		return qp_create_nic(ctx, pd, attr, out);
 	/* sr/ec/be, and a QP with backups, take two numbers: qpn for data,
 	 * qpn + 1 for control; drawn at random so that an off-path host has
@@ -458,13 +465,19 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 		return rc;
 	}
 	wheel_timer_init(&qp->retry_timer, qp->rel->timer, qp);
-	rc = qpt_add(&ctx->qpt, qp, qpn, span);
+	rc = ctx->nic ? ctx->nic->seg_create(qp, attr->path.npaths) : 0;
+	if (!rc && qpt_add(&ctx->qpt, qp, qpn, span))
+		rc = uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
 	if (rc) {
+		if (qp->segq)
+			ctx->nic->seg_destroy(qp);
 		qp->rel->fini(qp);
 		qp_failover.fini(qp);
 		qp_free_mem(qp);
-		return uroce_fail(rc, "uroce_qp_create: out of memory");
+		return rc;
 	}
+	if (qp->segq)
+		ctx->nsegq++;
 	ctx->nqp++;
 	qp_hold(pd, attr, +1);
 	*out = qp;
@@ -533,6 +546,10 @@ int uroce_qp_destroy(struct uroce_qp *qp)
 	qp_release_rq_handles(qp);
 	qp->rel->fini(qp);
 	qp_failover.fini(qp);
+	if (qp->segq) {
+		ctx->nic->seg_destroy(qp);
+		ctx->nsegq--;
+	}
 	qpt_del(&ctx->qpt, qp, qp->qpn, qp->ctrl_qpn ? 2 : 1);
 	ctx->nqp--;
 	qp_hold(qp->pd, &qp->init, -1);
@@ -845,6 +862,11 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 	qp->rc.rnr_left = qp->attr.rnr_retry;
 	if ((next == UROCE_QPS_RTR && cur == UROCE_QPS_INIT) || (next == UROCE_QPS_RTS && cur == UROCE_QPS_RTR)) {
 		rc = qp->rel->ready(qp); /* sizes by the MTU at RTR, takes the send PSN at RTS */
+		if (rc)
+			return rc;
+	}
+	if (next == UROCE_QPS_RTR && cur == UROCE_QPS_INIT && qp->segq) {
+		rc = qp->ctx->nic->seg_connect(qp); /* the NIC's QPs to the peer's numbers */
 		if (rc)
 			return rc;
 	}

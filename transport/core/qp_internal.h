@@ -71,7 +71,7 @@ struct uroce_cq {
 	uint64_t overflows;     /* completions that found the ring full or the CQ in error */
 	bool error;             /* overran: uroce_poll_cq fails once the ring is drained */
 	unsigned refs;
-	void *nic;              /* on a NIC context: the device's CQ (no ring) */
+	void *nic;              /* on a NIC context: the device's CQ (the ring holds sr QPs' completions) */
 };
 
 struct uroce_precv;
@@ -281,6 +281,9 @@ struct uroce_qp {
 	uint64_t cnp_last_ns;
 	struct fo_state *fo;    /* failover across a port group (failover.c); NULL without backups */
 	void *nic;              /* on a NIC context: the device's QP, which runs the transport itself */
+	void *segq;             /* sr on a NIC context: the NIC's QPs its segments go by (nic_ops.seg_*) */
+	uint32_t nic_qpn;       /* and their numbers, which the peer names: data, control */
+	uint32_t nic_ctrl_qpn;
 };
 /* The per-packet part of a QP: its first bytes, up to rc's rare fields. */
 #define QP_HOT_END offsetof(struct uroce_qp, rc.rd_resp_pkts)
@@ -322,6 +325,7 @@ struct uroce_context {
 	/* ports on an RDMA NIC (verbs): the objects live on the device and
 	 * every call goes through this table (nic.h); NULL: frame ports */
 	const struct nic_ops *nic;
+	unsigned nsegq;         /* sr QPs on the NIC: the engine polls their CQs */
 	unsigned rx_port;       /* port of the packet being processed: where its drops count */
 	struct engine *eng;
 	struct loop_fabric *fabric;
@@ -393,6 +397,10 @@ void ctx_pkt_init(struct uroce_context *ctx, struct roce_pkt *pkt, const struct 
  * gather: copy payload from it before building (NULL = p->payload). */
 typedef void (*gather_fn)(void *arg, uint8_t *dst, uint32_t len);
 int ctx_send_pkt(struct uroce_context *ctx, unsigned port, struct roce_pkt *pkt, gather_fn g, void *garg);
+
+/* A NIC's data path hands what its CQ reports for qp as the packet it
+ * stands for (no frame: what the NIC placed has no payload here). */
+void ctx_nic_arrival(struct uroce_qp *qp, const struct roce_pkt *pkt);
 
 /* --- CQ -------------------------------------------------------------------- */
 void cq_push(struct uroce_cq *cq, const struct uroce_wc *wc);

@@ -3,6 +3,7 @@
  * frame. */
 #include <string.h>
 
+#include "transport/core/nic.h"
 #include "transport/core/seg.h"
 
 static const uint8_t seg_opcode[] = {
@@ -23,6 +24,8 @@ int ctx_send_seg(struct uroce_context *ctx, const struct seg *s)
 {
 	struct roce_pkt pkt;
 
+	if (ctx->nic)
+		return ctx->nic->seg_post(s->qp, s);
 	ctx_pkt_init(ctx, &pkt, s->d, s->sport);
 	if (s->flags & SEG_ECT)
 		pkt.tos = (uint8_t)((pkt.tos & ~3u) | 2u); /* ECT(0) */

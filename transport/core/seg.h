@@ -27,8 +27,10 @@ enum seg_flags {
 };
 
 struct seg {
+	struct uroce_qp *qp;
 	const struct dest *d; /* the path: the port and addresses it leaves by */
 	uint16_t sport;       /* and the UDP source port that names it */
+	uint16_t path;        /* its index (a NIC sends it by that path's QP) */
 	uint8_t op;           /* enum seg_op */
 	uint8_t flags;        /* enum seg_flags */
 	uint32_t dqpn;

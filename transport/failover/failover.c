@@ -296,7 +296,7 @@ static int send_ctrl(struct fo_state *f, unsigned member, uint8_t kind, uint32_t
 	b[SRW_CTRL_HDR_LEN + 2] = f->active;
 	b[SRW_CTRL_HDR_LEN + 3] = local_fail_mask(f);
 	roce_put_be32(b + SRW_CTRL_HDR_LEN + 4, seq);
-	rc = ctx_send_seg(qp->ctx, &(struct seg){ .d = &f->m[member].d, .sport = qp->sport, .op = SEG_SEND,
+	rc = ctx_send_seg(qp->ctx, &(struct seg){ .qp = qp, .d = &f->m[member].d, .sport = qp->sport, .op = SEG_SEND,
 	                                          .dqpn = qp_ctrl_dqpn(qp), .psn = seq & ROCE_PSN_MASK,
 	                                          .len = sizeof(b), .buf = b });
 	if (!rc)

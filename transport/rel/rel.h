@@ -33,7 +33,9 @@ struct rel_ops {
 	int (*post)(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct swqe *w);
 	/* transmit: the next chunks, retransmissions and control; true = more left */
 	bool (*tx)(struct uroce_qp *qp);
-	/* a request/data packet that passed the connection checks */
+	/* a request/data packet that passed the connection checks; f is NULL
+	 * for a NIC's arrival (a completion as the packet it stands for: no
+	 * payload where the NIC placed it, sr keyed by immediate only) */
 	void (*rx_data)(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt);
 	/* ACK / NAK / READ response (rc), SACK / NACK (sr, ec) */
 	void (*rx_ctrl)(struct uroce_qp *qp, const struct roce_pkt *pkt);

@@ -148,7 +148,7 @@ static int send_pkt(struct uroce_qp *qp, struct swqe *w, enum srw_kind kind, uin
                     uint32_t len)
 {
 	uint8_t desc[SRW_DESC_LEN];
-	struct seg s = { .d = &qp->d, .sport = qp->sport, .op = SEG_WRITE_IMM, .dqpn = qp->dqpn,
+	struct seg s = { .qp = qp, .d = &qp->d, .sport = qp->sport, .op = SEG_WRITE_IMM, .dqpn = qp->dqpn,
 	                 .psn = qp->snd_nxt, .len = len, .imm = srw_imm(w->msg_seq, kind, idx) };
 	int rc;
 
@@ -566,7 +566,7 @@ int be_send_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len)
 	struct be_state *st = be_of(qp);
 	int rc;
 
-	rc = ctx_send_seg(qp->ctx, &(struct seg){ .d = &qp->d, .sport = qp->sport, .op = SEG_SEND, .dqpn = qp_ctrl_dqpn(qp),
+	rc = ctx_send_seg(qp->ctx, &(struct seg){ .qp = qp, .d = &qp->d, .sport = qp->sport, .op = SEG_SEND, .dqpn = qp_ctrl_dqpn(qp),
 	                                          .psn = st->ctrl_psn, .len = len, .buf = body });
 	if (rc)
 		return rc;

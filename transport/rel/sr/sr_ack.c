@@ -28,7 +28,7 @@ int sr_send_ctrl(struct uroce_qp *qp, const uint8_t *body, uint32_t len)
 		sport = st->ps.p[i].sport;
 		d = st->ps.p[i].port == qp->port ? &qp->d : &st->pdest[st->ps.p[i].port];
 	}
-	rc = ctx_send_seg(qp->ctx, &(struct seg){ .d = d, .sport = sport, .op = SEG_SEND, .dqpn = qp_ctrl_dqpn(qp),
+	rc = ctx_send_seg(qp->ctx, &(struct seg){ .qp = qp, .d = d, .sport = sport, .op = SEG_SEND, .dqpn = qp_ctrl_dqpn(qp),
 	                                          .psn = st->tx.ctrl_psn, .len = len, .buf = body });
 	if (rc)
 		return rc;

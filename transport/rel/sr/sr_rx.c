@@ -98,6 +98,8 @@ bool sr_rx_place(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t off, const uin
 	if (!len)
 		return true;
 	if (m->write) {
+		if (!src)
+			return true; /* a NIC placed it */
 		/* sge[0] holds the target; a rebuilt chunk never came with a RETH
 		 * of its own, so the key is checked here for every write */
 		if (!rx_check_write(qp, m->rkey, m->wqe.sge[0].addr + off, len))
@@ -430,7 +432,8 @@ static void rx_desc(struct uroce_qp *qp, struct sr_rmsg *m, const struct roce_pk
 		return;
 	}
 	if (b[1] == UROCE_WR_RDMA_WRITE_WITH_IMM) {
-		if (!rx_check_write(qp, rkey, raddr, len))
+		/* on a NIC the device checks the key of every WRITE it places */
+		if (!qp->ctx->nic && !rx_check_write(qp, rkey, raddr, len))
 			return;
 		if (!m->write) {
 			m->write = true;
@@ -527,6 +530,30 @@ static enum uroce_drop_reason keyed_psn(struct uroce_qp *qp, const struct roce_p
 	return UROCE_DROP_NONE;
 }
 
+/* Keyed by immediate, the sender may be a NIC, which sets no AckReq: the
+ * receiver asks for it where the sender would (sr_tx.c's wants_sack):
+ * descriptors, a message's last packet, every ack_every PSNs. */
+static bool keyed_asks(const struct sr_state *st, const struct roce_pkt *pkt)
+{
+	return srw_imm_kind(pkt->imm) != SRW_DATA || pkt->psn % st->ack_every == 0;
+}
+
+/* Keyed by immediate: a packet of a message finished and gone from the
+ * window is a copy the sender sent again, its SACK lost; it gets one (at
+ * most once per RTT, as a duplicate) so the sender stops. */
+static void keyed_late(struct uroce_qp *qp)
+{
+	struct sr_state *st = sr_of(qp);
+	struct sr_rx *r = &st->rx;
+	uint64_t now = ctx_now(qp->ctx);
+
+	if (r->dup_sack_ns && now - r->dup_sack_ns < (st->tx.srtt ? st->tx.srtt : st->rto_min_ns))
+		return;
+	r->dup_sack_ns = now;
+	r->sack_pending = true;
+	ctx_kick(qp);
+}
+
 void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt)
 {
 	struct sr_state *st = sr_of(qp);
@@ -552,6 +579,11 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		enum uroce_drop_reason why = keyed_psn(qp, pkt, &psn);
 
 		if (why != UROCE_DROP_NONE) {
+			uint32_t msg = srw_imm_msg(pkt->imm);
+
+			if (why == UROCE_DROP_STALE_MSG &&
+			    ((r->msg_cum - msg) & SRW_MSG_MASK) - 1u < SR_MSG_WIN * 2u) /* recently finished */
+				keyed_late(qp);
 			ctx_count_drop(qp->ctx, why);
 			return;
 		}
@@ -563,6 +595,19 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 			keyed.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
 			keyed.reth.rkey = SRW_MSG_RKEY;
 			keyed.reth.va = srw_imm_kind(keyed.imm) == SRW_DESC ? 0 : (uint64_t)srw_imm_idx(keyed.imm) * qp->mtu;
+			keyed.reth.dma_len = keyed.payload_len;
+		} else if (!f) {
+			/* a NIC placed it where the descriptor said (keyed_psn found
+			 * it): the RETH it had, for the checks below */
+			const struct sr_rmsg *km = &r->slot[(r->msg_cum + ((srw_imm_msg(keyed.imm) - r->msg_cum) &
+			                                                   SRW_MSG_MASK)) % SR_MSG_WIN];
+
+			if (!km->write) {
+				ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
+				return;
+			}
+			keyed.reth.rkey = km->rkey;
+			keyed.reth.va = km->wqe.sge[0].addr + (uint64_t)srw_imm_idx(keyed.imm) * qp->mtu;
 			keyed.reth.dma_len = keyed.payload_len;
 		}
 		pkt = &keyed;
@@ -606,7 +651,8 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 	 * of order: ahead of a hole, or late into one (the sender's loss
 	 * detection and its reordering window need both at once); only once
 	 * the packet is taken (rx_advance_cum): a forged one gets no answer */
-	r->ask = pkt->ackreq || d != 0 || roce_psn_diff(pkt->psn, r->high) < 0;
+	r->ask = pkt->ackreq || d != 0 || roce_psn_diff(pkt->psn, r->high) < 0 ||
+	         (qp->init.rel.imm_keyed && keyed_asks(st, pkt));
 	if (r->ask && !r->ask_rx_ns)
 		r->ask_rx_ns = ctx_now(qp->ctx);
 	ctx_kick(qp); /* the SACK leaves in the next transmit pass: one per burst */
@@ -729,8 +775,8 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 			ctx_count_drop(qp->ctx, UROCE_DROP_OUT_OF_BOUNDS);
 			return;
 		}
-		if (!rx_check_write(qp, pkt->reth.rkey, pkt->reth.va, pkt->payload_len))
-			return;
+		if (f && !rx_check_write(qp, pkt->reth.rkey, pkt->reth.va, pkt->payload_len))
+			return; /* (a NIC checked the key of what it placed) */
 		m->write = true;
 		m->rkey = pkt->reth.rkey;
 		m->op = UROCE_WR_RDMA_WRITE_WITH_IMM;

@@ -130,7 +130,9 @@ static int send_txp(struct uroce_qp *qp, uint32_t psn)
 	rc = sr_pc_gate(qp, p, p->ntx != 0, &path, &s.d);
 	if (rc)
 		return rc;
+	s.qp = qp;
 	s.sport = st->ps.p[path].sport;
+	s.path = (uint16_t)path;
 	s.op = SEG_WRITE_IMM;
 	s.flags = (st->cc.ops->flags & CC_ECN || (st->ps.cc && st->ps.cc[0].ops->flags & CC_ECN)) ? SEG_ECT : 0;
 	s.dqpn = qp->dqpn;

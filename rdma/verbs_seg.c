@@ -1,0 +1,338 @@
+/* The NIC's side of the segment boundary (transport/core/seg.h): an sr QP
+ * on a verbs port keeps its decisions in the engine (sr_tx, SACKs, RACK,
+ * timers) and hands each segment to the NIC as one work request:
+ *   - a pool of UC QPs, one per path, sends the data; the NIC derives the
+ *     UDP source port from each QP's number, so the paths are real ECMP
+ *     entropy, and numbers each QP's PSNs itself (hence rel.imm_keyed);
+ *   - a UC data QP takes the peer's segments: a WRITE with immediate lands
+ *     in the application's region by the NIC, a SEND with immediate
+ *     (descriptors, SEND messages' data) in a bounce buffer the engine
+ *     copies from;
+ *   - a UC control QP sends and takes SACKs (its number is exchanged,
+ *     uroce_qp_ctrl_num);
+ *   - one CQ and one SRQ of bounce buffers serve the QP's NIC QPs; the
+ *     engine polls the CQ in its loop as it reads an RX burst.
+ * Arrivals become the packet the policy would have parsed (no frame: the
+ * NIC placed what it could), handed to the core's ctx_nic_arrival. */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdma/verbs_port.h"
+#include "rdma/verbs_seg.h"
+#include "transport/core/seg.h"
+
+#define SEG_BUF_SIZE 4096u    /* the largest path MTU */
+#define SEG_NBUFS 256u        /* bounce buffers (receives posted) per QP */
+#define SEG_SQ_DEPTH 512u     /* WRs a send QP holds */
+#define SEG_SIGNAL_EVERY 64u  /* one signaled WR in so many frees the SQ */
+#define SEG_INLINE 256u       /* descriptors and SACKs go inline */
+#define SEG_POLL_BURST 32
+#define SEG_MAX_SGE 8u
+
+struct segq {
+	struct uroce_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_srq *srq;
+	struct ibv_mr *bmr;
+	uint8_t *bufs;
+	struct ibv_qp *data, *ctrl;
+	unsigned npool;
+	struct ibv_qp **pool;
+	uint32_t *since; /* per send QP (pool, then ctrl): WRs since the last signaled one */
+	struct segq *next;
+};
+
+static struct verbs_port *vp_of(struct uroce_context *ctx)
+{
+	return verbs_port_of(ctx->ports[0].port);
+}
+
+static int post_buf(struct segq *q, uint32_t i)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)(q->bufs + (size_t)i * SEG_BUF_SIZE), .length = SEG_BUF_SIZE,
+		              .lkey = q->bmr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sg, .num_sge = 1 }, *bad;
+
+	return ibv_post_srq_recv(q->srq, &wr, &bad);
+}
+
+static struct ibv_qp *uc_qp(struct segq *q, struct uroce_pd *pd, const char **what)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = q->cq,
+		.recv_cq = q->cq,
+		.srq = q->srq,
+		.cap = { .max_send_wr = SEG_SQ_DEPTH, .max_send_sge = SEG_MAX_SGE, .max_inline_data = SEG_INLINE },
+		.qp_type = IBV_QPT_UC,
+	};
+	struct ibv_qp *iq = ibv_create_qp(pd->nic, &ia);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = vp_of(pd->ctx)->ib_port,
+		                 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE };
+
+	if (!iq) {
+		*what = "a UC QP (send 512 x 8 SGEs, 256 bytes inline, on an SRQ)";
+		return NULL;
+	}
+	if (ibv_modify_qp(iq, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+		*what = "a UC QP's move to INIT";
+		ibv_destroy_qp(iq);
+		return NULL;
+	}
+	return iq;
+}
+
+void verbs_seg_destroy(struct uroce_qp *qp)
+{
+	struct segq *q = qp->segq, **pp;
+	struct verbs_port *vp;
+
+	if (!q)
+		return;
+	vp = vp_of(qp->ctx);
+	for (pp = (struct segq **)&vp->segqs; *pp; pp = &(*pp)->next)
+		if (*pp == q) {
+			*pp = q->next;
+			vp->nsegq--;
+			break;
+		}
+	for (unsigned i = 0; q->pool && i < q->npool; i++)
+		if (q->pool[i])
+			ibv_destroy_qp(q->pool[i]);
+	if (q->ctrl)
+		ibv_destroy_qp(q->ctrl);
+	if (q->data)
+		ibv_destroy_qp(q->data);
+	if (q->srq)
+		ibv_destroy_srq(q->srq);
+	if (q->bmr)
+		ibv_dereg_mr(q->bmr);
+	if (q->cq)
+		ibv_destroy_cq(q->cq);
+	free(q->bufs);
+	free(q->pool);
+	free(q->since);
+	free(q);
+	qp->segq = NULL;
+}
+
+int verbs_seg_create(struct uroce_qp *qp, unsigned npaths)
+{
+	struct verbs_port *vp = vp_of(qp->ctx);
+	struct ibv_context *ib = vp->ibctx;
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = SEG_NBUFS, .max_sge = 1 } };
+	const char *what = NULL;
+	struct segq *q = calloc(1, sizeof(*q));
+	int e = 0;
+
+	if (!q)
+		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
+	qp->segq = q;
+	q->qp = qp;
+	q->npool = npaths ? npaths : 1;
+	q->pool = calloc(q->npool, sizeof(*q->pool));
+	q->since = calloc(q->npool + 1, sizeof(*q->since));
+	q->bufs = aligned_alloc(4096, (size_t)SEG_NBUFS * SEG_BUF_SIZE);
+	if (!q->pool || !q->since || !q->bufs) {
+		verbs_seg_destroy(qp);
+		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
+	}
+	/* every WR of the pool can complete (signaled or in error) at once */
+	q->cq = ibv_create_cq(ib, (int)(SEG_NBUFS + (q->npool + 1) * (SEG_SQ_DEPTH / SEG_SIGNAL_EVERY + 8)), NULL,
+	                      NULL, 0);
+	if (!q->cq)
+		what = "a CQ";
+	if (!what && !(q->bmr = ibv_reg_mr(qp->pd->nic, q->bufs, (size_t)SEG_NBUFS * SEG_BUF_SIZE,
+	                                   IBV_ACCESS_LOCAL_WRITE)))
+		what = "registering the bounce buffers";
+	if (!what && !(q->srq = ibv_create_srq(qp->pd->nic, &sa)))
+		what = "an SRQ";
+	for (uint32_t i = 0; !what && i < SEG_NBUFS; i++)
+		if ((e = post_buf(q, i)))
+			what = "posting the bounce buffers";
+	if (!what)
+		q->data = uc_qp(q, qp->pd, &what);
+	if (!what)
+		q->ctrl = uc_qp(q, qp->pd, &what);
+	for (unsigned i = 0; !what && i < q->npool; i++)
+		q->pool[i] = uc_qp(q, qp->pd, &what);
+	if (what) {
+		e = e ? e : errno ? errno : ENOMEM;
+		verbs_seg_destroy(qp);
+		if (e == EOPNOTSUPP || e == EINVAL)
+			return uroce_fail(-EOPNOTSUPP, "uroce_qp_create: the NIC refused %s for sr over verbs (%s); sr "
+			                               "there needs UC QPs with WRITE with immediate", what, strerror(e));
+		return uroce_fail(-e, "uroce_qp_create: the NIC refused %s for sr over verbs: %s", what, strerror(e));
+	}
+	qp->nic_qpn = q->data->qp_num;
+	qp->nic_ctrl_qpn = q->ctrl->qp_num;
+	q->next = vp->segqs;
+	vp->segqs = q;
+	vp->nsegq++;
+	return 0;
+}
+
+static int to_rts(struct ibv_qp *iq, const struct ibv_ah_attr *ah, enum ibv_mtu mtu, uint32_t dqpn)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR, .path_mtu = mtu, .dest_qp_num = dqpn, .rq_psn = 0,
+		                 .ah_attr = *ah };
+
+	if (ibv_modify_qp(iq, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN))
+		return errno ? errno : EINVAL;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	return ibv_modify_qp(iq, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) ? (errno ? errno : EINVAL) : 0;
+}
+
+int verbs_seg_connect(struct uroce_qp *qp)
+{
+	struct segq *q = qp->segq;
+	struct ibv_ah_attr ah;
+	enum ibv_mtu mtu = (enum ibv_mtu)qp->attr.path_mtu;
+	int rc = verbs_nic_ah(vp_of(qp->ctx), &qp->attr.ah_attr, &ah, "uroce_qp_modify");
+
+	if (rc)
+		return rc;
+	/* the pool sends to the peer's data QPN, the control QP to its control
+	 * QPN; the data QP only receives (a UC QP takes ONLY packets of any PSN) */
+	rc = to_rts(q->data, &ah, mtu, qp->dqpn);
+	if (!rc)
+		rc = to_rts(q->ctrl, &ah, mtu, qp_ctrl_dqpn(qp));
+	for (unsigned i = 0; !rc && i < q->npool; i++)
+		rc = to_rts(q->pool[i], &ah, mtu, qp->dqpn);
+	if (rc)
+		return uroce_fail(-rc, "uroce_qp_modify: the NIC refused to connect sr's UC QPs to QPN 0x%x: %s",
+		                  qp->dqpn, strerror(rc));
+	return 0;
+}
+
+static const enum ibv_wr_opcode seg_wr_op[] = {
+	[SEG_WRITE] = IBV_WR_RDMA_WRITE,
+	[SEG_WRITE_IMM] = IBV_WR_RDMA_WRITE_WITH_IMM,
+	[SEG_SEND] = IBV_WR_SEND,
+	[SEG_SEND_IMM] = IBV_WR_SEND_WITH_IMM,
+};
+
+/* The SGEs covering len bytes at offset off of the list: the application's
+ * own registrations, which are the NIC's (no copy). */
+static int seg_sges(const struct seg *s, struct ibv_sge *out)
+{
+	uint32_t off = s->off, left = s->len;
+	int n = 0;
+
+	for (uint32_t i = 0; i < s->nsge && left; i++) {
+		uint32_t l = s->sge[i].length;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		if (n == (int)SEG_MAX_SGE)
+			return -1;
+		out[n].addr = s->sge[i].addr + off;
+		out[n].length = l - off < left ? l - off : left;
+		out[n].lkey = s->sge[i].lkey;
+		left -= out[n].length;
+		off = 0;
+		n++;
+	}
+	return left ? -1 : n;
+}
+
+int verbs_seg_post(struct uroce_qp *qp, const struct seg *s)
+{
+	struct segq *q = qp->segq;
+	unsigned i = s->op == SEG_SEND ? q->npool : s->path % q->npool;
+	struct ibv_qp *iq = s->op == SEG_SEND ? q->ctrl : q->pool[i];
+	struct ibv_sge sg[SEG_MAX_SGE];
+	struct ibv_send_wr wr = { .opcode = seg_wr_op[s->op], .sg_list = sg }, *bad;
+	int rc;
+
+	if (s->buf) {
+		sg[0].addr = (uintptr_t)s->buf;
+		sg[0].length = s->len;
+		sg[0].lkey = 0;
+		wr.num_sge = s->len ? 1 : 0;
+		wr.send_flags = IBV_SEND_INLINE; /* a stack buffer: the NIC copies it now */
+	} else if (s->len) {
+		int n = seg_sges(s, sg);
+
+		if (n < 0)
+			return -EMSGSIZE;
+		wr.num_sge = n;
+	}
+	if (s->op == SEG_WRITE || s->op == SEG_WRITE_IMM) {
+		wr.wr.rdma.remote_addr = s->va;
+		wr.wr.rdma.rkey = s->rkey;
+	}
+	wr.imm_data = htobe32(s->imm);
+	if (++q->since[i] >= SEG_SIGNAL_EVERY) {
+		wr.send_flags |= IBV_SEND_SIGNALED;
+		q->since[i] = 0;
+	}
+	rc = ibv_post_send(iq, &wr, &bad);
+	if (rc == ENOMEM)
+		return -ENOBUFS; /* the send queue is full: the next pass */
+	return -rc;
+}
+
+/* A completion of the data or control QP as the packet it stands for. */
+static void arrival(struct segq *q, const struct ibv_wc *wc)
+{
+	struct uroce_qp *qp = q->qp;
+	struct roce_pkt pkt;
+	bool ctrl = wc->qp_num == q->ctrl->qp_num;
+
+	memset(&pkt, 0, sizeof(pkt));
+	memcpy(pkt.sip, qp->d.dip, 16); /* the NIC took it on this connection */
+	memcpy(pkt.dip, qp->d.sip, 16);
+	pkt.ipv6 = qp->d.ipv6;
+	pkt.pkey = ROCE_PKEY_DEFAULT;
+	pkt.ttl = 64;
+	pkt.dqpn = ctrl ? qp->ctrl_qpn : qp->qpn;
+	pkt.payload_len = wc->byte_len;
+	pkt.imm = be32toh(wc->imm_data);
+	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+		pkt.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM; /* placed by the NIC: no payload here */
+	} else {
+		pkt.opcode = ROCE_TR_UC | ((wc->wc_flags & IBV_WC_WITH_IMM) ? ROCE_OP_SEND_ONLY_IMM : ROCE_OP_SEND_ONLY);
+		pkt.payload = q->bufs + (size_t)wc->wr_id * SEG_BUF_SIZE;
+	}
+	ctx_nic_arrival(qp, &pkt);
+}
+
+unsigned verbs_seg_poll(struct uroce_context *ctx)
+{
+	struct verbs_port *vp = vp_of(ctx);
+	struct ibv_wc wc[SEG_POLL_BURST];
+	unsigned got = 0;
+
+	for (struct segq *q = vp->segqs; q; q = q->next) {
+		int n = ibv_poll_cq(q->cq, SEG_POLL_BURST, wc);
+
+		for (int i = 0; i < n; i++) {
+			bool recv = wc[i].opcode & IBV_WC_RECV;
+
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				/* a receive the NIC refused (a bad key: it placed nothing),
+				 * or a send QP in error */
+				ctx_count_drop(ctx, wc[i].status == IBV_WC_REM_ACCESS_ERR || wc[i].status == IBV_WC_LOC_PROT_ERR
+				                    ? UROCE_DROP_BAD_RKEY : UROCE_DROP_BAD_LENGTH_MSG);
+				recv = wc[i].qp_num == q->data->qp_num || wc[i].qp_num == q->ctrl->qp_num;
+				if (!recv) {
+					q->qp->fatal_pending = true; /* the pool QP is in error: the QP fails */
+					ctx_kick(q->qp);
+				}
+			} else if (recv) {
+				arrival(q, &wc[i]);
+			}
+			if (recv && wc[i].wr_id < SEG_NBUFS && post_buf(q, (uint32_t)wc[i].wr_id))
+				ctx_count_drop(ctx, UROCE_DROP_NO_RECV_BUFFER);
+		}
+		if (n > 0)
+			got += (unsigned)n;
+	}
+	return got;
+}

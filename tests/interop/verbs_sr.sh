@@ -1,0 +1,129 @@
+#!/bin/bash
+# sr over a verbs port on the kernel's Soft-RoCE: uroce's engine keeps the
+# decisions (SACKs, RACK, retransmissions, paths) and hands each segment to
+# the NIC's UC QPs, keyed by immediate. Two guests (srv, cli) and a
+# host-side AF_XDP peer on the lab bridge. Every case runs uroce-pingpong
+# with -c (--chk: every buffer's bytes checked) and must complete every
+# iteration:
+#   afxdp      guest on verbs:rxe0 against the host on AF_XDP (--imm-keyed),
+#              both roles: one connection, a NIC end and a frame end;
+#   verbs      guest against guest, both on verbs:rxe0;
+#   loss       the same two with 1% of the packets dropped each way at the
+#              host's bridge port (netem on its egress, uroce-impair's XDP
+#              on its ingress): the engine resends what the NIC lost;
+#   paths      8 paths from the guest: the NIC's UDP source ports, one per
+#              UC QP, counted in a capture at the bridge (all 8 carried);
+#   mismatch   a verbs end against an AF_XDP end without --imm-keyed: both
+#              say what differs and exit 1.
+#
+#   verbs_sr.sh VMLAB_SH UROCE_PINGPONG_BIN UROCE_IMPAIR_BIN
+set -euo pipefail
+
+. "$(dirname "$0")/vm_preamble.sh"
+vm_need_root
+[ $# -ge 3 ] || { echo "usage: $0 VMLAB_SH UROCE_PINGPONG_BIN UROCE_IMPAIR_BIN" >&2; exit 2; }
+VMLAB=$1 PP=$2 IMPAIR=$3
+for b in "$PP" "$IMPAIR"; do [ -x "$b" ] || { echo "FAIL: $b not found" >&2; exit 1; }; done
+for t in ping tcpdump tc; do
+	command -v $t >/dev/null || { echo "FAIL: $t not found (apt-get install iputils-ping tcpdump iproute2)" >&2; exit 1; }
+done
+
+export UROCE_VMLAB_LAB=uvvsr$$
+SUBNET=${UROCE_VMLAB_SUBNET:-10.47.0}
+SRV_IP=$SUBNET.11
+CLI_IP=$SUBNET.12
+HOST_IP=$SUBNET.2
+IFACE=uvs0
+WORK=$(mktemp -d /tmp/uroce-verbs-sr.XXXXXX)
+HOSTNS=
+CASE=
+PASSED=0
+N=300
+SIZE=16384
+
+vm_case_traps
+in_lab() { ip netns exec "$UROCE_VMLAB_LAB" "$@"; }
+
+vm_boot_host
+"$VMLAB" boot cli "$CLI_IP" >/dev/null
+U="$vm_uroce_env /tmp/u"
+for g in srv cli; do vm_put_uroce "$g" "$PP"; done
+
+G="$U/uroce-pingpong rc -d verbs:rxe0 -g 1 -n $N -s $SIZE -c --reliability sr"
+H="$PP rc -d afxdp:$IFACE -g 1 -n $N -s $SIZE -c --reliability sr --imm-keyed"
+
+# guests SERVER_GUEST CLIENT_GUEST EXTRA_OPTS: srv's uroce-pingpong serves
+# cli's, both on verbs
+guests() {
+	local job src=0 crc=0
+	echo "=== $CASE"
+	job=$("$VMLAB" start srv "$G $3")
+	wait_listening_in srv 18515 || fail "server never listened: $("$VMLAB" output srv "$job")"
+	"$VMLAB" exec cli --timeout 120 "$G $3 $SRV_IP" >"$WORK/cli.out" 2>&1 || crc=$?
+	"$VMLAB" wait srv "$job" --timeout 60 >"$WORK/srv.out" 2>&1 || src=$?
+	sed 's/^/  srv: /' "$WORK/srv.out"
+	sed 's/^/  cli: /' "$WORK/cli.out"
+	[ $src = 0 ] && [ $crc = 0 ] || fail "srv exit $src, cli exit $crc"
+	grep -q "$N iters in" "$WORK/srv.out" && grep -q "$N iters in" "$WORK/cli.out" || fail "an end lacks '$N iters in'"
+	PASSED=$((PASSED + 1))
+}
+
+both_roles() {
+	local extra=$1 what=$2
+	CASE="afxdp$what: host (AF_XDP) serves guest (verbs)"
+	vm_host_serves "$H $extra" "$G $extra" "$N iters in"
+	CASE="afxdp$what: guest (verbs) serves host (AF_XDP)"
+	vm_guest_serves "$G $extra" "$H $extra" "$N iters in"
+	CASE="verbs$what: guest serves guest"
+	guests srv cli "$extra"
+}
+
+both_roles "" ""
+
+# 1% each way at the host's bridge port: netem on vp-host's egress (towards
+# the host), uroce-impair's XDP on its ingress (from the host)
+in_lab tc qdisc add dev vp-host root netem loss 1% || fail "netem on vp-host"
+in_lab "$IMPAIR" vp-host --drop 0.01 --seed 7 | sed 's/^/  /'
+both_roles "--rto-min-us 2000" " at 1% loss"
+stats=$(in_lab "$IMPAIR" vp-host --stats)
+echo "  $stats"
+in_lab "$IMPAIR" vp-host --off >/dev/null
+in_lab tc qdisc del dev vp-host root
+dropped=$(sed -n 's/.*dropped \([0-9]*\).*/\1/p' <<<"$stats")
+[ "${dropped:-0}" -gt 0 ] || fail "uroce-impair dropped nothing"
+
+# 8 paths from the guest: each UC QP's source port on the wire
+CASE="paths: 8 paths from the guest (verbs), each its own UDP source port"
+# on the lab bridge (AF_XDP takes the host's packets before a capture there
+# could); ip netns exec execs tcpdump, so $! is tcpdump
+ip netns exec "$UROCE_VMLAB_LAB" tcpdump -Z root -i br0 -s 128 -B 32768 --immediate-mode -U -nn \
+	-w "$WORK/paths.pcap" "udp dst port 4791 and src host $SRV_IP" </dev/null >/dev/null 2>"$WORK/tcpdump.err" &
+CAP=$!
+for _ in $(seq 100); do
+	grep -q 'listening on' "$WORK/tcpdump.err" && break
+	sleep 0.1
+done
+vm_guest_serves "$G --paths 8 --spray-min 1" "$H" "$N iters in"
+sleep 0.5
+kill "$CAP"
+wait "$CAP" 2>/dev/null || true
+ports=$(tcpdump -r "$WORK/paths.pcap" -nn 2>/dev/null | sed -n "s/.* $SRV_IP\.\([0-9]*\) > .*/\1/p" | sort | uniq -c)
+echo "$ports" | sed 's/^/  packets from source port: /'
+[ "$(echo "$ports" | grep -c .)" -ge 8 ] || fail "fewer than 8 source ports carried the guest's packets"
+
+CASE="mismatch: a verbs end against an AF_XDP end without --imm-keyed"
+echo "=== $CASE"
+job=$("$VMLAB" start srv "$G")
+wait_listening 18515 || fail "guest never listened"
+hrc=0
+in_host timeout 60 $PP rc -d afxdp:$IFACE -g 1 -n 5 --reliability sr "$SRV_IP" >"$WORK/host.out" 2>&1 || hrc=$?
+grc=0
+"$VMLAB" wait srv "$job" --timeout 30 >"$WORK/guest.out" 2>&1 || grc=$?
+sed 's/^/  guest: /' "$WORK/guest.out"
+sed 's/^/  host: /' "$WORK/host.out"
+[ $hrc = 1 ] && [ $grc = 1 ] || fail "host exit $hrc, guest exit $grc; expected 1 and 1"
+grep -q "keyed by immediate" "$WORK/host.out" || fail "the host does not say what differs"
+grep -q "keyed by immediate" "$WORK/guest.out" || fail "the guest does not say what differs"
+PASSED=$((PASSED + 1))
+
+echo "verbs_sr: $PASSED cases passed"
