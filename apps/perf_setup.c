@@ -19,13 +19,13 @@ uint64_t perf_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* On a verbs port the NIC runs the transport: waiting on the TCP exchange
+/* On a verbs port the NIC runs rc's transport: waiting on the TCP exchange
  * then blocks, as perftest does, instead of spinning the engine (which on
  * a one-CPU host takes the CPU from the NIC driver: rxe's server side ran
- * at half speed). */
+ * at half speed). sr there is uroce's engine: it is progressed. */
 int perf_nic_port(const struct perf_opts *o)
 {
-	return o->devs[0] && !strncmp(o->devs[0], "verbs:", 6);
+	return o->devs[0] && !strncmp(o->devs[0], "verbs:", 6) && o->rel.attr.reliability == UROCE_REL_RC;
 }
 
 int perf_progress(void *arg)
@@ -188,8 +188,15 @@ int perf_setup(struct perf_ctx *p)
 		d->psn = app_rand_psn();
 		/* sr/ec/be: the QP's token in the XRC SRQ number field, which
 		 * perftest's RC ignores (only a uroce peer speaks these modes) */
-		if (o->rel.attr.reliability != UROCE_REL_RC)
+		if (o->rel.attr.reliability != UROCE_REL_RC) {
+			uint32_t ctrl = uroce_qp_ctrl_num(p->qp[i]);
+
 			d->srqn = uroce_qp_token(p->qp[i]);
+			/* and its control QPN in the LID and outstanding-reads
+			 * fields, which RoCE and sr (no READ) leave unused */
+			d->lid = ctrl & 0xffff;
+			d->out_reads = ctrl >> 16;
+		}
 		d->rkey = p->mr->rkey;
 		/* The peer writes to / reads from our receive half (write_lat
 		 * polls its last byte; write_bw and read_bw use it too). */
@@ -247,8 +254,12 @@ int perf_connect_qps(struct perf_ctx *p)
 			a.ah_attr = ah;
 			a.dest_token = o->rel.attr.reliability != UROCE_REL_RC ? r->srqn : 0;
 			mask |= UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN | UROCE_QP_DEST_TOKEN;
+			if (o->rel.attr.reliability != UROCE_REL_RC && (r->lid || r->out_reads)) {
+				a.dest_ctrl_qpn = r->out_reads << 16 | r->lid;
+				mask |= UROCE_QP_DEST_CTRL_QPN;
+			}
 			if (o->conn == UROCE_QPT_RC) {
-				a.max_dest_rd_atomic = (uint8_t)p->my[i].out_reads;
+				a.max_dest_rd_atomic = (uint8_t)o->out_reads;
 				a.min_rnr_timer = 12;
 				mask |= UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER;
 			}
@@ -265,8 +276,9 @@ int perf_connect_qps(struct perf_ctx *p)
 			a.timeout = (uint8_t)o->qp_timeout;
 			a.retry_cnt = 7;
 			a.rnr_retry = 7;
-			uint32_t outs = r->out_reads && r->out_reads < p->my[i].out_reads ? r->out_reads
-											  : p->my[i].out_reads;
+			/* (an sr peer's field holds its control QPN: sr has no READ) */
+			uint32_t mine = (uint32_t)o->out_reads, theirs = o->rel.attr.reliability == UROCE_REL_RC ? r->out_reads : 0;
+			uint32_t outs = theirs && theirs < mine ? theirs : mine;
 			a.max_rd_atomic = (uint8_t)outs;
 			mask |= UROCE_QP_TIMEOUT | UROCE_QP_RETRY_CNT | UROCE_QP_RNR_RETRY | UROCE_QP_MAX_QP_RD_ATOMIC;
 		}

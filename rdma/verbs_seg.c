@@ -68,18 +68,9 @@ static struct ibv_qp *uc_qp(struct segq *q, struct uroce_pd *pd, const char **wh
 		.qp_type = IBV_QPT_UC,
 	};
 	struct ibv_qp *iq = ibv_create_qp(pd->nic, &ia);
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = vp_of(pd->ctx)->ib_port,
-		                 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE };
 
-	if (!iq) {
+	if (!iq)
 		*what = "a UC QP (send 512 x 8 SGEs, 256 bytes inline, on an SRQ)";
-		return NULL;
-	}
-	if (ibv_modify_qp(iq, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
-		*what = "a UC QP's move to INIT";
-		ibv_destroy_qp(iq);
-		return NULL;
-	}
 	return iq;
 }
 
@@ -173,11 +164,18 @@ int verbs_seg_create(struct uroce_qp *qp, unsigned npaths)
 	return 0;
 }
 
-static int to_rts(struct ibv_qp *iq, const struct ibv_ah_attr *ah, enum ibv_mtu mtu, uint32_t dqpn)
+/* RESET (a QP connected again starts over), INIT, RTR to dqpn, RTS. */
+static int to_rts(struct ibv_qp *iq, uint8_t port, const struct ibv_ah_attr *ah, enum ibv_mtu mtu, uint32_t dqpn)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR, .path_mtu = mtu, .dest_qp_num = dqpn, .rq_psn = 0,
-		                 .ah_attr = *ah };
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
 
+	if (ibv_modify_qp(iq, &a, IBV_QP_STATE))
+		return errno ? errno : EINVAL;
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_INIT, .port_num = port,
+		                  .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE };
+	if (ibv_modify_qp(iq, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return errno ? errno : EINVAL;
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = mtu, .dest_qp_num = dqpn, .ah_attr = *ah };
 	if (ibv_modify_qp(iq, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN))
 		return errno ? errno : EINVAL;
 	memset(&a, 0, sizeof(a));
@@ -189,19 +187,20 @@ static int to_rts(struct ibv_qp *iq, const struct ibv_ah_attr *ah, enum ibv_mtu 
 int verbs_seg_connect(struct uroce_qp *qp)
 {
 	struct segq *q = qp->segq;
+	struct verbs_port *vp = vp_of(qp->ctx);
 	struct ibv_ah_attr ah;
 	enum ibv_mtu mtu = (enum ibv_mtu)qp->attr.path_mtu;
-	int rc = verbs_nic_ah(vp_of(qp->ctx), &qp->attr.ah_attr, &ah, "uroce_qp_modify");
+	int rc = verbs_nic_ah(vp, &qp->attr.ah_attr, &ah, "uroce_qp_modify");
 
 	if (rc)
 		return rc;
 	/* the pool sends to the peer's data QPN, the control QP to its control
 	 * QPN; the data QP only receives (a UC QP takes ONLY packets of any PSN) */
-	rc = to_rts(q->data, &ah, mtu, qp->dqpn);
+	rc = to_rts(q->data, vp->ib_port, &ah, mtu, qp->dqpn);
 	if (!rc)
-		rc = to_rts(q->ctrl, &ah, mtu, qp_ctrl_dqpn(qp));
+		rc = to_rts(q->ctrl, vp->ib_port, &ah, mtu, qp_ctrl_dqpn(qp));
 	for (unsigned i = 0; !rc && i < q->npool; i++)
-		rc = to_rts(q->pool[i], &ah, mtu, qp->dqpn);
+		rc = to_rts(q->pool[i], vp->ib_port, &ah, mtu, qp->dqpn);
 	if (rc)
 		return uroce_fail(-rc, "uroce_qp_modify: the NIC refused to connect sr's UC QPs to QPN 0x%x: %s",
 		                  qp->dqpn, strerror(rc));

@@ -2,14 +2,19 @@
 # The verbs port against rxe's own RC and against uroce's AF_XDP path, in
 # the same two Soft-RoCE guests (TCG, one vCPU each), lossless and with a
 # share of the sender's RoCEv2 packets dropped at its bridge port
-# (uroce-impair, seeded). write_bw, 64 KiB messages, client -> server:
+# (uroce-impair, seeded). 64 KiB messages, client -> server:
 #   rxe RC          ib_write_bw at both ends: the kernel's go-back-N (baseline)
-#   uroce on verbs  uroce-perf -d verbs:rxe0 at both ends: uroce's API over
-#                   the NIC's own RC QP (rxe's go-back-N under it)
-#   uroce rc afxdp  uroce-perf -d afxdp:eth0: uroce's own RC, go-back-N
-#   uroce sr afxdp  uroce-perf -d afxdp:eth0 --reliability sr: selective repeat
+#   uroce on verbs  uroce-perf write_bw -d verbs:rxe0 at both ends: uroce's
+#                   API over the NIC's own RC QP (rxe's go-back-N under it)
+#   uroce rc afxdp  uroce-perf write_bw -d afxdp:eth0: uroce's own RC
+#   uroce sr afxdp  the same with --reliability sr: selective repeat
+#   rxe RC send     ib_send_bw at both ends (the baseline of the next)
+#   uroce sr verbs  uroce-perf send_bw -d verbs:rxe0 --reliability sr: sr's
+#                   engine, its segments on rxe's UC QPs (keyed by
+#                   immediate; a keyed QP carries no plain WRITE, so SENDs)
 # Each cell is the average MB/s of a run that completed, "timed out" when
-# it did not within --timeout; ratios are to rxe RC in the same column.
+# it did not within --timeout; ratios are to rxe RC of the same operation
+# in the same column.
 #
 #   verbs_bw.sh VMLAB_SH UROCE_PERF_BIN UROCE_IMPAIR_BIN [--iters N] [--loss P] [--timeout S]
 # Use a build without sanitizers (meson setup -Db_sanitize=none).
@@ -55,15 +60,18 @@ run() {
 		echo "timed out"
 	fi
 	"$VMLAB" wait srv "$job" --timeout 20 >/dev/null 2>&1 ||
-		"$VMLAB" exec srv --timeout 10 'pkill -f ib_write_bw; pkill -f uroce-perf' >/dev/null 2>&1 || true
+		"$VMLAB" exec srv --timeout 10 'pkill -f ib_write_bw; pkill -f ib_send_bw; pkill -f uroce-perf' >/dev/null 2>&1 || true
 	sleep 1
 }
 
-MODES=("rxe RC" "uroce on verbs" "uroce rc afxdp" "uroce sr afxdp")
+MODES=("rxe RC" "uroce on verbs" "uroce rc afxdp" "uroce sr afxdp" "rxe RC send" "uroce sr verbs")
+BASE=(0 0 0 0 4 4) # the row each is compared with: rxe RC of the same operation
 SRV_CMD=("ib_write_bw -d rxe0 -x 1 -s 65536 -n $ITERS"
 	"$U write_bw -d verbs:rxe0 -x 1 -s 65536 -n $ITERS"
 	"$U write_bw -d afxdp:eth0 -x 1 -s 65536 -n $ITERS"
-	"$U write_bw -d afxdp:eth0 -x 1 -s 65536 -n $ITERS --reliability sr")
+	"$U write_bw -d afxdp:eth0 -x 1 -s 65536 -n $ITERS --reliability sr"
+	"ib_send_bw -d rxe0 -x 1 -s 65536 -n $ITERS"
+	"$U send_bw -d verbs:rxe0 -x 1 -s 65536 -n $ITERS --reliability sr")
 declare -A BW
 for loss in 0 "$LOSS"; do
 	tap_off() { ip netns exec "$UROCE_VMLAB_LAB" "$IMPAIR" tp-cli --off >/dev/null 2>&1 || true; }
@@ -81,9 +89,10 @@ for loss in 0 "$LOSS"; do
 done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
-echo "write_bw 64 KiB x $ITERS, guest cli -> guest srv (TCG), drops on cli's bridge port; $(date -u +%F), commit $(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo ?)"
+echo "64 KiB x $ITERS, guest cli -> guest srv (TCG), drops on cli's bridge port; $(date -u +%F), commit $(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo ?)"
 echo "| path | lossless MB/s | x rxe RC | $LOSS loss MB/s | x rxe RC |"
 echo "|---|---:|---:|---:|---:|"
 for i in "${!MODES[@]}"; do
-	echo "| ${MODES[$i]} | ${BW[$i,0]} | $(ratio "${BW[$i,0]}" "${BW[0,0]}") | ${BW[$i,$LOSS]} | $(ratio "${BW[$i,$LOSS]}" "${BW[0,$LOSS]}") |"
+	b=${BASE[$i]}
+	echo "| ${MODES[$i]} | ${BW[$i,0]} | $(ratio "${BW[$i,0]}" "${BW[$b,0]}") | ${BW[$i,$LOSS]} | $(ratio "${BW[$i,$LOSS]}" "${BW[$b,$LOSS]}") |"
 done

@@ -8,11 +8,13 @@
 #   afxdp      guest on verbs:rxe0 against the host on AF_XDP (--imm-keyed),
 #              both roles: one connection, a NIC end and a frame end;
 #   verbs      guest against guest, both on verbs:rxe0;
-#   loss       the same two with 1% of the packets dropped each way at the
-#              host's bridge port (netem on its egress, uroce-impair's XDP
-#              on its ingress): the engine resends what the NIC lost;
+#   loss       the same three with 1% of the RoCEv2 packets dropped as they
+#              enter the lab bridge from each end (uroce-impair's XDP on the
+#              host's bridge port and on both guests' taps): the engine
+#              resends what was lost;
 #   paths      8 paths from the guest: the NIC's UDP source ports, one per
-#              UC QP, counted in a capture at the bridge (all 8 carried);
+#              UC QP, counted in a capture at the bridge: 9 ports carried
+#              the guest's packets (the 8 of the pool, the control QP's);
 #   mismatch   a verbs end against an AF_XDP end without --imm-keyed: both
 #              say what differs and exit 1.
 #
@@ -24,8 +26,8 @@ vm_need_root
 [ $# -ge 3 ] || { echo "usage: $0 VMLAB_SH UROCE_PINGPONG_BIN UROCE_IMPAIR_BIN" >&2; exit 2; }
 VMLAB=$1 PP=$2 IMPAIR=$3
 for b in "$PP" "$IMPAIR"; do [ -x "$b" ] || { echo "FAIL: $b not found" >&2; exit 1; }; done
-for t in ping tcpdump tc; do
-	command -v $t >/dev/null || { echo "FAIL: $t not found (apt-get install iputils-ping tcpdump iproute2)" >&2; exit 1; }
+for t in ping tcpdump; do
+	command -v $t >/dev/null || { echo "FAIL: $t not found (apt-get install iputils-ping tcpdump)" >&2; exit 1; }
 done
 
 export UROCE_VMLAB_LAB=uvvsr$$
@@ -80,17 +82,23 @@ both_roles() {
 
 both_roles "" ""
 
-# 1% each way at the host's bridge port: netem on vp-host's egress (towards
-# the host), uroce-impair's XDP on its ingress (from the host)
-in_lab tc qdisc add dev vp-host root netem loss 1% || fail "netem on vp-host"
-in_lab "$IMPAIR" vp-host --drop 0.01 --seed 7 | sed 's/^/  /'
-both_roles "--rto-min-us 2000" " at 1% loss"
-stats=$(in_lab "$IMPAIR" vp-host --stats)
-echo "  $stats"
-in_lab "$IMPAIR" vp-host --off >/dev/null
-in_lab tc qdisc del dev vp-host root
-dropped=$(sed -n 's/.*dropped \([0-9]*\).*/\1/p' <<<"$stats")
-[ "${dropped:-0}" -gt 0 ] || fail "uroce-impair dropped nothing"
+# 1% of what each end sends, dropped where it enters the bridge: the
+# host's veth and each guest's tap (seeded)
+seed=7
+for dev in vp-host tp-srv tp-cli; do
+	in_lab "$IMPAIR" $dev --drop 0.01 --seed $seed | sed 's/^/  /'
+	seed=$((seed + 1))
+done
+both_roles "" " at 1% loss"
+total=0
+for dev in vp-host tp-srv tp-cli; do
+	stats=$(in_lab "$IMPAIR" $dev --stats)
+	echo "  $dev: $stats"
+	in_lab "$IMPAIR" $dev --off >/dev/null
+	dropped=$(sed -n 's/.*dropped=\([0-9]*\).*/\1/p' <<<"$stats")
+	total=$((total + ${dropped:-0}))
+done
+[ "$total" -gt 0 ] || fail "uroce-impair dropped nothing"
 
 # 8 paths from the guest: each UC QP's source port on the wire
 CASE="paths: 8 paths from the guest (verbs), each its own UDP source port"
@@ -109,7 +117,7 @@ kill "$CAP"
 wait "$CAP" 2>/dev/null || true
 ports=$(tcpdump -r "$WORK/paths.pcap" -nn 2>/dev/null | sed -n "s/.* $SRV_IP\.\([0-9]*\) > .*/\1/p" | sort | uniq -c)
 echo "$ports" | sed 's/^/  packets from source port: /'
-[ "$(echo "$ports" | grep -c .)" -ge 8 ] || fail "fewer than 8 source ports carried the guest's packets"
+[ "$(echo "$ports" | grep -c .)" = 9 ] || fail "the guest's packets came from $(echo "$ports" | grep -c .) source ports, not 9 (8 paths and the control QP)"
 
 CASE="mismatch: a verbs end against an AF_XDP end without --imm-keyed"
 echo "=== $CASE"
