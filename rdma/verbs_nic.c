@@ -601,4 +601,5 @@ const struct nic_ops verbs_nic_ops = {
 	.seg_connect = verbs_seg_connect,
 	.seg_post = verbs_seg_post,
 	.poll = verbs_seg_poll,
+	.flush = verbs_seg_flush,
 };

@@ -25,7 +25,9 @@ struct verbs_port {
 	uint64_t next_event_ns; /* the async queue is read at most every EVENT_POLL_NS */
 	bool dmabuf_probed;     /* at the first PD */
 	bool dmabuf_ok;         /* the device registers dmabuf MRs */
-	void *segqs;            /* sr QPs' NIC resources, polled by the engine (verbs_seg.c) */
+	void *segqs;            /* sr QPs' NIC resources (verbs_seg.c) */
+	void *seg_cq;           /* their one CQ, polled by the engine */
+	unsigned seg_cq_need;   /* the completions they all can have in it */
 	void *mrs;              /* the regions registered (verbs_nic.c), for post-time checks */
 	unsigned nsegq;
 };

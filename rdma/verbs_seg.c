@@ -10,8 +10,12 @@
  *     copies from;
  *   - a UC control QP sends and takes SACKs (its number is exchanged,
  *     uroce_qp_ctrl_num);
- *   - one CQ and one SRQ of bounce buffers serve the QP's NIC QPs; the
- *     engine polls the CQ in its loop as it reads an RX burst.
+ *   - an SRQ of bounce buffers serves the QP's NIC QPs; one CQ serves the
+ *     NIC QPs of every sr QP of the context (its engine), which polls it in
+ *     its loop as it reads an RX burst;
+ *   - work requests wait in a chain per NIC QP, up to 32, and go with one
+ *     ibv_post_send (one doorbell) when the chain is full or the engine's
+ *     transmit pass ends.
  * Arrivals become the packet the policy would have parsed (no frame: the
  * NIC placed what it could), handed to the core's ctx_nic_arrival. */
 #include <endian.h>
@@ -30,19 +34,56 @@
 #define SEG_INLINE 256u       /* descriptors and SACKs go inline */
 #define SEG_POLL_BURST 32
 #define SEG_MAX_SGE 8u
+#define SEG_CHAIN 32u         /* WRs per doorbell */
+#define SEG_INLINE_KEEP 192u  /* a chained inline payload's copy: a SACK's largest (164) fits */
+/* what one sr QP can have in the shared CQ: every receive, and the
+ * signaled WRs its send queues can hold */
+#define SEG_CQ_NEED(npool) (SEG_NBUFS + ((npool) + 1u) * (SEG_SQ_DEPTH / SEG_SIGNAL_EVERY + 1u))
+
+/* WRs waiting for one doorbell on one NIC QP. */
+struct seg_chain {
+	struct ibv_qp *iq;
+	unsigned n;
+	uint32_t since; /* WRs since the last signaled one */
+	struct ibv_send_wr wr[SEG_CHAIN];
+	struct ibv_sge sge[SEG_CHAIN][SEG_MAX_SGE];
+	uint8_t inl[SEG_CHAIN][SEG_INLINE_KEEP];
+};
+
+/* A receive's wr_id: its buffer and QP (send WRs carry the segq | 1). */
+struct seg_buf {
+	struct segq *q;
+	uint32_t i;
+};
 
 struct segq {
 	struct uroce_qp *qp;
-	struct ibv_cq *cq;
 	struct ibv_srq *srq;
 	struct ibv_mr *bmr;
 	uint8_t *bufs;
+	struct seg_buf *bd;
 	struct ibv_qp *data, *ctrl;
 	unsigned npool;
 	struct ibv_qp **pool;
-	uint32_t *since; /* per send QP (pool, then ctrl): WRs since the last signaled one */
+	struct seg_chain *chain; /* per send QP: the pool's, then the control QP's */
+	bool pending;            /* a chain holds WRs */
 	struct segq *next;
 };
+
+/* The context's CQ (verbs_port.seg_cq): created with the first sr QP,
+ * grown to what they all can have in it (vp->seg_cq_need). */
+static int shared_cq(struct verbs_port *vp, unsigned need)
+{
+	int want = (int)need;
+
+	if (!vp->seg_cq) {
+		vp->seg_cq = ibv_create_cq(vp->ibctx, want, NULL, NULL, 0);
+		return vp->seg_cq ? 0 : (errno ? errno : ENOMEM);
+	}
+	if (((struct ibv_cq *)vp->seg_cq)->cqe >= want)
+		return 0;
+	return ibv_resize_cq(vp->seg_cq, want * 2);
+}
 
 static struct verbs_port *vp_of(struct uroce_context *ctx)
 {
@@ -53,16 +94,17 @@ static int post_buf(struct segq *q, uint32_t i)
 {
 	struct ibv_sge sg = { .addr = (uintptr_t)(q->bufs + (size_t)i * SEG_BUF_SIZE), .length = SEG_BUF_SIZE,
 		              .lkey = q->bmr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sg, .num_sge = 1 }, *bad;
+	struct ibv_recv_wr wr = { .wr_id = (uintptr_t)&q->bd[i], .sg_list = &sg, .num_sge = 1 }, *bad;
 
 	return ibv_post_srq_recv(q->srq, &wr, &bad);
 }
 
 static struct ibv_qp *uc_qp(struct segq *q, struct uroce_pd *pd, const char **what)
 {
+	struct ibv_cq *cq = vp_of(pd->ctx)->seg_cq;
 	struct ibv_qp_init_attr ia = {
-		.send_cq = q->cq,
-		.recv_cq = q->cq,
+		.send_cq = cq,
+		.recv_cq = cq,
 		.srq = q->srq,
 		.cap = { .max_send_wr = SEG_SQ_DEPTH, .max_send_sge = SEG_MAX_SGE, .max_inline_data = SEG_INLINE },
 		.qp_type = IBV_QPT_UC,
@@ -72,6 +114,14 @@ static struct ibv_qp *uc_qp(struct segq *q, struct uroce_pd *pd, const char **wh
 	if (!iq)
 		*what = "a UC QP (send 512 x 8 SGEs, 256 bytes inline, on an SRQ)";
 	return iq;
+}
+
+static unsigned poll_cq(struct verbs_port *vp, struct uroce_context *ctx, const struct segq *dying);
+
+/* The pool's QPs then the control QP: chain k's NIC QP. */
+static struct ibv_qp *send_qp(const struct segq *q, unsigned k)
+{
+	return k < q->npool ? q->pool[k] : q->ctrl;
 }
 
 void verbs_seg_destroy(struct uroce_qp *qp)
@@ -86,6 +136,7 @@ void verbs_seg_destroy(struct uroce_qp *qp)
 		if (*pp == q) {
 			*pp = q->next;
 			vp->nsegq--;
+			vp->seg_cq_need -= SEG_CQ_NEED(q->npool);
 			break;
 		}
 	for (unsigned i = 0; q->pool && i < q->npool; i++)
@@ -95,15 +146,23 @@ void verbs_seg_destroy(struct uroce_qp *qp)
 		ibv_destroy_qp(q->ctrl);
 	if (q->data)
 		ibv_destroy_qp(q->data);
+	/* the shared CQ may still hold its completions: the others' are taken
+	 * as usual, its own dropped, before its memory goes */
+	if (vp->seg_cq)
+		while (poll_cq(vp, qp->ctx, q))
+			;
 	if (q->srq)
 		ibv_destroy_srq(q->srq);
 	if (q->bmr)
 		ibv_dereg_mr(q->bmr);
-	if (q->cq)
-		ibv_destroy_cq(q->cq);
+	if (!vp->nsegq && vp->seg_cq) {
+		ibv_destroy_cq(vp->seg_cq);
+		vp->seg_cq = NULL;
+	}
 	free(q->bufs);
+	free(q->bd);
 	free(q->pool);
-	free(q->since);
+	free(q->chain);
 	free(q);
 	qp->segq = NULL;
 }
@@ -111,7 +170,6 @@ void verbs_seg_destroy(struct uroce_qp *qp)
 int verbs_seg_create(struct uroce_qp *qp, unsigned npaths)
 {
 	struct verbs_port *vp = vp_of(qp->ctx);
-	struct ibv_context *ib = vp->ibctx;
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = SEG_NBUFS, .max_sge = 1 } };
 	const char *what = NULL;
 	struct segq *q = calloc(1, sizeof(*q));
@@ -123,25 +181,25 @@ int verbs_seg_create(struct uroce_qp *qp, unsigned npaths)
 	q->qp = qp;
 	q->npool = npaths ? npaths : 1;
 	q->pool = calloc(q->npool, sizeof(*q->pool));
-	q->since = calloc(q->npool + 1, sizeof(*q->since));
+	q->chain = calloc(q->npool + 1, sizeof(*q->chain));
+	q->bd = calloc(SEG_NBUFS, sizeof(*q->bd));
 	q->bufs = aligned_alloc(4096, (size_t)SEG_NBUFS * SEG_BUF_SIZE);
-	if (!q->pool || !q->since || !q->bufs) {
+	if (!q->pool || !q->chain || !q->bd || !q->bufs) {
 		verbs_seg_destroy(qp);
 		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
 	}
-	/* every WR of the pool can complete (signaled or in error) at once */
-	q->cq = ibv_create_cq(ib, (int)(SEG_NBUFS + (q->npool + 1) * (SEG_SQ_DEPTH / SEG_SIGNAL_EVERY + 8)), NULL,
-	                      NULL, 0);
-	if (!q->cq)
-		what = "a CQ";
+	if ((e = shared_cq(vp, vp->seg_cq_need + SEG_CQ_NEED(q->npool))))
+		what = "the engine's CQ (or growing it)";
 	if (!what && !(q->bmr = ibv_reg_mr(qp->pd->nic, q->bufs, (size_t)SEG_NBUFS * SEG_BUF_SIZE,
 	                                   IBV_ACCESS_LOCAL_WRITE)))
 		what = "registering the bounce buffers";
 	if (!what && !(q->srq = ibv_create_srq(qp->pd->nic, &sa)))
 		what = "an SRQ";
-	for (uint32_t i = 0; !what && i < SEG_NBUFS; i++)
+	for (uint32_t i = 0; !what && i < SEG_NBUFS; i++) {
+		q->bd[i] = (struct seg_buf){ .q = q, .i = i };
 		if ((e = post_buf(q, i)))
 			what = "posting the bounce buffers";
+	}
 	if (!what)
 		q->data = uc_qp(q, qp->pd, &what);
 	if (!what)
@@ -156,8 +214,11 @@ int verbs_seg_create(struct uroce_qp *qp, unsigned npaths)
 			                               "there needs UC QPs with WRITE with immediate", what, strerror(e));
 		return uroce_fail(-e, "uroce_qp_create: the NIC refused %s for sr over verbs: %s", what, strerror(e));
 	}
+	for (unsigned k = 0; k <= q->npool; k++)
+		q->chain[k].iq = send_qp(q, k);
 	qp->nic_qpn = q->data->qp_num;
 	qp->nic_ctrl_qpn = q->ctrl->qp_num;
+	vp->seg_cq_need += SEG_CQ_NEED(q->npool);
 	q->next = vp->segqs;
 	vp->segqs = q;
 	vp->nsegq++;
@@ -194,6 +255,8 @@ int verbs_seg_connect(struct uroce_qp *qp)
 
 	if (rc)
 		return rc;
+	for (unsigned k = 0; k <= q->npool; k++)
+		q->chain[k].n = 0; /* nothing left over from an earlier connection */
 	/* the pool sends to the peer's data QPN, the control QP to its control
 	 * QPN; the data QP only receives (a UC QP takes ONLY packets of any PSN) */
 	rc = to_rts(q->data, vp->ib_port, &ah, mtu, qp->dqpn);
@@ -240,45 +303,116 @@ static int seg_sges(const struct seg *s, struct ibv_sge *out)
 	return left ? -1 : n;
 }
 
+/* One doorbell for the chain. What the send queue cannot take yet stays
+ * chained for the next (0), an error is the NIC's. */
+static int chain_post(struct seg_chain *c)
+{
+	struct ibv_send_wr *bad = NULL;
+	unsigned done;
+	int rc;
+
+	if (!c->n)
+		return 0;
+	for (unsigned i = 0; i < c->n; i++)
+		c->wr[i].next = i + 1 < c->n ? &c->wr[i + 1] : NULL;
+	rc = ibv_post_send(c->iq, c->wr, &bad);
+	if (!rc) {
+		c->n = 0;
+		return 0;
+	}
+	done = bad ? (unsigned)(bad - c->wr) : 0;
+	if (done) {
+		/* the rest moves to the front; their SGE and inline pointers
+		 * follow their slots */
+		for (unsigned i = done; i < c->n; i++) {
+			unsigned j = i - done;
+
+			c->wr[j] = c->wr[i];
+			memcpy(c->sge[j], c->sge[i], sizeof(c->sge[j]));
+			memcpy(c->inl[j], c->inl[i], sizeof(c->inl[j]));
+			c->wr[j].sg_list = c->sge[j];
+			if (c->wr[j].send_flags & IBV_SEND_INLINE)
+				c->sge[j][0].addr = (uintptr_t)c->inl[j];
+		}
+		c->n -= done;
+	}
+	return rc == ENOMEM ? 0 : rc;
+}
+
 int verbs_seg_post(struct uroce_qp *qp, const struct seg *s)
 {
 	struct segq *q = qp->segq;
-	unsigned i = s->op == SEG_SEND ? q->npool : s->path % q->npool;
-	struct ibv_qp *iq = s->op == SEG_SEND ? q->ctrl : q->pool[i];
-	struct ibv_sge sg[SEG_MAX_SGE];
-	struct ibv_send_wr wr = { .opcode = seg_wr_op[s->op], .sg_list = sg }, *bad;
+	unsigned k = s->op == SEG_SEND ? q->npool : s->path % q->npool;
+	struct seg_chain *c = &q->chain[k];
+	struct ibv_send_wr *wr;
+	struct ibv_sge *sg;
 	int rc;
 
+	if (c->n == SEG_CHAIN && (rc = chain_post(c)))
+		return -rc;
+	if (c->n == SEG_CHAIN)
+		return -ENOBUFS; /* the send queue is full: the next pass */
+	wr = &c->wr[c->n];
+	sg = c->sge[c->n];
+	memset(wr, 0, sizeof(*wr));
+	wr->opcode = seg_wr_op[s->op];
+	wr->sg_list = sg;
+	wr->wr_id = (uintptr_t)q | 1u;
 	if (s->buf) {
-		sg[0].addr = (uintptr_t)s->buf;
+		if (s->len > SEG_INLINE_KEEP)
+			return -EMSGSIZE;
+		/* a caller's buffer: kept with the chain until the doorbell,
+		 * which copies it into the WR (inline) */
+		memcpy(c->inl[c->n], s->buf, s->len);
+		sg[0].addr = (uintptr_t)c->inl[c->n];
 		sg[0].length = s->len;
 		sg[0].lkey = 0;
-		wr.num_sge = s->len ? 1 : 0;
-		wr.send_flags = IBV_SEND_INLINE; /* a stack buffer: the NIC copies it now */
+		wr->num_sge = s->len ? 1 : 0;
+		wr->send_flags = IBV_SEND_INLINE;
 	} else if (s->len) {
 		int n = seg_sges(s, sg);
 
 		if (n < 0)
 			return -EMSGSIZE;
-		wr.num_sge = n;
+		wr->num_sge = n;
 	}
 	if (s->op == SEG_WRITE || s->op == SEG_WRITE_IMM) {
-		wr.wr.rdma.remote_addr = s->va;
-		wr.wr.rdma.rkey = s->rkey;
+		wr->wr.rdma.remote_addr = s->va;
+		wr->wr.rdma.rkey = s->rkey;
 	}
-	wr.imm_data = htobe32(s->imm);
-	if (++q->since[i] >= SEG_SIGNAL_EVERY) {
-		wr.send_flags |= IBV_SEND_SIGNALED;
-		q->since[i] = 0;
+	wr->imm_data = htobe32(s->imm);
+	if (++c->since >= SEG_SIGNAL_EVERY) {
+		wr->send_flags |= IBV_SEND_SIGNALED; /* frees the send queue up to it */
+		c->since = 0;
 	}
-	rc = ibv_post_send(iq, &wr, &bad);
-	if (rc == ENOMEM)
-		return -ENOBUFS; /* the send queue is full: the next pass */
-	return -rc;
+	c->n++;
+	q->pending = true;
+	if (c->n == SEG_CHAIN && (rc = chain_post(c)))
+		return -rc;
+	return 0;
+}
+
+void verbs_seg_flush(struct uroce_context *ctx)
+{
+	for (struct segq *q = vp_of(ctx)->segqs; q; q = q->next) {
+		bool left = false;
+
+		if (!q->pending)
+			continue;
+		for (unsigned k = 0; k <= q->npool; k++) {
+			if (q->chain[k].n && chain_post(&q->chain[k])) {
+				q->qp->fatal_pending = true; /* the NIC refused the chain: the QP fails */
+				ctx_kick(q->qp);
+				q->chain[k].n = 0;
+			}
+			left |= q->chain[k].n != 0;
+		}
+		q->pending = left;
+	}
 }
 
 /* A completion of the data or control QP as the packet it stands for. */
-static void arrival(struct segq *q, const struct ibv_wc *wc)
+static void arrival(struct segq *q, const struct ibv_wc *wc, uint32_t buf)
 {
 	struct uroce_qp *qp = q->qp;
 	struct roce_pkt pkt;
@@ -297,41 +431,46 @@ static void arrival(struct segq *q, const struct ibv_wc *wc)
 		pkt.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM; /* placed by the NIC: no payload here */
 	} else {
 		pkt.opcode = ROCE_TR_UC | ((wc->wc_flags & IBV_WC_WITH_IMM) ? ROCE_OP_SEND_ONLY_IMM : ROCE_OP_SEND_ONLY);
-		pkt.payload = q->bufs + (size_t)wc->wr_id * SEG_BUF_SIZE;
+		pkt.payload = q->bufs + (size_t)buf * SEG_BUF_SIZE;
 	}
 	ctx_nic_arrival(qp, &pkt);
+}
+
+/* One burst of the shared CQ; completions of DYING (a QP being destroyed)
+ * are dropped. */
+static unsigned poll_cq(struct verbs_port *vp, struct uroce_context *ctx, const struct segq *dying)
+{
+	struct ibv_wc wc[SEG_POLL_BURST];
+	int n = ibv_poll_cq(vp->seg_cq, SEG_POLL_BURST, wc);
+
+	for (int i = 0; i < n; i++) {
+		bool recv = !(wc[i].wr_id & 1u);
+		struct seg_buf *b = recv ? (struct seg_buf *)(uintptr_t)wc[i].wr_id : NULL;
+		struct segq *q = recv ? b->q : (struct segq *)(uintptr_t)(wc[i].wr_id & ~(uint64_t)1);
+
+		if (q == dying)
+			continue;
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			/* a receive the NIC refused (a bad key: it placed nothing),
+			 * or a send QP in error, which fails the QP */
+			ctx_count_drop(ctx, wc[i].status == IBV_WC_REM_ACCESS_ERR || wc[i].status == IBV_WC_LOC_PROT_ERR
+			                    ? UROCE_DROP_BAD_RKEY : UROCE_DROP_BAD_LENGTH_MSG);
+			if (!recv) {
+				q->qp->fatal_pending = true;
+				ctx_kick(q->qp);
+			}
+		} else if (recv) {
+			arrival(q, &wc[i], b->i);
+		}
+		if (recv && post_buf(q, b->i))
+			ctx_count_drop(ctx, UROCE_DROP_NO_RECV_BUFFER);
+	}
+	return n > 0 ? (unsigned)n : 0;
 }
 
 unsigned verbs_seg_poll(struct uroce_context *ctx)
 {
 	struct verbs_port *vp = vp_of(ctx);
-	struct ibv_wc wc[SEG_POLL_BURST];
-	unsigned got = 0;
 
-	for (struct segq *q = vp->segqs; q; q = q->next) {
-		int n = ibv_poll_cq(q->cq, SEG_POLL_BURST, wc);
-
-		for (int i = 0; i < n; i++) {
-			bool recv = wc[i].opcode & IBV_WC_RECV;
-
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				/* a receive the NIC refused (a bad key: it placed nothing),
-				 * or a send QP in error */
-				ctx_count_drop(ctx, wc[i].status == IBV_WC_REM_ACCESS_ERR || wc[i].status == IBV_WC_LOC_PROT_ERR
-				                    ? UROCE_DROP_BAD_RKEY : UROCE_DROP_BAD_LENGTH_MSG);
-				recv = wc[i].qp_num == q->data->qp_num || wc[i].qp_num == q->ctrl->qp_num;
-				if (!recv) {
-					q->qp->fatal_pending = true; /* the pool QP is in error: the QP fails */
-					ctx_kick(q->qp);
-				}
-			} else if (recv) {
-				arrival(q, &wc[i]);
-			}
-			if (recv && wc[i].wr_id < SEG_NBUFS && post_buf(q, (uint32_t)wc[i].wr_id))
-				ctx_count_drop(ctx, UROCE_DROP_NO_RECV_BUFFER);
-		}
-		if (n > 0)
-			got += (unsigned)n;
-	}
-	return got;
+	return vp->seg_cq ? poll_cq(vp, ctx, NULL) : 0;
 }

@@ -20,5 +20,6 @@ void verbs_seg_destroy(struct uroce_qp *qp);
 int verbs_seg_connect(struct uroce_qp *qp);
 int verbs_seg_post(struct uroce_qp *qp, const struct seg *s);
 unsigned verbs_seg_poll(struct uroce_context *ctx);
+void verbs_seg_flush(struct uroce_context *ctx);
 
 #endif

@@ -6,7 +6,8 @@
 # with -c (--chk: every buffer's bytes checked) and must complete every
 # iteration:
 #   afxdp      guest on verbs:rxe0 against the host on AF_XDP (--imm-keyed),
-#              both roles: one connection, a NIC end and a frame end;
+#              both roles: one connection, a NIC end and a frame end; and
+#              uroce-perf send_bw (64 KiB x 200, 4 QPs) the same way;
 #   verbs      guest against guest, both on verbs:rxe0;
 #   loss       the same three with 1% of the RoCEv2 packets dropped as they
 #              enter the lab bridge from each end (uroce-impair's XDP on the
@@ -18,14 +19,14 @@
 #   mismatch   a verbs end against an AF_XDP end without --imm-keyed: both
 #              say what differs and exit 1.
 #
-#   verbs_sr.sh VMLAB_SH UROCE_PINGPONG_BIN UROCE_IMPAIR_BIN
+#   verbs_sr.sh VMLAB_SH UROCE_PINGPONG_BIN UROCE_PERF_BIN UROCE_IMPAIR_BIN
 set -euo pipefail
 
 . "$(dirname "$0")/vm_preamble.sh"
 vm_need_root
-[ $# -ge 3 ] || { echo "usage: $0 VMLAB_SH UROCE_PINGPONG_BIN UROCE_IMPAIR_BIN" >&2; exit 2; }
-VMLAB=$1 PP=$2 IMPAIR=$3
-for b in "$PP" "$IMPAIR"; do [ -x "$b" ] || { echo "FAIL: $b not found" >&2; exit 1; }; done
+[ $# -ge 4 ] || { echo "usage: $0 VMLAB_SH UROCE_PINGPONG_BIN UROCE_PERF_BIN UROCE_IMPAIR_BIN" >&2; exit 2; }
+VMLAB=$1 PP=$2 PERF=$3 IMPAIR=$4
+for b in "$PP" "$PERF" "$IMPAIR"; do [ -x "$b" ] || { echo "FAIL: $b not found" >&2; exit 1; }; done
 for t in ping tcpdump; do
 	command -v $t >/dev/null || { echo "FAIL: $t not found (apt-get install iputils-ping tcpdump)" >&2; exit 1; }
 done
@@ -49,7 +50,7 @@ in_lab() { ip netns exec "$UROCE_VMLAB_LAB" "$@"; }
 vm_boot_host
 "$VMLAB" boot cli "$CLI_IP" >/dev/null
 U="$vm_uroce_env /tmp/u"
-for g in srv cli; do vm_put_uroce "$g" "$PP"; done
+for g in srv cli; do vm_put_uroce "$g" "$PP" "$PERF"; done
 
 G="$U/uroce-pingpong rc -d verbs:rxe0 -g 1 -n $N -s $SIZE -c --reliability sr"
 H="$PP rc -d afxdp:$IFACE -g 1 -n $N -s $SIZE -c --reliability sr --imm-keyed"
@@ -70,6 +71,9 @@ guests() {
 	PASSED=$((PASSED + 1))
 }
 
+GP="$U/uroce-perf send_bw -d verbs:rxe0 -x 1 -s 65536 -n 200 -q 4 --reliability sr"
+HP="$PERF send_bw -d afxdp:$IFACE -x 1 -s 65536 -n 200 -q 4 --reliability sr --imm-keyed"
+
 both_roles() {
 	local extra=$1 what=$2
 	CASE="afxdp$what: host (AF_XDP) serves guest (verbs)"
@@ -78,6 +82,11 @@ both_roles() {
 	vm_guest_serves "$G $extra" "$H $extra" "$N iters in"
 	CASE="verbs$what: guest serves guest"
 	guests srv cli "$extra"
+	# perftest's report line: size, iterations (4 QPs x 200), peak and average MB/s
+	CASE="perf$what: uroce-perf send_bw, host (AF_XDP) serves guest (verbs)"
+	vm_host_serves "$HP" "$GP" '^ 65536 +800 '
+	CASE="perf$what: uroce-perf send_bw, guest (verbs) serves host (AF_XDP)"
+	vm_guest_serves "$GP" "$HP" '^ 65536 +800 '
 }
 
 both_roles "" ""

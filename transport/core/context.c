@@ -179,6 +179,8 @@ static unsigned ctx_tx_pass(struct uroce_context *ctx)
 		if (qp == tail)
 			break;
 	}
+	if (ctx->nsegq)
+		ctx->nic->flush(ctx); /* the segments the pass chained, one doorbell per NIC QP */
 	return n;
 }
 

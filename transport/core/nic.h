@@ -42,6 +42,7 @@ struct nic_ops {
 	int (*seg_connect)(struct uroce_qp *qp);  /* INIT -> RTR, the peer's numbers set */
 	int (*seg_post)(struct uroce_qp *qp, const struct seg *s);
 	unsigned (*poll)(struct uroce_context *ctx); /* the engine loop: arrivals (ctx_nic_arrival) */
+	void (*flush)(struct uroce_context *ctx);    /* the end of a transmit pass: chained WRs to the NIC */
 };
 
 #endif /* UROCE_TRANSPORT_CORE_NIC_H */

@@ -414,7 +414,12 @@ static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len, uint8_t
 	if (t->probe_any && roce_psn_diff(t->probe_last, t->una) < 0)
 		t->probe_any = false;
 	if (progress) {
-		t->backoff = 0;
+		/* the backed-off RTO stays until an RTT sample (a packet sent
+		 * once) says what it is: with every acknowledged packet a copy,
+		 * a floor below the RTT would fire again at once (RFC 6298 5.7;
+		 * seen on rxe in TCG guests, whose RTT is milliseconds) */
+		if (newest)
+			t->backoff = 0;
 		t->tlp_out = false;
 		fo_progress(qp);
 	}

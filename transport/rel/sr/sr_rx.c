@@ -564,7 +564,6 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 	bool late;
 	int32_t d;
 
-	(void)f;
 	if (pkt->opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY) && pkt->opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM) &&
 	    !(qp->init.rel.imm_keyed && pkt->opcode == (ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM))) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
