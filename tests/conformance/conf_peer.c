@@ -264,6 +264,7 @@ static void qp_connect(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t pe
  * or be with BE_TIMEOUT_US; eqds: sr with EQDS at EQDS_LINK_MBPS; fo: one
  * backup (FO_PROBE_US, FO_ERR_THRESHOLD) */
 static bool qp_imm_counter; /* qp_new_fo: the victim it makes is imc */
+static bool qp_imm_keyed;   /* qp_new_fo: the victim it makes is srk */
 static uint32_t qp_chunk_pkts; /* qp_new_fo: the victim it makes is srp */
 
 static struct uroce_qp *qp_new_fo(struct uroce_pd *pd, struct uroce_cq *scq, struct uroce_cq *rcq,
@@ -276,6 +277,7 @@ static struct uroce_qp *qp_new_fo(struct uroce_pd *pd, struct uroce_cq *scq, str
 	ia.qp_type = type;
 	ia.rel.reliability = rel;
 	ia.rel.imm_counter = qp_imm_counter;
+	ia.rel.imm_keyed = qp_imm_keyed;
 	ia.rel.chunk_pkts = qp_chunk_pkts;
 	if (rel == UROCE_REL_SR || rel == UROCE_REL_EC) {
 		ia.rel.loss = UROCE_LOSS_RTO;
@@ -352,7 +354,7 @@ struct legit_hdr {
 enum region_id { R_LEGIT_DATA, R_LEGIT_RECV, R_LEGIT_REPLY, R_RC_DATA, R_RC_RECV, R_RC0_DATA, R_UC_DATA,
                  R_UD_RECV, R_LEGIT_SR_DATA, R_LEGIT_SR_RECV, R_LEGIT_SR_REPLY, R_SR_DATA, R_SR_RECV, R_SRX_RECV,
                  R_EC_DATA, R_EC_RECV, R_LEGIT_BE_DATA, R_LEGIT_BE_RECV, R_LEGIT_BE_REPLY, R_BE_DATA, R_BE_RECV,
-                 R_SRE_DATA, R_SRE_RECV, R_SRE2_RECV, R_FO_DATA, R_FO_RECV, R__COUNT };
+                 R_SRE_DATA, R_SRE_RECV, R_SRE2_RECV, R_FO_DATA, R_FO_RECV, R_SRK_DATA, R_SRK_RECV, R__COUNT };
 
 struct region {
 	const char *name;
@@ -390,6 +392,8 @@ static struct region regions[R__COUNT] = {
 	[R_SRE2_RECV] = { "sre2_recv", 4 * 256, false, 0, NULL, NULL },
 	[R_FO_DATA] = { "fo_data", 4096, false, 0, NULL, NULL },
 	[R_FO_RECV] = { "fo_recv", 4 * 64, false, 0, NULL, NULL },
+	[R_SRK_DATA] = { "srk_data", 4096, false, 0, NULL, NULL },
+	[R_SRK_RECV] = { "srk_recv", 4 * 2048, false, 0, NULL, NULL },
 };
 
 struct victim {
@@ -426,6 +430,7 @@ struct victim {
 	/* rel.imm_counter: its WRITEs with immediate count in the context's
 	 * IMMCOUNTER ("imm expect", "imm count") */
 	bool imc;
+	bool keyed;       /* sr keyed by immediate (rel.imm_keyed): its peer could be a NIC */
 	/* the CNPs it sent, as the engine dated them (cnp_last_ns, the time
 	 * of the receive burst the CE mark came in), since the last "cnplog" */
 	uint64_t cnp_seen;   /* its cnps_sent counter when last looked at */
@@ -458,6 +463,9 @@ static struct victim victims[] = {
 	VICTIM("imc", UROCE_QPT_RC, UROCE_REL_RC, false, R_RC0_DATA, -1, 0, 0, 0, ATK_QPN_BASE + 18, .imc = true),
 	/* sr with a partial-completion receive handle (SRP_*), outside the arena */
 	VICTIM("srp", UROCE_QPT_RC, UROCE_REL_SR, false, -1, -1, 0, 0, 0, ATK_QPN_BASE + 20, .precv = true),
+	/* sr keyed by immediate: the BTH PSN means nothing, descriptors carry
+	 * the PSNs and the token */
+	VICTIM("srk", UROCE_QPT_RC, UROCE_REL_SR, false, R_SRK_DATA, R_SRK_RECV, 2048, 4, 0, ATK_QPN_BASE + 22, .keyed = true),
 };
 #define NVICTIMS (sizeof(victims) / sizeof(victims[0]))
 
@@ -1298,10 +1306,12 @@ static void victim_recreate(struct server *s, struct victim *v, struct jbuf *b)
 		return;
 	}
 	qp_imm_counter = v->imc;
+	qp_imm_keyed = v->keyed;
 	qp_chunk_pkts = v->precv ? SRP_CHUNK_PKTS : 0;
 	v->qp = qp_new_fo(s->pd_victim, s->victim_cq, s->victim_cq, v->type, v->precv ? SRP_NRECV : 16, v->rel,
 	                  v->eqds, v->fo);
 	qp_imm_counter = false;
+	qp_imm_keyed = false;
 	qp_chunk_pkts = 0;
 	v->cnp_seen = 0;
 	if (v->data >= 0)
@@ -1603,10 +1613,12 @@ static int run_server(struct opts *o)
 		if (victims[k].has_mw)
 			peer_check(uroce_mw_alloc(s.pd_victim, UROCE_MW_TYPE_2, &victims[k].mw), "allocate a memory window");
 		qp_imm_counter = victims[k].imc;
+		qp_imm_keyed = victims[k].keyed;
 		qp_chunk_pkts = victims[k].precv ? SRP_CHUNK_PKTS : 0;
 		victims[k].qp = qp_new_fo(s.pd_victim, s.victim_cq, s.victim_cq, victims[k].type,
 		                          victims[k].precv ? SRP_NRECV : 16, victims[k].rel, victims[k].eqds, victims[k].fo);
 		qp_imm_counter = false;
+		qp_imm_keyed = false;
 		qp_chunk_pkts = 0;
 		if (!victims[k].peer_client)
 			victim_connect(&s, &victims[k], 0);

@@ -42,6 +42,7 @@ WRITE_FIRST, WRITE_MIDDLE, WRITE_LAST, WRITE_ONLY = 0x06, 0x07, 0x08, 0x0A
 READ_REQUEST, READ_RESP_FIRST, READ_RESP_LAST, READ_RESP_ONLY = 0x0C, 0x0D, 0x0F, 0x10
 ACK, ATOMIC_ACK, CMP_SWAP, FETCH_ADD = 0x11, 0x12, 0x13, 0x14
 WRITE_ONLY_IMM = 0x0B
+SEND_ONLY_IMM = 0x05
 
 # sr / ec wire format version 2 (docs/wire.md "sr and ec", transport/rel/sr/sr_wire.h):
 # the control header is version | type | be16 length | be32 token, where
@@ -58,7 +59,7 @@ SRW_MSG_WIN = 64              # the receiver's message window (SR_MSG_WIN)
 SRW_CTRL_SACK, SRW_CTRL_NACK = 1, 2
 SRW_SACK_FIXED = 28
 WR_SEND = 2                   # enum uroce_wr_opcode in a descriptor
-SR_VICTIMS = ("sr", "srx", "ec", "sre", "sre2")
+SR_VICTIMS = ("sr", "srx", "ec", "sre", "sre2", "srk")
 # be (docs/wire.md "be: best effort, version 1"): sr's packets, two more kinds
 SRW_BE_WRITE, SRW_BE_TAIL = 5, 6
 BE_PSN_AHEAD = 1 << 14        # the receiver's PSN window ahead of the highest PSN seen
@@ -171,11 +172,13 @@ def with_token(payload, token):
     return payload[:4] + struct.pack("!I", token & 0xFFFFFFFF) + payload[8:]
 
 
-def desc_payload(version=None, op=WR_SEND, flags=0, ec=0, length=64, imm=0, rkey=0, raddr=0, first_psn=0):
-    """A descriptor (kind 3), 32 bytes."""
+def desc_payload(version=None, op=WR_SEND, flags=0, ec=0, length=64, imm=0, rkey=0, raddr=0, first_psn=0, token=0):
+    """A descriptor (kind 3), 32 bytes; the last 4 the receiver's token
+    (checked by a QP keyed by immediate)."""
     if version is None:
         version = SRW_VERSION
-    return struct.pack("!BBBBIIIQII", version, op, flags, ec, length, imm, rkey, raddr, first_psn & PSN_MASK, 0)
+    return struct.pack("!BBBBIIIQII", version, op, flags, ec, length, imm, rkey, raddr, first_psn & PSN_MASK,
+                       token & 0xFFFFFFFF)
 
 
 def ip_csum(h):
@@ -406,6 +409,13 @@ class Suite:
                           RETH(va=idx * mtu if va is None else va, rkey=rkey,
                                dma_len=len(data) if dma_len is None else dma_len) / ImmDt(imm=srw_imm(msg, kind, idx)),
                           data, **kw)
+
+    def srk_send(self, v, msg, kind, idx, data, psn=None, **kw):
+        """Keyed by immediate (docs/wire.md): what goes to rkey 0 comes as a
+        UC SEND Only with Immediate to the data QPN; its BTH PSN is any (a
+        NIC's own numbering), random unless told."""
+        return self.frame(UC | SEND_ONLY_IMM, v["qpn"], random.randrange(1 << 24) if psn is None else psn,
+                          ImmDt(imm=srw_imm(msg, kind, idx)), data, **kw)
 
     def fast(self, bth_on, tos=0, src=None):
         """fast_frame from this host (or src) to the server."""
@@ -1807,6 +1817,92 @@ def cases(s):
         return {"drops": {"duplicate": 16}, "qp": "sr", "state": "RTS", "responses": "any",
                 "sr_expect": {"rx_cum": psn_add(psn, 1)}, "counter_delta": {"sacks_sent": 2, "recv_ok": 0},
                 "changes": {"sr_data": (256, 320, True)}, "content": {"sr_data": (256, data)}, "reset": ["sr"]}
+
+    # ---- keyed by immediate (rel.imm_keyed, the srk victim): the BTH PSN
+    # means nothing; a descriptor names the message's first PSN and
+    # carries the victim's token; data counts only behind its descriptor
+    def srkv():
+        v = s.victim("srk")
+        return v, v["sr"]["rx_cum"], v["sr"]["rx_msg_cum"]
+
+    def srk_deliver(v, psn, msg, data):
+        """desc + the one data packet of a SEND of len(data), BTH PSNs random"""
+        desc = desc_payload(length=len(data), first_psn=psn, token=v["token"])
+        return [s.srk_send(v, msg, SRW_DESC, 0, desc), s.srk_send(v, msg, SRW_LAST_DESC, 0, data)]
+
+    @case
+    def srk_control_send_accepted(st):
+        # the positive control: PSNs from the descriptor (first = the
+        # cumulative PSN), none from the BTH
+        v, psn, msg = srkv()
+        buf = v["sr"]["rx_bind_next"]
+        if buf >= v["nrecv"]:
+            raise Failed("the srk victim has no fresh receive (%d bound)" % buf)
+        data = payload(64, 301)
+        s.wire.send(srk_deliver(v, psn, msg, data))
+        off = buf * v["recv_len"]
+        return {"drops": {}, "qp": "srk", "responses": "any", "state": "RTS",
+                "sr_expect": {"rx_cum": psn_add(psn, 2), "rx_msg_cum": msg + 1},
+                "counter_delta": {"recv_ok": 1, "recv_err": 0},
+                "changes": {"srk_recv": (off, off + 64, True)}, "content": {"srk_recv": (off, data)},
+                "reset": ["srk"]}
+
+    @case
+    def srk_desc_without_token(st):
+        # a descriptor with another token: it could name any first PSN, so
+        # it binds nothing and marks nothing
+        v, psn, msg = srkv()
+        desc = desc_payload(length=64, first_psn=psn, token=v["token"] ^ 0x5A5A5A5A)
+        s.wire.send([s.srk_send(v, msg, SRW_DESC, 0, desc)])
+        return sr_dropped("srk", "bad_token")
+
+    @case
+    def srk_data_before_desc(st):
+        # data of a message whose descriptor has not come: no PSN to count
+        # it at (the sender resends it), nothing placed or bound
+        v, _, msg = srkv()
+        s.wire.send([s.srk_send(v, msg, SRW_LAST_DESC, 0, payload(64, 302))])
+        return sr_dropped("srk", "no_desc")
+
+    @case
+    def srk_write_to_message_space(st):
+        # a WRITE with immediate to rkey 0: keyed, that space is reached
+        # by SEND with immediate only (a NIC could not place it)
+        v, psn, msg = srkv()
+        s.wire.send([s.sr_msg(v, psn, msg, SRW_LAST, 0, payload(64, 303))])
+        return sr_dropped("srk", "bad_opcode")
+
+    @case
+    def srk_plain_write(st):
+        # a plain WRITE has no immediate to key by
+        v, psn, _ = srkv()
+        s.wire.send([s.sr_write(v, psn, v["va"], payload(64, 304))])
+        return sr_dropped("srk", "bad_opcode")
+
+    def srk_late_prep():
+        v, psn, msg = srkv()
+        if v["sr"]["rx_bind_next"] != 0:
+            raise Failed("the srk victim is not fresh (%d receives bound)" % v["sr"]["rx_bind_next"])
+        s.wire.send(srk_deliver(v, psn, msg, payload(64, 305)))
+        time.sleep(SETTLE_S)
+
+    @case
+    def srk_late_copies_one_sack(st):
+        # 20 copies of a delivered message's last packet, 5 ms apart: stale
+        # (gone from the window), nothing placed; the sender, whose SACK may
+        # have been lost, hears one SACK, not 20, within the RTT (the
+        # victim's RTO floor: it has no RTT sample)
+        v, psn, msg = srkv()
+        late = s.srk_send(v, (msg - 1) & SRW_MSG_MASK, SRW_LAST_DESC, 0, payload(64, 305))
+        for _ in range(20):
+            s.wire.send([late])
+            time.sleep(0.005)
+        # (the prep's message is in the first receive buffer)
+        return {"drops": {"stale_msg": 20}, "qp": "srk", "state": "RTS", "responses": "any",
+                "sr_same": SR_SAME, "counter_delta": {"sacks_sent": 1, "recv_ok": 0},
+                "changes": {"srk_recv": (0, 64, True)}, "content": {"srk_recv": (0, payload(64, 305))},
+                "reset": ["srk"]}
+    srk_late_copies_one_sack.prep = srk_late_prep
 
     # ---- generations (docs/wire.md "sr and ec": message = 8-bit slot |
     # 4-bit generation): a number with a finished message's slot and an
