@@ -53,10 +53,12 @@ static int check_sges(struct uroce_qp *qp, const struct uroce_sge *sg, int n, in
 	uint64_t sum = 0;
 
 	for (int i = 0; i < n; i++) {
-		/* on a NIC the keys are the device's (an sr QP's engine copies into them) */
-		struct mr_int *m = qp->ctx->nic ? qp->ctx->nic->mr_find(qp->ctx, sg[i].lkey)
-		                                : mr_lookup_lkey(qp->ctx, sg[i].lkey);
+		struct mr_int *m = mr_lookup_lkey(qp->ctx, sg[i].lkey);
 
+		/* on a NIC the keys are the device's (an sr QP's engine copies
+		 * into them); its context's own table is empty */
+		if (!m && qp->ctx->nic)
+			m = qp->ctx->nic->mr_find(qp->ctx, sg[i].lkey);
 		if (!m)
 			return uroce_fail(-EINVAL, "%s: sge[%d] lkey 0x%x names no registered region", who, i, sg[i].lkey);
 		if (!mr_check(m, qp->pd, sg[i].addr, sg[i].length, need))
