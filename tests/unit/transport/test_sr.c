@@ -869,11 +869,7 @@ static void run_keyed(void)
 	}
 	REQUIRE(uroce_pstream_start(p.s[0].qp, 4096, 1, &ps) == -EINVAL && strstr(uroce_last_error(), "imm_keyed"),
 	        "stream on a keyed QP: %s", uroce_last_error());
-	memset(&ia, 0, sizeof(ia));
-	ia.qp_type = UROCE_QPT_RC;
-	ia.send_cq = p.s[0].scq;
-	ia.recv_cq = p.s[0].rcq;
-	ia.cap.max_send_wr = ia.cap.max_recv_wr = 4;
+	tr_qp_attr(&ia, UROCE_QPT_RC, p.s[0].scq, p.s[0].rcq, 4, 4);
 	ia.rel.reliability = UROCE_REL_EC;
 	ia.rel.imm_keyed = 1;
 	REQUIRE(uroce_qp_create(p.s[0].pd, &ia, &qp) == -EINVAL && strstr(uroce_last_error(), "imm_keyed"),
