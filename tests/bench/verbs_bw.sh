@@ -34,13 +34,7 @@ while [ $# -gt 0 ]; do
 	*) echo "unknown option $1; accepted: --iters N, --loss P, --timeout S" >&2; exit 2 ;;
 	esac
 done
-export UROCE_VMLAB_LAB=uvvbw$$
-SUBNET=${UROCE_VMLAB_SUBNET:-10.47.0}
-SRV_IP=$SUBNET.11
-CLI_IP=$SUBNET.12
-HOST_IP=$SUBNET.2
-IFACE=uvp0
-WORK=$(mktemp -d /tmp/uroce-verbs-bw.XXXXXX)
+vm_lab_vars uvvbw uvp0 verbs-bw
 
 vm_case_traps
 

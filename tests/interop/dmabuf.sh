@@ -32,15 +32,7 @@ if [ -s "$UROCE_VMLAB_CACHE/kpkg" ] && [ "$(cat "$UROCE_VMLAB_CACHE/kpkg")" != "
 	rm -rf "$UROCE_VMLAB_CACHE/kernel"
 fi
 export UROCE_VMLAB_KPKG=$KPKG
-export UROCE_VMLAB_LAB=uvdma$$
-SUBNET=${UROCE_VMLAB_SUBNET:-10.47.0}
-SRV_IP=$SUBNET.11
-HOST_IP=$SUBNET.2
-IFACE=uvp0
-WORK=$(mktemp -d /tmp/uroce-dmabuf.XXXXXX)
-HOSTNS=
-CASE=
-PASSED=0
+vm_lab_vars uvdma uvp0 dmabuf
 N=200
 SIZE=16384
 

@@ -29,16 +29,7 @@ VMLAB=$1 PP=$2 PERF=$3 SRQ=$4 GIDW=$5
 for b in "$PP" "$PERF" "$SRQ" "$GIDW"; do [ -x "$b" ] || { echo "FAIL: $b not found" >&2; exit 1; }; done
 command -v ping >/dev/null || { echo "FAIL: ping not found (apt-get install iputils-ping)" >&2; exit 1; }
 
-export UROCE_VMLAB_LAB=uvvrc$$
-SUBNET=${UROCE_VMLAB_SUBNET:-10.47.0}
-SRV_IP=$SUBNET.11
-CLI_IP=$SUBNET.12
-HOST_IP=$SUBNET.2
-IFACE=uvp0
-WORK=$(mktemp -d /tmp/uroce-verbs-rc.XXXXXX)
-HOSTNS=
-CASE=
-PASSED=0
+vm_lab_vars uvvrc uvp0 verbs-rc
 
 vm_case_traps
 

@@ -31,16 +31,7 @@ for t in ping tcpdump; do
 	command -v $t >/dev/null || { echo "FAIL: $t not found (apt-get install iputils-ping tcpdump)" >&2; exit 1; }
 done
 
-export UROCE_VMLAB_LAB=uvvsr$$
-SUBNET=${UROCE_VMLAB_SUBNET:-10.47.0}
-SRV_IP=$SUBNET.11
-CLI_IP=$SUBNET.12
-HOST_IP=$SUBNET.2
-IFACE=uvs0
-WORK=$(mktemp -d /tmp/uroce-verbs-sr.XXXXXX)
-HOSTNS=
-CASE=
-PASSED=0
+vm_lab_vars uvvsr uvs0 verbs-sr
 N=300
 SIZE=16384
 

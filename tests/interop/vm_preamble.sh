@@ -1,5 +1,10 @@
-# The start the vmlab interop tests share, sourced after they set VMLAB,
-# SRV_IP, HOST_IP, IFACE and WORK and define fail:
+# The start the vmlab interop tests share. They source it, set VMLAB, then
+# SRV_IP, HOST_IP, IFACE and WORK (themselves or with vm_lab_vars), and
+# define fail (or call vm_case_traps):
+#   vm_lab_vars PREFIX IFACE TAG the lab's names: UROCE_VMLAB_LAB (PREFIX and
+#                                the script's pid), SUBNET, SRV_IP (.11),
+#                                CLI_IP (.12), HOST_IP (.2), IFACE, WORK (a new
+#                                /tmp/uroce-TAG.XXXXXX), HOSTNS, CASE, PASSED
 #   vm_need_root                 not root: "SKIP: ..." and exit 77 (meson's skip)
 #   vm_boot_host                 the lab up, guest srv booted at SRV_IP, the
 #                                host netns attached (HOSTNS, in_host) and
@@ -9,6 +14,19 @@
 #                                (10 s), read from its socket table: the
 #                                servers accept one connection only
 #   rxe_counters                 srv's rxe0 hardware counters, "name=value ..."
+
+vm_lab_vars() {
+	export UROCE_VMLAB_LAB=$1$$
+	SUBNET=${UROCE_VMLAB_SUBNET:-10.47.0}
+	SRV_IP=$SUBNET.11
+	CLI_IP=$SUBNET.12
+	HOST_IP=$SUBNET.2
+	IFACE=$2
+	WORK=$(mktemp -d "/tmp/uroce-$3.XXXXXX")
+	HOSTNS=
+	CASE=
+	PASSED=0
+}
 
 vm_need_root() {
 	[ "$(id -u)" = 0 ] && return 0
