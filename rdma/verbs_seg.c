@@ -33,6 +33,7 @@
 #define SEG_SIGNAL_EVERY 64u  /* one signaled WR in so many frees the SQ */
 #define SEG_INLINE 256u       /* descriptors and SACKs go inline */
 #define SEG_POLL_BURST 32
+#define SEG_POLL_BURSTS 8     /* bursts per engine pass at most: the receives of several QPs */
 #define SEG_MAX_SGE 8u
 #define SEG_CHAIN 32u         /* WRs per doorbell */
 #define SEG_INLINE_KEEP 192u  /* a chained inline payload's copy: a SACK's largest (164) fits */
@@ -471,6 +472,16 @@ static unsigned poll_cq(struct verbs_port *vp, struct uroce_context *ctx, const 
 unsigned verbs_seg_poll(struct uroce_context *ctx)
 {
 	struct verbs_port *vp = vp_of(ctx);
+	unsigned got = 0, n;
 
-	return vp->seg_cq ? poll_cq(vp, ctx, NULL) : 0;
+	if (!vp->seg_cq)
+		return 0;
+	/* until the CQ is empty, within a bound: one burst a pass left the
+	 * bounce buffers of 4 busy QPs unposted long enough to run out */
+	for (unsigned b = 0; b < SEG_POLL_BURSTS && (n = poll_cq(vp, ctx, NULL)) > 0; b++) {
+		got += n;
+		if (n < SEG_POLL_BURST)
+			break;
+	}
+	return got;
 }
