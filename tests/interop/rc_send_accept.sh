@@ -24,24 +24,14 @@ IFACE=uvp0
 WORK=$(mktemp -d /tmp/uroce-accept.XXXXXX)
 HOSTNS=
 
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-
-cleanup() {
-	local rc=$?
-	vm_console_tail $rc
-	"$VMLAB" down >/dev/null 2>&1 || true
-	if [ $rc != 0 ] && [ -f "$WORK/capture.pcap" ]; then
+# after a failure the capture is kept
+keep_capture() {
+	if [ "$1" != 0 ] && [ -f "$WORK/capture.pcap" ]; then
 		keep=/tmp/uroce-accept-$$.pcap
 		cp "$WORK/capture.pcap" "$keep" && echo "capture kept in $keep" >&2
 	fi
-	rm -rf "$WORK"
-	exit $rc
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+vm_case_traps "" keep_capture
 
 vm_boot_host
 

@@ -30,24 +30,13 @@ WORK=$(mktemp -d /tmp/uroce-linkfail.XXXXXX)
 HOSTNS=
 PP_PID=
 
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-
-cleanup() {
-	local rc=$?
+stop_pingpong() {
 	if [ -n "$PP_PID" ] && kill -0 "$PP_PID" 2>/dev/null; then
 		kill "$PP_PID" 2>/dev/null || true
 		wait "$PP_PID" 2>/dev/null || true
 	fi
-	vm_console_tail $rc
-	"$VMLAB" down >/dev/null 2>&1 || true
-	rm -rf "$WORK"
-	exit $rc
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+vm_case_traps stop_pingpong
 
 vm_boot_host
 

@@ -104,18 +104,24 @@ wait_listening_in() {
 	return 1
 }
 
-# vm_case_traps: the fail and cleanup of a script of cases. fail says
-# "FAIL: CASE: why" (CASE: the case running, if any) and exits 1; at exit
-# the guest console's tail after a failure, the lab down, WORK removed.
+# vm_case_traps [FIRST [KEEP]]: the fail and cleanup of a script of
+# cases. fail says "FAIL: CASE: why" (CASE: the case running, if any) and
+# exits 1; at exit FIRST RC (the script's own processes stopped), the guest
+# console's tail after a failure, the lab down, KEEP RC (what a failure
+# leaves for a look, copied out of WORK), WORK removed.
 vm_case_traps() {
+	VM_TRAP_FIRST=${1:-}
+	VM_TRAP_KEEP=${2:-}
 	fail() {
 		echo "FAIL: ${CASE:+$CASE: }$*" >&2
 		exit 1
 	}
 	cleanup() {
 		local rc=$?
+		[ -z "$VM_TRAP_FIRST" ] || "$VM_TRAP_FIRST" $rc
 		vm_console_tail $rc
 		"$VMLAB" down >/dev/null 2>&1 || true
+		[ -z "$VM_TRAP_KEEP" ] || "$VM_TRAP_KEEP" $rc
 		rm -rf "$WORK"
 		exit $rc
 	}
