@@ -495,8 +495,9 @@ static void rx_plain_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
 /* rel.imm_keyed: a packet's PSN from its message, not from its BTH (a
  * NIC's UC QPs number their own). The descriptor names its message's
  * first PSN and proves the connection with the token; a data packet sits
- * at first + 1 + index once that descriptor is here. */
-static enum uroce_drop_reason keyed_psn(struct uroce_qp *qp, const struct roce_pkt *pkt, uint32_t *psn)
+ * at first + 1 + index once that descriptor is here (*slot: its message). */
+static enum uroce_drop_reason keyed_psn(struct uroce_qp *qp, const struct roce_pkt *pkt, uint32_t *psn,
+                                        const struct sr_rmsg **slot)
 {
 	const struct sr_rx *r = &sr_of(qp)->rx;
 	uint32_t imm = pkt->imm, kind = srw_imm_kind(imm);
@@ -527,6 +528,7 @@ static enum uroce_drop_reason keyed_psn(struct uroce_qp *qp, const struct roce_p
 	if (!(m->bound && m->seq == seq && m->have_first))
 		return UROCE_DROP_NO_DESC; /* counted once the sender resends it */
 	*psn = psn_add(m->first_psn, 1 + srw_imm_idx(imm));
+	*slot = m;
 	return UROCE_DROP_NONE;
 }
 
@@ -574,8 +576,9 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		return;
 	}
 	if (qp->init.rel.imm_keyed) {
+		const struct sr_rmsg *km = NULL;
 		uint32_t psn = 0;
-		enum uroce_drop_reason why = keyed_psn(qp, pkt, &psn);
+		enum uroce_drop_reason why = keyed_psn(qp, pkt, &psn, &km);
 
 		if (why != UROCE_DROP_NONE) {
 			uint32_t msg = srw_imm_msg(pkt->imm);
@@ -596,11 +599,9 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 			keyed.reth.va = srw_imm_kind(keyed.imm) == SRW_DESC ? 0 : (uint64_t)srw_imm_idx(keyed.imm) * qp->mtu;
 			keyed.reth.dma_len = keyed.payload_len;
 		} else if (!f) {
-			/* a NIC placed it where the descriptor said (keyed_psn found
-			 * it): the RETH it had, for the checks below */
-			const struct sr_rmsg *km = &r->slot[(r->msg_cum + ((srw_imm_msg(keyed.imm) - r->msg_cum) &
-			                                                   SRW_MSG_MASK)) % SR_MSG_WIN];
-
+			/* a NIC placed it where its message's descriptor said: the
+			 * RETH it had, for the checks below (a WRITE with immediate
+			 * is data, so keyed_psn found the message) */
 			if (!km->write) {
 				ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
 				return;
