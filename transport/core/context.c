@@ -152,7 +152,7 @@ static unsigned ctx_rx_pass(struct uroce_context *ctx)
 {
 	unsigned n = engine_poll_once(ctx->eng);
 
-	if (ctx->nic && ctx->nsegq)
+	if (ctx->nsegq) /* only a NIC's context has any */
 		n += ctx->nic->poll(ctx);
 	return n;
 }
