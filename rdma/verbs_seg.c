@@ -15,7 +15,12 @@
  *     its loop as it reads an RX burst;
  *   - work requests wait in a chain per NIC QP, up to 32, and go with one
  *     ibv_post_send (one doorbell) when the chain is full or the engine's
- *     transmit pass ends.
+ *     transmit pass ends;
+ *   - a segment whose bytes are the policy's own and too long to go inline
+ *     (ec's parity) is copied into a registered stage buffer, which its
+ *     signaled completion frees: the policy may reuse its copy as soon as
+ *     the receiver has counted that PSN, which ec does for parity it
+ *     never needed, before the NIC has read it.
  * Arrivals become the packet the policy would have parsed (no frame: the
  * NIC placed what it could), handed to the core's ctx_nic_arrival. */
 #include <endian.h>
@@ -37,9 +42,13 @@
 #define SEG_MAX_SGE 8u
 #define SEG_CHAIN 32u         /* WRs per doorbell */
 #define SEG_INLINE_KEEP 192u  /* a chained inline payload's copy: a SACK's largest (164) fits */
-/* what one sr QP can have in the shared CQ: every receive, and the
- * signaled WRs its send queues can hold */
-#define SEG_CQ_NEED(npool) (SEG_NBUFS + ((npool) + 1u) * (SEG_SQ_DEPTH / SEG_SIGNAL_EVERY + 1u))
+#define SEG_NSTAGE 128u       /* ec: stage buffers for parity in flight (each signaled) */
+/* what one sr or ec QP can have in the shared CQ: every receive, the
+ * signaled WRs its send queues can hold, and its staged ones */
+#define SEG_CQ_NEED(q) (SEG_NBUFS + ((q)->npool + 1u) * (SEG_SQ_DEPTH / SEG_SIGNAL_EVERY + 1u) + (q)->nstage)
+
+/* wr_id's low bits: what the completion is for */
+enum { WRID_RECV = 0, WRID_SEND = 1, WRID_STAGE = 2, WRID_TAG = 3 };
 
 /* WRs waiting for one doorbell on one NIC QP. */
 struct seg_chain {
@@ -51,7 +60,8 @@ struct seg_chain {
 	uint8_t inl[SEG_CHAIN][SEG_INLINE_KEEP];
 };
 
-/* A receive's wr_id: its buffer and QP (send WRs carry the segq | 1). */
+/* A receive's or a staged send's wr_id: its buffer and QP (other send
+ * WRs carry the segq | WRID_SEND). */
 struct seg_buf {
 	struct segq *q;
 	uint32_t i;
@@ -68,6 +78,13 @@ struct segq {
 	struct ibv_qp **pool;
 	struct seg_chain *chain; /* per send QP: the pool's, then the control QP's */
 	bool pending;            /* a chain holds WRs */
+	/* ec: the stage (nstage buffers; free[0..nfree) the free ones) */
+	unsigned nstage, nfree;
+	uint8_t *stage;
+	struct ibv_mr *smr;
+	struct seg_buf *sd;
+	uint32_t *free;
+	uint8_t *busy;
 	struct segq *next;
 };
 
@@ -137,7 +154,7 @@ void verbs_seg_destroy(struct uroce_qp *qp)
 		if (*pp == q) {
 			*pp = q->next;
 			vp->nsegq--;
-			vp->seg_cq_need -= SEG_CQ_NEED(q->npool);
+			vp->seg_cq_need -= SEG_CQ_NEED(q);
 			break;
 		}
 	for (unsigned i = 0; q->pool && i < q->npool; i++)
@@ -156,12 +173,18 @@ void verbs_seg_destroy(struct uroce_qp *qp)
 		ibv_destroy_srq(q->srq);
 	if (q->bmr)
 		ibv_dereg_mr(q->bmr);
+	if (q->smr)
+		ibv_dereg_mr(q->smr);
 	if (!vp->nsegq && vp->seg_cq) {
 		ibv_destroy_cq(vp->seg_cq);
 		vp->seg_cq = NULL;
 	}
 	free(q->bufs);
 	free(q->bd);
+	free(q->stage);
+	free(q->sd);
+	free(q->free);
+	free(q->busy);
 	free(q->pool);
 	free(q->chain);
 	free(q);
@@ -185,15 +208,30 @@ int verbs_seg_create(struct uroce_qp *qp, unsigned npaths)
 	q->chain = calloc(q->npool + 1, sizeof(*q->chain));
 	q->bd = calloc(SEG_NBUFS, sizeof(*q->bd));
 	q->bufs = aligned_alloc(4096, (size_t)SEG_NBUFS * SEG_BUF_SIZE);
-	if (!q->pool || !q->chain || !q->bd || !q->bufs) {
+	if (qp->init.rel.reliability == UROCE_REL_EC) {
+		q->nstage = SEG_NSTAGE;
+		q->stage = aligned_alloc(4096, (size_t)SEG_NSTAGE * SEG_BUF_SIZE);
+		q->sd = calloc(SEG_NSTAGE, sizeof(*q->sd));
+		q->free = calloc(SEG_NSTAGE, sizeof(*q->free));
+		q->busy = calloc(SEG_NSTAGE, 1);
+	}
+	if (!q->pool || !q->chain || !q->bd || !q->bufs || (q->nstage && (!q->stage || !q->sd || !q->free || !q->busy))) {
 		verbs_seg_destroy(qp);
 		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
 	}
-	if ((e = shared_cq(vp, vp->seg_cq_need + SEG_CQ_NEED(q->npool))))
+	if ((e = shared_cq(vp, vp->seg_cq_need + SEG_CQ_NEED(q))))
 		what = "the engine's CQ (or growing it)";
 	if (!what && !(q->bmr = ibv_reg_mr(qp->pd->nic, q->bufs, (size_t)SEG_NBUFS * SEG_BUF_SIZE,
 	                                   IBV_ACCESS_LOCAL_WRITE)))
 		what = "registering the bounce buffers";
+	if (!what && q->nstage &&
+	    !(q->smr = ibv_reg_mr(qp->pd->nic, q->stage, (size_t)q->nstage * SEG_BUF_SIZE, IBV_ACCESS_LOCAL_WRITE)))
+		what = "registering the stage buffers";
+	for (uint32_t i = 0; i < q->nstage; i++) {
+		q->sd[i] = (struct seg_buf){ .q = q, .i = i };
+		q->free[i] = i;
+	}
+	q->nfree = q->nstage;
 	if (!what && !(q->srq = ibv_create_srq(qp->pd->nic, &sa)))
 		what = "an SRQ";
 	for (uint32_t i = 0; !what && i < SEG_NBUFS; i++) {
@@ -211,15 +249,17 @@ int verbs_seg_create(struct uroce_qp *qp, unsigned npaths)
 		e = e ? e : errno ? errno : ENOMEM;
 		verbs_seg_destroy(qp);
 		if (e == EOPNOTSUPP || e == EINVAL)
-			return uroce_fail(-EOPNOTSUPP, "uroce_qp_create: the NIC refused %s for sr over verbs (%s); sr "
-			                               "there needs UC QPs with WRITE with immediate", what, strerror(e));
-		return uroce_fail(-e, "uroce_qp_create: the NIC refused %s for sr over verbs: %s", what, strerror(e));
+			return uroce_fail(-EOPNOTSUPP, "uroce_qp_create: the NIC refused %s for %s over verbs (%s); sr "
+			                               "and ec there need UC QPs with WRITE with immediate", what,
+			                  uroce_reliability_str(qp->init.rel.reliability), strerror(e));
+		return uroce_fail(-e, "uroce_qp_create: the NIC refused %s for %s over verbs: %s", what,
+		                  uroce_reliability_str(qp->init.rel.reliability), strerror(e));
 	}
 	for (unsigned k = 0; k <= q->npool; k++)
 		q->chain[k].iq = send_qp(q, k);
 	qp->nic_qpn = q->data->qp_num;
 	qp->nic_ctrl_qpn = q->ctrl->qp_num;
-	vp->seg_cq_need += SEG_CQ_NEED(q->npool);
+	vp->seg_cq_need += SEG_CQ_NEED(q);
 	q->next = vp->segqs;
 	vp->segqs = q;
 	vp->nsegq++;
@@ -258,6 +298,14 @@ int verbs_seg_connect(struct uroce_qp *qp)
 		return rc;
 	for (unsigned k = 0; k <= q->npool; k++)
 		q->chain[k].n = 0; /* nothing left over from an earlier connection */
+	/* the QPs go through RESET below, which drops their WRs without a
+	 * completion: every stage buffer is free again (a completion of the
+	 * old connection still in the CQ finds its buffer not busy) */
+	for (uint32_t i = 0; i < q->nstage; i++) {
+		q->free[i] = i;
+		q->busy[i] = 0;
+	}
+	q->nfree = q->nstage;
 	/* the pool sends to the peer's data QPN, the control QP to its control
 	 * QPN; the data QP only receives (a UC QP takes ONLY packets of any PSN) */
 	rc = to_rts(q->data, vp->ib_port, &ah, mtu, qp->dqpn);
@@ -266,7 +314,7 @@ int verbs_seg_connect(struct uroce_qp *qp)
 	for (unsigned i = 0; !rc && i < q->npool; i++)
 		rc = to_rts(q->pool[i], vp->ib_port, &ah, mtu, qp->dqpn);
 	if (rc)
-		return uroce_fail(-rc, "uroce_qp_modify: the NIC refused to connect sr's UC QPs to QPN 0x%x: %s",
+		return uroce_fail(-rc, "uroce_qp_modify: the NIC refused to connect the UC QPs to QPN 0x%x: %s",
 		                  qp->dqpn, strerror(rc));
 	return 0;
 }
@@ -358,10 +406,24 @@ int verbs_seg_post(struct uroce_qp *qp, const struct seg *s)
 	memset(wr, 0, sizeof(*wr));
 	wr->opcode = seg_wr_op[s->op];
 	wr->sg_list = sg;
-	wr->wr_id = (uintptr_t)q | 1u;
-	if (s->buf) {
-		if (s->len > SEG_INLINE_KEEP)
+	wr->wr_id = (uintptr_t)q | WRID_SEND;
+	if (s->buf && s->len > SEG_INLINE_KEEP) {
+		uint32_t i;
+
+		if (s->len > SEG_BUF_SIZE || !q->nstage)
 			return -EMSGSIZE;
+		if (!q->nfree)
+			return -ENOBUFS; /* every stage buffer in flight: the next pass */
+		i = q->free[--q->nfree];
+		q->busy[i] = 1;
+		memcpy(q->stage + (size_t)i * SEG_BUF_SIZE, s->buf, s->len);
+		sg[0].addr = (uintptr_t)(q->stage + (size_t)i * SEG_BUF_SIZE);
+		sg[0].length = s->len;
+		sg[0].lkey = q->smr->lkey;
+		wr->num_sge = 1;
+		wr->wr_id = (uintptr_t)&q->sd[i] | WRID_STAGE;
+		wr->send_flags = IBV_SEND_SIGNALED; /* its completion frees the buffer */
+	} else if (s->buf) {
 		/* a caller's buffer: kept with the chain until the doorbell,
 		 * which copies it into the WR (inline) */
 		memcpy(c->inl[c->n], s->buf, s->len);
@@ -382,7 +444,7 @@ int verbs_seg_post(struct uroce_qp *qp, const struct seg *s)
 		wr->wr.rdma.rkey = s->rkey;
 	}
 	wr->imm_data = htobe32(s->imm);
-	if (++c->since >= SEG_SIGNAL_EVERY) {
+	if ((wr->send_flags & IBV_SEND_SIGNALED) || ++c->since >= SEG_SIGNAL_EVERY) {
 		wr->send_flags |= IBV_SEND_SIGNALED; /* frees the send queue up to it */
 		c->since = 0;
 	}
@@ -445,12 +507,17 @@ static unsigned poll_cq(struct verbs_port *vp, struct uroce_context *ctx, const 
 	int n = ibv_poll_cq(vp->seg_cq, SEG_POLL_BURST, wc);
 
 	for (int i = 0; i < n; i++) {
-		bool recv = !(wc[i].wr_id & 1u);
-		struct seg_buf *b = recv ? (struct seg_buf *)(uintptr_t)wc[i].wr_id : NULL;
-		struct segq *q = recv ? b->q : (struct segq *)(uintptr_t)(wc[i].wr_id & ~(uint64_t)1);
+		unsigned tag = (unsigned)(wc[i].wr_id & WRID_TAG);
+		bool recv = tag == WRID_RECV;
+		struct seg_buf *b = tag != WRID_SEND ? (struct seg_buf *)(uintptr_t)(wc[i].wr_id & ~(uint64_t)WRID_TAG) : NULL;
+		struct segq *q = b ? b->q : (struct segq *)(uintptr_t)(wc[i].wr_id & ~(uint64_t)WRID_TAG);
 
 		if (q == dying)
 			continue;
+		if (tag == WRID_STAGE && q->busy[b->i]) {
+			q->busy[b->i] = 0;
+			q->free[q->nfree++] = b->i;
+		}
 		if (wc[i].status != IBV_WC_SUCCESS) {
 			/* a receive the NIC refused (a bad key: it placed nothing),
 			 * or a send QP in error, which fails the QP */

@@ -15,7 +15,7 @@
  *   lost, still completes at the sender and the QP goes on;
  * - sr that loses every copy of one packet ends in RETRY_EXC_ERR and ERR;
  * - reordering alone causes (almost) no retransmission;
- * - keyed by immediate (rel.imm_keyed), the mix arrives whole at every
+ * - keyed by immediate (rel.imm_keyed), sr and ec, the mix arrives whole at every
  *   loss rate with every BTH PSN renumbered on the way as a NIC's UC QP
  *   numbers them (plain sr under the same renumbering takes nothing); a
  *   descriptor without the token is dropped as bad_token, data ahead of
@@ -92,6 +92,9 @@ struct nic_psn {
 	uint64_t sends, rkey0_writes; /* SENDs with immediate; WRITEs to rkey 0 (a NIC could not take them) */
 	unsigned bad_token;    /* descriptors still to send with a wrong token */
 	unsigned drop_desc;    /* descriptors still to drop (their data goes ahead) */
+	uint32_t ec_k, ec_drop; /* ec: drop data chunks j < ec_drop of every k, first copy only */
+	uint32_t seen[4096 / 32]; /* sender PSNs (mod 4096) dropped once */
+	uint64_t dropped;
 };
 
 static bool nic_psn_filter(void *arg, const uint8_t *frame, uint32_t len)
@@ -106,8 +109,14 @@ static bool nic_psn_filter(void *arg, const uint8_t *frame, uint32_t len)
 		return false;
 	n->sends += pkt.opcode == (ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM);
 	n->rkey0_writes += pkt.opcode == (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM) && pkt.reth.rkey == SRW_MSG_RKEY;
-	if (srw_imm_kind(pkt.imm) == SRW_DESC && n->drop_desc) {
+	if (srw_imm_kind(pkt.imm) == SRW_DESC && srw_imm_idx(pkt.imm) == 0 && n->drop_desc) {
 		n->drop_desc--;
+		return true;
+	}
+	if (n->ec_drop && srw_imm_kind(pkt.imm) <= SRW_LAST_DESC && srw_imm_idx(pkt.imm) % n->ec_k < n->ec_drop &&
+	    !(n->seen[(pkt.psn & 4095) / 32] >> (pkt.psn % 32) & 1)) {
+		n->seen[(pkt.psn & 4095) / 32] |= 1u << (pkt.psn % 32);
+		n->dropped++;
 		return true;
 	}
 	if (srw_imm_kind(pkt.imm) == SRW_DESC && n->bad_token && pkt.payload_len == SRW_DESC_LEN) {
@@ -870,10 +879,52 @@ static void run_keyed(void)
 	REQUIRE(uroce_pstream_start(p.s[0].qp, 4096, 1, &ps) == -EINVAL && strstr(uroce_last_error(), "imm_keyed"),
 	        "stream on a keyed QP: %s", uroce_last_error());
 	tr_qp_attr(&ia, UROCE_QPT_RC, p.s[0].scq, p.s[0].rcq, 4, 4);
-	ia.rel.reliability = UROCE_REL_EC;
+	ia.rel.reliability = UROCE_REL_BE;
 	ia.rel.imm_keyed = 1;
 	REQUIRE(uroce_qp_create(p.s[0].pd, &ia, &qp) == -EINVAL && strstr(uroce_last_error(), "imm_keyed"),
-	        "ec keyed: %s", uroce_last_error());
+	        "be keyed: %s", uroce_last_error());
+	tr_close(&p);
+}
+
+/* ec keyed by immediate under a NIC's numbering: parity rebuilds 2 lost
+ * chunks of every 8 with nothing sent again; a lost leading descriptor
+ * costs only the data that went ahead of it, which is sent again. */
+static void run_keyed_ec(void)
+{
+	struct tr_opts o;
+	struct tr_pair p;
+	struct uroce_qp_stats sa, sb;
+	struct nic_psn np = { 0 };
+	const uint32_t len = 20000; /* 20 packets: three submessages, the last short */
+
+	rel_opts(&o, UROCE_REL_EC, UROCE_ORDER_ORDERED, UROCE_EC_RS, 8, 2);
+	o.rel.imm_keyed = 1;
+	tr_open(&p, &o, 92, NULL, NULL);
+	np.dqpn = uroce_qp_num(p.s[1].qp);
+	np.next = 0xfffff0; /* wraps */
+	np.ec_k = 8;
+	np.ec_drop = 2;
+	REQUIRE(loop_fabric_set_filter(p.fab, 0, nic_psn_filter, &np) == 0, "filter");
+	keyed_one(&p, 0, UROCE_WR_SEND, len);
+	keyed_one(&p, 1, UROCE_WR_SEND_WITH_IMM, len);
+	uroce_qp_stats(p.s[0].qp, &sa);
+	uroce_qp_stats(p.s[1].qp, &sb);
+	REQUIRE(np.dropped > 0 && sb.ec_recovered == np.dropped && sa.retransmits == 0 && sb.ec_nacks_sent == 0,
+	        "ec keyed: %llu lost, %llu rebuilt, %llu sent again, %llu NACKs", (unsigned long long)np.dropped,
+	        (unsigned long long)sb.ec_recovered, (unsigned long long)sa.retransmits,
+	        (unsigned long long)sb.ec_nacks_sent);
+	printf("  ec keyed by immediate: %llu of every 8 chunks lost, all %llu rebuilt, nothing sent again\n",
+	       (unsigned long long)np.ec_drop, (unsigned long long)sb.ec_recovered);
+	np.ec_drop = 0;
+	np.drop_desc = 1;
+	keyed_one(&p, 2, UROCE_WR_SEND_WITH_IMM, len);
+	uroce_qp_stats(p.s[0].qp, &sa);
+	uroce_qp_stats(p.s[1].qp, &sb);
+	CHECK(tr_drops(p.s[1].ctx, UROCE_DROP_NO_DESC) >= 1, "ec keyed, leading descriptor lost: %llu no_desc",
+	      (unsigned long long)tr_drops(p.s[1].ctx, UROCE_DROP_NO_DESC));
+	printf("  ec keyed, its leading descriptor lost: data ahead of it dropped (no_desc %llu), the message whole "
+	       "after %llu resent (%llu NACKs)\n", (unsigned long long)tr_drops(p.s[1].ctx, UROCE_DROP_NO_DESC),
+	       (unsigned long long)sa.retransmits, (unsigned long long)sb.ec_nacks_sent);
 	tr_close(&p);
 }
 
@@ -972,13 +1023,19 @@ int main(int argc, char **argv)
 		}
 	}
 	/* keyed by immediate, under a NIC's numbering */
-	for (unsigned ord = 0; ord < 2; ord++) {
-		rel_opts(&o, UROCE_REL_SR, (enum uroce_ordering)ord, UROCE_EC_RS, 0, 0);
-		o.rel.imm_keyed = 1;
-		for (unsigned l = 0; l < 4; l += (l ? 1 : 2))
-			run_mix(&o, losses[l], 7000 + ord * 100 + l, 300);
+	for (unsigned mode = 0; mode < 2; mode++) {
+		for (unsigned ord = 0; ord < 2; ord++) {
+			if (mode == 0)
+				rel_opts(&o, UROCE_REL_SR, (enum uroce_ordering)ord, UROCE_EC_RS, 0, 0);
+			else
+				rel_opts(&o, UROCE_REL_EC, (enum uroce_ordering)ord, UROCE_EC_RS, 8, 2);
+			o.rel.imm_keyed = 1;
+			for (unsigned l = 0; l < 4; l += (l ? 1 : 2))
+				run_mix(&o, losses[l], 7000 + mode * 10 + ord * 100 + l, 300);
+		}
 	}
 	run_keyed();
+	run_keyed_ec();
 	/* the smallest window: a receive map of 32 bits, less than one word */
 	for (unsigned ord = 0; ord < 2; ord++) {
 		rel_opts(&o, UROCE_REL_SR, (enum uroce_ordering)ord, UROCE_EC_RS, 0, 0);

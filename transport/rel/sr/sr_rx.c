@@ -494,13 +494,15 @@ static void rx_plain_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
 
 /* rel.imm_keyed: a packet's PSN from its message, not from its BTH (a
  * NIC's UC QPs number their own). The descriptor names its message's
- * first PSN and proves the connection with the token; a data packet sits
- * at first + 1 + index once that descriptor is here (*slot: its message). */
+ * first PSN and proves the connection with the token; a data or parity
+ * packet sits where the sender's layout puts it (sr: first + 1 + index;
+ * ec: ec_psn_*) once that descriptor is here (*slot: its message). */
 static enum uroce_drop_reason keyed_psn(struct uroce_qp *qp, const struct roce_pkt *pkt, uint32_t *psn,
                                         const struct sr_rmsg **slot)
 {
-	const struct sr_rx *r = &sr_of(qp)->rx;
-	uint32_t imm = pkt->imm, kind = srw_imm_kind(imm);
+	const struct sr_state *st = sr_of(qp);
+	const struct sr_rx *r = &st->rx;
+	uint32_t imm = pkt->imm, kind = srw_imm_kind(imm), idx = srw_imm_idx(imm);
 	uint32_t seq = r->msg_cum + ((srw_imm_msg(imm) - r->msg_cum) & SRW_MSG_MASK);
 	const struct sr_rmsg *m = &r->slot[seq % SR_MSG_WIN];
 	bool in_win = seq - r->msg_cum < SR_MSG_WIN;
@@ -508,26 +510,35 @@ static enum uroce_drop_reason keyed_psn(struct uroce_qp *qp, const struct roce_p
 	/* what goes to rkey 0 comes as a SEND with immediate, WRITE with
 	 * immediate carries only data to a region (a plain WRITE has no
 	 * immediate to key by) */
-	if (pkt->opcode == (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM) ? kind == SRW_DESC || pkt->reth.rkey == SRW_MSG_RKEY
+	if (pkt->opcode == (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM) ? kind > SRW_LAST_DESC || pkt->reth.rkey == SRW_MSG_RKEY
 	                                                         : pkt->opcode != (ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM))
 		return UROCE_DROP_BAD_OPCODE;
 	if (kind == SRW_DESC) {
 		const uint8_t *b = pkt->payload;
 
-		if (pkt->payload_len < SRW_DESC_LEN)
+		/* index 0: the copy before the data; 1: ec's copy after the
+		 * parity, at the message's last PSN */
+		if (pkt->payload_len < SRW_DESC_LEN || idx > 1 || (idx && !(st->ec && b[3])))
 			return UROCE_DROP_BAD_CTRL;
 		if (roce_get_be32(b + 28) != qp->tok_local)
 			return UROCE_DROP_BAD_TOKEN;
 		*psn = roce_get_be32(b + 24) & ROCE_PSN_MASK;
+		if (idx)
+			*psn = psn_add(*psn, ec_total_pkts(st, npkts(roce_get_be32(b + 4), qp->mtu)) - 1);
 		return UROCE_DROP_NONE;
 	}
-	if (kind > SRW_LAST_DESC)
+	if (kind == SRW_PARITY ? !st->ec : kind > SRW_LAST_DESC)
 		return UROCE_DROP_BAD_OPCODE;
 	if (!in_win)
 		return UROCE_DROP_STALE_MSG;
-	if (!(m->bound && m->seq == seq && m->have_first))
+	if (!(m->bound && m->seq == seq && m->have_first && m->have_npk))
 		return UROCE_DROP_NO_DESC; /* counted once the sender resends it */
-	*psn = psn_add(m->first_psn, 1 + srw_imm_idx(imm));
+	if (kind == SRW_PARITY && !m->is_ec)
+		return UROCE_DROP_BAD_OPCODE; /* its descriptor said it has none */
+	if (kind == SRW_PARITY)
+		*psn = ec_psn_parity(st, m->first_psn, m->npk, idx);
+	else
+		*psn = m->is_ec ? ec_psn_data(st, m->first_psn, idx) : psn_add(m->first_psn, 1 + idx);
 	*slot = m;
 	return UROCE_DROP_NONE;
 }

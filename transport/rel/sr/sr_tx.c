@@ -273,7 +273,10 @@ static int tx_new(struct uroce_qp *qp, struct swqe *w)
 		case PH_DESC2:
 			if (!window_open(st, 1, SRW_DESC_LEN))
 				return -EAGAIN;
-			p = txp_new(qp, sq_idx, SRW_DESC, t->first_psn, SRW_DESC_LEN, srw_imm(msg12, SRW_DESC, 0));
+			/* keyed, ec's second copy says so (index 1): its PSN is the
+			 * message's last, and the receiver has only the immediate */
+			p = txp_new(qp, sq_idx, SRW_DESC, t->first_psn, SRW_DESC_LEN,
+			            srw_imm(msg12, SRW_DESC, t->phase == PH_DESC2 && qp->init.rel.imm_keyed));
 			p->flags = (uint8_t)(((w->sr_flags & SRW_F_EC) ? SRP_EC : 0) | probe_flag(t, psn));
 			rc = send_txp(qp, psn);
 			if (rc)
