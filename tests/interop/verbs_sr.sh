@@ -1,10 +1,11 @@
 #!/bin/bash
-# sr over a verbs port on the kernel's Soft-RoCE: uroce's engine keeps the
-# decisions (SACKs, RACK, retransmissions, paths) and hands each segment to
-# the NIC's UC QPs, keyed by immediate. Two guests (srv, cli) and a
-# host-side AF_XDP peer on the lab bridge. Every case runs uroce-pingpong
-# with -c (--chk: every buffer's bytes checked) and must complete every
-# iteration:
+# sr and ec over a verbs port on the kernel's Soft-RoCE: uroce's engine
+# keeps the decisions (SACKs, RACK, retransmissions, parity and its
+# rebuilding, paths) and hands each segment to the NIC's UC QPs, keyed by
+# immediate. Two guests (srv, cli) and a host-side AF_XDP peer on the lab
+# bridge. Every pingpong case runs uroce-pingpong with -c (--chk: every
+# buffer's bytes checked) and must complete every iteration; the first
+# five cases run once with sr and once with ec:
 #   afxdp      guest on verbs:rxe0 against the host on AF_XDP (--imm-keyed),
 #              both roles: one connection, a NIC end and a frame end; and
 #              uroce-perf send_bw (64 KiB x 200, 4 QPs) the same way;
@@ -43,8 +44,8 @@ vm_boot_host
 U="$vm_uroce_env /tmp/u"
 for g in srv cli; do vm_put_uroce "$g" "$PP" "$PERF"; done
 
-G="$U/uroce-pingpong rc -d verbs:rxe0 -g 1 -n $N -s $SIZE -c --reliability sr"
-H="$PP rc -d afxdp:$IFACE -g 1 -n $N -s $SIZE -c --reliability sr --imm-keyed"
+G="$U/uroce-pingpong rc -d verbs:rxe0 -g 1 -n $N -s $SIZE -c"
+H="$PP rc -d afxdp:$IFACE -g 1 -n $N -s $SIZE -c --imm-keyed"
 
 # guests SERVER_GUEST CLIENT_GUEST EXTRA_OPTS: srv's uroce-pingpong serves
 # cli's, both on verbs
@@ -65,25 +66,27 @@ guests() {
 # -u 18: retries for 8 x 1.07 s, not perftest's 8 x 67 ms: a TCG guest's
 # engine, rxe and the sanitizer build make RTTs of tens of milliseconds,
 # and 4 QPs at 1% loss resend a packet several times within one RTO ladder
-GP="$U/uroce-perf send_bw -d verbs:rxe0 -x 1 -s 65536 -n 200 -q 4 -u 18 --reliability sr --counters"
-HP="$PERF send_bw -d afxdp:$IFACE -x 1 -s 65536 -n 200 -q 4 -u 18 --reliability sr --imm-keyed --counters"
+GP="$U/uroce-perf send_bw -d verbs:rxe0 -x 1 -s 65536 -n 200 -q 4 -u 18 --counters"
+HP="$PERF send_bw -d afxdp:$IFACE -x 1 -s 65536 -n 200 -q 4 -u 18 --imm-keyed --counters"
 
+# both_roles RELIABILITY WHAT
 both_roles() {
-	local extra=$1 what=$2
-	CASE="afxdp$what: host (AF_XDP) serves guest (verbs)"
-	vm_host_serves "$H $extra" "$G $extra" "$N iters in"
-	CASE="afxdp$what: guest (verbs) serves host (AF_XDP)"
-	vm_guest_serves "$G $extra" "$H $extra" "$N iters in"
-	CASE="verbs$what: guest serves guest"
-	guests srv cli "$extra"
+	local r="--reliability $1" what="$1$2"
+	CASE="afxdp $what: host (AF_XDP) serves guest (verbs)"
+	vm_host_serves "$H $r" "$G $r" "$N iters in"
+	CASE="afxdp $what: guest (verbs) serves host (AF_XDP)"
+	vm_guest_serves "$G $r" "$H $r" "$N iters in"
+	CASE="verbs $what: guest serves guest"
+	guests srv cli "$r"
 	# perftest's report line: size, iterations (4 QPs x 200), peak and average MB/s
-	CASE="perf$what: uroce-perf send_bw, host (AF_XDP) serves guest (verbs)"
-	vm_host_serves "$HP" "$GP" '^ 65536 +800 '
-	CASE="perf$what: uroce-perf send_bw, guest (verbs) serves host (AF_XDP)"
-	vm_guest_serves "$GP" "$HP" '^ 65536 +800 '
+	CASE="perf $what: uroce-perf send_bw, host (AF_XDP) serves guest (verbs)"
+	vm_host_serves "$HP $r" "$GP $r" '^ 65536 +800 '
+	CASE="perf $what: uroce-perf send_bw, guest (verbs) serves host (AF_XDP)"
+	vm_guest_serves "$GP $r" "$HP $r" '^ 65536 +800 '
 }
 
-both_roles "" ""
+both_roles sr ""
+both_roles ec ""
 
 # 1% of what each end sends, dropped where it enters the bridge: the
 # host's veth and each guest's tap (seeded)
@@ -92,7 +95,8 @@ for dev in vp-host tp-srv tp-cli; do
 	in_lab "$IMPAIR" $dev --drop 0.01 --seed $seed | sed 's/^/  /'
 	seed=$((seed + 1))
 done
-both_roles "" " at 1% loss"
+both_roles sr " at 1% loss"
+both_roles ec " at 1% loss"
 total=0
 for dev in vp-host tp-srv tp-cli; do
 	stats=$(in_lab "$IMPAIR" $dev --stats)
@@ -114,7 +118,7 @@ for _ in $(seq 100); do
 	grep -q 'listening on' "$WORK/tcpdump.err" && break
 	sleep 0.1
 done
-vm_guest_serves "$G --paths 8 --spray-min 1" "$H" "$N iters in"
+vm_guest_serves "$G --reliability sr --paths 8 --spray-min 1" "$H --reliability sr" "$N iters in"
 sleep 0.5
 kill "$CAP"
 wait "$CAP" 2>/dev/null || true
@@ -124,7 +128,7 @@ echo "$ports" | sed 's/^/  packets from source port: /'
 
 CASE="mismatch: a verbs end against an AF_XDP end without --imm-keyed"
 echo "=== $CASE"
-job=$("$VMLAB" start srv "$G")
+job=$("$VMLAB" start srv "$G --reliability sr")
 wait_listening 18515 || fail "guest never listened"
 hrc=0
 in_host timeout 60 $PP rc -d afxdp:$IFACE -g 1 -n 5 --reliability sr "$SRV_IP" >"$WORK/host.out" 2>&1 || hrc=$?
