@@ -325,7 +325,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 		fprintf(stderr, "uroce-perf: %s: UC has no RDMA READ; accepted: -c RC\n", mode);
 		return 2;
 	}
-	if ((o->rel.attr.reliability == UROCE_REL_SR || o->rel.attr.reliability == UROCE_REL_EC) && o->devs[0] &&
+	if (o->rel.attr.reliability != UROCE_REL_RC && o->devs[0] &&
 	    !strncmp(o->devs[0], "verbs:", 6))
 		o->rel.attr.imm_keyed = 1; /* the NIC numbers its own PSNs (the peer gives --imm-keyed) */
 	if (rel_args_check(&o->rel, o->conn == UROCE_QPT_RC ? NULL : o->conn == UROCE_QPT_UC ? "-c UC" : "-c UD",

@@ -241,8 +241,8 @@ int rel_args_check(const struct rel_args *ra, const char *not_rc, const char *us
 			 "be sends nothing twice");
 		return -1;
 	}
-	if (a->reliability != UROCE_REL_SR && a->reliability != UROCE_REL_EC && a->imm_keyed) {
-		snprintf(err, errlen, "--imm-keyed applies to --reliability sr and ec only (this end: %s)", rel);
+	if (a->reliability == UROCE_REL_RC && a->imm_keyed) {
+		snprintf(err, errlen, "--imm-keyed applies to --reliability sr, ec and be only (this end: %s)", rel);
 		return -1;
 	}
 	if (a->reliability != UROCE_REL_BE && (ra->given & BIT(REL_OPT_TIMEOUT_US))) {
@@ -285,8 +285,8 @@ void rel_args_usage(FILE *f, int col)
 		{ "--base-rtt-us N", "sr/ec: the unloaded RTT (Swift's base target, EQDS's BDP;\n"
 				     "default 20)" },
 		{ "--ack-every N", "sr/ec: ask for a SACK at least every N packets (default 16)" },
-		{ "--imm-keyed", "sr/ec: key packets by their immediate, not the BTH PSN: needed at\n"
-				 "both ends when one is on a verbs port (set there by itself)" },
+		{ "--imm-keyed", "sr/ec/be: key packets by their immediate, not the BTH PSN: needed\n"
+				 "at both ends when one is on a verbs port (set there by itself)" },
 	};
 	int w = col > 8 ? col - 6 : 2;
 

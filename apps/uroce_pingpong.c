@@ -475,7 +475,7 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 		bad_arg(o, "-d/--ib-dev is required: the uroce port, e.g. afxdp:eth0, verbs:mlx5_0, or dpdk:0 "
 			"with EAL args after --%s%s", "", "");
 	split_port_specs(o, base);
-	if ((o->rel.attr.reliability == UROCE_REL_SR || o->rel.attr.reliability == UROCE_REL_EC) &&
+	if (o->rel.attr.reliability != UROCE_REL_RC &&
 	    !strncmp(o->port_specs[0], "verbs:", 6))
 		o->rel.attr.imm_keyed = 1; /* the NIC numbers its own PSNs (the peer gives --imm-keyed) */
 	if (o->use_event)

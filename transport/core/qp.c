@@ -376,20 +376,16 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 		why = "rel.ordering: accepted UROCE_ORDER_ORDERED (0), UROCE_ORDER_UNORDERED (1)";
 	else if (attr->rel.imm_counter && attr->qp_type != UROCE_QPT_RC)
 		why = "rel.imm_counter needs qp_type UROCE_QPT_RC (reliability rc, sr or ec)";
-	else if (attr->rel.imm_keyed && ((attr->rel.reliability != UROCE_REL_SR && attr->rel.reliability != UROCE_REL_EC) ||
-	                                 attr->qp_type != UROCE_QPT_RC))
-		why = "rel.imm_keyed: accepted with rel.reliability sr and ec (rc and be read the BTH PSN)";
+	else if (attr->rel.imm_keyed && (attr->rel.reliability == UROCE_REL_RC || attr->qp_type != UROCE_QPT_RC))
+		why = "rel.imm_keyed: accepted with rel.reliability sr, ec and be (rc reads the BTH PSN)";
 	else if (attr->rel.reliability != UROCE_REL_RC && attr->qp_type != UROCE_QPT_RC)
 		why = "rel.reliability sr, ec and be are modes of a connected QP: qp_type must be UROCE_QPT_RC";
-	else if (ctx->nic && attr->rel.reliability == UROCE_REL_BE)
-		why = "on a verbs port: accepted rel.reliability rc (the NIC's RC QP), sr and ec (their segments on "
-		      "the NIC's UC QPs); be runs on afxdp and dpdk ports";
 	else if (ctx->nic && attr->rel.reliability != UROCE_REL_RC &&
 	         (!attr->rel.imm_keyed || attr->srq || attr->rel.imm_counter || attr->path.nports > 1 ||
 	          attr->cc.algo != UROCE_CC_NONE || attr->failover.nbackups))
-		why = "sr and ec on a verbs port: accepted with rel.imm_keyed = 1 (the NIC numbers its own PSNs; the "
-		      "peer sets it too), path.npaths (one UC QP each), and no SRQ, imm_counter, path.nports, cc or "
-		      "failover";
+		why = "sr, ec and be on a verbs port: accepted with rel.imm_keyed = 1 (the NIC numbers its own PSNs; "
+		      "the peer sets it too), path.npaths (one UC QP each), and no SRQ, imm_counter, path.nports, cc "
+		      "or failover";
 	if (why)
 		return uroce_fail(-EINVAL, "uroce_qp_create: %s", why);
 	if (ctx->nic && attr->rel.reliability == UROCE_REL_RC)

@@ -11,6 +11,11 @@
  * - a receive with nothing arriving ends at its own deadline, the QP's
  *   deadline can be changed, a sender held back by the link ends its WR at
  *   its deadline with the bytes sent;
+ * - keyed by immediate (rel.imm_keyed), with every BTH PSN renumbered on
+ *   the way as a NIC's UC QP numbers them, the same at every loss rate,
+ *   except that a message's data counts only once its descriptor (with
+ *   the token) is there; a forged descriptor and data ahead of it are
+ *   dropped by reason and preempt nothing;
  * - after a blackout longer than the PSN window, the sender's SYNC lets
  *   whole messages through again;
  * - the per-QP state is OptiNIC-sized;
@@ -19,6 +24,7 @@
 #include "../../lib/xorshift.h"
 
 #include "dataplane/wire.h"
+#include "transport/rel/sr/sr_wire.h"
 
 #define TMO_US 2000u
 #define SLOT (16u * 1024u)
@@ -46,6 +52,9 @@ struct seen {
 	bool drop_last_of[4096];
 	uint64_t wbase;          /* plain WRITEs: arrived 1 KiB pages of the receiver's buffer */
 	uint8_t wgot[TR_BUF / 1024 / 8];
+	bool keyed;              /* data counts only behind its descriptor; PSNs renumbered as a NIC's */
+	uint32_t next_psn;
+	uint32_t bad_token;      /* descriptors still to pass with a wrong token (they do not count) */
 };
 
 static bool filter(void *arg, const uint8_t *frame, uint32_t len)
@@ -54,7 +63,9 @@ static bool filter(void *arg, const uint8_t *frame, uint32_t len)
 	struct roce_pkt pkt;
 	uint32_t kind, idx, msg;
 
-	if (roce_parse(frame, len, &pkt, NULL) != UROCE_DROP_NONE || pkt.opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM))
+	if (roce_parse(frame, len, &pkt, NULL) != UROCE_DROP_NONE ||
+	    (pkt.opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM) &&
+	     !(s->keyed && pkt.opcode == (ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM))))
 		return false;
 	kind = (pkt.imm >> 17) & 7;
 	idx = pkt.imm & 0x1ffff;
@@ -71,6 +82,26 @@ static bool filter(void *arg, const uint8_t *frame, uint32_t len)
 		return true;
 	}
 	s->passed++;
+	if (s->keyed) {
+		/* the test stands in for the sending NIC: its own PSNs */
+		uint8_t out[2048], desc[32];
+
+		if (kind == 3 && s->bad_token && pkt.payload_len == 32) {
+			s->bad_token--;
+			memcpy(desc, pkt.payload, 32);
+			desc[31] ^= 0x5a;
+			pkt.payload = desc;
+			kind = 7; /* counts as nothing */
+		}
+		pkt.psn = s->next_psn;
+		s->next_psn = (s->next_psn + 1) & ROCE_PSN_MASK;
+		REQUIRE(len <= sizeof(out) && roce_build(out, sizeof(out), &pkt) == (int)len, "renumber");
+		memcpy((uint8_t *)(uintptr_t)frame, out, len);
+		if (kind == 7)
+			return false;
+		if ((kind == 0 || kind == 1 || kind == 6) && !s->desc_ok[msg])
+			return false; /* ahead of its descriptor: dropped there (no_desc) */
+	}
 	if (kind == 3) {
 		s->desc_ok[msg] = true;
 		return false;
@@ -154,7 +185,7 @@ static void check_bytes(const struct tr_pair *p, const struct bmsg *m, const str
 	}
 }
 
-static void run_loss(double p, uint64_t seed)
+static void run_loss(double p, uint64_t seed, bool keyed)
 {
 	static struct seen s;
 	struct tr_pair pr;
@@ -164,12 +195,15 @@ static void run_loss(double p, uint64_t seed)
 	uint32_t seq = 0;
 
 	be_opts(&o);
+	o.rel.imm_keyed = keyed;
 	tr_open(&pr, &o, seed, NULL, NULL);
 	memset(&s, 0, sizeof(s));
 	s.rng = seed | 1;
 	s.p = p;
 	s.cap_msg = -1;
 	s.wbase = (uint64_t)(uintptr_t)pr.s[1].buf;
+	s.keyed = keyed;
+	s.next_psn = (uint32_t)seed * 7919u & ROCE_PSN_MASK;
 	REQUIRE(loop_fabric_set_filter(pr.fab, 0, filter, &s) == 0, "filter");
 	tr_fill(pr.s[0].buf, TR_BUF, (uint32_t)seed);
 	for (unsigned batch = 0; batch < MAXMSG / BATCH; batch++) {
@@ -183,6 +217,8 @@ static void run_loss(double p, uint64_t seed)
 			uint32_t r = (uint32_t)xs64(&rng);
 
 			m->op = (enum uroce_wr_opcode)(r % 4);
+			if (keyed && m->op == UROCE_WR_RDMA_WRITE)
+				m->op = UROCE_WR_RDMA_WRITE_WITH_IMM; /* a NIC completes no plain WRITE at the receiver */
 			m->len = (r >> 8) % SLOT + (r >> 30 == 0 ? 0 : 1);
 			if (r % 13 == 0)
 				m->len = 0;
@@ -263,8 +299,8 @@ static void run_loss(double p, uint64_t seed)
 
 		CHECK(uroce_poll_cq(pr.s[1].rcq, 1, &wc) == 0, "a receive completed twice");
 	}
-	printf("  loss %g: %llu receives, %llu bytes, %llu partial, %llu preempted, %llu timed out; %llu packets lost\n",
-	       p, (unsigned long long)nrecv, (unsigned long long)bytes, (unsigned long long)partial,
+	printf("  %sloss %g: %llu receives, %llu bytes, %llu partial, %llu preempted, %llu timed out; %llu packets "
+	       "lost\n", keyed ? "keyed, " : "", p, (unsigned long long)nrecv, (unsigned long long)bytes, (unsigned long long)partial,
 	       (unsigned long long)preempted, (unsigned long long)timeouts, (unsigned long long)s.dropped);
 	if (p == 0)
 		CHECK(partial == 0 && s.dropped == 0, "lossless run: %llu partial", (unsigned long long)partial);
@@ -577,6 +613,82 @@ static void run_resync(void)
 	tr_close(&pr);
 }
 
+/* Keyed: a descriptor with a wrong token counts as nothing (bad_token) and
+ * the data behind it is dropped (no_desc) until the second descriptor
+ * (before the last packet) proves the message; a forged data packet of the
+ * active message or of a newer one, its descriptor never sent, is dropped
+ * as no_desc and preempts nothing. */
+static void run_keyed_forged(void)
+{
+	static struct seen s;
+	struct tr_pair pr;
+	struct tr_opts o;
+	struct uroce_wc wc;
+	struct uroce_qp_stats qs;
+	uint64_t nd0;
+
+	be_opts(&o);
+	o.rel.imm_keyed = 1;
+	tr_open(&pr, &o, 31, NULL, NULL);
+	memset(&s, 0, sizeof(s));
+	s.keyed = true;
+	s.cap_msg = -1;
+	s.bad_token = 1;
+	REQUIRE(loop_fabric_set_filter(pr.fab, 0, filter, &s) == 0, "filter");
+	tr_fill(pr.s[0].buf, TR_BUF, 9);
+	post_recv_at(&pr.s[1], 100, 0, SLOT, 0);
+	post_send_op(&pr.s[0], &pr.s[1], UROCE_WR_SEND, 1, 0, 4096, 0, 0, 0);
+	REQUIRE(tr_wait(&pr, pr.s[1].rcq, &wc, 1000) == 0, "message 0");
+	CHECK(wc.wr_id == 100 && wc.byte_len == 1024 && wc.wc_flags == UROCE_WC_PARTIAL &&
+	      !memcmp(pr.s[1].buf + 3072, pr.s[0].buf + 3072, 1024),
+	      "message 0 behind a forged descriptor: %u bytes, flags 0x%x; want its last 1024, PARTIAL", wc.byte_len,
+	      wc.wc_flags);
+	CHECK(port_drop(&pr.s[1], UROCE_DROP_BAD_TOKEN) == 1 && port_drop(&pr.s[1], UROCE_DROP_NO_DESC) == 3,
+	      "bad_token %llu, no_desc %llu; want 1 and 3", (unsigned long long)port_drop(&pr.s[1], UROCE_DROP_BAD_TOKEN),
+	      (unsigned long long)port_drop(&pr.s[1], UROCE_DROP_NO_DESC));
+
+	/* message 1 whole, its data packets kept to forge from */
+	s.cap_msg = 1;
+	s.cap_from = 0;
+	s.cap_pass = true;
+	post_recv_at(&pr.s[1], 101, 0, SLOT, 0);
+	post_send_op(&pr.s[0], &pr.s[1], UROCE_WR_SEND, 2, 0, 2048, 0, 0, 0);
+	REQUIRE(tr_wait(&pr, pr.s[1].rcq, &wc, 1000) == 0, "message 1");
+	CHECK(wc.wr_id == 101 && wc.byte_len == 2048 && wc.wc_flags == 0, "message 1: %u bytes, flags 0x%x",
+	      wc.byte_len, wc.wc_flags);
+	REQUIRE(s.ncap >= 1, "message 1's packets kept: %u", s.ncap);
+	s.cap_msg = -1;
+	post_recv_at(&pr.s[1], 102, 0, SLOT, 0);
+	post_recv_at(&pr.s[1], 103, SLOT, SLOT, 0);
+	nd0 = port_drop(&pr.s[1], UROCE_DROP_NO_DESC);
+	for (uint32_t msg = 2; msg <= 3; msg++) {
+		/* message 2 is the active one (no descriptor yet), 3 a newer one */
+		struct roce_pkt pkt;
+		uint8_t f[2048];
+		int len;
+
+		REQUIRE(roce_parse(s.cap[0], s.cap_len[0], &pkt, NULL) == UROCE_DROP_NONE, "parse");
+		pkt.imm = srw_imm(msg, SRW_DATA, 0);
+		len = roce_build(f, sizeof(f), &pkt);
+		REQUIRE(len > 0 && loop_fabric_inject(pr.fab, 0, f, (uint32_t)len) == 0, "inject");
+	}
+	for (int i = 0; i < 50; i++)
+		tr_step(&pr);
+	CHECK(port_drop(&pr.s[1], UROCE_DROP_NO_DESC) - nd0 == 2 && uroce_poll_cq(pr.s[1].rcq, 1, &wc) == 0,
+	      "forged data of the active and a newer message: no_desc +%llu (want +2), a completion %s",
+	      (unsigned long long)(port_drop(&pr.s[1], UROCE_DROP_NO_DESC) - nd0), "appeared or not");
+	post_send_op(&pr.s[0], &pr.s[1], UROCE_WR_SEND, 3, 0, 3000, 0, 0, 0);
+	REQUIRE(tr_wait(&pr, pr.s[1].rcq, &wc, 1000) == 0, "message 2");
+	REQUIRE(uroce_qp_stats(pr.s[1].qp, &qs) == 0, "stats");
+	CHECK(wc.wr_id == 102 && wc.byte_len == 3000 && wc.wc_flags == 0 && qs.be_preempted == 0,
+	      "message 2 after the forgeries: wr_id %llu, %u bytes, flags 0x%x, %llu preempted", (unsigned long long)wc.wr_id,
+	      wc.byte_len, wc.wc_flags, (unsigned long long)qs.be_preempted);
+	printf("  keyed: a forged descriptor (bad_token) and forged data of the active and of a newer message "
+	       "(no_desc) dropped, nothing preempted\n");
+	loop_fabric_set_filter(pr.fab, 0, NULL, NULL);
+	tr_close(&pr);
+}
+
 static void run_bad_args(void)
 {
 	struct tr_pair pr;
@@ -643,8 +755,12 @@ int main(void)
 	run_deadlines();
 	run_window();
 	run_resync();
-	run_loss(0, 11);
-	run_loss(1e-3, 12);
-	run_loss(1e-2, 13);
+	run_loss(0, 11, false);
+	run_loss(1e-3, 12, false);
+	run_loss(1e-2, 13, false);
+	run_loss(0, 21, true);
+	run_loss(1e-3, 22, true);
+	run_loss(1e-2, 23, true);
+	run_keyed_forged();
 	return test_done("tr_be");
 }

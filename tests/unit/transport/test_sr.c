@@ -879,10 +879,10 @@ static void run_keyed(void)
 	REQUIRE(uroce_pstream_start(p.s[0].qp, 4096, 1, &ps) == -EINVAL && strstr(uroce_last_error(), "imm_keyed"),
 	        "stream on a keyed QP: %s", uroce_last_error());
 	tr_qp_attr(&ia, UROCE_QPT_RC, p.s[0].scq, p.s[0].rcq, 4, 4);
-	ia.rel.reliability = UROCE_REL_BE;
+	ia.rel.reliability = UROCE_REL_RC;
 	ia.rel.imm_keyed = 1;
 	REQUIRE(uroce_qp_create(p.s[0].pd, &ia, &qp) == -EINVAL && strstr(uroce_last_error(), "imm_keyed"),
-	        "be keyed: %s", uroce_last_error());
+	        "rc keyed: %s", uroce_last_error());
 	tr_close(&p);
 }
 

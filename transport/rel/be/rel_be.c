@@ -8,7 +8,13 @@
  * message ends when its last packet arrives, at its WR's deadline, or when
  * a newer one preempts it; its completion reports the bytes placed. A
  * send WR completes once its packets are out, or at its deadline with the
- * bytes sent. */
+ * bytes sent.
+ *
+ * Keyed by immediate (rel.imm_keyed: a NIC's UC QPs number their own
+ * PSNs, so the BTH PSN windows nothing): every message has a descriptor
+ * with the connection's token, a message becomes active (and preempts)
+ * only by its descriptor, and its data is taken only once that is here;
+ * what goes to the receive's buffer travels as a SEND with immediate. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +131,10 @@ static int be_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct s
 	rc = sr_post_check(wr, w->length, qp->mtu, "be");
 	if (rc)
 		return rc;
+	if (wr->opcode == UROCE_WR_RDMA_WRITE && qp->init.rel.imm_keyed)
+		return uroce_fail(-EINVAL, "uroce_post_send: QP 0x%x is keyed by immediate (rel.imm_keyed): it carries "
+		                           "SEND, SEND_WITH_IMM and RDMA_WRITE_WITH_IMM (a NIC completes no plain "
+		                           "RDMA_WRITE at the receiver)", qp->qpn);
 	if (wr->timeout_us > BE_TIMEOUT_MAX_US)
 		return uroce_fail(-EINVAL, "uroce_post_send: timeout_us %u; accepted 0 (the QP's) to %u", wr->timeout_us,
 		                  BE_TIMEOUT_MAX_US);
@@ -152,7 +162,7 @@ static int send_pkt(struct uroce_qp *qp, struct swqe *w, enum srw_kind kind, uin
 	                 .psn = qp->snd_nxt, .len = len, .imm = srw_imm(w->msg_seq, kind, idx) };
 	int rc;
 
-	if (!(qp->snd_nxt & (BE_SYNC_PKTS - 1))) {
+	if (!(qp->snd_nxt & (BE_SYNC_PKTS - 1)) && !qp->init.rel.imm_keyed) {
 		/* no state: a packet the stage refused after its SYNC went
 		 * draws one more, harmless */
 		uint8_t b[SRW_CTRL_HDR_LEN + SRW_SYNC_LEN];
@@ -180,6 +190,8 @@ static int send_pkt(struct uroce_qp *qp, struct swqe *w, enum srw_kind kind, uin
 		s.nsge = w->num_sge;
 		s.off = off - w->msg_off;
 	}
+	if (qp->init.rel.imm_keyed && s.rkey == SRW_MSG_RKEY)
+		s.op = SEG_SEND_IMM; /* a NIC places nothing by rkey 0: it takes a SEND into a receive */
 	rc = ctx_send_seg(qp->ctx, &s);
 	if (rc)
 		return rc;
@@ -195,7 +207,9 @@ static int tx_wqe(struct uroce_qp *qp, struct swqe *w)
 {
 	struct be_state *st = be_of(qp);
 	uint32_t mtu = qp->mtu, n = npkts(w->length, mtu);
-	bool desc = w->opcode == UROCE_WR_SEND_WITH_IMM || w->opcode == UROCE_WR_RDMA_WRITE_WITH_IMM;
+	/* keyed, every message has one: it proves the connection */
+	bool desc = w->opcode == UROCE_WR_SEND_WITH_IMM || w->opcode == UROCE_WR_RDMA_WRITE_WITH_IMM ||
+	            qp->init.rel.imm_keyed;
 	int rc;
 
 	if (desc && !(st->flags & BE_F_DESC1)) {
@@ -404,7 +418,8 @@ static void rx_desc(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	uint32_t len;
 
 	if (pkt->payload_len != SRW_DESC_LEN || pkt->reth.rkey != SRW_MSG_RKEY || b[0] != SRW_VERSION ||
-	    (b[1] != UROCE_WR_SEND_WITH_IMM && b[1] != UROCE_WR_RDMA_WRITE_WITH_IMM) || b[3]) {
+	    (b[1] != UROCE_WR_SEND_WITH_IMM && b[1] != UROCE_WR_RDMA_WRITE_WITH_IMM &&
+	     !(b[1] == UROCE_WR_SEND && qp->init.rel.imm_keyed)) || b[3]) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
 		return;
 	}
@@ -438,7 +453,7 @@ static void rx_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
 }
 
 /* A data packet of the active message: place it and count its bytes. */
-static void rx_data_pkt(struct uroce_qp *qp, const struct roce_pkt *pkt, uint32_t kind, uint32_t idx)
+static void rx_data_pkt(struct uroce_qp *qp, const struct roce_pkt *pkt, uint32_t kind, uint32_t idx, bool nic)
 {
 	struct be_state *st = be_of(qp);
 	uint32_t mtu = qp->mtu, len = pkt->payload_len;
@@ -476,12 +491,13 @@ static void rx_data_pkt(struct uroce_qp *qp, const struct roce_pkt *pkt, uint32_
 			ctx_count_drop(qp->ctx, UROCE_DROP_OUT_OF_BOUNDS);
 			return;
 		}
-		if (len && !rx_check_write(qp, pkt->reth.rkey, pkt->reth.va, len))
+		/* (a NIC checked the key of what it placed) */
+		if (len && !nic && !rx_check_write(qp, pkt->reth.rkey, pkt->reth.va, len))
 			return;
 		st->flags |= BE_F_WRITE | (len ? BE_F_KEYED : 0);
 		st->rkey = pkt->reth.rkey;
 		st->op = UROCE_WR_RDMA_WRITE_WITH_IMM;
-		if (len)
+		if (len && !nic)
 			memcpy((uint8_t *)(uintptr_t)pkt->reth.va, pkt->payload, len);
 	}
 	st->placed += len;
@@ -493,12 +509,64 @@ static void rx_data_pkt(struct uroce_qp *qp, const struct roce_pkt *pkt, uint32_
 	}
 }
 
+/* rel.imm_keyed: the packet as be reads it, or NULL (dropped, counted).
+ * A descriptor proves the connection by the token; a SEND with immediate
+ * is the WRITE to rkey 0 it stands for; a WRITE with immediate a NIC
+ * placed gets back its key from its message's descriptor (where it went
+ * the NIC checked, and nothing here reads). Data of a
+ * message is taken only once its descriptor is here (the active one's). */
+static const struct roce_pkt *keyed_pkt(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt,
+                                        struct roce_pkt *out)
+{
+	struct be_state *st = be_of(qp);
+	uint32_t kind = srw_imm_kind(pkt->imm), idx = srw_imm_idx(pkt->imm);
+	enum uroce_drop_reason why = UROCE_DROP_NONE;
+
+	if (pkt->opcode == (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM) ? kind == SRW_DESC || pkt->reth.rkey == SRW_MSG_RKEY
+	                                                         : pkt->opcode != (ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM))
+		why = UROCE_DROP_BAD_OPCODE;
+	else if (kind != SRW_DATA && kind != SRW_LAST && kind != SRW_DESC && kind != SRW_BE_TAIL)
+		why = UROCE_DROP_BAD_OPCODE;
+	else if (kind == SRW_DESC && pkt->payload_len != SRW_DESC_LEN)
+		why = UROCE_DROP_BAD_CTRL;
+	else if (kind == SRW_DESC && roce_get_be32(pkt->payload + 28) != qp->tok_local)
+		why = UROCE_DROP_BAD_TOKEN;
+	else if (kind != SRW_DESC && srw_imm_msg(pkt->imm) == (st->cur & SRW_MSG_MASK) && !(st->flags & BE_F_DESC))
+		why = UROCE_DROP_NO_DESC;
+	else if (kind != SRW_DESC && ((srw_imm_msg(pkt->imm) - st->cur) & SRW_MSG_MASK) - 1u < BE_MSG_HALF - 1u)
+		why = UROCE_DROP_NO_DESC; /* a newer message's: only its descriptor may end the active one */
+	if (why != UROCE_DROP_NONE) {
+		ctx_count_drop(qp->ctx, why);
+		return NULL;
+	}
+	*out = *pkt;
+	if (pkt->opcode == (ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM)) {
+		out->opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
+		out->reth.rkey = SRW_MSG_RKEY;
+		out->reth.va = kind == SRW_DESC ? 0 : (uint64_t)idx * qp->mtu;
+	} else if (!f && srw_imm_msg(pkt->imm) == (st->cur & SRW_MSG_MASK)) {
+		if (!(st->flags & BE_F_WRITE)) {
+			/* placed under a key the active message's descriptor does
+			 * not name (it is not a WRITE's): nothing to count */
+			ctx_count_drop(qp->ctx, UROCE_DROP_OUT_OF_BOUNDS);
+			return NULL;
+		}
+		out->reth.rkey = st->rkey;
+		out->reth.va = 0;
+	} /* (an older message's is late: only counted) */
+	out->reth.dma_len = pkt->payload_len;
+	return out;
+}
+
 static void be_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct roce_pkt *pkt)
 {
 	struct be_state *st = be_of(qp);
+	struct roce_pkt keyed;
+	bool key = qp->init.rel.imm_keyed;
 	uint32_t kind, d;
 
-	(void)f;
+	if (key && !(pkt = keyed_pkt(qp, f, pkt, &keyed)))
+		return;
 	if (pkt->opcode != (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM)) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_OPCODE);
 		return;
@@ -519,7 +587,7 @@ static void be_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const s
 		if (kind == SRW_BE_TAIL && d == SRW_MSG_MASK) {
 			/* the tail's copy after the tail: expected, a duplicate by
 			 * design (one psn_take refuses is counted there, once) */
-			if (psn_take(qp, pkt->psn)) {
+			if (key || psn_take(qp, pkt->psn)) {
 				qp->stats.duplicates++;
 				ctx_count_drop(qp->ctx, UROCE_DROP_DUPLICATE);
 			}
@@ -533,8 +601,8 @@ static void be_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const s
 		ctx_count_drop(qp->ctx, UROCE_DROP_STALE_MSG);
 		return;
 	}
-	if (!psn_take(qp, pkt->psn))
-		return;
+	if (!key && !psn_take(qp, pkt->psn))
+		return; /* keyed, the PSN is the NIC's: a copy is one at or behind next_idx */
 	qp->rx_packets++;
 	while (d--) {
 		activate(qp); /* a skipped message ends its receive WR too, empty */
@@ -551,7 +619,7 @@ static void be_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const s
 	if (kind == SRW_DESC)
 		rx_desc(qp, pkt);
 	else
-		rx_data_pkt(qp, pkt, kind == SRW_BE_TAIL ? SRW_LAST : kind, srw_imm_idx(pkt->imm));
+		rx_data_pkt(qp, pkt, kind == SRW_BE_TAIL ? SRW_LAST : kind, srw_imm_idx(pkt->imm), !f);
 }
 
 /* --- control: adaptive-timeout votes ------------------------------------- */
