@@ -5,7 +5,7 @@
 # immediate. Two guests (srv, cli) and a host-side AF_XDP peer on the lab
 # bridge. Every pingpong case runs uroce-pingpong with -c (--chk: every
 # buffer's bytes checked) and must complete every iteration; the first
-# five cases run once with sr and once with ec:
+# five cases run once with sr and once with ec, and with be (below):
 #   afxdp      guest on verbs:rxe0 against the host on AF_XDP (--imm-keyed),
 #              both roles: one connection, a NIC end and a frame end; and
 #              uroce-perf send_bw (64 KiB x 200, 4 QPs) the same way;
@@ -14,6 +14,11 @@
 #              enter the lab bridge from each end (uroce-impair's XDP on the
 #              host's bridge port and on both guests' taps): the engine
 #              resends what was lost;
+#   be         be (best effort, bounded completion) keyed the same way:
+#              the three pingpongs lossless, data checked; uroce-perf
+#              send_bw with --allow-partial lossless and at 1% loss, where
+#              the receiving end must report the receives that ended
+#              before they were whole and the bytes not placed;
 #   paths      8 paths from the guest: the NIC's UDP source ports, one per
 #              UC QP, counted in a capture at the bridge: 9 ports carried
 #              the guest's packets (the 8 of the pool, the control QP's);
@@ -85,8 +90,38 @@ both_roles() {
 	vm_guest_serves "$GP $r" "$HP $r" '^ 65536 +800 '
 }
 
+# be_cases WHAT: pingpongs with a receive deadline of 2 s (a TCG guest's
+# round trip takes tens of milliseconds). be has no flow control: the host
+# sends faster than rxe in a TCG guest takes, so the guest loses much of
+# it; perf runs take what arrived (--allow-partial), 25 messages a QP with
+# 200 ms deadlines so that receives ending at their deadline stay within
+# the tools' exchange timeout; at 1% loss the receiving end must say what
+# it lost
+BE="--reliability be --timeout-us 2000000"
+BEP="-n 25 --reliability be --timeout-us 200000 --allow-partial --counters"
+GPB="$U/uroce-perf send_bw -d verbs:rxe0 -x 1 -s 65536 -q 4 $BEP"
+HPB="$PERF send_bw -d afxdp:$IFACE -x 1 -s 65536 -q 4 --imm-keyed $BEP"
+be_cases() {
+	local what=$1
+	if [ -z "$what" ]; then
+		CASE="afxdp be: host (AF_XDP) serves guest (verbs)"
+		vm_host_serves "$H $BE" "$G $BE" "$N iters in"
+		CASE="afxdp be: guest (verbs) serves host (AF_XDP)"
+		vm_guest_serves "$G $BE" "$H $BE" "$N iters in"
+		CASE="verbs be: guest serves guest"
+		guests srv cli "$BE"
+	fi
+	CASE="perf be$what: uroce-perf send_bw --allow-partial, host (AF_XDP) serves guest (verbs)"
+	vm_host_serves "$HPB" "$GPB" '^ 65536 +100 '
+	[ -z "$what" ] || grep -q "bytes not placed" "$WORK/host.out" || fail "the receiving host did not report the loss"
+	CASE="perf be$what: uroce-perf send_bw --allow-partial, guest (verbs) serves host (AF_XDP)"
+	vm_guest_serves "$GPB" "$HPB" '^ 65536 +100 '
+	[ -z "$what" ] || grep -q "bytes not placed" "$WORK/guest.out" || fail "the receiving guest did not report the loss"
+}
+
 both_roles sr ""
 both_roles ec ""
+be_cases ""
 
 # 1% of what each end sends, dropped where it enters the bridge: the
 # host's veth and each guest's tap (seeded)
@@ -97,6 +132,7 @@ for dev in vp-host tp-srv tp-cli; do
 done
 both_roles sr " at 1% loss"
 both_roles ec " at 1% loss"
+be_cases " at 1% loss"
 total=0
 for dev in vp-host tp-srv tp-cli; do
 	stats=$(in_lab "$IMPAIR" $dev --stats)
