@@ -264,7 +264,7 @@ static void qp_connect(struct uroce_qp *qp, enum uroce_qp_type type, uint32_t pe
  * or be with BE_TIMEOUT_US; eqds: sr with EQDS at EQDS_LINK_MBPS; fo: one
  * backup (FO_PROBE_US, FO_ERR_THRESHOLD) */
 static bool qp_imm_counter; /* qp_new_fo: the victim it makes is imc */
-static bool qp_imm_keyed;   /* qp_new_fo: the victim it makes is srk */
+static bool qp_imm_keyed;   /* qp_new_fo: the victim it makes is srk, bek or eck */
 static uint32_t qp_chunk_pkts; /* qp_new_fo: the victim it makes is srp */
 
 static struct uroce_qp *qp_new_fo(struct uroce_pd *pd, struct uroce_cq *scq, struct uroce_cq *rcq,
@@ -354,7 +354,8 @@ struct legit_hdr {
 enum region_id { R_LEGIT_DATA, R_LEGIT_RECV, R_LEGIT_REPLY, R_RC_DATA, R_RC_RECV, R_RC0_DATA, R_UC_DATA,
                  R_UD_RECV, R_LEGIT_SR_DATA, R_LEGIT_SR_RECV, R_LEGIT_SR_REPLY, R_SR_DATA, R_SR_RECV, R_SRX_RECV,
                  R_EC_DATA, R_EC_RECV, R_LEGIT_BE_DATA, R_LEGIT_BE_RECV, R_LEGIT_BE_REPLY, R_BE_DATA, R_BE_RECV,
-                 R_SRE_DATA, R_SRE_RECV, R_SRE2_RECV, R_FO_DATA, R_FO_RECV, R_SRK_DATA, R_SRK_RECV, R__COUNT };
+                 R_SRE_DATA, R_SRE_RECV, R_SRE2_RECV, R_FO_DATA, R_FO_RECV, R_SRK_DATA, R_SRK_RECV,
+                 R_BEK_DATA, R_BEK_RECV, R_ECK_DATA, R_ECK_RECV, R__COUNT };
 
 struct region {
 	const char *name;
@@ -394,6 +395,10 @@ static struct region regions[R__COUNT] = {
 	[R_FO_RECV] = { "fo_recv", 4 * 64, false, 0, NULL, NULL },
 	[R_SRK_DATA] = { "srk_data", 4096, false, 0, NULL, NULL },
 	[R_SRK_RECV] = { "srk_recv", 4 * 2048, false, 0, NULL, NULL },
+	[R_BEK_DATA] = { "bek_data", 4096, false, 0, NULL, NULL },
+	[R_BEK_RECV] = { "bek_recv", 4 * 2048, false, 0, NULL, NULL },
+	[R_ECK_DATA] = { "eck_data", 4096, false, 0, NULL, NULL },
+	[R_ECK_RECV] = { "eck_recv", 4 * 256, false, 0, NULL, NULL },
 };
 
 struct victim {
@@ -466,6 +471,11 @@ static struct victim victims[] = {
 	/* sr keyed by immediate: the BTH PSN means nothing, descriptors carry
 	 * the PSNs and the token */
 	VICTIM("srk", UROCE_QPT_RC, UROCE_REL_SR, false, R_SRK_DATA, R_SRK_RECV, 2048, 4, 0, ATK_QPN_BASE + 22, .keyed = true),
+	/* be and ec keyed the same way: be's messages open (and preempt) by a
+	 * descriptor with the token; ec's parity and second descriptor are
+	 * placed by the first one's PSN */
+	VICTIM("bek", UROCE_QPT_RC, UROCE_REL_BE, false, R_BEK_DATA, R_BEK_RECV, 2048, 4, 0, ATK_QPN_BASE + 24, .keyed = true),
+	VICTIM("eck", UROCE_QPT_RC, UROCE_REL_EC, false, R_ECK_DATA, R_ECK_RECV, 256, 4, 0, ATK_QPN_BASE + 26, .keyed = true),
 };
 #define NVICTIMS (sizeof(victims) / sizeof(victims[0]))
 
@@ -1349,7 +1359,7 @@ static void ctl_command(struct server *s, char *line, struct jbuf *b)
 		}
 		if (!v || victim_reset(s, v, r == 2 ? len * 1000u : 0) < 0) {
 			jb(b, "{\"ok\":false,\"error\":\"reset %s: not a victim QP or it cannot reset (%s); victims: rc, "
-			      "rc0, uc, ud, sr, srx, ec, be, sre, sre2, fo, imc, srp\"}",
+			      "rc0, uc, ud, sr, srx, ec, be, sre, sre2, fo, imc, srp, srk, bek, eck\"}",
 			   name, uroce_last_error());
 			return;
 		}

@@ -59,7 +59,7 @@ SRW_MSG_WIN = 64              # the receiver's message window (SR_MSG_WIN)
 SRW_CTRL_SACK, SRW_CTRL_NACK = 1, 2
 SRW_SACK_FIXED = 28
 WR_SEND = 2                   # enum uroce_wr_opcode in a descriptor
-SR_VICTIMS = ("sr", "srx", "ec", "sre", "sre2", "srk")
+SR_VICTIMS = ("sr", "srx", "ec", "sre", "sre2", "srk", "eck")
 # be (docs/wire.md "be: best effort, version 1"): sr's packets, two more kinds
 SRW_BE_WRITE, SRW_BE_TAIL = 5, 6
 BE_PSN_AHEAD = 1 << 14        # the receiver's PSN window ahead of the highest PSN seen
@@ -700,7 +700,7 @@ class Suite:
 
     def cleanup(self, exp):
         st = self.ctl.cmd("stats")
-        broken = {q for q in ("rc", "rc0", "uc", "ud") + SR_VICTIMS + ("be", "fo") if st["qps"][q]["state"] != "RTS"}
+        broken = {q for q in ("rc", "rc0", "uc", "ud") + SR_VICTIMS + ("be", "bek", "fo") if st["qps"][q]["state"] != "RTS"}
         for name in sorted(set(exp.get("reset", [])) | broken):
             self.ctl.cmd("reset %s" % name)
         for rname, r in st["regions"].items():
@@ -1903,6 +1903,138 @@ def cases(s):
                 "changes": {"srk_recv": (0, 64, True)}, "content": {"srk_recv": (0, payload(64, 305))},
                 "reset": ["srk"]}
     srk_late_copies_one_sack.prep = srk_late_prep
+
+    # ---- ec keyed by immediate (the eck victim, RS(2,1)): a parity packet
+    # and ec's second descriptor (immediate index 1) are placed by the
+    # first descriptor's PSN, like data
+    def eckv():
+        v = s.victim("eck")
+        return v, v["sr"]["rx_cum"], v["sr"]["rx_msg_cum"]
+
+    @case
+    def eck_control_send_accepted(st):
+        # the positive control: descriptor then the one data packet (the
+        # submessage is whole: every PSN of the message counts, parity too)
+        v, psn, msg = eckv()
+        buf = v["sr"]["rx_bind_next"]
+        if buf >= v["nrecv"]:
+            raise Failed("the eck victim has no fresh receive (%d bound)" % buf)
+        data = payload(64, 311)
+        desc = desc_payload(ec=1, length=len(data), first_psn=psn, token=v["token"])
+        s.wire.send([s.srk_send(v, msg, SRW_DESC, 0, desc), s.srk_send(v, msg, SRW_LAST_DESC, 0, data)])
+        off = buf * v["recv_len"]
+        return {"drops": {}, "qp": "eck", "responses": "any", "state": "RTS",
+                "sr_expect": {"rx_msg_cum": msg + 1}, "counter_delta": {"recv_ok": 1, "recv_err": 0},
+                "changes": {"eck_recv": (off, off + 64, True)}, "content": {"eck_recv": (off, data)},
+                "reset": ["eck"]}
+
+    @case
+    def eck_parity_before_desc(st):
+        # parity of a message whose descriptor has not come: no PSN to
+        # keep it at, nothing stored or marked
+        v, _, msg = eckv()
+        s.wire.send([s.srk_send(v, msg, SRW_PARITY, 0, payload(MTU, 312))])
+        return sr_dropped("eck", "no_desc")
+
+    @case
+    def eck_desc_other_index(st):
+        # a descriptor's immediate index is 0 (the first copy) or 1 (ec's
+        # second): any other names no PSN
+        v, psn, msg = eckv()
+        desc = desc_payload(ec=1, length=64, first_psn=psn, token=v["token"])
+        s.wire.send([s.srk_send(v, msg, SRW_DESC, 2, desc)])
+        return sr_dropped("eck", "bad_ctrl")
+
+    @case
+    def srk_second_desc_on_sr(st):
+        # sr sends no second descriptor: index 1 there is a forger's
+        v, psn, msg = srkv()
+        desc = desc_payload(length=64, first_psn=psn, token=v["token"])
+        s.wire.send([s.srk_send(v, msg, SRW_DESC, 1, desc)])
+        return sr_dropped("srk", "bad_ctrl")
+
+    # ---- be keyed by immediate (the bek victim, reset before each case:
+    # message 0 active, its first receive buffer 0): the BTH PSN means
+    # nothing; a descriptor with the token opens a message (and only that
+    # preempts the active one), data counts behind its descriptor
+    def bek_reset():
+        s.ctl.cmd("reset bek")
+        deadline = time.monotonic() + 2
+        while not s.victim("bek")["be"]["active"]:
+            if time.monotonic() > deadline:
+                raise Failed("the bek victim's first receive did not become active within 2 s of its reset")
+            time.sleep(0.005)
+
+    def bek_case(fn):
+        fn.prep = bek_reset
+        out.append((fn.__name__, fn))
+        return fn
+
+    def bekv():
+        v = s.victim("bek")
+        return v, v["be"]["cur"]
+
+    BEK_QUIET = {"recv_ok": 0, "recv_err": 0, "be_preempted": 0, "be_timeouts": 0, "late_drops": 0}
+
+    def bek_dropped(reason, n=1):
+        """be keyed: dropped, nothing answered, no receive completed, the active message untouched."""
+        return {"drops": {reason: n}, "qp": "bek", "responses": "none", "state": "RTS",
+                "be_same": ("cur", "active", "placed", "flags"), "counter_delta": BEK_QUIET}
+
+    def bek_desc(v, length, token=None):
+        return desc_payload(length=length, token=v["token"] if token is None else token)
+
+    @bek_case
+    def bek_control_send_accepted(st):
+        # a one-packet SEND: its descriptor, the last packet, the tail's
+        # copy (a duplicate once the message is over)
+        v, cur = bekv()
+        data = payload(64, 321)
+        s.wire.send([s.srk_send(v, cur, SRW_DESC, 0, bek_desc(v, 64)), s.srk_send(v, cur, SRW_LAST, 0, data),
+                     s.srk_send(v, cur, SRW_BE_TAIL, 0, data)])
+        return {"drops": {"duplicate": 1}, "qp": "bek", "responses": "none", "state": "RTS",
+                "be_expect": {"cur": cur + 1}, "counter_delta": dict(BEK_QUIET, recv_ok=1),
+                "last_recv": {"opcode": "RECV", "flags": 0, "byte_len": 64},
+                "changes": {"bek_recv": (0, 64, True)}, "content": {"bek_recv": (0, data)}}
+
+    @bek_case
+    def bek_desc_without_token(st):
+        v, cur = bekv()
+        s.wire.send([s.srk_send(v, cur, SRW_DESC, 0, bek_desc(v, 64, token=v["token"] ^ 0x5A5A5A5A))])
+        return bek_dropped("bad_token")
+
+    @bek_case
+    def bek_data_before_desc(st):
+        # the active message's data, its descriptor not here: not counted
+        v, cur = bekv()
+        s.wire.send([s.srk_send(v, cur, SRW_LAST, 0, payload(64, 322))])
+        return bek_dropped("no_desc")
+
+    @bek_case
+    def bek_newer_data_preempts_nothing(st):
+        # unkeyed, a packet of a newer message ends the active one; keyed,
+        # only that message's descriptor (with the token) may
+        v, cur = bekv()
+        s.wire.send([s.srk_send(v, cur + 1, SRW_LAST, 0, payload(64, 323)),
+                     s.srk_send(v, cur + 5, SRW_DATA, 0, payload(MTU, 324))])
+        return bek_dropped("no_desc", 2)
+
+    @bek_case
+    def bek_newer_desc_preempts(st):
+        # the positive control: the next message's descriptor ends the
+        # active one (PREEMPTED, nothing placed) and opens its own
+        v, cur = bekv()
+        s.wire.send([s.srk_send(v, cur + 1, SRW_DESC, 0, bek_desc(v, 64))])
+        return {"drops": {}, "qp": "bek", "responses": "none", "state": "RTS", "be_expect": {"cur": cur + 1},
+                "counter_delta": dict(BEK_QUIET, recv_ok=1, be_preempted=1)}
+
+    @bek_case
+    def bek_write_to_message_space(st):
+        # a WRITE with immediate to rkey 0: keyed, the receive's buffer is
+        # reached by SEND with immediate only
+        v, cur = bekv()
+        s.wire.send([s.sr_msg(v, random.randrange(1 << 24), cur, SRW_LAST, 0, payload(64, 325))])
+        return bek_dropped("bad_opcode")
 
     # ---- generations (docs/wire.md "sr and ec": message = 8-bit slot |
     # 4-bit generation): a number with a finished message's slot and an
