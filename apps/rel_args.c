@@ -36,6 +36,7 @@ static const char *const opt_names[REL_OPT__END - REL_OPT_RELIABILITY] = {
 	[REL_OPT_BASE_RTT_US - REL_OPT_RELIABILITY] = "--base-rtt-us",
 	[REL_OPT_ACK_EVERY - REL_OPT_RELIABILITY] = "--ack-every",
 	[REL_OPT_IMM_KEYED - REL_OPT_RELIABILITY] = "--imm-keyed",
+	[REL_OPT_NIC_RC - REL_OPT_RELIABILITY] = "--nic-rc",
 };
 
 #define BIT(opt) (1u << ((opt) - REL_OPT_RELIABILITY))
@@ -163,6 +164,9 @@ int rel_args_option(struct rel_args *ra, int opt, const char *value, char *err, 
 	case REL_OPT_IMM_KEYED:
 		a->imm_keyed = 1;
 		break;
+	case REL_OPT_NIC_RC:
+		a->nic_rc = 1;
+		break;
 	case REL_OPT_LOSS:
 		i = name_index(value, loss_names, UROCE_LOSS__COUNT);
 		if (i < 0) {
@@ -245,6 +249,11 @@ int rel_args_check(const struct rel_args *ra, const char *not_rc, const char *us
 		snprintf(err, errlen, "--imm-keyed applies to --reliability sr, ec and be only (this end: %s)", rel);
 		return -1;
 	}
+	if (a->reliability == UROCE_REL_RC && a->nic_rc) {
+		snprintf(err, errlen, "--nic-rc applies to --reliability sr, ec and be on a verbs port (rc there is the "
+			 "NIC's own RC QP)");
+		return -1;
+	}
 	if (a->reliability != UROCE_REL_BE && (ra->given & BIT(REL_OPT_TIMEOUT_US))) {
 		snprintf(err, errlen, "--timeout-us applies to --reliability be only (this end: %s)", rel);
 		return -1;
@@ -287,6 +296,8 @@ void rel_args_usage(FILE *f, int col)
 		{ "--ack-every N", "sr/ec: ask for a SACK at least every N packets (default 16)" },
 		{ "--imm-keyed", "sr/ec/be: key packets by their immediate, not the BTH PSN: needed\n"
 				 "at both ends when one is on a verbs port (set there by itself)" },
+		{ "--nic-rc", "sr/ec/be on a verbs port: a pool of the NIC's RC QPs, not UC\n"
+			      "(a NIC without UC); both ends, both on verbs" },
 	};
 	int w = col > 8 ? col - 6 : 2;
 

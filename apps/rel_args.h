@@ -38,6 +38,7 @@ enum rel_opt {
 	REL_OPT_BASE_RTT_US,
 	REL_OPT_ACK_EVERY,
 	REL_OPT_IMM_KEYED,
+	REL_OPT_NIC_RC,
 	REL_OPT__END,
 };
 
@@ -61,11 +62,12 @@ enum rel_opt {
 	{ "link-mbps", required_argument, NULL, REL_OPT_LINK_MBPS }, \
 	{ "base-rtt-us", required_argument, NULL, REL_OPT_BASE_RTT_US }, \
 	{ "ack-every", required_argument, NULL, REL_OPT_ACK_EVERY }, \
-	{ "imm-keyed", no_argument, NULL, REL_OPT_IMM_KEYED }
+	{ "imm-keyed", no_argument, NULL, REL_OPT_IMM_KEYED }, \
+	{ "nic-rc", no_argument, NULL, REL_OPT_NIC_RC }
 
 /* The option names, for a tool's list of what it accepts. */
 #define REL_ARGS_NAMES "--reliability --ordering --ec --ec-k --ec-m --rto-min-us --rto-rtts --loss --window-pkts --ec-fto-us " \
-	"--timeout-us --paths --path-policy --spray-min --cc --link-mbps --base-rtt-us --ack-every --imm-keyed"
+	"--timeout-us --paths --path-policy --spray-min --cc --link-mbps --base-rtt-us --ack-every --imm-keyed --nic-rc"
 
 /* The defaults the library applies to a zero ec_k / ec_m (uroce.h). */
 #define REL_EC_K_DEFAULT 32

@@ -35,7 +35,7 @@ void rel_prefix_format(const struct uroce_rel_attr *mine, uint32_t token, uint32
 	int n = snprintf(text, sizeof(text), MAGIC_SP "%s %s %s %u %u %08x %c %06x",
 			 or_q(uroce_reliability_str(mine->reliability)), or_q(uroce_ordering_str(mine->ordering)),
 			 or_q(rel_args_ec_str(mine->ec_code)), eff_k(mine), eff_m(mine), token,
-			 mine->imm_keyed ? 'k' : '-', ctrl & 0xffffffu);
+			 mine->nic_rc ? 'r' : mine->imm_keyed ? 'k' : '-', ctrl & 0xffffffu);
 
 	/* at most "UROCE-REL3 sr unordered xor 64 32 0123abcd k 123abc": 51 bytes */
 	if (n < 0 || n > REL_PREFIX_LEN - 1)
@@ -56,7 +56,7 @@ int rel_prefix_parse(const char in[REL_PREFIX_LEN], struct uroce_rel_attr *out, 
 	memcpy(text, in, REL_PREFIX_LEN - 1);
 	text[REL_PREFIX_LEN - 1] = 0;
 	if (sscanf(text + MAGIC_SP_LEN, "%15s %15s %15s %u %u %8x %c %6x%n", rel, ord, code, &k, &m, &tok, &keyed, &cq,
-		   &end) != 8 || end < 0 || (keyed != 'k' && keyed != '-'))
+		   &end) != 8 || end < 0 || (keyed != 'k' && keyed != 'r' && keyed != '-'))
 		return -EINVAL;
 	for (const char *p = text + MAGIC_SP_LEN + end; *p; p++)
 		if (*p != ' ')
@@ -67,7 +67,8 @@ int rel_prefix_parse(const char in[REL_PREFIX_LEN], struct uroce_rel_attr *out, 
 		return -EINVAL;
 	out->ec_k = (uint8_t)k;
 	out->ec_m = (uint8_t)m;
-	out->imm_keyed = keyed == 'k';
+	out->imm_keyed = keyed == 'k' || keyed == 'r';
+	out->nic_rc = keyed == 'r';
 	*token = tok;
 	*ctrl = cq;
 	return 0;
@@ -113,6 +114,11 @@ static int compare(const struct tcp_exchange *x, const struct uroce_rel_attr *pe
 		fprintf(stderr, "%s: peer %s keyed by immediate, this end %s: give both ends --imm-keyed (an end on a "
 			"verbs port is keyed by itself)\n", x->prog, peer->imm_keyed ? "is" : "is not",
 			mine->imm_keyed ? "is" : "is not");
+		differ = 1;
+	} else if (peer->nic_rc != mine->nic_rc) {
+		fprintf(stderr, "%s: peer sends on %s QPs of its NIC, this end on %s: give both ends --nic-rc or neither "
+			"(an RC pool pairs with an RC pool on a verbs port)\n", x->prog, peer->nic_rc ? "RC" : "UC",
+			mine->nic_rc ? "RC" : "UC");
 		differ = 1;
 	}
 	if (mine->reliability == UROCE_REL_EC) {

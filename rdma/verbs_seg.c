@@ -16,6 +16,12 @@
  *   - work requests wait in a chain per NIC QP, up to 32, and go with one
  *     ibv_post_send (one doorbell) when the chain is full or the engine's
  *     transmit pass ends;
+ *   - rel.nic_rc (a NIC without UC): the pool and the control QP are RC
+ *     QPs, paired one to one with the peer's (pool QP 0 is the data QPN
+ *     the peer was given; the others' numbers go in-band, in a POOL
+ *     control message on the control QP, which the RC QP delivers), each
+ *     taking the peer's segments on its path too; until a path's pair is
+ *     connected its segments take path 0;
  *   - a segment whose bytes are the policy's own and too long to go inline
  *     (ec's parity) is copied into a registered stage buffer, which its
  *     signaled completion frees: the policy may reuse its copy as soon as
@@ -31,6 +37,7 @@
 #include "rdma/verbs_port.h"
 #include "rdma/verbs_seg.h"
 #include "transport/core/seg.h"
+#include "transport/rel/sr/sr_wire.h"
 
 #define SEG_BUF_SIZE 4096u    /* the largest path MTU */
 #define SEG_NBUFS 256u        /* bounce buffers (receives posted) per QP */
@@ -73,9 +80,11 @@ struct segq {
 	struct ibv_mr *bmr;
 	uint8_t *bufs;
 	struct seg_buf *bd;
-	struct ibv_qp *data, *ctrl;
+	struct ibv_qp *data, *ctrl; /* (rc: no data QP, pool[0] is) */
 	unsigned npool;
 	struct ibv_qp **pool;
+	bool rc;                 /* rel.nic_rc */
+	uint32_t *peer_qpn;      /* rc: the peer's QP paired with pool[i]; 0 = not yet */
 	struct seg_chain *chain; /* per send QP: the pool's, then the control QP's */
 	bool pending;            /* a chain holds WRs */
 	/* ec: the stage (nstage buffers; free[0..nfree) the free ones) */
@@ -117,7 +126,7 @@ static int post_buf(struct segq *q, uint32_t i)
 	return ibv_post_srq_recv(q->srq, &wr, &bad);
 }
 
-static struct ibv_qp *uc_qp(struct segq *q, struct uroce_pd *pd, const char **what)
+static struct ibv_qp *nic_qp(struct segq *q, struct uroce_pd *pd, const char **what)
 {
 	struct ibv_cq *cq = vp_of(pd->ctx)->seg_cq;
 	struct ibv_qp_init_attr ia = {
@@ -125,12 +134,13 @@ static struct ibv_qp *uc_qp(struct segq *q, struct uroce_pd *pd, const char **wh
 		.recv_cq = cq,
 		.srq = q->srq,
 		.cap = { .max_send_wr = SEG_SQ_DEPTH, .max_send_sge = SEG_MAX_SGE, .max_inline_data = SEG_INLINE },
-		.qp_type = IBV_QPT_UC,
+		.qp_type = q->rc ? IBV_QPT_RC : IBV_QPT_UC,
 	};
 	struct ibv_qp *iq = ibv_create_qp(pd->nic, &ia);
 
 	if (!iq)
-		*what = "a UC QP (send 512 x 8 SGEs, 256 bytes inline, on an SRQ)";
+		*what = q->rc ? "an RC QP (send 512 x 8 SGEs, 256 bytes inline, on an SRQ)"
+		              : "a UC QP (send 512 x 8 SGEs, 256 bytes inline, on an SRQ)";
 	return iq;
 }
 
@@ -186,6 +196,7 @@ void verbs_seg_destroy(struct uroce_qp *qp)
 	free(q->free);
 	free(q->busy);
 	free(q->pool);
+	free(q->peer_qpn);
 	free(q->chain);
 	free(q);
 	qp->segq = NULL;
@@ -204,7 +215,9 @@ int verbs_seg_create(struct uroce_qp *qp, unsigned npaths)
 	qp->segq = q;
 	q->qp = qp;
 	q->npool = npaths ? npaths : 1;
+	q->rc = qp->init.rel.nic_rc;
 	q->pool = calloc(q->npool, sizeof(*q->pool));
+	q->peer_qpn = calloc(q->npool, sizeof(*q->peer_qpn));
 	q->chain = calloc(q->npool + 1, sizeof(*q->chain));
 	q->bd = calloc(SEG_NBUFS, sizeof(*q->bd));
 	q->bufs = aligned_alloc(4096, (size_t)SEG_NBUFS * SEG_BUF_SIZE);
@@ -215,7 +228,7 @@ int verbs_seg_create(struct uroce_qp *qp, unsigned npaths)
 		q->free = calloc(SEG_NSTAGE, sizeof(*q->free));
 		q->busy = calloc(SEG_NSTAGE, 1);
 	}
-	if (!q->pool || !q->chain || !q->bd || !q->bufs || (q->nstage && (!q->stage || !q->sd || !q->free || !q->busy))) {
+	if (!q->pool || !q->peer_qpn || !q->chain || !q->bd || !q->bufs || (q->nstage && (!q->stage || !q->sd || !q->free || !q->busy))) {
 		verbs_seg_destroy(qp);
 		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
 	}
@@ -239,25 +252,25 @@ int verbs_seg_create(struct uroce_qp *qp, unsigned npaths)
 		if ((e = post_buf(q, i)))
 			what = "posting the bounce buffers";
 	}
+	if (!what && !q->rc)
+		q->data = nic_qp(q, qp->pd, &what);
 	if (!what)
-		q->data = uc_qp(q, qp->pd, &what);
-	if (!what)
-		q->ctrl = uc_qp(q, qp->pd, &what);
+		q->ctrl = nic_qp(q, qp->pd, &what);
 	for (unsigned i = 0; !what && i < q->npool; i++)
-		q->pool[i] = uc_qp(q, qp->pd, &what);
+		q->pool[i] = nic_qp(q, qp->pd, &what);
 	if (what) {
 		e = e ? e : errno ? errno : ENOMEM;
 		verbs_seg_destroy(qp);
-		if (e == EOPNOTSUPP || e == EINVAL)
-			return uroce_fail(-EOPNOTSUPP, "uroce_qp_create: the NIC refused %s for %s over verbs (%s); sr "
-			                               "and ec there need UC QPs with WRITE with immediate", what,
-			                  uroce_reliability_str(qp->init.rel.reliability), strerror(e));
+		if ((e == EOPNOTSUPP || e == EINVAL) && !qp->init.rel.nic_rc)
+			return uroce_fail(-EOPNOTSUPP, "uroce_qp_create: the NIC refused %s for %s over verbs (%s); "
+			                               "without UC, give rel.nic_rc = 1 at both ends (an RC pool)",
+			                  what, uroce_reliability_str(qp->init.rel.reliability), strerror(e));
 		return uroce_fail(-e, "uroce_qp_create: the NIC refused %s for %s over verbs: %s", what,
 		                  uroce_reliability_str(qp->init.rel.reliability), strerror(e));
 	}
 	for (unsigned k = 0; k <= q->npool; k++)
 		q->chain[k].iq = send_qp(q, k);
-	qp->nic_qpn = q->data->qp_num;
+	qp->nic_qpn = q->rc ? q->pool[0]->qp_num : q->data->qp_num;
 	qp->nic_ctrl_qpn = q->ctrl->qp_num;
 	vp->seg_cq_need += SEG_CQ_NEED(q);
 	q->next = vp->segqs;
@@ -266,10 +279,13 @@ int verbs_seg_create(struct uroce_qp *qp, unsigned npaths)
 	return 0;
 }
 
-/* RESET (a QP connected again starts over), INIT, RTR to dqpn, RTS. */
+/* RESET (a QP connected again starts over), INIT, RTR to dqpn, RTS. An RC
+ * QP retries 7 times with a 67 ms timeout, and without end on RNR (the
+ * SRQ of the peer is its flow control). */
 static int to_rts(struct ibv_qp *iq, uint8_t port, const struct ibv_ah_attr *ah, enum ibv_mtu mtu, uint32_t dqpn)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	bool rc = iq->qp_type == IBV_QPT_RC;
 
 	if (ibv_modify_qp(iq, &a, IBV_QP_STATE))
 		return errno ? errno : EINVAL;
@@ -277,13 +293,46 @@ static int to_rts(struct ibv_qp *iq, uint8_t port, const struct ibv_ah_attr *ah,
 		                  .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE };
 	if (ibv_modify_qp(iq, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		return errno ? errno : EINVAL;
-	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = mtu, .dest_qp_num = dqpn, .ah_attr = *ah };
-	if (ibv_modify_qp(iq, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN))
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR, .path_mtu = mtu, .dest_qp_num = dqpn, .ah_attr = *ah,
+		                  .max_dest_rd_atomic = 1, .min_rnr_timer = 1 };
+	if (ibv_modify_qp(iq, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+	                          (rc ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0)))
 		return errno ? errno : EINVAL;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = 0;
-	return ibv_modify_qp(iq, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) ? (errno ? errno : EINVAL) : 0;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(iq, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+	                             (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0))
+	               ? (errno ? errno : EINVAL) : 0;
+}
+
+/* rc: our pool's numbers to the peer, on the control QP, from index 1 (0
+ * is the data QPN it was given) */
+static int send_pool(struct uroce_qp *qp)
+{
+	struct segq *q = qp->segq;
+	uint8_t b[SRW_CTRL_HDR_LEN + SRW_POOL_FIXED + 4 * SRW_POOL_MAX];
+
+	for (unsigned first = 1; first < q->npool; first += SRW_POOL_MAX) {
+		unsigned n = q->npool - first < SRW_POOL_MAX ? q->npool - first : SRW_POOL_MAX;
+		uint32_t len = SRW_CTRL_HDR_LEN + SRW_POOL_FIXED + 4 * n;
+		struct seg s = { .qp = qp, .op = SEG_SEND, .len = len, .buf = b };
+		int rc;
+
+		srw_ctrl_hdr(b, SRW_CTRL_POOL, (uint16_t)len, qp->tok_remote);
+		roce_put_be16(b + SRW_CTRL_HDR_LEN, (uint16_t)first);
+		roce_put_be16(b + SRW_CTRL_HDR_LEN + 2, (uint16_t)n);
+		for (unsigned i = 0; i < n; i++)
+			roce_put_be32(b + SRW_CTRL_HDR_LEN + SRW_POOL_FIXED + 4 * i, q->pool[first + i]->qp_num);
+		rc = verbs_seg_post(qp, &s);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 int verbs_seg_connect(struct uroce_qp *qp)
@@ -298,6 +347,7 @@ int verbs_seg_connect(struct uroce_qp *qp)
 		return rc;
 	for (unsigned k = 0; k <= q->npool; k++)
 		q->chain[k].n = 0; /* nothing left over from an earlier connection */
+	memset(q->peer_qpn, 0, q->npool * sizeof(*q->peer_qpn));
 	/* the QPs go through RESET below, which drops their WRs without a
 	 * completion: every stage buffer is free again (a completion of the
 	 * old connection still in the CQ finds its buffer not busy) */
@@ -306,6 +356,26 @@ int verbs_seg_connect(struct uroce_qp *qp)
 		q->busy[i] = 0;
 	}
 	q->nfree = q->nstage;
+	if (q->rc) {
+		/* pairs: control with control, pool[0] with the data QPN the
+		 * peer gave; the rest once its POOL message names them */
+		rc = to_rts(q->ctrl, vp->ib_port, &ah, mtu, qp_ctrl_dqpn(qp));
+		if (!rc)
+			rc = to_rts(q->pool[0], vp->ib_port, &ah, mtu, qp->dqpn);
+		for (unsigned i = 1; !rc && i < q->npool; i++) {
+			struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+
+			rc = ibv_modify_qp(q->pool[i], &a, IBV_QP_STATE) ? (errno ? errno : EINVAL) : 0;
+		}
+		if (!rc) {
+			q->peer_qpn[0] = qp->dqpn;
+			rc = -send_pool(qp);
+		}
+		if (rc)
+			return uroce_fail(-rc, "uroce_qp_modify: the NIC refused to connect the RC pool to QPN 0x%x: %s",
+			                  qp->dqpn, strerror(rc));
+		return 0;
+	}
 	/* the pool sends to the peer's data QPN, the control QP to its control
 	 * QPN; the data QP only receives (a UC QP takes ONLY packets of any PSN) */
 	rc = to_rts(q->data, vp->ib_port, &ah, mtu, qp->dqpn);
@@ -391,7 +461,9 @@ static int chain_post(struct seg_chain *c)
 int verbs_seg_post(struct uroce_qp *qp, const struct seg *s)
 {
 	struct segq *q = qp->segq;
-	unsigned k = s->op == SEG_SEND ? q->npool : s->path % q->npool;
+	/* rc: a path whose pair is not connected yet goes on path 0 */
+	unsigned k = s->op == SEG_SEND ? q->npool
+	           : q->rc && !q->peer_qpn[s->path % q->npool] ? 0 : s->path % q->npool;
 	struct seg_chain *c = &q->chain[k];
 	struct ibv_send_wr *wr;
 	struct ibv_sge *sg;
@@ -474,12 +546,58 @@ void verbs_seg_flush(struct uroce_context *ctx)
 	}
 }
 
+/* rc: the peer's POOL message connects our pool QP of each index it
+ * names to the peer's (again only with another number); an index past
+ * our pool is ignored (the peer has more paths than we do). */
+static void rx_pool(struct segq *q, const uint8_t *b, uint32_t len)
+{
+	struct uroce_qp *qp = q->qp;
+	struct verbs_port *vp = vp_of(qp->ctx);
+	struct ibv_ah_attr ah;
+	uint32_t first, n;
+
+	if (len < SRW_CTRL_HDR_LEN + SRW_POOL_FIXED || b[0] != SRW_VERSION || roce_get_be16(b + 2) != len) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
+		return;
+	}
+	if (!srw_ctrl_token_ok(b, qp->tok_local)) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_TOKEN);
+		return;
+	}
+	first = roce_get_be16(b + SRW_CTRL_HDR_LEN);
+	n = roce_get_be16(b + SRW_CTRL_HDR_LEN + 2);
+	if (!first || !n || n > SRW_POOL_MAX || len != SRW_CTRL_HDR_LEN + SRW_POOL_FIXED + 4 * n) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
+		return;
+	}
+	if (verbs_nic_ah(vp, &qp->attr.ah_attr, &ah, "the RC pool")) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_CTRL);
+		return;
+	}
+	for (uint32_t i = 0; i < n && first + i < q->npool; i++) {
+		uint32_t qpn = roce_get_be32(b + SRW_CTRL_HDR_LEN + SRW_POOL_FIXED + 4 * i) & ROCE_QPN_MASK;
+		struct ibv_qp *iq = q->pool[first + i];
+
+		if (q->peer_qpn[first + i] == qpn)
+			continue;
+		q->peer_qpn[first + i] = 0; /* its path goes on path 0 until connected */
+		if (!to_rts(iq, vp->ib_port, &ah, (enum ibv_mtu)qp->attr.path_mtu, qpn))
+			q->peer_qpn[first + i] = qpn;
+	}
+}
+
 /* A completion of the data or control QP as the packet it stands for. */
 static void arrival(struct segq *q, const struct ibv_wc *wc, uint32_t buf)
 {
 	struct uroce_qp *qp = q->qp;
 	struct roce_pkt pkt;
 	bool ctrl = wc->qp_num == q->ctrl->qp_num;
+
+	if (ctrl && q->rc && wc->opcode == IBV_WC_RECV && !(wc->wc_flags & IBV_WC_WITH_IMM) && wc->byte_len >= 2 &&
+	    q->bufs[(size_t)buf * SEG_BUF_SIZE + 1] == SRW_CTRL_POOL) {
+		rx_pool(q, q->bufs + (size_t)buf * SEG_BUF_SIZE, wc->byte_len);
+		return;
+	}
 
 	memset(&pkt, 0, sizeof(pkt));
 	memcpy(pkt.sip, qp->d.dip, 16); /* the NIC took it on this connection */

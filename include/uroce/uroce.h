@@ -544,15 +544,20 @@ struct uroce_rel_attr {
 	 * IMMCOUNTER (uroce_expect_imm_count). Such a QP carries WRITE and
 	 * WRITE_WITH_IMM only (TransferEngine keeps SENDs on another QP). */
 	uint8_t imm_counter;
-	/** sr: the peer's packets are keyed by their immediate, not by the
-	 * BTH PSN, which a NIC's UC QPs number on their own (one PSN space
+	/** sr/ec/be: the peer's packets are keyed by their immediate, not by
+	 * the BTH PSN, which a NIC's UC QPs number on their own (one PSN space
 	 * per QP: the verbs data path, or uroce talking to it). Every message
-	 * opens with a descriptor carrying its first PSN and the receiver's
-	 * token; a data packet counts only once its descriptor arrived. Both
-	 * ends set it. Such a QP carries SEND, SEND_WITH_IMM and
-	 * RDMA_WRITE_WITH_IMM (a NIC reports no completion for a plain
+	 * opens with a descriptor carrying the receiver's token (sr/ec: and
+	 * its first PSN); a data packet counts only once its descriptor
+	 * arrived. Both ends set it. Such a QP carries SEND, SEND_WITH_IMM
+	 * and RDMA_WRITE_WITH_IMM (a NIC reports no completion for a plain
 	 * WRITE, so none could be keyed), whole messages (no streams). */
 	uint8_t imm_keyed;
+	/** sr/ec/be on a verbs port: the segments go on a pool of the NIC's
+	 * RC QPs instead of UC QPs (a NIC without UC; UCCL's fallback). The
+	 * peer is on a verbs port and sets it too: RC QPs are paired one to
+	 * one, the pool's numbers exchanged in-band at connect. */
+	uint8_t nic_rc;
 };
 
 /** How a QP spreads its packets over its paths (UCCL section 4.1). */

@@ -22,8 +22,13 @@
 #   paths      8 paths from the guest: the NIC's UDP source ports, one per
 #              UC QP, counted in a capture at the bridge: 9 ports carried
 #              the guest's packets (the 8 of the pool, the control QP's);
-#   mismatch   a verbs end against an AF_XDP end without --imm-keyed: both
-#              say what differs and exit 1.
+#   rc pool    guest to guest over a pool of RC QPs (--nic-rc, a NIC
+#              without UC): sr on 4 paths (5 source ports of srv's on the
+#              wire: every pool QP was paired through the POOL message), ec
+#              on 2, be, and sr at 1% loss;
+#   mismatch   a verbs end against an AF_XDP end without --imm-keyed, and
+#              an RC pool against UC QPs: both ends say what differs and
+#              exit 1.
 #
 #   verbs_sr.sh VMLAB_SH UROCE_PINGPONG_BIN UROCE_PERF_BIN UROCE_IMPAIR_BIN
 set -euo pipefail
@@ -143,24 +148,72 @@ for dev in vp-host tp-srv tp-cli; do
 done
 [ "$total" -gt 0 ] || fail "uroce-impair dropped nothing"
 
+# cap_start / cap_ports N: a capture of srv's RoCEv2 packets on the lab
+# bridge (AF_XDP takes the host's packets before a capture there could);
+# cap_ports stops it and wants them from exactly N UDP source ports.
+# ip netns exec execs tcpdump, so $! is tcpdump
+cap_start() {
+	: >"$WORK/tcpdump.err"
+	ip netns exec "$UROCE_VMLAB_LAB" tcpdump -Z root -i br0 -s 128 -B 32768 --immediate-mode -U -nn \
+		-w "$WORK/paths.pcap" "udp dst port 4791 and src host $SRV_IP" </dev/null >/dev/null 2>"$WORK/tcpdump.err" &
+	CAP=$!
+	for _ in $(seq 100); do
+		grep -q 'listening on' "$WORK/tcpdump.err" && break
+		sleep 0.1
+	done
+}
+cap_ports() {
+	local want=$1 what=$2 ports
+	sleep 0.5
+	kill "$CAP"
+	wait "$CAP" 2>/dev/null || true
+	ports=$(tcpdump -r "$WORK/paths.pcap" -nn 2>/dev/null | sed -n "s/.* $SRV_IP\.\([0-9]*\) > .*/\1/p" | sort | uniq -c)
+	echo "$ports" | sed 's/^/  packets from source port: /'
+	[ "$(echo "$ports" | grep -c .)" = "$want" ] ||
+		fail "srv's packets came from $(echo "$ports" | grep -c .) source ports, not $want ($what)"
+}
+
 # 8 paths from the guest: each UC QP's source port on the wire
 CASE="paths: 8 paths from the guest (verbs), each its own UDP source port"
-# on the lab bridge (AF_XDP takes the host's packets before a capture there
-# could); ip netns exec execs tcpdump, so $! is tcpdump
-ip netns exec "$UROCE_VMLAB_LAB" tcpdump -Z root -i br0 -s 128 -B 32768 --immediate-mode -U -nn \
-	-w "$WORK/paths.pcap" "udp dst port 4791 and src host $SRV_IP" </dev/null >/dev/null 2>"$WORK/tcpdump.err" &
-CAP=$!
-for _ in $(seq 100); do
-	grep -q 'listening on' "$WORK/tcpdump.err" && break
-	sleep 0.1
-done
+cap_start
 vm_guest_serves "$G --reliability sr --paths 8 --spray-min 1" "$H --reliability sr" "$N iters in"
-sleep 0.5
-kill "$CAP"
-wait "$CAP" 2>/dev/null || true
-ports=$(tcpdump -r "$WORK/paths.pcap" -nn 2>/dev/null | sed -n "s/.* $SRV_IP\.\([0-9]*\) > .*/\1/p" | sort | uniq -c)
-echo "$ports" | sed 's/^/  packets from source port: /'
-[ "$(echo "$ports" | grep -c .)" = 9 ] || fail "the guest's packets came from $(echo "$ports" | grep -c .) source ports, not 9 (8 paths and the control QP)"
+cap_ports 9 "8 paths and the control QP"
+
+# the RC pool (a NIC without UC), guest to guest: each pool QP paired with
+# the peer's through the POOL message; the srv's packets (its data, and its
+# RC ACKs of cli's on the same QPs) from 4 pool QPs and the control QP
+CASE="rc pool: sr over 4 RC QPs, guest serves guest"
+cap_start
+guests srv cli "--reliability sr --nic-rc --paths 4 --spray-min 1"
+cap_ports 5 "4 RC pool QPs and the control QP"
+CASE="rc pool: ec over 2 RC QPs, guest serves guest"
+guests srv cli "--reliability ec --nic-rc --paths 2 --spray-min 1"
+CASE="rc pool: be, guest serves guest"
+guests srv cli "$BE --nic-rc"
+for dev in tp-srv tp-cli; do
+	in_lab "$IMPAIR" $dev --drop 0.01 --seed 11 | sed 's/^/  /'
+done
+CASE="rc pool: sr over 4 RC QPs at 1% loss, guest serves guest"
+guests srv cli "--reliability sr --nic-rc --paths 4 --spray-min 1"
+for dev in tp-srv tp-cli; do
+	echo "  $dev: $(in_lab "$IMPAIR" $dev --stats)"
+	in_lab "$IMPAIR" $dev --off >/dev/null
+done
+
+CASE="mismatch: an RC pool against UC QPs"
+echo "=== $CASE"
+job=$("$VMLAB" start srv "$G --reliability sr --nic-rc")
+wait_listening_in srv 18515 || fail "server never listened: $("$VMLAB" output srv "$job")"
+crc=0
+"$VMLAB" exec cli --timeout 60 "$G --reliability sr $SRV_IP" >"$WORK/cli.out" 2>&1 || crc=$?
+src=0
+"$VMLAB" wait srv "$job" --timeout 30 >"$WORK/srv.out" 2>&1 || src=$?
+sed 's/^/  srv: /' "$WORK/srv.out"
+sed 's/^/  cli: /' "$WORK/cli.out"
+[ $src = 1 ] && [ $crc = 1 ] || fail "srv exit $src, cli exit $crc; expected 1 and 1"
+grep -q "give both ends --nic-rc" "$WORK/srv.out" && grep -q "give both ends --nic-rc" "$WORK/cli.out" ||
+	fail "an end does not say what differs"
+PASSED=$((PASSED + 1))
 
 CASE="mismatch: a verbs end against an AF_XDP end without --imm-keyed"
 echo "=== $CASE"

@@ -380,6 +380,9 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 		why = "rel.imm_keyed: accepted with rel.reliability sr, ec and be (rc reads the BTH PSN)";
 	else if (attr->rel.reliability != UROCE_REL_RC && attr->qp_type != UROCE_QPT_RC)
 		why = "rel.reliability sr, ec and be are modes of a connected QP: qp_type must be UROCE_QPT_RC";
+	else if (attr->rel.nic_rc && (!ctx->nic || attr->rel.reliability == UROCE_REL_RC))
+		why = "rel.nic_rc: an RC pool under sr, ec or be on a verbs port; accepted there only (rc on a verbs "
+		      "port is the NIC's own RC QP)";
 	else if (ctx->nic && attr->rel.reliability != UROCE_REL_RC &&
 	         (!attr->rel.imm_keyed || attr->srq || attr->rel.imm_counter || attr->path.nports > 1 ||
 	          attr->cc.algo != UROCE_CC_NONE || attr->failover.nbackups))

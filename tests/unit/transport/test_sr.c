@@ -883,6 +883,10 @@ static void run_keyed(void)
 	ia.rel.imm_keyed = 1;
 	REQUIRE(uroce_qp_create(p.s[0].pd, &ia, &qp) == -EINVAL && strstr(uroce_last_error(), "imm_keyed"),
 	        "rc keyed: %s", uroce_last_error());
+	ia.rel.reliability = UROCE_REL_SR;
+	ia.rel.nic_rc = 1;
+	REQUIRE(uroce_qp_create(p.s[0].pd, &ia, &qp) == -EINVAL && strstr(uroce_last_error(), "rel.nic_rc"),
+	        "an RC pool off a verbs port: %s", uroce_last_error());
 	tr_close(&p);
 }
 

@@ -92,7 +92,13 @@ enum srw_ctrl_type {
 	SRW_CTRL_PULL = 6, /* EQDS: the receiver's credit */
 	SRW_CTRL_FO = 7,   /* failover: notice, probe and their answers (failover.h) */
 	SRW_CTRL_SYNC = 8, /* be: the sender's next PSN, so a receiver out of step finds it again */
+	SRW_CTRL_POOL = 9, /* verbs, rel.nic_rc: the sender's RC pool QPNs (rdma/verbs_seg.c) */
 };
+
+/* POOL body: be16 first pool index (>= 1; index 0 is the data QPN given
+ * at connect), be16 n, be32 qpn[n]   (1 <= n <= SRW_POOL_MAX) */
+#define SRW_POOL_FIXED 4u
+#define SRW_POOL_MAX 32u
 
 /* TRIM body: PSNs of data packets that arrived trimmed to their headers
  * (a switch's Ultra Ethernet trimming: DSCP SRW_TRIM_DSCP, payload cut):
