@@ -12,6 +12,10 @@
 #   uroce sr verbs  uroce-perf send_bw -d verbs:rxe0 --reliability sr: sr's
 #                   engine, its segments on rxe's UC QPs (keyed by
 #                   immediate; a keyed QP carries no plain WRITE, so SENDs)
+#   uroce sr verbs RC pool  the same over a pool of rxe's RC QPs (--nic-rc)
+#   uroce ec verbs  the same with --reliability ec (RS 32+8) on UC QPs
+#   uroce sr afxdp send  uroce-perf send_bw -d afxdp:eth0 --reliability sr:
+#                   the frame path doing what the three above do
 # Each cell is the average MB/s of a run that completed, "timed out" when
 # it did not within --timeout; ratios are to rxe RC of the same operation
 # in the same column.
@@ -58,14 +62,18 @@ run() {
 	sleep 1
 }
 
-MODES=("rxe RC" "uroce on verbs" "uroce rc afxdp" "uroce sr afxdp" "rxe RC send" "uroce sr verbs")
-BASE=(0 0 0 0 4 4) # the row each is compared with: rxe RC of the same operation
+MODES=("rxe RC" "uroce on verbs" "uroce rc afxdp" "uroce sr afxdp" "rxe RC send" "uroce sr verbs"
+	"uroce sr verbs RC pool" "uroce ec verbs" "uroce sr afxdp send")
+BASE=(0 0 0 0 4 4 4 4 4) # the row each is compared with: rxe RC of the same operation
 SRV_CMD=("ib_write_bw -d rxe0 -x 1 -s 65536 -n $ITERS"
 	"$U write_bw -d verbs:rxe0 -x 1 -s 65536 -n $ITERS"
 	"$U write_bw -d afxdp:eth0 -x 1 -s 65536 -n $ITERS"
 	"$U write_bw -d afxdp:eth0 -x 1 -s 65536 -n $ITERS --reliability sr"
 	"ib_send_bw -d rxe0 -x 1 -s 65536 -n $ITERS"
-	"$U send_bw -d verbs:rxe0 -x 1 -s 65536 -n $ITERS --reliability sr")
+	"$U send_bw -d verbs:rxe0 -x 1 -s 65536 -n $ITERS --reliability sr"
+	"$U send_bw -d verbs:rxe0 -x 1 -s 65536 -n $ITERS --reliability sr --nic-rc"
+	"$U send_bw -d verbs:rxe0 -x 1 -s 65536 -n $ITERS --reliability ec"
+	"$U send_bw -d afxdp:eth0 -x 1 -s 65536 -n $ITERS --reliability sr")
 declare -A BW
 for loss in 0 "$LOSS"; do
 	tap_off() { ip netns exec "$UROCE_VMLAB_LAB" "$IMPAIR" tp-cli --off >/dev/null 2>&1 || true; }
