@@ -358,15 +358,17 @@ int verbs_seg_connect(struct uroce_qp *qp)
 	q->nfree = q->nstage;
 	if (q->rc) {
 		/* pairs: control with control, pool[0] with the data QPN the
-		 * peer gave; the rest once its POOL message names them */
-		rc = to_rts(q->ctrl, vp->ib_port, &ah, mtu, qp_ctrl_dqpn(qp));
-		if (!rc)
-			rc = to_rts(q->pool[0], vp->ib_port, &ah, mtu, qp->dqpn);
+		 * peer gave; the rest once its POOL message names them (which
+		 * can come once the control QP is up: the rest is reset first) */
 		for (unsigned i = 1; !rc && i < q->npool; i++) {
 			struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
 
 			rc = ibv_modify_qp(q->pool[i], &a, IBV_QP_STATE) ? (errno ? errno : EINVAL) : 0;
 		}
+		if (!rc)
+			rc = to_rts(q->pool[0], vp->ib_port, &ah, mtu, qp->dqpn);
+		if (!rc)
+			rc = to_rts(q->ctrl, vp->ib_port, &ah, mtu, qp_ctrl_dqpn(qp));
 		if (!rc) {
 			q->peer_qpn[0] = qp->dqpn;
 			rc = -send_pool(qp);
