@@ -16,8 +16,9 @@
 #              host's AF_XDP port, both roles: uroce's own RC meets the NIC's;
 #   bad input  a device that does not exist (the message lists rxe0), a port
 #              the device lacks, a device without a RoCEv2 GID (rxe1 on a
-#              VLAN without addresses), sr with congestion control on a
-#              verbs port (sr, ec and be run there without: verbs_sr.sh).
+#              VLAN without addresses), sr with dcqcn on a verbs port (the
+#              NIC keeps the CE marks; sr, ec and be run there with none,
+#              swift or cubic: verbs_sr.sh).
 #
 #   verbs_rc.sh VMLAB_SH UROCE_PINGPONG_BIN UROCE_PERF_BIN VERBS_SRQ_BIN VERBS_GID_WATCH_BIN
 set -euo pipefail
@@ -130,8 +131,8 @@ CASE="bad input: no such device"
 bad_in srv "$U/uroce-pingpong rc -d verbs:mlx5_9 -g 1" "no RDMA device 'mlx5_9'; devices present: rxe0"
 CASE="bad input: no such port"
 bad_in srv "$U/uroce-pingpong rc -d verbs:rxe0:2 -g 1" "'rxe0' has no port 2; accepted: 1-1"
-CASE="bad input: sr with congestion control on a verbs port"
-bad_in srv "$U/uroce-pingpong rc -d verbs:rxe0 -g 1 --reliability sr --cc swift 127.0.0.1" "sr, ec and be on a verbs port: accepted with .*no SRQ, imm_counter, path.nports, cc or failover"
+CASE="bad input: sr with dcqcn on a verbs port"
+bad_in srv "$U/uroce-pingpong rc -d verbs:rxe0 -g 1 --reliability sr --cc dcqcn 127.0.0.1" "sr, ec and be on a verbs port: accepted with .*cc none, swift or cubic"
 
 # last, since it takes cli's addresses: a port whose interface lost its
 # addresses keeps only its default GID (fe80:: from the MAC, which the

@@ -26,6 +26,8 @@
 #              without UC): sr on 4 paths (5 source ports of srv's on the
 #              wire: every pool QP was paired through the POOL message), ec
 #              on 2, be, and sr at 1% loss;
+#   cc         congestion control in the engine at 1% loss: cubic on 4
+#              paths guest to guest, swift against the host;
 #   mismatch   a verbs end against an AF_XDP end without --imm-keyed, and
 #              an RC pool against UC QPs: both ends say what differs and
 #              exit 1.
@@ -197,6 +199,24 @@ CASE="rc pool: sr over 4 RC QPs at 1% loss, guest serves guest"
 guests srv cli "--reliability sr --nic-rc --paths 4 --spray-min 1"
 for dev in tp-srv tp-cli; do
 	echo "  $dev: $(in_lab "$IMPAIR" $dev --stats)"
+	in_lab "$IMPAIR" $dev --off >/dev/null
+done
+
+# congestion control in the engine over the NIC's QPs: cubic (loss and
+# SACKs) on 4 paths, guest to guest; swift (delay, from the engine's own
+# send times and SACK arrivals) against the host, its base RTT a TCG
+# guest's (tens of milliseconds), 50 iterations (swift here takes about
+# half a second per 16 KiB ping-pong: its tail-loss probes fire early and
+# are mostly spurious, at both ends); both at 1% loss
+for dev in vp-host tp-srv tp-cli; do
+	in_lab "$IMPAIR" $dev --drop 0.01 --seed 13 | sed 's/^/  /'
+done
+CASE="cc: sr with cubic on 4 paths at 1% loss, guest serves guest"
+guests srv cli "--reliability sr --cc cubic --paths 4 --spray-min 1"
+CASE="cc: sr with swift at 1% loss, host (AF_XDP) serves guest (verbs)"
+SW="--reliability sr --cc swift --base-rtt-us 40000"
+vm_host_serves "${H/-n $N/-n 50} $SW" "${G/-n $N/-n 50} $SW" "50 iters in"
+for dev in vp-host tp-srv tp-cli; do
 	in_lab "$IMPAIR" $dev --off >/dev/null
 done
 

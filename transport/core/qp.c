@@ -385,10 +385,11 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 		      "port is the NIC's own RC QP)";
 	else if (ctx->nic && attr->rel.reliability != UROCE_REL_RC &&
 	         (!attr->rel.imm_keyed || attr->srq || attr->rel.imm_counter || attr->path.nports > 1 ||
-	          attr->cc.algo != UROCE_CC_NONE || attr->failover.nbackups))
+	          attr->cc.algo == UROCE_CC_DCQCN || attr->cc.algo == UROCE_CC_EQDS || attr->failover.nbackups))
 		why = "sr, ec and be on a verbs port: accepted with rel.imm_keyed = 1 (the NIC numbers its own PSNs; "
-		      "the peer sets it too), path.npaths (one UC QP each), and no SRQ, imm_counter, path.nports, cc "
-		      "or failover";
+		      "the peer sets it too), path.npaths (one UC QP each), cc none, swift or cubic (a NIC keeps the "
+		      "CE marks and CNPs dcqcn needs, and eqds's pull pacer is a frame port's), and no SRQ, "
+		      "imm_counter, path.nports or failover";
 	if (why)
 		return uroce_fail(-EINVAL, "uroce_qp_create: %s", why);
 	if (ctx->nic && attr->rel.reliability == UROCE_REL_RC)
