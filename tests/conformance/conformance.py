@@ -1957,16 +1957,10 @@ def cases(s):
     # message 0 active, its first receive buffer 0): the BTH PSN means
     # nothing; a descriptor with the token opens a message (and only that
     # preempts the active one), data counts behind its descriptor
-    def bek_reset():
-        s.ctl.cmd("reset bek")
-        deadline = time.monotonic() + 2
-        while not s.victim("bek")["be"]["active"]:
-            if time.monotonic() > deadline:
-                raise Failed("the bek victim's first receive did not become active within 2 s of its reset")
-            time.sleep(0.005)
-
+    # (be_reset, BE_QUIET: the be section below; both are looked up when
+    # the cases run)
     def bek_case(fn):
-        fn.prep = bek_reset
+        fn.prep = lambda: be_reset(name="bek")
         out.append((fn.__name__, fn))
         return fn
 
@@ -1974,12 +1968,10 @@ def cases(s):
         v = s.victim("bek")
         return v, v["be"]["cur"]
 
-    BEK_QUIET = {"recv_ok": 0, "recv_err": 0, "be_preempted": 0, "be_timeouts": 0, "late_drops": 0}
-
     def bek_dropped(reason, n=1):
         """be keyed: dropped, nothing answered, no receive completed, the active message untouched."""
         return {"drops": {reason: n}, "qp": "bek", "responses": "none", "state": "RTS",
-                "be_same": ("cur", "active", "placed", "flags"), "counter_delta": BEK_QUIET}
+                "be_same": ("cur", "active", "placed", "flags"), "counter_delta": BE_QUIET}
 
     def bek_desc(v, length, token=None):
         return desc_payload(length=length, token=v["token"] if token is None else token)
@@ -1993,7 +1985,7 @@ def cases(s):
         s.wire.send([s.srk_send(v, cur, SRW_DESC, 0, bek_desc(v, 64)), s.srk_send(v, cur, SRW_LAST, 0, data),
                      s.srk_send(v, cur, SRW_BE_TAIL, 0, data)])
         return {"drops": {"duplicate": 1}, "qp": "bek", "responses": "none", "state": "RTS",
-                "be_expect": {"cur": cur + 1}, "counter_delta": dict(BEK_QUIET, recv_ok=1),
+                "be_expect": {"cur": cur + 1}, "counter_delta": dict(BE_QUIET, recv_ok=1),
                 "last_recv": {"opcode": "RECV", "flags": 0, "byte_len": 64},
                 "changes": {"bek_recv": (0, 64, True)}, "content": {"bek_recv": (0, data)}}
 
@@ -2026,7 +2018,7 @@ def cases(s):
         v, cur = bekv()
         s.wire.send([s.srk_send(v, cur + 1, SRW_DESC, 0, bek_desc(v, 64))])
         return {"drops": {}, "qp": "bek", "responses": "none", "state": "RTS", "be_expect": {"cur": cur + 1},
-                "counter_delta": dict(BEK_QUIET, recv_ok=1, be_preempted=1)}
+                "counter_delta": dict(BE_QUIET, recv_ok=1, be_preempted=1)}
 
     @bek_case
     def bek_write_to_message_space(st):
@@ -2083,14 +2075,14 @@ def cases(s):
     # traffic runs; that the traffic goes on, with no receive of its ended
     # by a deadline or a newer message, is checked after each case.
     # ======================================================================
-    def be_reset(first_timeout_ms=None):
+    def be_reset(first_timeout_ms=None, name="be"):
         # a fresh victim: message 0, the first receive active (its
         # deadline starts when the engine takes it up, just after the reset)
-        s.ctl.cmd("reset be" + (" %d" % first_timeout_ms if first_timeout_ms else ""))
+        s.ctl.cmd("reset " + name + (" %d" % first_timeout_ms if first_timeout_ms else ""))
         deadline = time.monotonic() + 2
-        while not s.victim("be")["be"]["active"]:
+        while not s.victim(name)["be"]["active"]:
             if time.monotonic() > deadline:
-                raise Failed("the be victim's first receive did not become active within 2 s of its reset")
+                raise Failed("the %s victim's first receive did not become active within 2 s of its reset" % name)
             time.sleep(0.005)
 
     def be_case(fn):
