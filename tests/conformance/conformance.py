@@ -770,6 +770,14 @@ def fo_dropped(reason, n=1, **kw):
     return e
 
 
+def sr_fresh_recv(v, name):
+    """the sr/ec victim v's next receive buffer, which no message has bound yet"""
+    buf = v["sr"]["rx_bind_next"]
+    if buf >= v["nrecv"]:
+        raise Failed("the %s victim has no fresh receive (%d bound)" % (name, buf))
+    return buf
+
+
 def sr_dropped(qp, reason, n=1, **kw):
     """sr/ec: dropped, nothing answered, no window, message or credit state moved."""
     e = {"drops": {reason: n}, "qp": qp, "responses": "none", "state": "RTS", "sr_same": SR_SAME,
@@ -1232,9 +1240,7 @@ def cases(s):
     def sr_control_send_accepted(st):
         # a single-packet SEND: kind 1 (last), index 0, rkey 0, va 0
         v, psn, msg = srv()
-        buf = v["sr"]["rx_bind_next"]
-        if buf >= v["nrecv"]:
-            raise Failed("the sr victim has no fresh receive (%d bound)" % buf)
+        buf = sr_fresh_recv(v, "sr")
         data = payload(64, 102)
         s.wire.send([s.sr_msg(v, psn, msg, SRW_LAST, 0, data)])
         off = buf * v["recv_len"]
@@ -1835,9 +1841,7 @@ def cases(s):
         # the positive control: PSNs from the descriptor (first = the
         # cumulative PSN), none from the BTH
         v, psn, msg = srkv()
-        buf = v["sr"]["rx_bind_next"]
-        if buf >= v["nrecv"]:
-            raise Failed("the srk victim has no fresh receive (%d bound)" % buf)
+        buf = sr_fresh_recv(v, "srk")
         data = payload(64, 301)
         s.wire.send(srk_deliver(v, psn, msg, data))
         off = buf * v["recv_len"]
@@ -1916,9 +1920,7 @@ def cases(s):
         # the positive control: descriptor then the one data packet (the
         # submessage is whole: every PSN of the message counts, parity too)
         v, psn, msg = eckv()
-        buf = v["sr"]["rx_bind_next"]
-        if buf >= v["nrecv"]:
-            raise Failed("the eck victim has no fresh receive (%d bound)" % buf)
+        buf = sr_fresh_recv(v, "eck")
         data = payload(64, 311)
         desc = desc_payload(ec=1, length=len(data), first_psn=psn, token=v["token"])
         s.wire.send([s.srk_send(v, msg, SRW_DESC, 0, desc), s.srk_send(v, msg, SRW_LAST_DESC, 0, data)])
