@@ -14,6 +14,7 @@ set -euo pipefail
 CACHE=${UROCE_VMLAB_CACHE:-/var/cache/uroce-vmlab}
 LAB=${UROCE_VMLAB_LAB:-uvlab}
 SUBNET=${UROCE_VMLAB_SUBNET:-10.47.0}          # a /24, private to the lab netns
+SUBNET2=${UROCE_VMLAB_SUBNET2:-10.47.1}        # a second /24, for the guests' optional eth1
 ACCEL=${UROCE_VMLAB_ACCEL:-tcg}                # tcg | kvm
 GUEST_MEM=${UROCE_VMLAB_MEM:-384}              # MiB
 BOOT_TIMEOUT=${UROCE_VMLAB_BOOT_TIMEOUT:-120}  # s, QEMU start to READY
@@ -23,6 +24,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 RUN=$CACHE/run/$LAB
 NETNS=$LAB
 BRIDGE=br0
+BRIDGE2=br1
 ARCH=x86_64-linux-gnu
 
 die() { echo "vmlab: $*" >&2; exit 1; }
@@ -43,14 +45,17 @@ check_name() {
 		die "name '$1': use 1-12 chars of a-z and 0-9, starting with a letter"
 }
 
-# "A.B.C.D" inside the lab subnet, not .0, .1 (the bridge) or .255.
-check_ip() {
-	local ip=$1 last
-	[[ $ip =~ ^([0-9]{1,3}\.){3}[0-9]{1,3}$ ]] || die "address '$ip': expected dotted IPv4, e.g. $SUBNET.11"
-	[ "${ip%.*}" = "$SUBNET" ] || die "address '$ip' is outside the lab subnet $SUBNET.0/24 (UROCE_VMLAB_SUBNET)"
+# "A.B.C.D" inside the /24 SUBNET ($2, set by variable $3), not .0, .1 (the
+# bridge) or .255.
+check_ip_in() {
+	local ip=$1 subnet=$2 var=$3 last
+	[[ $ip =~ ^([0-9]{1,3}\.){3}[0-9]{1,3}$ ]] || die "address '$ip': expected dotted IPv4, e.g. $subnet.11"
+	[ "${ip%.*}" = "$subnet" ] || die "address '$ip' is outside the lab subnet $subnet.0/24 ($var)"
 	last=${ip##*.}
-	[ "$last" -ge 2 ] && [ "$last" -le 254 ] || die "address '$ip': last octet must be 2..254 (.1 is the bridge)"
+	[ "$last" -ge 2 ] && [ "$last" -le 254 ] || die "address '$ip': last octet must be 2..254 ($subnet.1 is the bridge)"
 }
+check_ip() { check_ip_in "$1" "$SUBNET" UROCE_VMLAB_SUBNET; }
+check_ip2() { check_ip_in "$1" "$SUBNET2" UROCE_VMLAB_SUBNET2; }
 
 # Deterministic MAC from the address, so captures are reproducible.
 mac_for() {
@@ -312,30 +317,45 @@ cmd_up() {
 	if ! lab_exists; then
 		ip netns add "$NETNS"
 	fi
+	[ "$SUBNET2" != "$SUBNET" ] ||
+		die "UROCE_VMLAB_SUBNET2=$SUBNET2 is UROCE_VMLAB_SUBNET too; the second bridge needs a /24 of its own"
 	in_ns ip link set lo up
-	if ! in_ns ip link show "$BRIDGE" >/dev/null 2>&1; then
-		in_ns ip link add "$BRIDGE" type bridge stp_state 0 forward_delay 0 mcast_snooping 0
-		in_ns ip addr add "$SUBNET.1/24" dev "$BRIDGE"
-		in_ns ip link set "$BRIDGE" up
-	fi
-	log "lab $LAB up: netns $NETNS, bridge $BRIDGE $SUBNET.1/24, no uplink, no default route"
+	local br subnet
+	for br in "$BRIDGE $SUBNET" "$BRIDGE2 $SUBNET2"; do
+		subnet=${br#* }
+		br=${br% *}
+		in_ns ip link show "$br" >/dev/null 2>&1 && continue
+		in_ns ip link add "$br" type bridge stp_state 0 forward_delay 0 mcast_snooping 0
+		in_ns ip addr add "$subnet.1/24" dev "$br"
+		in_ns ip link set "$br" up
+	done
+	log "lab $LAB up: netns $NETNS, bridges $BRIDGE $SUBNET.1/24 and $BRIDGE2 $SUBNET2.1/24, no uplink, no default route"
 }
 
 # ------------------------------------------------------------------ guests
 guest_dir() { echo "$RUN/guest-$1"; }
 
 cmd_boot() {
-	[ $# -eq 2 ] || die "usage: vmlab.sh boot NAME IP"
-	local name=$1 ip=$2
+	[ $# -eq 2 ] || [ $# -eq 3 ] || die "usage: vmlab.sh boot NAME IP [IP2]"
+	local name=$1 ip=$2 ip2=${3:-}
 	need_root
 	check_name "$name"
 	check_ip "$ip"
+	[ -z "$ip2" ] || check_ip2 "$ip2"
 	need_lab
 	need_setup
-	local gd tap mac
+	local gd tap tap2=tq-$name mac mac2=
 	gd=$(guest_dir "$name")
 	tap=tp-$name
 	mac=$(mac_for "$ip")
+	if [ -n "$ip2" ]; then
+		in_ns ip link show "$BRIDGE2" >/dev/null 2>&1 ||
+			die "lab '$LAB' has no bridge $BRIDGE2 for IP2 (it was brought up by an older vmlab.sh; run vmlab.sh up again)"
+		mac2=$(mac_for "$ip2")
+		# mac_for keeps only the last three octets.
+		[ "$mac2" != "$mac" ] ||
+			die "IP $ip and IP2 $ip2 give the same MAC $mac; use subnets that differ in the third octet"
+	fi
 	if [ -f "$gd/qemu.pid" ] && kill -0 "$(cat "$gd/qemu.pid")" 2>/dev/null; then
 		die "guest $name is already running (pid $(cat "$gd/qemu.pid"))"
 	fi
@@ -347,6 +367,19 @@ cmd_boot() {
 	in_ns ip link set "$tap" up
 	echo "$ip" >"$gd/ip"
 	echo "$mac" >"$gd/mac"
+	# The optional second NIC (eth1 in the guest, rxe1 on it): a tap on br1.
+	local nic2_args=() ip2_arg=
+	if [ -n "$ip2" ]; then
+		in_ns ip link del "$tap2" 2>/dev/null || true
+		in_ns ip tuntap add dev "$tap2" mode tap
+		in_ns ip link set "$tap2" master "$BRIDGE2"
+		in_ns ip link set "$tap2" up
+		echo "$ip2" >"$gd/ip2"
+		echo "$mac2" >"$gd/mac2"
+		nic2_args=(-netdev "tap,id=n1,ifname=$tap2,script=no,downscript=no"
+			-device "virtio-net-pci,netdev=n1,mac=$mac2")
+		ip2_arg=" uvl.ip2=$ip2/24"
+	fi
 
 	local accel_args
 	case "$ACCEL" in
@@ -359,10 +392,11 @@ cmd_boot() {
 	in_ns qemu-system-x86_64 -name "uvl-$LAB-$name" -machine pc $accel_args \
 		-m "$GUEST_MEM" -smp 1 -nodefaults -no-user-config -display none -no-reboot \
 		-kernel "$CACHE/vmlinuz" -initrd "$CACHE/initramfs.cpio" \
-		-append "console=ttyS0 loglevel=4 panic=-1 uvl.name=$name uvl.ip=$ip/24" \
+		-append "console=ttyS0 loglevel=4 panic=-1 uvl.name=$name uvl.ip=$ip/24$ip2_arg" \
 		-serial "file:$gd/console.log" \
 		-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no" \
 		-device "virtio-net-pci,netdev=n0,mac=$mac" \
+		"${nic2_args[@]}" \
 		-fsdev "local,id=fs0,path=$gd/share,security_model=none" \
 		-device "virtio-9p-pci,fsdev=fs0,mount_tag=uvlshare" \
 		-daemonize -pidfile "$gd/qemu.pid" 2>"$gd/qemu.err" ||
@@ -378,7 +412,7 @@ cmd_boot() {
 	fi
 	echo $((SECONDS - t0)) >"$gd/boot-seconds"
 	grep -a '^UVL: gid' "$gd/console.log" | sed 's/^UVL: /  /' >&2 || true
-	log "guest $name up in ~$((SECONDS - t0))s: ip $ip mac $mac pid $pid ($ACCEL)"
+	log "guest $name up in ~$((SECONDS - t0))s: ip $ip mac $mac${ip2:+ ip2 $ip2 mac2 $mac2} pid $pid ($ACCEL)"
 }
 
 cmd_stop() {
@@ -386,7 +420,10 @@ cmd_stop() {
 	local gd
 	gd=$(guest_dir "$1")
 	kill_pidfile "$gd/qemu.pid" "uvl-$LAB-$1"
-	! lab_exists || in_ns ip link del "tp-$1" 2>/dev/null || true
+	if lab_exists; then
+		in_ns ip link del "tp-$1" 2>/dev/null || true
+		in_ns ip link del "tq-$1" 2>/dev/null || true
+	fi
 }
 
 # Queue a job in a running guest; prints its id.
@@ -586,7 +623,7 @@ cmd_status() {
 		[ -d "$d" ] || continue
 		pid=$(cat "$d/qemu.pid" 2>/dev/null || echo -)
 		if [ "$pid" != - ] && kill -0 "$pid" 2>/dev/null; then
-			echo "guest ${d##*/guest-}: ip $(cat "$d/ip") pid $pid running"
+			echo "guest ${d##*/guest-}: ip $(cat "$d/ip")$([ ! -f "$d/ip2" ] || echo " ip2 $(cat "$d/ip2")") pid $pid running"
 		else
 			echo "guest ${d##*/guest-}: stopped"
 		fi
@@ -613,7 +650,10 @@ vmlab.sh: Soft-RoCE (rdma_rxe) guests for uroce interop tests. Run as root.
   setup [--force]             install host tools, fetch kernel + RDMA userspace,
                               build the initramfs (cached in $CACHE)
   up                          create the lab: netns, bridge br0 with $SUBNET.1/24
-  boot NAME IP                boot guest NAME at IP (rxe0 on eth0), wait until ready
+                              and bridge br1 with $SUBNET2.1/24
+  boot NAME IP [IP2]          boot guest NAME at IP (rxe0 on eth0, tap tp-NAME on br0),
+                              wait until ready; with IP2 (in $SUBNET2.0/24) also a
+                              second NIC: rxe1 on eth1 at IP2, tap tq-NAME on br1
   exec NAME [--timeout S] CMD run CMD in the guest, print its output, exit with its rc
   start NAME CMD              start CMD in the guest in the background; prints JOB
   wait NAME JOB [--timeout S] wait for JOB, print its output, exit with its rc
@@ -631,7 +671,8 @@ vmlab.sh: Soft-RoCE (rdma_rxe) guests for uroce interop tests. Run as root.
   down                        stop everything in the lab and delete it
 
 Environment: UROCE_VMLAB_CACHE ($CACHE), UROCE_VMLAB_LAB ($LAB),
-UROCE_VMLAB_SUBNET ($SUBNET), UROCE_VMLAB_ACCEL ($ACCEL), UROCE_VMLAB_MEM ($GUEST_MEM),
+UROCE_VMLAB_SUBNET ($SUBNET), UROCE_VMLAB_SUBNET2 ($SUBNET2, br1 and IP2),
+UROCE_VMLAB_ACCEL ($ACCEL), UROCE_VMLAB_MEM ($GUEST_MEM),
 UROCE_VMLAB_BOOT_TIMEOUT ($BOOT_TIMEOUT), UROCE_VMLAB_JOB_TIMEOUT ($JOB_TIMEOUT),
 UROCE_VMLAB_NO_APT (fail instead of apt-get install).
 EOF
