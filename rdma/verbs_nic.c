@@ -59,42 +59,63 @@ _Static_assert(offsetof(struct uroce_sge, length) == offsetof(struct ibv_sge, le
 /* The mask bits both sides know (uroce's DEST_TOKEN is its own). */
 #define NIC_QP_MASK ((int)(UROCE_QP_DEST_QPN << 1) - 1)
 
+/* A region on a verbs context: registered on every port's device (a QP
+ * with backups sends from it by any of them); its public keys are port
+ * 1's, the ones a peer is given. */
 struct nic_mr {
 	struct mr_int m; /* first: the public region is its first member */
-	struct ibv_mr *mr;
-	struct nic_mr *next; /* the port's regions, for post-time checks (mr_find) */
+	struct ibv_mr *mr[UROCE_MAX_PORTS];
+	struct nic_mr *next; /* the context's regions, for post-time checks (mr_find) */
 };
 
-/* A verbs context has one port (uroce_context_create checks). */
+/* Port 1's: it keeps the context's objects (application CQs, the NIC's
+ * own RC QPs, the region list); the others carry failover's backups. */
 static struct verbs_port *vp_of(struct uroce_context *ctx)
 {
 	return verbs_port_of(ctx->ports[0].port);
 }
 
-static int nic_pd_alloc(struct uroce_pd *pd)
-{
-	struct verbs_port *vp = vp_of(pd->ctx);
-
-	pd->nic = ibv_alloc_pd(vp->ibctx);
-	if (!pd->nic)
-		return uroce_fail(errno ? -errno : -ENOMEM, "uroce_pd_alloc: the NIC refused a PD: %s", strerror(errno));
-	if (!vp->dmabuf_probed) {
-		/* NCCL's probe: a dmabuf MR of fd -1 fails with EOPNOTSUPP
-		 * where the device (or the kernel) has none, with EBADF or
-		 * the like where it has */
-		struct ibv_mr *x = ibv_reg_dmabuf_mr(pd->nic, 0, 0, 0, -1, 0);
-
-		vp->dmabuf_ok = !x && errno != EOPNOTSUPP && errno != EPROTONOSUPPORT;
-		if (x)
-			ibv_dereg_mr(x);
-		vp->dmabuf_probed = true;
-	}
-	return 0;
-}
-
 static void nic_pd_free(struct uroce_pd *pd)
 {
-	ibv_dealloc_pd(pd->nic);
+	struct verbs_pd *v = pd->nic;
+
+	for (unsigned i = 0; v && i < pd->ctx->nports; i++)
+		if (v->pd[i])
+			ibv_dealloc_pd(v->pd[i]);
+	free(v);
+	pd->nic = NULL;
+}
+
+static int nic_pd_alloc(struct uroce_pd *pd)
+{
+	struct verbs_pd *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return uroce_fail(-ENOMEM, "uroce_pd_alloc: out of memory");
+	pd->nic = v;
+	for (unsigned i = 0; i < pd->ctx->nports; i++) {
+		struct verbs_port *vp = verbs_port_of(pd->ctx->ports[i].port);
+
+		v->pd[i] = ibv_alloc_pd(vp->ibctx);
+		if (!v->pd[i]) {
+			int e = errno ? errno : ENOMEM;
+
+			nic_pd_free(pd);
+			return uroce_fail(-e, "uroce_pd_alloc: the NIC of port %u refused a PD: %s", i + 1, strerror(e));
+		}
+		if (!vp->dmabuf_probed) {
+			/* NCCL's probe: a dmabuf MR of fd -1 fails with EOPNOTSUPP
+			 * where the device (or the kernel) has none, with EBADF or
+			 * the like where it has */
+			struct ibv_mr *x = ibv_reg_dmabuf_mr(v->pd[i], 0, 0, 0, -1, 0);
+
+			vp->dmabuf_ok = !x && errno != EOPNOTSUPP && errno != EPROTONOSUPPORT;
+			if (x)
+				ibv_dereg_mr(x);
+			vp->dmabuf_probed = true;
+		}
+	}
+	return 0;
 }
 
 /* A registered region made visible: the NIC's keys, the context's count. */
@@ -107,8 +128,8 @@ static int mr_publish(struct nic_mr *m, struct uroce_pd *pd, void *addr, size_t 
 	m->m.pub.addr = addr;
 	m->m.pub.length = length;
 	m->m.pub.access = access;
-	m->m.pub.lkey = m->mr->lkey;
-	m->m.pub.rkey = m->mr->rkey;
+	m->m.pub.lkey = m->mr[0]->lkey;
+	m->m.pub.rkey = m->mr[0]->rkey;
 	m->next = vp->mrs;
 	vp->mrs = m;
 	__atomic_fetch_add(&pd->ctx->nmr, 1, __ATOMIC_RELAXED);
@@ -117,19 +138,29 @@ static int mr_publish(struct nic_mr *m, struct uroce_pd *pd, void *addr, size_t 
 	return 0;
 }
 
+static void mr_unreg(struct nic_mr *m, unsigned nports)
+{
+	for (unsigned i = 0; i < nports; i++)
+		if (m->mr[i])
+			ibv_dereg_mr(m->mr[i]);
+	free(m);
+}
+
 static int nic_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access, struct uroce_mr **out)
 {
 	struct nic_mr *m = calloc(1, sizeof(*m));
 
 	if (!m)
 		return uroce_fail(-ENOMEM, "uroce_mr_reg: out of memory");
-	m->mr = ibv_reg_mr(pd->nic, addr, length, access);
-	if (!m->mr) {
-		int e = errno ? errno : ENOMEM;
+	for (unsigned i = 0; i < pd->ctx->nports; i++) {
+		m->mr[i] = ibv_reg_mr(verbs_pd(pd, i), addr, length, access);
+		if (!m->mr[i]) {
+			int e = errno ? errno : ENOMEM;
 
-		free(m);
-		return uroce_fail(-e, "uroce_mr_reg: the NIC refused to register %zu bytes at %p: %s", length, addr,
-		                  strerror(e));
+			mr_unreg(m, pd->ctx->nports);
+			return uroce_fail(-e, "uroce_mr_reg: the NIC of port %u refused to register %zu bytes at %p: %s",
+			                  i + 1, length, addr, strerror(e));
+		}
 	}
 	return mr_publish(m, pd, addr, length, access, out);
 }
@@ -142,11 +173,33 @@ static struct mr_int *nic_mr_find(struct uroce_context *ctx, uint32_t lkey)
 	return NULL;
 }
 
+static struct mr_int *nic_mr_find_rkey(struct uroce_context *ctx, uint32_t rkey)
+{
+	for (struct nic_mr *m = vp_of(ctx)->mrs; m; m = m->next)
+		if (m->m.pub.rkey == rkey)
+			return &m->m;
+	return NULL;
+}
+
+uint32_t verbs_nic_lkey(struct uroce_context *ctx, uint32_t lkey, unsigned port)
+{
+	struct nic_mr *m = (struct nic_mr *)nic_mr_find(ctx, lkey);
+
+	return m && port < ctx->nports ? m->mr[port]->lkey : 0;
+}
+
 static int nic_mr_dereg(struct uroce_mr *mr)
 {
 	struct nic_mr *m = (struct nic_mr *)mr;
-	int rc = ibv_dereg_mr(m->mr);
+	int rc = 0;
 
+	for (unsigned i = 0; i < mr->pd->ctx->nports; i++) {
+		int r = m->mr[i] ? ibv_dereg_mr(m->mr[i]) : 0;
+
+		if (!r)
+			m->mr[i] = NULL;
+		rc = rc ? rc : r;
+	}
 	if (rc)
 		return uroce_fail(-rc, "uroce_mr_dereg: the NIC refused: %s", strerror(rc));
 	for (struct nic_mr **pp = (struct nic_mr **)&vp_of(mr->pd->ctx)->mrs; *pp; pp = &(*pp)->next)
@@ -171,6 +224,9 @@ static int nic_mr_reg_dmabuf(struct uroce_pd *pd, int fd, uint64_t offset, size_
 	struct nic_mr *m;
 	int e;
 
+	for (unsigned i = 1; vp->dmabuf_ok && i < pd->ctx->nports; i++)
+		if (!verbs_port_of(pd->ctx->ports[i].port)->dmabuf_ok)
+			vp = verbs_port_of(pd->ctx->ports[i].port); /* the one that has none */
 	if (!vp->dmabuf_ok)
 		return uroce_fail(-EOPNOTSUPP, "uroce_mr_reg_dmabuf: RDMA device '%s' has no dmabuf memory regions "
 		                               "(ibv_reg_dmabuf_mr: EOPNOTSUPP); accepted on this device: host memory "
@@ -180,12 +236,14 @@ static int nic_mr_reg_dmabuf(struct uroce_pd *pd, int fd, uint64_t offset, size_
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return uroce_fail(-ENOMEM, "uroce_mr_reg_dmabuf: out of memory");
-	m->mr = ibv_reg_dmabuf_mr(pd->nic, offset, length, iova, fd, access);
-	if (!m->mr) {
-		e = errno ? errno : EIO;
-		free(m);
-		return uroce_fail(-e, "uroce_mr_reg_dmabuf: the NIC refused %zu bytes of dmabuf fd %d at offset %llu: %s",
-		                  length, fd, (unsigned long long)offset, strerror(e));
+	for (unsigned i = 0; i < pd->ctx->nports; i++) {
+		m->mr[i] = ibv_reg_dmabuf_mr(verbs_pd(pd, i), offset, length, iova, fd, access);
+		if (!m->mr[i]) {
+			e = errno ? errno : EIO;
+			mr_unreg(m, pd->ctx->nports);
+			return uroce_fail(-e, "uroce_mr_reg_dmabuf: the NIC of port %u refused %zu bytes of dmabuf fd %d "
+			                  "at offset %llu: %s", i + 1, length, fd, (unsigned long long)offset, strerror(e));
+		}
 	}
 	m->m.pub.flags = UROCE_MR_DMABUF_DIRECT;
 	return mr_publish(m, pd, (void *)(uintptr_t)iova, length, access, out);
@@ -258,7 +316,7 @@ static int nic_qp_create(struct uroce_qp *qp, struct uroce_qp_init_attr *attr)
 		.sq_sig_all = attr->sq_sig_all,
 		.srq = attr->srq ? attr->srq->nic : NULL,
 	};
-	struct ibv_qp *q = ibv_create_qp(qp->pd->nic, &ia);
+	struct ibv_qp *q = ibv_create_qp(verbs_pd(qp->pd, 0), &ia);
 
 	if (!q) {
 		int e = errno ? errno : ENOMEM;
@@ -295,7 +353,8 @@ static int nic_qp_destroy(struct uroce_qp *qp)
 }
 
 /* uroce's AV, on the device: its GID index is the device's index of the
- * same RoCEv2 GID; its port is the verbs port's. */
+ * same RoCEv2 GID; its port is the verbs port's (the caller checked that
+ * a->port_num names vp). */
 int verbs_nic_ah(const struct verbs_port *vp, const struct uroce_ah_attr *a, struct ibv_ah_attr *o, const char *fn)
 {
 	int dev = verbs_port_dev_gid(vp, a->sgid_index);
@@ -303,9 +362,6 @@ int verbs_nic_ah(const struct verbs_port *vp, const struct uroce_ah_attr *a, str
 	if (dev < 0)
 		return uroce_fail(-EINVAL, "%s: sgid_index %u; the port has %u RoCEv2 GIDs (accepted: 0-%u)", fn,
 		                  a->sgid_index, vp->ngid, vp->ngid - 1);
-	if (a->port_num > 1)
-		return uroce_fail(-EINVAL, "%s: ah_attr.port_num %u; a verbs context has one port (accepted: 0, 1)", fn,
-		                  a->port_num);
 	memset(o, 0, sizeof(*o));
 	o->is_global = 1;
 	memcpy(o->grh.dgid.raw, a->dgid, 16);
@@ -329,7 +385,7 @@ static int nic_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, 
 	if (mask & UROCE_QP_ALT_PATH)
 		return uroce_fail(-EOPNOTSUPP, "uroce_qp_modify: backups (ALT_PATH) are not carried on a verbs port yet");
 	if ((mask & UROCE_QP_PORT) && attr->port_num != 1)
-		return uroce_fail(-EINVAL, "uroce_qp_modify: port_num %u; a verbs context has one port (accepted: 1)",
+		return uroce_fail(-EINVAL, "uroce_qp_modify: port_num %u; the NIC's own QPs run on port 1 (accepted: 1)",
 		                  attr->port_num);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = (enum ibv_qp_state)attr->qp_state;
@@ -348,6 +404,9 @@ static int nic_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, 
 	a.timeout = attr->timeout;
 	a.retry_cnt = attr->retry_cnt;
 	a.rnr_retry = attr->rnr_retry;
+	if ((mask & UROCE_QP_AV) && attr->ah_attr.port_num > 1)
+		return uroce_fail(-EINVAL, "uroce_qp_modify: ah_attr.port_num %u; the NIC's own QPs run on port 1 "
+		                           "(accepted: 0, 1)", attr->ah_attr.port_num);
 	if (mask & UROCE_QP_AV) {
 		rc = verbs_nic_ah(vp, &attr->ah_attr, &a.ah_attr, "uroce_qp_modify");
 		if (rc)
@@ -542,7 +601,7 @@ static int nic_srq_create(struct uroce_srq *srq, const struct uroce_srq_init_att
 {
 	struct ibv_srq_init_attr ia = { .attr = { .max_wr = attr->max_wr, .max_sge = attr->max_sge ? attr->max_sge : 1 } };
 
-	srq->nic = ibv_create_srq(srq->pd->nic, &ia);
+	srq->nic = ibv_create_srq(verbs_pd(srq->pd, 0), &ia);
 	if (!srq->nic)
 		return uroce_fail(errno ? -errno : -ENOMEM, "uroce_srq_create: the NIC refused an SRQ of %u x %u SGEs: %s",
 		                  ia.attr.max_wr, ia.attr.max_sge, strerror(errno));
@@ -559,11 +618,14 @@ static void nic_srq_destroy(struct uroce_srq *srq)
 static int nic_ah_create(struct uroce_ah *ah, const struct uroce_ah_attr *attr)
 {
 	struct ibv_ah_attr a;
-	int rc = verbs_nic_ah(vp_of(ah->pd->ctx), attr, &a, "uroce_ah_create");
+	int rc = attr->port_num > 1 ? uroce_fail(-EINVAL, "uroce_ah_create: port_num %u; on a verbs context AHs "
+	                                                  "serve the NIC's own UD QPs, on port 1 (accepted: 0, 1)",
+	                                         attr->port_num)
+	                            : verbs_nic_ah(vp_of(ah->pd->ctx), attr, &a, "uroce_ah_create");
 
 	if (rc)
 		return rc;
-	ah->nic = ibv_create_ah(ah->pd->nic, &a);
+	ah->nic = ibv_create_ah(verbs_pd(ah->pd, 0), &a);
 	if (!ah->nic)
 		return uroce_fail(errno ? -errno : -EINVAL, "uroce_ah_create: the NIC refused the address: %s",
 		                  strerror(errno));
@@ -581,6 +643,7 @@ const struct nic_ops verbs_nic_ops = {
 	.mr_reg = nic_mr_reg,
 	.mr_dereg = nic_mr_dereg,
 	.mr_find = nic_mr_find,
+	.mr_find_rkey = nic_mr_find_rkey,
 	.mr_reg_dmabuf = nic_mr_reg_dmabuf,
 	.cq_create = nic_cq_create,
 	.cq_destroy = nic_cq_destroy,
@@ -599,6 +662,7 @@ const struct nic_ops verbs_nic_ops = {
 	.seg_create = verbs_seg_create,
 	.seg_destroy = verbs_seg_destroy,
 	.seg_connect = verbs_seg_connect,
+	.seg_port_nums = verbs_seg_port_nums,
 	.seg_post = verbs_seg_post,
 	.poll = verbs_seg_poll,
 	.flush = verbs_seg_flush,

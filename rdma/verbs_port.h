@@ -10,6 +10,7 @@
 #include <infiniband/verbs.h>
 
 #include "dataplane/port.h"
+#include "transport/core/qp_internal.h"
 
 #define VERBS_GID_MAX 64u
 
@@ -30,12 +31,27 @@ struct verbs_port {
 	unsigned seg_cq_need;   /* the completions they all can have in it */
 	void *mrs;              /* the regions registered (verbs_nic.c), for post-time checks */
 	unsigned nsegq;
+	unsigned nbroken;       /* of them, those whose QPs failed and wait to be connected again */
 };
 
 static inline struct verbs_port *verbs_port_of(struct port *p)
 {
 	return p->priv;
 }
+
+/* A PD on a verbs context: one on each port's device (by port index). */
+struct verbs_pd {
+	struct ibv_pd *pd[UROCE_MAX_PORTS];
+};
+
+static inline struct ibv_pd *verbs_pd(const struct uroce_pd *pd, unsigned port)
+{
+	return ((const struct verbs_pd *)pd->nic)->pd[port];
+}
+
+/* The lkey on port's device of the region whose public lkey (port 1's)
+ * is lkey; 0 when no region has it (verbs_nic.c). */
+uint32_t verbs_nic_lkey(struct uroce_context *ctx, uint32_t lkey, unsigned port);
 
 /* The device's GID index of uroce's GID index i, or -1 when there is none. */
 static inline int verbs_port_dev_gid(const struct verbs_port *vp, unsigned i)

@@ -22,6 +22,14 @@
  *     control message on the control QP, which the RC QP delivers), each
  *     taking the peer's segments on its path too; until a path's pair is
  *     connected its segments take path 0;
+ *   - failover (a QP with backups on a context of several verbs ports):
+ *     the QP has all of the above on every port's device, each member
+ *     connected to the peer's numbers behind it; the region keys the
+ *     peer holds are its port 1 device's, so on a backup the policy sends
+ *     WRITE-with-immediate data as SENDs the receiver places (sr_tx.c),
+ *     and local keys are translated to the port's device; an error
+ *     completion fails the member (and its QPs are connected again)
+ *     instead of the QP;
  *   - a segment whose bytes are the policy's own and too long to go inline
  *     (ec's parity) is copied into a registered stage buffer, which its
  *     signaled completion frees: the policy may reuse its copy as soon as
@@ -37,6 +45,7 @@
 #include "rdma/verbs_port.h"
 #include "rdma/verbs_seg.h"
 #include "transport/core/seg.h"
+#include "transport/failover/failover.h"
 #include "transport/rel/sr/sr_wire.h"
 
 #define SEG_BUF_SIZE 4096u    /* the largest path MTU */
@@ -50,6 +59,7 @@
 #define SEG_CHAIN 32u         /* WRs per doorbell */
 #define SEG_INLINE_KEEP 192u  /* a chained inline payload's copy: a SACK's largest (164) fits */
 #define SEG_NSTAGE 128u       /* ec: stage buffers for parity in flight (each signaled) */
+#define SEG_RECONNECT_NS 1000000ull /* a failed member's QPs are connected again at most this often */
 /* what one sr or ec QP can have in the shared CQ: every receive, the
  * signaled WRs its send queues can hold, and its staged ones */
 #define SEG_CQ_NEED(q) (SEG_NBUFS + ((q)->npool + 1u) * (SEG_SQ_DEPTH / SEG_SIGNAL_EVERY + 1u) + (q)->nstage)
@@ -76,6 +86,15 @@ struct seg_buf {
 
 struct segq {
 	struct uroce_qp *qp;
+	unsigned port;           /* the context's port (index) whose device has these */
+	struct verbs_port *vp;
+	struct dest d;           /* the member it serves, as the engine sees it (arrivals' addresses) */
+	struct ibv_ah_attr ah;   /* and its connection: address, the peer's data and control QPNs */
+	uint32_t dqpn, ctrl_dqpn;
+	bool connected;
+	bool cq_counted;         /* its completions are in vp->seg_cq_need */
+	bool broken;             /* a send failed: connect its QPs again (a QP with backups) */
+	uint64_t retry_ns;       /* not before then */
 	struct ibv_srq *srq;
 	struct ibv_mr *bmr;
 	uint8_t *bufs;
@@ -94,8 +113,19 @@ struct segq {
 	struct seg_buf *sd;
 	uint32_t *free;
 	uint8_t *busy;
-	struct segq *next;
+	struct segq *next;       /* the port's list */
 };
+
+/* qp->segq: the QP's NIC QPs by port, one port without backups (port 1),
+ * every port with them. */
+struct segset {
+	struct segq *q[UROCE_MAX_PORTS];
+};
+
+static struct segq *segq_at(const struct uroce_qp *qp, unsigned port)
+{
+	return port < UROCE_MAX_PORTS ? ((const struct segset *)qp->segq)->q[port] : NULL;
+}
 
 /* The context's CQ (verbs_port.seg_cq): created with the first sr QP,
  * grown to what they all can have in it (vp->seg_cq_need). */
@@ -112,9 +142,9 @@ static int shared_cq(struct verbs_port *vp, unsigned need)
 	return ibv_resize_cq(vp->seg_cq, want * 2);
 }
 
-static struct verbs_port *vp_of(struct uroce_context *ctx)
+static struct verbs_port *vp_at(struct uroce_context *ctx, unsigned port)
 {
-	return verbs_port_of(ctx->ports[0].port);
+	return verbs_port_of(ctx->ports[port].port);
 }
 
 static int post_buf(struct segq *q, uint32_t i)
@@ -128,7 +158,7 @@ static int post_buf(struct segq *q, uint32_t i)
 
 static struct ibv_qp *nic_qp(struct segq *q, struct uroce_pd *pd, const char **what)
 {
-	struct ibv_cq *cq = vp_of(pd->ctx)->seg_cq;
+	struct ibv_cq *cq = q->vp->seg_cq;
 	struct ibv_qp_init_attr ia = {
 		.send_cq = cq,
 		.recv_cq = cq,
@@ -136,7 +166,7 @@ static struct ibv_qp *nic_qp(struct segq *q, struct uroce_pd *pd, const char **w
 		.cap = { .max_send_wr = SEG_SQ_DEPTH, .max_send_sge = SEG_MAX_SGE, .max_inline_data = SEG_INLINE },
 		.qp_type = q->rc ? IBV_QPT_RC : IBV_QPT_UC,
 	};
-	struct ibv_qp *iq = ibv_create_qp(pd->nic, &ia);
+	struct ibv_qp *iq = ibv_create_qp(verbs_pd(pd, q->port), &ia);
 
 	if (!iq)
 		*what = q->rc ? "an RC QP (send 512 x 8 SGEs, 256 bytes inline, on an SRQ)"
@@ -152,19 +182,17 @@ static struct ibv_qp *send_qp(const struct segq *q, unsigned k)
 	return k < q->npool ? q->pool[k] : q->ctrl;
 }
 
-void verbs_seg_destroy(struct uroce_qp *qp)
+static void segq_free(struct segq *q)
 {
-	struct segq *q = qp->segq, **pp;
-	struct verbs_port *vp;
+	struct verbs_port *vp = q->vp;
+	struct segq **pp;
 
-	if (!q)
-		return;
-	vp = vp_of(qp->ctx);
 	for (pp = (struct segq **)&vp->segqs; *pp; pp = &(*pp)->next)
 		if (*pp == q) {
 			*pp = q->next;
 			vp->nsegq--;
-			vp->seg_cq_need -= SEG_CQ_NEED(q);
+			if (q->cq_counted)
+				vp->seg_cq_need -= SEG_CQ_NEED(q);
 			break;
 		}
 	for (unsigned i = 0; q->pool && i < q->npool; i++)
@@ -177,7 +205,7 @@ void verbs_seg_destroy(struct uroce_qp *qp)
 	/* the shared CQ may still hold its completions: the others' are taken
 	 * as usual, its own dropped, before its memory goes */
 	if (vp->seg_cq)
-		while (poll_cq(vp, qp->ctx, q))
+		while (poll_cq(vp, q->qp->ctx, q))
 			;
 	if (q->srq)
 		ibv_destroy_srq(q->srq);
@@ -199,21 +227,37 @@ void verbs_seg_destroy(struct uroce_qp *qp)
 	free(q->peer_qpn);
 	free(q->chain);
 	free(q);
+}
+
+void verbs_seg_destroy(struct uroce_qp *qp)
+{
+	struct segset *set = qp->segq;
+
+	if (!set)
+		return;
+	for (unsigned i = 0; i < UROCE_MAX_PORTS; i++)
+		if (set->q[i])
+			segq_free(set->q[i]);
+	free(set);
 	qp->segq = NULL;
 }
 
-int verbs_seg_create(struct uroce_qp *qp, unsigned npaths)
+/* The NIC QPs of qp on one port's device. */
+static int segq_create(struct uroce_qp *qp, unsigned port, unsigned npaths)
 {
-	struct verbs_port *vp = vp_of(qp->ctx);
+	struct verbs_port *vp = vp_at(qp->ctx, port);
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = SEG_NBUFS, .max_sge = 1 } };
+	struct ibv_pd *pd = verbs_pd(qp->pd, port);
 	const char *what = NULL;
 	struct segq *q = calloc(1, sizeof(*q));
 	int e = 0;
 
 	if (!q)
 		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
-	qp->segq = q;
+	((struct segset *)qp->segq)->q[port] = q;
 	q->qp = qp;
+	q->port = port;
+	q->vp = vp;
 	q->npool = npaths ? npaths : 1;
 	q->rc = qp->init.rel.nic_rc;
 	q->pool = calloc(q->npool, sizeof(*q->pool));
@@ -232,20 +276,26 @@ int verbs_seg_create(struct uroce_qp *qp, unsigned npaths)
 		verbs_seg_destroy(qp);
 		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
 	}
+	/* on the port's list from the start: segq_free takes it off */
+	q->next = vp->segqs;
+	vp->segqs = q;
+	vp->nsegq++;
 	if ((e = shared_cq(vp, vp->seg_cq_need + SEG_CQ_NEED(q))))
 		what = "the engine's CQ (or growing it)";
-	if (!what && !(q->bmr = ibv_reg_mr(qp->pd->nic, q->bufs, (size_t)SEG_NBUFS * SEG_BUF_SIZE,
-	                                   IBV_ACCESS_LOCAL_WRITE)))
+	else
+		vp->seg_cq_need += SEG_CQ_NEED(q);
+	q->cq_counted = !e;
+	if (!what && !(q->bmr = ibv_reg_mr(pd, q->bufs, (size_t)SEG_NBUFS * SEG_BUF_SIZE, IBV_ACCESS_LOCAL_WRITE)))
 		what = "registering the bounce buffers";
 	if (!what && q->nstage &&
-	    !(q->smr = ibv_reg_mr(qp->pd->nic, q->stage, (size_t)q->nstage * SEG_BUF_SIZE, IBV_ACCESS_LOCAL_WRITE)))
+	    !(q->smr = ibv_reg_mr(pd, q->stage, (size_t)q->nstage * SEG_BUF_SIZE, IBV_ACCESS_LOCAL_WRITE)))
 		what = "registering the stage buffers";
 	for (uint32_t i = 0; i < q->nstage; i++) {
 		q->sd[i] = (struct seg_buf){ .q = q, .i = i };
 		q->free[i] = i;
 	}
 	q->nfree = q->nstage;
-	if (!what && !(q->srq = ibv_create_srq(qp->pd->nic, &sa)))
+	if (!what && !(q->srq = ibv_create_srq(pd, &sa)))
 		what = "an SRQ";
 	for (uint32_t i = 0; !what && i < SEG_NBUFS; i++) {
 		q->bd[i] = (struct seg_buf){ .q = q, .i = i };
@@ -262,20 +312,48 @@ int verbs_seg_create(struct uroce_qp *qp, unsigned npaths)
 		e = e ? e : errno ? errno : ENOMEM;
 		verbs_seg_destroy(qp);
 		if ((e == EOPNOTSUPP || e == EINVAL) && !qp->init.rel.nic_rc)
-			return uroce_fail(-EOPNOTSUPP, "uroce_qp_create: the NIC refused %s for %s over verbs (%s); "
-			                               "without UC, give rel.nic_rc = 1 at both ends (an RC pool)",
-			                  what, uroce_reliability_str(qp->init.rel.reliability), strerror(e));
-		return uroce_fail(-e, "uroce_qp_create: the NIC refused %s for %s over verbs: %s", what,
-		                  uroce_reliability_str(qp->init.rel.reliability), strerror(e));
+			return uroce_fail(-EOPNOTSUPP, "uroce_qp_create: the NIC of port %u refused %s for %s over verbs "
+			                               "(%s); without UC, give rel.nic_rc = 1 at both ends (an RC pool)",
+			                  port + 1, what, uroce_reliability_str(qp->init.rel.reliability), strerror(e));
+		return uroce_fail(-e, "uroce_qp_create: the NIC of port %u refused %s for %s over verbs: %s", port + 1,
+		                  what, uroce_reliability_str(qp->init.rel.reliability), strerror(e));
 	}
 	for (unsigned k = 0; k <= q->npool; k++)
 		q->chain[k].iq = send_qp(q, k);
+	return 0;
+}
+
+int verbs_seg_create(struct uroce_qp *qp, unsigned npaths)
+{
+	/* with backups, every port: the members are chosen at RTR, and the
+	 * peer needs every port's numbers before that */
+	unsigned nports = qp->init.failover.nbackups ? qp->ctx->nports : 1;
+	struct segq *q;
+	int rc;
+
+	qp->segq = calloc(1, sizeof(struct segset));
+	if (!qp->segq)
+		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
+	for (unsigned i = 0; i < nports; i++) {
+		rc = segq_create(qp, i, npaths);
+		if (rc)
+			return rc; /* (segq_create destroyed what there was) */
+	}
+	q = segq_at(qp, 0);
 	qp->nic_qpn = q->rc ? q->pool[0]->qp_num : q->data->qp_num;
 	qp->nic_ctrl_qpn = q->ctrl->qp_num;
-	vp->seg_cq_need += SEG_CQ_NEED(q);
-	q->next = vp->segqs;
-	vp->segqs = q;
-	vp->nsegq++;
+	return 0;
+}
+
+int verbs_seg_port_nums(const struct uroce_qp *qp, unsigned port, uint32_t *qpn, uint32_t *ctrl_qpn)
+{
+	const struct segq *q = segq_at(qp, port);
+
+	if (!q)
+		return uroce_fail(-EINVAL, "uroce_qp_port_nums: QP 0x%x has no NIC QPs on port %u (a QP has them on "
+		                           "every port only when created with failover.nbackups > 0)", qp->qpn, port + 1);
+	*qpn = q->rc ? q->pool[0]->qp_num : q->data->qp_num;
+	*ctrl_qpn = q->ctrl->qp_num;
 	return 0;
 }
 
@@ -314,13 +392,13 @@ static int to_rts(struct ibv_qp *iq, uint8_t port, const struct ibv_ah_attr *ah,
  * is the data QPN it was given) */
 static int send_pool(struct uroce_qp *qp)
 {
-	struct segq *q = qp->segq;
+	struct segq *q = segq_at(qp, 0);
 	uint8_t b[SRW_CTRL_HDR_LEN + SRW_POOL_FIXED + 4 * SRW_POOL_MAX];
 
 	for (unsigned first = 1; first < q->npool; first += SRW_POOL_MAX) {
 		unsigned n = q->npool - first < SRW_POOL_MAX ? q->npool - first : SRW_POOL_MAX;
 		uint32_t len = SRW_CTRL_HDR_LEN + SRW_POOL_FIXED + 4 * n;
-		struct seg s = { .qp = qp, .op = SEG_SEND, .len = len, .buf = b };
+		struct seg s = { .qp = qp, .d = &qp->d, .op = SEG_SEND, .len = len, .buf = b };
 		int rc;
 
 		srw_ctrl_hdr(b, SRW_CTRL_POOL, (uint16_t)len, qp->tok_remote);
@@ -335,16 +413,37 @@ static int send_pool(struct uroce_qp *qp)
 	return 0;
 }
 
-int verbs_seg_connect(struct uroce_qp *qp)
+/* The UC QPs of q to its member: the pool sends to the peer's data QPN,
+ * the control QP to its control QPN; the data QP only receives (a UC QP
+ * takes ONLY packets of any PSN). */
+static int uc_connect(struct segq *q)
 {
-	struct segq *q = qp->segq;
-	struct verbs_port *vp = vp_of(qp->ctx);
-	struct ibv_ah_attr ah;
-	enum ibv_mtu mtu = (enum ibv_mtu)qp->attr.path_mtu;
-	int rc = verbs_nic_ah(vp, &qp->attr.ah_attr, &ah, "uroce_qp_modify");
+	enum ibv_mtu mtu = (enum ibv_mtu)q->qp->attr.path_mtu;
+	uint8_t ib_port = q->vp->ib_port;
+	int rc = to_rts(q->data, ib_port, &q->ah, mtu, q->dqpn);
 
+	if (!rc)
+		rc = to_rts(q->ctrl, ib_port, &q->ah, mtu, q->ctrl_dqpn);
+	for (unsigned i = 0; !rc && i < q->npool; i++)
+		rc = to_rts(q->pool[i], ib_port, &q->ah, mtu, q->dqpn);
+	return rc;
+}
+
+/* q serves the member behind ua (the peer's numbers there dqpn, ctrl):
+ * everything of an earlier connection goes. */
+static int segq_connect(struct segq *q, const struct uroce_ah_attr *ua, uint32_t dqpn, uint32_t ctrl)
+{
+	struct uroce_qp *qp = q->qp;
+	enum ibv_mtu mtu = (enum ibv_mtu)qp->attr.path_mtu;
+	int rc = verbs_nic_ah(q->vp, ua, &q->ah, "uroce_qp_modify");
+
+	if (!rc)
+		rc = ctx_resolve_dest(qp->ctx, q->port, ua, &q->d);
 	if (rc)
 		return rc;
+	q->dqpn = dqpn;
+	q->ctrl_dqpn = ctrl;
+	q->broken = false;
 	for (unsigned k = 0; k <= q->npool; k++)
 		q->chain[k].n = 0; /* nothing left over from an earlier connection */
 	memset(q->peer_qpn, 0, q->npool * sizeof(*q->peer_qpn));
@@ -366,29 +465,48 @@ int verbs_seg_connect(struct uroce_qp *qp)
 			rc = ibv_modify_qp(q->pool[i], &a, IBV_QP_STATE) ? (errno ? errno : EINVAL) : 0;
 		}
 		if (!rc)
-			rc = to_rts(q->pool[0], vp->ib_port, &ah, mtu, qp->dqpn);
+			rc = to_rts(q->pool[0], q->vp->ib_port, &q->ah, mtu, dqpn);
 		if (!rc)
-			rc = to_rts(q->ctrl, vp->ib_port, &ah, mtu, qp_ctrl_dqpn(qp));
+			rc = to_rts(q->ctrl, q->vp->ib_port, &q->ah, mtu, ctrl);
 		if (!rc) {
-			q->peer_qpn[0] = qp->dqpn;
+			q->peer_qpn[0] = dqpn;
+			q->connected = true; /* for the POOL message's post */
 			rc = -send_pool(qp);
 		}
-		if (rc)
+		if (rc) {
+			q->connected = false;
 			return uroce_fail(-rc, "uroce_qp_modify: the NIC refused to connect the RC pool to QPN 0x%x: %s",
-			                  qp->dqpn, strerror(rc));
+			                  dqpn, strerror(rc));
+		}
 		return 0;
 	}
-	/* the pool sends to the peer's data QPN, the control QP to its control
-	 * QPN; the data QP only receives (a UC QP takes ONLY packets of any PSN) */
-	rc = to_rts(q->data, vp->ib_port, &ah, mtu, qp->dqpn);
-	if (!rc)
-		rc = to_rts(q->ctrl, vp->ib_port, &ah, mtu, qp_ctrl_dqpn(qp));
-	for (unsigned i = 0; !rc && i < q->npool; i++)
-		rc = to_rts(q->pool[i], vp->ib_port, &ah, mtu, qp->dqpn);
+	rc = uc_connect(q);
 	if (rc)
-		return uroce_fail(-rc, "uroce_qp_modify: the NIC refused to connect the UC QPs to QPN 0x%x: %s",
-		                  qp->dqpn, strerror(rc));
+		return uroce_fail(-rc, "uroce_qp_modify: the NIC of port %u refused to connect the UC QPs to QPN 0x%x: %s",
+		                  q->port + 1, dqpn, strerror(rc));
+	q->connected = true;
 	return 0;
+}
+
+int verbs_seg_connect(struct uroce_qp *qp)
+{
+	int rc;
+
+	for (unsigned i = 0; i < UROCE_MAX_PORTS; i++)
+		if (segq_at(qp, i))
+			segq_at(qp, i)->connected = false;
+	rc = segq_connect(segq_at(qp, 0), &qp->attr.ah_attr, qp->dqpn, qp_ctrl_dqpn(qp));
+	/* the backups (failover checked each is on a port of its own) */
+	for (unsigned i = 0; !rc && i < qp->init.failover.nbackups; i++) {
+		const struct uroce_ah_attr *ua = &qp->attr.backup_ah[i];
+		struct segq *q = segq_at(qp, ua->port_num - 1u);
+
+		if (!q)
+			return uroce_fail(-EINVAL, "uroce_qp_modify: backup_ah[%u].port_num %u: the QP has no NIC QPs "
+			                           "there", i, ua->port_num);
+		rc = segq_connect(q, ua, qp->attr.backup_dest_qpn[i], qp->attr.backup_dest_ctrl_qpn[i]);
+	}
+	return rc;
 }
 
 static const enum ibv_wr_opcode seg_wr_op[] = {
@@ -399,8 +517,9 @@ static const enum ibv_wr_opcode seg_wr_op[] = {
 };
 
 /* The SGEs covering len bytes at offset off of the list: the application's
- * own registrations, which are the NIC's (no copy). */
-static int seg_sges(const struct seg *s, struct ibv_sge *out)
+ * own registrations, which are the NIC's (no copy); on another port than
+ * 1, the same regions' keys on that port's device. */
+static int seg_sges(const struct seg *s, unsigned port, struct ibv_sge *out)
 {
 	uint32_t off = s->off, left = s->len;
 	int n = 0;
@@ -416,7 +535,9 @@ static int seg_sges(const struct seg *s, struct ibv_sge *out)
 			return -1;
 		out[n].addr = s->sge[i].addr + off;
 		out[n].length = l - off < left ? l - off : left;
-		out[n].lkey = s->sge[i].lkey;
+		out[n].lkey = port ? verbs_nic_lkey(s->qp->ctx, s->sge[i].lkey, port) : s->sge[i].lkey;
+		if (!out[n].lkey)
+			return -1; /* deregistered since the post */
 		left -= out[n].length;
 		off = 0;
 		n++;
@@ -460,19 +581,56 @@ static int chain_post(struct seg_chain *c)
 	return rc == ENOMEM ? 0 : rc;
 }
 
+/* The NIC refused q's WRs (a post, or an error completion). Without
+ * backups the QP fails; with them only the member does: failover moves
+ * the QP on (and sends again what was outstanding), and q's QPs, in
+ * error now, are connected again (verbs_seg_poll) for a probe to bring
+ * the member back. */
+static void seg_fail(struct segq *q)
+{
+	struct uroce_qp *qp = q->qp;
+
+	if (!qp->init.failover.nbackups) {
+		qp->fatal_pending = true;
+		ctx_kick(qp);
+		return;
+	}
+	for (unsigned k = 0; k <= q->npool; k++)
+		q->chain[k].n = 0;
+	if (q->broken)
+		return;
+	q->broken = true;
+	q->vp->nbroken++;
+	qp_failover.port_err(qp, q->port);
+}
+
+/* A post the NIC refused: the error for the policy, or 0 once the member failed. */
+static int post_err(struct segq *q, int rc)
+{
+	if (!q->qp->init.failover.nbackups)
+		return -rc;
+	seg_fail(q);
+	return 0;
+}
+
 int verbs_seg_post(struct uroce_qp *qp, const struct seg *s)
 {
-	struct segq *q = qp->segq;
-	/* rc: a path whose pair is not connected yet goes on path 0 */
-	unsigned k = s->op == SEG_SEND ? q->npool
-	           : q->rc && !q->peer_qpn[s->path % q->npool] ? 0 : s->path % q->npool;
-	struct seg_chain *c = &q->chain[k];
+	struct segq *q = segq_at(qp, s->d->port);
+	unsigned k;
+	struct seg_chain *c;
 	struct ibv_send_wr *wr;
 	struct ibv_sge *sg;
 	int rc;
 
+	if (!q || !q->connected)
+		return -ENOTCONN; /* (failover sends on members only, each connected at RTR) */
+	if (q->broken)
+		return 0; /* its member failed: sr sends it again where it goes now */
+	/* rc: a path whose pair is not connected yet goes on path 0 */
+	k = s->op == SEG_SEND ? q->npool : q->rc && !q->peer_qpn[s->path % q->npool] ? 0 : s->path % q->npool;
+	c = &q->chain[k];
 	if (c->n == SEG_CHAIN && (rc = chain_post(c)))
-		return -rc;
+		return post_err(q, rc);
 	if (c->n == SEG_CHAIN)
 		return -ENOBUFS; /* the send queue is full: the next pass */
 	wr = &c->wr[c->n];
@@ -507,7 +665,7 @@ int verbs_seg_post(struct uroce_qp *qp, const struct seg *s)
 		wr->num_sge = s->len ? 1 : 0;
 		wr->send_flags = IBV_SEND_INLINE;
 	} else if (s->len) {
-		int n = seg_sges(s, sg);
+		int n = seg_sges(s, q->port, sg);
 
 		if (n < 0)
 			return -EMSGSIZE;
@@ -525,27 +683,27 @@ int verbs_seg_post(struct uroce_qp *qp, const struct seg *s)
 	c->n++;
 	q->pending = true;
 	if (c->n == SEG_CHAIN && (rc = chain_post(c)))
-		return -rc;
+		return post_err(q, rc);
 	return 0;
 }
 
 void verbs_seg_flush(struct uroce_context *ctx)
 {
-	for (struct segq *q = vp_of(ctx)->segqs; q; q = q->next) {
-		bool left = false;
+	for (unsigned p = 0; p < ctx->nports; p++)
+		for (struct segq *q = vp_at(ctx, p)->segqs; q; q = q->next) {
+			bool left = false;
 
-		if (!q->pending)
-			continue;
-		for (unsigned k = 0; k <= q->npool; k++) {
-			if (q->chain[k].n && chain_post(&q->chain[k])) {
-				q->qp->fatal_pending = true; /* the NIC refused the chain: the QP fails */
-				ctx_kick(q->qp);
-				q->chain[k].n = 0;
+			if (!q->pending)
+				continue;
+			for (unsigned k = 0; k <= q->npool; k++) {
+				if (q->chain[k].n && chain_post(&q->chain[k])) {
+					q->chain[k].n = 0;
+					seg_fail(q); /* the NIC refused the chain: the QP (or its member) fails */
+				}
+				left |= q->chain[k].n != 0;
 			}
-			left |= q->chain[k].n != 0;
+			q->pending = left;
 		}
-		q->pending = left;
-	}
 }
 
 /* rc: the peer's POOL message connects our pool QP of each index it
@@ -554,7 +712,7 @@ void verbs_seg_flush(struct uroce_context *ctx)
 static void rx_pool(struct segq *q, const uint8_t *b, uint32_t len)
 {
 	struct uroce_qp *qp = q->qp;
-	struct verbs_port *vp = vp_of(qp->ctx);
+	struct verbs_port *vp = q->vp;
 	struct ibv_ah_attr ah;
 	uint32_t first, n;
 
@@ -602,9 +760,9 @@ static void arrival(struct segq *q, const struct ibv_wc *wc, uint32_t buf)
 	}
 
 	memset(&pkt, 0, sizeof(pkt));
-	memcpy(pkt.sip, qp->d.dip, 16); /* the NIC took it on this connection */
-	memcpy(pkt.dip, qp->d.sip, 16);
-	pkt.ipv6 = qp->d.ipv6;
+	memcpy(pkt.sip, q->d.dip, 16); /* the NIC took it on this member's connection */
+	memcpy(pkt.dip, q->d.sip, 16);
+	pkt.ipv6 = q->d.ipv6;
 	pkt.pkey = ROCE_PKEY_DEFAULT;
 	pkt.ttl = 64;
 	pkt.dqpn = ctrl ? qp->ctrl_qpn : qp->qpn;
@@ -616,7 +774,7 @@ static void arrival(struct segq *q, const struct ibv_wc *wc, uint32_t buf)
 		pkt.opcode = ROCE_TR_UC | ((wc->wc_flags & IBV_WC_WITH_IMM) ? ROCE_OP_SEND_ONLY_IMM : ROCE_OP_SEND_ONLY);
 		pkt.payload = q->bufs + (size_t)buf * SEG_BUF_SIZE;
 	}
-	ctx_nic_arrival(qp, &pkt);
+	ctx_nic_arrival(qp, q->port, &pkt);
 }
 
 /* One burst of the shared CQ; completions of DYING (a QP being destroyed)
@@ -643,10 +801,8 @@ static unsigned poll_cq(struct verbs_port *vp, struct uroce_context *ctx, const 
 			 * or a send QP in error, which fails the QP */
 			ctx_count_drop(ctx, wc[i].status == IBV_WC_REM_ACCESS_ERR || wc[i].status == IBV_WC_LOC_PROT_ERR
 			                    ? UROCE_DROP_BAD_RKEY : UROCE_DROP_BAD_LENGTH_MSG);
-			if (!recv) {
-				q->qp->fatal_pending = true;
-				ctx_kick(q->qp);
-			}
+			if (!recv)
+				seg_fail(q);
 		} else if (recv) {
 			arrival(q, &wc[i], b->i);
 		}
@@ -656,19 +812,41 @@ static unsigned poll_cq(struct verbs_port *vp, struct uroce_context *ctx, const 
 	return n > 0 ? (unsigned)n : 0;
 }
 
+/* Members whose QPs failed are connected again (RESET to RTS), at most
+ * once a millisecond each while the NIC refuses. */
+static void reconnect(struct verbs_port *vp, struct uroce_context *ctx)
+{
+	uint64_t now = ctx_now(ctx);
+
+	for (struct segq *q = vp->segqs; q; q = q->next) {
+		if (!q->broken || now < q->retry_ns)
+			continue;
+		q->retry_ns = now + SEG_RECONNECT_NS;
+		if (!uc_connect(q)) {
+			q->broken = false;
+			vp->nbroken--;
+		}
+	}
+}
+
 unsigned verbs_seg_poll(struct uroce_context *ctx)
 {
-	struct verbs_port *vp = vp_of(ctx);
 	unsigned got = 0, n;
 
-	if (!vp->seg_cq)
-		return 0;
-	/* until the CQ is empty, within a bound: one burst a pass left the
-	 * bounce buffers of 4 busy QPs unposted long enough to run out */
-	for (unsigned b = 0; b < SEG_POLL_BURSTS && (n = poll_cq(vp, ctx, NULL)) > 0; b++) {
-		got += n;
-		if (n < SEG_POLL_BURST)
-			break;
+	for (unsigned p = 0; p < ctx->nports; p++) {
+		struct verbs_port *vp = vp_at(ctx, p);
+
+		if (!vp->seg_cq)
+			continue;
+		/* until the CQ is empty, within a bound: one burst a pass left the
+		 * bounce buffers of 4 busy QPs unposted long enough to run out */
+		for (unsigned b = 0; b < SEG_POLL_BURSTS && (n = poll_cq(vp, ctx, NULL)) > 0; b++) {
+			got += n;
+			if (n < SEG_POLL_BURST)
+				break;
+		}
+		if (vp->nbroken)
+			reconnect(vp, ctx);
 	}
 	return got;
 }

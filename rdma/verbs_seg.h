@@ -18,6 +18,7 @@ int verbs_nic_ah(const struct verbs_port *vp, const struct uroce_ah_attr *a, str
 int verbs_seg_create(struct uroce_qp *qp, unsigned npaths);
 void verbs_seg_destroy(struct uroce_qp *qp);
 int verbs_seg_connect(struct uroce_qp *qp);
+int verbs_seg_port_nums(const struct uroce_qp *qp, unsigned port, uint32_t *qpn, uint32_t *ctrl_qpn);
 int verbs_seg_post(struct uroce_qp *qp, const struct seg *s);
 unsigned verbs_seg_poll(struct uroce_context *ctx);
 void verbs_seg_flush(struct uroce_context *ctx);

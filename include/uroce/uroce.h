@@ -774,6 +774,12 @@ struct uroce_qp_attr {
 	uint32_t dest_token;
 	/** The peer's control QPN (UROCE_QP_DEST_CTRL_QPN), from its uroce_qp_ctrl_num(). */
 	uint32_t dest_ctrl_qpn;
+	/** On a verbs context, with backup_ah (UROCE_QP_ALT_PATH): the peer's
+	 * numbers behind backup i, from its uroce_qp_port_nums() for the port
+	 * of that member. Each device numbers its own QPs, so every member
+	 * has its own. Zero on a frame context (one number on every port). */
+	uint32_t backup_dest_qpn[UROCE_FO_MAX_MEMBERS - 1];
+	uint32_t backup_dest_ctrl_qpn[UROCE_FO_MAX_MEMBERS - 1];
 };
 
 /** Create a QP in RESET. Its number is uroce_qp_num(qp). */
@@ -796,6 +802,13 @@ uint32_t uroce_qp_token(const struct uroce_qp *qp);
  * NIC's control QP on a verbs port; 0 for a QP without one (rc, uc, ud
  * without backups). */
 uint32_t uroce_qp_ctrl_num(const struct uroce_qp *qp);
+/** The numbers the peer names for this QP on one of its context's ports
+ * (port_num 1..uroce_num_ports): on a verbs context a QP with backups has
+ * NIC QPs on every port, each device numbering its own, and the peer
+ * gives port p's as attr.backup_dest_qpn / backup_dest_ctrl_qpn of the
+ * member on p; elsewhere (or port 1) they are uroce_qp_num() and
+ * uroce_qp_ctrl_num(). 0, or -EINVAL for a port the QP has no numbers on. */
+int uroce_qp_port_nums(const struct uroce_qp *qp, uint8_t port_num, uint32_t *qpn, uint32_t *ctrl_qpn);
 
 /** A scatter/gather element (ibv_sge). */
 struct uroce_sge {

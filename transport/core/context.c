@@ -142,8 +142,9 @@ static bool ctx_rx(struct engine *eng, unsigned port, struct uroce_frame *f, con
 	return false;
 }
 
-void ctx_nic_arrival(struct uroce_qp *qp, const struct roce_pkt *pkt)
+void ctx_nic_arrival(struct uroce_qp *qp, unsigned port, const struct roce_pkt *pkt)
 {
+	qp->ctx->rx_port = port; /* a QP with backups learns the member by it */
 	qp_rx(qp, NULL, pkt);
 }
 
@@ -319,9 +320,6 @@ static int ctx_parse_ports(const struct uroce_context_attr *attr, const char *co
 	if (nloop && nloop != n)
 		return uroce_fail(-EINVAL, "uroce_context_create: loop ports run on the fabric's simulated clock and "
 		                           "cannot share a context with afxdp or dpdk ports");
-	if (cfg[0].kind == PORT_KIND_VERBS && n > 1)
-		return uroce_fail(-EINVAL, "uroce_context_create: %u ports with a verbs port; a verbs context has one "
-		                           "port (open one context for each)", n);
 	for (unsigned i = 1; i < n; i++)
 		if ((cfg[i].kind == PORT_KIND_VERBS) != (cfg[0].kind == PORT_KIND_VERBS))
 			return uroce_fail(-EINVAL, "uroce_context_create: ports %u and %u: a verbs port (the NIC moves "

@@ -18,6 +18,7 @@ struct nic_ops {
 	int (*mr_reg)(struct uroce_pd *pd, void *addr, size_t length, int access, struct uroce_mr **out);
 	int (*mr_dereg)(struct uroce_mr *mr);
 	struct mr_int *(*mr_find)(struct uroce_context *ctx, uint32_t lkey); /* a region by its NIC lkey, or NULL */
+	struct mr_int *(*mr_find_rkey)(struct uroce_context *ctx, uint32_t rkey); /* and by its rkey */
 	int (*mr_reg_dmabuf)(struct uroce_pd *pd, int fd, uint64_t offset, size_t length, uint64_t iova, int access,
 	                     struct uroce_mr **out);
 	int (*cq_create)(struct uroce_cq *cq, int cqe); /* fills cq->nic */
@@ -40,6 +41,8 @@ struct nic_ops {
 	int (*seg_create)(struct uroce_qp *qp, unsigned npaths);
 	void (*seg_destroy)(struct uroce_qp *qp);
 	int (*seg_connect)(struct uroce_qp *qp);  /* INIT -> RTR, the peer's numbers set */
+	/* a QP with backups: its NIC QPs' numbers on another port (index) */
+	int (*seg_port_nums)(const struct uroce_qp *qp, unsigned port, uint32_t *qpn, uint32_t *ctrl_qpn);
 	int (*seg_post)(struct uroce_qp *qp, const struct seg *s);
 	unsigned (*poll)(struct uroce_context *ctx); /* the engine loop: arrivals (ctx_nic_arrival) */
 	void (*flush)(struct uroce_context *ctx);    /* the end of a transmit pass: chained WRs to the NIC */

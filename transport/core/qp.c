@@ -47,6 +47,20 @@ uint32_t uroce_qp_ctrl_num(const struct uroce_qp *qp)
 	return !qp ? 0 : qp->nic_ctrl_qpn ? qp->nic_ctrl_qpn : qp->ctrl_qpn;
 }
 
+int uroce_qp_port_nums(const struct uroce_qp *qp, uint8_t port_num, uint32_t *qpn, uint32_t *ctrl_qpn)
+{
+	if (!qp || !qpn || !ctrl_qpn)
+		return uroce_fail(-EINVAL, "uroce_qp_port_nums: qp, qpn and ctrl_qpn are required");
+	if (port_num < 1 || port_num > qp->ctx->nports)
+		return uroce_fail(-EINVAL, "uroce_qp_port_nums: port_num %u; the context has ports 1-%u", port_num,
+		                  qp->ctx->nports);
+	if (qp->segq && port_num > 1)
+		return qp->ctx->nic->seg_port_nums(qp, port_num - 1u, qpn, ctrl_qpn);
+	*qpn = uroce_qp_num(qp);
+	*ctrl_qpn = uroce_qp_ctrl_num(qp);
+	return 0;
+}
+
 /* A token an off-path host cannot predict: getrandom, never 0 (0 names a
  * peer without one). */
 static int token_draw(uint32_t *out)
@@ -321,7 +335,8 @@ static int qp_create_nic(struct uroce_context *ctx, struct uroce_pd *pd, struct 
 	if (attr->rel.imm_counter || attr->path.npaths > 1 || attr->path.nports > 1 ||
 	    attr->cc.algo != UROCE_CC_NONE || attr->failover.nbackups)
 		return uroce_fail(-EOPNOTSUPP, "uroce_qp_create: on a verbs port an rc QP is the NIC's own: accepted "
-		                               "without imm_counter, path, cc or failover attributes (sr takes paths)");
+		                               "without imm_counter, path, cc or failover attributes (sr takes paths "
+		                               "and backups)");
 	qp = qp_alloc(ctx, pd, attr);
 	if (!qp)
 		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
@@ -385,11 +400,12 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 		      "port is the NIC's own RC QP)";
 	else if (ctx->nic && attr->rel.reliability != UROCE_REL_RC &&
 	         (!attr->rel.imm_keyed || attr->srq || attr->rel.imm_counter || attr->path.nports > 1 ||
-	          attr->cc.algo == UROCE_CC_DCQCN || attr->cc.algo == UROCE_CC_EQDS || attr->failover.nbackups))
+	          attr->cc.algo == UROCE_CC_DCQCN || attr->cc.algo == UROCE_CC_EQDS ||
+	          (attr->failover.nbackups && attr->rel.nic_rc)))
 		why = "sr, ec and be on a verbs port: accepted with rel.imm_keyed = 1 (the NIC numbers its own PSNs; "
 		      "the peer sets it too), path.npaths (one UC QP each), cc none, swift or cubic (a NIC keeps the "
-		      "CE marks and CNPs dcqcn needs, and eqds's pull pacer is a frame port's), and no SRQ, "
-		      "imm_counter, path.nports or failover";
+		      "CE marks and CNPs dcqcn needs, and eqds's pull pacer is a frame port's), failover over UC "
+		      "pools only (not with rel.nic_rc), and no SRQ, imm_counter or path.nports";
 	if (why)
 		return uroce_fail(-EINVAL, "uroce_qp_create: %s", why);
 	if (ctx->nic && attr->rel.reliability == UROCE_REL_RC)
@@ -739,6 +755,10 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 		rc = ctx_port_index(qp->ctx, attr->port_num, "uroce_qp_modify");
 		if (rc < 0)
 			return rc;
+		if (rc && qp->segq)
+			return uroce_fail(-EINVAL, "uroce_qp_modify: QP 0x%x: port_num %u; on a verbs context a QP runs on "
+			                           "port 1, whose device's keys its peer holds (the other ports carry its "
+			                           "failover backups); accepted: 1", qp->qpn, attr->port_num);
 		port = (unsigned)rc;
 	}
 	if ((mask & UROCE_QP_AV) && attr->ah_attr.port_num && attr->ah_attr.port_num != port + 1u)
@@ -865,14 +885,16 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 		if (rc)
 			return rc;
 	}
-	if (next == UROCE_QPS_RTR && cur == UROCE_QPS_INIT && qp->segq) {
-		rc = qp->ctx->nic->seg_connect(qp); /* the NIC's QPs to the peer's numbers */
-		if (rc)
-			return rc;
-	}
 	if (next == UROCE_QPS_RTR && cur == UROCE_QPS_INIT && qp->fo) {
 		qp_failover.ready(qp);
 		memcpy(qp->attr.backup_ah, attr->backup_ah, sizeof(qp->attr.backup_ah));
+		memcpy(qp->attr.backup_dest_qpn, attr->backup_dest_qpn, sizeof(qp->attr.backup_dest_qpn));
+		memcpy(qp->attr.backup_dest_ctrl_qpn, attr->backup_dest_ctrl_qpn, sizeof(qp->attr.backup_dest_ctrl_qpn));
+	}
+	if (next == UROCE_QPS_RTR && cur == UROCE_QPS_INIT && qp->segq) {
+		rc = qp->ctx->nic->seg_connect(qp); /* the NIC's QPs to the peer's numbers (every member's) */
+		if (rc)
+			return rc;
 	}
 	qp->state = qp->attr.qp_state = next;
 	if (next == UROCE_QPS_RESET)

@@ -400,7 +400,7 @@ int ctx_send_pkt(struct uroce_context *ctx, unsigned port, struct roce_pkt *pkt,
 
 /* A NIC's data path hands what its CQ reports for qp as the packet it
  * stands for (no frame: what the NIC placed has no payload here). */
-void ctx_nic_arrival(struct uroce_qp *qp, const struct roce_pkt *pkt);
+void ctx_nic_arrival(struct uroce_qp *qp, unsigned port, const struct roce_pkt *pkt);
 
 /* --- CQ -------------------------------------------------------------------- */
 void cq_push(struct uroce_cq *cq, const struct uroce_wc *wc);

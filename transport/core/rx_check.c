@@ -14,6 +14,7 @@
 #include "transport/core/qp_internal.h"
 #include "transport/core/gid.h"
 #include "transport/core/mr.h"
+#include "transport/core/nic.h"
 #include "transport/core/rx_check.h"
 
 /* IBTA 10.9.3: the low 15 bits name the partition (0 is invalid), bit 15
@@ -69,7 +70,10 @@ bool rx_check_conn(struct uroce_qp *qp, const struct roce_pkt *pkt)
 struct mr_int *rx_check_write(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len)
 {
 	enum uroce_drop_reason why = UROCE_DROP_BAD_RKEY;
-	struct mr_int *mr = rkey_lookup(qp, rkey, &why); /* a region, or a window bound to this QP */
+	/* a region, or a window bound to this QP; on a NIC context the
+	 * NIC's keys (what it did not place itself: failover's SENDs) */
+	struct mr_int *mr = __builtin_expect(!qp->ctx->nic, 1) ? rkey_lookup(qp, rkey, &why)
+	                                                       : qp->ctx->nic->mr_find_rkey(qp->ctx, rkey);
 	bool allowed;
 
 	if (!mr) {

@@ -151,6 +151,30 @@ static int fo_check_backups(struct uroce_qp *qp, const struct uroce_qp_attr *att
 
 		if (pi < 0)
 			return pi;
+		if (qp->segq) {
+			/* a verbs context: each member is the NIC QPs of one port,
+			 * connected to the peer's numbers behind it */
+			if (!pi)
+				return uroce_fail(-EINVAL, "uroce_qp_modify: QP 0x%x backup_ah[%u].port_num 1: on a verbs "
+				                           "context the primary is port 1 and each backup a port of its own; "
+				                           "accepted: 2-%u", qp->qpn, i - 1u, qp->ctx->nports);
+			for (unsigned j = 1; j < i; j++)
+				if (attr->backup_ah[j - 1].port_num == ah->port_num)
+					return uroce_fail(-EINVAL, "uroce_qp_modify: QP 0x%x backup_ah[%u] and [%u] are both on "
+					                           "port %u; on a verbs context each backup is a port of its own",
+					                  qp->qpn, j - 1u, i - 1u, ah->port_num);
+			if (!attr->backup_dest_qpn[i - 1] || !attr->backup_dest_ctrl_qpn[i - 1] ||
+			    attr->backup_dest_qpn[i - 1] > ROCE_QPN_MASK || attr->backup_dest_ctrl_qpn[i - 1] > ROCE_QPN_MASK)
+				return uroce_fail(-EINVAL, "uroce_qp_modify: QP 0x%x backup %u: backup_dest_qpn 0x%x, "
+				                           "backup_dest_ctrl_qpn 0x%x; on a verbs context each device numbers "
+				                           "its own QPs: accepted the peer's uroce_qp_port_nums() for the "
+				                           "port behind the backup (1-0xffffff each)", qp->qpn, i - 1u,
+				                  attr->backup_dest_qpn[i - 1], attr->backup_dest_ctrl_qpn[i - 1]);
+		} else if (attr->backup_dest_qpn[i - 1] || attr->backup_dest_ctrl_qpn[i - 1]) {
+			return uroce_fail(-EINVAL, "uroce_qp_modify: QP 0x%x backup %u: backup_dest_qpn / "
+			                           "backup_dest_ctrl_qpn are a verbs context's; a uroce QP on frame ports "
+			                           "has one number on every port (accepted: 0)", qp->qpn, i - 1u);
+		}
 		link = qp->ctx->ports[pi].port->mtu;
 		if (mtu + ROCE_PKT_HDR_MAX_V4 + 20u > link)
 			return uroce_fail(-EINVAL, "uroce_qp_modify: QP 0x%x backup_ah[%u]: path MTU %u does not fit port "
@@ -640,6 +664,19 @@ static bool fo_rx(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	return true;
 }
 
+/* A NIC refused the work of the member(s) on port (an error completion,
+ * a post refused): they fail as a port with receive errors does. */
+static void fo_port_err(struct uroce_qp *qp, unsigned port)
+{
+	struct fo_state *f = qp->fo;
+
+	if (!f || !f->ready)
+		return;
+	for (unsigned i = 0; i < f->n; i++)
+		if (f->m[i].d.port == port && f->m[i].failed == UROCE_FO_CAUSE_NONE)
+			member_set(f, i, UROCE_FO_CAUSE_ERRORS, ctx_now(qp->ctx));
+}
+
 /* --- the slow path ------------------------------------------------------------------- */
 
 /* Receive errors of a port: frames its parser refused as damaged. */
@@ -742,6 +779,7 @@ const struct fo_ext qp_failover = {
 	.rx = fo_rx,
 	.member_rx = fo_member_rx,
 	.dst_ok = fo_dst_ok,
+	.port_err = fo_port_err,
 };
 
 static const struct ctx_hook fo_ctx_hook = {

@@ -87,6 +87,9 @@ struct fo_ext {
 	int (*member_rx)(const struct uroce_qp *qp, unsigned port, const uint8_t sip[16], const uint8_t dip[16]);
 	/* is dip the address of a member whose port is port (the destination check)? */
 	bool (*dst_ok)(const struct uroce_qp *qp, unsigned port, const uint8_t dip[16]);
+	/* a NIC refused work of the member(s) on port (a verbs context's
+	 * error completion): they fail, as on receive errors */
+	void (*port_err)(struct uroce_qp *qp, unsigned port);
 };
 extern const struct fo_ext qp_failover;
 
@@ -104,6 +107,11 @@ static inline void fo_progress(struct uroce_qp *qp)
 {
 	if (qp->fo)
 		qp->fo->rto_run = 0;
+}
+/* Does the QP send by a backup now (not its primary)? */
+static inline bool fo_on_backup(const struct uroce_qp *qp)
+{
+	return qp->fo && qp->fo->active != 0;
 }
 /* Transmit, at a WR boundary (the next WR is not started yet): may a new
  * WR start now? (WaitSinked holds new work until the backup drained.) */

@@ -497,7 +497,7 @@ static void rx_plain_write(struct uroce_qp *qp, const struct roce_pkt *pkt)
  * first PSN and proves the connection with the token; a data or parity
  * packet sits where the sender's layout puts it (sr: first + 1 + index;
  * ec: ec_psn_*) once that descriptor is here (*slot: its message). */
-static enum uroce_drop_reason keyed_psn(struct uroce_qp *qp, const struct roce_pkt *pkt, uint32_t *psn,
+static enum uroce_drop_reason keyed_psn(struct uroce_qp *qp, const struct roce_pkt *pkt, bool nic, uint32_t *psn,
                                         const struct sr_rmsg **slot)
 {
 	const struct sr_state *st = sr_of(qp);
@@ -509,8 +509,9 @@ static enum uroce_drop_reason keyed_psn(struct uroce_qp *qp, const struct roce_p
 
 	/* what goes to rkey 0 comes as a SEND with immediate, WRITE with
 	 * immediate carries only data to a region (a plain WRITE has no
-	 * immediate to key by) */
-	if (pkt->opcode == (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM) ? kind > SRW_LAST_DESC || pkt->reth.rkey == SRW_MSG_RKEY
+	 * immediate to key by); what a NIC placed has no RETH here (the
+	 * device checked its key) */
+	if (pkt->opcode == (ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM) ? kind > SRW_LAST_DESC || (pkt->reth.rkey == SRW_MSG_RKEY && !nic)
 	                                                         : pkt->opcode != (ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM))
 		return UROCE_DROP_BAD_OPCODE;
 	if (kind == SRW_DESC) {
@@ -589,7 +590,7 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 	if (qp->init.rel.imm_keyed) {
 		const struct sr_rmsg *km = NULL;
 		uint32_t psn = 0;
-		enum uroce_drop_reason why = keyed_psn(qp, pkt, &psn, &km);
+		enum uroce_drop_reason why = keyed_psn(qp, pkt, !f, &psn, &km);
 
 		if (why != UROCE_DROP_NONE) {
 			uint32_t msg = srw_imm_msg(pkt->imm);
@@ -604,7 +605,16 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 		 * the WRITE to rkey 0 it stands for */
 		keyed = *pkt;
 		keyed.psn = psn;
-		if (keyed.opcode == (ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM)) {
+		if (keyed.opcode == (ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM) && km && km->write &&
+		    srw_imm_kind(keyed.imm) <= SRW_LAST_DESC) {
+			/* a WRITE's data sent by a failover backup (sr_tx.c):
+			 * placed where its descriptor says, the key checked here
+			 * (sr_rx_place), as the WRITE it stands for */
+			keyed.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
+			keyed.reth.rkey = km->rkey;
+			keyed.reth.va = km->wqe.sge[0].addr + (uint64_t)srw_imm_idx(keyed.imm) * qp->mtu;
+			keyed.reth.dma_len = keyed.payload_len;
+		} else if (keyed.opcode == (ROCE_TR_UC | ROCE_OP_SEND_ONLY_IMM)) {
 			keyed.opcode = ROCE_TR_UC | ROCE_OP_WRITE_ONLY_IMM;
 			keyed.reth.rkey = SRW_MSG_RKEY;
 			keyed.reth.va = srw_imm_kind(keyed.imm) == SRW_DESC ? 0 : (uint64_t)srw_imm_idx(keyed.imm) * qp->mtu;
