@@ -9,7 +9,11 @@
 #              over to rxe1 and tells srv; eth0 comes back, a probe is
 #              answered and cli fails back to rxe0;
 #   receiver   srv's eth0 goes down: srv fails member 0 and its notice
-#              (on member 1) moves cli over; then back.
+#              (on member 1) moves cli over; then back;
+#   refusals   an rc QP (the NIC's own) with backups, failover over an RC
+#              pool, a QP on port 2, a backup on port 1 or without the
+#              peer's numbers behind it, numbers of a port the QP has none
+#              on: each refused with a message saying what is accepted.
 # Each case: every message arrives once, in order, with its bytes (the
 # receiver checks), every WR completes once, in order (the sender
 # checks), and the sender's failover count and failback count are >= 1.
@@ -37,7 +41,7 @@ touch "$WORK/booted"
 "$VMLAB" boot cli "$CLI_IP" "$CLI_IP2" >/dev/null
 vm_put_uroce srv "$FO"
 vm_put_uroce cli "$FO"
-U="$vm_uroce_env /tmp/u/verbs_fo -d verbs:rxe0,verbs:rxe1 -n $N --max-msg 4096 --pace-us 5000 --max-sec 240"
+U="$vm_uroce_env /tmp/u/verbs_fo -d verbs:rxe0,verbs:rxe1 -n $N --max-msg 4096 --pace-us 5000 --max-sec 240 --rto-min-us 50000"
 
 # until the output of JOB in GUEST has a line matching PATTERN (egrep), at
 # most S seconds, and not once it failed
@@ -82,6 +86,13 @@ fo_case() {
 		fail "the sender's final line lacks $N messages, a failover and a failback"
 	PASSED=$((PASSED + 1))
 }
+
+CASE="refusals: what a verbs context refuses about failover, each with what it accepts"
+echo "=== $CASE"
+"$VMLAB" exec srv --timeout 60 "$U --role refusals" >"$WORK/ref.out" 2>&1 || { cat "$WORK/ref.out"; fail "a refusal is missing or says the wrong thing"; }
+sed 's/^/  srv: /' "$WORK/ref.out"
+grep -q 'verbs_fo\[refusals\]: ok' "$WORK/ref.out" || fail "no ok"
+PASSED=$((PASSED + 1))
 
 CASE="sender's NIC down: cli fails over rxe0 -> rxe1 and back, all $N messages once, in order"
 fo_case cli

@@ -17,12 +17,16 @@
  * completion per WR, in posting order. Any violation: a message naming
  * it and exit 1.
  *
- *   verbs_fo --role send|recv -d verbs:DEV1,verbs:DEV2 [--peer HOST] [--port P]
+ *   verbs_fo --role send|recv|refusals -d verbs:DEV1,verbs:DEV2 [--peer HOST] [--port P]
  *            [-n N] [--max-msg B] [--window W] [--pace-us U] [--max-sec S] [--rto-min-us R]
  *
  * --rto-min-us (default 20000): sr's RTO floor. A TCG guest's RTT is
  * milliseconds; with the 200 us default, three timeouts before the first
  * RTT sample would fail a member that works (rto_fail).
+ *
+ * --role refusals: no peer; what a verbs context refuses about failover,
+ * each refusal checked for its errno and the words that say what is
+ * accepted (one line each, "refused ... : MESSAGE").
  *
  * The receiver listens on --port (18600) for the sender's TCP exchange
  * (QPNs, tokens, GIDs, the region), which closes before any data moves.
@@ -378,6 +382,85 @@ static int run_send(struct vf *v, const struct vf_info *peer, uint32_t n, uint32
 	return 0;
 }
 
+/* One refusal: rc must be want and the message must hold words. */
+static int refused(const char *what, int rc, int want, const char *words)
+{
+	const char *msg = uroce_last_error();
+
+	if (rc != want || !strstr(msg, words)) {
+		printf("verbs_fo[refusals]: FAIL %s: rc %d (want %d), message \"%s\" (want \"%s\" in it)\n", what, rc,
+		       want, msg, words);
+		return 1;
+	}
+	printf("verbs_fo[refusals]: refused %s: %s\n", what, msg);
+	return 0;
+}
+
+static int run_refusals(const char *devs)
+{
+	struct vf_info me = { 0 };
+	struct vf v = { 0 };
+	struct uroce_qp_init_attr ia = { 0 };
+	struct uroce_qp_attr a = { 0 };
+	struct uroce_qp *qp;
+	uint32_t n, c;
+	int bad = 0, m;
+
+	open_end(&v, devs, 4096, 0, &me); /* an sr QP with a backup, in INIT below */
+	ia.qp_type = UROCE_QPT_RC;
+	ia.send_cq = v.scq;
+	ia.recv_cq = v.rcq;
+	ia.cap = (struct uroce_qp_cap){ .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 };
+	ia.failover.nbackups = 1;
+	bad |= refused("an rc QP (the NIC's own) with a backup", uroce_qp_create(v.pd, &ia, &qp), -EOPNOTSUPP,
+	               "sr takes paths and backups");
+	ia.rel.reliability = UROCE_REL_SR;
+	ia.rel.imm_keyed = 1;
+	ia.rel.nic_rc = 1;
+	bad |= refused("failover over an RC pool", uroce_qp_create(v.pd, &ia, &qp), -EINVAL,
+	               "failover over UC pools only");
+	bad |= refused("the numbers of port 3", uroce_qp_port_nums(v.qp, 3, &n, &c), -EINVAL, "ports 1-2");
+	ia.rel.nic_rc = 0;
+	ia.failover.nbackups = 0;
+	if (uroce_qp_create(v.pd, &ia, &qp))
+		die("an sr QP without backups", -1);
+	bad |= refused("port 2's numbers of a QP without backups", uroce_qp_port_nums(qp, 2, &n, &c), -EINVAL,
+	               "only when created with failover.nbackups > 0");
+	a.qp_state = UROCE_QPS_INIT;
+	a.port_num = 2;
+	a.qp_access_flags = UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE;
+	bad |= refused("a QP on port 2", uroce_qp_modify(qp, &a, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT |
+	                                                            UROCE_QP_ACCESS_FLAGS),
+	               -EINVAL, "runs on port 1");
+	uroce_qp_destroy(qp);
+	a.port_num = 1;
+	if (uroce_qp_modify(v.qp, &a, UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS))
+		die("QP to INIT", -1);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = UROCE_QPS_RTR;
+	a.path_mtu = UROCE_MTU_1024;
+	a.dest_qp_num = me.qpn[0];
+	a.dest_ctrl_qpn = me.ctrl[0];
+	a.dest_token = me.token;
+	a.max_dest_rd_atomic = 1;
+	memcpy(a.ah_attr.dgid, me.gid[0], 16);
+	a.ah_attr.sgid_index = VF_GID_INDEX;
+	a.ah_attr.port_num = 1;
+	memcpy(a.backup_ah[0].dgid, me.gid[1], 16);
+	a.backup_ah[0].sgid_index = VF_GID_INDEX;
+	a.backup_ah[0].port_num = 2;
+	m = UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_DEST_TOKEN |
+	    UROCE_QP_DEST_CTRL_QPN | UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER |
+	    UROCE_QP_ALT_PATH;
+	bad |= refused("a backup without the peer's numbers behind it", uroce_qp_modify(v.qp, &a, m), -EINVAL,
+	               "uroce_qp_port_nums()");
+	a.backup_dest_qpn[0] = me.qpn[1];
+	a.backup_dest_ctrl_qpn[0] = me.ctrl[1];
+	a.backup_ah[0].port_num = 1;
+	bad |= refused("a backup on port 1 (the primary's)", uroce_qp_modify(v.qp, &a, m), -EINVAL, "accepted: 2-2");
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -412,10 +495,17 @@ int main(int argc, char **argv)
 		                 "[-n N] [--max-msg B] [--window W] [--pace-us U] [--max-sec S] [--rto-min-us R]");
 		}
 	}
-	if (!role || (strcmp(role, "send") && strcmp(role, "recv")))
-		bad_arg("--role: accepted send, recv");
+	if (!role || (strcmp(role, "send") && strcmp(role, "recv") && strcmp(role, "refusals")))
+		bad_arg("--role: accepted send, recv, refusals");
 	if (!devs)
 		bad_arg("-d: accepted two ports, \"verbs:DEV1,verbs:DEV2\"");
+	if (!strcmp(role, "refusals")) {
+		role_name = role;
+		if (run_refusals(devs))
+			return 1;
+		printf("verbs_fo[refusals]: ok\n");
+		return 0;
+	}
 	if (!strcmp(role, "send") && !peer_host)
 		bad_arg("--peer: the receiver's address, required with --role send");
 	if (n < 1 || n > 100000 || max < VF_HDR || max > 65536 || window < 1 || window > 128 || !port || port > 65535 ||

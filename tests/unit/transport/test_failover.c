@@ -610,6 +610,20 @@ static void case_args(void)
 	a.backup_ah[0].port_num = 3;
 	CHECK(uroce_qp_modify(qp, &a, m | UROCE_QP_ALT_PATH) == -EINVAL && strstr(uroce_last_error(), "accepted: 1-2"),
 	      "backup on port 3: %s", uroce_last_error());
+	/* per-member QPNs are a verbs context's: a frame QP has one number */
+	a.backup_ah[0].port_num = 2;
+	a.backup_dest_qpn[0] = uroce_qp_num(B.qp[0]);
+	CHECK(uroce_qp_modify(qp, &a, m | UROCE_QP_ALT_PATH) == -EINVAL && strstr(uroce_last_error(), "accepted: 0"),
+	      "backup_dest_qpn on frame ports: %s", uroce_last_error());
+	a.backup_dest_qpn[0] = 0;
+	{
+		uint32_t n1 = 0, c1 = 0;
+
+		CHECK(uroce_qp_port_nums(qp, 2, &n1, &c1) == 0 && n1 == uroce_qp_num(qp) && c1 == uroce_qp_ctrl_num(qp),
+		      "port 2's numbers are the QP's own on frame ports: %s", uroce_last_error());
+		CHECK(uroce_qp_port_nums(qp, 3, &n1, &c1) == -EINVAL && strstr(uroce_last_error(), "ports 1-2"),
+		      "port_nums of port 3: %s", uroce_last_error());
+	}
 	CHECK(uroce_qp_destroy(qp) == 0, "destroy");
 	/* a one-port context has nothing to fail over to */
 	pair_close();
