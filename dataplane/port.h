@@ -106,6 +106,7 @@ struct port {
 	uint32_t mtu;     /* L3 MTU of the link */
 	int ifindex;      /* kernel interface, 0 when none */
 	uint32_t ipv4_be; /* the port's IPv4 address (0 if unknown) */
+	uint8_t completion_ts; /* a verbs port whose device stamps its completions */
 	struct uroce_port_stats stats;
 	void *priv;       /* backend state */
 };

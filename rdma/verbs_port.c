@@ -153,6 +153,17 @@ static int verbs_open(struct port *p, char *err, size_t errlen)
 		goto fail_close;
 	}
 	vp->link_up = pattr.state == IBV_PORT_ACTIVE;
+	{
+		/* completion timestamps: a clock of known rate that stamps CQEs */
+		struct ibv_device_attr_ex dx;
+
+		if (!ibv_query_device_ex(vp->ibctx, NULL, &dx) && dx.completion_timestamp_mask && dx.hca_core_clock) {
+			vp->ts.mask = dx.completion_timestamp_mask;
+			vp->ts.khz = dx.hca_core_clock;
+			vp->ts.on = true;
+		}
+	}
+	vp->port = p;
 	/* the async queue is read from poll(), never blocking the engine */
 	flags = fcntl(vp->ibctx->async_fd, F_GETFL);
 	if (flags < 0 || fcntl(vp->ibctx->async_fd, F_SETFL, flags | O_NONBLOCK) < 0) {
@@ -161,6 +172,7 @@ static int verbs_open(struct port *p, char *err, size_t errlen)
 		goto fail_close;
 	}
 	p->priv = vp;
+	p->completion_ts = vp->ts.on;
 	p->mtu = 1500;
 	read_netdev(p, ifindex);
 	for (unsigned i = 0; i < vp->ngid; i++) {

@@ -10,6 +10,7 @@
 #include <infiniband/verbs.h>
 
 #include "dataplane/port.h"
+#include "rdma/verbs_ts.h"
 #include "transport/core/qp_internal.h"
 
 #define VERBS_GID_MAX 64u
@@ -28,6 +29,9 @@ struct verbs_port {
 	bool dmabuf_ok;         /* the device registers dmabuf MRs */
 	void *segqs;            /* sr QPs' NIC resources (verbs_seg.c) */
 	void *seg_cq;           /* their one CQ, polled by the engine */
+	void *seg_cqx;          /* the same as an extended CQ (NULL where the device has none) */
+	struct verbs_ts ts;     /* the device's completion timestamps, where it stamps */
+	struct port *port;
 	unsigned seg_cq_need;   /* the completions they all can have in it */
 	void *mrs;              /* the regions registered (verbs_nic.c), for post-time checks */
 	unsigned nsegq;

@@ -134,7 +134,23 @@ static int shared_cq(struct verbs_port *vp, unsigned need)
 	int want = (int)need;
 
 	if (!vp->seg_cq) {
-		vp->seg_cq = ibv_create_cq(vp->ibctx, want, NULL, NULL, 0);
+		/* an extended CQ, stamped where the device stamps; a plain one
+		 * where it has neither */
+		struct ibv_cq_init_attr_ex ca = {
+			.cqe = (uint32_t)want,
+			.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |
+			            (vp->ts.on ? IBV_WC_EX_WITH_COMPLETION_TIMESTAMP : 0),
+		};
+		struct ibv_cq_ex *x = ibv_create_cq_ex(vp->ibctx, &ca);
+
+		if (!x && vp->ts.on) {
+			vp->ts.on = false; /* the device has a clock but will not stamp this CQ */
+			vp->port->completion_ts = 0;
+			ca.wc_flags &= ~(uint64_t)IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+			x = ibv_create_cq_ex(vp->ibctx, &ca);
+		}
+		vp->seg_cqx = x;
+		vp->seg_cq = x ? ibv_cq_ex_to_cq(x) : ibv_create_cq(vp->ibctx, want, NULL, NULL, 0);
 		return vp->seg_cq ? 0 : (errno ? errno : ENOMEM);
 	}
 	if (((struct ibv_cq *)vp->seg_cq)->cqe >= want)
@@ -747,7 +763,7 @@ static void rx_pool(struct segq *q, const uint8_t *b, uint32_t len)
 }
 
 /* A completion of the data or control QP as the packet it stands for. */
-static void arrival(struct segq *q, const struct ibv_wc *wc, uint32_t buf)
+static void arrival(struct segq *q, const struct ibv_wc *wc, uint32_t buf, uint64_t rx_ns)
 {
 	struct uroce_qp *qp = q->qp;
 	struct roce_pkt pkt;
@@ -774,7 +790,45 @@ static void arrival(struct segq *q, const struct ibv_wc *wc, uint32_t buf)
 		pkt.opcode = ROCE_TR_UC | ((wc->wc_flags & IBV_WC_WITH_IMM) ? ROCE_OP_SEND_ONLY_IMM : ROCE_OP_SEND_ONLY);
 		pkt.payload = q->bufs + (size_t)buf * SEG_BUF_SIZE;
 	}
-	ctx_nic_arrival(qp, q->port, &pkt);
+	ctx_nic_arrival(qp, q->port, &pkt, rx_ns);
+}
+
+/* Up to n completions of the shared CQ into wc, with the device's stamps
+ * in ts (0 where it does not stamp). */
+static int cq_read(struct verbs_port *vp, struct ibv_wc *wc, uint64_t *ts, int n)
+{
+	struct ibv_cq_ex *x = vp->seg_cqx;
+	struct ibv_poll_cq_attr pa = { 0 };
+	int k = 0, rc;
+
+	if (!x) {
+		k = ibv_poll_cq(vp->seg_cq, n, wc);
+		for (int i = 0; i < k; i++)
+			ts[i] = 0;
+		return k;
+	}
+	rc = ibv_start_poll(x, &pa);
+	if (rc)
+		return rc == ENOENT ? 0 : -1;
+	do {
+		struct ibv_wc *w = &wc[k];
+
+		memset(w, 0, sizeof(*w));
+		w->wr_id = x->wr_id;
+		w->status = x->status;
+		if (w->status == IBV_WC_SUCCESS) { /* the rest is defined on success only */
+			w->opcode = ibv_wc_read_opcode(x);
+			w->byte_len = ibv_wc_read_byte_len(x);
+			w->wc_flags = ibv_wc_read_wc_flags(x);
+			if (w->wc_flags & IBV_WC_WITH_IMM)
+				w->imm_data = ibv_wc_read_imm_data(x);
+			w->qp_num = ibv_wc_read_qp_num(x);
+		}
+		ts[k] = vp->ts.on ? verbs_ts_ns(&vp->ts, ibv_wc_read_completion_ts(x)) : 0;
+		k++;
+	} while (k < n && !ibv_next_poll(x));
+	ibv_end_poll(x);
+	return k;
 }
 
 /* One burst of the shared CQ; completions of DYING (a QP being destroyed)
@@ -782,7 +836,8 @@ static void arrival(struct segq *q, const struct ibv_wc *wc, uint32_t buf)
 static unsigned poll_cq(struct verbs_port *vp, struct uroce_context *ctx, const struct segq *dying)
 {
 	struct ibv_wc wc[SEG_POLL_BURST];
-	int n = ibv_poll_cq(vp->seg_cq, SEG_POLL_BURST, wc);
+	uint64_t ts[SEG_POLL_BURST];
+	int n = cq_read(vp, wc, ts, SEG_POLL_BURST);
 
 	for (int i = 0; i < n; i++) {
 		unsigned tag = (unsigned)(wc[i].wr_id & WRID_TAG);
@@ -804,7 +859,7 @@ static unsigned poll_cq(struct verbs_port *vp, struct uroce_context *ctx, const 
 			if (!recv)
 				seg_fail(q);
 		} else if (recv) {
-			arrival(q, &wc[i], b->i);
+			arrival(q, &wc[i], b->i, ts[i]);
 		}
 		if (recv && post_buf(q, b->i))
 			ctx_count_drop(ctx, UROCE_DROP_NO_RECV_BUFFER);
@@ -838,6 +893,7 @@ unsigned verbs_seg_poll(struct uroce_context *ctx)
 
 		if (!vp->seg_cq)
 			continue;
+		verbs_ts_calibrate(&vp->ts, vp->ibctx, ctx_now(ctx));
 		/* until the CQ is empty, within a bound: one burst a pass left the
 		 * bounce buffers of 4 busy QPs unposted long enough to run out */
 		for (unsigned b = 0; b < SEG_POLL_BURSTS && (n = poll_cq(vp, ctx, NULL)) > 0; b++) {

@@ -174,6 +174,10 @@ struct uroce_port_attr {
 	int active_mtu;         /**< enum uroce_mtu the link carries */
 	int link_up;
 	int gid_tbl_len;        /**< entries in the port's GID table now: indices 0..gid_tbl_len-1 */
+	/** A verbs port whose device stamps completions (1): the engine takes
+	 * arrival times for RTT samples from those stamps; 0: from its own
+	 * clock as it polls (frame ports, and NICs without, such as rxe). */
+	int completion_ts;
 };
 
 /** Number of ports of the context (ibv_device_attr.phys_port_cnt); port

@@ -538,9 +538,16 @@ int main(int argc, char **argv)
 		for (uint32_t k = 0; k < VF_RSLOTS && k < n; k++)
 			post_recv(&v, k, max); /* (receives are posted from INIT on) */
 	tcp_exchange_close(&x); /* nothing more goes by TCP: the NICs may go down */
-	printf("verbs_fo[%s]: connected: qpn 0x%x/0x%x ctrl 0x%x/0x%x, peer qpn 0x%x/0x%x ctrl 0x%x/0x%x, %u messages\n",
-	       role, me.qpn[0], me.qpn[1], me.ctrl[0], me.ctrl[1], peer.qpn[0], peer.qpn[1], peer.ctrl[0], peer.ctrl[1],
-	       n);
+	{
+		struct uroce_port_attr pa[2];
+
+		if (uroce_query_port(v.ctx, 1, &pa[0]) || uroce_query_port(v.ctx, 2, &pa[1]))
+			die("uroce_query_port", -1);
+		printf("verbs_fo[%s]: connected: qpn 0x%x/0x%x ctrl 0x%x/0x%x, peer qpn 0x%x/0x%x ctrl 0x%x/0x%x, %u "
+		       "messages, arrival times: %s, %s\n", role, me.qpn[0], me.qpn[1], me.ctrl[0], me.ctrl[1], peer.qpn[0],
+		       peer.qpn[1], peer.ctrl[0], peer.ctrl[1], n, pa[0].completion_ts ? "device stamps" : "engine clock",
+		       pa[1].completion_ts ? "device stamps" : "engine clock");
+	}
 	fflush(stdout);
 	rc = !strcmp(role, "recv") ? run_recv(&v, &me, n, max_sec)
 	                           : run_send(&v, &peer, n, window, (uint64_t)pace_us * 1000u, max_sec);

@@ -142,10 +142,14 @@ static bool ctx_rx(struct engine *eng, unsigned port, struct uroce_frame *f, con
 	return false;
 }
 
-void ctx_nic_arrival(struct uroce_qp *qp, unsigned port, const struct roce_pkt *pkt)
+void ctx_nic_arrival(struct uroce_qp *qp, unsigned port, const struct roce_pkt *pkt, uint64_t rx_ns)
 {
-	qp->ctx->rx_port = port; /* a QP with backups learns the member by it */
+	struct uroce_context *ctx = qp->ctx;
+
+	ctx->rx_port = port; /* a QP with backups learns the member by it */
+	ctx->nic_rx_ns = rx_ns <= ctx_clock(ctx) ? rx_ns : 0; /* (a stamp ahead of the clock is not taken) */
 	qp_rx(qp, NULL, pkt);
+	ctx->nic_rx_ns = 0;
 }
 
 /* One receive pass: the ports' bursts, and a NIC's completions. */
@@ -481,6 +485,7 @@ int uroce_query_port(struct uroce_context *ctx, uint8_t port_num, struct uroce_p
 	if (!neigh_addr_is_v4(attr->gid))
 		roce_ipv4_mapped(attr->gid, attr->ipv4_be);
 	attr->l3_mtu = cp->port->mtu;
+	attr->completion_ts = cp->port->completion_ts;
 	/* RoCE MTU: the largest that leaves room for the headers; like rxe,
 	 * which keeps RXE_MAX_HDR_LENGTH (80) bytes, so both ends of a
 	 * uroce-rxe pair pick the same active MTU */

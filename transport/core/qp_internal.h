@@ -327,6 +327,7 @@ struct uroce_context {
 	const struct nic_ops *nic;
 	unsigned nsegq;         /* sr QPs on the NIC: the engine polls their CQs */
 	unsigned rx_port;       /* port of the packet being processed: where its drops count */
+	uint64_t nic_rx_ns;     /* and, from a NIC that stamps completions, when it arrived (0: unknown) */
 	struct engine *eng;
 	struct loop_fabric *fabric;
 	engine_clock_fn clock;  /* the engine's time source, read fresh when arming timers */
@@ -399,8 +400,10 @@ typedef void (*gather_fn)(void *arg, uint8_t *dst, uint32_t len);
 int ctx_send_pkt(struct uroce_context *ctx, unsigned port, struct roce_pkt *pkt, gather_fn g, void *garg);
 
 /* A NIC's data path hands what its CQ reports for qp as the packet it
- * stands for (no frame: what the NIC placed has no payload here). */
-void ctx_nic_arrival(struct uroce_qp *qp, unsigned port, const struct roce_pkt *pkt);
+ * stands for (no frame: what the NIC placed has no payload here), with
+ * the time the device stamped it (engine clock; 0 = none: the policies
+ * take their clock). */
+void ctx_nic_arrival(struct uroce_qp *qp, unsigned port, const struct roce_pkt *pkt, uint64_t rx_ns);
 
 /* --- CQ -------------------------------------------------------------------- */
 void cq_push(struct uroce_cq *cq, const struct uroce_wc *wc);

@@ -314,7 +314,7 @@ static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len, uint8_t
 	struct sr_tx *t = &st->tx;
 	uint32_t cum = roce_get_be32(b), msg_cum = roce_get_be32(b + 4), dups = roce_get_be32(b + 12), dup_psn = roce_get_be32(b + 16), nbits;
 	uint32_t msg_limit;
-	uint64_t now = ctx_clock(qp->ctx);
+	uint64_t now = ctx_clock(qp->ctx), at;
 	const struct sr_txp *newest = NULL;
 	bool progress = false;
 	int32_t d_nxt = roce_psn_diff(cum, t->nxt);
@@ -398,12 +398,15 @@ static void on_sack(struct uroce_qp *qp, const uint8_t *b, uint32_t len, uint8_t
 			sack_one(qp, q, now, &newest, &progress, &sum);
 		}
 	}
+	/* the RTT ends when the SACK arrived: a NIC that stamps completions
+	 * says when (without the wait in its CQ), else it is now */
+	at = qp->ctx->nic_rx_ns ? qp->ctx->nic_rx_ns : now;
 	if (newest) {
-		rtt_sample(st, now > newest->sent_ns ? now - newest->sent_ns : 1);
+		rtt_sample(st, at > newest->sent_ns ? at - newest->sent_ns : 1);
 		rtt_stats(qp);
 	}
 	if (sum.pkts)
-		sr_pc_ack_done(qp, now, newest ? now - newest->sent_ns : 0,
+		sr_pc_ack_done(qp, now, newest && at > newest->sent_ns ? at - newest->sent_ns : 0,
 		               (uint64_t)roce_get_be16(b + 26) << SRW_SACK_HOLD_SHIFT, sum.bytes, sum.pkts,
 		               (uint8_t)(ttl <= SR_TTL_INIT ? SR_TTL_INIT - ttl : 0));
 	if (st->ec && ec_msgs_done(qp, msg_cum, roce_get_be32(b + 8)))

@@ -674,8 +674,8 @@ void sr_rx_data(struct uroce_qp *qp, const struct uroce_frame *f, const struct r
 	 * the packet is taken (rx_advance_cum): a forged one gets no answer */
 	r->ask = pkt->ackreq || d != 0 || roce_psn_diff(pkt->psn, r->high) < 0 ||
 	         (qp->init.rel.imm_keyed && keyed_asks(st, pkt));
-	if (r->ask && !r->ask_rx_ns)
-		r->ask_rx_ns = ctx_now(qp->ctx);
+	if (r->ask && !r->ask_rx_ns) /* (a NIC's stamp when it has one) */
+		r->ask_rx_ns = qp->ctx->nic_rx_ns ? qp->ctx->nic_rx_ns : ctx_now(qp->ctx);
 	ctx_kick(qp); /* the SACK leaves in the next transmit pass: one per burst */
 	if (pkt->opcode == (ROCE_TR_UC | ROCE_OP_WRITE_ONLY)) {
 		rx_plain_write(qp, pkt);
