@@ -209,6 +209,8 @@ static void segq_free(struct segq *q)
 			vp->nsegq--;
 			if (q->cq_counted)
 				vp->seg_cq_need -= SEG_CQ_NEED(q);
+			if (q->broken)
+				vp->nbroken--;
 			break;
 		}
 	for (unsigned i = 0; q->pool && i < q->npool; i++)
@@ -367,7 +369,8 @@ int verbs_seg_port_nums(const struct uroce_qp *qp, unsigned port, uint32_t *qpn,
 
 	if (!q)
 		return uroce_fail(-EINVAL, "uroce_qp_port_nums: QP 0x%x has no NIC QPs on port %u (a QP has them on "
-		                           "every port only when created with failover.nbackups > 0)", qp->qpn, port + 1);
+		                           "every port only when created with failover.nbackups > 0)", qp->nic_qpn,
+		                  port + 1);
 	*qpn = q->rc ? q->pool[0]->qp_num : q->data->qp_num;
 	*ctrl_qpn = q->ctrl->qp_num;
 	return 0;
@@ -459,7 +462,10 @@ static int segq_connect(struct segq *q, const struct uroce_ah_attr *ua, uint32_t
 		return rc;
 	q->dqpn = dqpn;
 	q->ctrl_dqpn = ctrl;
-	q->broken = false;
+	if (q->broken) {
+		q->broken = false;
+		q->vp->nbroken--;
+	}
 	for (unsigned k = 0; k <= q->npool; k++)
 		q->chain[k].n = 0; /* nothing left over from an earlier connection */
 	memset(q->peer_qpn, 0, q->npool * sizeof(*q->peer_qpn));
@@ -794,12 +800,15 @@ static void arrival(struct segq *q, const struct ibv_wc *wc, uint32_t buf, uint6
 }
 
 /* Up to n completions of the shared CQ into wc, with the device's stamps
- * in ts (0 where it does not stamp). */
+ * in ts (0 where it does not stamp). An extended CQ is read one
+ * completion per start/end: rdma-core's rxe before v54 moves its consumer
+ * index twice when ibv_next_poll finds nothing (it read completions that
+ * were not there, seen as thousands of duplicates), and a single entry
+ * never calls it. */
 static int cq_read(struct verbs_port *vp, struct ibv_wc *wc, uint64_t *ts, int n)
 {
 	struct ibv_cq_ex *x = vp->seg_cqx;
-	struct ibv_poll_cq_attr pa = { 0 };
-	int k = 0, rc;
+	int k = 0;
 
 	if (!x) {
 		k = ibv_poll_cq(vp->seg_cq, n, wc);
@@ -807,12 +816,13 @@ static int cq_read(struct verbs_port *vp, struct ibv_wc *wc, uint64_t *ts, int n
 			ts[i] = 0;
 		return k;
 	}
-	rc = ibv_start_poll(x, &pa);
-	if (rc)
-		return rc == ENOENT ? 0 : -1;
-	do {
+	for (; k < n; k++) {
+		struct ibv_poll_cq_attr pa = { 0 };
 		struct ibv_wc *w = &wc[k];
+		int rc = ibv_start_poll(x, &pa);
 
+		if (rc)
+			return rc == ENOENT || k ? k : -1;
 		memset(w, 0, sizeof(*w));
 		w->wr_id = x->wr_id;
 		w->status = x->status;
@@ -825,9 +835,8 @@ static int cq_read(struct verbs_port *vp, struct ibv_wc *wc, uint64_t *ts, int n
 			w->qp_num = ibv_wc_read_qp_num(x);
 		}
 		ts[k] = vp->ts.on ? verbs_ts_ns(&vp->ts, ibv_wc_read_completion_ts(x)) : 0;
-		k++;
-	} while (k < n && !ibv_next_poll(x));
-	ibv_end_poll(x);
+		ibv_end_poll(x);
+	}
 	return k;
 }
 
