@@ -70,10 +70,7 @@ bool rx_check_conn(struct uroce_qp *qp, const struct roce_pkt *pkt)
 struct mr_int *rx_check_write(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len)
 {
 	enum uroce_drop_reason why = UROCE_DROP_BAD_RKEY;
-	/* a region, or a window bound to this QP; on a NIC context the
-	 * NIC's keys (what it did not place itself: failover's SENDs) */
-	struct mr_int *mr = __builtin_expect(!qp->ctx->nic, 1) ? rkey_lookup(qp, rkey, &why)
-	                                                       : qp->ctx->nic->mr_find_rkey(qp->ctx, rkey);
+	struct mr_int *mr = rkey_lookup(qp, rkey, &why); /* a region, or a window bound to this QP */
 	bool allowed;
 
 	if (!mr) {
@@ -81,6 +78,24 @@ struct mr_int *rx_check_write(struct uroce_qp *qp, uint32_t rkey, uint64_t va, u
 		return NULL;
 	}
 	allowed = (qp->attr.qp_access_flags & UROCE_ACCESS_REMOTE_WRITE) && (mr->pub.access & UROCE_ACCESS_REMOTE_WRITE);
+	if (!allowed || !mr_check(mr, qp->pd, va, len, UROCE_ACCESS_REMOTE_WRITE)) {
+		ctx_count_drop(qp->ctx, allowed ? UROCE_DROP_OUT_OF_BOUNDS : UROCE_DROP_ACCESS_DENIED);
+		qp->stats.access_errors++;
+		return NULL;
+	}
+	return mr;
+}
+
+struct mr_int *rx_check_write_nic(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len)
+{
+	struct mr_int *mr = qp->ctx->nic->mr_find_rkey(qp->ctx, rkey);
+	bool allowed = mr && (qp->attr.qp_access_flags & UROCE_ACCESS_REMOTE_WRITE) &&
+	               (mr->pub.access & UROCE_ACCESS_REMOTE_WRITE);
+
+	if (!mr) {
+		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_RKEY);
+		return NULL;
+	}
 	if (!allowed || !mr_check(mr, qp->pd, va, len, UROCE_ACCESS_REMOTE_WRITE)) {
 		ctx_count_drop(qp->ctx, allowed ? UROCE_DROP_OUT_OF_BOUNDS : UROCE_DROP_ACCESS_DENIED);
 		qp->stats.access_errors++;

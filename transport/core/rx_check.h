@@ -15,6 +15,9 @@ bool rx_check_conn(struct uroce_qp *qp, const struct roce_pkt *pkt);
 /* sr and be: a packet may write [va, va+len) through rkey (QP and key
  * allow REMOTE_WRITE, bounds); otherwise counted by reason, NULL. */
 struct mr_int *rx_check_write(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len);
+/* The same on a NIC's context, by the NIC's keys: for what the NIC did not
+ * place itself (sr's data sent by a failover backup as SENDs). */
+struct mr_int *rx_check_write_nic(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len);
 /* A response PSN lies in [oldest unacknowledged, highest sent]. */
 bool rx_response_in_window(struct uroce_qp *qp, uint32_t psn);
 

@@ -101,8 +101,10 @@ bool sr_rx_place(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t off, const uin
 		if (!src)
 			return true; /* a NIC placed it */
 		/* sge[0] holds the target; a rebuilt chunk never came with a RETH
-		 * of its own, so the key is checked here for every write */
-		if (!rx_check_write(qp, m->rkey, m->wqe.sge[0].addr + off, len))
+		 * of its own, so the key is checked here for every write (on a
+		 * NIC's context by its keys: what it did not place itself) */
+		if (!(__builtin_expect(!qp->ctx->nic, 1) ? rx_check_write(qp, m->rkey, m->wqe.sge[0].addr + off, len)
+		                                         : rx_check_write_nic(qp, m->rkey, m->wqe.sge[0].addr + off, len)))
 			return false;
 		memcpy((uint8_t *)(uintptr_t)(m->wqe.sge[0].addr + off), src, len);
 	} else {

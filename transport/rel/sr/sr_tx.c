@@ -174,16 +174,19 @@ static int send_txp(struct uroce_qp *qp, uint32_t psn)
 		s.nsge = w->num_sge;
 		s.off = p->off - w->msg_off;
 	}
-	if (qp->init.rel.imm_keyed && s.op == SEG_WRITE_IMM && s.rkey != SRW_MSG_RKEY && fo_on_backup(qp)) {
-		/* the keys the peer gave are its primary's (a verbs peer's
-		 * other devices have keys of their own): on a backup a WRITE's
-		 * data goes to the message space, and the receiver places it
-		 * by the message's descriptor, checking the key itself */
-		s.rkey = SRW_MSG_RKEY;
-		s.va = p->off;
+	if (qp->init.rel.imm_keyed && s.op == SEG_WRITE_IMM) {
+		if (s.rkey != SRW_MSG_RKEY && fo_on_backup(qp)) {
+			/* the keys the peer gave are its primary's (a verbs
+			 * peer's other devices have keys of their own): on a
+			 * backup a WRITE's data goes to the message space, and
+			 * the receiver places it by the message's descriptor,
+			 * checking the key itself */
+			s.rkey = SRW_MSG_RKEY;
+			s.va = p->off;
+		}
+		if (s.rkey == SRW_MSG_RKEY)
+			s.op = SEG_SEND_IMM; /* a NIC places nothing by rkey 0: it takes a SEND into a receive */
 	}
-	if (qp->init.rel.imm_keyed && s.op == SEG_WRITE_IMM && s.rkey == SRW_MSG_RKEY)
-		s.op = SEG_SEND_IMM; /* a NIC places nothing by rkey 0: it takes a SEND into a receive */
 	if (wants_sack(qp, p, w, psn))
 		s.flags |= SEG_ACKREQ;
 	rc = ctx_send_seg(qp->ctx, &s);
