@@ -147,7 +147,7 @@ void ctx_nic_arrival(struct uroce_qp *qp, unsigned port, const struct roce_pkt *
 	struct uroce_context *ctx = qp->ctx;
 
 	ctx->rx_port = port; /* a QP with backups learns the member by it */
-	ctx->nic_rx_ns = rx_ns <= ctx_clock(ctx) ? rx_ns : 0; /* (a stamp ahead of the clock is not taken) */
+	ctx->nic_rx_ns = rx_ns && rx_ns <= ctx_clock(ctx) ? rx_ns : 0; /* (a stamp ahead of the clock is not taken) */
 	qp_rx(qp, NULL, pkt);
 	ctx->nic_rx_ns = 0;
 }
