@@ -7,6 +7,7 @@ void app_counters_print(FILE *f, struct uroce_qp *const *qps, int nqps, struct u
 {
 	struct uroce_qp_stats sum = {0};
 	struct uroce_port_stats ps;
+	struct uroce_port_attr pa;
 	unsigned long long drops = 0;
 
 	for (int i = 0; i < nqps; i++) {
@@ -94,4 +95,9 @@ void app_counters_print(FILE *f, struct uroce_qp *const *qps, int nqps, struct u
 			fprintf(f, " %s=%llu", uroce_drop_reason_name((enum uroce_drop_reason)i),
 				(unsigned long long)ps.drops[i]);
 	fputc('\n', f);
+	/* how an afxdp port's XDP runs, on a line of its own (scripts read
+	 * every other field of the counters line as a drop reason) */
+	if (!uroce_query_port(ctx, port_num, &pa) && pa.xdp_mode != UROCE_XDP_NONE)
+		fprintf(f, "uroce port %u: XDP %s, %s\n", port_num, pa.xdp_mode == UROCE_XDP_NATIVE ? "native" : "generic",
+			pa.zero_copy ? "zero-copy" : "copy mode");
 }

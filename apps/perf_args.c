@@ -51,7 +51,7 @@ static void usage(FILE *f, const char *mode)
 {
 	fprintf(f,
 		"usage: uroce-perf %s -d SPEC [options] [SERVER]   (no SERVER: be the server)\n"
-		"  -d, --ib-dev SPEC       uroce port: afxdp:IFACE[:QUEUE] | dpdk[:PORTID] | verbs:DEV[:PORT] (EAL args after --);\n"
+		"  -d, --ib-dev SPEC       uroce port: afxdp:IFACE[:QUEUE[:generic]] | dpdk[:PORTID] | verbs:DEV[:PORT] (EAL args after --);\n"
 		"                          SPEC,SPEC,... opens a device of several ports\n"
 		"  -i, --ib-port N         the QP's port, 1..number of -d specs (default 1)\n"
 		"  -x, --gid-index N       an entry of the port's GID table: 0 fe80:: link-local, then\n"
@@ -312,7 +312,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 		return 2;
 	}
 	if (!o->dev) {
-		fprintf(stderr, "uroce-perf: -d SPEC is required (afxdp:IFACE[:QUEUE], dpdk[:PORTID] or verbs:DEV[:PORT])\n");
+		fprintf(stderr, "uroce-perf: -d SPEC is required (afxdp:IFACE[:QUEUE[:generic]], dpdk[:PORTID] or verbs:DEV[:PORT])\n");
 		return 2;
 	}
 	if (split_devs(o))

@@ -65,7 +65,7 @@ static void usage(FILE *f)
 		"                           [--duration SEC] [--burst N] [--json] [-- EAL args]\n"
 		"       uroce-perf raw recv --port SPEC [--duration SEC] [--idle-ms MS] [--json]\n"
 		"                           [--pcap FILE [--pcap-count N]] [-- EAL args]\n"
-		"  SPEC: afxdp:IFACE[:QUEUE] | dpdk[:PORTID] (EAL args after --)\n"
+		"  SPEC: afxdp:IFACE[:QUEUE[:generic]] | dpdk[:PORTID] (EAL args after --)\n"
 		"  --size: RDMA payload bytes per frame, 0-%u (RC WRITE ONLY frames)\n"
 		"  --duration: seconds to send (default 3); for recv, the longest to wait (default 30)\n"
 		"  --burst: frames per burst, 1-%u (default 32)\n"
@@ -203,7 +203,7 @@ static int parse_raw_args(int argc, char **argv, int sending, struct raw_opts *o
 		return -EINVAL;
 	}
 	if (!o->port_spec) {
-		fprintf(stderr, "uroce-perf: --port is required (afxdp:IFACE[:QUEUE] or dpdk[:PORTID])\n");
+		fprintf(stderr, "uroce-perf: --port is required (afxdp:IFACE[:QUEUE[:generic]] or dpdk[:PORTID])\n");
 		return -EINVAL;
 	}
 	if (port_config_parse(o->port_spec, &o->cfg, err, sizeof(err))) {

@@ -154,7 +154,7 @@ static void usage(FILE *f, const char *prog, enum pp_mode mode, int mode_known)
 	}
 	fprintf(f, "\nOptions:\n");
 	fprintf(f, "  -p, --port=<port>      listen on/connect to port <port> (default %d)\n", PP_DEFAULT_TCP_PORT);
-	fprintf(f, "  -d, --ib-dev=<dev>     uroce port spec: afxdp:IFACE[:QUEUE], dpdk[:PORTID] or verbs:DEV[:PORT]\n"
+	fprintf(f, "  -d, --ib-dev=<dev>     uroce port spec: afxdp:IFACE[:QUEUE[:generic]], dpdk[:PORTID] or verbs:DEV[:PORT]\n"
 		   "                         (EAL args after --); a bare IFACE means afxdp:IFACE (required);\n"
 		   "                         a comma-separated list opens a device of several ports\n");
 	fprintf(f, "  -i, --ib-port=<port>   port of the device, 1..the number of -d specs (default 1)\n");

@@ -9,7 +9,7 @@
 #include "dataplane/port.h"
 
 
-#define SPEC_ACCEPTED "accepted: afxdp:IFACE[:QUEUE], dpdk[:PORTID], loop:INDEX, verbs:DEV[:PORT]"
+#define SPEC_ACCEPTED "accepted: afxdp:IFACE[:QUEUE[:generic]], dpdk[:PORTID], loop:INDEX, verbs:DEV[:PORT]"
 
 static int parse_u32(const char *s, uint32_t max, uint32_t *out)
 {
@@ -63,10 +63,24 @@ int port_config_parse(const char *spec, struct port_config *cfg, char *err, size
 			return rc;
 		cfg->kind = PORT_KIND_AFXDP;
 		if (num) {
-			if (parse_u32(num, 1023, &v))
+			const char *opt = strchr(num, ':');
+			char q[16];
+
+			if ((size_t)(opt ? opt - num : (ptrdiff_t)strlen(num)) >= sizeof(q))
 				return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': queue '%s' is not a number 0-1023",
 					    spec, num);
+			snprintf(q, sizeof(q), "%.*s", (int)(opt ? opt - num : (ptrdiff_t)strlen(num)), num);
+			if (parse_u32(q, 1023, &v))
+				return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': queue '%s' is not a number 0-1023",
+					    spec, q);
 			cfg->queue = v;
+			/* generic (skb) XDP costs an skb per frame: only when asked */
+			if (opt && strcmp(opt + 1, "generic"))
+				return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': option '%s'; accepted: generic "
+					    "(XDP in the kernel's generic, skb, mode where the driver has no native XDP)",
+					    spec, opt + 1);
+			if (opt)
+				cfg->force_skb = true;
 		}
 		return 0;
 	}

@@ -822,22 +822,27 @@ out_close:
 	return rc;
 }
 
-static int iface_attach(struct afxdp_iface *ifc, bool force_skb, char *err, size_t errlen)
+static int iface_attach(struct afxdp_iface *ifc, const struct port_config *cfg, char *err, size_t errlen)
 {
 	struct bpf_prog_info pinfo;
 	uint32_t len = sizeof(pinfo);
 	int fd = -EOPNOTSUPP;
 
-	/* Native mode first: generic (skb) mode works everywhere but costs
-	 * an skb per frame. A link never replaces an attached program. */
-	if (!force_skb) {
+	/* Native mode, or generic (skb) mode when asked: generic works
+	 * everywhere but costs an skb per frame, so it is never a silent
+	 * fallback. A link never replaces an attached program. */
+	if (!cfg->force_skb) {
 		LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = XDP_FLAGS_DRV_MODE);
 		fd = bpf_link_create(ifc->prog_fd, ifc->ifindex, BPF_XDP, &lo);
 		if (fd < 0)
 			fd = -errno;
 		ifc->skb_mode = false;
+		if (fd < 0 && fd != -EBUSY && fd != -EEXIST)
+			return errbuf_fail(err, errlen, fd, "%s: the driver takes no XDP program in native mode (%s); "
+				    "generic (skb) XDP costs an skb per frame and runs only when asked: "
+				    "afxdp:%s:%u:generic", ifc->ifname, strerror(-fd), ifc->ifname, cfg->queue);
 	}
-	if (fd < 0 && fd != -EBUSY && fd != -EEXIST) {
+	if (cfg->force_skb) {
 		LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = XDP_FLAGS_SKB_MODE);
 		fd = bpf_link_create(ifc->prog_fd, ifc->ifindex, BPF_XDP, &lo);
 		if (fd < 0)
@@ -930,6 +935,13 @@ static struct afxdp_iface *iface_get(int ifindex, const struct port_config *cfg,
 					 errlen);
 			if (rc)
 				goto out_free;
+			if (ifc->skb_mode && !cfg->force_skb) {
+				rc = errbuf_fail(err, errlen, -EINVAL, "%s: its XDP program runs in generic (skb) mode, "
+					  "attached by a port that asked for it; to share it ask too: afxdp:%s:%u:generic",
+					  cfg->ifname, cfg->ifname, cfg->queue);
+				iface_release_fds(ifc);
+				goto out_free;
+			}
 			if (cfg->queue >= ifc->xsks_max) {
 				rc = errbuf_fail(err, errlen, -EINVAL, "%s: queue %u is beyond the adopted XSKMAP (%u queues)",
 					  cfg->ifname, cfg->queue, ifc->xsks_max);
@@ -941,7 +953,7 @@ static struct afxdp_iface *iface_get(int ifindex, const struct port_config *cfg,
 		rc = iface_load(ifc, want_max, frags, cfg->extra_udp_port, err, errlen);
 		if (rc)
 			goto out_free;
-		rc = iface_attach(ifc, cfg->force_skb, err, errlen);
+		rc = iface_attach(ifc, cfg, err, errlen);
 		if (rc == 0)
 			break;
 		iface_release_fds(ifc);

@@ -178,7 +178,16 @@ struct uroce_port_attr {
 	 * arrival times for RTT samples from those stamps; 0: from its own
 	 * clock as it polls (frame ports, and NICs without, such as rxe). */
 	int completion_ts;
+	/** An afxdp port's XDP: UROCE_XDP_NATIVE (the driver's) or
+	 * UROCE_XDP_GENERIC (the kernel's skb mode, taken only when the spec
+	 * asks: afxdp:IFACE:QUEUE:generic); UROCE_XDP_NONE on other ports. */
+	int xdp_mode;
+	/** An afxdp port's socket is bound zero-copy (1) or in copy mode (0). */
+	int zero_copy;
 };
+
+/** uroce_port_attr.xdp_mode */
+enum uroce_xdp_mode { UROCE_XDP_NONE = 0, UROCE_XDP_NATIVE = 1, UROCE_XDP_GENERIC = 2 };
 
 /** Number of ports of the context (ibv_device_attr.phys_port_cnt); port
  * numbers run from 1 to this. Negative errno for a NULL ctx. */

@@ -38,6 +38,15 @@ expect 1 "unknown port spec 'bogus:1'; accepted: afxdp:IFACE" recv --port bogus:
 expect 1 "queue 'x' is not a number 0-1023" recv --port afxdp:va:x --count 1
 expect 1 "va has 1 queue \(0-0\); queue 3 does not exist" recv --port afxdp:va:3 --count 1
 expect 1 "lo is not an Ethernet interface" recv --port afxdp:lo --count 1
+# XDP runs in the driver (native) or, only when the spec asks, in the
+# kernel's generic (skb) mode: a bridge device has no native XDP
+ip -n "$NA" link add dum0 type bridge
+ip -n "$NA" link set dum0 up
+expect 1 "dum0: the driver takes no XDP program in native mode \(.*\); generic \(skb\) XDP costs an skb per frame and runs only when asked: afxdp:dum0:0:generic" \
+	recv --port afxdp:dum0 --count 1
+expect 1 "option 'skb'; accepted: generic" recv --port afxdp:dum0:0:skb --count 1
+expect 0 "port afxdp:dum0:0:generic open: .*copy mode, skb XDP" hold --port afxdp:dum0:0:generic --timeout-ms 300
+expect 0 "port afxdp:va open: .*native XDP" hold --port afxdp:va --timeout-ms 300
 # verbs ports: the spec is checked before any device is looked for; this
 # host has no RDMA device (the guests of verbs_rc.sh have rxe0)
 expect 1 "no RDMA device name \(e.g. verbs:rxe0" recv --port verbs: --count 1

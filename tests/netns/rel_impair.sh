@@ -223,6 +223,9 @@ run_case() {
 	fi
 	logs=("$TMP/$tag".*.log)
 	grep -q "bad_icrc=" "${logs[@]}" && result="FAIL(bad ICRC)"
+	for f in "${logs[@]}"; do # veth takes XDP natively: the tools must say so
+		grep -q "^uroce port 1: XDP native" "$f" || result="FAIL(XDP mode not reported native)"
+	done
 	d=$(($(ip netns exec "$NM" "$IMPAIR" m0 --stats | sed -n 's/.* dropped=\([0-9]*\).*/\1/p') +
 		$(ip netns exec "$NM" "$IMPAIR" m1 --stats | sed -n 's/.* dropped=\([0-9]*\).*/\1/p')))
 	ROWS+=("$(printf '%-16s %-6s %-6s %5s %6s %4s %5s %6s %5s %4s %5s %5s %5s %5s %6s %s' "$mode" "$loss" \

@@ -473,7 +473,7 @@ static int open_port(const struct opts *o, struct port **pp)
 	cfg.nframes = o->nframes;
 	cfg.extra_udp_port = o->extra_port;
 	cfg.force_copy = o->force_copy;
-	cfg.force_skb = o->force_skb;
+	cfg.force_skb = cfg.force_skb || o->force_skb; /* the spec's :generic, or --skb */
 	cfg.ipv4_be = o->ip_be;
 	cfg.eal_argc = o->eal_argc;
 	cfg.eal_argv = o->eal_argv;

@@ -12,6 +12,9 @@
 
 #include "dataplane/neigh.h"
 #include "dataplane/port_loop.h"
+#if UROCE_HAVE_AFXDP
+#include "dataplane/port_afxdp.h"
+#endif
 #if UROCE_HAVE_DPDK
 #include "dataplane/port_dpdk.h"
 #endif
@@ -486,6 +489,16 @@ int uroce_query_port(struct uroce_context *ctx, uint8_t port_num, struct uroce_p
 		roce_ipv4_mapped(attr->gid, attr->ipv4_be);
 	attr->l3_mtu = cp->port->mtu;
 	attr->completion_ts = cp->port->completion_ts;
+#if UROCE_HAVE_AFXDP
+	{
+		struct port_afxdp_info ai;
+
+		if (!port_afxdp_info(cp->port, &ai)) {
+			attr->xdp_mode = ai.skb_mode ? UROCE_XDP_GENERIC : UROCE_XDP_NATIVE;
+			attr->zero_copy = ai.zero_copy;
+		}
+	}
+#endif
 	/* RoCE MTU: the largest that leaves room for the headers; like rxe,
 	 * which keeps RXE_MAX_HDR_LENGTH (80) bytes, so both ends of a
 	 * uroce-rxe pair pick the same active MTU */
