@@ -59,6 +59,7 @@ SRW_MSG_WIN = 64              # the receiver's message window (SR_MSG_WIN)
 SRW_CTRL_SACK, SRW_CTRL_NACK = 1, 2
 SRW_SACK_FIXED = 28
 WR_SEND = 2                   # enum uroce_wr_opcode in a descriptor
+WR_WRITE_IMM = 1
 SR_VICTIMS = ("sr", "srx", "ec", "sre", "sre2", "srk", "eck")
 # be (docs/wire.md "be: best effort, version 1"): sr's packets, two more kinds
 SRW_BE_WRITE, SRW_BE_TAIL = 5, 6
@@ -1882,6 +1883,25 @@ def cases(s):
         v, psn, _ = srkv()
         s.wire.send([s.sr_write(v, psn, v["va"], payload(64, 304))])
         return sr_dropped("srk", "bad_opcode")
+
+    @case
+    def srk_write_imm_data_as_send(st):
+        # a WRITE with immediate whose data comes as SEND with immediate
+        # (what a failover backup sends: a verbs peer's other devices have
+        # keys of their own, docs/wire.md): placed where the descriptor
+        # says, the key checked by the receiver; it takes a receive, as
+        # its WRITE would
+        v, psn, msg = srkv()
+        sr_fresh_recv(v, "srk")
+        data = payload(64, 306)
+        desc = desc_payload(op=WR_WRITE_IMM, length=64, rkey=v["rkey"], raddr=v["va"] + 512, first_psn=psn,
+                            token=v["token"])
+        s.wire.send([s.srk_send(v, msg, SRW_DESC, 0, desc), s.srk_send(v, msg, SRW_LAST_DESC, 0, data)])
+        return {"drops": {}, "qp": "srk", "responses": "any", "state": "RTS",
+                "sr_expect": {"rx_cum": psn_add(psn, 2), "rx_msg_cum": msg + 1},
+                "counter_delta": {"recv_ok": 1, "recv_err": 0},
+                "changes": {"srk_data": (512, 576, True)}, "content": {"srk_data": (512, data)},
+                "reset": ["srk"]}
 
     def srk_late_prep():
         v, psn, msg = srkv()
