@@ -64,12 +64,13 @@ int port_config_parse(const char *spec, struct port_config *cfg, char *err, size
 		cfg->kind = PORT_KIND_AFXDP;
 		if (num) {
 			const char *opt = strchr(num, ':');
+			size_t qlen = opt ? (size_t)(opt - num) : strlen(num);
 			char q[16];
 
-			if ((size_t)(opt ? opt - num : (ptrdiff_t)strlen(num)) >= sizeof(q))
+			if (qlen >= sizeof(q))
 				return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': queue '%s' is not a number 0-1023",
 					    spec, num);
-			snprintf(q, sizeof(q), "%.*s", (int)(opt ? opt - num : (ptrdiff_t)strlen(num)), num);
+			snprintf(q, sizeof(q), "%.*s", (int)qlen, num);
 			if (parse_u32(q, 1023, &v))
 				return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': queue '%s' is not a number 0-1023",
 					    spec, q);

@@ -192,6 +192,12 @@ static struct ibv_qp *nic_qp(struct segq *q, struct uroce_pd *pd, const char **w
 
 static unsigned poll_cq(struct verbs_port *vp, struct uroce_context *ctx, const struct segq *dying);
 
+/* The QPN the peer sends q's data to (rc: pool QP 0, there is no data QP). */
+static uint32_t data_qpn(const struct segq *q)
+{
+	return q->rc ? q->pool[0]->qp_num : q->data->qp_num;
+}
+
 /* The pool's QPs then the control QP: chain k's NIC QP. */
 static struct ibv_qp *send_qp(const struct segq *q, unsigned k)
 {
@@ -358,7 +364,7 @@ int verbs_seg_create(struct uroce_qp *qp, unsigned npaths)
 			return rc; /* (segq_create destroyed what there was) */
 	}
 	q = segq_at(qp, 0);
-	qp->nic_qpn = q->rc ? q->pool[0]->qp_num : q->data->qp_num;
+	qp->nic_qpn = data_qpn(q);
 	qp->nic_ctrl_qpn = q->ctrl->qp_num;
 	return 0;
 }
@@ -371,7 +377,7 @@ int verbs_seg_port_nums(const struct uroce_qp *qp, unsigned port, uint32_t *qpn,
 		return uroce_fail(-EINVAL, "uroce_qp_port_nums: QP 0x%x has no NIC QPs on port %u (a QP has them on "
 		                           "every port only when created with failover.nbackups > 0)", qp->nic_qpn,
 		                  port + 1);
-	*qpn = q->rc ? q->pool[0]->qp_num : q->data->qp_num;
+	*qpn = data_qpn(q);
 	*ctrl_qpn = q->ctrl->qp_num;
 	return 0;
 }

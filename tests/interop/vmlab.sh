@@ -335,6 +335,14 @@ cmd_up() {
 # ------------------------------------------------------------------ guests
 guest_dir() { echo "$RUN/guest-$1"; }
 
+# tap_on TAP BRIDGE: a fresh tap, up, on the bridge (in the lab's netns)
+tap_on() {
+	in_ns ip link del "$1" 2>/dev/null || true
+	in_ns ip tuntap add dev "$1" mode tap
+	in_ns ip link set "$1" master "$2"
+	in_ns ip link set "$1" up
+}
+
 cmd_boot() {
 	[ $# -eq 2 ] || [ $# -eq 3 ] || die "usage: vmlab.sh boot NAME IP [IP2]"
 	local name=$1 ip=$2 ip2=${3:-}
@@ -361,19 +369,13 @@ cmd_boot() {
 	fi
 	rm -rf "$gd"
 	mkdir -p "$gd/share/jobs"
-	in_ns ip link del "$tap" 2>/dev/null || true
-	in_ns ip tuntap add dev "$tap" mode tap
-	in_ns ip link set "$tap" master "$BRIDGE"
-	in_ns ip link set "$tap" up
+	tap_on "$tap" "$BRIDGE"
 	echo "$ip" >"$gd/ip"
 	echo "$mac" >"$gd/mac"
 	# The optional second NIC (eth1 in the guest, rxe1 on it): a tap on br1.
 	local nic2_args=() ip2_arg=
 	if [ -n "$ip2" ]; then
-		in_ns ip link del "$tap2" 2>/dev/null || true
-		in_ns ip tuntap add dev "$tap2" mode tap
-		in_ns ip link set "$tap2" master "$BRIDGE2"
-		in_ns ip link set "$tap2" up
+		tap_on "$tap2" "$BRIDGE2"
 		echo "$ip2" >"$gd/ip2"
 		echo "$mac2" >"$gd/mac2"
 		nic2_args=(-netdev "tap,id=n1,ifname=$tap2,script=no,downscript=no"

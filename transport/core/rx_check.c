@@ -67,10 +67,13 @@ bool rx_check_conn(struct uroce_qp *qp, const struct roce_pkt *pkt)
 	return true;
 }
 
-struct mr_int *rx_check_write(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len)
+/* The region mr (NULL: no key matched, counted as why) may take a write
+ * of [va, va+len) from qp's peer: the QP's and the region's access, the
+ * bounds; otherwise counted by reason, NULL. Inlined: as a call it cost
+ * sr's 64-byte WRITE 7 instructions a packet. */
+static inline __attribute__((always_inline)) struct mr_int *
+write_allowed(struct uroce_qp *qp, struct mr_int *mr, enum uroce_drop_reason why, uint64_t va, uint32_t len)
 {
-	enum uroce_drop_reason why = UROCE_DROP_BAD_RKEY;
-	struct mr_int *mr = rkey_lookup(qp, rkey, &why); /* a region, or a window bound to this QP */
 	bool allowed;
 
 	if (!mr) {
@@ -86,22 +89,17 @@ struct mr_int *rx_check_write(struct uroce_qp *qp, uint32_t rkey, uint64_t va, u
 	return mr;
 }
 
+struct mr_int *rx_check_write(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len)
+{
+	enum uroce_drop_reason why = UROCE_DROP_BAD_RKEY;
+	struct mr_int *mr = rkey_lookup(qp, rkey, &why); /* a region, or a window bound to this QP */
+
+	return write_allowed(qp, mr, why, va, len);
+}
+
 struct mr_int *rx_check_write_nic(struct uroce_qp *qp, uint32_t rkey, uint64_t va, uint32_t len)
 {
-	struct mr_int *mr = qp->ctx->nic->mr_find_rkey(qp->ctx, rkey);
-	bool allowed = mr && (qp->attr.qp_access_flags & UROCE_ACCESS_REMOTE_WRITE) &&
-	               (mr->pub.access & UROCE_ACCESS_REMOTE_WRITE);
-
-	if (!mr) {
-		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_RKEY);
-		return NULL;
-	}
-	if (!allowed || !mr_check(mr, qp->pd, va, len, UROCE_ACCESS_REMOTE_WRITE)) {
-		ctx_count_drop(qp->ctx, allowed ? UROCE_DROP_OUT_OF_BOUNDS : UROCE_DROP_ACCESS_DENIED);
-		qp->stats.access_errors++;
-		return NULL;
-	}
-	return mr;
+	return write_allowed(qp, qp->ctx->nic->mr_find_rkey(qp->ctx, rkey), UROCE_DROP_BAD_RKEY, va, len);
 }
 
 bool rx_response_in_window(struct uroce_qp *qp, uint32_t psn)
