@@ -101,3 +101,13 @@ void app_counters_print(FILE *f, struct uroce_qp *const *qps, int nqps, struct u
 		fprintf(f, "uroce port %u: XDP %s, %s\n", port_num, pa.xdp_mode == UROCE_XDP_NATIVE ? "native" : "generic",
 			pa.zero_copy ? "zero-copy" : "copy mode");
 }
+
+void app_port_notes(FILE *f, struct uroce_context *ctx)
+{
+	struct uroce_port_attr pa;
+	int n = uroce_num_ports(ctx);
+
+	for (int i = 1; i <= n; i++)
+		if (!uroce_query_port(ctx, (uint8_t)i, &pa) && pa.note[0])
+			fprintf(f, "uroce port %d: %s\n", i, pa.note);
+}

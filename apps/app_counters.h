@@ -14,4 +14,8 @@
 void app_counters_print(FILE *f, struct uroce_qp *const *qps, int nqps, struct uroce_context *ctx,
 			uint8_t port_num);
 
+/* Each port's note (uroce_port_attr.note): what it could not do as asked,
+ * one "uroce port N: ..." line per port that has one. */
+void app_port_notes(FILE *f, struct uroce_context *ctx);
+
 #endif

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "app_counters.h"
 #include "app_rand.h"
 #include "perf.h"
 
@@ -98,6 +99,7 @@ int perf_setup(struct perf_ctx *p)
 	rc = uroce_context_create(&p->ctx, &ca);
 	if (rc)
 		return fail("cannot open the device", rc);
+	app_port_notes(stderr, p->ctx);
 	rc = uroce_query_port(p->ctx, (uint8_t)o->ib_port, &p->port);
 	if (rc)
 		return fail("cannot query the port", rc);

@@ -617,6 +617,7 @@ static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
 		fail_call(what, err);
 		return -1;
 	}
+	app_port_notes(stderr, c->ctx);
 	if (o->mode == PP_UD) {
 		struct uroce_port_attr pa;
 		uint32_t mtu;

@@ -9,7 +9,7 @@
 #include "dataplane/port.h"
 
 
-#define SPEC_ACCEPTED "accepted: afxdp:IFACE[:QUEUE[:generic]], dpdk[:PORTID], loop:INDEX, verbs:DEV[:PORT]"
+#define SPEC_ACCEPTED "accepted: afxdp:IFACE[:QUEUE[:generic|zc|copy]], dpdk[:PORTID], loop:INDEX, verbs:DEV[:PORT]"
 
 static int parse_u32(const char *s, uint32_t max, uint32_t *out)
 {
@@ -75,13 +75,21 @@ int port_config_parse(const char *spec, struct port_config *cfg, char *err, size
 				return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': queue '%s' is not a number 0-1023",
 					    spec, q);
 			cfg->queue = v;
-			/* generic (skb) XDP costs an skb per frame: only when asked */
-			if (opt && strcmp(opt + 1, "generic"))
-				return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': option '%s'; accepted: generic "
-					    "(XDP in the kernel's generic, skb, mode where the driver has no native XDP)",
-					    spec, opt + 1);
-			if (opt)
+			/* generic (skb) XDP costs an skb per frame: only when
+			 * asked; zc asks for zero-copy and says so when the
+			 * driver cannot (the default tries it quietly) */
+			if (opt && !strcmp(opt + 1, "generic"))
 				cfg->force_skb = true;
+			else if (opt && !strcmp(opt + 1, "zc"))
+				cfg->want_zc = true;
+			else if (opt && !strcmp(opt + 1, "copy"))
+				cfg->force_copy = true;
+			else if (opt)
+				return errbuf_fail(err, errlen, -EINVAL, "port spec '%s': option '%s'; accepted: generic "
+					    "(XDP in the kernel's generic, skb, mode where the driver has no native XDP), "
+					    "zc (zero-copy asked for: copy mode with a note where the driver has none), "
+					    "copy (copy mode, no zero-copy attempt)",
+					    spec, opt + 1);
 		}
 		return 0;
 	}

@@ -53,6 +53,7 @@ struct port_config {
 	uint32_t nframes;        /* UMEM frames (0 = default) */
 	uint16_t extra_udp_port; /* second UDP port the XDP program steers (0 = none) */
 	bool force_copy;         /* skip the zero-copy attempt */
+	bool want_zc;            /* zero-copy asked for: its refusal is a note the tools print */
 	bool force_skb;          /* attach XDP in generic (skb) mode */
 
 	/* dpdk: EAL arguments, passed through as they are (argv[0] included) */
@@ -107,6 +108,7 @@ struct port {
 	int ifindex;      /* kernel interface, 0 when none */
 	uint32_t ipv4_be; /* the port's IPv4 address (0 if unknown) */
 	uint8_t completion_ts; /* a verbs port whose device stamps its completions */
+	char note[512];   /* what the backend could not do as asked, and why ("" when all went as asked) */
 	struct uroce_port_stats stats;
 	void *priv;       /* backend state */
 };
@@ -124,7 +126,7 @@ extern const struct port_ops port_verbs_ops;
 #endif
 
 /*
- * Parse a port spec: "afxdp:IFACE[:QUEUE]", "dpdk[:PORTID]", "loop:INDEX"
+ * Parse a port spec: "afxdp:IFACE[:QUEUE[:generic|zc|copy]]", "dpdk[:PORTID]", "loop:INDEX"
  * or "verbs:DEV[:PORT]". Fills cfg (other fields zero). On error returns -EINVAL and
  * writes a message saying what is wrong and what is accepted.
  */

@@ -43,6 +43,7 @@
 #include <xdp/xsk.h>
 
 #include "dataplane/errbuf.h"
+#include "dataplane/nic_ethtool.h"
 #include "dataplane/port.h"
 #include "dataplane/port_afxdp.h"
 #include "ebpf/xdp_roce.h"
@@ -119,6 +120,9 @@ struct afxdp_iface {
 	bool frags;
 	bool skb_mode;
 	uint16_t extra_port;
+	/* virtio_net before our attach: queue pairs in use and at most; XDP
+	 * wants one more TX queue per CPU on top, else its TX is shared */
+	uint32_t virtio_qp, virtio_max;
 	uint64_t queues_open[1024 / 64]; /* port_config_parse caps queues at 1023 */
 };
 
@@ -580,44 +584,23 @@ static bool afxdp_link_up(struct port *p)
  * of the program loaded for the first one). */
 static uint32_t iface_queue_count(const char *ifname)
 {
-	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
-	struct ifreq ifr;
-	uint32_t n = AFXDP_QUEUES_UNKNOWN;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct nic_channels c;
+	uint32_t n;
 
-	if (fd < 0)
-		return n;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)&ch;
-	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0) {
-		n = ch.max_combined;
-		if (ch.max_rx > n)
-			n = ch.max_rx;
-		if (ch.max_tx > n)
-			n = ch.max_tx;
-	}
-	close(fd);
+	if (nic_channels(ifname, &c))
+		return AFXDP_QUEUES_UNKNOWN;
+	n = c.max_combined;
+	if (c.max_rx > n)
+		n = c.max_rx;
+	if (c.max_tx > n)
+		n = c.max_tx;
 	return n ? n : 1;
 }
 
 /* Current (not maximum) queue count, for error messages. */
 static uint32_t iface_queues_now(const char *ifname)
 {
-	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
-	struct ifreq ifr;
-	uint32_t n = 0;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return 0;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)&ch;
-	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0)
-		n = ch.combined_count + ch.rx_count;
-	close(fd);
-	return n;
+	return nic_rx_queues(ifname);
 }
 
 static void iface_release_fds(struct afxdp_iface *ifc)
@@ -822,6 +805,28 @@ out_close:
 	return rc;
 }
 
+/* Why a driver refused our program in native mode, as far as we can tell
+ * from outside: virtio_net's refusals each have a cause the user can fix. */
+static void native_refusal(const struct afxdp_iface *ifc, int rc, char *why, size_t len)
+{
+	char drv[32] = "";
+
+	nic_driver(ifc->ifname, drv, sizeof(drv));
+	if (!strcmp(drv, "virtio_net") && rc == -EINVAL)
+		snprintf(why, len, "virtio_net refused XDP (%s): before Linux 6.3 it takes XDP only with an MTU of "
+			 "%u or less (one page per frame; multi-buffer XDP came in 6.3): ip link set %s mtu %u",
+			 strerror(-rc), AFXDP_LINEAR_MAX - AFXDP_L2_OVERHEAD, ifc->ifname,
+			 AFXDP_LINEAR_MAX - AFXDP_L2_OVERHEAD);
+	else if (!strcmp(drv, "virtio_net") && rc == -EOPNOTSUPP)
+		snprintf(why, len, "virtio_net refused XDP (%s): the device merges received segments (guest "
+			 "TSO/ECN/UFO/checksum offloads) and gives the guest no control of them; turn them off on "
+			 "the host (QEMU: virtio-net-pci,guest_tso4=off,guest_tso6=off,guest_ecn=off,guest_ufo=off,"
+			 "guest_csum=off, or ctrl_guest_offloads=on)", strerror(-rc));
+	else
+		snprintf(why, len, "the driver (%s) takes no XDP program in native mode (%s)", drv[0] ? drv : "unknown",
+			 strerror(-rc));
+}
+
 static int iface_attach(struct afxdp_iface *ifc, const struct port_config *cfg, char *err, size_t errlen)
 {
 	struct bpf_prog_info pinfo;
@@ -833,14 +838,26 @@ static int iface_attach(struct afxdp_iface *ifc, const struct port_config *cfg, 
 	 * fallback. A link never replaces an attached program. */
 	if (!cfg->force_skb) {
 		LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = XDP_FLAGS_DRV_MODE);
+		char drv[32] = "";
+		struct nic_channels ch;
+
+		if (!nic_driver(ifc->ifname, drv, sizeof(drv)) && !strcmp(drv, "virtio_net") &&
+		    !nic_channels(ifc->ifname, &ch)) {
+			ifc->virtio_qp = ch.combined;
+			ifc->virtio_max = ch.max_combined;
+		}
 		fd = bpf_link_create(ifc->prog_fd, ifc->ifindex, BPF_XDP, &lo);
 		if (fd < 0)
 			fd = -errno;
 		ifc->skb_mode = false;
-		if (fd < 0 && fd != -EBUSY && fd != -EEXIST)
-			return errbuf_fail(err, errlen, fd, "%s: the driver takes no XDP program in native mode (%s); "
-				    "generic (skb) XDP costs an skb per frame and runs only when asked: "
-				    "afxdp:%s:%u:generic", ifc->ifname, strerror(-fd), ifc->ifname, cfg->queue);
+		if (fd < 0 && fd != -EBUSY && fd != -EEXIST) {
+			char why[320];
+
+			native_refusal(ifc, fd, why, sizeof(why));
+			return errbuf_fail(err, errlen, fd, "%s: %s; generic (skb) XDP costs an skb per frame and "
+				    "runs only when asked: afxdp:%s:%u:generic", ifc->ifname, why, ifc->ifname,
+				    cfg->queue);
+		}
 	}
 	if (cfg->force_skb) {
 		LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = XDP_FLAGS_SKB_MODE);
@@ -1011,6 +1028,19 @@ static int umem_create(struct afxdp *x, char *err, size_t errlen)
 	return 0;
 }
 
+static void zc_note(struct port *p, int rc)
+{
+	char drv[32] = "";
+	size_t used = strlen(p->note);
+
+	nic_driver(p->cfg.ifname, drv, sizeof(drv));
+	snprintf(p->note + used, sizeof(p->note) - used, "%szero-copy refused by %s on %s queue %u (%s): copy mode%s",
+		 used ? "; " : "", drv[0] ? drv : "the driver", p->cfg.ifname, p->cfg.queue, strerror(-rc),
+		 !strcmp(drv, "virtio_net") ? " (virtio_net has AF_XDP zero-copy from Linux 6.13, on a device that "
+					      "uses the DMA API: QEMU virtio-net-pci,iommu_platform=on with an IOMMU)"
+					    : "");
+}
+
 /* Create and bind the socket, with the fallbacks the hardware and the
  * kernel force on us; a failed xsk_socket__create leaves the UMEM ready
  * for the next try. */
@@ -1037,9 +1067,13 @@ static int xsk_create(struct port *p, struct afxdp *x, bool skb_mode, char *err,
 			return 0;
 		}
 		x->xsk = NULL;
-		if (try_zc && (rc == -EOPNOTSUPP || rc == -EPROTONOSUPPORT || rc == -EINVAL)) {
-			/* No zero-copy in this driver (veth, or a driver
-			 * without multi-buffer zero-copy). */
+		if (try_zc && rc != -EBUSY) {
+			/* No zero-copy in this driver (veth, virtio_net before
+			 * 6.13 or without a DMA-capable device, a driver
+			 * without multi-buffer zero-copy): copy mode, said
+			 * when zero-copy was asked for. */
+			if (p->cfg.want_zc)
+				zc_note(p, rc);
 			try_zc = false;
 			continue;
 		}
@@ -1156,6 +1190,55 @@ static int check_config(const struct port_config *c, char *err, size_t errlen)
 	return 0;
 }
 
+/* The queue must carry traffic now: a queue the device has but does not
+ * use gets nothing, and the fix is the user's (ethtool -L). */
+static int check_queue(const struct port_config *c, char *err, size_t errlen)
+{
+	struct nic_channels ch;
+	uint32_t now, max;
+
+	if (!(now = nic_rx_queues(c->ifname)) || c->queue < now)
+		return 0;
+	if (nic_channels(c->ifname, &ch))
+		memset(&ch, 0, sizeof(ch));
+	/* drivers with separate RX channels count them there, the others
+	 * (virtio_net, most NICs) in combined ones */
+	max = ch.rx ? ch.max_rx : ch.max_combined;
+	if (c->queue < max)
+		return errbuf_fail(err, errlen, -EINVAL, "%s uses %u queue%s now (0-%u) of the %u it has: queue %u "
+			    "needs more: ethtool -L %s %s %u", c->ifname, now, now == 1 ? "" : "s", now - 1, max,
+			    c->queue, c->ifname, ch.rx ? "rx" : "combined", c->queue + 1);
+	if (max < now)
+		max = now;
+	return errbuf_fail(err, errlen, -EINVAL, "%s has %u queue%s (0-%u); queue %u does not exist", c->ifname, max,
+		    max == 1 ? "" : "s", max - 1, c->queue);
+}
+
+/* virtio_net gives XDP a TX queue per CPU of its own only when the device
+ * has that many queue pairs beyond those in use; else XDP transmits over
+ * the stack's queues, under a lock. */
+static void virtio_txq_note(struct port *p, const struct afxdp_iface *ifc)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	size_t used = strlen(p->note);
+
+	if (ncpu < 1 || ifc->virtio_qp + (uint32_t)ncpu <= ifc->virtio_max)
+		return;
+	if (ifc->virtio_max > (uint32_t)ncpu)
+		snprintf(p->note + used, sizeof(p->note) - used,
+			 "%svirtio_net on %s: %u queue pairs in use of %u, and XDP wants %ld more (one per CPU) for TX "
+			 "of its own, so it shares the stack's under a lock: ethtool -L %s combined %u leaves it room",
+			 used ? "; " : "", p->cfg.ifname, ifc->virtio_qp, ifc->virtio_max, ncpu, p->cfg.ifname,
+			 ifc->virtio_max - (uint32_t)ncpu);
+	else
+		snprintf(p->note + used, sizeof(p->note) - used,
+			 "%svirtio_net on %s: %u queue pairs in use of %u, and XDP wants %ld more (one per CPU) for TX "
+			 "of its own, so it shares the stack's under a lock: give the device %u queue pairs (QEMU: "
+			 "-netdev tap,queues=%u and virtio-net-pci,mq=on)", used ? "; " : "", p->cfg.ifname,
+			 ifc->virtio_qp, ifc->virtio_max, ncpu, ifc->virtio_qp + (uint32_t)ncpu,
+			 ifc->virtio_qp + (uint32_t)ncpu);
+}
+
 static int afxdp_open(struct port *p, char *err, size_t errlen)
 {
 	const struct port_config *c = &p->cfg;
@@ -1176,6 +1259,8 @@ static int afxdp_open(struct port *p, char *err, size_t errlen)
 	p->priv = x;
 
 	rc = iface_basics(p, x, err, errlen);
+	if (!rc)
+		rc = check_queue(c, err, errlen);
 	if (rc)
 		goto out;
 
@@ -1233,6 +1318,8 @@ static int afxdp_open(struct port *p, char *err, size_t errlen)
 	if (!x->ifc)
 		goto out;
 
+	if (x->ifc->virtio_max && !x->ifc->skb_mode)
+		virtio_txq_note(p, x->ifc);
 	rc = umem_create(x, err, errlen);
 	if (rc)
 		goto out;

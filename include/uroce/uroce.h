@@ -184,6 +184,11 @@ struct uroce_port_attr {
 	int xdp_mode;
 	/** An afxdp port's socket is bound zero-copy (1) or in copy mode (0). */
 	int zero_copy;
+	/** What the port could not do as its spec asked, or as its driver
+	 * wants it done, and what to change: zero-copy asked for
+	 * (afxdp:IFACE:QUEUE:zc) and refused, a virtio_net device with too
+	 * few queue pairs for XDP's own TX queues. "" when none. */
+	char note[512];
 };
 
 /** uroce_port_attr.xdp_mode */

@@ -501,6 +501,8 @@ static int open_port(const struct opts *o, struct port **pp)
 				ai.prog_owner ? "attached by us" : "shared", "", ai.nframes, ai.frame_room);
 #endif
 		fputc('\n', stderr);
+		if (p->note[0])
+			fprintf(stderr, "roce_traffic: port %s: %s\n", o->port_spec, p->note);
 	}
 	if (o->ready_file) {
 		FILE *f = fopen(o->ready_file, "w");

@@ -489,6 +489,8 @@ int uroce_query_port(struct uroce_context *ctx, uint8_t port_num, struct uroce_p
 		roce_ipv4_mapped(attr->gid, attr->ipv4_be);
 	attr->l3_mtu = cp->port->mtu;
 	attr->completion_ts = cp->port->completion_ts;
+	_Static_assert(sizeof(attr->note) == sizeof(cp->port->note), "a port's note fits the attribute");
+	memcpy(attr->note, cp->port->note, sizeof(attr->note));
 #if UROCE_HAVE_AFXDP
 	{
 		struct port_afxdp_info ai;
