@@ -17,13 +17,14 @@ struct nic_channels {
 
 #define NIC_RSS_KEY_MAX 64u
 #define NIC_RSS_INDIR_MAX 512u
+#define NIC_RSS_HASH_TOP (1u << 0) /* ETH_RSS_HASH_TOP_BIT; the mask itself is kernel-internal */
 
 struct nic_rss {
 	uint8_t key[NIC_RSS_KEY_MAX];
 	uint32_t key_len;
 	uint32_t indir[NIC_RSS_INDIR_MAX]; /* hash % indir_n -> queue */
 	uint32_t indir_n;
-	uint8_t hfunc;     /* ETH_RSS_HASH_TOP (1 << 0) is Toeplitz */
+	uint8_t hfunc;     /* NIC_RSS_HASH_TOP is Toeplitz (0: the driver does not say) */
 	bool udp4_ports;   /* UDP/IPv4 hashes its ports too (not only the addresses) */
 };
 

@@ -758,7 +758,16 @@ enum uroce_qp_attr_mask {
 	 * uroce QP on a frame port has). A peer on a verbs port has the NIC's
 	 * numbers, so exchange it there. */
 	UROCE_QP_DEST_CTRL_QPN = 1 << 22,
+	/** attr.sports / num_sports (RC and UC, INIT -> RTR): the UDP source
+	 * ports this QP sends from, chosen by the peer so that its NIC's RSS
+	 * brings them to the queue of the engine that owns the peer QP (the
+	 * peer's uroce_steer_sports()). Without it the ports follow from the
+	 * QPNs. */
+	UROCE_QP_SPORTS = 1 << 23,
 };
+
+/** Most source ports one QP takes (attr.sports). */
+#define UROCE_MAX_SPORTS 16
 
 /** QP attributes (the fields of ibv_qp_attr that RoCE uses). */
 struct uroce_qp_attr {
@@ -798,7 +807,27 @@ struct uroce_qp_attr {
 	 * has its own. Zero on a frame context (one number on every port). */
 	uint32_t backup_dest_qpn[UROCE_FO_MAX_MEMBERS - 1];
 	uint32_t backup_dest_ctrl_qpn[UROCE_FO_MAX_MEMBERS - 1];
+	/** UROCE_QP_SPORTS: path i (of the QP's paths) sends from
+	 * sports[i % num_sports], and so does everything else the QP sends
+	 * (ACKs, control) on that path; num_sports 1..UROCE_MAX_SPORTS, every
+	 * port nonzero. Give one per path for paths of their own. */
+	uint16_t sports[UROCE_MAX_SPORTS];
+	uint8_t num_sports;
 };
+
+/**
+ * Several engines on one NIC, each context on a queue of its own
+ * (afxdp:IFACE:QUEUE): fill sports[0..n-1] (n 1..UROCE_MAX_SPORTS) with
+ * UDP source ports that the NIC's RSS (its Toeplitz key and indirection
+ * table, as ethtool -x shows them) sends to port port_num's queue when a
+ * packet comes from peer_gid to local_gid (NULL: the port's IPv4
+ * address). The peer gives them to its QP as attr.sports. IPv4-mapped
+ * GIDs only; -EOPNOTSUPP, with the reason, where the NIC has no readable
+ * RSS, does not hash UDP ports, or sends nothing to the queue. The ports
+ * hold while the NIC's key and table stay as they were.
+ */
+int uroce_steer_sports(struct uroce_context *ctx, uint8_t port_num, const uint8_t local_gid[16],
+                       const uint8_t peer_gid[16], uint16_t *sports, unsigned n);
 
 /** Create a QP in RESET. Its number is uroce_qp_num(qp). */
 int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct uroce_qp **out);

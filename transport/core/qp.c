@@ -221,7 +221,8 @@ static struct trans_masks trans_table(enum uroce_qp_state cur, enum uroce_qp_sta
 			break;
 		t.req[0] = M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN) | M(MAX_DEST_RD_ATOMIC) | M(MIN_RNR_TIMER);
 		t.req[1] = M(AV) | M(PATH_MTU) | M(DEST_QPN) | M(RQ_PSN);
-		t.opt[0] = t.opt[1] = M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX) | M(DEST_TOKEN) | M(DEST_CTRL_QPN);
+		t.opt[0] = t.opt[1] = M(ALT_PATH) | M(ACCESS_FLAGS) | M(PKEY_INDEX) | M(DEST_TOKEN) | M(DEST_CTRL_QPN) |
+		                      M(SPORTS);
 		t.opt[2] = M(PKEY_INDEX) | M(QKEY);
 		return t;
 	case UROCE_QPS_RTR:
@@ -273,7 +274,7 @@ static void mask_names(int mask, char *buf, size_t len)
 		"STATE", "CUR_STATE", "EN_SQD_ASYNC_NOTIFY", "ACCESS_FLAGS", "PKEY_INDEX", "PORT", "QKEY",
 		"AV", "PATH_MTU", "TIMEOUT", "RETRY_CNT", "RNR_RETRY", "RQ_PSN", "MAX_QP_RD_ATOMIC",
 		"ALT_PATH", "MIN_RNR_TIMER", "SQ_PSN", "MAX_DEST_RD_ATOMIC", "PATH_MIG_STATE", "CAP",
-		"DEST_QPN", "DEST_TOKEN", "DEST_CTRL_QPN",
+		"DEST_QPN", "DEST_TOKEN", "DEST_CTRL_QPN", "SPORTS",
 	};
 	size_t o = 0;
 
@@ -701,7 +702,7 @@ static uint16_t qp_sport(uint32_t src, uint32_t dst)
 
 int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int mask)
 {
-	const int known = (1 << 23) - 1;
+	const int known = (1 << 24) - 1;
 	enum uroce_qp_state cur, next;
 	struct trans_masks t;
 	char have[256], need[256];
@@ -751,6 +752,15 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 		                           "peer's token, attr.dest_token = the peer's uroce_qp_token(), with "
 		                           "UROCE_QP_DEST_TOKEN", qp->qpn, qp->rel->name, qp->fo ? ", failover" : "");
 	/* validate values before changing anything */
+	if (mask & UROCE_QP_SPORTS) {
+		if (attr->num_sports < 1 || attr->num_sports > UROCE_MAX_SPORTS)
+			return uroce_fail(-EINVAL, "uroce_qp_modify: QP 0x%x: num_sports %u; accepted 1-%u", qp->qpn,
+			                  attr->num_sports, UROCE_MAX_SPORTS);
+		for (unsigned i = 0; i < attr->num_sports; i++)
+			if (!attr->sports[i])
+				return uroce_fail(-EINVAL, "uroce_qp_modify: QP 0x%x: sports[%u] is 0; a source port is "
+				                           "1-65535", qp->qpn, i);
+	}
 	if (mask & UROCE_QP_PORT) {
 		rc = ctx_port_index(qp->ctx, attr->port_num, "uroce_qp_modify");
 		if (rc < 0)
@@ -875,6 +885,11 @@ int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int m
 	if (mask & UROCE_QP_DEST_CTRL_QPN) {
 		qp->attr.dest_ctrl_qpn = attr->dest_ctrl_qpn & ROCE_QPN_MASK;
 		qp->ctrl_dqpn = qp->attr.dest_ctrl_qpn;
+	}
+	if (mask & UROCE_QP_SPORTS) {
+		memcpy(qp->attr.sports, attr->sports, sizeof(qp->attr.sports));
+		qp->attr.num_sports = attr->num_sports;
+		qp->sport = attr->sports[0];
 	}
 	if (qp->type == UROCE_QPT_UD && !qp->sport)
 		qp->sport = qp_sport(qp->qpn, 0);

@@ -83,6 +83,9 @@ int sr_pc_ready(struct uroce_qp *qp)
 	}
 	if (path_set_init(&st->ps, pa, qp->sport, ports, nports, ((uint64_t)qp->qpn << 32) ^ qp->dqpn ^ now))
 		return uroce_fail(-ENOMEM, "uroce_qp_modify: QP 0x%x: out of memory for %u paths", qp->qpn, pa->npaths);
+	/* source ports the peer chose for its engine's queue (UROCE_QP_SPORTS) */
+	for (unsigned i = 0; qp->attr.num_sports && i < st->ps.n; i++)
+		st->ps.p[i].sport = qp->attr.sports[i % qp->attr.num_sports];
 	env.mtu = qp->mtu;
 	env.line_bps = (uint64_t)(ca->link_mbps ? ca->link_mbps : CC_LINK_MBPS_DEFAULT) * 1000000u;
 	env.base_rtt_ns = (uint64_t)(ca->base_rtt_us ? ca->base_rtt_us : CC_BASE_RTT_US_DEFAULT) * 1000u;
