@@ -7,6 +7,7 @@
 #define UROCE_APPS_PERF_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stddef.h>
 
 #include <uroce/uroce.h>
@@ -29,6 +30,7 @@
 #define PERF_CYCLE_BUFFER 4096         /* perftest's cycle_buffer: the page size */
 #define PERF_CACHE_LINE 64
 #define PERF_MAX_LAT_ITERS 100000000u  /* timestamps are kept per iteration */
+#define PERF_MAX_ENGINES 16            /* -d afxdp:IFACE:A-B: one engine per queue */
 
 enum perf_test {
 	PERF_WRITE_BW,
@@ -70,6 +72,14 @@ struct perf_opts {
 	int counters;              /* --counters: QP and port counters at exit */
 	int allow_partial;         /* --allow-partial: be messages that end before they are whole are no failure */
 	struct rel_args rel;       /* --reliability and the sr/ec options; .attr goes to the QPs */
+	/* Engines (perf_engines.c): 0, one context the main thread
+	 * progresses; else that many contexts with engine threads, on the
+	 * queues of a range (-d afxdp:IFACE:A-B, steered) or one (--cores C) */
+	int nengines;
+	int steer;                 /* a queue range: each QP's source ports reach its engine's queue */
+	char eng_spec[PERF_MAX_ENGINES][64];
+	int cores[PERF_MAX_ENGINES]; /* --cores: each engine's CPU */
+	int ncores;
 };
 
 /* Parse "MODE [options] [server]"; argv[0] is the mode. Returns 0, or 2
@@ -141,8 +151,24 @@ int perf_close_connection(struct perf_comm *c, const struct perf_dest *mine);
 
 /* ---- verbs resources (perf_setup.c) ---- */
 
+/* One engine's context and what hangs off it; QP i is on engine i mod n. */
+struct perf_engine {
+	struct uroce_context *ctx;
+	struct uroce_pd *pd;
+	struct uroce_mr *mr;
+	struct uroce_cq *send_cq;
+	struct uroce_cq *recv_cq;
+};
+
 struct perf_ctx {
 	struct perf_opts *o;
+	struct perf_engine eng[PERF_MAX_ENGINES];
+	int neng;                   /* at least 1 */
+	int dedicated;              /* engine threads run the transport: nothing to progress */
+	uint64_t t_open_ns;
+	uint16_t (*rem_sports)[UROCE_MAX_SPORTS]; /* per QP: the ports the peer chose for its engine's queue */
+	int nsports;
+	/* engine 0's, for the code that runs one QP */
 	struct uroce_context *ctx;
 	struct uroce_pd *pd;
 	struct uroce_cq *send_cq;
@@ -191,6 +217,23 @@ int perf_wc_partial(struct perf_ctx *p, const struct uroce_wc *wc, uint64_t expe
 int perf_partial_verdict(struct perf_ctx *p);
 int perf_post_recvs(struct perf_ctx *p, int qp, int count);
 uint64_t perf_now_ns(void);
+
+/* ---- engines (perf_engines.c) ---- */
+int perf_engines_parse(struct perf_opts *o);
+int perf_cores_parse(struct perf_opts *o, const char *arg);
+/* Trade each QP's steered source ports with the peer (after the key
+ * messages, before RTR). */
+int perf_steer_exchange(struct perf_ctx *p);
+/* One line per engine: its queue, CPU, QPs, packets, no_qp drops, CPU time. */
+void perf_engines_report(struct perf_ctx *p, FILE *f);
+/* --counters per engine. */
+void perf_engines_counters(struct perf_ctx *p, FILE *f);
+static inline struct perf_engine *perf_eng_of(struct perf_ctx *p, int qp)
+{
+	return &p->eng[qp % p->neng];
+}
+/* Poll every engine's send (recv 0) or receive (recv 1) CQ, as perf_poll. */
+int perf_poll_engines(struct perf_ctx *p, int recv, int n, struct uroce_wc *wc);
 
 /* ---- traffic (perf_bw.c, perf_lat.c) ---- */
 int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep);

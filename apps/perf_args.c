@@ -51,8 +51,12 @@ static void usage(FILE *f, const char *mode)
 {
 	fprintf(f,
 		"usage: uroce-perf %s -d SPEC [options] [SERVER]   (no SERVER: be the server)\n"
-		"  -d, --ib-dev SPEC       uroce port: afxdp:IFACE[:QUEUE[:generic]] | dpdk[:PORTID] | verbs:DEV[:PORT] (EAL args after --);\n"
-		"                          SPEC,SPEC,... opens a device of several ports\n"
+		"  -d, --ib-dev SPEC       uroce port: afxdp:IFACE[:QUEUE[:generic|zc|copy]] | dpdk[:PORTID] | verbs:DEV[:PORT]\n"
+		"                          (EAL args after --); SPEC,SPEC,... opens a device of several ports;\n"
+		"                          afxdp:IFACE:A-B runs one engine per queue A..B, each QP on one of them and\n"
+		"                          steered there by its source ports (give both ends a range)\n"
+		"      --cores C,C,...     pin the engines' threads, one CPU per engine (one CPU without a range:\n"
+		"                          one engine thread instead of this thread running the transport)\n"
 		"  -i, --ib-port N         the QP's port, 1..number of -d specs (default 1)\n"
 		"  -x, --gid-index N       an entry of the port's GID table: 0 fe80:: link-local, then\n"
 		"                          ::ffff:IPv4, then IPv6 (default 1, the first IPv4)\n"
@@ -107,7 +111,7 @@ static const char *unsupported[] = {
 
 int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 {
-	enum { OPT_GBITS = 1000, OPT_TIMEOUT, OPT_COUNTERS, OPT_ALLOW_PARTIAL };
+	enum { OPT_GBITS = 1000, OPT_TIMEOUT, OPT_COUNTERS, OPT_ALLOW_PARTIAL, OPT_CORES };
 	static const struct option longopts[] = {
 		{"ib-dev", required_argument, NULL, 'd'},
 		{"ib-port", required_argument, NULL, 'i'},
@@ -130,6 +134,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"counters", no_argument, NULL, OPT_COUNTERS},
 		{"allow-partial", no_argument, NULL, OPT_ALLOW_PARTIAL},
+		{"cores", required_argument, NULL, OPT_CORES},
 		{"help", no_argument, NULL, 'h'},
 		REL_ARGS_LONGOPTS,
 		{NULL, 0, NULL, 0},
@@ -285,6 +290,10 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 		case OPT_ALLOW_PARTIAL:
 			o->allow_partial = 1;
 			break;
+		case OPT_CORES:
+			if (perf_cores_parse(o, optarg))
+				return 2;
+			break;
 		case 'h':
 			usage(stdout, mode);
 			return 1;
@@ -300,7 +309,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 				if (name[0] == '-' && name[1] && strstr(unsupported[k], name))
 					fprintf(stderr, " (perftest's %s)", unsupported[k]);
 			fprintf(stderr, "; accepted: -d -i -x -s -n -D -a -q -m -c -p -t -r -Q -o "
-				"--report_gbits -F --timeout --counters --allow-partial " REL_ARGS_NAMES " -h (see --help)\n");
+				"--report_gbits -F --timeout --counters --allow-partial --cores " REL_ARGS_NAMES " -h (see --help)\n");
 			return 2;
 		}
 		}
@@ -317,6 +326,11 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 	}
 	if (split_devs(o))
 		return 2;
+	if (o->ncores && !strncmp(o->devs[0], "verbs:", 6)) {
+		fprintf(stderr, "uroce-perf: --cores runs uroce's engines on CPUs; on a verbs port the NIC runs "
+			"the transport\n");
+		return 2;
+	}
 	if (o->conn == UROCE_QPT_UD && o->test != PERF_SEND_BW && o->test != PERF_SEND_LAT) {
 		fprintf(stderr, "uroce-perf: %s: -c UD is accepted for send_bw and send_lat only\n", mode);
 		return 2;
@@ -333,6 +347,8 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 		fprintf(stderr, "uroce-perf: %s: %s\n", mode, err);
 		return 2;
 	}
+	if (perf_engines_parse(o))
+		return 2;
 	if (o->allow_partial && o->rel.attr.reliability != UROCE_REL_BE) {
 		fprintf(stderr, "uroce-perf: %s: --allow-partial is for --reliability be (its messages may end before "
 			"they are whole); this run uses %s, whose messages always arrive whole or fail\n", mode,

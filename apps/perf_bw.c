@@ -91,7 +91,7 @@ int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 	for (int q = 0; q < o->num_qps; q++) {
 		sge[q].addr = (uint64_t)(uintptr_t)perf_send_area(p, q);
 		sge[q].length = (uint32_t)o->size;
-		sge[q].lkey = p->mr->lkey;
+		sge[q].lkey = perf_eng_of(p, q)->mr->lkey;
 		wr[q].sg_list = &sge[q];
 		wr[q].num_sge = 1;
 		switch (o->test) {
@@ -160,7 +160,7 @@ int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 				break;
 			continue;
 		}
-		int n = perf_poll(p, p->send_cq, PERF_POLL_BATCH, wc);
+		int n = perf_poll_engines(p, 0, PERF_POLL_BATCH, wc);
 		if (n < 0) {
 			rc = n;
 			goto out;
@@ -235,7 +235,7 @@ int perf_run_bw_server_send(struct perf_ctx *p, struct perf_bw_report *rep)
 	for (int q = 0; q < o->num_qps; q++)
 		posted[q] = (uint64_t)o->rx_depth < o->iters ? (uint64_t)o->rx_depth : o->iters;
 	while (tot < total) {
-		int n = perf_poll(p, p->recv_cq, PERF_POLL_BATCH, wc);
+		int n = perf_poll_engines(p, 1, PERF_POLL_BATCH, wc);
 		if (n < 0) {
 			rc = n;
 			goto out;

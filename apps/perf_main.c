@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "perf.h"
 #include "app_counters.h"
@@ -32,6 +33,12 @@ static int hs_qps(struct perf_ctx *p, int print)
 	return 0;
 }
 
+/* engines on a queue range: the peer's source ports for each QP */
+static int steer(struct perf_ctx *p)
+{
+	return p->o->steer ? perf_steer_exchange(p) : 0;
+}
+
 static int pre_traffic(struct perf_ctx *p)
 {
 	int rc;
@@ -45,14 +52,15 @@ static int pre_traffic(struct perf_ctx *p)
 	case PERF_SEND_LAT:
 		/* per QP: destinations; QPs to RTS; one barrier after RTR;
 		 * per QP again (perftest prints the remote side then) */
-		if ((rc = hs_qps(p, 1)) || (rc = perf_connect_qps(p)) || (rc = hs0(p)) || (rc = hs_qps(p, 0)))
+		if ((rc = hs_qps(p, 1)) || (rc = steer(p)) || (rc = perf_connect_qps(p)) || (rc = hs0(p)) ||
+		    (rc = hs_qps(p, 0)))
 			return rc;
 		return 0;
 	case PERF_WRITE_LAT:
 	case PERF_READ_LAT:
 		/* one; per QP; QPs to RTS; per QP again; one barrier */
-		if ((rc = hs0(p)) || (rc = hs_qps(p, 0)) || (rc = perf_connect_qps(p)) || (rc = hs_qps(p, 1)) ||
-		    (rc = hs0(p)))
+		if ((rc = hs0(p)) || (rc = hs_qps(p, 0)) || (rc = steer(p)) || (rc = perf_connect_qps(p)) ||
+		    (rc = hs_qps(p, 1)) || (rc = hs0(p)))
 			return rc;
 		return 0;
 	}
@@ -202,10 +210,14 @@ out:
 	if (p.ctx) {
 		/* The peer may still wait for our ACKs or READ responses. */
 		uint64_t end = perf_now_ns() + PERF_LINGER_NS;
-		while (perf_now_ns() < end && uroce_progress(p.ctx) >= 0)
+		if (p.dedicated)
+			nanosleep(&(struct timespec){ 0, (long)PERF_LINGER_NS }, NULL); /* the engines answer */
+		while (!p.dedicated && perf_now_ns() < end && uroce_progress(p.ctx) >= 0)
 			;
 		if (o.counters)
-			app_counters_print(stdout, p.qp, o.num_qps, p.ctx, (uint8_t)o.ib_port);
+			perf_engines_counters(&p, stdout);
+		if (p.dedicated)
+			perf_engines_report(&p, stdout);
 	}
 	perf_teardown(&p);
 	if (rc || p.failed) {

@@ -34,8 +34,8 @@ int perf_progress(void *arg)
 	struct perf_ctx *p = arg;
 	int rc;
 
-	if (p->nic)
-		return 0; /* the NIC runs the transport */
+	if (p->nic || p->dedicated)
+		return 0; /* the NIC, or the engine threads, run the transport */
 	rc = uroce_progress(p->ctx);
 
 	if (rc < 0) {
@@ -49,8 +49,12 @@ uint64_t perf_activity(void *arg)
 {
 	struct perf_ctx *p = arg;
 	struct uroce_port_stats st;
+	uint64_t n = 0;
 
-	return uroce_port_stats(p->ctx, (uint8_t)p->o->ib_port, &st) ? 0 : st.rx_packets;
+	for (int k = 0; k < p->neng; k++)
+		if (!uroce_port_stats(p->eng[k].ctx, (uint8_t)p->o->ib_port, &st))
+			n += st.rx_packets;
+	return n;
 }
 
 uint8_t *perf_send_area(struct perf_ctx *p, int qp)
@@ -90,16 +94,36 @@ int perf_setup(struct perf_ctx *p)
 		fprintf(stderr, "uroce-perf: cannot allocate the state of %d QPs\n", o->num_qps);
 		return -ENOMEM;
 	}
-	ca.ports = o->devs;
-	ca.nports = (unsigned)o->ndevs;
-	ca.eal_argc = o->eal_argc;
-	ca.eal_argv = o->eal_argv;
-	ca.mode = UROCE_ENGINE_EMBEDDED;
-	ca.engine_cpu = -1;
-	rc = uroce_context_create(&p->ctx, &ca);
-	if (rc)
-		return fail("cannot open the device", rc);
-	app_port_notes(stderr, p->ctx);
+	p->neng = o->nengines ? o->nengines : 1;
+	p->dedicated = o->nengines > 0;
+	p->t_open_ns = perf_now_ns();
+	for (int k = 0; k < p->neng; k++) {
+		const char *one[1] = { o->eng_spec[k] };
+		struct perf_engine *e = &p->eng[k];
+
+		memset(&ca, 0, sizeof(ca));
+		ca.ports = o->steer ? one : o->devs;
+		ca.nports = o->steer ? 1 : (unsigned)o->ndevs;
+		ca.eal_argc = o->eal_argc;
+		ca.eal_argv = o->eal_argv;
+		/* engines: a thread each, on its CPU; else this thread runs the transport */
+		ca.mode = p->dedicated ? UROCE_ENGINE_DEDICATED : UROCE_ENGINE_EMBEDDED;
+		ca.engine_cpu = o->ncores ? o->cores[k] : -1;
+		rc = uroce_context_create(&e->ctx, &ca);
+		if (rc) {
+			char what[96];
+
+			snprintf(what, sizeof(what), "cannot open the device%s%s", o->steer ? " " : "",
+				 o->steer ? o->eng_spec[k] : "");
+			return fail(what, rc);
+		}
+		app_port_notes(stderr, e->ctx);
+		rc = uroce_pd_alloc(e->ctx, &e->pd);
+		if (rc)
+			return fail("cannot allocate a PD", rc);
+	}
+	p->ctx = p->eng[0].ctx;
+	p->pd = p->eng[0].pd;
 	rc = uroce_query_port(p->ctx, (uint8_t)o->ib_port, &p->port);
 	if (rc)
 		return fail("cannot query the port", rc);
@@ -108,9 +132,6 @@ int perf_setup(struct perf_ctx *p)
 	rc = uroce_query_gid(p->ctx, (uint8_t)o->ib_port, o->gid_index, p->port.gid);
 	if (rc)
 		return fail("-x/--gid-index names no GID of the port", rc);
-	rc = uroce_pd_alloc(p->ctx, &p->pd);
-	if (rc)
-		return fail("cannot allocate a PD", rc);
 
 	/* Each QP gets [send half | receive half], each half as large as the
 	 * largest message (plus the GRH room UD receives start with), page
@@ -124,34 +145,45 @@ int perf_setup(struct perf_ctx *p)
 		return -ENOMEM;
 	}
 	memset(p->buf, 0, p->buf_size);
-	rc = uroce_mr_reg(p->pd, p->buf, p->buf_size,
-			  UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE | UROCE_ACCESS_REMOTE_READ, &p->mr);
-	if (rc)
-		return fail("cannot register the buffers", rc);
+	for (int k = 0; k < p->neng; k++) {
+		rc = uroce_mr_reg(p->eng[k].pd, p->buf, p->buf_size,
+				  UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE | UROCE_ACCESS_REMOTE_READ,
+				  &p->eng[k].mr);
+		if (rc)
+			return fail("cannot register the buffers", rc);
+	}
+	p->mr = p->eng[0].mr;
 
 	/* Only send_bw and send_lat post receives (perftest prints RX depth
 	 * for them only); the other tests' receive queues and CQ stay at one
 	 * entry per QP, so many QPs do not multiply an unused 512. */
 	int uses_recv = o->test == PERF_SEND_BW || o->test == PERF_SEND_LAT;
 	int rx_depth = uses_recv ? o->rx_depth : 1;
-	/* at most 8192 x 16384 + 16 entries (perf_args.c's bounds): an int */
-	int cqe = o->tx_depth * o->num_qps + 16;
-	rc = uroce_cq_create(p->ctx, cqe, &p->send_cq);
-	if (rc)
-		return fail(o->num_qps > 1 ? "cannot create the send CQ (tx_depth x QPs entries; see -t)"
-					   : "cannot create the send CQ", rc);
-	cqe = rx_depth * o->num_qps + 16;
-	rc = uroce_cq_create(p->ctx, cqe, &p->recv_cq);
-	if (rc)
-		return fail(o->num_qps > 1 ? "cannot create the receive CQ (rx_depth x QPs entries; see -r)"
-					   : "cannot create the receive CQ", rc);
+	/* at most 8192 x 16384 + 16 entries (perf_args.c's bounds): an int;
+	 * each engine's CQs take its own QPs' */
+	int qps_per = (o->num_qps + p->neng - 1) / p->neng;
+	for (int k = 0; k < p->neng; k++) {
+		int cqe = o->tx_depth * qps_per + 16;
+		rc = uroce_cq_create(p->eng[k].ctx, cqe, &p->eng[k].send_cq);
+		if (rc)
+			return fail(o->num_qps > 1 ? "cannot create the send CQ (tx_depth x QPs entries; see -t)"
+						   : "cannot create the send CQ", rc);
+		cqe = rx_depth * qps_per + 16;
+		rc = uroce_cq_create(p->eng[k].ctx, cqe, &p->eng[k].recv_cq);
+		if (rc)
+			return fail(o->num_qps > 1 ? "cannot create the receive CQ (rx_depth x QPs entries; see -r)"
+						   : "cannot create the receive CQ", rc);
+	}
+	p->send_cq = p->eng[0].send_cq;
+	p->recv_cq = p->eng[0].recv_cq;
 
 	srand48((long)perf_now_ns() ^ getpid());
 	for (int i = 0; i < o->num_qps; i++) {
+		struct perf_engine *e = perf_eng_of(p, i);
 		struct uroce_qp_init_attr ia = {0};
 		ia.qp_type = o->conn;
-		ia.send_cq = p->send_cq;
-		ia.recv_cq = p->recv_cq;
+		ia.send_cq = e->send_cq;
+		ia.recv_cq = e->recv_cq;
 		ia.cap.max_send_wr = (uint32_t)o->tx_depth;
 		ia.cap.max_recv_wr = (uint32_t)rx_depth;
 		ia.cap.max_send_sge = 1;
@@ -159,7 +191,7 @@ int perf_setup(struct perf_ctx *p)
 		ia.rel = o->rel.attr;
 		ia.path = o->rel.path;
 		ia.cc = o->rel.cc;
-		rc = uroce_qp_create(p->pd, &ia, &p->qp[i]);
+		rc = uroce_qp_create(e->pd, &ia, &p->qp[i]);
 		if (rc) {
 			char what[64];
 			snprintf(what, sizeof(what), "cannot create QP %d of %d", i + 1, o->num_qps);
@@ -199,7 +231,7 @@ int perf_setup(struct perf_ctx *p)
 			d->lid = ctrl & 0xffff;
 			d->out_reads = ctrl >> 16;
 		}
-		d->rkey = p->mr->rkey;
+		d->rkey = e->mr->rkey;
 		/* The peer writes to / reads from our receive half (write_lat
 		 * polls its last byte; write_bw and read_bw use it too). */
 		d->vaddr = (uint64_t)(uintptr_t)perf_recv_area(p, i);
@@ -260,6 +292,12 @@ int perf_connect_qps(struct perf_ctx *p)
 				a.dest_ctrl_qpn = r->out_reads << 16 | r->lid;
 				mask |= UROCE_QP_DEST_CTRL_QPN;
 			}
+			if (p->rem_sports) {
+				/* the source ports the peer picked for its engine's queue */
+				memcpy(a.sports, p->rem_sports[i], sizeof(a.sports));
+				a.num_sports = (uint8_t)p->nsports;
+				mask |= UROCE_QP_SPORTS;
+			}
 			if (o->conn == UROCE_QPT_RC) {
 				a.max_dest_rd_atomic = (uint8_t)o->out_reads;
 				a.min_rnr_timer = 12;
@@ -315,16 +353,27 @@ void perf_teardown(struct perf_ctx *p)
 		if (p->qp[i])
 			uroce_qp_destroy(p->qp[i]);
 	}
-	if (p->send_cq)
-		uroce_cq_destroy(p->send_cq);
-	if (p->recv_cq)
-		uroce_cq_destroy(p->recv_cq);
-	if (p->mr)
-		uroce_mr_dereg(p->mr);
-	if (p->pd)
-		uroce_pd_free(p->pd);
-	if (p->ctx)
-		uroce_context_destroy(p->ctx);
+	for (int k = 0; k < PERF_MAX_ENGINES; k++) {
+		struct perf_engine *e = &p->eng[k];
+
+		if (e->send_cq)
+			uroce_cq_destroy(e->send_cq);
+		if (e->recv_cq)
+			uroce_cq_destroy(e->recv_cq);
+		if (e->mr)
+			uroce_mr_dereg(e->mr);
+		if (e->pd)
+			uroce_pd_free(e->pd);
+		if (e->ctx)
+			uroce_context_destroy(e->ctx);
+		memset(e, 0, sizeof(*e));
+	}
+	p->ctx = NULL;
+	p->pd = NULL;
+	p->mr = NULL;
+	p->send_cq = p->recv_cq = NULL;
+	free(p->rem_sports);
+	p->rem_sports = NULL;
 	free(p->buf);
 	free(p->qp);
 	free(p->ah);
@@ -336,14 +385,17 @@ void perf_teardown(struct perf_ctx *p)
 	perf_comm_close(&p->comm);
 }
 
-int perf_poll(struct perf_ctx *p, struct uroce_cq *cq, int n, struct uroce_wc *wc)
+static int poll_cqs(struct perf_ctx *p, struct uroce_cq *const *cqs, int ncq, int n, struct uroce_wc *wc)
 {
 	uint64_t deadline = 0;
 
 	for (uint64_t spins = 0;; spins++) {
-		int got = uroce_poll_cq(cq, n, wc);
-		if (got)
-			return got;
+		for (int k = 0; k < ncq; k++) {
+			/* start at another CQ each time: no engine waits behind a busy one */
+			int got = uroce_poll_cq(cqs[(k + spins) % (uint64_t)ncq], n, wc);
+			if (got)
+				return got;
+		}
 		if (perf_progress(p) < 0)
 			return -EIO;
 		/* Read the clock only now and then: the hot loop stays short. */
@@ -357,6 +409,20 @@ int perf_poll(struct perf_ctx *p, struct uroce_cq *cq, int n, struct uroce_wc *w
 			}
 		}
 	}
+}
+
+int perf_poll(struct perf_ctx *p, struct uroce_cq *cq, int n, struct uroce_wc *wc)
+{
+	return poll_cqs(p, &cq, 1, n, wc);
+}
+
+int perf_poll_engines(struct perf_ctx *p, int recv, int n, struct uroce_wc *wc)
+{
+	struct uroce_cq *cqs[PERF_MAX_ENGINES];
+
+	for (int k = 0; k < p->neng; k++)
+		cqs[k] = recv ? p->eng[k].recv_cq : p->eng[k].send_cq;
+	return poll_cqs(p, cqs, p->neng, n, wc);
 }
 
 int perf_wc_ok(const struct uroce_wc *wc, const char *what)
@@ -400,7 +466,7 @@ int perf_post_recvs(struct perf_ctx *p, int qp, int count)
 {
 	uint32_t len = (uint32_t)p->o->size + (p->o->conn == UROCE_QPT_UD ? PERF_UD_GRH : 0);
 	struct uroce_sge sge = {
-		.addr = (uint64_t)(uintptr_t)perf_recv_area(p, qp), .length = len, .lkey = p->mr->lkey};
+		.addr = (uint64_t)(uintptr_t)perf_recv_area(p, qp), .length = len, .lkey = perf_eng_of(p, qp)->mr->lkey};
 	struct uroce_recv_wr wr = {.wr_id = (uint64_t)qp, .sg_list = &sge, .num_sge = 1}, *bad;
 
 	for (int i = 0; i < count; i++) {

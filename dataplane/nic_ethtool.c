@@ -115,3 +115,20 @@ int nic_rss_read(const char *ifname, struct nic_rss *r)
 			(fl.data & (RXH_L4_B_0_1 | RXH_L4_B_2_3)) == (RXH_L4_B_0_1 | RXH_L4_B_2_3);
 	return 0;
 }
+
+int nic_rss_write_indir(const char *ifname, const uint32_t *indir, uint32_t n)
+{
+	struct ethtool_rxfh *fh = calloc(1, sizeof(*fh) + n * sizeof(uint32_t));
+	int rc;
+
+	if (!fh)
+		return -ENOMEM;
+	fh->cmd = ETHTOOL_SRSSH;
+	fh->indir_size = n;
+	fh->key_size = 0; /* the key stays */
+	fh->hfunc = 0;    /* and the function */
+	memcpy(fh->rss_config, indir, n * sizeof(uint32_t));
+	rc = ethtool(ifname, fh);
+	free(fh);
+	return rc;
+}

@@ -39,4 +39,8 @@ uint32_t nic_rx_queues(const char *ifname);
  * has no RSS to read, or its key or table is larger than we keep). */
 int nic_rss_read(const char *ifname, struct nic_rss *r);
 
+/* Write the indirection table (n entries, as read), key and hash
+ * function left as they are: 0, or a negative errno. */
+int nic_rss_write_indir(const char *ifname, const uint32_t *indir, uint32_t n);
+
 #endif

@@ -838,17 +838,33 @@ static int iface_attach(struct afxdp_iface *ifc, const struct port_config *cfg, 
 	 * fallback. A link never replaces an attached program. */
 	if (!cfg->force_skb) {
 		LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = XDP_FLAGS_DRV_MODE);
+		struct nic_rss *rss = NULL;
 		char drv[32] = "";
 		struct nic_channels ch;
 
-		if (!nic_driver(ifc->ifname, drv, sizeof(drv)) && !strcmp(drv, "virtio_net") &&
-		    !nic_channels(ifc->ifname, &ch)) {
-			ifc->virtio_qp = ch.combined;
-			ifc->virtio_max = ch.max_combined;
+		if (!nic_driver(ifc->ifname, drv, sizeof(drv)) && !strcmp(drv, "virtio_net")) {
+			if (!nic_channels(ifc->ifname, &ch)) {
+				ifc->virtio_qp = ch.combined;
+				ifc->virtio_max = ch.max_combined;
+			}
+			rss = malloc(sizeof(*rss));
+			if (rss && nic_rss_read(ifc->ifname, rss)) {
+				free(rss);
+				rss = NULL;
+			}
 		}
 		fd = bpf_link_create(ifc->prog_fd, ifc->ifindex, BPF_XDP, &lo);
 		if (fd < 0)
 			fd = -errno;
+		/* virtio_net takes queue pairs for XDP's TX when XDP comes in,
+		 * and in doing so turns the device's RSS off (Linux 6.1 sends
+		 * VQ_PAIRS_SET, which ends RSS in QEMU) or spreads its table
+		 * over the new queues (later kernels), where no socket listens:
+		 * write the table back as it was, so flows keep their queues
+		 * (and ports steered by it, uroce_steer_sports, hold) */
+		if (fd >= 0 && rss)
+			nic_rss_write_indir(ifc->ifname, rss->indir, rss->indir_n);
+		free(rss);
 		ifc->skb_mode = false;
 		if (fd < 0 && fd != -EBUSY && fd != -EEXIST) {
 			char why[320];

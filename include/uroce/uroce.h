@@ -165,6 +165,18 @@ int uroce_context_destroy(struct uroce_context *ctx);
  */
 int uroce_progress(struct uroce_context *ctx);
 
+/** A DEDICATED context's engine thread, from its start. */
+struct uroce_engine_stats {
+	uint64_t cpu_ns;       /**< CPU time the thread ran (a pinned engine spins: about its wall time when it had its core) */
+	uint64_t passes;       /**< loops of the engine (receive, process, timers, transmit) */
+	uint64_t idle_passes;  /**< of those, loops that found no work */
+	int cpu;               /**< the CPU it is pinned to, -1 when not */
+};
+
+/** The engine thread's CPU time and loops (DEDICATED contexts; -EINVAL
+ * for an EMBEDDED one, whose transport runs on the caller's thread). */
+int uroce_engine_stats(struct uroce_context *ctx, struct uroce_engine_stats *st);
+
 /** A port's attributes, as ibv_query_port/ibv_query_gid would give them. */
 struct uroce_port_attr {
 	uint8_t mac[6];

@@ -15,7 +15,7 @@ CACHE=${UROCE_VMLAB_CACHE:-/var/cache/uroce-vmlab}
 LAB=${UROCE_VMLAB_LAB:-uvlab}
 SUBNET=${UROCE_VMLAB_SUBNET:-10.47.0}          # a /24, private to the lab netns
 SUBNET2=${UROCE_VMLAB_SUBNET2:-10.47.1}        # a second /24, for the guests' optional eth1
-ACCEL=${UROCE_VMLAB_ACCEL:-tcg}                # tcg | kvm
+ACCEL=${UROCE_VMLAB_ACCEL:-auto}               # auto | tcg | kvm
 GUEST_MEM=${UROCE_VMLAB_MEM:-384}              # MiB
 BOOT_TIMEOUT=${UROCE_VMLAB_BOOT_TIMEOUT:-120}  # s, QEMU start to READY
 JOB_TIMEOUT=${UROCE_VMLAB_JOB_TIMEOUT:-300}    # s, default bound of exec/wait
@@ -103,7 +103,7 @@ kill_pidfile() {
 # ------------------------------------------------------------------ setup
 HOST_PKGS="qemu-system-x86 busybox-static cpio kmod iproute2 tcpdump xz-utils"
 # What the guest runs; the libraries they need are found by closure below.
-GUEST_TOP="busybox-static ibverbs-utils ibverbs-providers perftest iproute2"
+GUEST_TOP="busybox-static ibverbs-utils ibverbs-providers perftest iproute2 ethtool"
 MODULES="virtio_pci virtio_net rdma_rxe 9pnet_virtio 9p 8021q crc32_generic crc32-pclmul"
 
 host_install() {
@@ -167,6 +167,8 @@ cmd_setup() {
 
 	# Guest packages: the tools plus their whole dependency closure; only
 	# the files the loader check below finds needed go into the initramfs.
+	# the closure is computed again when the top list changes
+	[ "$(cat "$CACHE/guest-top" 2>/dev/null)" = "$GUEST_TOP" ] || rm -f "$CACHE/guest-pkgs" "$CACHE/root/.complete"
 	if [ ! -s "$CACHE/guest-pkgs" ]; then
 		apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
 			--no-replaces --no-enhances $GUEST_TOP 2>/dev/null |
@@ -174,6 +176,7 @@ cmd_setup() {
 			sort -u >"$CACHE/guest-pkgs.tmp"
 		grep -qx libibverbs1 "$CACHE/guest-pkgs.tmp" || die "dependency closure of $GUEST_TOP looks wrong (apt-get update?)"
 		mv "$CACHE/guest-pkgs.tmp" "$CACHE/guest-pkgs"
+		echo "$GUEST_TOP" >"$CACHE/guest-top"
 	fi
 	local pkgs
 	mapfile -t pkgs <"$CACHE/guest-pkgs"
@@ -249,7 +252,7 @@ build_initramfs() {
 			[ -f "$SRC/$path" ] && head -c 4 "$SRC/$path" | grep -q ELF && bins="$bins $path"
 		done
 	done
-	for path in bin/ip usr/bin/rdma; do
+	for path in bin/ip usr/bin/rdma sbin/ethtool; do
 		[ -f "$SRC/$path" ] || die "$path missing from the iproute2 package"
 		bins="$bins $path"
 	done
@@ -335,16 +338,53 @@ cmd_up() {
 # ------------------------------------------------------------------ guests
 guest_dir() { echo "$RUN/guest-$1"; }
 
-# tap_on TAP BRIDGE: a fresh tap, up, on the bridge (in the lab's netns)
+# tap_on TAP BRIDGE [QUEUES]: a fresh tap (multi-queue for QUEUES > 1), up,
+# on the bridge (in the lab's netns)
 tap_on() {
 	in_ns ip link del "$1" 2>/dev/null || true
-	in_ns ip tuntap add dev "$1" mode tap
+	if [ "${3:-1}" -gt 1 ]; then
+		in_ns ip tuntap add dev "$1" mode tap multi_queue
+	else
+		in_ns ip tuntap add dev "$1" mode tap
+	fi
+	# jumbo-capable, so a guest's MTU (boot --mtu) is the only limit: the
+	# bridge forwards a frame only if the egress port's MTU takes it
+	in_ns ip link set "$1" mtu 9000
 	in_ns ip link set "$1" master "$2"
 	in_ns ip link set "$1" up
 }
 
+# The accelerator: kvm where the host can run KVM guests (a CPU with
+# vmx/svm: /dev/kvm alone is not enough, a host without nested
+# virtualization has it and its guests never boot), else tcg.
+pick_accel() {
+	case "$ACCEL" in
+	tcg | kvm) echo "$ACCEL (UROCE_VMLAB_ACCEL)" ;;
+	auto)
+		if [ -r /dev/kvm ] && [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
+			echo "kvm (auto: /dev/kvm and a CPU with vmx/svm)"
+		elif [ -e /dev/kvm ]; then
+			echo "tcg (auto: /dev/kvm is there but the CPU shows no vmx/svm, so no nested virtualization)"
+		else
+			echo "tcg (auto: no /dev/kvm)"
+		fi ;;
+	*) die "UROCE_VMLAB_ACCEL='$ACCEL': use auto, tcg or kvm" ;;
+	esac
+}
+
 cmd_boot() {
-	[ $# -eq 2 ] || [ $# -eq 3 ] || die "usage: vmlab.sh boot NAME IP [IP2]"
+	local smp=1 queues=1 mtu=
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--smp) [[ ${2:-} =~ ^[1-8]$ ]] || die "boot --smp '${2:-}': vCPUs 1-8"; smp=$2; shift 2 ;;
+		--queues) [[ ${2:-} =~ ^[1-9]$|^1[0-6]$ ]] || die "boot --queues '${2:-}': queue pairs 1-16"; queues=$2; shift 2 ;;
+		--mtu) [[ ${2:-} =~ ^[0-9]+$ ]] && [ "$2" -ge 576 ] && [ "$2" -le 9000 ] ||
+			die "boot --mtu '${2:-}': 576-9000"; mtu=$2; shift 2 ;;
+		-*) die "boot: unknown option '$1'; accepted: --smp N, --queues N, --mtu M" ;;
+		*) break ;;
+		esac
+	done
+	[ $# -eq 2 ] || [ $# -eq 3 ] || die "usage: vmlab.sh boot [--smp N] [--queues N] [--mtu M] NAME IP [IP2]"
 	local name=$1 ip=$2 ip2=${3:-}
 	need_root
 	check_name "$name"
@@ -369,7 +409,7 @@ cmd_boot() {
 	fi
 	rm -rf "$gd"
 	mkdir -p "$gd/share/jobs"
-	tap_on "$tap" "$BRIDGE"
+	tap_on "$tap" "$BRIDGE" "$queues"
 	echo "$ip" >"$gd/ip"
 	echo "$mac" >"$gd/mac"
 	# The optional second NIC (eth1 in the guest, rxe1 on it): a tap on br1.
@@ -383,21 +423,38 @@ cmd_boot() {
 		ip2_arg=" uvl.ip2=$ip2/24"
 	fi
 
-	local accel_args
-	case "$ACCEL" in
+	local accel_args accel why
+	why=$(pick_accel)
+	accel=${why%% *}
+	case "$accel" in
 	tcg) accel_args="-accel tcg -cpu max" ;;
 	kvm) accel_args="-accel kvm -cpu host" ;;
-	*) die "UROCE_VMLAB_ACCEL='$ACCEL': use tcg or kvm" ;;
 	esac
+	# eth0: several queue pairs with the device's RSS, vhost-net where the
+	# host has it (with KVM: vhost needs its irqfds). hash=on makes QEMU
+	# compute RSS itself: its eBPF steering program does not load with
+	# Debian's libbpf 1.x ("legacy map definitions"), and without either
+	# the tap's own flow hash picks the queue, whatever the guest's RSS
+	# table says
+	local net0=tap,id=n0,ifname=$tap,script=no,downscript=no dev0=virtio-net-pci,netdev=n0,mac=$mac vhost=off
+	if [ -e /dev/vhost-net ] && [ "$accel" = kvm ]; then
+		vhost=on
+	fi
+	net0="$net0,vhost=$vhost"
+	if [ "$queues" -gt 1 ]; then
+		net0="$net0,queues=$queues"
+		dev0="$dev0,mq=on,vectors=$((2 * queues + 2)),rss=on,hash=on"
+	fi
+	echo "$accel $smp $queues ${mtu:-1500} $vhost" >"$gd/profile"
 	local t0=$SECONDS
 	# shellcheck disable=SC2086
 	in_ns qemu-system-x86_64 -name "uvl-$LAB-$name" -machine pc $accel_args \
-		-m "$GUEST_MEM" -smp 1 -nodefaults -no-user-config -display none -no-reboot \
+		-m "$GUEST_MEM" -smp "$smp" -nodefaults -no-user-config -display none -no-reboot \
 		-kernel "$CACHE/vmlinuz" -initrd "$CACHE/initramfs.cpio" \
-		-append "console=ttyS0 loglevel=4 panic=-1 uvl.name=$name uvl.ip=$ip/24$ip2_arg" \
+		-append "console=ttyS0 loglevel=4 panic=-1 uvl.name=$name uvl.ip=$ip/24$ip2_arg${mtu:+ uvl.mtu=$mtu}" \
 		-serial "file:$gd/console.log" \
-		-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no" \
-		-device "virtio-net-pci,netdev=n0,mac=$mac" \
+		-netdev "$net0" \
+		-device "$dev0" \
 		"${nic2_args[@]}" \
 		-fsdev "local,id=fs0,path=$gd/share,security_model=none" \
 		-device "virtio-9p-pci,fsdev=fs0,mount_tag=uvlshare" \
@@ -414,7 +471,7 @@ cmd_boot() {
 	fi
 	echo $((SECONDS - t0)) >"$gd/boot-seconds"
 	grep -a '^UVL: gid' "$gd/console.log" | sed 's/^UVL: /  /' >&2 || true
-	log "guest $name up in ~$((SECONDS - t0))s: ip $ip mac $mac${ip2:+ ip2 $ip2 mac2 $mac2} pid $pid ($ACCEL)"
+	log "guest $name up in ~$((SECONDS - t0))s: ip $ip mac $mac${ip2:+ ip2 $ip2 mac2 $mac2} pid $pid, kernel $(cat "$CACHE/kpkg"), $smp vCPU, $queues queue pair(s)${mtu:+, MTU $mtu}, vhost-net $vhost, accel $why"
 }
 
 cmd_stop() {
@@ -653,9 +710,12 @@ vmlab.sh: Soft-RoCE (rdma_rxe) guests for uroce interop tests. Run as root.
                               build the initramfs (cached in $CACHE)
   up                          create the lab: netns, bridge br0 with $SUBNET.1/24
                               and bridge br1 with $SUBNET2.1/24
-  boot NAME IP [IP2]          boot guest NAME at IP (rxe0 on eth0, tap tp-NAME on br0),
+  boot [--smp N] [--queues N] [--mtu M] NAME IP [IP2]
+                              boot guest NAME at IP (rxe0 on eth0, tap tp-NAME on br0),
                               wait until ready; with IP2 (in $SUBNET2.0/24) also a
-                              second NIC: rxe1 on eth1 at IP2, tap tq-NAME on br1
+                              second NIC: rxe1 on eth1 at IP2, tap tq-NAME on br1;
+                              N vCPUs (1), eth0 with N queue pairs and the device's RSS
+                              (1: one queue), eth0's MTU M (1500)
   exec NAME [--timeout S] CMD run CMD in the guest, print its output, exit with its rc
   start NAME CMD              start CMD in the guest in the background; prints JOB
   wait NAME JOB [--timeout S] wait for JOB, print its output, exit with its rc
@@ -674,7 +734,8 @@ vmlab.sh: Soft-RoCE (rdma_rxe) guests for uroce interop tests. Run as root.
 
 Environment: UROCE_VMLAB_CACHE ($CACHE), UROCE_VMLAB_LAB ($LAB),
 UROCE_VMLAB_SUBNET ($SUBNET), UROCE_VMLAB_SUBNET2 ($SUBNET2, br1 and IP2),
-UROCE_VMLAB_ACCEL ($ACCEL), UROCE_VMLAB_MEM ($GUEST_MEM),
+UROCE_VMLAB_ACCEL ($ACCEL: kvm where the CPU shows vmx/svm, else tcg),
+UROCE_VMLAB_MEM ($GUEST_MEM),
 UROCE_VMLAB_BOOT_TIMEOUT ($BOOT_TIMEOUT), UROCE_VMLAB_JOB_TIMEOUT ($JOB_TIMEOUT),
 UROCE_VMLAB_NO_APT (fail instead of apt-get install).
 EOF

@@ -233,6 +233,7 @@ int uroce_progress(struct uroce_context *ctx)
 static void *engine_thread(void *arg)
 {
 	struct uroce_context *ctx = arg;
+	uint64_t passes = 0, idle = 0;
 
 	while (!atomic_load_explicit(&ctx->stop, memory_order_acquire)) {
 		unsigned n = ctx_tx_pass(ctx);
@@ -240,12 +241,38 @@ static void *engine_thread(void *arg)
 		n += ctx_rx_pass(ctx);
 		n += ctx_tx_pass(ctx);
 		n += ctx_slow_path(ctx);
+		/* one writer: plain stores another thread may read */
+		atomic_store_explicit(&ctx->eng_passes, ++passes, memory_order_relaxed);
+		if (!n)
+			atomic_store_explicit(&ctx->eng_idle, ++idle, memory_order_relaxed);
 		if (!n && ctx->nic && !ctx->nsegq)
 			nanosleep(&(struct timespec){ 0, 1000000 }, NULL); /* the NIC is the engine: only the slow path is left */
 		else if (!n && ctx->cpu < 0)
 			sched_yield(); /* unpinned: share the core while idle */
 	}
 	return NULL;
+}
+
+int uroce_engine_stats(struct uroce_context *ctx, struct uroce_engine_stats *st)
+{
+	clockid_t cid;
+	struct timespec ts;
+	int rc;
+
+	if (!ctx || !st)
+		return uroce_fail(-EINVAL, "uroce_engine_stats: ctx and st are required");
+	if (ctx->mode != UROCE_ENGINE_DEDICATED || !ctx->thread_running)
+		return uroce_fail(-EINVAL, "uroce_engine_stats: the context has no engine thread (EMBEDDED: the "
+		                           "application's thread runs the transport)");
+	memset(st, 0, sizeof(*st));
+	rc = pthread_getcpuclockid(ctx->thread, &cid);
+	if (rc || clock_gettime(cid, &ts))
+		return uroce_fail(rc ? -rc : -errno, "uroce_engine_stats: cannot read the engine thread's CPU clock");
+	st->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	st->passes = atomic_load_explicit(&ctx->eng_passes, memory_order_relaxed);
+	st->idle_passes = atomic_load_explicit(&ctx->eng_idle, memory_order_relaxed);
+	st->cpu = ctx->cpu;
+	return 0;
 }
 
 static int ctx_start_thread(struct uroce_context *ctx, int cpu)

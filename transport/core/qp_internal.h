@@ -363,6 +363,7 @@ struct uroce_context {
 	_Atomic bool stop;
 	int cpu;
 	pthread_mutex_t post_lock;
+	_Atomic uint64_t eng_passes, eng_idle; /* the engine thread's loops, and those that found no work */
 };
 
 /* DEDICATED mode, called from a thread other than the engine's: the call
