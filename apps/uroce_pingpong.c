@@ -79,6 +79,7 @@ struct pp_opts {
 	int use_event;
 	int validate_buf;
 	unsigned timeout_s;
+	unsigned qp_timeout;    /* -u: the RC QP's local ACK timeout exponent */
 	unsigned hop_limit;              /* --hop-limit: IP TTL / hop limit of our packets */
 	int counters;                   /* --counters: QP and port counters at exit */
 	int dmabuf;                     /* --dmabuf: the buffer is a udmabuf, registered as a dmabuf */
@@ -172,6 +173,8 @@ static void usage(FILE *f, const char *prog, enum pp_mode mode, int mode_known)
 	fprintf(f, "      --timeout=<sec>    give up when nothing progresses for <sec> seconds\n"
 		   "                         (TCP exchange or completions; default %d, 0 = never)\n",
 		PP_DEFAULT_TIMEOUT_S);
+	fprintf(f, "  -u, --qp-timeout=<n>   RC QP timeout: 4.096 us x 2^n, 0-31 (default 14, ibv_rc_pingpong's;\n"
+		   "                         0 = wait forever); sr and ec give a packet up after 8 of these\n");
 	fprintf(f, "      --ip=<a.b.c.d>[,...] the ports' IPv4 addresses where they have none of their own (dpdk)\n");
 	fprintf(f, "      --hop-limit=<n>    IP TTL / hop limit, 1-255 (default 64: what the kernel sends for rdma-core's 1)\n");
 	fprintf(f, "      --counters         print the QP's and the port's counters at exit (retransmits, drops)\n");
@@ -284,6 +287,7 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 		{ "dm", no_argument, NULL, 'j' },
 		{ "new_send", no_argument, NULL, 'N' },
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "qp-timeout", required_argument, NULL, 'u' },
 		{ "ip", required_argument, NULL, 'I' },
 		{ "hop-limit", required_argument, NULL, 'H' },
 		{ "counters", no_argument, NULL, 'K' },
@@ -306,6 +310,7 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 	o->gidx = -1;
 	o->ib_port = 1;
 	o->timeout_s = PP_DEFAULT_TIMEOUT_S;
+	o->qp_timeout = 14;
 	/* rdma-core's examples put 1 in the AV, but the kernel's RDMA core
 	 * replaces it with the route's hop limit (64) before rxe or a NIC
 	 * sends: 64 is what ibv_rc_pingpong puts on the wire */
@@ -348,7 +353,7 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 	}
 
 	optind = 1;
-	while ((c = getopt_long(nargs, argv, "p:d:i:s:m:r:n:l:eg:coOPtjNh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(nargs, argv, "p:d:i:s:m:r:n:l:eg:coOPtjNu:h", longopts, NULL)) != -1) {
 		r = rel_args_option(&o->rel, c, optarg, err, sizeof(err));
 		if (r < 0)
 			bad_arg(o, "%s%s", err, "");
@@ -419,6 +424,9 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 			break;
 		case 'T':
 			o->timeout_s = parse_uint(o, "--timeout", optarg, 0, 86400);
+			break;
+		case 'u':
+			o->qp_timeout = parse_uint(o, "-u/--qp-timeout", optarg, 0, 31);
 			break;
 		case 'H':
 			o->hop_limit = parse_uint(o, "--hop-limit", optarg, 1, 255);
@@ -781,7 +789,7 @@ static int pp_connect_ctx(struct pp_ctx *c, const struct pp_opts *o, unsigned my
 	attr.sq_psn = my_psn;
 	mask = UROCE_QP_STATE | UROCE_QP_SQ_PSN;
 	if (o->mode == PP_RC) {
-		attr.timeout = 14;
+		attr.timeout = (uint8_t)o->qp_timeout;
 		attr.retry_cnt = 7;
 		attr.rnr_retry = 7;
 		attr.max_rd_atomic = 1;

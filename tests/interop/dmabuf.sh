@@ -21,17 +21,7 @@ VMLAB=$1 PP=$2
 [ -x "$PP" ] || { echo "FAIL: $PP not found" >&2; exit 1; }
 command -v ping >/dev/null || { echo "FAIL: ping not found (apt-get install iputils-ping)" >&2; exit 1; }
 
-# the newest 6.12 kernel of the Debian release (bookworm ships it beside 6.1)
-KPKG=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9.]+\+deb[0-9]+-amd64$' 2>/dev/null |
-	awk '{ print $1 }' | sort -V | tail -1)
-[ -n "$KPKG" ] || { echo "FAIL: no linux-image-6.12.*-amd64 package in apt's lists (apt-get update)" >&2; exit 1; }
-export UROCE_VMLAB_CACHE=${UROCE_VMLAB_DMABUF_CACHE:-/var/cache/uroce-vmlab-dmabuf}
-# a cache pinned to an older 6.12 is started afresh
-if [ -s "$UROCE_VMLAB_CACHE/kpkg" ] && [ "$(cat "$UROCE_VMLAB_CACHE/kpkg")" != "$KPKG" ]; then
-	rm -f "$UROCE_VMLAB_CACHE/kpkg"
-	rm -rf "$UROCE_VMLAB_CACHE/kernel"
-fi
-export UROCE_VMLAB_KPKG=$KPKG
+vm_use_612
 vm_lab_vars uvdma uvp0 dmabuf
 N=200
 SIZE=16384

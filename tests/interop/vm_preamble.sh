@@ -175,3 +175,19 @@ vm_pair_check() {
 	done
 	PASSED=$((PASSED + 1))
 }
+
+# vm_use_612: the newest 6.12 kernel of the Debian release (bookworm ships
+# it beside 6.1) in a cache of its own (UROCE_VMLAB_DMABUF_CACHE, shared
+# by the tests that boot it); a cache pinned to an older 6.12 starts afresh.
+vm_use_612() {
+	local kpkg
+	kpkg=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9.]+\+deb[0-9]+-amd64$' 2>/dev/null |
+		awk '{ print $1 }' | sort -V | tail -1)
+	[ -n "$kpkg" ] || { echo "FAIL: no linux-image-6.12.*-amd64 package in apt's lists (apt-get update)" >&2; exit 1; }
+	export UROCE_VMLAB_CACHE=${UROCE_VMLAB_DMABUF_CACHE:-/var/cache/uroce-vmlab-dmabuf}
+	if [ -s "$UROCE_VMLAB_CACHE/kpkg" ] && [ "$(cat "$UROCE_VMLAB_CACHE/kpkg")" != "$kpkg" ]; then
+		rm -f "$UROCE_VMLAB_CACHE/kpkg"
+		rm -rf "$UROCE_VMLAB_CACHE/kernel"
+	fi
+	export UROCE_VMLAB_KPKG=$kpkg
+}
