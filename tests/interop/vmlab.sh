@@ -445,6 +445,10 @@ cmd_boot() {
 		net0="$net0,queues=$queues"
 		dev0="$dev0,mq=on,vectors=$((2 * queues + 2)),rss=on,hash=on"
 	fi
+	# QEMU's largest receive ring: under TCG a guest drains it late, and
+	# QEMU's own RSS stalls a tap queue whose packet finds its target ring
+	# full until that tap queue's own ring is refilled
+	dev0="$dev0,rx_queue_size=1024"
 	echo "$accel $smp $queues ${mtu:-1500} $vhost" >"$gd/profile"
 	local t0=$SECONDS
 	# shellcheck disable=SC2086
