@@ -39,12 +39,13 @@ for g in "srv $SRV_IP" "cli $CLI_IP"; do
 done
 for g in srv cli; do vm_put_uroce "$g" "$PERF"; done
 U="$vm_uroce_env /tmp/u/uroce-perf"
-PROFILE=$(cat "$UROCE_VMLAB_CACHE/run/$UROCE_VMLAB_LAB/guest-srv/profile")
+VCACHE=${UROCE_VMLAB_CACHE:-/var/cache/uroce-vmlab}
+PROFILE=$(cat "$VCACHE/run/$UROCE_VMLAB_LAB/guest-srv/profile")
 
 NAMES=("1 engine" "2 engines")
 SPECS=("-d afxdp:eth0:0-0 --cores 0" "-d afxdp:eth0:0-1 --cores 0,1")
 declare -A BW
-echo "Guests: $(cat "$UROCE_VMLAB_CACHE/kpkg"), $(awk '{ printf "%s vCPU, %s queue pairs, MTU %s, accel %s", $2, $3, $4, $1 }' <<<"$PROFILE"); write_bw 64 KiB x $ITERS per QP, 4 RC QPs; $(date -u +%F), commit $(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo ?)"
+echo "Guests: $(cat "$VCACHE/kpkg"), $(awk '{ printf "%s vCPU, %s queue pairs, MTU %s, accel %s", $2, $3, $4, $1 }' <<<"$PROFILE"); write_bw 64 KiB x $ITERS per QP, 4 RC QPs; $(date -u +%F), commit $(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo ?)"
 for r in $(seq "$ROUNDS"); do
 	for i in 0 1; do
 		cmd="$U write_bw ${SPECS[$i]} -q 4 -n $ITERS -s 65536 -u 18 --timeout 60"

@@ -58,8 +58,9 @@ for g in "srv $SRV_IP" "cli $CLI_IP"; do
 done
 for g in srv cli; do vm_put_uroce "$g" "$PERF" "$PP"; done
 U="$vm_uroce_env /tmp/u"
-PROFILE=$(cat "$UROCE_VMLAB_CACHE/run/$UROCE_VMLAB_LAB/guest-srv/profile")
-KPKG=$(cat "$UROCE_VMLAB_CACHE/kpkg")
+VCACHE=${UROCE_VMLAB_CACHE:-/var/cache/uroce-vmlab}
+PROFILE=$(cat "$VCACHE/run/$UROCE_VMLAB_LAB/guest-srv/profile")
+KPKG=$(cat "$VCACHE/kpkg")
 
 # busy USER_HZ ticks of a guest so far (every CPU: user nice system irq softirq steal)
 busy() { "$VMLAB" exec "$1" --timeout 10 "head -1 /proc/stat" | awk '{ print $2 + $3 + $4 + $7 + $8 + $9 }'; }
