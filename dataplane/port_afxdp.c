@@ -813,10 +813,9 @@ static void native_refusal(const struct afxdp_iface *ifc, int rc, char *why, siz
 
 	nic_driver(ifc->ifname, drv, sizeof(drv));
 	if (!strcmp(drv, "virtio_net") && rc == -EINVAL)
-		snprintf(why, len, "virtio_net refused XDP (%s): before Linux 6.3 it takes XDP only with an MTU of "
-			 "%u or less (one page per frame; multi-buffer XDP came in 6.3): ip link set %s mtu %u",
-			 strerror(-rc), AFXDP_LINEAR_MAX - AFXDP_L2_OVERHEAD, ifc->ifname,
-			 AFXDP_LINEAR_MAX - AFXDP_L2_OVERHEAD);
+		snprintf(why, len, "virtio_net refused XDP (%s): before Linux 6.3 it takes XDP only on frames of one "
+			 "page (MTU 3506 or less; multi-buffer XDP came in 6.3), and uroce keeps room for a VLAN tag: "
+			 "ip link set %s mtu %u", strerror(-rc), ifc->ifname, AFXDP_LINEAR_MAX - AFXDP_L2_OVERHEAD);
 	else if (!strcmp(drv, "virtio_net") && rc == -EOPNOTSUPP)
 		snprintf(why, len, "virtio_net refused XDP (%s): the device merges received segments (guest "
 			 "TSO/ECN/UFO/checksum offloads) and gives the guest no control of them; turn them off on "
@@ -1111,12 +1110,18 @@ static int xsk_create(struct port *p, struct afxdp *x, bool skb_mode, char *err,
 		if (nq && x->queue >= nq)
 			return errbuf_fail(err, errlen, -EINVAL, "%s has %u queue%s (0-%u); queue %u does not exist",
 				    p->cfg.ifname, nq, nq == 1 ? "" : "s", nq - 1, x->queue);
-		if (x->sg)
+		if (x->sg) {
+			/* one buffer per frame: it fits a chunk, and the
+			 * driver keeps it linear (no frags program) */
+			uint32_t lin = x->chunk_size - AFXDP_RX_HEADROOM;
+
+			if (lin > AFXDP_LINEAR_MAX)
+				lin = AFXDP_LINEAR_MAX;
 			return errbuf_fail(err, errlen, -EINVAL,
 				    "%s: the kernel refused multi-buffer AF_XDP (XDP_USE_SG, Linux 6.6+), which MTU %u "
 				    "needs with %u-byte frames; lower the MTU to %u or less",
-				    p->cfg.ifname, p->mtu, x->chunk_size,
-				    x->chunk_size - AFXDP_RX_HEADROOM - AFXDP_L2_OVERHEAD);
+				    p->cfg.ifname, p->mtu, x->chunk_size, lin - AFXDP_L2_OVERHEAD);
+		}
 	}
 	return errbuf_fail(err, errlen, rc, "cannot bind an AF_XDP socket to %s queue %u: %s", p->cfg.ifname, x->queue,
 		    strerror(-rc));

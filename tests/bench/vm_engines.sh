@@ -31,13 +31,7 @@ done
 vm_lab_vars uveng uvp0 engines
 vm_case_traps
 
-"$VMLAB" setup
-"$VMLAB" up
-for g in "srv $SRV_IP" "cli $CLI_IP"; do
-	# shellcheck disable=SC2086
-	"$VMLAB" boot --smp 2 --queues 2 --mtu 3500 $g 2>&1 | tail -1 >&2
-done
-for g in srv cli; do vm_put_uroce "$g" "$PERF"; done
+vm_boot_pair 2 2 3500 "$PERF"
 U="$vm_uroce_env /tmp/u/uroce-perf"
 VCACHE=${UROCE_VMLAB_CACHE:-/var/cache/uroce-vmlab}
 PROFILE=$(cat "$VCACHE/run/$UROCE_VMLAB_LAB/guest-srv/profile")

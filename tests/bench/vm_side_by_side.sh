@@ -50,13 +50,7 @@ for b in "$PERF" "$PP" "$IMPAIR"; do [ -x "$b" ] || { echo "FAIL: $b not found" 
 vm_lab_vars uvsbs uvp0 side-by-side
 vm_case_traps
 
-"$VMLAB" setup
-"$VMLAB" up
-for g in "srv $SRV_IP" "cli $CLI_IP"; do
-	# shellcheck disable=SC2086
-	"$VMLAB" boot --smp 1 --queues 1 --mtu 3500 $g 2>&1 | tail -1 >&2
-done
-for g in srv cli; do vm_put_uroce "$g" "$PERF" "$PP"; done
+vm_boot_pair 1 1 3500 "$PERF" "$PP"
 U="$vm_uroce_env /tmp/u"
 VCACHE=${UROCE_VMLAB_CACHE:-/var/cache/uroce-vmlab}
 PROFILE=$(cat "$VCACHE/run/$UROCE_VMLAB_LAB/guest-srv/profile")

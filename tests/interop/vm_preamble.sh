@@ -191,3 +191,19 @@ vm_use_612() {
 	fi
 	export UROCE_VMLAB_KPKG=$kpkg
 }
+
+# vm_boot_pair SMP QUEUES MTU BIN...: the lab set up, guests srv (SRV_IP)
+# and cli (CLI_IP) booted with SMP vCPUs, QUEUES queue pairs and eth0 at
+# MTU (boot's profile line on stderr), and BIN... put into both
+vm_boot_pair() {
+	local smp=$1 queues=$2 mtu=$3 g
+	shift 3
+	"$VMLAB" setup
+	"$VMLAB" up
+	for g in "srv $SRV_IP" "cli $CLI_IP"; do
+		# shellcheck disable=SC2086
+		"$VMLAB" boot --smp "$smp" --queues "$queues" --mtu "$mtu" $g 2>&1 | tail -1 >&2
+	done
+	touch "$WORK/booted"
+	for g in srv cli; do vm_put_uroce "$g" "$@"; done
+}
