@@ -72,6 +72,11 @@ static void net_open(struct net *n, unsigned nports, const struct loop_impairmen
 	}
 }
 
+/* source ports each side's QPs are given at RTR (UROCE_QP_SPORTS), as the
+ * peer's uroce_steer_sports would choose them; none when g_nsports[s] is 0 */
+static const uint16_t *g_sports[2];
+static unsigned g_nsports[2];
+
 static int net_qps(struct net *n, unsigned nq, const struct tr_opts *o)
 {
 	for (unsigned q = 0; q < nq; q++)
@@ -117,9 +122,13 @@ static int net_qps(struct net *n, unsigned nq, const struct tr_opts *o)
 			a.min_rnr_timer = 1;
 			REQUIRE(uroce_query_gid(n->ctx[!s], 1, tr_gid_index, a.ah_attr.dgid) == 0, "gid");
 			a.ah_attr.sgid_index = (uint8_t)tr_gid_index;
+			for (unsigned i = 0; i < g_nsports[s] && i < UROCE_MAX_SPORTS; i++)
+				a.sports[i] = g_sports[s][i];
+			a.num_sports = (uint8_t)g_nsports[s];
 			rc = uroce_qp_modify(n->qp[s][q], &a,
 			                     UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_DEST_TOKEN |
-			                             UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER);
+			                             UROCE_QP_RQ_PSN | UROCE_QP_MAX_DEST_RD_ATOMIC | UROCE_QP_MIN_RNR_TIMER |
+			                             (g_nsports[s] ? UROCE_QP_SPORTS : 0));
 			if (rc)
 				return rc;
 			a.qp_state = UROCE_QPS_RTS;
@@ -636,6 +645,82 @@ static void test_cc(enum uroce_cc cc, unsigned nq, bool strict)
 	net_close(&n);
 }
 
+/* Source ports given at RTR (UROCE_QP_SPORTS, what a receiver's
+ * uroce_steer_sports picks for its engine's queue): every packet a side
+ * sends, data on each of sr's paths and the receiver's ACKs, leaves from
+ * one of the ports its QP was given, and every given port carries some;
+ * the transfer is whole. Bad port lists are refused, and steering asks
+ * for an afxdp port. */
+static void test_steered(void)
+{
+	static const uint16_t a_ports[4] = { 0xd001, 0xd002, 0xd003, 0xd004 }, b_ports[1] = { 0xe00a };
+	static const uint16_t zero[2] = { 0xd001, 0 };
+	static uint16_t many[UROCE_MAX_SPORTS];
+	static const uint8_t peer[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 2 };
+	struct spy *spy[2] = { calloc(1, sizeof(struct spy)), calloc(1, sizeof(struct spy)) };
+	struct xfer x = { .nmsg = 100, .depth = 8, .size = size_64k };
+	struct tr_opts o;
+	struct net n;
+	uint16_t sp[4];
+
+	tr_opts_default(&o, UROCE_QPT_RC);
+	o.rel.reliability = UROCE_REL_SR;
+	o.path.npaths = 4;
+	o.path.policy = UROCE_PATH_RR;
+	g_sports[0] = a_ports;
+	g_nsports[0] = 4;
+	g_sports[1] = b_ports;
+	g_nsports[1] = 1;
+	net_open(&n, 1, NULL, NULL, 5);
+	REQUIRE(net_qps(&n, 1, &o) == 0, "qps: %s", uroce_last_error());
+	REQUIRE(loop_fabric_set_filter(n.fab, 0, spy_filter, spy[0]) == 0, "filter");
+	REQUIRE(loop_fabric_set_filter(n.fab, 1, spy_filter, spy[1]) == 0, "filter");
+	CHECK(run_xfer(&n, &x, 2000000), "steered: transfer did not finish (%u of %u)", x.f[0].verified, x.nmsg);
+	CHECK(x.wrong_order == 0 && x.bad_bytes == 0, "steered: %lu out of order, %lu with wrong bytes",
+	      (unsigned long)x.wrong_order, (unsigned long)x.bad_bytes);
+	for (unsigned side = 0; side < 2; side++) {
+		const uint16_t *want = side ? b_ports : a_ports;
+		unsigned nwant = side ? 1 : 4, seen = 0;
+
+		for (unsigned i = 0; i < SPORTS_MAX && spy[side]->seen_sport[i]; i++) {
+			bool given = false;
+
+			for (unsigned k = 0; k < nwant; k++)
+				given |= spy[side]->seen_sport[i] == want[k];
+			CHECK(given, "side %u sent from port 0x%04x, not one it was given", side, spy[side]->seen_sport[i]);
+			seen += given;
+		}
+		CHECK(seen == nwant, "side %u used %u of its %u given ports", side, seen, nwant);
+	}
+	/* refused: no ports, too many, a zero port; steering on a loop port */
+	net_close(&n);
+	g_nsports[1] = 0;
+	net_open(&n, 1, NULL, NULL, 6);
+	o.path.npaths = 2;
+	for (unsigned i = 0; i < UROCE_MAX_SPORTS; i++)
+		many[i] = (uint16_t)(0xd100 + i);
+	g_sports[0] = many;
+	g_nsports[0] = UROCE_MAX_SPORTS + 1;
+	CHECK(net_qps(&n, 1, &o) == -EINVAL && strstr(uroce_last_error(), "num_sports 17; accepted 1-16"),
+	      "17 ports: %s", uroce_last_error());
+	net_close(&n);
+	net_open(&n, 1, NULL, NULL, 7);
+	g_sports[0] = zero;
+	g_nsports[0] = 2;
+	CHECK(net_qps(&n, 1, &o) == -EINVAL && strstr(uroce_last_error(), "sports[1] is 0"), "a zero port: %s",
+	      uroce_last_error());
+	g_nsports[0] = 0;
+	CHECK(uroce_steer_sports(n.ctx[0], 1, NULL, peer, sp, 4) == -EOPNOTSUPP &&
+	              strstr(uroce_last_error(), "not an afxdp port"),
+	      "steer on loop: %s", uroce_last_error());
+	CHECK(uroce_steer_sports(n.ctx[0], 1, NULL, peer, sp, 0) == -EINVAL && strstr(uroce_last_error(), "accepted 1-16"),
+	      "steer 0 ports: %s", uroce_last_error());
+	net_close(&n);
+	free(spy[0]);
+	free(spy[1]);
+	printf("  steered source ports ok: side a from its 4, side b from its 1\n");
+}
+
 static void test_args(void)
 {
 	struct tr_opts o;
@@ -691,6 +776,7 @@ int main(int argc, char **argv)
 		return test_done("tr_paths cc");
 	}
 	test_args();
+	test_steered();
 	for (enum uroce_path_policy p = UROCE_PATH_SINGLE; p < UROCE_PATH__COUNT; p++)
 		test_spray(UROCE_REL_SR, p, 8);
 	test_spray(UROCE_REL_EC, UROCE_PATH_P2C, 4);
