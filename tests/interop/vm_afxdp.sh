@@ -125,8 +125,9 @@ if [ "$QUEUES" -gt 1 ]; then
 	CASE=engines
 	both "ethtool -X eth0 equal 2"
 	redirects() { # redirects QUEUE: XDP redirects of srv's eth0 queue QUEUE so far
+		# (6.1 names it rx_queue_N_xdp_redirects, 6.12 rxN_xdp_redirects)
 		"$VMLAB" exec srv --timeout 20 "ethtool -S eth0" |
-			awk -v q="rx_queue_$1_xdp_redirects:" '$1 == q { print $2 }'
+			awk -v a="rx_queue_$1_xdp_redirects:" -v b="rx$1_xdp_redirects:" '$1 == a || $1 == b { print $2 }'
 	}
 	r0=$(redirects 0) r1=$(redirects 1)
 	[ -n "$r0" ] && [ -n "$r1" ] || fail "srv's ethtool -S has no per-queue XDP redirect counters"
