@@ -321,7 +321,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 		return 2;
 	}
 	if (!o->dev) {
-		fprintf(stderr, "uroce-perf: -d SPEC is required (afxdp:IFACE[:QUEUE[:generic]], dpdk[:PORTID] or verbs:DEV[:PORT])\n");
+		fprintf(stderr, "uroce-perf: -d SPEC is required (afxdp:IFACE[:QUEUE[:generic|zc|copy]], dpdk[:PORTID] or verbs:DEV[:PORT])\n");
 		return 2;
 	}
 	if (split_devs(o))

@@ -108,7 +108,6 @@ int perf_steer_exchange(struct perf_ctx *p)
 	int nq = o->num_qps, ns = steer_nports(o), rc = 0;
 	size_t body = (size_t)nq * (size_t)ns * STEER_PORT_LEN, len = STEER_HDR_LEN + body;
 	char *mine = malloc(len + 1), *theirs = malloc(len + 1);
-	uint8_t lgid[16];
 
 	if (!mine || !theirs) {
 		rc = -ENOMEM;
@@ -120,7 +119,6 @@ int perf_steer_exchange(struct perf_ctx *p)
 		rc = -ENOMEM;
 		goto out;
 	}
-	memcpy(lgid, p->port.gid, 16);
 	snprintf(mine, STEER_HDR_LEN + 1, "%s %d %d", STEER_MAGIC, nq, ns);
 	memset(mine + strlen(mine), ' ', STEER_HDR_LEN - strlen(mine));
 	mine[STEER_HDR_LEN - 1] = '\n';
@@ -128,7 +126,7 @@ int perf_steer_exchange(struct perf_ctx *p)
 		const struct perf_engine *e = &p->eng[i % p->neng];
 		uint16_t sp[UROCE_MAX_SPORTS];
 
-		rc = uroce_steer_sports(e->ctx, (uint8_t)o->ib_port, lgid, p->rem[i].gid, sp, (unsigned)ns);
+		rc = uroce_steer_sports(e->ctx, (uint8_t)o->ib_port, p->port.gid, p->rem[i].gid, sp, (unsigned)ns);
 		if (rc) {
 			fprintf(stderr, "uroce-perf: cannot steer QP %d to its engine's queue: %s\n", i + 1,
 				uroce_last_error());
@@ -187,6 +185,19 @@ out:
 	return rc;
 }
 
+/* Engine k's QPs (k, k + n, k + 2n, ...) into qps; how many. */
+static int engine_qps(struct perf_ctx *p, int k, struct uroce_qp **qps)
+{
+	int n = 0;
+
+	for (int i = k; i < p->o->num_qps; i += p->neng)
+		if (qps)
+			qps[n++] = p->qp[i];
+		else
+			n++;
+	return n;
+}
+
 void perf_engines_report(struct perf_ctx *p, FILE *f)
 {
 	const struct perf_opts *o = p->o;
@@ -196,10 +207,8 @@ void perf_engines_report(struct perf_ctx *p, FILE *f)
 		const struct perf_engine *e = &p->eng[k];
 		struct uroce_port_stats ps;
 		struct uroce_engine_stats es;
-		int nqps = 0;
+		int nqps = engine_qps(p, k, NULL);
 
-		for (int i = k; i < o->num_qps; i += p->neng)
-			nqps++;
 		if (uroce_port_stats(e->ctx, (uint8_t)o->ib_port, &ps) || uroce_engine_stats(e->ctx, &es))
 			continue;
 		fprintf(f, "uroce engine %d: %s on CPU %d: %d QP(s), rx_packets=%llu tx_packets=%llu no_qp=%llu, engine "
@@ -219,10 +228,8 @@ void perf_engines_counters(struct perf_ctx *p, FILE *f)
 	if (!qps)
 		return;
 	for (int k = 0; k < p->neng; k++) {
-		int n = 0;
+		int n = engine_qps(p, k, qps);
 
-		for (int i = k; i < o->num_qps; i += p->neng)
-			qps[n++] = p->qp[i];
 		if (p->neng > 1)
 			fprintf(f, "uroce engine %d:\n", k);
 		app_counters_print(f, qps, n, p->eng[k].ctx, (uint8_t)o->ib_port);

@@ -123,6 +123,7 @@ struct afxdp_iface {
 	/* virtio_net before our attach: queue pairs in use and at most; XDP
 	 * wants one more TX queue per CPU on top, else its TX is shared */
 	uint32_t virtio_qp, virtio_max;
+	char driver[32];       /* ethtool's driver name ("" when it does not say) */
 	uint64_t queues_open[1024 / 64]; /* port_config_parse caps queues at 1023 */
 };
 
@@ -597,10 +598,11 @@ static uint32_t iface_queue_count(const char *ifname)
 	return n ? n : 1;
 }
 
-/* Current (not maximum) queue count, for error messages. */
-static uint32_t iface_queues_now(const char *ifname)
+/* The error for a queue past the interface's n queues. */
+static int queue_missing(char *err, size_t errlen, const char *ifname, uint32_t n, uint32_t queue)
 {
-	return nic_rx_queues(ifname);
+	return errbuf_fail(err, errlen, -EINVAL, "%s has %u queue%s (0-%u); queue %u does not exist", ifname, n,
+		    n == 1 ? "" : "s", n - 1, queue);
 }
 
 static void iface_release_fds(struct afxdp_iface *ifc)
@@ -809,9 +811,8 @@ out_close:
  * from outside: virtio_net's refusals each have a cause the user can fix. */
 static void native_refusal(const struct afxdp_iface *ifc, int rc, char *why, size_t len)
 {
-	char drv[32] = "";
+	const char *drv = ifc->driver;
 
-	nic_driver(ifc->ifname, drv, sizeof(drv));
 	if (!strcmp(drv, "virtio_net") && rc == -EINVAL)
 		snprintf(why, len, "virtio_net refused XDP (%s): before Linux 6.3 it takes XDP only on frames of one "
 			 "page (MTU 3506 or less; multi-buffer XDP came in 6.3), and uroce keeps room for a VLAN tag: "
@@ -838,10 +839,9 @@ static int iface_attach(struct afxdp_iface *ifc, const struct port_config *cfg, 
 	if (!cfg->force_skb) {
 		LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = XDP_FLAGS_DRV_MODE);
 		struct nic_rss *rss = NULL;
-		char drv[32] = "";
 		struct nic_channels ch;
 
-		if (!nic_driver(ifc->ifname, drv, sizeof(drv)) && !strcmp(drv, "virtio_net")) {
+		if (!strcmp(ifc->driver, "virtio_net")) {
 			if (!nic_channels(ifc->ifname, &ch)) {
 				ifc->virtio_qp = ch.combined;
 				ifc->virtio_max = ch.max_combined;
@@ -928,9 +928,7 @@ static struct afxdp_iface *iface_get(int ifindex, const struct port_config *cfg,
 			return NULL;
 		}
 		if (cfg->queue >= ifc->xsks_max) {
-			*rcp = errbuf_fail(err, errlen, -EINVAL, "%s has %u queue%s (0-%u); queue %u does not exist",
-				    cfg->ifname, ifc->xsks_max, ifc->xsks_max == 1 ? "" : "s", ifc->xsks_max - 1,
-				    cfg->queue);
+			*rcp = queue_missing(err, errlen, cfg->ifname, ifc->xsks_max, cfg->queue);
 			return NULL;
 		}
 		ifc->refs++;
@@ -946,6 +944,7 @@ static struct afxdp_iface *iface_get(int ifindex, const struct port_config *cfg,
 	ifc->netns = netns;
 	ifc->prog_fd = ifc->xsks_fd = ifc->link_fd = -1;
 	memcpy(ifc->ifname, cfg->ifname, sizeof(ifc->ifname));
+	nic_driver(cfg->ifname, ifc->driver, sizeof(ifc->driver));
 	want_max = iface_queue_count(cfg->ifname);
 	if (want_max <= cfg->queue)
 		want_max = cfg->queue + 1;
@@ -1043,12 +1042,10 @@ static int umem_create(struct afxdp *x, char *err, size_t errlen)
 	return 0;
 }
 
-static void zc_note(struct port *p, int rc)
+static void zc_note(struct port *p, const char *drv, int rc)
 {
-	char drv[32] = "";
 	size_t used = strlen(p->note);
 
-	nic_driver(p->cfg.ifname, drv, sizeof(drv));
 	snprintf(p->note + used, sizeof(p->note) - used, "%szero-copy refused by %s on %s queue %u (%s): copy mode%s",
 		 used ? "; " : "", drv[0] ? drv : "the driver", p->cfg.ifname, p->cfg.queue, strerror(-rc),
 		 !strcmp(drv, "virtio_net") ? " (virtio_net has AF_XDP zero-copy from Linux 6.13, on a device that "
@@ -1088,7 +1085,7 @@ static int xsk_create(struct port *p, struct afxdp *x, bool skb_mode, char *err,
 			 * without multi-buffer zero-copy): copy mode, said
 			 * when zero-copy was asked for. */
 			if (p->cfg.want_zc)
-				zc_note(p, rc);
+				zc_note(p, x->ifc->driver, rc);
 			try_zc = false;
 			continue;
 		}
@@ -1105,11 +1102,10 @@ static int xsk_create(struct port *p, struct afxdp *x, bool skb_mode, char *err,
 			    "to let go)",
 			    p->cfg.ifname, x->queue, AFXDP_BIND_RETRY_MS);
 	if (rc == -EINVAL) {
-		uint32_t nq = iface_queues_now(p->cfg.ifname);
+		uint32_t nq = nic_rx_queues(p->cfg.ifname);
 
 		if (nq && x->queue >= nq)
-			return errbuf_fail(err, errlen, -EINVAL, "%s has %u queue%s (0-%u); queue %u does not exist",
-				    p->cfg.ifname, nq, nq == 1 ? "" : "s", nq - 1, x->queue);
+			return queue_missing(err, errlen, p->cfg.ifname, nq, x->queue);
 		if (x->sg) {
 			/* one buffer per frame: it fits a chunk, and the
 			 * driver keeps it linear (no frags program) */
@@ -1231,8 +1227,7 @@ static int check_queue(const struct port_config *c, char *err, size_t errlen)
 			    c->queue, c->ifname, ch.rx ? "rx" : "combined", c->queue + 1);
 	if (max < now)
 		max = now;
-	return errbuf_fail(err, errlen, -EINVAL, "%s has %u queue%s (0-%u); queue %u does not exist", c->ifname, max,
-		    max == 1 ? "" : "s", max - 1, c->queue);
+	return queue_missing(err, errlen, c->ifname, max, c->queue);
 }
 
 /* virtio_net gives XDP a TX queue per CPU of its own only when the device

@@ -93,7 +93,6 @@ iters_for() { # iterations moving about BYTES, 16..3000
 
 SIZES="64 256 1024 4096 16384 65536 262144 1048576 4194304"
 NAMES=("rxe write" "uroce rc write" "uroce sr write" "rxe send" "uroce rc send")
-BASE=(0 0 0 3 3)
 declare -A BW RATE CPU
 echo "size,contender,round,mbs,mpps,cpu_s_per_gb" >"$CSV"
 for round in $(seq "$ROUNDS"); do
