@@ -7,6 +7,7 @@
 
 #include "dataplane/errbuf.h"
 #include "dataplane/port.h"
+#include "dataplane/port_capture.h"
 
 
 #define SPEC_ACCEPTED "accepted: afxdp:IFACE[:QUEUE[:generic|zc|copy]], dpdk[:PORTID], loop:INDEX, verbs:DEV[:PORT]"
@@ -237,6 +238,7 @@ void port_close(struct port *p)
 {
 	if (!p)
 		return;
+	port_capture_stop(p, NULL); /* a capture still running keeps what it wrote */
 	p->ops->close(p);
 	free(p);
 }

@@ -72,6 +72,7 @@ struct port_config {
 };
 
 struct port;
+struct port_capture;
 struct nic_ops;
 
 struct port_ops {
@@ -110,8 +111,11 @@ struct port {
 	uint8_t completion_ts; /* a verbs port whose device stamps its completions */
 	char note[512];   /* what the backend could not do as asked, and why ("" when all went as asked) */
 	struct uroce_port_stats stats;
+	struct port_capture *cap; /* a capture running (port_capture.h), else NULL */
 	void *priv;       /* backend state */
 };
+
+void port_capture_burst(struct port *p, const struct uroce_frame *f, uint16_t n);
 
 /* Backends; a NULL-returning lookup means it was not built in. */
 extern const struct port_ops port_loop_ops;
@@ -167,6 +171,8 @@ static inline uint16_t port_rx_burst(struct port *p, struct uroce_frame *f, uint
 	uint16_t got = p->ops->rx_burst(p, f, n);
 
 	port_count_burst(&p->stats.rx_packets, &p->stats.rx_bytes, f, got);
+	if (__builtin_expect(p->cap != NULL, 0))
+		port_capture_burst(p, f, got);
 	return got;
 }
 
@@ -175,6 +181,11 @@ static inline uint16_t port_tx_burst(struct port *p, struct uroce_frame *f, uint
 	uint16_t sent = p->ops->tx_burst(p, f, n);
 
 	port_count_burst(&p->stats.tx_packets, &p->stats.tx_bytes, f, sent);
+	/* after the send, so a frame the port refused (retried later) is
+	 * captured once; a taken frame's bytes stay put until its completion
+	 * is reaped, which tx_burst does not do for the frames it just took */
+	if (__builtin_expect(p->cap != NULL, 0))
+		port_capture_burst(p, f, sent);
 	return sent;
 }
 

@@ -11,6 +11,8 @@ PKGS=(
 	libclang-rt-14-dev
 	# tests and tools: namespaces, captures, independent decoders
 	iproute2 iputils-ping tcpdump tshark ethtool python3 libibverbs-dev
+	# the launcher's prompt (libedit), and the terminal its tests type into (tmux)
+	libedit-dev tmux
 	# the conformance suite's attacker (tests/conformance, run by /usr/bin/python3)
 	python3-scapy
 	# benchmark baselines

@@ -165,16 +165,19 @@ int uroce_context_destroy(struct uroce_context *ctx);
  */
 int uroce_progress(struct uroce_context *ctx);
 
-/** A DEDICATED context's engine thread, from its start. */
+/** A context's engine, from its start: a DEDICATED context's thread, or
+ * an EMBEDDED context's uroce_progress calls. */
 struct uroce_engine_stats {
-	uint64_t cpu_ns;       /**< CPU time the thread ran (a pinned engine spins: about its wall time when it had its core) */
+	uint64_t cpu_ns;       /**< CPU time the engine thread ran (a pinned engine spins: about its wall time when it
+	                        * had its core); 0 for EMBEDDED, whose loops run on the application's thread */
 	uint64_t passes;       /**< loops of the engine (receive, process, timers, transmit) */
 	uint64_t idle_passes;  /**< of those, loops that found no work */
-	int cpu;               /**< the CPU it is pinned to, -1 when not */
+	int cpu;               /**< the CPU the thread is pinned to, -1 when not (and for EMBEDDED) */
+	uint64_t timers;       /**< slow-path work done: timers that fired (retransmission, deadlines, probes),
+	                        * link and GID checks that found a change */
 };
 
-/** The engine thread's CPU time and loops (DEDICATED contexts; -EINVAL
- * for an EMBEDDED one, whose transport runs on the caller's thread). */
+/** The engine's loops, and a DEDICATED engine thread's CPU time. */
 int uroce_engine_stats(struct uroce_context *ctx, struct uroce_engine_stats *st);
 
 /** A port's attributes, as ibv_query_port/ibv_query_gid would give them. */
@@ -237,6 +240,27 @@ int uroce_query_gid(struct uroce_context *ctx, uint8_t port_num, int index, uint
 /** Counters of port port_num (packets, bytes, drops by reason). Drops the
  * transport makes count on the port the packet arrived on. */
 int uroce_port_stats(struct uroce_context *ctx, uint8_t port_num, struct uroce_port_stats *stats);
+
+/** A capture's counts (uroce_port_capture_stop). */
+struct uroce_capture_stats {
+	uint64_t frames;   /**< frames written */
+	uint64_t bytes;
+	uint64_t missed;   /**< frames not written: past max_frames, or after a write failed */
+	int error;         /**< the first failed write's negative errno, 0 when none */
+};
+
+/**
+ * Capture every frame port port_num receives (before any check: ARP and
+ * frames later dropped included) and sends, into a classic pcap file
+ * (Ethernet, nanosecond timestamps: Wireshark and uroce-pcap read it) at
+ * path, at most max_frames (0 = 1000000). The only view of an AF_XDP
+ * port's traffic: tcpdump on the interface sees none of it. Frame ports
+ * only (-EOPNOTSUPP on a verbs port); -EBUSY when one already runs there.
+ */
+int uroce_port_capture_start(struct uroce_context *ctx, uint8_t port_num, const char *path, uint64_t max_frames);
+/** Stop port port_num's capture and close its file; st (may be NULL) gets
+ * its counts. 0, -ENOENT when none runs, or the first write's error. */
+int uroce_port_capture_stop(struct uroce_context *ctx, uint8_t port_num, struct uroce_capture_stats *st);
 
 /** Allocate / free a protection domain. */
 int uroce_pd_alloc(struct uroce_context *ctx, struct uroce_pd **out);

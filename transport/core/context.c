@@ -211,7 +211,20 @@ static unsigned ctx_slow_path(struct uroce_context *ctx)
 	for (unsigned i = 0; i < ctx->nhooks; i++)
 		if (ctx->hooks[i]->slow)
 			n += ctx->hooks[i]->slow(ctx);
+	if (n) /* one writer (the engine's thread): a plain add another thread may read */
+		atomic_store_explicit(&ctx->eng_timers, atomic_load_explicit(&ctx->eng_timers, memory_order_relaxed) + n,
+		                      memory_order_relaxed);
 	return n;
+}
+
+/* One loop of the engine counted, for uroce_engine_stats. */
+static void ctx_count_pass(struct uroce_context *ctx, unsigned work)
+{
+	atomic_store_explicit(&ctx->eng_passes, atomic_load_explicit(&ctx->eng_passes, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
+	if (!work)
+		atomic_store_explicit(&ctx->eng_idle, atomic_load_explicit(&ctx->eng_idle, memory_order_relaxed) + 1,
+		                      memory_order_relaxed);
 }
 
 int uroce_progress(struct uroce_context *ctx)
@@ -227,13 +240,13 @@ int uroce_progress(struct uroce_context *ctx)
 	n += ctx_rx_pass(ctx);
 	n += ctx_tx_pass(ctx);
 	n += ctx_slow_path(ctx);
+	ctx_count_pass(ctx, n);
 	return (int)n;
 }
 
 static void *engine_thread(void *arg)
 {
 	struct uroce_context *ctx = arg;
-	uint64_t passes = 0, idle = 0;
 
 	while (!atomic_load_explicit(&ctx->stop, memory_order_acquire)) {
 		unsigned n = ctx_tx_pass(ctx);
@@ -241,10 +254,7 @@ static void *engine_thread(void *arg)
 		n += ctx_rx_pass(ctx);
 		n += ctx_tx_pass(ctx);
 		n += ctx_slow_path(ctx);
-		/* one writer: plain stores another thread may read */
-		atomic_store_explicit(&ctx->eng_passes, ++passes, memory_order_relaxed);
-		if (!n)
-			atomic_store_explicit(&ctx->eng_idle, ++idle, memory_order_relaxed);
+		ctx_count_pass(ctx, n);
 		if (!n && ctx->nic && !ctx->nsegq)
 			nanosleep(&(struct timespec){ 0, 1000000 }, NULL); /* the NIC is the engine: only the slow path is left */
 		else if (!n && ctx->cpu < 0)
@@ -261,16 +271,17 @@ int uroce_engine_stats(struct uroce_context *ctx, struct uroce_engine_stats *st)
 
 	if (!ctx || !st)
 		return uroce_fail(-EINVAL, "uroce_engine_stats: ctx and st are required");
-	if (ctx->mode != UROCE_ENGINE_DEDICATED || !ctx->thread_running)
-		return uroce_fail(-EINVAL, "uroce_engine_stats: the context has no engine thread (EMBEDDED: the "
-		                           "application's thread runs the transport)");
 	memset(st, 0, sizeof(*st));
+	st->passes = atomic_load_explicit(&ctx->eng_passes, memory_order_relaxed);
+	st->idle_passes = atomic_load_explicit(&ctx->eng_idle, memory_order_relaxed);
+	st->timers = atomic_load_explicit(&ctx->eng_timers, memory_order_relaxed);
+	st->cpu = -1;
+	if (ctx->mode != UROCE_ENGINE_DEDICATED || !ctx->thread_running)
+		return 0; /* EMBEDDED: the loops are uroce_progress calls, on the application's thread */
 	rc = pthread_getcpuclockid(ctx->thread, &cid);
 	if (rc || clock_gettime(cid, &ts))
 		return uroce_fail(rc ? -rc : -errno, "uroce_engine_stats: cannot read the engine thread's CPU clock");
 	st->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	st->passes = atomic_load_explicit(&ctx->eng_passes, memory_order_relaxed);
-	st->idle_passes = atomic_load_explicit(&ctx->eng_idle, memory_order_relaxed);
 	st->cpu = ctx->cpu;
 	return 0;
 }

@@ -363,7 +363,8 @@ struct uroce_context {
 	_Atomic bool stop;
 	int cpu;
 	pthread_mutex_t post_lock;
-	_Atomic uint64_t eng_passes, eng_idle; /* the engine thread's loops, and those that found no work */
+	_Atomic uint64_t eng_passes, eng_idle; /* the engine's loops (thread or uroce_progress), and those that found no work */
+	_Atomic uint64_t eng_timers;           /* work the slow path did: timers fired, probes, link and GID checks */
 };
 
 /* DEDICATED mode, called from a thread other than the engine's: the call

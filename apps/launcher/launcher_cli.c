@@ -1,0 +1,152 @@
+/* The prompt: libedit's readline interface in its callback form, so the
+ * main thread waits in one poll() on the terminal and on the exchanges of
+ * accepted QPs, and draws the live status and the periodic statistics
+ * between keystrokes. libedit (BSD licensed, in every distribution)
+ * rather than DPDK's cmdline: the launcher builds and runs without DPDK,
+ * and libedit brings history and completion as operators know them from
+ * readline. Without a terminal, lines are read as they come.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <editline/readline.h>
+
+#include "launcher.h"
+
+#define L_PROMPT "uroce> "
+#define L_HISTORY_MAX 1000
+#define L_TICK_MS 100
+
+static bool in_command;    /* a command runs: its output follows the line typed */
+static bool prompt_up;     /* libedit's prompt is on the screen */
+
+void l_cli_before_output(void)
+{
+	if (prompt_up && !in_command && L.tty) {
+		fputs("\r\033[K", stdout); /* the prompt's line is taken; it is drawn again below */
+		fflush(stdout);
+	}
+}
+
+void l_cli_after_output(void)
+{
+	if (prompt_up && !in_command && L.tty)
+		rl_forced_update_display();
+}
+
+static void run_line(char *line)
+{
+	char *p = line;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	in_command = true;
+	l_exec_line(p);
+	in_command = false;
+}
+
+static void on_line(char *line)
+{
+	if (!line) { /* end of input (^D) */
+		L.quit = true;
+		fputc('\n', stdout);
+		return;
+	}
+	if (*line)
+		add_history(line);
+	run_line(line);
+	free(line);
+}
+
+static void history_path(char *buf, size_t len)
+{
+	const char *home = getenv("HOME");
+
+	snprintf(buf, len, "%s/.uroce_history", home && *home ? home : ".");
+}
+
+static void periodic(uint64_t *next_stats, uint64_t *next_status)
+{
+	uint64_t now = l_now_ns();
+
+	l_qps_poll_peers();
+	if (L.stats_period > 0 && now >= *next_stats) {
+		*next_stats = now + (uint64_t)(L.stats_period * 1e9);
+		if (L.json) {
+			l_cli_before_output();
+			l_json_stats(stdout);
+			fflush(stdout);
+			l_cli_after_output();
+			L.status_shown = false;
+		} else {
+			in_command = false;
+			l_async("---- statistics ----\n");
+			l_cmd_show_port(3, (char *[]){ "show", "port", "stats", NULL });
+			l_cli_after_output();
+		}
+	}
+	if (L.traffic_on && L.tty && now >= *next_status) {
+		*next_status = now + 1000000000ull;
+		l_traffic_status(false);
+	}
+}
+
+/* Lines from a pipe or a file given as standard input, no prompt. */
+static int run_plain(void)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	uint64_t next_stats = l_now_ns(), next_status = 0;
+
+	while (!L.quit) {
+		struct pollfd pfd = { STDIN_FILENO, POLLIN, 0 };
+		int n = poll(&pfd, 1, L_TICK_MS);
+
+		if (n > 0) {
+			ssize_t len = getline(&line, &cap, stdin);
+			if (len < 0)
+				break;
+			if (len && line[len - 1] == '\n')
+				line[len - 1] = 0;
+			run_line(line);
+		}
+		periodic(&next_stats, &next_status);
+	}
+	free(line);
+	return L.errors ? 1 : 0;
+}
+
+int l_cli_run(void)
+{
+	char hist[512];
+	uint64_t next_stats = l_now_ns(), next_status = 0;
+
+	if (!L.interactive)
+		return run_plain();
+	l_complete_init();
+	rl_attempted_completion_function = l_complete;
+	history_path(hist, sizeof(hist));
+	read_history(hist);
+	stifle_history(L_HISTORY_MAX);
+	rl_callback_handler_install(L_PROMPT, on_line);
+	prompt_up = true;
+	while (!L.quit) {
+		struct pollfd pfd = { STDIN_FILENO, POLLIN, 0 };
+		int n = poll(&pfd, 1, L_TICK_MS);
+
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0 && (pfd.revents & (POLLIN | POLLHUP)))
+			rl_callback_read_char();
+		if (!L.quit)
+			periodic(&next_stats, &next_status);
+	}
+	prompt_up = false;
+	rl_callback_handler_remove();
+	write_history(hist);
+	return 0;
+}
