@@ -224,5 +224,6 @@ void l_json_str(FILE *f, const char *s);
 int l_cli_run(void);
 void l_cli_before_output(void);
 void l_cli_after_output(void);
+void l_tick(void);                 /* peers, periodic statistics, the live status */
 
 #endif

@@ -69,13 +69,19 @@ static void history_path(char *buf, size_t len)
 	snprintf(buf, len, "%s/.uroce_history", home && *home ? home : ".");
 }
 
-static void periodic(uint64_t *next_stats, uint64_t *next_status)
+static uint64_t next_stats, next_status;
+
+/* Between commands, and while sleep and wait qp wait: accepted QPs whose
+ * peer ends its run, the periodic statistics, the live status. */
+void l_tick(void)
 {
 	uint64_t now = l_now_ns();
 
+	if (!next_stats)
+		next_stats = now + (uint64_t)(L.stats_period * 1e9);
 	l_qps_poll_peers();
-	if (L.stats_period > 0 && now >= *next_stats) {
-		*next_stats = now + (uint64_t)(L.stats_period * 1e9);
+	if (L.stats_period > 0 && now >= next_stats) {
+		next_stats = now + (uint64_t)(L.stats_period * 1e9);
 		if (L.json) {
 			l_cli_before_output();
 			l_json_stats(stdout);
@@ -83,14 +89,18 @@ static void periodic(uint64_t *next_stats, uint64_t *next_status)
 			l_cli_after_output();
 			L.status_shown = false;
 		} else {
-			in_command = false;
-			l_async("---- statistics ----\n");
-			l_cmd_show_port(3, (char *[]){ "show", "port", "stats", NULL });
+			bool was = in_command;
+
+			l_cli_before_output();
+			in_command = true; /* the lines below go where the prompt was */
+			l_out("---- statistics every %.1f s ----\n", L.stats_period);
+			l_cmd_show_port(4, (char *[]){ "show", "port", "stats", "all", NULL });
+			in_command = was;
 			l_cli_after_output();
 		}
 	}
-	if (L.traffic_on && L.tty && now >= *next_status) {
-		*next_status = now + 1000000000ull;
+	if (L.traffic_on && L.tty && now >= next_status) {
+		next_status = now + 1000000000ull;
 		l_traffic_status(false);
 	}
 }
@@ -100,8 +110,6 @@ static int run_plain(void)
 {
 	char *line = NULL;
 	size_t cap = 0;
-	uint64_t next_stats = l_now_ns(), next_status = 0;
-
 	while (!L.quit) {
 		struct pollfd pfd = { STDIN_FILENO, POLLIN, 0 };
 		int n = poll(&pfd, 1, L_TICK_MS);
@@ -114,7 +122,7 @@ static int run_plain(void)
 				line[len - 1] = 0;
 			run_line(line);
 		}
-		periodic(&next_stats, &next_status);
+		l_tick();
 	}
 	free(line);
 	return L.errors ? 1 : 0;
@@ -123,7 +131,6 @@ static int run_plain(void)
 int l_cli_run(void)
 {
 	char hist[512];
-	uint64_t next_stats = l_now_ns(), next_status = 0;
 
 	if (!L.interactive)
 		return run_plain();
@@ -143,7 +150,7 @@ int l_cli_run(void)
 		if (n > 0 && (pfd.revents & (POLLIN | POLLHUP)))
 			rl_callback_read_char();
 		if (!L.quit)
-			periodic(&next_stats, &next_status);
+			l_tick();
 	}
 	prompt_up = false;
 	rl_callback_handler_remove();

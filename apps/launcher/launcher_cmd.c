@@ -208,7 +208,7 @@ static int cmd_sleep(int argc, char **argv)
 	uint64_t end_ns = l_now_ns() + (uint64_t)(s * 1e9);
 	while (l_now_ns() < end_ns) {
 		nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
-		l_qps_poll_peers();
+		l_tick();
 	}
 	return 0;
 }

@@ -762,7 +762,8 @@ int l_qp_close_active(struct l_qp *q)
 	if (rc)
 		l_err("QP %d: the closing exchange with %s failed: %s\n", q->id, q->peer, strerror(-rc));
 	else if (!L.json)
-		l_out("QP %d: the peer reports %" PRIu64 " messages received\n", q->id, theirs.iters);
+		l_out("QP %d: run closed with %s; it counted %" PRIu64 " receive completions%s\n", q->id, q->peer,
+		      theirs.iters, q->run.op == L_OP_WRITE || q->run.op == L_OP_READ ? " (writes and reads make none)" : "");
 	return rc;
 }
 
@@ -956,7 +957,7 @@ int l_cmd_wait_qp(int argc, char **argv)
 	uint64_t end = l_now_ns() + (uint64_t)(t * 1e9);
 	for (;;) {
 		int waiting = 0;
-		l_qps_poll_peers();
+		l_tick();
 		for (int i = n < 0 ? 0 : n; i < (n < 0 ? L_MAX_QPS : n + 1); i++)
 			waiting += L.qp[i].used && L.qp[i].passive && !L.qp[i].local && L.qp[i].comm.tcp.fd >= 0;
 		if (!waiting)
