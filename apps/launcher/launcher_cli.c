@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <editline/readline.h>
@@ -30,12 +31,14 @@ void l_cli_before_output(void)
 		fputs("\r\033[K", stdout); /* the prompt's line is taken; it is drawn again below */
 		fflush(stdout);
 	}
+	fflush(stdout); /* stdout's lines before stderr's */
 }
 
 void l_cli_after_output(void)
 {
-	if (prompt_up && !in_command && L.tty)
-		rl_forced_update_display();
+	if (!prompt_up || in_command || !L.tty)
+		return;
+	rl_forced_update_display(); /* the prompt and what is typed so far */
 }
 
 static void run_line(char *line)
@@ -49,6 +52,31 @@ static void run_line(char *line)
 	in_command = false;
 }
 
+static char *pending; /* a line libedit handed over, run once it returns */
+
+/* The keys read from the terminal, handed to libedit one call at a time:
+ * its reads never wait (an empty queue reads as nothing yet), so the loop
+ * keeps drawing the status and answering peers while a line is typed. */
+static unsigned char inq[256];
+static int inq_head, inq_len;
+
+static int getc_queued(FILE *f)
+{
+	(void)f;
+	if (inq_head == inq_len) {
+		/* libedit reads on while the terminal has more (its typeahead
+		 * check): take it, but never wait */
+		struct pollfd p = { STDIN_FILENO, POLLIN, 0 };
+		ssize_t n;
+
+		if (poll(&p, 1, 0) > 0 && (n = read(STDIN_FILENO, inq, sizeof(inq))) > 0) {
+			inq_head = 0;
+			inq_len = (int)n;
+		}
+	}
+	return inq_head < inq_len ? inq[inq_head++] : -1;
+}
+
 static void on_line(char *line)
 {
 	if (!line) { /* end of input (^D) */
@@ -58,8 +86,26 @@ static void on_line(char *line)
 	}
 	if (*line)
 		add_history(line);
-	run_line(line);
-	free(line);
+	free(pending);
+	pending = line;
+}
+
+/* Between libedit's reads the terminal neither echoes nor waits for a
+ * whole line: keys that arrive while a command runs stay unseen until
+ * libedit reads and draws them. */
+static struct termios tio_saved;
+static bool tio_ok;
+
+static void tty_quiet(void)
+{
+	struct termios t;
+
+	if (!tio_ok || tcgetattr(STDIN_FILENO, &t))
+		return;
+	t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	t.c_cc[VMIN] = 1;
+	t.c_cc[VTIME] = 0;
+	tcsetattr(STDIN_FILENO, TCSANOW, &t);
 }
 
 static void history_path(char *buf, size_t len)
@@ -134,26 +180,57 @@ int l_cli_run(void)
 
 	if (!L.interactive)
 		return run_plain();
+	rl_getc_function = getc_queued; /* before any libedit call: its first one sets up the reads */
 	l_complete_init();
 	rl_attempted_completion_function = l_complete;
 	history_path(hist, sizeof(hist));
 	read_history(hist);
 	stifle_history(L_HISTORY_MAX);
+	tio_ok = L.tty && !tcgetattr(STDIN_FILENO, &tio_saved);
 	rl_callback_handler_install(L_PROMPT, on_line);
 	prompt_up = true;
+	tty_quiet();
 	while (!L.quit) {
 		struct pollfd pfd = { STDIN_FILENO, POLLIN, 0 };
 		int n = poll(&pfd, 1, L_TICK_MS);
 
 		if (n < 0 && errno != EINTR)
 			break;
-		if (n > 0 && (pfd.revents & (POLLIN | POLLHUP)))
+		if (n > 0 && (pfd.revents & (POLLIN | POLLHUP))) {
+			ssize_t got = read(STDIN_FILENO, inq, sizeof(inq));
+
+			if (got <= 0) { /* the terminal went away */
+				L.quit = true;
+				break;
+			}
+			inq_head = 0;
+			inq_len = (int)got;
+		}
+		while (inq_head < inq_len && !pending && !L.quit) {
 			rl_callback_read_char();
+		}
+		if (pending) {
+			/* the answer starts on the line libedit left */
+			if (L.tty) {
+				fputs("\r\033[K", stdout);
+				fflush(stdout); /* before anything on stderr */
+			}
+			run_line(pending);
+			free(pending);
+			pending = NULL;
+			/* libedit leaves its one-key-at-a-time mode with each
+			 * line: install again, which draws a fresh prompt */
+			if (!L.quit)
+				rl_callback_handler_install(L_PROMPT, on_line);
+		}
+		tty_quiet();
 		if (!L.quit)
 			l_tick();
 	}
 	prompt_up = false;
 	rl_callback_handler_remove();
+	if (tio_ok)
+		tcsetattr(STDIN_FILENO, TCSANOW, &tio_saved);
 	write_history(hist);
 	return 0;
 }
