@@ -145,7 +145,7 @@ void l_tick(void)
 			l_cli_after_output();
 		}
 	}
-	if (L.traffic_on && L.tty && now >= next_status) {
+	if (L.traffic_on && L.tty && now >= next_status && now - L.t_traffic_ns >= 1000000000ull) {
 		next_status = now + 1000000000ull;
 		l_traffic_status(false);
 	}

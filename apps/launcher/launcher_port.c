@@ -392,7 +392,10 @@ int l_cmd_pcap(int argc, char **argv)
 		}
 		struct pcall c = { .kind = PC_CAP_START, .port = p, .path = argv[3], .max = max };
 		if (pcall(&c)) {
-			l_err("pcap start %d: %s\n", p, c.errbuf);
+			/* the library names the context's port: drop that prefix */
+			const char *why = strstr(c.errbuf, ": port ");
+			why = why ? strstr(why + 7, ": ") : NULL;
+			l_err("pcap start %d: %s\n", p, why ? why + 2 : c.errbuf);
 			return -EIO;
 		}
 		L.port[p].capturing = true;

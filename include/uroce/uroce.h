@@ -173,8 +173,8 @@ struct uroce_engine_stats {
 	uint64_t passes;       /**< loops of the engine (receive, process, timers, transmit) */
 	uint64_t idle_passes;  /**< of those, loops that found no work */
 	int cpu;               /**< the CPU the thread is pinned to, -1 when not (and for EMBEDDED) */
-	uint64_t timers;       /**< slow-path work done: timers that fired (retransmission, deadlines, probes),
-	                        * link and GID checks that found a change */
+	uint64_t timers;       /**< timers that fired (retransmission, deadlines, probes, pacing) and slow-path
+	                        * events (a link or GID change, a failover step) */
 };
 
 /** The engine's loops, and a DEDICATED engine thread's CPU time. */

@@ -274,7 +274,14 @@ int uroce_engine_stats(struct uroce_context *ctx, struct uroce_engine_stats *st)
 	memset(st, 0, sizeof(*st));
 	st->passes = atomic_load_explicit(&ctx->eng_passes, memory_order_relaxed);
 	st->idle_passes = atomic_load_explicit(&ctx->eng_idle, memory_order_relaxed);
-	st->timers = atomic_load_explicit(&ctx->eng_timers, memory_order_relaxed);
+	{
+		struct engine_stats es;
+
+		/* the engine's wheel (retransmission, deadlines, probes): a
+		 * count its one writer bumps, read as it is now */
+		engine_get_stats(ctx->eng, &es);
+		st->timers = es.timers + atomic_load_explicit(&ctx->eng_timers, memory_order_relaxed);
+	}
 	st->cpu = -1;
 	if (ctx->mode != UROCE_ENGINE_DEDICATED || !ctx->thread_running)
 		return 0; /* EMBEDDED: the loops are uroce_progress calls, on the application's thread */
