@@ -192,6 +192,7 @@ screen >"$TMP/ui-screen.txt"
 # the operator's screen, kept when asked (docs/launcher.md's transcript comes from it)
 [ -n "${UROCE_LAUNCHER_SCREEN:-}" ] && cp "$TMP/ui-screen.txt" "$UROCE_LAUNCHER_SCREEN"
 netns_wait $BPID || fail "B's launcher exited $?"
+[ -n "${UROCE_LAUNCHER_SCREEN:-}" ] && cp "$TMP/b1.log" "$UROCE_LAUNCHER_SCREEN.peer"
 [ "$(jget "$TMP/b1.log" "[e for e in J if e.get('event')=='peer_done'][0]['verified'] > 0")" = True ] ||
 	fail "B: no slot written was checked"
 [ "$(jget "$TMP/b1.log" "[e for e in J if e.get('event')=='peer_done'][0]['bad']")" = 0 ] ||
