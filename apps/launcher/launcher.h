@@ -142,7 +142,7 @@ struct launcher {
 	double stats_period;
 	int eal_argc;
 	char **eal_argv;
-	bool quit;
+	volatile bool quit;         /* quit, end of input, or a signal */
 	int depth;                  /* load nesting */
 	uint64_t t_traffic_ns;
 	/* the live status: the last sample */

@@ -206,7 +206,7 @@ static int cmd_sleep(int argc, char **argv)
 		return -EINVAL;
 	}
 	uint64_t end_ns = l_now_ns() + (uint64_t)(s * 1e9);
-	while (l_now_ns() < end_ns) {
+	while (l_now_ns() < end_ns && !L.quit) {
 		nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
 		l_tick();
 	}

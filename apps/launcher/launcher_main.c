@@ -77,6 +77,12 @@ void l_async(const char *fmt, ...)
 	L.status_shown = false;
 }
 
+static void on_signal(int sig)
+{
+	(void)sig;
+	L.quit = true; /* the loops that wait look at it; poll returns EINTR */
+}
+
 /* -l: "2", "0-3", "1,3,5-6"; every CPU once. */
 static int parse_cores(const char *arg)
 {
@@ -349,6 +355,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	signal(SIGPIPE, SIG_IGN);
+	/* ^C and SIGTERM end the run as quit does: traffic stopped, QPs
+	 * destroyed, captures closed, the ports' XDP programs detached */
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	L.tr = (struct l_traffic){ .op = L_OP_WRITE, .size = 65536, .depth = 16, .verify = true };
 	for (int i = 0; i < L_MAX_QPS; i++)
 		L.qp[i].comm.tcp.fd = -1;

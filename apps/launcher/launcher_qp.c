@@ -960,7 +960,7 @@ int l_cmd_wait_qp(int argc, char **argv)
 		l_tick();
 		for (int i = n < 0 ? 0 : n; i < (n < 0 ? L_MAX_QPS : n + 1); i++)
 			waiting += L.qp[i].used && L.qp[i].passive && !L.qp[i].local && L.qp[i].comm.tcp.fd >= 0;
-		if (!waiting)
+		if (!waiting || L.quit)
 			return 0;
 		if (l_now_ns() >= end) {
 			l_err("wait qp: %d QP(s) still serving after %.0f s\n", waiting, t);
