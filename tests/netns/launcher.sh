@@ -120,6 +120,17 @@ expect() {
 	wait_screen "$2" "${3:-20}" || { screen | tail -40; fail "after '$1' the screen never showed /$2/"; }
 }
 
+# show_qp_until REGEX: type show qp 0 every half second until the screen
+# shows REGEX (20 s)
+show_qp_until() {
+	for _ in $(seq 40); do
+		type_line "show qp 0"
+		sleep 0.5
+		screen | grep -Eq -- "$1" && return 0
+	done
+	return 1
+}
+
 cat >"$TMP/b1.txt" <<EOF
 create qp rc port 0 backup 1
 set traffic write size 65536 depth 16
@@ -164,22 +175,12 @@ expect "start" "traffic started: write 65536 B x 16 on 1 QP"
 wait_screen '\[write 65536 B x 16, 1 QP\(s\)\] [0-9.]+ MB/s' 15 || { screen | tail; fail "no live status line"; }
 expect "show qp 0" "Failover: state Default, active member 0"
 expect "port stop 0" "port 0 \(afxdp:va1\): link down"
-ok=0
-for _ in $(seq 30); do
-	type_line "show qp 0"
-	sleep 0.5
-	screen | grep -Eq "Failover: state Fallback, active member 1 \(backup\).*failovers 1" && { ok=1; break; }
-done
-[ $ok = 1 ] || { screen | tail -30; fail "port stop 0: no failover seen in show qp"; }
+show_qp_until "Failover: state Fallback, active member 1 \(backup\).*failovers 1" ||
+	{ screen | tail -30; fail "port stop 0: no failover seen in show qp"; }
 echo "ok: port stop 0, the QP failed over (show qp: Fallback on member 1)"
 expect "port start 0" "port 0 \(afxdp:va1\): link up"
-ok=0
-for _ in $(seq 40); do
-	type_line "show qp 0"
-	sleep 0.5
-	screen | grep -Eq "Failover: state Default, active member 0 \(primary\).*failbacks 1" && { ok=1; break; }
-done
-[ $ok = 1 ] || { screen | tail -30; fail "port start 0: no failback seen in show qp"; }
+show_qp_until "Failover: state Default, active member 0 \(primary\).*failbacks 1" ||
+	{ screen | tail -30; fail "port start 0: no failback seen in show qp"; }
 echo "ok: port start 0, the QP failed back"
 expect "stop" "Forward statistics for QP 0 \(write 65536 B x 16 to 10.86.1.2"
 wait_screen "Errors: 0" 5 || { screen | tail -20; fail "the run had errors"; }
