@@ -35,6 +35,7 @@ void l_json_qp(FILE *f, struct l_qp *q)
 	        uroce_qp_state_str(attr.qp_state), q->state == L_QP_CONNECTED ? "true" : "false",
 	        q->passive ? "true" : "false");
 	l_json_str(f, q->peer);
+	fprintf(f, ",\"sq_psn\":%u,\"rq_psn\":%u", attr.sq_psn, attr.rq_psn);
 	fprintf(f, ",\"traffic\":{\"op\":\"%s\",\"size\":%u,\"depth\":%u,\"posted\":%" PRIu64 ",\"completed\":%" PRIu64
 	        ",\"bytes\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"recv_msgs\":%" PRIu64 ",\"recv_bytes\":%" PRIu64
 	        ",\"verified\":%" PRIu64 ",\"bad\":%" PRIu64 ",\"partial\":%" PRIu64 "}", l_op_str(t->op), t->size,

@@ -817,8 +817,8 @@ static void show_one(struct l_qp *q)
 	      q->backup >= 0 ? " with a backup" : "", uroce_qp_num(q->qp), uroce_qp_state_str(c.attr.qp_state),
 	      state_str(q));
 	if (q->state != L_QP_CREATED)
-		l_out("Peer: %s, QPN 0x%06x; PSN: send 0x%06x, receive 0x%06x (initial)\n", q->peer, q->rem.qpn, q->my.psn,
-		      q->rem.psn);
+		l_out("Peer: %s, QPN 0x%06x; PSN: next to send 0x%06x (from 0x%06x), next expected 0x%06x (from 0x%06x)\n",
+		      q->peer, q->rem.qpn, c.attr.sq_psn, q->my.psn, c.attr.rq_psn, q->rem.psn);
 	if (kind_rel(q->kind))
 		l_out("Policies: reliability %s, paths %u (%s), cc %s\n", uroce_reliability_str(q->init.rel.reliability),
 		      q->init.path.npaths ? q->init.path.npaths : 1,
