@@ -24,6 +24,7 @@
 #define L_MAX_SIZE (1u << 23)       /* set traffic size: perftest's largest */
 #define L_MAX_DEPTH 1024
 #define L_DEFAULT_TIMEOUT_S 60.0    /* connect, accept, wait */
+#define L_CLOSE_TIMEOUT_S 10.0      /* each step of perftest's ending with a peer */
 #define L_DRAIN_NS (5ull * 1000000000ull) /* stop: outstanding WRs get this long to complete */
 #define L_QKEY 0x11111111u          /* perftest's UD Q_Key */
 #define L_TCP_PORT 18515            /* perftest's */

@@ -753,6 +753,8 @@ int l_qp_close_active(struct l_qp *q)
 	q->run_open = false;
 	if (q->comm.tcp.fd < 0)
 		return 0;
+	if (q->comm.tcp.timeout_s > L_CLOSE_TIMEOUT_S || q->comm.tcp.timeout_s <= 0)
+		q->comm.tcp.timeout_s = L_CLOSE_TIMEOUT_S; /* a peer that is gone costs seconds, not the connect's wait */
 	rc = perf_handshake(&q->comm, &q->my, NULL);
 	if (!rc)
 		rc = perf_xchg_bw_report(&q->comm, &mine, &theirs);
