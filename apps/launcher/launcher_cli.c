@@ -1,10 +1,12 @@
-/* The prompt: libedit's readline interface in its callback form, so the
- * main thread waits in one poll() on the terminal and on the exchanges of
- * accepted QPs, and draws the live status and the periodic statistics
- * between keystrokes. libedit (BSD licensed, in every distribution)
- * rather than DPDK's cmdline: the launcher builds and runs without DPDK,
- * and libedit brings history and completion as operators know them from
- * readline. Without a terminal, lines are read as they come.
+/* The prompt: libedit's readline interface in its callback form. The main
+ * thread waits on the terminal in poll() for a tenth of a second at most,
+ * reads the keys itself and hands them to libedit one at a time; between
+ * keys it answers accepted QPs whose peer ends its run, prints the periodic
+ * statistics and redraws the live status, the typed line kept. libedit
+ * (BSD licensed, in every distribution) rather than DPDK's cmdline: the
+ * launcher builds and runs without DPDK, and libedit brings history and
+ * completion as readline users know them. Without a terminal, lines are
+ * read as they come.
  */
 #include <errno.h>
 #include <poll.h>
