@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uroce-perf's perftest-compatible modes (write_bw, read_bw, send_bw,
  * write_lat, read_lat, send_lat): options, per-run state, and the pieces
  * each file provides (perf_args.c, perf_exchange.c, perf_setup.c,
@@ -70,6 +71,7 @@ struct perf_opts {
 	int qp_timeout;            /* -u: the RC QP's timeout exponent */
 	double timeout;            /* seconds, every wait */
 	int counters;              /* --counters: QP and port counters at exit */
+	const char *pcap_path;     /* --pcap FILE: the QPs' port's frames (one file per engine: FILE.k) */
 	int allow_partial;         /* --allow-partial: be messages that end before they are whole are no failure */
 	struct rel_args rel;       /* --reliability and the sr/ec options; .attr goes to the QPs */
 	/* Engines (perf_engines.c): 0, one context the main thread
@@ -163,6 +165,7 @@ struct perf_engine {
 struct perf_ctx {
 	struct perf_opts *o;
 	struct perf_engine eng[PERF_MAX_ENGINES];
+	char pcap[PERF_MAX_ENGINES][512]; /* --pcap: engine k's file while its capture runs, else "" */
 	int neng;                   /* at least 1 */
 	int dedicated;              /* engine threads run the transport: nothing to progress */
 	uint64_t t_open_ns;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uroce-perf's perftest-compatible command line: perftest's flags where
  * they make sense for a uroce port, a clear refusal for the rest.
  */
@@ -78,6 +79,9 @@ static void usage(FILE *f, const char *mode)
 		"  -F, --CPU-freq          accepted, no effect\n"
 		"      --timeout SEC       longest wait for the peer or a completion (default 30)\n"
 		"      --counters          print the QPs' and the port's counters at exit (retransmits, drops)\n"
+		"      --pcap FILE         every frame of the QPs' port, sent and received, into a pcap file (with\n"
+		"                          several engines one file each: FILE.0, FILE.1, ...); tcpdump on an AF_XDP\n"
+		"                          port's interface sees none of them\n"
 		"      --allow-partial     be: a message that ends before it is whole (deadline, preemption) is no\n"
 		"                          failure; the result counts the bytes delivered, not posted\n",
 		mode ? mode : "MODE", PERF_MAX_QPS, PERF_DEFAULT_TCP_PORT);
@@ -111,7 +115,7 @@ static const char *unsupported[] = {
 
 int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 {
-	enum { OPT_GBITS = 1000, OPT_TIMEOUT, OPT_COUNTERS, OPT_ALLOW_PARTIAL, OPT_CORES };
+	enum { OPT_GBITS = 1000, OPT_TIMEOUT, OPT_COUNTERS, OPT_ALLOW_PARTIAL, OPT_CORES, OPT_PCAP };
 	static const struct option longopts[] = {
 		{"ib-dev", required_argument, NULL, 'd'},
 		{"ib-port", required_argument, NULL, 'i'},
@@ -135,6 +139,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 		{"counters", no_argument, NULL, OPT_COUNTERS},
 		{"allow-partial", no_argument, NULL, OPT_ALLOW_PARTIAL},
 		{"cores", required_argument, NULL, OPT_CORES},
+		{"pcap", required_argument, NULL, OPT_PCAP},
 		{"help", no_argument, NULL, 'h'},
 		REL_ARGS_LONGOPTS,
 		{NULL, 0, NULL, 0},
@@ -290,6 +295,9 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 		case OPT_ALLOW_PARTIAL:
 			o->allow_partial = 1;
 			break;
+		case OPT_PCAP:
+			o->pcap_path = optarg;
+			break;
 		case OPT_CORES:
 			if (perf_cores_parse(o, optarg))
 				return 2;
@@ -309,7 +317,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 				if (name[0] == '-' && name[1] && strstr(unsupported[k], name))
 					fprintf(stderr, " (perftest's %s)", unsupported[k]);
 			fprintf(stderr, "; accepted: -d -i -x -s -n -D -a -q -m -c -p -t -r -Q -o "
-				"--report_gbits -F --timeout --counters --allow-partial --cores " REL_ARGS_NAMES " -h (see --help)\n");
+				"--report_gbits -F --timeout --counters --pcap --allow-partial --cores " REL_ARGS_NAMES " -h (see --help)\n");
 			return 2;
 		}
 		}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The verbs resources of a perftest-style run on uroce's API: one context
  * (embedded engine), PD, one buffer region for all QPs, a send and a
  * receive CQ, the QPs, and their move to RTS as perftest's ctx_connect does.
@@ -12,6 +13,7 @@
 #include "app_counters.h"
 #include "app_rand.h"
 #include "perf.h"
+#include "app_pcap.h"
 
 uint64_t perf_now_ns(void)
 {
@@ -118,6 +120,16 @@ int perf_setup(struct perf_ctx *p)
 			return fail(what, rc);
 		}
 		app_port_notes(stderr, e->ctx);
+		if (o->pcap_path) {
+			if (p->neng > 1)
+				snprintf(p->pcap[k], sizeof(p->pcap[k]), "%s.%d", o->pcap_path, k);
+			else
+				snprintf(p->pcap[k], sizeof(p->pcap[k]), "%s", o->pcap_path);
+			if (app_pcap_start("uroce-perf", e->ctx, (uint8_t)o->ib_port, p->pcap[k])) {
+				p->pcap[k][0] = 0;
+				return -EINVAL;
+			}
+		}
 		rc = uroce_pd_alloc(e->ctx, &e->pd);
 		if (rc)
 			return fail("cannot allocate a PD", rc);
@@ -356,6 +368,9 @@ void perf_teardown(struct perf_ctx *p)
 	for (int k = 0; k < PERF_MAX_ENGINES; k++) {
 		struct perf_engine *e = &p->eng[k];
 
+		if (e->ctx && p->pcap[k][0])
+			app_pcap_stop("uroce-perf", e->ctx, (uint8_t)p->o->ib_port, p->pcap[k], stdout);
+		p->pcap[k][0] = 0;
 		if (e->send_cq)
 			uroce_cq_destroy(e->send_cq);
 		if (e->recv_cq)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uroce-pingpong: rdma-core's ibv_rc_pingpong, ibv_uc_pingpong and
  * ibv_ud_pingpong on uroce's verbs-shaped API, with the same command line,
  * the same TCP address exchange and the same output, so either end of a run
@@ -20,6 +21,7 @@
 #include "uroce/uroce.h"
 #include "dataplane/port.h"
 #include "app_counters.h"
+#include "app_pcap.h"
 #include "app_rand.h"
 #include "rel_args.h"
 #include "rel_exchange.h"
@@ -82,6 +84,7 @@ struct pp_opts {
 	unsigned qp_timeout;    /* -u: the RC QP's local ACK timeout exponent */
 	unsigned hop_limit;              /* --hop-limit: IP TTL / hop limit of our packets */
 	int counters;                   /* --counters: QP and port counters at exit */
+	const char *pcap_path;          /* --pcap FILE: the QP's port's frames */
 	int dmabuf;                     /* --dmabuf: the buffer is a udmabuf, registered as a dmabuf */
 	uint32_t ipv4_be[UROCE_MAX_PORTS]; /* --ip, per port; 0 = the interface's */
 	unsigned nips;
@@ -100,8 +103,12 @@ struct pp_dest {
 	uint32_t ctrl;  /* and its control QPN (uroce_qp_ctrl_num) */
 };
 
+/* long-only options, above rel_args' values */
+enum { PP_OPT_PCAP = REL_OPT__END + 1 };
+
 struct pp_ctx {
 	struct uroce_context *ctx;
+	int pcap_on;                    /* --pcap: the capture runs */
 	struct uroce_pd *pd;
 	struct uroce_mr *mr;
 	struct uroce_cq *cq;
@@ -178,6 +185,8 @@ static void usage(FILE *f, const char *prog, enum pp_mode mode, int mode_known)
 	fprintf(f, "      --ip=<a.b.c.d>[,...] the ports' IPv4 addresses where they have none of their own (dpdk)\n");
 	fprintf(f, "      --hop-limit=<n>    IP TTL / hop limit, 1-255 (default 64: what the kernel sends for rdma-core's 1)\n");
 	fprintf(f, "      --counters         print the QP's and the port's counters at exit (retransmits, drops)\n");
+	fprintf(f, "      --pcap FILE        every frame of the QP's port, sent and received, into a pcap file\n"
+	           "                         (tcpdump on an AF_XDP port's interface sees none of them)\n");
 	fprintf(f, "      --dmabuf           the buffer is a udmabuf (/dev/udmabuf), registered with uroce_mr_reg_dmabuf\n");
 	rel_args_usage(f, 25);
 	fprintf(f, "  -h, --help             this text\n");
@@ -291,6 +300,7 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 		{ "ip", required_argument, NULL, 'I' },
 		{ "hop-limit", required_argument, NULL, 'H' },
 		{ "counters", no_argument, NULL, 'K' },
+		{ "pcap", required_argument, NULL, PP_OPT_PCAP },
 		{ "dmabuf", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		REL_ARGS_LONGOPTS,
@@ -433,6 +443,9 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 			break;
 		case 'K':
 			o->counters = 1;
+			break;
+		case PP_OPT_PCAP:
+			o->pcap_path = optarg;
 			break;
 		case 'I': {
 			/* A.B.C.D[,A.B.C.D...]: one per port, 0.0.0.0 = the interface's */
@@ -626,6 +639,11 @@ static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
 		return -1;
 	}
 	app_port_notes(stderr, c->ctx);
+	if (o->pcap_path) {
+		if (app_pcap_start("uroce-pingpong", c->ctx, (uint8_t)o->ib_port, o->pcap_path))
+			return -1;
+		c->pcap_on = 1;
+	}
 	if (o->mode == PP_UD) {
 		struct uroce_port_attr pa;
 		uint32_t mtu;
@@ -1289,6 +1307,8 @@ int main(int argc, char **argv)
 	rc = run(&o, &c);
 	if (o.counters && c.qp)
 		app_counters_print(stdout, &c.qp, 1, c.ctx, (uint8_t)o.ib_port);
+	if (c.pcap_on)
+		app_pcap_stop("uroce-pingpong", c.ctx, (uint8_t)o.ib_port, o.pcap_path, stdout);
 	pp_close_ctx(&c);
 	free(o.port_spec_buf);
 	return rc;
