@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The tools' --counters output: QP counters summed over the run's QPs and
  * one port's counters with its drops by reason. */
 #include "app_counters.h"

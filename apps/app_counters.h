@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The tools' --counters option: uroce's QP and port counters (retransmits,
  * timeouts, NAKs, drops by reason) printed at exit, after the perftest /
  * rdma-core output, which stays unchanged without the option. */

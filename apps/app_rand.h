@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An initial PSN for a new connection: from getrandom, so an off-path
  * host cannot predict it (lrand48 seeded with the time and pid can be);
  * lrand48 only if getrandom fails. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bandwidth traffic as perftest's run_iter_bw and run_iter_bw_server do
  * it: the client keeps up to tx_depth WRs outstanding per QP, signals one
  * in cq_mod (and the last), and counts a signalled completion for the

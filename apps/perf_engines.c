@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uroce-perf over several engines: -d afxdp:IFACE:A-B opens one context
  * per queue A..B, each with an engine thread of its own (pinned to the
  * CPUs --cores names), and spreads the QPs over them, QP i on engine

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perftest's out-of-band TCP exchange (the Ethernet one, without -R): in
  * every step the client writes first and the server reads, then answers
  * with the same kind of message. Integers travel big-endian, doubles

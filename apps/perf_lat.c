@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Latency traffic as perftest's run_iter_lat_write, run_iter_lat and
  * run_iter_lat_send do it. write_lat: each side RDMA-writes its message
  * to the other and spins on the last byte of its own receive area until

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The order of a perftest-compatible run: open the device, the TCP
  * exchange (version, system data, MTU), the key-message handshakes in the
  * order each perftest program does them, the QPs to RTS, the traffic, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perftest's result tables and the numbers in them: the dashed lines, the
  * bw header (#bytes #iterations BW peak BW average MsgRate) and the lat
  * header (t_min .. 99.9% percentile), MB/sec = 2^20 bytes/s, Gb/sec = 10^9 bit/s.

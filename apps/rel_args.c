@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The reliability options shared by uroce-perf and uroce-pingpong; see
  * rel_args.h. Ranges are uroce.h's (struct uroce_rel_attr).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The reliability options of uroce-perf and uroce-pingpong, parsed in one
  * place: --reliability rc|sr|ec, --ordering ordered|unordered, and the
  * sr/ec tuning (--ec rs|xor, --ec-k, --ec-m, --rto-min-us, --rto-rtts,

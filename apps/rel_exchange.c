@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The reliability modes in the tools' TCP exchange; the format and the
  * rules are in rel_exchange.h.
  */

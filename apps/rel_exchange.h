@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The reliability modes in the tools' TCP exchange, both ends checked to
  * agree, with the rc format left byte for byte as perftest's and
  * rdma-core's (uroce-perf talks to ib_*_bw/lat, uroce-pingpong to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The tools' out-of-band TCP connection: connect with retries, accept one
  * client, whole-message send and receive with deadlines; see tcp_exchange.h.
  */

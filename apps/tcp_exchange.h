@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The TCP connection that carries the tools' out-of-band exchange
  * (uroce-pingpong: rdma-core's pingpong format; uroce-perf: perftest's):
  * connect with retries, accept one client, send and receive whole

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* udmabuf: a memfd, sealed against shrinking, turned into a dmabuf. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A buffer the tools can hand to uroce_mr_reg_dmabuf: pages of a memfd
  * made into a dmabuf by /dev/udmabuf (Linux >= 5.x with CONFIG_UDMABUF). */
 #ifndef UROCE_APPS_UDMABUF_H

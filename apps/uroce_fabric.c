@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uroce-fabric: a software switch for test fabrics. Opens each --port as
  * an AF_XDP port (the port layer's XDP program steers UDP 4791 to the
  * socket and passes ARP and everything else to the kernel) and runs the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uroce-impair: attaches the seeded RoCEv2 drop program (ebpf/xdp_impair.bpf.c)
  * to an interface, prints its counters and detaches it. The attachment is a
  * netlink XDP attach, so it outlives this tool.

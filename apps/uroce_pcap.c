@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uroce-pcap: decode the RoCEv2 packets of a pcap file, one line (or one
  * JSON object) each, and check every ICRC. Exit 0 when all are good, 1 when
  * any is malformed or has a bad ICRC, 2 on usage or file errors. */

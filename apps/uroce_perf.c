@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uroce-perf: transport benchmarks. Mode `raw` measures the port layer:
  * RoCEv2 frames built (headers + ICRC per frame) and sent as fast as the
  * port takes them, and received, parsed and ICRC-checked on the far end.

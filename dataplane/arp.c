@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ARP for IPv4 over Ethernet (RFC 826): frame build/parse, the in-place
  * answer to a request for our address, and the fixed neighbour table. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ARP for IPv4 over Ethernet (RFC 826): building and parsing request and
  * reply frames, and a small fixed-size neighbour table. Used by backends
  * that own the whole link (DPDK) and so must answer and resolve themselves.

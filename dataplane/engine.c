@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The run-to-completion engine: one poll loop per core over its ports,
  * its timing wheel and the command rings of the app threads. Nothing on
  * the per-packet path locks, allocates or enters the kernel. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The per-core run-to-completion engine: one loop that receives bursts
  * from its ports, parses and dispatches them, runs its timers, drains the
  * command rings of app threads and flushes batched transmits.

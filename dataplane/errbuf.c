@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Error messages for setup paths (see errbuf.h). */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Error messages for setup paths: every open/parse function that can fail
  * takes (char *err, size_t errlen) and says what is wrong in it. */
 #ifndef UROCE_DATAPLANE_ERRBUF_H

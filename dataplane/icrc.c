@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Checksums on the wire: the RoCEv2 invariant CRC (ICRC) and the IPv4
  * header checksum. */
 #include <isa-l/crc.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* IPv6 Neighbor Discovery (RFC 4861) for ports that own their link: NS/NA
  * frames, validation, the in-place answer, the neighbour table. */
 #include <errno.h>

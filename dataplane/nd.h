@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* IPv6 Neighbor Discovery over Ethernet (RFC 4861), the part a port that
  * owns its link (DPDK) needs to do itself: Neighbor Solicitation and
  * Advertisement frames built and parsed (ICMPv6 checksum, solicited-node

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Next-hop MAC resolution over rtnetlink: RTM_GETROUTE for the next hop,
  * RTM_GETNEIGH for its MAC, and RTM_NEWNEIGH with NTF_USE (or a datagram)
  * to make the kernel resolve a missing entry. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Next-hop MAC resolution for kernel-visible ports (afxdp): the route and
  * neighbour tables read over rtnetlink, with the kernel doing ARP/ND when an
  * entry is missing. Slow path: call it at connection setup, not per packet.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ethtool queries over SIOCETHTOOL (see nic_ethtool.h). */
 #include <dirent.h>
 #include <errno.h>

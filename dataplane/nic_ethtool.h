@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What a kernel network interface says about itself through ethtool: its
  * driver, its queues (channels), and its receive-side scaling (the hash
  * key, the indirection table, the fields a UDP/IPv4 flow hashes on). The

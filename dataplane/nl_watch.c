@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Interface addresses and link state from rtnetlink: a non-blocking
  * multicast watcher for the engine's slow path, and one-shot dumps
  * (RTM_GETADDR, RTM_GETLINK) to read the current state. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The kernel's view of its interfaces over rtnetlink: a non-blocking
  * watcher of address and link changes (polled from the engine's slow path),
  * and one-shot reads of an interface's addresses and link state.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading and writing classic pcap files (Ethernet link type). The reader
  * tolerates both byte orders and both timestamp resolutions and rejects
  * everything else with a message that says what it found. */

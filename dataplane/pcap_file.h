@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Classic libpcap capture files (not pcapng), LINKTYPE_ETHERNET only: a
  * reader that takes either byte order and microsecond or nanosecond
  * timestamps, and a writer. Used by uroce-pcap, the tests, and port dumps.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Backend-independent port handling: parsing a port spec, opening and
  * closing a port through its backend's table. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The port interface: one table of burst operations that every backend
  * (afxdp, dpdk, loop) fills in. The engine and the transport only ever see
  * this; a backend never knows a QP.

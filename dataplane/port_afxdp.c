@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The afxdp port: one AF_XDP socket on one (interface, queue), its UMEM with
  * fill and completion rings, and the XDP program (ebpf/xdp_roce.bpf.c,
  * embedded) that steers RoCEv2 to the socket, shared by every port of this

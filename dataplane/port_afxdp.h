@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* afxdp backend specifics that callers may want to report (the port itself
  * is used through dataplane/port.h like every other backend). */
 #ifndef UROCE_DATAPLANE_PORT_AFXDP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A port's capture into a pcap file (port_capture.h). */
 #include <errno.h>
 #include <stdio.h>

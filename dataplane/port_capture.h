@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A port's capture: every frame it receives and sends, written to a
  * classic pcap file as the frames pass port_rx_burst and port_tx_burst
  * (received before any check, ARP and frames later dropped included; sent

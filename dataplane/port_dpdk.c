@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The dpdk port: rte_ethdev with one RX and one TX queue, rte_mbufs lent
  * out as uroce_frames, and ARP answered and resolved by the port itself,
  * since no kernel stack sees the link. */

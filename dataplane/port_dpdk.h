@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Extras of the DPDK port beyond struct port_ops: it owns the whole link,
  * so it resolves neighbours itself (ARP) instead of asking the kernel. */
 #ifndef UROCE_DATAPLANE_PORT_DPDK_H

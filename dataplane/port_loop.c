@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The loop backend: an in-process fabric of ports joined by impaired,
  * seeded point-to-point links in simulated (or real) time. See
  * port_loop.h for the link model. */

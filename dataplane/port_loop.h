@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The loop fabric: an in-process network of ports joined by point-to-point
  * links with seeded, replayable impairments, driven by simulated time.
  *

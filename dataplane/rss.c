@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Toeplitz RSS (Microsoft's RSS specification; Linux's default for most
  * NICs and virtio_net's only hash). */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Receive-side scaling as a NIC computes it: the Toeplitz hash of a
  * packet's addresses and ports under the NIC's key, and the queue its
  * indirection table gives that hash. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Setup and teardown of SPSC rings; the enqueue/dequeue fast path is
  * inline in spsc_ring.h. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Lock-free single-producer/single-consumer ring of fixed-size elements:
  * how app threads hand commands to a pinned engine core and get replies.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Hierarchical hashed timing wheel (the classic cascading design): arming
  * hashes a timer into the level its distance falls in; when the level
  * below wraps, one slot of the level above is re-hashed downwards. */

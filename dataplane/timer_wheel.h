@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Hierarchical hashed timing wheel: O(1) arm and cancel of intrusive
  * timers, expiry driven by a tick count derived from a nanosecond clock.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RoCEv2 wire format: the opcode table, the packet descriptor, and the
  * builder and parser that read the table. Byte-exact with IBTA Vol. 1
  * Annex A17 and the Linux kernel's rdma_rxe.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Building RoCEv2 frames from a struct roce_pkt: Ethernet, IP, UDP, BTH and
  * the extension headers the opcode table lists, then pad and ICRC. */
 #include <errno.h>

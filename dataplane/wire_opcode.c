@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The BTH opcode table: one row per opcode with its name, the extension
  * headers that follow the BTH and their offsets, and whether it carries
  * payload. The parser and the builder read only this table. */

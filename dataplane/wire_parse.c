@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Parsing and validating received RoCEv2 frames into a struct roce_pkt.
  * Every rejection returns the one drop reason that names it; nothing is
  * read past the frame's length. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Build-time helper: turns a compiled BPF object into a C array, so the
  * library carries its XDP program and never looks for a file at run time.
  *   bin2c INPUT OUTPUT SYMBOL  ->  const unsigned char SYMBOL[]; SYMBOL_len */

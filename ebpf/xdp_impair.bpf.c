@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Impairment XDP program for test links: drops RoCEv2 packets (UDP
  * destination port 4791, IPv4 or IPv6, with or without one 802.1Q tag) with
  * a seeded probability, in bursts, and passes every other frame. Loaded and

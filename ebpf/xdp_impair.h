@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared between the impairment XDP program (ebpf/xdp_impair.bpf.c) and
  * its tool (apps/uroce_impair.c): the one map entry holding the drop
  * configuration, the random state and the counters. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* XDP program of the afxdp port: steers RoCEv2 (UDP dport 4791, IPv4 or
  * IPv6, with or without one 802.1Q tag) and an optional second UDP port to
  * the AF_XDP socket of the receive queue; everything else goes to the kernel,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared between the XDP program (ebpf/xdp_roce.bpf.c) and its loader
  * (dataplane/port_afxdp.c): the program's .rodata configuration. */
 #ifndef UROCE_EBPF_XDP_ROCE_H

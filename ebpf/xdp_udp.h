@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The header walk both XDP programs share: Ethernet, at most one 802.1Q
  * tag, IPv4 or IPv6, then the UDP header, checked against the frame's end
  * so the verifier accepts every read. Only the first buffer is read: the

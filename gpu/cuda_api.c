@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dlopen of the CUDA driver: the symbols uroce uses, by the versioned names
  * the driver exports (cuda.h maps cuMemcpyHtoD to cuMemcpyHtoD_v2 etc.). */
 #include <dlfcn.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The CUDA driver API, loaded at run time (dlopen("libcuda.so.1")), so that
  * liburoce neither links nor needs CUDA: without a driver every call here
  * says "no CUDA" and the CPU backend serves. Only the few types and

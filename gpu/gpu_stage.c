@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* GPU buffers for uroce: registration of CUDA device memory (a dmabuf
  * handed to the NIC, or nvidia-peermem's ibv_reg_mr), and, where the NIC
  * cannot reach GPU memory (afxdp, dpdk: the engine copies with the CPU),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The transport's objects on an RDMA NIC: a verbs context's PD, MRs, CQs
  * and RC/UC QPs are the device's own, and the calls are translated one to
  * one (uroce's enums carry ibv's values, checked below). The NIC's RC QP

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The verbs port backend: "verbs:DEV[:PORT]". Opens the device, checks that
  * the port is RoCE and has a RoCEv2 GID, keeps the device's RoCEv2 GIDs as
  * the port's table, and follows its link through the device's async

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A verbs port: an RDMA device's port opened through libibverbs. The
  * NIC moves the bytes; the port hands no frames to the engine. What the
  * transport's NIC objects (verbs_nic.c) need of it is here. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The NIC's side of the segment boundary (transport/core/seg.h): an sr QP
  * on a verbs port keeps its decisions in the engine (sr_tx, SACKs, RACK,
  * timers) and hands each segment to the NIC as one work request:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sr's segments on a NIC (verbs_seg.c): a QP's UC pool, control and data
  * QPs, their CQ and bounce buffers. Reached through verbs_nic_ops. */
 #ifndef UROCE_RDMA_VERBS_SEG_H

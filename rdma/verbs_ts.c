@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Calibrating the device's completion timestamps (verbs_ts.h). */
 #include <time.h>
 

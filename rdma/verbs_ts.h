@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The device's completion timestamps on the engine's clock (verbs_ts.c).
  * A NIC that stamps completions (ibv_query_device_ex: a nonzero
  * completion_timestamp_mask and hca_core_clock) gives the engine the time

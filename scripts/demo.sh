@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The main demo: a real RC connection between two network namespaces, each
 # end a uroce AF_XDP port, routed through a third namespace. First on a
 # clean link, then with the router dropping a share of the RoCEv2 packets

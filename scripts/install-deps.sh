@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Install the Debian packages uroce needs to build, test and benchmark.
 # Idempotent; run as root. Only Debian's own repositories are used.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Install what is needed, build uroce with AddressSanitizer and UBSan, and
 # run the whole test suite (unit, netns, interop), then build again with
 # clang and run every libFuzzer target for a fixed, seeded number of inputs

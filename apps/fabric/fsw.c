@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The switch core (see fsw.h): receive, route, queue, serialise, delay,
  * transmit. Everything a frame goes through after it arrives is a copy in
  * the egress port's own rings, so how deep a queue can grow does not

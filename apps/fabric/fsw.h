@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The switch core of uroce-fabric: an L3 router for RoCEv2/UDP frames over
  * generic ports (dataplane/port.h), so the same core runs over AF_XDP veth
  * ports in the app and over loop ports in simulated time in the tests.

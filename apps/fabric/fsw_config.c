@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The switch's configuration from strings (the app's --port and --route),
  * and the checks of a whole configuration. Every error says what is
  * wrong and what is accepted. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Classifying a frame for routing and rewriting its headers on the way
  * out (see fsw_pkt.h). */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Header work of the switch on one frame: classify (fsw_pkt.c), rewrite
  * for forwarding and mark ECN (fsw_pkt.c), trim to headers (fsw_trim.c).
  * The switch's own; not part of its API. */

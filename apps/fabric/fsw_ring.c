@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The switch's record FIFO (see fsw_ring.h). */
 #include <errno.h>
 #include <stdlib.h>

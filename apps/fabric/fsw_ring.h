@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A FIFO of variable-length frame records in one preallocated byte buffer:
  * the storage of the switch's queues and delay lines. Each record is a
  * small header (a time and a length) and the frame, 8-byte aligned; a

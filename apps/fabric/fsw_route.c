@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Routing: longest-prefix match, then ECMP by a seeded hash of (source IP,
  * destination IP, UDP source port, UDP destination port). RoCEv2 carries
  * its path entropy in the UDP source port, so the source ports of one QP

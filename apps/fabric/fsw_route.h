@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The switch's routing table: longest-prefix match over IPv4 and IPv6
  * prefixes, each to an ECMP group picked by a seeded flow hash. The
  * switch's own; not part of its API. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The switch's counters as JSON, and the names of its drop reasons. */
 #include <errno.h>
 #include <inttypes.h>

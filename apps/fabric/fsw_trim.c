@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Packet trimming (Ultra Ethernet, NDP): a RoCEv2 packet that finds its
  * queue full is cut to its headers and sent on at strict priority with a
  * DSCP of its own, so the receiver learns of the loss at once (EQDS's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uroce, the launcher: engines on the cores of -l, the ports of -p, and
  * commands from a prompt or a script (docs/launcher.md). The engines
  * (lcores) run uroce_progress, the traffic of their QPs and the calls the

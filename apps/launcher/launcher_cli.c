@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The prompt: libedit's readline interface in its callback form. The main
  * thread waits on the terminal in poll() for a tenth of a second at most,
  * reads the keys itself and hands them to libedit one at a time; between

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The launcher's commands: one table (words, usage, what it does), the
  * dispatch, help, scripts (load, --cmdline-file) and tab completion drawn
  * from the usage lines. A command that is wrong prints its usage; nothing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The launcher's JSON: show stats json (every port, engine and QP in one
  * object on one line), the QPs of show qp under --json. */
 #include <inttypes.h>

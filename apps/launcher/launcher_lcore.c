@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The launcher's engines: one thread per core of -l, pinned, running to
  * completion: the transport (uroce_progress), the loop fabric's wires,
  * the traffic of its QPs, and the calls the main thread hands it. */

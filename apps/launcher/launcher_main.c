@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uroce: the launcher's command line, its engines and ports, and the order
  * of a run (the script, -a, the prompt, the end). testpmd's options where
  * it has them: -l CORES, -i, -a, --cmdline-file, --stats-period. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The launcher's port and engine commands: show port info|stats|xstats|gids,
  * clear port stats, port stop|start, set loss, pcap start|stop, show
  * engine. What reads a context runs on its engine (l_call). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The launcher's QP commands: create, connect (active), accept (passive),
  * show, destroy, wait. connect and accept speak perftest's exchange
  * (apps/perf_exchange.c: versions, system data, MTU, key messages, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The launcher's traffic: set traffic, start, stop, the live status line,
  * and the engine's side of it (l_traffic_step): each QP this end connected
  * keeps depth messages in flight, paced to the rate, every message's bytes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uroce: a pure-userspace RoCEv2 transport. The one public C API.
  *
  * This header grows with the project: today it carries the version, the

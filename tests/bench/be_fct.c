@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Per-message completion time of one reliability mode on an afxdp port:
  * the time from the sender's start of a message (the handshake, then its
  * post) to the receiver's completion of it (OptiNIC's measure), closed

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Per-message completion time of be (OptiNIC best effort) against rc and sr
 # on veth, lossless and lossy: be_fct (one closed-loop message at a time,
 # from the sender's start of the message to the receiver's completion,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by the benchmark scripts (after quiet.sh and their options):
 #   bench_pin [0|1]       PIN_A=(taskset -c 0) PIN_B=(taskset -c 1) when asked
 #                         (default), there are two CPUs or more and taskset;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The cost of a decision (UCCL's Table 3): ns per packet of each
  * path policy's choice and of each congestion controller's per-packet
  * work, measured on the library's own transport/path/path.h and transport/cc/cc.h

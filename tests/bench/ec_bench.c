@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Erasure-code benchmark: transport/rel/sr/ec_code.c against the raw ISA-L calls
  * a bare ISA-L user would write, for RS(32,8) and XOR(32,8) with 1 KiB and
  * 4 KiB chunks, in one run.

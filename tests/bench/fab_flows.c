@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Flows between hosts of a test fabric, with per-message completion times
  * (the permutation and incast experiments). One process per host,
  * each started with `ip netns exec` in its host's namespace on its afxdp

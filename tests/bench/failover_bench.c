@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Failover time and throughput across a link failure (SHIFT section 5.1.1)
  * for one rc/sr QP with a backup, between two processes in two namespaces
  * over tests/netns/fo_topo.sh's two rails (fo_pair.h). The sender keeps

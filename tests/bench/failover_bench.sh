@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Failover time and goodput across a link failure (SHIFT section 5.1.1:
 # 2.30 ms mean fall-back on ConnectX-6, from the error completion to the
 # traffic on the backup), for rc and sr QPs with one backup, on the

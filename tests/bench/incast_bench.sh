@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The incast experiment: three bulk senders and a victim into one
 # receiver through uroce-fabric, whose port to the receiver is the
 # bottleneck (--rate, a drop-tail queue of --queue bytes, RED-like ECN

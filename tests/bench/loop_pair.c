@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The loop-fabric QP pair of the in-process benchmarks (loop_pair.h). */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One RC QP pair on the loop fabric for the benchmarks that drive both
  * ends in one process (path_cost, sdr_longhaul): open a side, take it to
  * RTS against its peer, close it. Any failure ends the program through

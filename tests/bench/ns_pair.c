@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One QP pair across two processes in two network namespaces (ns_pair.h). */
 #include <errno.h>
 #include <fcntl.h>

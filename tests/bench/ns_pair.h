@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One connected RC-type QP pair between two processes, each in its own
  * network namespace on a list of afxdp ports (ip netns exec runs them): the
  * QP on port 1, and with failover one backup member on each further port

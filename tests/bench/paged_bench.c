@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Paged writes (TransferEngine's submit_paged_writes) against one large
  * RDMA WRITE_WITH_IMM of the same bytes, on an afxdp port: for each page
  * size, --reps transfers of each kind, alternating (paged, single, single,

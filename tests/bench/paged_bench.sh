@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Paged writes against one large WRITE (TransferEngine's observation: paged
 # writes saturate the link from about 32 KiB pages): paged_bench between
 # two network namespaces on one veth pair (no loss, link MTU 4200 so the

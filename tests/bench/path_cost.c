@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The transport's own cost per packet, free of the kernel and of machine
  * noise: both ends of one RC QP pair in one process on the loop fabric
  * (perfect wire: no delay, no rate limit, no loss), one thread alternating

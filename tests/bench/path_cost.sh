@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The transport's own cost per packet (tests/bench/path_cost.c: one RC QP
 # pair on the loop fabric, both ends driven by one thread, a perfect wire),
 # over a matrix of cases, as a markdown table of ns per data packet and per

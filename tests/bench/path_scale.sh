@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The path and QP scale experiment: goodput from 1 to 256 paths, and from 1 to
 # 10 000 QPs with sr over 4 paths against rc (flat: one path, no
 # controller), uroce-perf write_bw between two namespaces, each against

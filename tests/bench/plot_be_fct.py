@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """CDF of per-message completion times from be_fct's files (be_fct.sh --plot).
 
     plot_be_fct.py --size BYTES --out FILE.png [--deadline-us T] "LABEL=FILE[,FILE...]" ...

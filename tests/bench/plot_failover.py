@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Goodput across a link failure (failover_bench.sh --plot): one panel per
 QP mode, the goodput time series with the failure's events marked.
 

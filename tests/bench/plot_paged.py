@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """paged / single throughput ratio against the page size (paged_bench.sh --plot).
 
     plot_paged.py --csv FILE --out FILE.png [--title TEXT]

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Goodput against paths and against QPs (path_scale.sh --plot).
 
     plot_path_scale.py --data FILE --out FILE.png [--qp-paths N]

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Draw vm_side_by_side.sh's CSV: goodput (MB/s) against message size, one
 line per contender (rxe and uroce, write and send), the median over rounds.
 

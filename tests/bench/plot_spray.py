@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Per-message completion times of fab_flows runs, one CDF per
 configuration (spray_bench.sh and incast_bench.sh --plot).
 

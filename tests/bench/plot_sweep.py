@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Draw size_sweep.sh's CSV: Gbit/s of RDMA payload against message size.
 
     /usr/bin/python3 tests/bench/plot_sweep.py SIZE_SWEEP.CSV OUT.PNG [--title TEXT]

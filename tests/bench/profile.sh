@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Where the cycles go: one uroce-perf perftest run between two namespaces
 # over a veth pair (afxdp ports, link MTU 4200), with `perf record` on the
 # server and the client process, then `perf report` of each side's top

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Cost per packet of each step of the datapath, from profile.sh's two
 `perf record -g` files (client and server) and the two uroce-perf logs
 (run with --counters).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Scale benchmark: N RC QPs on one context, each taken to RTS, and the
  * memory they cost, for each reliability mode. Reports the transport
  * state per QP (sizeof the QP object, what uroce_qp_state_bytes says, the

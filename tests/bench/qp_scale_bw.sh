@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # write_bw spread round robin over many QPs: uroce-perf write_bw between two
 # network namespaces over a veth pair (afxdp ports, path MTU 4096 on a
 # 4200-byte link MTU), for each reliability mode and QP count, and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by the benchmark scripts (be_fct.sh, paged_bench.sh).
 # wait_quiet: with --wait-quiet S, before a run wait (at most S seconds)
 # until the CPUs were at least 90% idle over one second: nothing of ours

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Port-layer benchmark: RoCEv2 frames between two network namespaces over a
 # veth pair, for several payload sizes, with every contender measured in the
 # same run on the same pair:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # RC transport benchmark: uroce-perf's perftest modes between two network
 # namespaces over a veth pair (afxdp ports, path MTU 4096 on a 4200-byte
 # link MTU), each beside its baseline in the same run on the same pair:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Goodput at 1% loss against lossless, on veth, for the reliability modes
 # side by side: rc (go-back-N), sr (selective repeat), ec RS(32,8) and ec
 # XOR(32,8). uroce-perf send_bw (SEND: the one operation every mode carries

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SDR-RDMA's long-haul experiment (paper section 5.2, Figure 10) on the loop
  * fabric: message completion time of uroce's sr and ec reliability modes
  * over an emulated long-haul link, for tests/bench/sdr_longhaul.py to hold

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Hold uroce's measured long-haul completion times against SDR-RDMA's model.
 
 Runs tests/bench/sdr_longhaul (the C bench: one RDMA WRITE with immediate

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Message-completion-time model of SDR-RDMA reliability layers.
 
 The model is the one in section 4.2 of the SDR-RDMA paper ("SDR-RDMA:

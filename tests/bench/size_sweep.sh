@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Throughput against message size: Gbit/s of RDMA payload for each message
 # size, every contender measured in the same run on one veth pair between two
 # network namespaces (link MTU 4200, path MTU 4096):

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The permutation experiment: spraying against a single path on a
 # leaf-spine of uroce-fabric switches whose ECMP puts single-path flows on
 # the same spine. tests/netns/leafspine.sh builds --leaves x --spines with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Striping (uroce_stripe_*, TransferEngine's DomainGroup) against one
  * port, in one run: two processes in two network namespaces, each with one
  * context over all its afxdp ports (--dev afxdp:IF1,afxdp:IF2,...), meeting

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Striping over two ports against one port (TransferEngine's DomainGroup:
 # one transfer sharded over the NICs of a group), in one run, over two
 # kinds of rails:

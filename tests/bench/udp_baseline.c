@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Baseline for `uroce-perf raw`: the kernel UDP socket moving datagrams of
  * the same on-wire size as the RoCEv2 frames, batched with sendmmsg and
  * recvmmsg (the kernel's best case for small datagrams).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Latency baseline for `uroce-perf write_lat`: a kernel UDP ping-pong whose
  * both ends busy-poll their sockets (non-blocking recv in a loop), as uroce
  * busy-polls its rings, so no wakeup latency is counted against the kernel.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The verbs port against rxe's own RC and against uroce's AF_XDP path, in
 # the same two Soft-RoCE guests (TCG, one vCPU each), lossless and with a
 # share of the sender's RoCEv2 packets dropped at its bridge port

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Two engines against one, on two QEMU guests of 2 vCPUs whose virtio-net
 # has 2 queue pairs with RSS (MTU 3500): uroce-perf write_bw, 64 KiB, 4 RC
 # QPs, guest cli -> guest srv, rounds interleaved:

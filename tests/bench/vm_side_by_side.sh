@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # uroce against the kernel's Soft-RoCE on the same two QEMU guests (the
 # cloud-VM case: virtio-net, Debian's kernel, one vCPU and one queue pair
 # each, MTU 3500; uroce on AF_XDP in native XDP, copy mode), in one

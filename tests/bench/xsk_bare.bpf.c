@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The bare baseline's XDP program for frames larger than a page: every
  * frame of the queue to the AF_XDP socket, nothing else (libxdp's own
  * default program has no frags support, and veth refuses it there). */

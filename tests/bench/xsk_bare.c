@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Baseline for `uroce-perf raw`: the barest AF_XDP loop libxdp allows.
  * The sender copies one prebuilt RoCEv2 frame into every UMEM frame once
  * and then only posts descriptors; the receiver only counts and recycles.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The uroce end of the conformance suite (tests/conformance). --role server
  * holds three legitimate connections (rc, sr and be) and the victim QPs that
  * the scapy attacker targets, inside a guarded memory arena, and answers a

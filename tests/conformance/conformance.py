@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """The attacker of the conformance suite: builds RoCEv2 packets with scapy in
 its own network namespace, sends them at conf_peer's victim QPs and at the
 legitimate connections (rc, sr and be), and checks each case from outside

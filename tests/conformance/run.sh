@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The conformance suite's entry: four namespaces (srv: conf_peer server on two
 # AF_XDP ports; cli: the legitimate conf_peer client on an AF_XDP port; atk:
 # the scapy attacker on the kernel stack; br: the bridge joining them), then

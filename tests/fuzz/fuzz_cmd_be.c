@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The responder fuzz target's commands for the be QP (enum be_cmd): the
  * forged peer's packets, whole messages (some late), VOTEs and control
  * packets, local sends with deadlines, and the timeout group's exchange. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The responder fuzz target's congestion commands (enum cc_cmd): CNPs, IP
  * TOS and trimming of the next command's packets, TRIM, RTS and PULL
  * control packets, resets and re-creation of the sr/ec QPs; and the

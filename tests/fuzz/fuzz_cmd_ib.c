@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The responder fuzz target's commands for the RC, UC and UD QPs: forged
  * packets, multi-packet messages, raw frames, local work requests, time
  * jumps and region revocations (enum cmd). */

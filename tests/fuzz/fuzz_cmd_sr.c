@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The responder fuzz target's commands for the sr and ec QPs (enum
  * sr_cmd): the forged peer's data, descriptors, parity, whole messages,
  * SACKs, NACKs and control packets, and local sends, receive handles and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target for the RoCEv2 parser: any bytes must parse without reading
  * past the frame, and whatever parses must survive a rebuild and re-parse
  * unchanged. Built for libFuzzer with clang; with -DFUZZ_STANDALONE_MAIN

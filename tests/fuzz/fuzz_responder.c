@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuzz target for the receive side of connected RC, UC and UD QPs (the
  * responder, and the RC completer for responses) and of an sr and an ec
  * QP (their receiver, and their sender's SACK and NACK handling) and of a

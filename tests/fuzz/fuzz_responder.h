@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the files of the responder fuzz target share: the layout of the
  * guarded memory, the QPs, the command encodings, the state of the forged
  * peers, the input reader, and the helpers the command files call. The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The standalone fuzz drivers' seeded random stream (xorshift64*). */
 #ifndef FUZZ_RNG_H
 #define FUZZ_RNG_H

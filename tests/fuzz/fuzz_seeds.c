@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The responder fuzz target's seed corpus: one input per path worth
  * starting from, written by fuzz_standalone --write-corpus DIR. */
 #include <errno.h>

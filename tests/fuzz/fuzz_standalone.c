@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The responder fuzz target's own main(), in every build: it replays a
  * corpus and seeded random inputs and fails when a path the target must
  * reach was never reached; --only replays one input or folder and prints

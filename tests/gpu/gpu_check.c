@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpu_check: CUDA memory through uroce on a GPU machine. cudaMalloc'ed
  * buffers are filled by a kernel, staged (uroce_gpu_stage_in: cuMemcpyDtoH
  * into pinned host memory), written by RDMA WRITE over a two-port loop

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Device-side halves of gpu_check: fill a buffer with a pattern, and count
 // the bytes that differ from it, so the check never trusts a host copy.
 #include <cuda_runtime.h>

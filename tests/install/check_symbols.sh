@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # liburoce.so's ABI surface: SONAME liburoce.so.MAJOR, and its exported
 # symbols exactly the uroce_* functions declared in uroce.h (none missing,
 # no internal one leaking). Usage: check_symbols.sh LIBUROCE_SO UROCE_H SONAME

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The library as users get it: meson install into a DESTDIR, the installed
 # liburoce.so checked (SONAME, exports), then tests/install/verbs_example.c
 # built twice with `pkg-config --cflags --libs uroce` and nothing else: once

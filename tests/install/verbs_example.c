@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A verbs-style program built against the installed liburoce with nothing
  * but `pkg-config --cflags --libs uroce`: one end of an RC connection over
  * an AF_XDP port. The client RDMA WRITEs a block into the server's buffer,

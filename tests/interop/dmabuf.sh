@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # dmabuf registration, on a guest whose kernel has /dev/udmabuf (Debian's
 # 6.12; the lab's default 6.1 has none): uroce-pingpong --dmabuf takes its
 # buffer from a udmabuf and registers it with uroce_mr_reg_dmabuf, against

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the interop peers share, host side (uroce) and guest side (verbs)
  * alike: a monotonic clock, integer options, the TCP exchange (connect with
  * retries, accept one, read with a deadline) and GIDs as 32 hex digits.

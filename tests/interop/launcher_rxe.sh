@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The launcher against perftest on a real RoCE stack: a vmlab guest runs
 # perftest's `ib_write_bw -d rxe0 -x 1` (the kernel's rdma_rxe) as the
 # server; the launcher, on a uroce AF_XDP port in a host-side netns, runs a

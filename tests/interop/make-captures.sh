@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Regenerate the reference captures in tests/data/: two vmlab guests talk
 # through the kernel's rdma_rxe while the bridge is captured, one capture per
 # scenario. Each capture is checked (with tshark) to hold the opcodes it is

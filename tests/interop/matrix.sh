@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The interop matrix: RoCE programs against each other across the vmlab
 # bridge, every case bounded in time, one PASS/FAIL line per case and a table
 # at the end. Guests are booted once and reused for every case.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The uroce-to-uroce part of the interop matrix: uroce-pingpong and
 # uroce-perf against themselves over a veth pair, each end in its own
 # network namespace, with AF_XDP on both ends (path MTU 1024 and 4096) and

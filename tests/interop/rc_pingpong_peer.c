@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An ibv_rc_pingpong-compatible client built on uroce's wire format and a
  * uroce port: it proves that the kernel's rdma_rxe accepts the RC SENDs and
  * ACKs uroce builds, and that uroce parses what rxe sends back.

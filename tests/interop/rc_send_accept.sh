@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Acceptance: the kernel's rdma_rxe accepts RC SENDs built by uroce. A vmlab
 # guest runs `ibv_rc_pingpong -d rxe0 -g 1` as the server; rc_pingpong_peer,
 # on a uroce AF_XDP port in a host-side netns bridged to the guest, is the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rxe_imm: RC SEND with immediate or RDMA WRITE with immediate between two
  * verbs devices, for the reference captures (neither ibv_rc_pingpong nor the
  * Debian 12 perftest sends an immediate). Runs inside the vmlab guests,

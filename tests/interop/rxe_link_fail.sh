@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A uroce-to-rxe RC connection whose port fails ends in a clean error, with
 # no hang (docs/failover.md, "A standard RC peer cannot follow"): rxe binds
 # an RC QP to one address pair, so uroce cannot move the QP to another

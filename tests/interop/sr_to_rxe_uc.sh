@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Proof that a NIC could receive uroce's sr data packets: the kernel's
 # rdma_rxe, in a vmlab guest, runs uc_sink, a UC QP that receives them and
 # checks its memory. sr_uc_send, a uroce RC QP with reliability sr on an

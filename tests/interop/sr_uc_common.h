@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What sr_uc_send (host, uroce) and uc_sink (rxe guest, libibverbs) agree
  * on: the TCP exchange, the data pattern, and the sr immediate's layout.
  * and the records' I/O. Plain C with no uroce or verbs headers, so that uc_sink.c builds on its

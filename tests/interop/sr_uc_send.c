@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sr_uc_send: uroce's sr data packets toward a NIC's UC QP. The host end of
  * sr_to_rxe_uc.sh: a uroce RC QP with reliability sr, connected to the UC QP
  * of uc_sink (a vmlab guest's rdma_rxe), sends one RDMA WRITE and one RDMA

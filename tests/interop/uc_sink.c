@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uc_sink: a UC QP on a verbs device (the kernel's rdma_rxe in a vmlab
  * guest) as the receiver of uroce's sr data packets, to show that a NIC's
  * UC QP places them. Built on the host against libibverbs and copied into

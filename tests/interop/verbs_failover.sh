@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Failover between two RDMA devices: two Soft-RoCE guests (srv, cli), each
 # with two virtio NICs and an rxe device on each (rxe0 on eth0, rxe1 on
 # eth1, two bridges). verbs_fo streams checked messages (SENDs and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A checked stream of messages over one sr QP with failover between two
  * RDMA devices (tests/interop/verbs_failover.sh, in two Soft-RoCE
  * guests): each end opens one context over two verbs ports (rxe0 on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The GID table of a verbs port follows the device: prints the table, then
  * runs the context until a GID_CHANGE event arrives (at most SECONDS) and
  * prints it again. Run in a vmlab guest by verbs_rc.sh, which adds an

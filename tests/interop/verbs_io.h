@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the interop programs that run on rxe in a guest (libibverbs) share:
  * opening a device by name and releasing what they created. Plain C plus
  * <infiniband/verbs.h>, built with `cc prog.c -libverbs` (the include

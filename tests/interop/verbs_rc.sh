@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The verbs port on the kernel's Soft-RoCE: uroce's programs in vmlab guests
 # on `-d verbs:rxe0`, where the NIC's own RC and UC QPs run the transport
 # behind uroce's API. Two guests (srv, cli) and a host-side AF_XDP peer on

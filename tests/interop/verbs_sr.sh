@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # sr and ec over a verbs port on the kernel's Soft-RoCE: uroce's engine
 # keeps the decisions (SACKs, RACK, retransmissions, parity and its
 # rebuilding, paths) and hands each segment to the NIC's UC QPs, keyed by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An SRQ on a verbs port: three RC receivers share one SRQ of the NIC and
  * three senders send them 10 SENDs with immediate each, over the device's
  * own loopback (every QP on verbs:DEV, connected to its own GID). Passes

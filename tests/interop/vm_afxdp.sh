@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # uroce on AF_XDP inside two QEMU guests on virtio-net, the cloud-VM case:
 # Debian's kernel (6.1, or 6.12 with --kernel 6.12), XDP in the virtio_net
 # driver, and guest to guest over the lab bridge.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The start the vmlab interop tests share. They source it, set VMLAB, then
 # SRV_IP, HOST_IP, IFACE and WORK (themselves or with vm_lab_vars), and
 # define fail (or call vm_case_traps):

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # vmlab: the project's Soft-RoCE lab. Small QEMU guests running Debian's
 # kernel with rdma_rxe, on a bridge inside a private network namespace, with
 # host-side peers, captures and a command channel into the guests.

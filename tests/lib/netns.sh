@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Network namespaces, veth pairs and background processes for the shell
 # tests: setup, bounded waits, and one EXIT trap that cleans up by PID.
 #

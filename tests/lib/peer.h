@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the test programs that meet their peer over TCP share: a message
  * and exit (peer_die, peer_check, prefixed with peer_name), a monotonic
  * clock in ms, the "qpn psn rkey va token" line each end sends (read with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* xorshift64 (13, 7, 17): the tests' and benchmarks' cheap deterministic
  * stream, the same numbers on every platform so that a run replays from
  * its seed. *s must not be 0. */

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # afxdp to afxdp over a veth pair between two network namespaces:
 #  1. with the XDP program attached at both ends, the kernel's own traffic
 #     (ARP, ICMP both ways, a TCP transfer, UDP to another port) still works

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* afxdp port checks that need several ports in one process: queues of one
  * interface sharing the XDP program and XSKMAP, steering by receive queue,
  * the program staying attached until the last port closes, frame

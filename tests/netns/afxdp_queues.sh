@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Several afxdp ports on a 2-queue veth pair: in one process at MTU 1500
 # (single-buffer frames) and 4200 (multi-buffer), see afxdp_queues.c; then
 # in two processes, which share the XDP program (the second adopts the

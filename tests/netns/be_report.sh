@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The tools tell the truth in be, where a message may end before it is
 # whole (its deadline, preemption). A and B through a router M:
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The DPDK port against uroce's afxdp port over one veth pair: the DPDK end
 # runs on a vdev bound to its veth (net_af_xdp, then net_af_packet), the
 # other end is an afxdp port with the kernel stack behind it. Checks that

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # uroce-fabric, the AF_XDP software switch, between three host namespaces:
 #
 #   A a0 10.96.1.2 -- f1 \               / f2 -- b0 10.96.2.2 B

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # QP failover across ports (SHIFT), uroce to uroce: A and B joined by two
 # rails, each a bridge in a switch namespace (fo_topo.sh), then by two veth
 # pairs and nothing between (fo_topo.sh --direct). fo_xfer streams

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The failover parts of the pair (fo_pair.h) on ns_pair's. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One rc/sr QP with failover between two processes in two namespaces,
  * each over a context of two afxdp ports (tests/netns/fo_topo.sh's two
  * rails): member 0 is port 1 (rail 1), member 1 port 2 (rail 2) with the

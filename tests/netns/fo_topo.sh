@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: MIT
 # Two rails between two hosts for the failover tests and bench (sourced,
 # after tests/lib/netns.sh and netns_init). Bridged (the default), each
 # rail is a switch: a namespace with a Linux bridge joining a veth to A and

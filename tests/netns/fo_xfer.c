@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A checked stream of messages over one rc/sr QP with failover
  * (tests/netns/failover.sh): the sender (in A) posts numbered messages,
  * SENDs and RDMA WRITE_WITH_IMMs in turn, every one signaled; the receiver

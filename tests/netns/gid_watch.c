@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Test helper for ipv6_gid.sh: open a context on one afxdp port (dedicated
  * engine thread, so the table is rewritten on that thread while this one
  * reads it) and print its GID table at start and after every GID_CHANGE,

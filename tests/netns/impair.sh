@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # uroce-impair on a routed link: A -- M -- B, M a Linux router whose ingress
 # interfaces carry the impairment. Checks the tool's argument errors, that
 # the program outlives the tool, refuses an interface with another XDP

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The GID table over a veth pair in namespaces this test creates: with a
 # context open on an afxdp port (gid_watch, dedicated engine thread), an
 # IPv6 or IPv4 address added or removed shows in uroce_query_gid with a

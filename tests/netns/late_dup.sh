@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Late duplicates through a router, for every reliability mode: a fraction
 # of the client's RoCEv2 packets reach the server a second time 50 to 200 ms
 # after the first, long after their message completed and its buffer was

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Late duplicates against reused buffers (tests/netns/late_dup.sh): the
  * client sends N messages over one QP of the chosen reliability (rc, sr,
  * ec, be), SENDs and WRITEs with immediate in turn, one at a time; the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # uroce, the launcher, driven as an operator drives it. Two hosts joined by
 # two veth pairs (fo_topo.sh --direct: A va1/va2, B vb1/vb2), afxdp ports.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A leaf-spine test fabric in network namespaces: hosts, one uroce-fabric
 # switch per leaf and per spine (each in its own namespace), every leaf
 # wired to every spine, the leaves spreading traffic over the spines by

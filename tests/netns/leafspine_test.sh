@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # leafspine.sh end to end: its argument errors; a 2-leaf 2-spine fabric of
 # uroce-fabric switches with one host per leaf (rate, queue, ECN, trimming
 # and delay on every port), where RoCEv2 from host 1 to host 2 arrives

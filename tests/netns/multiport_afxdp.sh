@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A uroce context over two AF_XDP ports. Two namespaces joined by two veth
 # pairs (va1-vb1 on 10.84.1.0/24, va2-vb2 on 10.84.2.0/24). The server
 # opens both of its interfaces as one device (-d afxdp:vb1,afxdp:vb2) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Table-driven checks of dataplane/neigh.c against the kernel's tables:
  * on-link and gatewayed next hops over IPv4 and IPv6, resolution of a
  * missing entry, and the errors for unroutable, unresolvable and local

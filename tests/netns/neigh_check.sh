@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Neighbour and route resolution (dataplane/neigh.c) on a veth pair: IPv4
 # and IPv6, on-link and through a gateway, with and without CAP_NET_ADMIN;
 # see neigh_check.c.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # uroce-perf raw end to end, as the README's demo runs it: a sender and a
 # receiver on afxdp ports at the two ends of a veth pair. The receiver must
 # count good (ICRC-checked) frames and no malformed ones, its --pcap dump

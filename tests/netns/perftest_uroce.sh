@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # uroce-perf's perftest-compatible modes, uroce to uroce: a server and a
 # client on afxdp ports at the two ends of a veth pair (one namespace each),
 # perftest's TCP exchange through the kernel on the same veth (the XDP

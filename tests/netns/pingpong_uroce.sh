@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # uroce-pingpong against itself over a veth pair, afxdp ports on both ends,
 # each end in its own network namespace; the TCP address exchange crosses the
 # same veth through the kernel (the XDP program passes it). RC and UC at two

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Bad port specs and arguments give clear errors (and the exit status the
 # tool documents), and the neighbour lookup resolves on-link hosts and
 # gateways and reports the unresolvable, on a veth pair in two namespaces.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # READs through a router that drops READ responses (uroce-impair, seeded):
 # a lost response asks again from the first missing PSN, and a response
 # that arrives past a gap asks nothing more. fe1c937 asked again for each

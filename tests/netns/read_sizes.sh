@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # READ at every size and depth: uroce-perf read_bw -a (2 B to 8 MiB) at
 # -o 1 and -o 16, and read_lat -a, between two namespaces over AF_XDP veth.
 # Every size must complete on both ends. A requester asks for at most

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The reliability modes on veth through an impaired router: rc, sr (ordered,
 # and unordered at one loss rate), ec RS and XOR (8+2 at every loss rate,
 # the default 32+8 at 1e-2), each at 0, 1e-4, 1e-3 and 1e-2 loss, with 1%

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Two ends started with different --reliability modes must both fail in the
 # TCP exchange, before any traffic, and say why; this does not need sr or ec
 # to work, only the exchange (apps/rel_exchange.h). Over a veth pair, one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Integration-test traffic tool: sends or receives RoCEv2 frames through any
  * uroce port (afxdp, dpdk, loop) and checks that every frame arrived once
  * and intact. Each frame carries its own sequence number and a hash of its

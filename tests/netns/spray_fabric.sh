@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Spraying and congestion control end to end over real AF_XDP sockets: a
 # 2-leaf 2-spine fabric of uroce-fabric switches (tests/netns/leafspine.sh,
 # 500 Mbit/s ports, ECN, trimming), uroce-perf write_bw --reliability sr

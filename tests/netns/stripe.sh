@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Striping (uroce_stripe_*) over real AF_XDP sockets: two namespaces joined
 # by two veth pairs (sa1-sb1 on 10.96.1.0/24, sa2-sb2 on 10.96.2.0/24),
 # each end one context over both of its interfaces. stripe_bench sends

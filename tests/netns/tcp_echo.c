@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* TCP check for the netns tests: a one-connection echo server and a client
  * that pushes a pattern through it and compares what comes back, to prove
  * the kernel's TCP still works on an interface with the XDP program on.

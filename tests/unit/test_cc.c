@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The congestion controllers alone, on synthetic feedback in simulated
  * time (no clock, no sleeps: every run is the same):
  * - DCQCN: the first CNP cuts by the initial alpha, later CNPs at most

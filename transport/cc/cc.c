@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The congestion-control table and the gate every controller shares: a
  * window on bytes in flight, then a pacer on the controller's rate. */
 #include <string.h>

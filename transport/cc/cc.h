@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Congestion control: one file per controller behind this table
  * (cc_none.c, cc_dcqcn.c, cc_swift.c, cc_cubic.c, cc_eqds.c), modelled on
  * UCCL's hooks. A controller owns an opaque state of state_bytes; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CUBIC (RFC 9438), one state per path: slow start to ssthresh, then a
  * window that follows W(t) = C (t - K)^3 + W_max from the last decrease,
  * concave up to the window it last lost at and convex past it, never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DCQCN's reaction point (Zhu et al., SIGCOMM 2015) as NVIDIA ConnectX
  * runs it: a rate limiter that CNPs cut by alpha/2, at most once per
  * monitor period, and that climbs back through fast recovery, additive and

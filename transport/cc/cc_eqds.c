@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EQDS (receiver-driven, as UCCL and Ultra Ethernet's NSCC/RCCC use it):
  * a sender may send what the receiver granted plus one BDP of speculative
  * bytes when a burst starts; beyond that it asks (RTS: the bytes it wants

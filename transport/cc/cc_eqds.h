@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EQDS (receiver-driven credits): the constants both ends share, and the
  * sender's counts for tests. The receiver's pacer is sr's (sr_pull.h). */
 #ifndef UROCE_TRANSPORT_CC_EQDS_H

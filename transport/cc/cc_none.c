@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* No congestion control: the reliability window alone limits a QP. */
 #include "transport/cc/cc.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Swift (Kumar et al., SIGCOMM 2020, Algorithm 1): AIMD on measured delay
  * with two windows. The fabric window compares the RTT less the
  * receiver's hold time with a target that grows with the hops and shrinks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Address handles: a UD destination resolved once, on its port. */
 #include <errno.h>
 #include <stdio.h>

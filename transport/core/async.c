@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Asynchronous events (ibv_get_async_event): the engine raises them (CQ
  * overrun, a QP gone fatal, a port's link or GIDs changing) into a ring
  * the application drains without blocking. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The context's asynchronous events (async.c): the engine raises,
  * the application takes. */
 #ifndef UROCE_TRANSPORT_CORE_ASYNC_H

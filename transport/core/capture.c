@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uroce_port_capture_start / _stop: a port's frames into a pcap file
  * (dataplane/port_capture.c), run on the engine's thread. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Library-wide names: version, drop-reason and completion-status names,
  * error text (uroce_last_error and the uroce_fail that sets it). */
 #include <stdarg.h>

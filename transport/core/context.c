@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The context: its ports (up to UROCE_MAX_PORTS, all polled by one
  * engine), the QP and MR tables, the list of QPs with transmit work,
  * uroce_progress, and building and staging a packet on a port. */

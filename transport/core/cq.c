@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Completion queues: an SPSC ring the engine fills and the app polls. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Forwarding an API call of three arguments to the engine thread in
  * dedicated mode (ctx_call). */
 #ifndef UROCE_TRANSPORT_CORE_CTX_CALL_H

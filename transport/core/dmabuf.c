@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dmabuf registration on frame ports (uroce_mr_reg_dmabuf): the buffer is
  * mapped into the process and registered as any region, so the engine
  * copies packets in and out of it. A verbs port hands the fd to the NIC

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dmabuf file descriptors: telling one from any other fd, and mapping one
  * into the process (a udmabuf, a DRM buffer; most GPU memory cannot be). */
 #ifndef UROCE_TRANSPORT_CORE_DMABUF_H

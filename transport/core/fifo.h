@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Intrusive singly linked FIFOs kept as a head and a tail pointer. */
 #ifndef UROCE_TRANSPORT_CORE_FIFO_H
 #define UROCE_TRANSPORT_CORE_FIFO_H

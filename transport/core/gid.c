@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Each port's GID table, laid out as rxe and ConnectX show it (fe80::
  * EUI-64 of the MAC, the IPv4 addresses mapped, the other IPv6 addresses),
  * kept current from the kernel's netlink notifications on the engine's

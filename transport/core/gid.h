@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ports' GID tables (gid.c). */
 #ifndef UROCE_TRANSPORT_CORE_GID_H
 #define UROCE_TRANSPORT_CORE_GID_H

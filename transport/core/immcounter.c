@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* IMMCOUNTER (TransferEngine section 3.3): completion by counting
  * immediates instead of by order. The context keeps, per immediate value,
  * the arrivals not yet taken and a FIFO of expectations; QPs created with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* IMMCOUNTER's table of the context (immcounter.c). */
 #ifndef UROCE_TRANSPORT_CORE_IMMCOUNTER_H
 #define UROCE_TRANSPORT_CORE_IMMCOUNTER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Memory regions: registration, keys and revocation (the table the
  * responder checks every rkey against; memory windows, mw.c, take slots of
  * the same table). */

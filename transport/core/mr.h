@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Memory regions inside the library (mr.c): the key table, the lookups
  * and bounds checks every packet that names a key passes. */
 #ifndef UROCE_TRANSPORT_CORE_MR_H

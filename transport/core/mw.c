@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Memory windows, type 2 (ibv_alloc_mw / IBV_WR_BIND_MW, IBTA type 2): a
  * window takes a slot of the MR key table, so its rkey is looked up as a
  * region's is (rkey_lookup). A BIND_MW work request binds it to the QP it

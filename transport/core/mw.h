@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The send WR classes, and the WRs that send nothing (mw.c): BIND_MW,
  * LOCAL_INV and remote invalidation of memory windows. */
 #ifndef UROCE_TRANSPORT_CORE_MW_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Names and parsers of the reliability, ordering, path and congestion
  * policies, for tools and error messages. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The table through which a context on an RDMA NIC (a verbs port) keeps
  * its objects on the device. The public calls check their arguments as
  * for any context, then hand the object to this table instead of the

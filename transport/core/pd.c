@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Protection domains: the owner that MRs, QPs, SRQs and AHs count on. */
 #include <errno.h>
 #include <stdlib.h>

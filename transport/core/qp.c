@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* QP objects and the IBTA state machine: create/destroy/modify/query, the
  * attribute masks each transition requires and allows, and the move to
  * ERR with its flush of outstanding work. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The context's two calls into a QP: a received packet and a transmit
  * pass. Both go through the QP's reliability table (rel.h). Congestion
  * notification is common to every connected QP, as on a RoCE NIC: an

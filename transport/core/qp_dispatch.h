@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The engine's two calls into a QP (qp_dispatch.c): its transmit pass
  * and an arriving packet, checked, to the QP's policy. */
 #ifndef UROCE_TRANSPORT_CORE_QP_DISPATCH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal state of the verbs-shaped transport: context, PD, MR, CQ, SRQ,
  * AH and QP objects, shared by the files that implement uroce.h. */
 #ifndef UROCE_TRANSPORT_QP_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* post_send / post_recv / post_srq_recv: validation at post time (state,
  * opcode for the QP type, SGEs against their lkeys, lengths, inline copy,
  * a BIND_MW's window, region, range and access), then the WQE is published

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* QPs by number: random QPNs, an open-addressing hash table (linear
  * probing, tombstones, rebuilt when they pile up) and a dense live list. */
 #include "transport/core/qp_table.h"

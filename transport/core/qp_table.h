@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The context's QPs by number: QPNs are drawn at random from the 24-bit
  * space (an off-path host has to guess them), so the table is an
  * open-addressing hash keyed by QPN with a dense list of the live QPs for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Connection checks on every received packet, before the requester or the
  * responder sees it (rxe_recv.c's check_addr and check_keys, IBTA 9.6 and
  * 9.9): the destination is the connected QP's own GID (else one of the

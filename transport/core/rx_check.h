@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The checks an arriving packet passes before a policy sees it
  * (rx_check.c), and the two a policy asks for itself. */
 #ifndef UROCE_TRANSPORT_CORE_RX_CHECK_H

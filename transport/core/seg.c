@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The frame path's side of the segment boundary (seg.h): a segment
  * becomes one RoCEv2 UC packet, its bytes gathered straight into the
  * frame. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The boundary between a policy (sr, ec, be, failover's control) and the
  * data path under it. A policy hands out segments: one self-describing
  * RDMA WRITE, WRITE_WITH_IMM or SEND of at most one MTU, with its path,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared receive queues. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uroce_steer_sports: UDP source ports that bring a peer's packets to the
  * receive queue this port's engine polls. A NIC spreads flows over its
  * queues by RSS, a Toeplitz hash of the addresses and ports under its key

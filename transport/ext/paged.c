@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Paged writes (TransferEngine's submit_paged_writes): a list of source
  * pages to a list of destination pages in one call, ending with one
  * WRITE_WITH_IMM. Runs of pages adjacent on both sides go as one WRITE.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Striping (TransferEngine's DomainGroup): one transfer split into shards
  * of near-equal size, shard i one WRITE_WITH_IMM on QP i of the stripe, all
  * carrying the transfer's immediate, so the receiver's IMMCOUNTER ends the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Failover across a port group (SHIFT section 4.2, docs/failover.md).
  *
  * A QP with backups has members: the primary (its own port and ah_attr)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Failover across a port group (SHIFT): the state of one QP with backups
  * and the calls the rest of the transport makes into it (failover.c). */
 #ifndef UROCE_TRANSPORT_FAILOVER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Path state shared by every path policy: usability, quarantine and the
  * per-path RTT, in-flight and loss counts the policies decide on. */
 #include <errno.h>

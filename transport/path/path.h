@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Paths of a QP (UCCL section 4.1): a path is a UDP source port, the
  * entropy switches hash for ECMP, leaving by one of the context's ports.
  * Each keeps its RTT, bytes in flight, ECN marks and losses; a policy file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Power of two choices (UCCL section 4.1): two random usable paths, the
  * one with the lower smoothed RTT; fewer bytes in flight breaks a tie. A
  * path with no RTT yet wins, so every path gets measured; so does, in one

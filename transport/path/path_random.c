@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A uniformly random usable path: a random start, then the first usable
  * one from there (uniform while every path is usable). */
 #include "transport/path/path.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Round robin over the usable paths. */
 #include "transport/path/path.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Single path: every packet on the first usable path (path 0 while it
  * works), as a NIC's RC QP with one UDP source port. */
 #include "transport/path/path.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reliability policies: one folder each behind this table (rel/rc/,
  * rel/sr/ with ec, rel/be/). The QP holds one pointer to its table; the
  * core, the failover machine and the context call the table, never a

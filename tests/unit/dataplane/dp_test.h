@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared helpers for the dataplane unit tests: a failure counter with a
  * CHECK macro, a seeded generator, and a wall-clock guard that bounds
  * every wait loop (a hang becomes a failure, never a stuck test). */

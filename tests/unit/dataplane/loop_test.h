@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the loop-port and engine tests: opening loop ports,
  * and writing a sequenced RoCEv2 frame between two of them. */
 #ifndef UROCE_TESTS_LOOP_TEST_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The engine over two loop ports: RoCE frames built with roce_build go
  * out through engine_tx and come back through the parser to the handler;
  * corrupted and malformed frames are counted by reason; kept frames are

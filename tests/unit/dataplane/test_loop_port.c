@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The loop fabric: opening ports, each impairment doing what it is
  * configured to (exact counts or wide statistical bounds, all for a fixed
  * seed), the rate limiter's bound, back-pressure, RX ring overflow,

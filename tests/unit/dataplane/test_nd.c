@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* IPv6 neighbour discovery (dataplane/nd.c) against the Linux kernel's own
  * frames: an NS and the NA that answered it, captured on a veth (fd99::1
  * at 02:00:00:00:00:0a asking for fd99::2 at 02:00:00:00:00:0b). uroce's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A port's capture (dataplane/port_capture.c): every frame sent and
  * received lands in the file once, byte for byte, in order, with its
  * length; the frame bound holds and what is past it is counted, not

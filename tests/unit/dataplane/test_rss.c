@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Toeplitz RSS against the published verification vectors of Microsoft's
  * RSS specification (IPv4, and IPv4 with TCP/UDP ports), and the queue
  * choice through an indirection table. */

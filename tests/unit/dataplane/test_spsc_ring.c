@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SPSC ring: argument checks, exact full/empty behaviour and wrap-around
  * in one thread, then two threads passing 10 million sequenced items
  * (and a run with odd-sized elements) with no loss, duplication or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Timing wheel: many timers at random deadlines across every level (and
  * beyond the wheel's reach) fire exactly once, in the first advance at or
  * after their tick, so never early and never more than one tick late;

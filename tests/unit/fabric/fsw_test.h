@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A switch over loop ports for the fabric tests: switch port i is loop
  * port i, wired to host port n+i (host i, 10.<i+1>.0.2 and
  * fd00:<i+1>::2, its subnet routed to port i unless a test adds other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The switch core over loop ports in simulated time: the rate limit
  * (departures len*8/rate apart), drop-tail at the bound, ECN marking from
  * the threshold on and only of ECT packets (step and RED-like), trimming

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The switch's configuration strings: port specs and routes that parse to
  * the values they say, and bad ones refused with a message that names
  * what is accepted; whole-configuration checks. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A raw loop port playing an RC/UC/UD QP's connected peer (PEER_QPN, at
  * 10.0.0.2), for the tests of what a QP does with the packets it is sent:
  * one context on loop:0 with a PD, a CQ and a registered REGION between

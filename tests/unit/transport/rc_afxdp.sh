@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # RC over real AF_XDP sockets: two uroce contexts on afxdp ports at the two
 # ends of a veth pair (MTU 4200) in namespaces this test creates; RDMA
 # WRITE, READ and SEND of sizes 1 B .. 1 MB at path MTU 1024 and 4096 over

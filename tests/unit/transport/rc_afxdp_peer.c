@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One end of the RC-over-AF_XDP netns test. Both ends exchange their QPN,
  * rkey, buffer address and GID through files in a directory; then the
  * "client" does RDMA WRITE, RDMA READ and SEND of several sizes at the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The be reliability mode (OptiNIC's best effort) over the loop fabric,
  * in simulated time:
  * - at 0, 1e-3 and 1e-2 loss every receive completes once, by its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* be, adaptive timeouts and the IMMCOUNTER in DEDICATED engine mode: the
  * transport runs on its own thread over a real-time loop port that loses
  * 1% both ways. The main thread sends be messages one at a time while a

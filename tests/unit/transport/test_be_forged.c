@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* be against packets a forger who knows the QPN and guesses a PSN inside
  * the window can send (be data packets carry no token):
  *   - a descriptor naming the key of a memory window the receiver bound

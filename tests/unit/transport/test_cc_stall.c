@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* No congestion controller can stall a QP. Over the loop fabric (simulated
  * time, 5 ms each way), an sr QP under swift, cubic, dcqcn and eqds meets a
  * link that drops everything: repeated RTOs cut each controller to its

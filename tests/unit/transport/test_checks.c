@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The requester's and the context's connection checks on the loop fabric,
  * one case per finding: a raw port plays the connected peer (raw_peer.h)
  * and sends responses outside the window; random key bytes with lkey !=

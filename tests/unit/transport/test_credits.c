@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RC end-to-end credits on the loop fabric. The AETH credit code table
  * (IBTA), then a requester posting 200 SENDs at a responder that keeps
  * only 8 receives posted and reposts one per completion: the requester

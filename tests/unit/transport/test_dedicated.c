@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DEDICATED engine mode: the transport runs on its own thread; two app
  * threads use one context at once (one posts SEND/WRITE/READ and polls
  * the send CQ, the other posts receives and polls the receive CQ). The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The erasure codes of transport/rel/sr/ec_code.c against independent references:
  * RS parity equals the Cauchy matrix product computed byte by byte with
  * gf_mul, XOR parity equals a bytewise XOR of each group; every data chunk

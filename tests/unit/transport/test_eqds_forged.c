@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EQDS against an RTS with huge counts from the peer (it carries the
  * receiver's token: the connected peer, or a forger who learnt it). Over
  * the loop fabric (simulated time, 1 Gbit/s, 20 us base RTT so a WRITE

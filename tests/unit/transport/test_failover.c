@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Failover across a port group, on the loop fabric (simulated time): two
  * contexts of two ports each, wired port 1 to port 1 and port 2 to port
  * 2, one QP with a backup on each side, rc and sr. A stream of SENDs and

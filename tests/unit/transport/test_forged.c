@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Forged and malformed requests: a raw loop port sends 200 000 random
  * RoCEv2 packets (every opcode, PSNs around the expected one, valid and
  * invalid rkeys, addresses in, around and far from the region, lengths

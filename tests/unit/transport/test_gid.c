@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The GID table of loop ports: its layout (fe80:: EUI-64 of the MAC,
  * ::ffff:IPv4, fd00::), uroce_query_gid's bounds, sgid_index choosing the
  * source address (RC traffic over each kind, packets' source checked by the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpu/ with the CPU backend (this machine has no CUDA driver): the same
  * calls a GPU program makes, on host memory. A message goes "device" ->
  * stage -> RDMA WRITE over the loop fabric -> the peer's stage -> its

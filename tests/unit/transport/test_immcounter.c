@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* IMMCOUNTER and paged writes over the loop fabric (simulated time), two
  * contexts of two ports each (port 1 to port 1, port 2 to port 2):
  * - for sr and ec at 0, 1e-3, 1e-2 and 5e-2 loss, and rc at 0 and 1e-2,

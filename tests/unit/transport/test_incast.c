@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Incast through the fabric switch (apps/fabric, over loop ports, in
  * simulated time): three bulk senders and a victim sending small messages
  * to one receiver whose switch port is the bottleneck. For every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Late-packet protection for every reliability mode, over the loop
  * fabric: half of all packets reach the receiver a second time, 3 ms
  * late (a stale path), on top of 1% loss. The receiving application reuses

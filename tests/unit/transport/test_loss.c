@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The loss tests of the issue: over the loop fabric with 0.1% and 1% loss
  * plus reordering and duplication (both directions), 10 000 RC messages
  * of mixed sizes, mixed SEND / WRITE / WRITE_WITH_IMM / READ, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A context over several ports, on the loop fabric: two contexts of two
  * ports each, wired port 1 to port 1 and port 2 to port 2. Each QP and AH
  * sends through the port it names (counters, GRH source GIDs and a downed

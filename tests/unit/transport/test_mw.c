@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Memory windows (type 2), LOCAL_INV, BIND_MW and SEND with Invalidate
  * over RC on the loop fabric: the checks of uroce_mw_alloc and of a bind
  * at post time (each with its message), access through a bound window and

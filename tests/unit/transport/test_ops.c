@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every opcode over RC (and UC/UD where valid) on a perfect loop wire:
  * segmentation at several MTUs, SGLs, inline data, immediates, READ of
  * many packets, atomics, UD's GRH and Q_Key, PSNs wrapping past 2^24. */

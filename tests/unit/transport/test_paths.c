@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Paths and congestion control over the loop fabric, in simulated time:
  *  - spraying over N paths (every policy, sr and ec) under reordering and
  *    loss delivers every message exactly once, in order, byte for byte;

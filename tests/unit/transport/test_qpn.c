@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* QP numbers are drawn at random from the 24-bit space, so an off-path
  * host has to guess them: many QPs (rc, and sr/ec/be and rc with backups,
  * which take QPN + 1 for control) are created and destroyed in rounds and

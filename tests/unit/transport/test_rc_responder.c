@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The rc responder's checks and RNR over the loop fabric: a request it must
  * refuse (bad rkey, out of bounds, access flags of the MR or the QP) gets
  * the right NAK, the requester the right WC status, both QPs go to ERR, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Large READs under loss of their responses (loop fabric, rc): a lost
  * response is asked for again from the first missing PSN (a READ request
  * for the rest of its request's bytes, IBTA's resend from the middle),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sr and ec reliability modes over the loop fabric (simulated time):
  * - every mode, ordered and unordered, delivers a mix of SEND, SEND with
  *   immediate, WRITE and WRITE with immediate at 0, 1e-4, 1e-3 and 1e-2

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sr and ec in DEDICATED engine mode: the transport runs on its own
  * thread over a real-time loop port with loss, reordering and duplication;
  * one app thread sends (one-shot SENDs and streams sent in reverse-order

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sr and ec against packets a forger on the path can send (the peer's
  * addresses spoofed; a control packet also carries the receiver's token,
  * so these are what an on-path forger, or a confused peer, can still do):

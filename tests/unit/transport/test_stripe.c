@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Striping (uroce_stripe_*, TransferEngine's DomainGroup) on the loop
  * fabric in simulated time. Side A (the sender) has na ports, side B (the
  * receiver) nb; n = max(na, nb) QPs a side, A's QP i on its port

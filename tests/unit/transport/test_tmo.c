@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Adaptive timeouts (OptiNIC 3.1.2) over the loop fabric: three members,
  * each a context of two ports with a be QP to each of the others.
  * - the rule: the median of the proposals, then T = 0.2 median + 0.8 T;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The verbs objects and the rules around them: the QP state machine (legal
  * and illegal transitions, required and refused attributes, with their
  * messages), SRQ, MR revocation, and refused posts (the responder's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The device's completion stamps on the engine's clock (rdma/verbs_ts.h):
  * cycles of a 1 GHz and a 156.25 MHz clock after and before the
  * calibration point, across the counter's wrap (a 48-bit and a 64-bit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Packets built by a test, not by a QP: into the fabric at a port
  * (tr_inject), or sent by a raw loop port playing a QP's connected peer
  * (tr_raw_pkt, tr_raw_tx). */

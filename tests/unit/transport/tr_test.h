@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers for the transport tests: two contexts on a loop fabric, a
  * connected QP pair of any type, and a driver that progresses both ends
  * and moves simulated time, every wait bounded in iterations. */

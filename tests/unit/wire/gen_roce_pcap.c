@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Writes a pcap of uroce-built RoCEv2 packets covering every opcode over
  * IPv4 and IPv6, with and without 802.1Q, and a manifest line per RoCEv2
  * packet (frame, opcode, dqpn, psn, payload length) for the decoder tests.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ICRC and IPv4 checksum against independent references: a bitwise CRC-32
  * (zlib's reflected polynomial) over a pseudo packet masked here by field
  * name, a ConnectX-4 Lx capture, and the masking rules field by field. */

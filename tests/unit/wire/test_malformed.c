@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Malformed frames: every truncation and every single-byte corruption of
  * frames of every opcode is rejected with the reason that names it (or
  * accepted where the byte is genuinely not covered), without reading past

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pcap files: what the writer writes the reader reads back (frames,
  * lengths, timestamps); files in the other byte order and with microsecond
  * stamps read the same; damaged or foreign files fail with a message. */

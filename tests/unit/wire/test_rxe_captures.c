@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Byte-exact against the kernel: every RoCEv2 packet in captures of Linux
  * rdma_rxe traffic parses with a good ICRC, and rebuilding it from the
  * parsed descriptor gives the very same bytes. Proves builder == kernel.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Independent decoder check: Wireshark's dissector must read every
 uroce-built packet (every opcode, IPv4 and IPv6, with and without 802.1Q) as
 RoCE without a malformed-packet or expert error on the InfiniBand layer, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """uroce-pcap end to end: lines and JSON for every packet, non-RoCE frames
 skipped and counted, bad ICRC and malformed packets reported with exit 1,
 usage and file errors with exit 2 and a message.

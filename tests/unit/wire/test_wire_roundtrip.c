@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Builder and parser agree: every opcode built then parsed gives back every
  * field, over IPv4 and IPv6, with and without 802.1Q; the opcode table
  * matches rxe's layout; the builder refuses what it cannot encode; and it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared helpers for the wire tests: a seeded generator, random packets of
  * any opcode and field-by-field comparison; the failure counter and CHECK
  * are the dataplane tests' (dp_test.h). */

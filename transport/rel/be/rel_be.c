@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* be: best effort with bounded completion (OptiNIC sections 3.1-3.3).
  *
  * Nothing is retransmitted and nothing is acknowledged. Every packet is a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* be: best effort with bounded completion (OptiNIC). Its per-QP state is
  * this struct and nothing else: the receive WR being filled lives in the
  * QP's cur_rwqe (as rc's does), the send side in the send queue. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Adaptive timeouts (OptiNIC 3.1.2): a group is one member's view of a
  * collective over be QPs. Its timeout starts at (1 + gamma) x warm-up +
  * delta; after each run every member proposes the per-byte cost its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rc's parts (rel_rc.c, rc_requester.c, rc_responder.c, rc_completer.c,
  * rc_credit.c): what they call of each other. Included by them (and their
  * unit tests) only. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RC completer: ACKs, NAKs, READ responses and atomic ACKs coming back to
  * the requester; completions in order (a BIND_MW or LOCAL_INV, which gets
  * no ACK, with the WQE before it); go-back-N on a sequence NAK, on a gap in

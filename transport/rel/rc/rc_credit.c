@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RC end-to-end flow control credits (IBTA 9.7.7.2). The responder puts
  * in every ACK's AETH how many receive WQEs it has beyond the message the
  * MSN names, as a 5-bit code into a fixed table (31 = "invalid": no flow

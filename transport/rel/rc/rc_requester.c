@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Requester: turns send WQEs into packets (RC, UC and UD share the path):
  * segmentation at the path MTU, PSN assignment, AckReq, the RC send window
  * and READ/atomic credits; UC/UD WQEs complete once sent; RC's BIND_MW and

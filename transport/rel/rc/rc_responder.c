@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Responder: requests arriving at a QP (RC, UC, UD). Every check happens
  * before a byte moves: QP state, transport, PSN, opcode sequence, rkey (of
  * a region, or of a window bound to the QP), bounds and access flags;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rc: the IBTA go-back-N of RC (and the plain paths of UC and UD) behind
  * the reliability table. The requester, responder and completer files hold
  * the machinery; this file only names it, so rc is wire-compatible with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Erasure codes for the transport: ISA-L Reed-Solomon with a Cauchy matrix,
  * and SDR-RDMA's XOR code (see ec_code.h for the why). */
 #include <assert.h>

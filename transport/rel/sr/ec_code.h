@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Erasure codes over the chunks of one message: k data chunks and m parity
  * chunks of the same length, for a transport that rebuilds lost packets
  * instead of retransmitting them.

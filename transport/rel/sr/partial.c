@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Partial completion, SDR-RDMA's API on sr and ec QPs: receive handles
  * with a chunk bitmap (post, bitmap get, complete) and the streaming send
  * (start, continue at an offset, end). The engine fills the bitmap

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ec: erasure coding that falls back to sr (SDR-RDMA 4.1.2). A message is
  * cut into submessages of k data packets, each followed at once by m parity
  * packets (ec_code.c: Reed-Solomon through ISA-L, or XOR). The receiver

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sr: selective repeat. Every packet is a self-contained RDMA WRITE Only
  * (sr_wire.h) placed on arrival; the receiver answers with SACKs (a
  * cumulative PSN plus a bitmap of the window) on the sender's control QP.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* State of the sr and ec reliability modes (rel_sr.c with sr_tx.c,
  * sr_ack.c, sr_timer.c, sr_rx.c; rel_ec.c, partial.c).
  * The sender keeps every packet in flight in a ring indexed by PSN, with

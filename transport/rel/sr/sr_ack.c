@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sr's acknowledgments. The receiver's side: the SACK it sends (and any
  * control packet) on the peer's control QP. The sender's side: what a SACK
  * acknowledges is retired, feeding the RTT, RACK's loss detection and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What sr's own files (rel_sr.c, sr_tx.c, sr_ack.c, sr_timer.c, sr_rx.c)
  * share, included by them only: the sender's phase in a WQE, the small
  * hot helpers (inline, as they were inside one file) and the calls from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What other modes take from sr: the rel_ops hooks ec shares with it (ec
  * is sr whose messages also carry coded submessages, set apart by
  * sr_init_common's ec flag, so only its init and default state size

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Paths and congestion control of an sr/ec QP: which path a
  * packet takes and whether a controller lets it go now (sender), and the
  * congestion feedback a receiver returns (CE is answered by a CNP in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EQDS's receiver and the RTS/PULL exchange of sr and ec (the sender's
  * controller is cc/cc_eqds.c, reached through its cc_ops): every
  * receiving port runs one pacer that grants EQDS_QUANTUM bytes at a time,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EQDS's receiver in sr and ec: one pull pacer per port (sr_pull.c). */
 #ifndef UROCE_TRANSPORT_SR_PULL_H
 #define UROCE_TRANSPORT_SR_PULL_H

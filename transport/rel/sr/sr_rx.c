@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sr's receiver: data packets checked and placed on arrival, the PSN
  * bitmap the SACK reports, message slots bound to receive WQEs in order,
  * descriptors and fences, the PSN spans of finished messages that late

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sr's one timer per QP: armed for the earliest of the oldest packet's
  * RTO, the tail-loss probe, RACK's reordering window, ec's fallback and a
  * pacer's release; when it fires, packets past their RTO are lost (or the

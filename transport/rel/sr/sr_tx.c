@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sr's sender: posting a WR (its message number and flags), cutting a
  * WQE into packets (descriptor, data, ec parity), building and sending
  * each, resending those marked lost, and the transmit pass that runs them

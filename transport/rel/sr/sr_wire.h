@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Wire format of the sr and ec reliability modes, version 2 (docs/wire.md).
  *
  * Data: every packet is a UC "RDMA WRITE Only" or "RDMA WRITE Only with
