@@ -3,7 +3,6 @@
  * clear port stats, port stop|start, set loss, pcap start|stop, show
  * engine. What reads a context runs on its engine (l_call). */
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <net/if.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "launcher.h"
+#include "dataplane/nic_ethtool.h"
 #include "dataplane/port_loop.h"
 
 enum pc_kind { PC_STATS, PC_ATTR, PC_GID, PC_CAP_START, PC_CAP_STOP, PC_LOSS, PC_LINK, PC_ENGINE };
@@ -111,23 +111,6 @@ static const char *drops_line(const struct uroce_port_stats *st, char *buf, size
 	return buf;
 }
 
-static int queues_in_use(const char *ifname)
-{
-	char path[128];
-	struct dirent *e;
-	DIR *d;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
-	d = opendir(path);
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += !strncmp(e->d_name, "rx-", 3);
-	closedir(d);
-	return n;
-}
-
 static void gid_str(const uint8_t g[16], char *buf, size_t len)
 {
 	inet_ntop(AF_INET6, g, buf, (socklen_t)len);
@@ -167,8 +150,8 @@ static int show_info(int i)
 	l_out("Link status: %s%s\n", pa.link_up ? "up" : "down", lp->stopped ? " (port stop)" : "");
 	l_out("MTU: %u (RoCE %u)\n", pa.l3_mtu, uroce_mtu_bytes(pa.active_mtu));
 	if (lp->afxdp) {
-		int q = queues_in_use(lp->ifname);
-		l_out("XDP: %s, %s; queue %u of the %d in use on %s\n",
+		uint32_t q = nic_rx_queues(lp->ifname);
+		l_out("XDP: %s, %s; queue %u of the %u in use on %s\n",
 		      pa.xdp_mode == UROCE_XDP_GENERIC ? "generic (skb)" : "native",
 		      pa.zero_copy ? "zero-copy" : "copy mode", lp->queue, q, lp->ifname);
 	} else {
