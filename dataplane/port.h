@@ -110,6 +110,7 @@ struct port {
 	int ifindex;      /* kernel interface, 0 when none */
 	uint32_t ipv4_be; /* the port's IPv4 address (0 if unknown) */
 	uint8_t completion_ts; /* a verbs port whose device stamps its completions */
+	uint8_t max_mtu;  /* a verbs port's device's largest MTU (enum uroce_mtu); 0 on frame ports */
 	char note[512];   /* what the backend could not do as asked, and why ("" when all went as asked) */
 	struct uroce_port_stats stats;
 	struct port_capture *cap; /* a capture running (port_capture.h), else NULL */

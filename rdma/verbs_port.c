@@ -100,6 +100,7 @@ static void read_netdev(struct port *p, int ifindex)
 
 	if (!ifindex || !if_indextoname((unsigned)ifindex, name))
 		return;
+	p->ifindex = ifindex; /* reported only (uroce_query_port): the NIC owns the link */
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return;
@@ -174,6 +175,7 @@ static int verbs_open(struct port *p, char *err, size_t errlen)
 	}
 	p->priv = vp;
 	p->completion_ts = vp->ts.on;
+	p->max_mtu = (uint8_t)pattr.max_mtu; /* enum ibv_mtu, the same numbers as enum uroce_mtu */
 	p->mtu = 1500;
 	read_netdev(p, ifindex);
 	for (unsigned i = 0; i < vp->ngid; i++) {

@@ -205,10 +205,39 @@ struct uroce_port_attr {
 	 * (afxdp:IFACE:QUEUE:zc) and refused, a virtio_net device with too
 	 * few queue pairs for XDP's own TX queues. "" when none. */
 	char note[512];
+	/** What carries the port: enum uroce_port_kind (the spec's prefix). */
+	int kind;
+	/** The kernel network interface behind the port: an afxdp port's, a
+	 * verbs device's netdev, the one a dpdk driver names (net_af_packet);
+	 * "" when there is none (loop, most dpdk ports). */
+	char ifname[16];
+	int ifindex;            /**< its index in the context's namespace, 0 when none */
+	/** An afxdp port: the interface queue its socket is bound to, and
+	 * the receive queues the interface has in use now (0 when the
+	 * kernel does not say). 0 and 0 on other ports. */
+	uint32_t queue;
+	uint32_t nqueues;
+	/** A verbs port's RDMA device (ibv_get_device_name), "" otherwise. */
+	char ibdev[64];
+	/** The device's own port number: a verbs device's port, a dpdk
+	 * port's DPDK port id, a loop port's fabric index; 0 on afxdp. */
+	uint32_t dev_port;
+	/** enum uroce_mtu: the largest path MTU the port takes
+	 * (ibv_port_attr.max_mtu): UROCE_MTU_4096 on frame ports, a verbs
+	 * device's own on a verbs port. active_mtu is what the link carries. */
+	int max_mtu;
 };
 
 /** uroce_port_attr.xdp_mode */
 enum uroce_xdp_mode { UROCE_XDP_NONE = 0, UROCE_XDP_NATIVE = 1, UROCE_XDP_GENERIC = 2 };
+
+/** uroce_port_attr.kind: the backend behind a port (docs/ports.md). */
+enum uroce_port_kind {
+	UROCE_PORT_LOOP = 0,   /**< loop:INDEX, the in-process fabric */
+	UROCE_PORT_AFXDP = 1,  /**< afxdp:IFACE[:QUEUE[:MODE]] */
+	UROCE_PORT_DPDK = 2,   /**< dpdk[:PORTID] */
+	UROCE_PORT_VERBS = 3,  /**< verbs:DEV[:PORT], an RDMA NIC */
+};
 
 /** Number of ports of the context (ibv_device_attr.phys_port_cnt); port
  * numbers run from 1 to this. Negative errno for a NULL ctx. */

@@ -4,6 +4,7 @@
  * uroce_progress, and building and staging a packet on a port. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "dataplane/neigh.h"
+#include "dataplane/nic_ethtool.h"
 #include "dataplane/port_loop.h"
 #if UROCE_HAVE_AFXDP
 #include "dataplane/port_afxdp.h"
@@ -510,6 +512,39 @@ static int port_query_index(const struct uroce_context *ctx, uint8_t port_num, c
 	return ctx_port_index(ctx, port_num, fn);
 }
 
+/* What the port is and where it lives (uroce_query_port): its kind, the
+ * kernel interface and queues behind it, the device's own names. */
+static void port_attr_identity(const struct port *p, struct uroce_port_attr *attr)
+{
+	_Static_assert(UROCE_PORT_LOOP == (int)PORT_KIND_LOOP && UROCE_PORT_AFXDP == (int)PORT_KIND_AFXDP &&
+	               UROCE_PORT_DPDK == (int)PORT_KIND_DPDK && UROCE_PORT_VERBS == (int)PORT_KIND_VERBS,
+	               "the public port kinds are the port layer's");
+	_Static_assert(sizeof(attr->ifname) >= IF_NAMESIZE, "an interface name fits");
+	attr->kind = (int)p->cfg.kind;
+	attr->max_mtu = p->max_mtu ? p->max_mtu : UROCE_MTU_4096;
+	/* by index: the name may have changed since the port opened */
+	if (p->ifindex > 0 && if_indextoname((unsigned)p->ifindex, attr->ifname))
+		attr->ifindex = p->ifindex;
+	switch (p->cfg.kind) {
+	case PORT_KIND_AFXDP:
+		attr->queue = p->cfg.queue;
+		/* sysfs, not the port's own count: the interface's queues may
+		 * change under a running port (ethtool -L) */
+		attr->nqueues = nic_rx_queues(p->cfg.ifname);
+		break;
+	case PORT_KIND_VERBS:
+		snprintf(attr->ibdev, sizeof(attr->ibdev), "%s", p->cfg.ibdev);
+		attr->dev_port = p->cfg.ib_port ? p->cfg.ib_port : 1;
+		break;
+	case PORT_KIND_DPDK:
+		attr->dev_port = p->cfg.dpdk_port_id;
+		break;
+	case PORT_KIND_LOOP:
+		attr->dev_port = p->cfg.loop_index;
+		break;
+	}
+}
+
 int uroce_query_port(struct uroce_context *ctx, uint8_t port_num, struct uroce_port_attr *attr)
 {
 	const struct ctx_port *cp;
@@ -558,6 +593,7 @@ int uroce_query_port(struct uroce_context *ctx, uint8_t port_num, struct uroce_p
 			break;
 		}
 	attr->link_up = port_link_up(cp->port);
+	port_attr_identity(cp->port, attr);
 	return 0;
 }
 
