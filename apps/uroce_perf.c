@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "apps/perf.h"
+#include "dataplane/errbuf.h"
 #include "dataplane/pcap_file.h"
 #include "dataplane/port.h"
 #include "dataplane/wire.h"
@@ -275,7 +276,7 @@ static int raw_send(struct raw_opts *o)
 {
 	struct uroce_frame f[PORT_BURST_MAX];
 	struct roce_pkt pkt;
-	char err[256];
+	char err[ERRBUF_LEN];
 	struct port *p;
 	uint64_t sent = 0, t0, t1, deadline;
 	uint32_t psn = 0;
@@ -365,7 +366,7 @@ static int raw_recv(struct raw_opts *o)
 	struct uroce_frame f[PORT_BURST_MAX];
 	struct roce_pkt pkt;
 	struct roce_parse_opts popts = {0};
-	char err[256];
+	char err[ERRBUF_LEN];
 	struct pcap_writer pw;
 	struct port *p;
 	uint64_t good = 0, good_bytes = 0, first = 0, last = 0, start, deadline;

@@ -183,6 +183,9 @@ static void format_args(char *buf, size_t cap, int argc, char **argv)
 	buf[0] = '\0';
 	for (int i = 0; i < argc && len + 1 < cap; i++)
 		len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? " " : "", argv[i]);
+	/* A cut list says so rather than passing for the whole one. */
+	if (len >= cap && cap > 4)
+		memcpy(buf + cap - 4, "...", 4);
 }
 
 /* The EAL argument vector: argv0, the defaults a library owes its host
@@ -232,7 +235,7 @@ static int eal_first_init(const struct port_config *cfg, char *err, size_t errle
 {
 	char **argv, **work;
 	int argc = 0, rc;
-	char shown[512];
+	char shown[ERRBUF_LEN / 2]; /* the rest of ERRBUF_LEN holds the words around it */
 
 	argv = build_eal_argv(cfg, &argc);
 	if (!argv)

@@ -8,6 +8,7 @@
 #include <uroce/uroce.h>
 
 #include "uroce_config.h"
+#include "dataplane/errbuf.h"
 #include "transport/core/qp_internal.h"
 
 static const char *const drop_reason_names[UROCE_DROP__COUNT] = {
@@ -72,7 +73,8 @@ const char *uroce_version(void)
 	return UROCE_VERSION;
 }
 
-static __thread char last_error[512];
+/* A port's message (ERRBUF_LEN) and the call's words before it, whole. */
+static __thread char last_error[ERRBUF_LEN + 512];
 
 const char *uroce_last_error(void)
 {

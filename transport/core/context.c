@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dataplane/errbuf.h"
 #include "dataplane/neigh.h"
 #include "dataplane/nic_ethtool.h"
 #include "dataplane/port_loop.h"
@@ -344,7 +345,7 @@ static void ctx_free(struct uroce_context *ctx)
 static int ctx_parse_ports(const struct uroce_context_attr *attr, const char *const *specs, unsigned n,
                            struct port_config *cfg)
 {
-	char err[256] = "";
+	char err[ERRBUF_LEN] = "";
 	unsigned nloop = 0;
 	uint32_t ip;
 	int rc;
@@ -390,7 +391,7 @@ int uroce_context_create(struct uroce_context **out, const struct uroce_context_
 	const char *const *specs;
 	struct engine_config ec;
 	struct uroce_context *ctx;
-	char err[256] = "";
+	char err[ERRBUF_LEN] = "";
 	unsigned n;
 	int rc;
 
