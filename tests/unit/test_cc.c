@@ -531,16 +531,18 @@ static void test_swift(void)
 	}
 
 	/* RTOs: max_mdf once per RTT, the minimum after five in a row, an
-	 * ACK between them starts the count again */
+	 * ACK between them starts the count again. One timeout finds every
+	 * packet in flight lost, a call each: they count once. */
 	g = f;
 	o->on_loss(g.st, t, true);
 	CHECK(o->window(g.st) == 62500, "first RTO halves: %llu", (unsigned long long)o->window(g.st));
-	o->on_loss(g.st, t + US, true);
-	CHECK(o->window(g.st) == 62500, "not twice in an RTT");
-	for (unsigned i = 1; i < 3; i++)
+	for (unsigned i = 0; i < 32; i++)
+		o->on_loss(g.st, t + US, true);
+	CHECK(o->window(g.st) == 62500, "not twice in an RTT, and the 32 packets of one RTO are one RTO");
+	for (unsigned i = 1; i < 4; i++)
 		o->on_loss(g.st, t + i * 20 * US, true);
-	CHECK(o->window(g.st) == 15625, "four in a row, one within an RTT: 1/8: %llu", (unsigned long long)o->window(g.st));
-	o->on_loss(g.st, t + 60 * US, true);
+	CHECK(o->window(g.st) == 7812, "four in a row: 1/16: %llu", (unsigned long long)o->window(g.st));
+	o->on_loss(g.st, t + 80 * US, true);
 	CHECK(o->window(g.st) == 4, "five in a row: min_cwnd 0.001: %llu bytes", (unsigned long long)o->window(g.st));
 	want = (MTU + CC_PKT_OVERHEAD) * 8.0 * 0.001 * 1e9 / S_BASE;
 	CHECK(rate_is(o->rate_bps(g.st, t), want), "paced at 0.001 packets per RTT: %llu b/s, want %.0f",
@@ -557,16 +559,54 @@ static void test_swift(void)
 	o->on_loss(g.st, t + 100 * US, true);
 	CHECK(fabs(cwnd_of(&g) - c / 2) * MTU <= 1, "an ACK resets the RTO count: %.4f, want %.4f", cwnd_of(&g), c / 2);
 
-	/* the endpoint window: the receiver held the packet 95 us, past its
-	 * 50 us target, while the fabric was fast */
+	/* the endpoint window: the receiver, whose hold was 5 us, held the
+	 * packet 95 us, past its 5 + 50 us target, while the fabric was fast */
 	g = f;
 	{
-		struct cc_ack a = ack_at(t, 100 * US, 95 * US, 1, 1);
+		struct cc_ack a = ack_at(t, 10 * US, 5 * US, 1, 1);
 
 		o->on_ack(g.st, &a);
 	}
-	want = S_BDP * (1 - 0.8 * 45.0 / 95.0);
+	c = cwnd_of(&g);
+	{
+		struct cc_ack a = ack_at(t + US, 100 * US, 95 * US, 1, 1);
+
+		o->on_ack(g.st, &a);
+	}
+	want = c * (1 - 0.8 * 40.0 / 95.0);
 	CHECK(fabs(cwnd_of(&g) - want) * MTU <= 1, "the endpoint window gates: %.4f, want %.4f", cwnd_of(&g), want);
+
+	/* a receiver that always holds 2 ms (a slow host, a VM) is slow, not
+	 * congested: its floor moves the target, a rise above it still cuts */
+	g = f;
+	c = cwnd_of(&g);
+	for (unsigned i = 0; i < 100; i++) {
+		struct cc_ack a = ack_at(t + i * 20 * US, (2009 + i % 7) * US, (2000 + i % 7) * US, 1, 0);
+
+		o->on_ack(g.st, &a);
+	}
+	CHECK(cwnd_of(&g) >= c, "a steady 2 ms hold: no cut (%.3f from %.3f)", cwnd_of(&g), c);
+	c = cwnd_of(&g);
+	{
+		struct cc_ack a = ack_at(t + 3 * MS, 4009 * US, 4000 * US, 1, 0);
+
+		o->on_ack(g.st, &a);
+	}
+	CHECK(cwnd_of(&g) < c * 0.7, "the hold doubles: a cut (%.3f from %.3f)", cwnd_of(&g), c);
+	/* the floor is a windowed minimum: a receiver that slowed for good is
+	 * judged by its new floor a window or two later */
+	for (unsigned i = 0; i < 300; i++) {
+		struct cc_ack a = ack_at(t + 4 * MS + i * 10 * MS, 4009 * US, 4000 * US, 1, 0);
+
+		o->on_ack(g.st, &a);
+	}
+	c = cwnd_of(&g);
+	{
+		struct cc_ack a = ack_at(t + 3100 * MS, 4029 * US, 4020 * US, 1, 0);
+
+		o->on_ack(g.st, &a);
+	}
+	CHECK(cwnd_of(&g) >= c, "3 s at 4 ms: the floor followed (%.3f from %.3f)", cwnd_of(&g), c);
 }
 
 /* --- CUBIC ----------------------------------------------------------------- */

@@ -5,7 +5,13 @@
  * as the window grows (flow scaling: many small flows share a queue that
  * a few large ones would keep short); the endpoint window compares the
  * hold time with its own target. The smaller window gates; below one
- * packet the flow is paced, one packet every rtt / cwnd. */
+ * packet the flow is paced, one packet every rtt / cwnd.
+ *
+ * Ours: the endpoint target is the allowance on top of the hold the
+ * receiver shows at its quietest (a windowed minimum). A receiver whose
+ * every answer waits on a slow poll loop or a virtual CPU (milliseconds
+ * in a TCG guest) is slow, not congested; against a fixed 50 us its
+ * window sat at the minimum, one packet per RTO, for the whole run. */
 #include "transport/cc/cc.h"
 
 #define SWIFT_AI 1.0             /* additive increment: packets per RTT below target */
@@ -16,9 +22,11 @@
 #define SWIFT_FS_MAX_CWND 100.0  /* ... and nothing from this one */
 #define SWIFT_FS_RANGE_X 5u      /* fs_range = 5 x base RTT (ours: the paper leaves it to the fabric) */
 #define SWIFT_HOP_NS 1000u       /* h: target added per switch (ours: ~one MTU's queue at 40G) */
-/* the receiver's hold time (ACK coalescing, its poll loop) it may reach
- * before the endpoint window shrinks (ours) */
+/* how far the receiver's hold time (ACK coalescing, its poll loop) may
+ * rise above its floor before the endpoint window shrinks (ours) */
 #define SWIFT_ENDPOINT_TARGET_NS 50000u
+/* the floor: the least hold seen over the last one to two of these */
+#define SWIFT_HOLD_WINDOW_NS 1000000000ull
 #define SWIFT_RETX_RESET_THRESHOLD 5u /* RTOs in a row that drop the windows to the minimum */
 #define SWIFT_SRTT_SHIFT 3u      /* srtt gain 1/8, RFC 6298's */
 
@@ -30,6 +38,9 @@ struct swift {
 	uint64_t base_ns;         /* the base target: env->base_rtt_ns */
 	uint64_t srtt;            /* smoothed RTT (ns): base_ns until a sample */
 	uint64_t f_dec, e_dec;    /* last decrease of each window (UINT64_MAX: none yet) */
+	uint64_t hold_min[2];     /* least hold of the last window and of this one (ns) */
+	uint64_t hold_since;      /* when this window began */
+	uint64_t rto_at;          /* the last RTO counted in retx */
 	uint32_t mtu;
 	uint32_t retx;            /* RTOs in a row */
 };
@@ -107,7 +118,6 @@ static void swift_init(void *s, const struct cc_env *env, uint64_t now)
 	struct swift *w = s;
 	double bdp, smin = inv_sqrt(SWIFT_FS_MIN_CWND), smax = inv_sqrt(SWIFT_FS_MAX_CWND);
 
-	(void)now;
 	*w = (struct swift){ 0 };
 	w->mtu = env->mtu ? env->mtu : 1;
 	w->max_cwnd = (double)env->max_window / w->mtu;
@@ -123,6 +133,25 @@ static void swift_init(void *s, const struct cc_env *env, uint64_t now)
 	bdp = (double)env->line_bps * (double)env->base_rtt_ns / 8e9 / w->mtu;
 	w->fcwnd = w->ecwnd = clamp_cwnd(w, bdp > 1.0 ? bdp : 1.0);
 	w->f_dec = w->e_dec = UINT64_MAX;
+	w->hold_min[0] = w->hold_min[1] = UINT64_MAX;
+	w->hold_since = now;
+}
+
+/* the endpoint target: the allowance over the receiver's floor. Zero
+ * holds are not samples: a SACK that answers no packet carries none. */
+static double swift_endpoint_target(struct swift *w, uint64_t remote, uint64_t now)
+{
+	uint64_t floor;
+
+	if (now - w->hold_since >= SWIFT_HOLD_WINDOW_NS) {
+		w->hold_min[0] = w->hold_min[1];
+		w->hold_min[1] = UINT64_MAX;
+		w->hold_since = now;
+	}
+	if (remote && remote < w->hold_min[1])
+		w->hold_min[1] = remote;
+	floor = w->hold_min[0] < w->hold_min[1] ? w->hold_min[0] : w->hold_min[1];
+	return (double)SWIFT_ENDPOINT_TARGET_NS + (floor == UINT64_MAX ? 0.0 : (double)floor);
 }
 
 static void swift_on_ack(void *s, const struct cc_ack *a)
@@ -142,7 +171,8 @@ static void swift_on_ack(void *s, const struct cc_ack *a)
 		w->srtt -= (w->srtt - a->rtt_ns) >> SWIFT_SRTT_SHIFT;
 	target = swift_target(w, a->hops);
 	swift_aimd(w, &w->fcwnd, &w->f_dec, (double)(a->rtt_ns - remote), target, a->pkts, a->now);
-	swift_aimd(w, &w->ecwnd, &w->e_dec, (double)remote, SWIFT_ENDPOINT_TARGET_NS, a->pkts, a->now);
+	swift_aimd(w, &w->ecwnd, &w->e_dec, (double)remote, swift_endpoint_target(w, remote, a->now), a->pkts,
+	           a->now);
 }
 
 static void cut(struct swift *w, double *cwnd, uint64_t *last, uint64_t now)
@@ -165,6 +195,12 @@ static void swift_on_loss(void *s, uint64_t now, bool rto)
 		cut(w, &w->fcwnd, &w->f_dec, now);
 		return;
 	}
+	/* one timeout marks every packet in flight lost, each a call here:
+	 * the timeouts in a row are those at least an RTT apart (an RTO is
+	 * never shorter), not the packets one of them found */
+	if (w->retx && now - w->rto_at < w->srtt)
+		return;
+	w->rto_at = now;
 	if (++w->retx >= SWIFT_RETX_RESET_THRESHOLD) {
 		w->fcwnd = w->ecwnd = SWIFT_MIN_CWND;
 		w->f_dec = w->e_dec = now;
