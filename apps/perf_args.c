@@ -32,8 +32,8 @@ int perf_is_mode(const char *name)
 static int split_devs(struct perf_opts *o)
 {
 	char err[256];
-	int n = port_split_spec_list(o->dev, false, o->devs_buf, sizeof(o->devs_buf), o->devs, UROCE_MAX_PORTS, err,
-				     sizeof(err));
+	int n = port_tool_spec_list(o->dev, o->devs_buf, sizeof(o->devs_buf), o->devs, UROCE_MAX_PORTS, err,
+				    sizeof(err));
 
 	if (n < 0) {
 		fprintf(stderr, "uroce-perf: -d/--ib-dev %s\n", err);

@@ -256,8 +256,8 @@ static void split_port_specs(struct pp_opts *o, const char *base)
 		fprintf(stderr, "%s: out of memory\n", base);
 		exit(1);
 	}
-	n = port_split_spec_list(o->port_spec, true, o->port_spec_buf, len, o->port_specs, UROCE_MAX_PORTS, err,
-				 sizeof(err));
+	n = port_tool_spec_list(o->port_spec, o->port_spec_buf, len, o->port_specs, UROCE_MAX_PORTS, err,
+				sizeof(err));
 	if (n < 0) {
 		fprintf(stderr, "%s: -d/--ib-dev %s\n", base, err);
 		exit(2);

@@ -174,6 +174,29 @@ int port_split_spec_list(const char *list, bool bare_is_afxdp, char *buf, size_t
 	return (int)n;
 }
 
+/* What the tools' -d takes: a loop port is no choice outside one process. */
+#define TOOL_ACCEPTED "accepted: IFACE (meaning afxdp:IFACE), afxdp:IFACE[:QUEUE[:generic|zc|copy]], dpdk[:PORTID], " \
+                      "verbs:DEV[:PORT]"
+
+int port_tool_spec_list(const char *list, char *buf, size_t buflen, const char **specs, unsigned max, char *err,
+                        size_t errlen)
+{
+	int n = port_split_spec_list(list, true, buf, buflen, specs, max, err, errlen);
+
+	for (int i = 0; i < n; i++) {
+		const char *s = specs[i];
+
+		if (!strncmp(s, "loop:", 5))
+			return errbuf_fail(err, errlen, -EINVAL,
+			                   "%s: loop ports exist only inside one process (the launcher `uroce`, or the "
+			                   "API's loop fabric); use afxdp:IFACE, dpdk or verbs:DEV", s);
+		/* the rest of each spec is checked when the port opens */
+		if (strncmp(s, "afxdp:", 6) && strcmp(s, "dpdk") && strncmp(s, "dpdk:", 5) && strncmp(s, "verbs:", 6))
+			return errbuf_fail(err, errlen, -EINVAL, "unknown port spec '%s'; " TOOL_ACCEPTED, s);
+	}
+	return n;
+}
+
 static const struct port_ops *ops_for(enum port_kind kind)
 {
 	switch (kind) {

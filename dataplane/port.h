@@ -156,6 +156,16 @@ int port_split_eal_args(int argc, char **argv, int *eal_argc, char ***eal_argv);
 int port_split_spec_list(const char *list, bool bare_is_afxdp, char *buf, size_t buflen, const char **specs,
                          unsigned max, char *err, size_t errlen);
 
+/*
+ * The tools' -d (uroce-pingpong, uroce-perf): port_split_spec_list with a
+ * bare IFACE meaning afxdp:IFACE, and each spec's kind checked against
+ * what a tool can open: a loop port (it lives in one process's fabric)
+ * and an unknown kind are refused with a message in the tools' terms.
+ * Returns how many, or -EINVAL with the message in err.
+ */
+int port_tool_spec_list(const char *list, char *buf, size_t buflen, const char **specs, unsigned max, char *err,
+                        size_t errlen);
+
 /* Open a port. Returns 0 and *out, or -errno with a message in err. */
 int port_open(struct port **out, const struct port_config *cfg, char *err, size_t errlen);
 void port_close(struct port *p);

@@ -24,6 +24,7 @@
 #include <net/if_arp.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,26 @@ struct afxdp_iface {
 };
 
 static pthread_mutex_t ifaces_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* What to do when the kernel refuses for want of privilege (EPERM, EACCES). */
+#define AFXDP_PRIV_HINT "run as root (needs CAP_NET_ADMIN, CAP_BPF and CAP_SYS_ADMIN to load and attach the XDP " \
+			"program, CAP_NET_RAW for the AF_XDP socket)"
+
+static bool no_privilege(int rc)
+{
+	return rc == -EPERM || rc == -EACCES;
+}
+
+/* libbpf's own lines (its RLIMIT_MEMLOCK bump, "Couldn't load trivial BPF
+ * program", "failed to load object") say less than our message and only
+ * confuse; they go to stderr only with UROCE_LIBBPF_DEBUG set. */
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (!getenv("UROCE_LIBBPF_DEBUG"))
+		return 0;
+	(void)level;
+	return vfprintf(stderr, fmt, ap);
+}
 static struct afxdp_iface *ifaces;
 
 struct afxdp {
@@ -663,9 +684,11 @@ static int iface_adopt(struct afxdp_iface *ifc, uint32_t prog_id, bool skb, bool
 	int fd, rc;
 
 	fd = bpf_prog_get_fd_by_id(prog_id);
-	if (fd < 0)
-		return errbuf_fail(err, errlen, -errno, "%s: cannot open its XDP program (id %u): %s", ifc->ifname,
-			    prog_id, strerror(errno));
+	if (fd < 0) {
+		rc = -errno;
+		return errbuf_fail(err, errlen, rc, "%s: cannot open its XDP program (id %u), bpf(): %s%s%s", ifc->ifname,
+			    prog_id, strerror(-rc), no_privilege(rc) ? "; " : "", no_privilege(rc) ? AFXDP_PRIV_HINT : "");
+	}
 	memset(&pinfo, 0, sizeof(pinfo));
 	pinfo.nr_map_ids = 8;
 	pinfo.map_ids = (uint64_t)(uintptr_t)map_ids;
@@ -791,8 +814,12 @@ static int iface_load(struct afxdp_iface *ifc, uint32_t xsks_max, bool frags, ui
 			     "%s: the kernel refused the multi-buffer XDP program (%s); the MTU needs frames over "
 			     "%u bytes, which needs XDP frags support (Linux 5.18+): lower the MTU to %u or less",
 			     ifc->ifname, strerror(-rc), AFXDP_LINEAR_MAX, AFXDP_LINEAR_MAX - AFXDP_L2_OVERHEAD);
+		else if (no_privilege(rc))
+			errbuf_fail(err, errlen, rc, "%s: the kernel refused to load the XDP program, bpf(): %s; "
+				    AFXDP_PRIV_HINT, ifc->ifname, strerror(-rc));
 		else
-			errbuf_fail(err, errlen, rc, "%s: the kernel refused the XDP program: %s", ifc->ifname, strerror(-rc));
+			errbuf_fail(err, errlen, rc, "%s: the kernel refused the XDP program: %s (UROCE_LIBBPF_DEBUG=1 "
+				    "shows libbpf's log)", ifc->ifname, strerror(-rc));
 		goto out_close;
 	}
 	ifc->prog_fd = bpf_program__fd(prog);
@@ -866,6 +893,9 @@ static int iface_attach(struct afxdp_iface *ifc, const struct port_config *cfg, 
 			nic_rss_write_indir(ifc->ifname, rss->indir, rss->indir_n);
 		free(rss);
 		ifc->skb_mode = false;
+		if (no_privilege(fd))
+			return errbuf_fail(err, errlen, fd, "cannot attach the XDP program to %s, bpf(): %s; "
+				    AFXDP_PRIV_HINT, ifc->ifname, strerror(-fd));
 		if (fd < 0 && fd != -EBUSY && fd != -EEXIST) {
 			char why[320];
 
@@ -885,8 +915,8 @@ static int iface_attach(struct afxdp_iface *ifc, const struct port_config *cfg, 
 	if (fd < 0)
 		return fd == -EBUSY || fd == -EEXIST
 			       ? fd
-			       : errbuf_fail(err, errlen, fd, "cannot attach the XDP program to %s: %s", ifc->ifname,
-				      strerror(-fd));
+			       : errbuf_fail(err, errlen, fd, "cannot attach the XDP program to %s: %s%s%s", ifc->ifname,
+				      strerror(-fd), no_privilege(fd) ? "; " : "", no_privilege(fd) ? AFXDP_PRIV_HINT : "");
 	ifc->link_fd = fd;
 	ifc->owner = true;
 	memset(&pinfo, 0, sizeof(pinfo));
@@ -908,6 +938,7 @@ static struct afxdp_iface *iface_get(int ifindex, const struct port_config *cfg,
 {
 	struct afxdp_iface *ifc;
 	uint64_t netns = netns_id();
+	libbpf_print_fn_t prev_print;
 	uint32_t want_max;
 	int rc;
 
@@ -951,14 +982,18 @@ static struct afxdp_iface *iface_get(int ifindex, const struct port_config *cfg,
 		want_max = cfg->queue + 1;
 
 	/* Two tries: a program attached between our query and our attach
-	 * (another process opening the same interface) is adopted. */
+	 * (another process opening the same interface) is adopted. libbpf
+	 * speaks only through our messages meanwhile (ifaces_lock keeps the
+	 * save and the restore paired). */
+	prev_print = libbpf_set_print(libbpf_quiet);
 	for (int attempt = 0; attempt < 2; attempt++) {
 		LIBBPF_OPTS(bpf_xdp_query_opts, q);
 		uint32_t id;
 
 		rc = bpf_xdp_query(ifindex, 0, &q);
 		if (rc) {
-			errbuf_fail(err, errlen, rc, "%s: cannot query its XDP state: %s", cfg->ifname, strerror(-rc));
+			errbuf_fail(err, errlen, rc, "%s: cannot query its XDP state: %s%s%s", cfg->ifname, strerror(-rc),
+				    no_privilege(rc) ? "; " : "", no_privilege(rc) ? AFXDP_PRIV_HINT : "");
 			goto out_free;
 		}
 		id = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id ? q.skb_prog_id : q.hw_prog_id;
@@ -993,14 +1028,17 @@ static struct afxdp_iface *iface_get(int ifindex, const struct port_config *cfg,
 			goto out_free;
 		rc = errbuf_fail(err, errlen, rc, "%s: XDP program attach kept racing with another process", cfg->ifname);
 	}
+	libbpf_set_print(prev_print);
 	if (rc)
-		goto out_free;
+		goto out_free_ifc;
 	ifc->refs = 1;
 	ifc->next = ifaces;
 	ifaces = ifc;
 	return ifc;
 
 out_free:
+	libbpf_set_print(prev_print);
+out_free_ifc:
 	free(ifc);
 	*rcp = rc;
 	return NULL;
@@ -1035,9 +1073,13 @@ static int umem_create(struct afxdp *x, char *err, size_t errlen)
 	};
 	int rc = xsk_umem__create(&x->umem_h, x->umem, x->umem_len, &x->fq, &x->cq, &uc);
 
+	/* socket(AF_XDP) wants CAP_NET_RAW: EPERM is privilege, not memory */
+	if (no_privilege(rc))
+		return errbuf_fail(err, errlen, rc, "%s: cannot create an AF_XDP socket for the UMEM, socket(AF_XDP): %s; "
+			    AFXDP_PRIV_HINT, x->ifc->ifname, strerror(-rc));
 	if (rc)
 		return errbuf_fail(err, errlen, rc, "cannot register %zu bytes of UMEM: %s%s", x->umem_len, strerror(-rc),
-			    rc == -ENOMEM || rc == -ENOBUFS || rc == -EPERM
+			    rc == -ENOMEM || rc == -ENOBUFS
 				    ? " (raise the locked-memory limit, ulimit -l, or lower nframes)"
 				    : rc == -EAFNOSUPPORT ? " (kernel built without CONFIG_XDP_SOCKETS)" : "");
 	return 0;
@@ -1120,8 +1162,8 @@ static int xsk_create(struct port *p, struct afxdp *x, bool skb_mode, char *err,
 				    p->cfg.ifname, p->mtu, x->chunk_size, lin - AFXDP_L2_OVERHEAD);
 		}
 	}
-	return errbuf_fail(err, errlen, rc, "cannot bind an AF_XDP socket to %s queue %u: %s", p->cfg.ifname, x->queue,
-		    strerror(-rc));
+	return errbuf_fail(err, errlen, rc, "cannot bind an AF_XDP socket to %s queue %u: %s%s%s", p->cfg.ifname,
+		    x->queue, strerror(-rc), no_privilege(rc) ? "; " : "", no_privilege(rc) ? AFXDP_PRIV_HINT : "");
 }
 
 /* ------------------------------------------------------------ open / close */

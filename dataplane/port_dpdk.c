@@ -231,6 +231,14 @@ static char **build_eal_argv(const struct port_config *cfg, int *argc_out)
 	return argv;
 }
 
+/* A refusal by the kernel as a user other than root is most likely one of
+ * privilege (hugepages, devices, a vdev's raw socket): say so. */
+static const char *root_hint(void)
+{
+	return geteuid() ? "; not run as root: run as root (DPDK needs CAP_NET_ADMIN, CAP_NET_RAW, CAP_SYS_ADMIN "
+			   "and CAP_IPC_LOCK for hugepages, devices and a vdev's socket)" : "";
+}
+
 static int eal_first_init(const struct port_config *cfg, char *err, size_t errlen)
 {
 	char **argv, **work;
@@ -260,8 +268,9 @@ static int eal_first_init(const struct port_config *cfg, char *err, size_t errle
 			    "DPDK EAL initialisation failed (%s); EAL arguments were: %s. "
 			    "EAL printed the details above. Accepted are DPDK's EAL options, e.g. "
 			    "--no-huge -m 512 --no-pci --vdev net_af_packet0,iface=IFACE "
-			    "(--no-huge when no hugepages are reserved)",
-			    rte_strerror(eal_errno), shown);
+			    "(--no-huge when no hugepages are reserved)%s",
+			    rte_strerror(eal_errno), shown,
+			    eal_errno == EACCES || eal_errno == EPERM ? root_hint() : "");
 	}
 	eal_argv_kept = argv;
 	eal_state = EAL_UP;
@@ -575,8 +584,8 @@ static int dpdk_open(struct port *p, char *err, size_t errlen)
 		rc = errbuf_fail(err, errlen, -ENODEV,
 			  "DPDK port %u does not exist; ports found: %s. Give the device to EAL "
 			  "(--vdev net_af_xdp0,iface=IFACE / --vdev net_af_packet0,iface=IFACE / -a PCI_ADDR); "
-			  "a device that failed to probe is reported by EAL above",
-			  cfg->dpdk_port_id, ports);
+			  "a device that failed to probe is reported by EAL above%s",
+			  cfg->dpdk_port_id, ports, root_hint());
 		goto unlock;
 	}
 	if (port_in_use[cfg->dpdk_port_id]) {
