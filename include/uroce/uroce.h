@@ -144,6 +144,16 @@ struct uroce_context_attr {
 	/** With ports: each port's source IPv4 address (network byte order,
 	 * 0 = the interface's), or NULL; ipv4_be is not used then. */
 	const uint32_t *ports_ipv4_be;
+	/** The statistics endpoint (uroce-stat; docs/api.md): a read-only
+	 * snapshot of the context's counters in /dev/shm/uroce-stat.PID.INDEX
+	 * (mode 0600), refreshed by the engine every 100 ms and removed by
+	 * uroce_context_destroy. 0 = on unless the environment has
+	 * UROCE_STAT=0 (one that cannot be made is left out, silently);
+	 * 1 = on (uroce_context_create fails if it cannot be made); -1 = off. */
+	int stat_endpoint;
+	/** QPs the endpoint lists (the others are counted, and the snapshot
+	 * says it is truncated); 0 = 256, at most 65536. */
+	unsigned stat_max_qps;
 };
 
 struct uroce_context;

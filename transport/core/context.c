@@ -32,6 +32,7 @@
 #include "transport/core/mr.h"
 #include "transport/core/qp_dispatch.h"
 #include "transport/core/rx_check.h"
+#include "transport/core/stat_endpoint.h"
 
 /* --- context ------------------------------------------------------------ */
 
@@ -215,6 +216,7 @@ static unsigned ctx_slow_path(struct uroce_context *ctx)
 	for (unsigned i = 0; i < ctx->nhooks; i++)
 		if (ctx->hooks[i]->slow)
 			n += ctx->hooks[i]->slow(ctx);
+	stat_ep_tick(ctx); /* not counted as work: a reader must not change the idle share it reads */
 	if (n) /* one writer (the engine's thread): a plain add another thread may read */
 		atomic_store_explicit(&ctx->eng_timers, atomic_load_explicit(&ctx->eng_timers, memory_order_relaxed) + n,
 		                      memory_order_relaxed);
@@ -460,9 +462,16 @@ int uroce_context_create(struct uroce_context **out, const struct uroce_context_
 	}
 	engine_set_rx_handler(ctx->eng, ctx_rx, ctx);
 	pthread_mutex_init(&ctx->post_lock, NULL);
+	/* before the engine thread: until it starts, this thread owns the counters */
+	rc = stat_ep_open(ctx, attr, specs, n);
+	if (rc) {
+		engine_destroy(ctx->eng);
+		goto close_ports;
+	}
 	if (ctx->mode == UROCE_ENGINE_DEDICATED) {
 		rc = ctx_start_thread(ctx, attr->engine_cpu);
 		if (rc) {
+			stat_ep_close(ctx);
 			engine_destroy(ctx->eng);
 			goto close_ports;
 		}
@@ -493,6 +502,7 @@ int uroce_context_destroy(struct uroce_context *ctx)
 		ctx->thread_running = false;
 	}
 	pthread_mutex_destroy(&ctx->post_lock);
+	stat_ep_close(ctx);
 	for (unsigned i = 0; i < ctx->nhooks; i++)
 		if (ctx->hooks[i]->fini)
 			ctx->hooks[i]->fini(ctx); /* their timers live in the engine */

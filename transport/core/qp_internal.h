@@ -372,6 +372,7 @@ struct uroce_context {
  * has to travel to the engine thread. */
 static inline bool ctx_remote(const struct uroce_context *ctx)
 {
+	struct stat_ep *stat;                  /* the statistics endpoint (stat_endpoint.c), NULL when off */
 	return ctx->mode == UROCE_ENGINE_DEDICATED && ctx->thread_running && !pthread_equal(pthread_self(), ctx->thread);
 }
 
