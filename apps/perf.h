@@ -119,6 +119,10 @@ struct perf_comm {
 	 * (rel_exchange.h; rc: perftest's bytes), both ends must agree. */
 	const struct uroce_rel_attr *rel;
 	int rel_checked;
+	/* This end's test and the options both ends must agree on: set, two
+	 * uroce-perf ends trade them after the version (perf_xchg_versions)
+	 * and both refuse a difference; NULL (the launcher): perftest's bytes. */
+	const struct perf_opts *opts;
 };
 
 int perf_comm_open(struct perf_comm *c, const char *server, int port, double timeout);
@@ -128,6 +132,9 @@ int perf_xchg(struct perf_comm *c, const void *mine, void *theirs, size_t len);
 /* The same with the reliability modes (rel_exchange.h): -EPROTO when the
  * two ends' modes differ (each end says how). */
 int perf_xchg_rel(struct perf_comm *c, const void *mine, void *theirs, size_t len);
+/* The version; when both ends are uroce-perf with opts set, then the test,
+ * -c, -q, -a, -s and (where both ends count) -n: -EPROTO when they
+ * differ, each end naming both values. */
 int perf_xchg_versions(struct perf_comm *c);
 int perf_xchg_sys(struct perf_comm *c);
 /* Both MTUs as enum uroce_mtu; the agreed one (the smaller) is returned in *out. */

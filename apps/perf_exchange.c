@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,13 +77,144 @@ void perf_comm_close(struct perf_comm *c)
 	tcp_exchange_close(&c->tcp);
 }
 
+/* Written after the NUL of a uroce-perf version message: this end can
+ * trade the options both ends must agree on. perftest reads the version
+ * with atof() and never past the NUL, and sends NULs there itself. */
+#define PARAMS_MARK "uroce-p1"
+#define PARAMS_LEN 128 /* the options message, NUL-padded text */
+
+_Static_assert(sizeof(PERF_VERSION) + sizeof(PARAMS_MARK) - 1 <= PERF_VERSION_LEN, "the mark fits the version");
+
+/* What the two ends must agree on, as one end announces it. */
+struct perf_params {
+	char test[32];
+	char conn[8];
+	int qps, all, timed;
+	uint64_t size, iters;
+};
+
+static const char *conn_name(enum uroce_qp_type t)
+{
+	return t == UROCE_QPT_RC ? "RC" : t == UROCE_QPT_UC ? "UC" : t == UROCE_QPT_UD ? "UD" : "?";
+}
+
+static void params_format(const struct perf_opts *o, char out[PARAMS_LEN])
+{
+	memset(out, 0, PARAMS_LEN);
+	snprintf(out, PARAMS_LEN, "%s %s %d %d %d %" PRIu64 " %" PRIu64, o->name, conn_name(o->conn), o->num_qps,
+		 o->all, o->duration > 0, o->size, o->iters);
+}
+
+static int params_parse(const char in[PARAMS_LEN], struct perf_params *p)
+{
+	char text[PARAMS_LEN + 1];
+	int end = -1;
+
+	memcpy(text, in, PARAMS_LEN);
+	text[PARAMS_LEN] = 0;
+	if (sscanf(text, "%31s %7s %d %d %d %" SCNu64 " %" SCNu64 "%n", p->test, p->conn, &p->qps, &p->all, &p->timed,
+		   &p->size, &p->iters, &end) != 7 || end < 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* Both ends' options side by side; each difference said once, naming
+ * both values. The test first: the rest means something else in another. */
+static int params_compare(const struct perf_comm *c, const struct perf_params *peer)
+{
+	const struct perf_opts *o = c->opts;
+	const char *me = c->is_client ? "this end (the client)" : "this end (the server)";
+	const char *them = c->is_client ? "the server" : "the client";
+	int differ = 0;
+
+	if (strcmp(peer->test, o->name)) {
+		fprintf(stderr, "uroce-perf: the two ends run different tests: %s %s, %s %s; start both ends with the "
+			"same test\n", me, o->name, them, peer->test);
+		return -EPROTO;
+	}
+	if (strcmp(peer->conn, conn_name(o->conn))) {
+		fprintf(stderr, "uroce-perf: the connection types differ: %s -c %s, %s -c %s; start both ends with the "
+			"same -c\n", me, conn_name(o->conn), them, peer->conn);
+		differ = 1;
+	}
+	if (peer->qps != o->num_qps) {
+		fprintf(stderr, "uroce-perf: the QP counts differ: %s -q %d, %s -q %d; start both ends with the same -q\n",
+			me, o->num_qps, them, peer->qps);
+		differ = 1;
+	}
+	if (!peer->all != !o->all) {
+		char mine[32], theirs[32];
+
+		snprintf(mine, sizeof(mine), o->all ? "-a (every size)" : "-s %" PRIu64, o->size);
+		snprintf(theirs, sizeof(theirs), peer->all ? "-a (every size)" : "-s %" PRIu64, peer->size);
+		fprintf(stderr, "uroce-perf: the message sizes differ: %s %s, %s %s; start both ends with the same -a or "
+			"-s\n", me, mine, them, theirs);
+		differ = 1;
+	} else if (!o->all && peer->size != o->size) {
+		fprintf(stderr, "uroce-perf: the message sizes differ: %s -s %" PRIu64 ", %s -s %" PRIu64 "; start both "
+			"ends with the same -s\n", me, o->size, them, peer->size);
+		differ = 1;
+	}
+	/* Where the server counts messages too (it waits for each); a
+	 * write_bw, read_bw or read_lat server only answers. */
+	if ((o->test == PERF_SEND_BW || o->test == PERF_WRITE_LAT || o->test == PERF_SEND_LAT) && !peer->timed &&
+	    !(o->duration > 0) && peer->iters != o->iters) {
+		fprintf(stderr, "uroce-perf: the iteration counts differ: %s -n %" PRIu64 ", %s -n %" PRIu64 "; in %s "
+			"both ends count them: start both ends with the same -n\n", me, o->iters, them, peer->iters,
+			o->name);
+		differ = 1;
+	}
+	return differ ? -EPROTO : 0;
+}
+
+/* Trade the options (client first, as every step) and compare them. */
+static int xchg_params(struct perf_comm *c)
+{
+	char mine[PARAMS_LEN], theirs[PARAMS_LEN];
+	struct perf_params peer;
+	int rc;
+
+	params_format(c->opts, mine);
+	rc = perf_xchg(c, mine, theirs, PARAMS_LEN);
+	if (rc)
+		return rc;
+	if (params_parse(theirs, &peer)) {
+		fprintf(stderr, "uroce-perf: the peer's options message is malformed: '%.*s'; expected TEST CONN QPS "
+			"ALL TIMED SIZE ITERS\n", PARAMS_LEN, theirs);
+		return -EPROTO;
+	}
+	return params_compare(c, &peer);
+}
+
+static int marked(const char theirs[PERF_VERSION_LEN])
+{
+	size_t at = strnlen(theirs, PERF_VERSION_LEN) + 1;
+
+	return at + sizeof(PARAMS_MARK) - 1 <= PERF_VERSION_LEN && !memcmp(theirs + at, PARAMS_MARK,
+									    sizeof(PARAMS_MARK) - 1);
+}
+
 int perf_xchg_versions(struct perf_comm *c)
 {
 	char mine[PERF_VERSION_LEN] = {0}, theirs[PERF_VERSION_LEN];
 	int rc;
 
 	memcpy(mine, PERF_VERSION, sizeof(PERF_VERSION));
-	rc = perf_xchg(c, mine, theirs, sizeof(mine));
+	/* The client marks its version; a server marks its answer only to a
+	 * marked client, so a perftest client gets perftest's bytes. */
+	if (c->is_client) {
+		if (c->opts)
+			memcpy(mine + sizeof(PERF_VERSION), PARAMS_MARK, sizeof(PARAMS_MARK) - 1);
+		rc = tcp_exchange_send(&c->tcp, mine, sizeof(mine));
+		if (!rc)
+			rc = tcp_exchange_recv(&c->tcp, theirs, sizeof(theirs));
+	} else {
+		rc = tcp_exchange_recv(&c->tcp, theirs, sizeof(theirs));
+		if (!rc && c->opts && marked(theirs))
+			memcpy(mine + sizeof(PERF_VERSION), PARAMS_MARK, sizeof(PARAMS_MARK) - 1);
+		if (!rc)
+			rc = tcp_exchange_send(&c->tcp, mine, sizeof(mine));
+	}
 	if (rc)
 		return rc;
 	memcpy(c->rem_version, theirs, PERF_VERSION_LEN);
@@ -93,7 +225,7 @@ int perf_xchg_versions(struct perf_comm *c)
 			c->rem_version);
 		return -EPROTO;
 	}
-	return 0;
+	return c->opts && marked(theirs) ? xchg_params(c) : 0;
 }
 
 int perf_xchg_sys(struct perf_comm *c)

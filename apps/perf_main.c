@@ -177,6 +177,7 @@ int perf_main(int argc, char **argv)
 	p.nic = perf_nic_port(&o);
 	p.comm.tcp.fd = -1;
 	p.comm.rel = &o.rel.attr;
+	p.comm.opts = &o;
 
 	rc = perf_setup(&p);
 	if (rc)

@@ -2,6 +2,7 @@
 /* The tools' out-of-band TCP connection: connect with retries, accept one
  * client, whole-message send and receive with deadlines; see tcp_exchange.h.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -105,11 +106,18 @@ static void set_nodelay(int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+/* HOST:PORT as a user writes it: [HOST]:PORT for an IPv6 address. */
+static const char *host_port(const char *host, unsigned port, char *buf, size_t len)
+{
+	snprintf(buf, len, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
+	return buf;
+}
+
 int tcp_exchange_connect(struct tcp_exchange *x, const char *host, unsigned port)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res, *t;
 	uint64_t deadline = deadline_after(x->timeout_s);
-	char service[8];
+	char service[8], shown[300];
 	int n, fd = -ECONNREFUSED;
 
 	x->fd = -1;
@@ -133,7 +141,8 @@ int tcp_exchange_connect(struct tcp_exchange *x, const char *host, unsigned port
 	}
 	freeaddrinfo(res);
 	if (fd < 0) {
-		say(x, "Couldn't connect to %s:%u within %g s (--timeout): %s", host, port, x->timeout_s, strerror(-fd));
+		say(x, "Couldn't connect to %s within %g s (--timeout): %s", host_port(host, port, shown, sizeof(shown)),
+		    x->timeout_s, strerror(-fd));
 		return fd;
 	}
 	set_nodelay(fd);
@@ -141,41 +150,42 @@ int tcp_exchange_connect(struct tcp_exchange *x, const char *host, unsigned port
 	return 0;
 }
 
-/* A listening socket on PORT, the first address that binds (as rdma-core
- * does: IPv4 and IPv6 wildcards in the resolver's order). */
+/* Bind and listen on one wildcard address; the socket or -errno. */
+static int listen_one(int family, const struct sockaddr *sa, socklen_t len)
+{
+	int one = 1, zero = 0, fd, err;
+
+	fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* one socket for both families, whatever net.ipv6.bindv6only says */
+	if (family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)))
+		goto fail;
+	if (!bind(fd, sa, len) && !listen(fd, 1))
+		return fd;
+fail:
+	err = errno;
+	close(fd);
+	return -err;
+}
+
+/* A listening socket on PORT that a client reaches over IPv4 or IPv6: one
+ * dual-stack IPv6 socket (IPv4 clients arrive as ::ffff:a.b.c.d), or an
+ * IPv4 one where the kernel has no IPv6. */
 static int listen_on(struct tcp_exchange *x, unsigned port)
 {
-	struct addrinfo hints = { .ai_flags = AI_PASSIVE, .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
-	struct addrinfo *res, *t;
-	char service[8];
-	int n, fd = -1, err = EADDRNOTAVAIL;
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port),
+				   .sin6_addr = IN6ADDR_ANY_INIT };
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				  .sin_addr.s_addr = htonl(INADDR_ANY) };
+	int fd = listen_one(AF_INET6, (const struct sockaddr *)&a6, sizeof(a6));
 
-	snprintf(service, sizeof(service), "%u", port);
-	n = getaddrinfo(NULL, service, &hints, &res);
-	if (n) {
-		say(x, "cannot resolve the wildcard address (port %u): %s", port, gai_strerror(n));
-		return -EINVAL;
-	}
-	for (t = res; t; t = t->ai_next) {
-		int one = 1;
-
-		fd = socket(t->ai_family, t->ai_socktype | SOCK_CLOEXEC, t->ai_protocol);
-		if (fd < 0) {
-			err = errno;
-			continue;
-		}
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (!bind(fd, t->ai_addr, t->ai_addrlen) && !listen(fd, 1))
-			break;
-		err = errno;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	if (fd < 0) {
-		say(x, "Couldn't listen to port %u: %s", port, strerror(err));
-		return -err;
-	}
+	/* IPv6 off: no AF_INET6 sockets (ipv6.disable=1) or no :: to bind */
+	if (fd == -EAFNOSUPPORT || fd == -EADDRNOTAVAIL || fd == -EPROTONOSUPPORT)
+		fd = listen_one(AF_INET, (const struct sockaddr *)&a4, sizeof(a4));
+	if (fd < 0)
+		say(x, "Couldn't listen to port %u: %s", port, strerror(-fd));
 	return fd;
 }
 

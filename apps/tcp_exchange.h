@@ -33,8 +33,9 @@ struct tcp_exchange {
  * HOST:PORT" (rdma-core's and perftest's words) and the reason. */
 int tcp_exchange_connect(struct tcp_exchange *x, const char *host, unsigned port);
 
-/* Listen on PORT (any address) and accept exactly one client within
- * timeout_s. Returns 0 or negative errno, with a message. */
+/* Listen on PORT (every IPv4 and IPv6 address: one dual-stack socket, or
+ * IPv4 alone where the kernel has no IPv6) and accept exactly one client
+ * within timeout_s. Returns 0 or negative errno, with a message. */
 int tcp_exchange_accept(struct tcp_exchange *x, unsigned port);
 
 /* All of buf, or negative errno with a message: -ETIMEDOUT when the wait
