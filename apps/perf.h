@@ -89,6 +89,9 @@ struct perf_opts {
 int perf_parse_args(int argc, char **argv, struct perf_opts *o);
 /* The mode names, for main()'s dispatch. */
 int perf_is_mode(const char *name);
+/* The perftest modes' --help text (mode NULL: "MODE"), which uroce-perf's
+ * own --help prints too, so its man page has every option. */
+void perf_usage(FILE *f, const char *mode);
 /* Run a parsed test; the process exit status (0 only if every iteration completed). */
 int perf_main(int argc, char **argv);
 

@@ -10,6 +10,7 @@
 
 #include "dataplane/port.h"
 #include "perf.h"
+#include "app_version.h"
 
 static const struct {
 	const char *name;
@@ -86,6 +87,13 @@ static void usage(FILE *f, const char *mode)
 		"                          failure; the result counts the bytes delivered, not posted\n",
 		mode ? mode : "MODE", PERF_MAX_QPS, PERF_DEFAULT_TCP_PORT);
 	rel_args_usage(f, 26);
+	fprintf(f, "  -h, --help              this text\n"
+		   "      --version           the version\n");
+}
+
+void perf_usage(FILE *f, const char *mode)
+{
+	usage(f, mode);
 }
 
 static int num(const char *opt, const char *s, double lo, double hi, double *out)
@@ -108,14 +116,14 @@ static const char *unsupported[] = {
 	"-R/--rdma_cm", "-b/--bidirectional", "-e/--events", "-l/--post_list", "-I/--inline_size",
 	"-z/--comm_rdma_cm", "-g/--mcg", "-M/--MGID", "-w/--limit_bw",
 	"-y/--limit_msgrate", "-N/--noPeak", "-C/--report-cycles", "-H/--report-histogram",
-	"-U/--report-unsorted", "-S/--sl", "-T/--tos", "-V/--version", "-O/--dualport",
+	"-U/--report-unsorted", "-S/--sl", "-T/--tos", "-V", "-O/--dualport",
 	"-k/--ah_port", "-X/--use-srq", "--run_infinitely", "--use_cuda", "--odp", "--mmap",
 	"--mr_per_qp", "--dont_xchg_versions", "--ipv6", "--source_ip", "--cpu_util",
 };
 
 int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 {
-	enum { OPT_GBITS = 1000, OPT_TIMEOUT, OPT_COUNTERS, OPT_ALLOW_PARTIAL, OPT_CORES, OPT_PCAP };
+	enum { OPT_GBITS = 1000, OPT_TIMEOUT, OPT_COUNTERS, OPT_ALLOW_PARTIAL, OPT_CORES, OPT_PCAP, OPT_VERSION };
 	static const struct option longopts[] = {
 		{"ib-dev", required_argument, NULL, 'd'},
 		{"ib-port", required_argument, NULL, 'i'},
@@ -141,6 +149,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 		{"cores", required_argument, NULL, OPT_CORES},
 		{"pcap", required_argument, NULL, OPT_PCAP},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, OPT_VERSION},
 		REL_ARGS_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
@@ -305,6 +314,9 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 		case 'h':
 			usage(stdout, mode);
 			return 1;
+		case OPT_VERSION:
+			app_print_version("uroce-perf");
+			return 1;
 		case ':':
 			fprintf(stderr, "uroce-perf: option %s needs a value\n", argv[optind - 1]);
 			return 2;
@@ -317,7 +329,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 				if (name[0] == '-' && name[1] && strstr(unsupported[k], name))
 					fprintf(stderr, " (perftest's %s)", unsupported[k]);
 			fprintf(stderr, "; accepted: -d -i -x -s -n -D -a -q -m -c -p -t -r -Q -o "
-				"--report_gbits -F --timeout --counters --pcap --allow-partial --cores " REL_ARGS_NAMES " -h (see --help)\n");
+				"--report_gbits -F --timeout --counters --pcap --allow-partial --cores " REL_ARGS_NAMES " -h --version (see --help)\n");
 			return 2;
 		}
 		}

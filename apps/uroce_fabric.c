@@ -25,6 +25,7 @@
 
 #include "apps/fabric/fsw.h"
 #include "dataplane/port.h"
+#include "app_version.h"
 
 #define NS_PER_S 1000000000ull
 #define FAB_SEED_DEFAULT 1u
@@ -94,6 +95,8 @@ static void usage(FILE *f)
 		"  --nframes N     UMEM frames of each port (default: the port's)\n"
 		"  --quiet         no start-up lines\n"
 		"  --check         check the options and exit 0 (2 when they are bad), opening nothing\n"
+		"  -h, --help      this text\n"
+		"  --version       the version\n"
 		"Exit status: 0 stopped by a signal or --max-sec (final counters written), 1 a port\n"
 		"would not open, 2 bad arguments.\n",
 		FSW_TRIM_DSCP_DEFAULT, FAB_SEED_DEFAULT, FAB_IDLE_US_MAX, FAB_IDLE_US_DEFAULT, FAB_IDLE_US_MAX,
@@ -130,7 +133,7 @@ static uint64_t parse_u64(const char *opt, const char *s, uint64_t min, uint64_t
 static void parse_args(int argc, char **argv, struct fab_opts *o)
 {
 	enum { O_PORT = 256, O_ROUTE, O_SEED, O_STATS, O_MAXSEC, O_IDLE, O_DEEP_IDLE, O_READY, O_NFRAMES, O_QUIET,
-	       O_CHECK, O_HELP };
+	       O_CHECK, O_HELP, O_VERSION };
 	static const struct option lo[] = {
 		{ "port", required_argument, 0, O_PORT },
 		{ "route", required_argument, 0, O_ROUTE },
@@ -144,6 +147,7 @@ static void parse_args(int argc, char **argv, struct fab_opts *o)
 		{ "quiet", no_argument, 0, O_QUIET },
 		{ "check", no_argument, 0, O_CHECK },
 		{ "help", no_argument, 0, O_HELP },
+		{ "version", no_argument, 0, O_VERSION },
 		{ 0, 0, 0, 0 },
 	};
 	bool deep_set = false;
@@ -179,9 +183,10 @@ static void parse_args(int argc, char **argv, struct fab_opts *o)
 		case O_CHECK: o->check = true; break;
 		case 'h':
 		case O_HELP: usage(stdout); exit(0);
+		case O_VERSION: app_print_version("uroce-fabric"); exit(0);
 		default:
 			die_usage("accepted options: --port, --route, --seed, --stats, --max-sec, --idle-us, "
-				  "--deep-idle-us, --ready-file, --nframes, --quiet, --check, --help");
+				  "--deep-idle-us, --ready-file, --nframes, --quiet, --check, --help, --version");
 		}
 	}
 	if (optind < argc)

@@ -23,6 +23,7 @@
 #include <linux/if_link.h>
 
 #include "xdp_impair.h"
+#include "app_version.h"
 
 extern const unsigned char uroce_xdp_impair_bpf[];
 extern const size_t uroce_xdp_impair_bpf_len;
@@ -65,6 +66,8 @@ static void usage(FILE *f)
 		"              the same packets of the same RoCEv2 packet sequence\n"
 		"  --stats     print the counters: packets seen, RoCEv2 seen, dropped\n"
 		"  --off       detach the program\n"
+		"  --help      this text\n"
+		"  --version   the version\n"
 		"The program stays attached after uroce-impair exits, until --off or the\n"
 		"interface goes away. Exit 0 on success, 1 on a failure, 2 on bad arguments.\n",
 		IMPAIR_BURST_MAX, IMPAIR_DEFAULT_SEED);
@@ -129,6 +132,7 @@ static void parse_args(int argc, char **argv, struct impair_opts *o)
 		{"stats", no_argument, NULL, OPT_STATS},
 		{"off", no_argument, NULL, OPT_OFF},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	int c, burst_set = 0, seed_set = 0, nactions = 0;
@@ -164,8 +168,11 @@ static void parse_args(int argc, char **argv, struct impair_opts *o)
 		case 'h':
 			usage(stdout);
 			exit(0);
+		case 'V':
+			app_print_version("uroce-impair");
+			exit(0);
 		default:
-			fprintf(stderr, "uroce-impair: accepted options: --drop P [--burst N] [--seed S], --stats, --off, --help\n");
+			fprintf(stderr, "uroce-impair: accepted options: --drop P [--burst N] [--seed S], --stats, --off, --help, --version\n");
 			exit(2);
 		}
 	}

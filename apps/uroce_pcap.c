@@ -14,6 +14,7 @@
 
 #include "dataplane/pcap_file.h"
 #include "dataplane/wire.h"
+#include "app_version.h"
 
 enum { EXIT_GOOD = 0, EXIT_BAD_PACKETS = 1, EXIT_USAGE = 2 };
 
@@ -47,6 +48,7 @@ static void usage(FILE *out)
 	        "  --port N     also decode UDP destination port N as RoCEv2\n"
 	        "  --quiet      only the summary and the exit status\n"
 	        "  --help       this text\n"
+	        "  --version    the version\n"
 	        "\n"
 	        "Exit status: 0 every RoCEv2 packet is well-formed with a good ICRC,\n"
 	        "1 some packet is malformed or has a bad ICRC, 2 usage or file error.\n"
@@ -182,6 +184,7 @@ int main(int argc, char **argv)
 		{ "port", required_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { 0 };
@@ -208,6 +211,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return EXIT_GOOD;
+		case 'V':
+			app_print_version("uroce-pcap");
 			return EXIT_GOOD;
 		default:
 			fprintf(stderr, "uroce-pcap: try --help\n");

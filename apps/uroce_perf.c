@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "apps/perf.h"
+#include "apps/app_version.h"
 #include "dataplane/errbuf.h"
 #include "dataplane/pcap_file.h"
 #include "dataplane/port.h"
@@ -72,6 +73,8 @@ static void usage(FILE *f)
 		"  --duration: seconds to send (default 3); for recv, the longest to wait (default 30)\n"
 		"  --burst: frames per burst, 1-%u (default 32)\n"
 		"  --pcap: write the first --pcap-count (default 16) received frames to FILE\n"
+		"  --json: one JSON object instead of the line of results\n"
+		"  --help, --version: this text, the version\n"
 		"       uroce-perf write_bw|read_bw|send_bw|write_lat|read_lat|send_lat -d SPEC [options] [SERVER]\n"
 		"  perftest-compatible tests; see uroce-perf write_bw --help\n",
 		RAW_MAX_PAYLOAD, PORT_BURST_MAX);
@@ -121,6 +124,7 @@ static int parse_raw_args(int argc, char **argv, int sending, struct raw_opts *o
 		{"pcap", required_argument, NULL, 'w'},
 		{"pcap-count", required_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	char err[256];
@@ -194,6 +198,9 @@ static int parse_raw_args(int argc, char **argv, int sending, struct raw_opts *o
 			break;
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case 'V':
+			app_print_version("uroce-perf");
 			exit(0);
 		default:
 			usage(stderr);
@@ -445,7 +452,15 @@ int main(int argc, char **argv)
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(argc < 2 ? stderr : stdout);
+		if (argc >= 2) {
+			fputc('\n', stdout);
+			perf_usage(stdout, NULL);
+		}
 		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		app_print_version("uroce-perf");
+		return 0;
 	}
 	if (perf_is_mode(argv[1]))
 		return perf_main(argc - 1, argv + 1);

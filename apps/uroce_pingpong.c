@@ -23,6 +23,7 @@
 #include "app_counters.h"
 #include "app_pcap.h"
 #include "app_rand.h"
+#include "app_version.h"
 #include "rel_args.h"
 #include "rel_exchange.h"
 #include "tcp_exchange.h"
@@ -104,7 +105,7 @@ struct pp_dest {
 };
 
 /* long-only options, above rel_args' values */
-enum { PP_OPT_PCAP = REL_OPT__END + 1 };
+enum { PP_OPT_PCAP = REL_OPT__END + 1, PP_OPT_VERSION };
 
 struct pp_ctx {
 	struct uroce_context *ctx;
@@ -190,6 +191,7 @@ static void usage(FILE *f, const char *prog, enum pp_mode mode, int mode_known)
 	fprintf(f, "      --dmabuf           the buffer is a udmabuf (/dev/udmabuf), registered with uroce_mr_reg_dmabuf\n");
 	rel_args_usage(f, 25);
 	fprintf(f, "  -h, --help             this text\n");
+	fprintf(f, "      --version          the version\n");
 	fprintf(f, "Not supported (refused): -o/--odp, -O/--iodp, -P/--prefetch, -t/--ts, -j/--dm, -N/--new_send\n");
 }
 
@@ -303,6 +305,7 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 		{ "pcap", required_argument, NULL, PP_OPT_PCAP },
 		{ "dmabuf", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, PP_OPT_VERSION },
 		REL_ARGS_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -336,6 +339,10 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 	if (!mode_known) {
 		if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 			usage(stdout, base, PP_RC, 0);
+			exit(0);
+		}
+		if (argc >= 2 && !strcmp(argv[1], "--version")) {
+			app_print_version(base);
 			exit(0);
 		}
 		if (argc < 2 || mode_from_name(argv[1], &o->mode)) {
@@ -473,6 +480,9 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 		}
 		case 'h':
 			usage(stdout, base, o->mode, 1);
+			exit(0);
+		case PP_OPT_VERSION:
+			app_print_version(base);
 			exit(0);
 		default:
 			usage(stderr, base, o->mode, 1);

@@ -13,6 +13,7 @@
 #include "launcher.h"
 #include "dataplane/port.h"
 #include "dataplane/port_loop.h"
+#include "apps/app_version.h"
 
 struct launcher L;
 
@@ -32,6 +33,8 @@ static void usage(FILE *f)
 	        "  --no-interactive    ... or exit after FILE (status 1 when a command failed)\n"
 	        "  --stats-period S    statistics every S seconds (0.1..3600)\n"
 	        "  --json              show, stop and the periodic statistics print JSON, one object per line\n"
+	        "  -h, --help          this text\n"
+	        "  --version           the version\n"
 	        "  -- EAL args         passed to DPDK for dpdk ports\n"
 	        "\n"
 	        "Without -i and --cmdline-file, commands are read from standard input without a prompt.\n"
@@ -281,7 +284,7 @@ static void banner(void)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_FILE = 0x100, OPT_PERIOD, OPT_JSON, OPT_NOINT, OPT_HELP };
+	enum { OPT_FILE = 0x100, OPT_PERIOD, OPT_JSON, OPT_NOINT, OPT_HELP, OPT_VERSION };
 	static const struct option opts[] = {
 		{ "interactive", no_argument, NULL, 'i' },
 		{ "auto-start", no_argument, NULL, 'a' },
@@ -290,6 +293,7 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "no-interactive", no_argument, NULL, OPT_NOINT },
 		{ "help", no_argument, NULL, OPT_HELP },
+		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *file = NULL, *cores = NULL, *ports = NULL;
@@ -319,6 +323,7 @@ int main(int argc, char **argv)
 		}
 		case 'h':
 		case OPT_HELP: usage(stdout); return 0;
+		case OPT_VERSION: app_print_version("uroce"); return 0;
 		case ':':
 			fprintf(stderr, "uroce: %s needs a value\n", argv[optind - 1]);
 			usage(stderr);
