@@ -1,10 +1,30 @@
 /* SPDX-License-Identifier: MIT */
-/* uroce: a pure-userspace RoCEv2 transport. The one public C API.
+/**
+ * @file uroce.h
+ * @brief uroce: a pure-userspace RDMA (RoCEv2) transport. The one public C API.
  *
- * This header grows with the project: today it carries the version, the
- * drop-reason codes every layer counts by, and the per-port statistics.
- * The verbs-shaped API (contexts, MRs, CQs, QPs) is added by the RC/UC/UD
- * work and keeps these names.
+ * A verbs-shaped API: names follow libibverbs with a uroce_ prefix and
+ * every enum keeps its ibv_ twin's values. A context (uroce_context_create)
+ * opens one or more ports, afxdp (AF_XDP), dpdk, loop (the in-process
+ * fabric) or verbs (an RDMA NIC through rdma-core), driven by one engine:
+ * EMBEDDED, where the application calls uroce_progress() from its own
+ * loop, or DEDICATED, an engine thread of its own. On it: protection
+ * domains, memory regions (host, dmabuf and GPU memory, staging buffers),
+ * memory windows, completion queues and completion channels, shared
+ * receive queues, address handles and RC, UC and UD queue pairs with the
+ * IBTA state machine. An RC QP's reliability is chosen per QP
+ * (uroce_rel_attr): rc (IBTA go-back-N, wire-compatible with NICs), sr
+ * (selective repeat), ec (erasure coding) or be (best effort with
+ * deadlines), with paths, congestion control and failover across ports;
+ * partial completion, IMMCOUNTER, striping, paged writes and adaptive
+ * timeouts build on them. Counters: per port (drops by reason), per QP,
+ * per path, per engine; port captures into pcap files; asynchronous
+ * events.
+ *
+ * Every call that can fail returns 0 (or a count) or a negative errno;
+ * uroce_last_error() then says what was wrong and what is accepted.
+ * Link with `pkg-config --cflags --libs uroce`. docs/api.md describes
+ * the API as implemented.
  */
 #ifndef UROCE_UROCE_H
 #define UROCE_UROCE_H
@@ -71,7 +91,11 @@ enum uroce_drop_reason {
 	UROCE_DROP__COUNT
 };
 
-/** Short, stable, lower-case name of a drop reason ("bad_icrc"), or "unknown". */
+/**
+ * Short, stable, lower-case name of a drop reason ("bad_icrc").
+ * @param reason a drop reason
+ * @return the name, or "unknown" for a value outside the enum
+ */
 const char *uroce_drop_reason_name(enum uroce_drop_reason reason);
 
 /** Counters of one port. Bytes are whole Ethernet frames without FCS. */
@@ -83,10 +107,19 @@ struct uroce_port_stats {
 	uint64_t drops[UROCE_DROP__COUNT]; /**< indexed by enum uroce_drop_reason */
 };
 
-/** Text for a negative errno returned by any uroce call. */
+/**
+ * Text for a negative errno returned by any uroce call (strerror of its
+ * absolute value).
+ * @param err a negative (or positive) errno
+ * @return the text, owned by the C library
+ */
 const char *uroce_strerror(int err);
 
-/** Version string of the library, "MAJOR.MINOR.PATCH". */
+/**
+ * Version string of the library, "MAJOR.MINOR.PATCH" (meson's project
+ * version; the tools' --version prints it too).
+ * @return the version, a static string
+ */
 const char *uroce_version(void);
 
 
@@ -103,7 +136,12 @@ const char *uroce_version(void);
 
 #include <stddef.h>
 
-/** Text describing the last error on this thread ("" when none). */
+/**
+ * Text describing the last error on this thread ("" when none): what was
+ * wrong and what is accepted. Thread-local, valid until the next failing
+ * call on the thread.
+ * @return the text, owned by the library
+ */
 const char *uroce_last_error(void);
 
 /** How the transport is driven. */
@@ -164,15 +202,27 @@ struct uroce_srq;
 struct uroce_ah;
 struct uroce_qp;
 
-/** Open a context over one port (attr->port) or several (attr->ports). */
+/**
+ * Open a context over one port (attr->port) or several (attr->ports),
+ * with its engine (EMBEDDED or DEDICATED, attr->mode).
+ * @param out the new context, on success
+ * @param attr the ports and the engine mode (zero-initialise, then set)
+ * @return 0, or a negative errno (uroce_last_error() says why)
+ */
 int uroce_context_create(struct uroce_context **out, const struct uroce_context_attr *attr);
-/** Close a context; every QP, CQ, MR and PD on it must be destroyed first. */
+/**
+ * Close a context; every QP, CQ, MR and PD on it must be destroyed first.
+ * @param ctx the context
+ * @return 0, -EBUSY while objects remain, -EINVAL for a NULL ctx
+ */
 int uroce_context_destroy(struct uroce_context *ctx);
 
 /**
  * Run the transport once: receive, process, fire timers, transmit.
- * EMBEDDED mode only (a DEDICATED context returns -EINVAL). Returns the
- * amount of work done (0 when idle) or a negative errno.
+ * EMBEDDED mode only.
+ * @param ctx the context
+ * @return the amount of work done (0 when idle), or a negative errno
+ *         (-EINVAL for a DEDICATED context)
  */
 int uroce_progress(struct uroce_context *ctx);
 
@@ -188,14 +238,19 @@ struct uroce_engine_stats {
 	                        * events (a link or GID change, a failover step) */
 };
 
-/** The engine's loops, and a DEDICATED engine thread's CPU time. */
+/**
+ * The engine's loops, and a DEDICATED engine thread's CPU time.
+ * @param ctx the context
+ * @param st filled with the counters since the engine started
+ * @return 0, or a negative errno (uroce_last_error() says why)
+ */
 int uroce_engine_stats(struct uroce_context *ctx, struct uroce_engine_stats *st);
 
 /** A port's attributes, as ibv_query_port/ibv_query_gid would give them. */
 struct uroce_port_attr {
 	uint8_t mac[6];
 	uint32_t ipv4_be;       /**< the port's (first) IPv4 address */
-	uint8_t gid[16];        /**< its IPv4-mapped GID ::ffff:a.b.c.d (an entry of the GID table) */
+	uint8_t gid[16];        /**< its IPv4-mapped GID `::ffff:a.b.c.d` (an entry of the GID table) */
 	uint32_t l3_mtu;        /**< the link's IP MTU */
 	int active_mtu;         /**< enum uroce_mtu the link carries */
 	int link_up;
@@ -249,11 +304,22 @@ enum uroce_port_kind {
 	UROCE_PORT_VERBS = 3,  /**< verbs:DEV[:PORT], an RDMA NIC */
 };
 
-/** Number of ports of the context (ibv_device_attr.phys_port_cnt); port
- * numbers run from 1 to this. Negative errno for a NULL ctx. */
+/**
+ * Number of ports of the context (ibv_device_attr.phys_port_cnt); port
+ * numbers run from 1 to this.
+ * @param ctx the context
+ * @return the number of ports (1..UROCE_MAX_PORTS), or -EINVAL for a NULL ctx
+ */
 int uroce_num_ports(const struct uroce_context *ctx);
 
-/** Query port port_num (1..uroce_num_ports) of the context (ibv_query_port). */
+/**
+ * Query a port of the context (ibv_query_port).
+ * @param ctx the context
+ * @param port_num the port, 1..uroce_num_ports
+ * @param attr filled with the port's attributes
+ * @return 0, or -EINVAL (a NULL argument, a port_num out of range; the
+ *         message gives the accepted range)
+ */
 int uroce_query_port(struct uroce_context *ctx, uint8_t port_num, struct uroce_port_attr *attr);
 
 /**
@@ -261,24 +327,34 @@ int uroce_query_port(struct uroce_context *ctx, uint8_t port_num, struct uroce_p
  * table is laid out as rxe and ConnectX lay theirs (one entry per address,
  * RoCEv2 only): index 0 is the link-local fe80:: EUI-64 computed from the
  * port's MAC (not necessarily an address the kernel has), then every IPv4
- * address of the interface mapped (::ffff:a.b.c.d), then its other IPv6
+ * address of the interface mapped (`::ffff:a.b.c.d`), then its other IPv6
  * addresses that are neither host-scope nor still in duplicate address
  * detection: global ones, and a kernel link-local that differs from the
  * EUI-64 one (as with addr_gen_mode stable_privacy). A loop port has
- * fe80:: EUI-64 of its MAC, ::ffff:10.0.H.L and fd00::HHLL (port
+ * fe80:: EUI-64 of its MAC, `::ffff:10.0.H.L` and `fd00::HHLL` (port
  * HHLL - 1); a dpdk port only fe80:: EUI-64 of its MAC and its IPv4 GID.
  * The table follows the kernel's addresses as they come and go
  * (UROCE_EVENT_GID_CHANGE says it changed, and indices after the first may
  * then name other addresses); uroce_query_port's gid_tbl_len is its size.
- * Returns 0; -EINVAL for a NULL ctx or gid, a negative index or a port_num
- * outside 1..uroce_num_ports; -ENOENT for an index past the end (the
- * message gives the accepted range); -EAGAIN when the engine thread kept
- * rewriting the table while it was read (rare: try again).
+ * @param ctx the context
+ * @param port_num the port, 1..uroce_num_ports
+ * @param index the entry, 0..gid_tbl_len - 1
+ * @param gid filled with the entry's 16 bytes
+ * @return 0; -EINVAL for a NULL ctx or gid, a negative index or a port_num
+ *         outside 1..uroce_num_ports; -ENOENT for an index past the end (the
+ *         message gives the accepted range); -EAGAIN when the engine thread
+ *         kept rewriting the table while it was read (rare: try again)
  */
 int uroce_query_gid(struct uroce_context *ctx, uint8_t port_num, int index, uint8_t gid[16]);
 
-/** Counters of port port_num (packets, bytes, drops by reason). Drops the
- * transport makes count on the port the packet arrived on. */
+/**
+ * Counters of a port (packets, bytes, drops by reason). Drops the
+ * transport makes count on the port the packet arrived on.
+ * @param ctx the context
+ * @param port_num the port, 1..uroce_num_ports
+ * @param stats filled with the counters
+ * @return 0, or -EINVAL (a NULL argument, a port_num out of range)
+ */
 int uroce_port_stats(struct uroce_context *ctx, uint8_t port_num, struct uroce_port_stats *stats);
 
 /** A capture's counts (uroce_port_capture_stop). */
@@ -290,21 +366,42 @@ struct uroce_capture_stats {
 };
 
 /**
- * Capture every frame port port_num receives (before any check: ARP and
+ * Capture every frame a port receives (before any check: ARP and
  * frames later dropped included) and sends, into a classic pcap file
- * (Ethernet, nanosecond timestamps: Wireshark and uroce-pcap read it) at
- * path, at most max_frames (0 = 1000000). The only view of an AF_XDP
- * port's traffic: tcpdump on the interface sees none of it. Frame ports
- * only (-EOPNOTSUPP on a verbs port); -EBUSY when one already runs there.
+ * (Ethernet, nanosecond timestamps: Wireshark and uroce-pcap read it). The
+ * only view of an AF_XDP port's traffic: tcpdump on the interface sees none
+ * of it. Frame ports only.
+ * @param ctx the context
+ * @param port_num the port, 1..uroce_num_ports
+ * @param path the file to create (truncated if it exists)
+ * @param max_frames the most frames written; 0 = 1000000
+ * @return 0; -EOPNOTSUPP on a verbs port; -EBUSY when a capture already runs
+ *         there; -EINVAL or the file's errno otherwise (uroce_last_error()
+ *         says why)
  */
 int uroce_port_capture_start(struct uroce_context *ctx, uint8_t port_num, const char *path, uint64_t max_frames);
-/** Stop port port_num's capture and close its file; st (may be NULL) gets
- * its counts. 0, -ENOENT when none runs, or the first write's error. */
+/**
+ * Stop a port's capture and close its file.
+ * @param ctx the context
+ * @param port_num the port, 1..uroce_num_ports
+ * @param st gets the capture's counts; may be NULL
+ * @return 0, -ENOENT when no capture runs there, or the first failed write's
+ *         negative errno
+ */
 int uroce_port_capture_stop(struct uroce_context *ctx, uint8_t port_num, struct uroce_capture_stats *st);
 
-/** Allocate / free a protection domain. */
+/**
+ * Allocate a protection domain.
+ * @param ctx the context
+ * @param out the new PD, on success
+ * @return 0, or a negative errno (uroce_last_error() says why)
+ */
 int uroce_pd_alloc(struct uroce_context *ctx, struct uroce_pd **out);
-/** Free a protection domain; every MR, QP, SRQ and AH on it must be gone. */
+/**
+ * Free a protection domain; every MR, QP, SRQ and AH on it must be gone.
+ * @param pd the PD
+ * @return 0, -EBUSY while objects remain on it, -EINVAL for a NULL pd
+ */
 int uroce_pd_free(struct uroce_pd *pd);
 
 /** Memory access rights (same values as enum ibv_access_flags). */
@@ -337,7 +434,15 @@ enum uroce_mr_flags {
 	UROCE_MR_DMABUF_MAPPED = 1 << 1,
 };
 
-/** Register [addr, addr+length) with the given access. */
+/**
+ * Register [addr, addr+length) with the given access (ibv_reg_mr).
+ * @param pd the PD
+ * @param addr the first byte
+ * @param length bytes, at least 1
+ * @param access enum uroce_access_flags, ORed
+ * @param out the new region (its lkey and rkey), on success
+ * @return 0, or a negative errno (uroce_last_error() says why)
+ */
 int uroce_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access, struct uroce_mr **out);
 /**
  * Register length bytes of a dmabuf (fd), from offset within it.
@@ -350,7 +455,17 @@ int uroce_mr_reg(struct uroce_pd *pd, void *addr, size_t length, int access, str
  *    engine copies through the mapping; the peer names the mapped address
  *    (mr->addr), so iova must be 0. A dmabuf that cannot be mapped (most
  *    GPU memory) is refused: stage it through host memory (gpu/).
- * An fd that is not a dmabuf is refused (-EINVAL) with what it is.
+ *
+ * @param pd the PD
+ * @param fd the dmabuf's file descriptor
+ * @param offset where the region starts in the dmabuf
+ * @param length bytes
+ * @param iova the address the peer names (verbs port); 0 on other ports
+ * @param access enum uroce_access_flags, ORed
+ * @param out the new region (mr->flags says how it is reached), on success
+ * @return 0; -EOPNOTSUPP (see above); -EINVAL for an fd that is not a
+ *         dmabuf (the message says what it is) or bad arguments; another
+ *         negative errno from the kernel or the NIC
  */
 int uroce_mr_reg_dmabuf(struct uroce_pd *pd, int fd, uint64_t offset, size_t length, uint64_t iova, int access,
                         struct uroce_mr **out);
@@ -360,9 +475,15 @@ int uroce_mr_reg_dmabuf(struct uroce_pd *pd, int fd, uint64_t offset, size_t len
  * with memcpy (the CPU backend), so code written for GPUs runs anywhere.
  * ---------------------------------------------------------------------- */
 
-/** "cuda" when the CUDA driver is loaded and initialised, else "cpu". */
+/**
+ * The GPU backend in use.
+ * @return "cuda" when the CUDA driver is loaded and initialised, else "cpu"
+ */
 const char *uroce_gpu_backend(void);
-/** Why the backend is what it is (e.g. "no CUDA driver (dlopen ...)"). */
+/**
+ * Why the backend is what it is (e.g. "no CUDA driver (dlopen ...)").
+ * @return the reason, a string owned by the library
+ */
 const char *uroce_gpu_backend_why(void);
 /**
  * Register length bytes at ptr, host or CUDA device memory. Host memory:
@@ -371,6 +492,12 @@ const char *uroce_gpu_backend_why(void);
  * where the NIC has no dmabuf MRs, ibv_reg_mr of ptr if nvidia-peermem is
  * loaded (as NCCL does); else -EOPNOTSUPP. CUDA memory on an afxdp or dpdk
  * port: -EOPNOTSUPP (the engine copies with the CPU): use a stage.
+ * @param pd the PD
+ * @param ptr the first byte, host or device memory
+ * @param length bytes
+ * @param access enum uroce_access_flags, ORed
+ * @param out the new region, on success
+ * @return 0, -EOPNOTSUPP (see above), or another negative errno
  */
 int uroce_mr_reg_gpu(struct uroce_pd *pd, void *ptr, size_t length, int access, struct uroce_mr **out);
 
@@ -378,17 +505,57 @@ int uroce_mr_reg_gpu(struct uroce_pd *pd, void *ptr, size_t length, int access, 
  * memory with the CPU backend), registered, that GPU data passes through
  * on ports where the NIC cannot reach GPU memory (UCCL's AF_XDP path). */
 struct uroce_gpu_stage;
+/**
+ * Create a staging buffer of length bytes, pinned and registered on pd.
+ * @param pd the PD its region is registered on
+ * @param length bytes
+ * @param access enum uroce_access_flags of its region
+ * @param out the new stage, on success
+ * @return 0, or a negative errno (uroce_last_error() says why)
+ */
 int uroce_gpu_stage_create(struct uroce_pd *pd, size_t length, int access, struct uroce_gpu_stage **out);
+/**
+ * Deregister and free a staging buffer.
+ * @param s the stage
+ * @return 0, or a negative errno (-EBUSY while its region is in use, as
+ *         uroce_mr_dereg; -EINVAL for a NULL s)
+ */
 int uroce_gpu_stage_destroy(struct uroce_gpu_stage *s);
-/** The stage's region: SGEs and rkeys name mr->addr .. + length. */
+/**
+ * The stage's region: SGEs and rkeys name mr->addr .. + length.
+ * @param s the stage
+ * @return its region, or NULL for a NULL s
+ */
 struct uroce_mr *uroce_gpu_stage_mr(const struct uroce_gpu_stage *s);
-/** Copy len bytes from src (device or host memory) to the stage at off, before a send. */
+/**
+ * Copy len bytes from src (device or host memory) to the stage at off,
+ * before a send.
+ * @param s the stage
+ * @param off offset in the stage
+ * @param src the source, device or host memory
+ * @param len bytes
+ * @return 0, -EINVAL (a range outside the stage, a NULL buffer), -EIO (the
+ *         CUDA copy failed)
+ */
 int uroce_gpu_stage_in(struct uroce_gpu_stage *s, size_t off, const void *src, size_t len);
-/** Copy len bytes of the stage at off to dst (device or host memory), after a receive. */
+/**
+ * Copy len bytes of the stage at off to dst (device or host memory),
+ * after a receive.
+ * @param s the stage
+ * @param off offset in the stage
+ * @param dst the destination, device or host memory
+ * @param len bytes
+ * @return 0, -EINVAL (a range outside the stage, a NULL buffer), -EIO (the
+ *         CUDA copy failed)
+ */
 int uroce_gpu_stage_out(struct uroce_gpu_stage *s, size_t off, void *dst, size_t len);
 
-/** Deregister: the rkey is revoked at once, so late packets cannot write.
- * -EBUSY while a memory window is bound to the region. */
+/**
+ * Deregister a region: the rkey is revoked at once, so late packets
+ * cannot write.
+ * @param mr the region
+ * @return 0, -EBUSY while a memory window is bound to the region, -EINVAL
+ */
 int uroce_mr_dereg(struct uroce_mr *mr);
 
 /* ----------------------------------------------------------------------
@@ -420,19 +587,47 @@ struct uroce_mw_bind_info {
 	unsigned mw_access_flags; /**< REMOTE_WRITE / REMOTE_READ / REMOTE_ATOMIC, a subset the region allows */
 };
 
-/** Allocate a window (type 2 only); it starts invalid. */
+/**
+ * Allocate a memory window (type 2 only); it starts invalid.
+ * @param pd the PD
+ * @param type UROCE_MW_TYPE_2 (type 1 is refused)
+ * @param out the new window, on success
+ * @return 0, -EINVAL (type 1, a NULL argument), -EOPNOTSUPP on a verbs
+ *         port, -ENOMEM (every key in use, or no memory)
+ */
 int uroce_mw_alloc(struct uroce_pd *pd, enum uroce_mw_type type, struct uroce_mw **out);
-/** Free a window (valid or not); its key is revoked at once. */
+/**
+ * Free a window (valid or not); its key is revoked at once.
+ * @param mw the window
+ * @return 0, or -EINVAL for a NULL mw
+ */
 int uroce_mw_dealloc(struct uroce_mw *mw);
-/** The next key of a window: the low 8 bits (the caller's part) incremented (ibv_inc_rkey). */
+/**
+ * The next key of a window: the low 8 bits (the caller's part)
+ * incremented (ibv_inc_rkey).
+ * @param rkey the window's key
+ * @return rkey with its low byte incremented (wrapping within the byte)
+ */
 static inline uint32_t uroce_inc_rkey(uint32_t rkey)
 {
 	return (rkey & 0xffffff00u) | ((rkey + 1u) & 0xffu);
 }
 
-/** Create a completion queue of at least cqe entries. */
+/**
+ * Create a completion queue of at least cqe entries (rounded up to a
+ * power of two).
+ * @param ctx the context
+ * @param cqe entries wanted, at least 1
+ * @param out the new CQ, on success
+ * @return 0, or a negative errno (uroce_last_error() says why)
+ */
 int uroce_cq_create(struct uroce_context *ctx, int cqe, struct uroce_cq **out);
-/** Destroy a CQ; no QP may still use it. */
+/**
+ * Destroy a CQ; no QP may still use it.
+ * @param cq the CQ
+ * @return 0, -EBUSY while a QP uses it (or, with a completion channel,
+ *         while some of its events are not acknowledged), -EINVAL
+ */
 int uroce_cq_destroy(struct uroce_cq *cq);
 
 /** Completion status (same values as enum ibv_wc_status). */
@@ -461,7 +656,11 @@ enum uroce_wc_status {
 	UROCE_WC_GENERAL_ERR,
 };
 
-/** Text of a completion status, as ibv_wc_status_str gives it. */
+/**
+ * Text of a completion status, as ibv_wc_status_str gives it.
+ * @param status a completion status
+ * @return the text, or "unknown" for a value outside the enum
+ */
 const char *uroce_wc_status_str(enum uroce_wc_status status);
 
 /** Completion opcode (same values as enum ibv_wc_opcode). */
@@ -511,7 +710,14 @@ struct uroce_wc {
 	uint8_t dlid_path_bits;
 };
 
-/** Poll up to n completions; returns how many (0..n) or a negative errno. */
+/**
+ * Poll up to n completions (ibv_poll_cq); one thread per CQ.
+ * @param cq the CQ
+ * @param n the most completions to take
+ * @param wc an array of n entries, filled from the first
+ * @return how many completions were taken (0..n), or a negative errno
+ *         (-EINVAL, -EIO once the CQ overran and is in error)
+ */
 int uroce_poll_cq(struct uroce_cq *cq, int n, struct uroce_wc *wc);
 
 /** Shared receive queue. */
@@ -519,9 +725,20 @@ struct uroce_srq_init_attr {
 	uint32_t max_wr;
 	uint32_t max_sge;
 };
-/** Create a shared receive queue of attr->max_wr entries of attr->max_sge SGEs. */
+/**
+ * Create a shared receive queue of attr->max_wr entries of
+ * attr->max_sge SGEs.
+ * @param pd the PD
+ * @param attr its size
+ * @param out the new SRQ, on success
+ * @return 0, or a negative errno (uroce_last_error() says why)
+ */
 int uroce_srq_create(struct uroce_pd *pd, const struct uroce_srq_init_attr *attr, struct uroce_srq **out);
-/** Destroy an SRQ; no QP may still use it. */
+/**
+ * Destroy an SRQ; no QP may still use it.
+ * @param srq the SRQ
+ * @return 0, -EBUSY while a QP uses it, -EINVAL
+ */
 int uroce_srq_destroy(struct uroce_srq *srq);
 
 /** Path MTU (same values as enum ibv_mtu). */
@@ -533,12 +750,16 @@ enum uroce_mtu {
 	UROCE_MTU_4096 = 5,
 };
 
-/** Bytes of an enum uroce_mtu, or 0 for a value outside it. */
+/**
+ * Bytes of a path MTU.
+ * @param mtu an enum uroce_mtu
+ * @return 256..4096, or 0 for a value outside the enum
+ */
 uint32_t uroce_mtu_bytes(enum uroce_mtu mtu);
 
 /** Where packets of a QP or AH go (ibv_ah_attr with a GRH, for RoCEv2). */
 struct uroce_ah_attr {
-	uint8_t dgid[16];        /**< peer GID: ::ffff:a.b.c.d or an IPv6 address */
+	uint8_t dgid[16];        /**< peer GID: `::ffff:a.b.c.d` or an IPv6 address */
 	uint8_t sgid_index;      /**< source GID: an index of the port's table (uroce_query_gid), of the dgid's family */
 	uint8_t traffic_class;   /**< DSCP << 2 | ECN */
 	uint8_t hop_limit;       /**< 0 = 64 */
@@ -551,9 +772,20 @@ struct uroce_ah_attr {
 	uint8_t port_num;
 };
 
-/** Address handle for UD sends; a UD QP sends only through AHs of its own port. */
+/**
+ * Create an address handle for UD sends; a UD QP sends only through AHs
+ * of its own port. The destination MAC is resolved here, not per packet.
+ * @param pd the PD
+ * @param attr where the packets go
+ * @param out the new AH, on success
+ * @return 0, or a negative errno (uroce_last_error() says why)
+ */
 int uroce_ah_create(struct uroce_pd *pd, const struct uroce_ah_attr *attr, struct uroce_ah **out);
-/** Destroy an address handle. */
+/**
+ * Destroy an address handle.
+ * @param ah the AH
+ * @return 0, or -EINVAL for a NULL ah
+ */
 int uroce_ah_destroy(struct uroce_ah *ah);
 
 /** Queue pair transport (same values as enum ibv_qp_type). */
@@ -574,7 +806,11 @@ enum uroce_qp_state {
 	UROCE_QPS_ERR,
 };
 
-/** Name of a QP state ("RTS"). */
+/**
+ * Name of a QP state ("RTS").
+ * @param state a QP state
+ * @return the name, or "unknown" for a value outside the enum
+ */
 const char *uroce_qp_state_str(enum uroce_qp_state state);
 
 struct uroce_qp_cap {
@@ -701,10 +937,33 @@ struct uroce_cc_attr {
 	                           * (ACK coalescing); 0 = 16 */
 };
 
-/** Name of a path policy or congestion controller, or NULL; parsers return 0 or -EINVAL. */
+/**
+ * Name of a path policy ("p2c").
+ * @param p a path policy
+ * @return the name, or NULL for a value outside the enum
+ */
 const char *uroce_path_policy_str(enum uroce_path_policy p);
+/**
+ * Parse a path policy's name: "default", "single", "p2c", "rr" or
+ * "random".
+ * @param s the name
+ * @param out set to the policy on success
+ * @return 0, or -EINVAL for an unknown name (out untouched)
+ */
 int uroce_path_policy_parse(const char *s, enum uroce_path_policy *out);
+/**
+ * Name of a congestion controller ("dcqcn").
+ * @param cc a controller
+ * @return the name, or NULL for a value outside the enum
+ */
 const char *uroce_cc_str(enum uroce_cc cc);
+/**
+ * Parse a congestion controller's name: "none", "dcqcn", "swift",
+ * "cubic" or "eqds".
+ * @param s the name
+ * @param out set to the controller on success
+ * @return 0, or -EINVAL for an unknown name (out untouched)
+ */
 int uroce_cc_parse(const char *s, enum uroce_cc *out);
 
 /** Most members of a QP's failover group: the primary and its backups. */
@@ -745,7 +1004,12 @@ enum uroce_fo_state {
 	UROCE_FO_WAIT_SINKED,       /**< nothing new is sent until everything sent on the backup is acknowledged */
 	UROCE_FO__COUNT
 };
-/** Name of a failover state ("Default", "Fallback", "WaitSignaled", "WaitSinked"), or NULL. */
+/**
+ * Name of a failover state.
+ * @param s a failover state
+ * @return "Default", "Fallback", "WaitSignaled" or "WaitSinked", or NULL
+ *         for a value outside the enum
+ */
 const char *uroce_fo_state_str(enum uroce_fo_state s);
 
 /** Why a member was failed. */
@@ -757,6 +1021,11 @@ enum uroce_fo_cause {
 	UROCE_FO_CAUSE_PEER,        /**< the peer said so (it lost its side of the member) */
 	UROCE_FO_CAUSE__COUNT
 };
+/**
+ * Name of the cause a failover member was failed for.
+ * @param c a cause
+ * @return the name, or NULL for a value outside the enum
+ */
 const char *uroce_fo_cause_str(enum uroce_fo_cause c);
 
 /** A QP's failover state (uroce_qp_failover_info). Times are the
@@ -775,7 +1044,12 @@ struct uroce_failover_info {
 	uint64_t notices_sent, notices_rcvd;
 	uint64_t probes_sent, probes_answered;
 };
-/** Read a QP's failover state; -EINVAL when it has no backups. */
+/**
+ * Read a QP's failover state.
+ * @param qp a QP with backups
+ * @param info filled with its members, state and counters
+ * @return 0, or -EINVAL (NULL arguments, a QP without backups)
+ */
 int uroce_qp_failover_info(struct uroce_qp *qp, struct uroce_failover_info *info);
 
 struct uroce_qp_init_attr {
@@ -794,13 +1068,31 @@ struct uroce_qp_init_attr {
 	struct uroce_failover_attr failover; /**< rc/sr: backups in a port group; all zero = none */
 };
 
-/** Name of a reliability mode ("sr"), or NULL. */
+/**
+ * Name of a reliability mode ("sr").
+ * @param rel a reliability mode
+ * @return the name, or NULL for a value outside the enum
+ */
 const char *uroce_reliability_str(enum uroce_reliability rel);
-/** Parse "rc", "sr" or "ec"; 0 or -EINVAL. */
+/**
+ * Parse a reliability mode's name: "rc", "sr", "ec" or "be".
+ * @param s the name
+ * @param out set to the mode on success
+ * @return 0, or -EINVAL for an unknown name (out untouched)
+ */
 int uroce_reliability_parse(const char *s, enum uroce_reliability *out);
-/** Name of an ordering ("ordered"/"unordered"), or NULL. */
+/**
+ * Name of an ordering ("ordered" or "unordered").
+ * @param ord an ordering
+ * @return the name, or NULL for a value outside the enum
+ */
 const char *uroce_ordering_str(enum uroce_ordering ord);
-/** Parse "ordered" or "unordered"; 0 or -EINVAL. */
+/**
+ * Parse "ordered" or "unordered".
+ * @param s the name
+ * @param out set to the ordering on success
+ * @return 0, or -EINVAL for an unknown name (out untouched)
+ */
 int uroce_ordering_parse(const char *s, enum uroce_ordering *out);
 
 /** Attribute mask for uroce_qp_modify (same values as enum ibv_qp_attr_mask). */
@@ -893,44 +1185,95 @@ struct uroce_qp_attr {
 
 /**
  * Several engines on one NIC, each context on a queue of its own
- * (afxdp:IFACE:QUEUE): fill sports[0..n-1] (n 1..UROCE_MAX_SPORTS) with
- * UDP source ports that the NIC's RSS (its Toeplitz key and indirection
- * table, as ethtool -x shows them) sends to port port_num's queue when a
- * packet comes from peer_gid to local_gid (NULL: the port's IPv4
- * address). The peer gives them to its QP as attr.sports. IPv4-mapped
- * GIDs only; -EOPNOTSUPP, with the reason, where the NIC has no readable
- * RSS, does not hash UDP ports, or sends nothing to the queue. The ports
+ * (afxdp:IFACE:QUEUE): UDP source ports that the NIC's RSS (its Toeplitz
+ * key and indirection table, as ethtool -x shows them) sends to the
+ * port's queue when a packet comes from peer_gid to local_gid. The peer
+ * gives them to its QP as attr.sports. IPv4-mapped GIDs only. The ports
  * hold while the NIC's key and table stay as they were.
+ * @param ctx the context (one queue of an afxdp port)
+ * @param port_num the port, 1..uroce_num_ports
+ * @param local_gid the GID packets arrive at; NULL: the port's IPv4 address
+ * @param peer_gid the GID packets come from
+ * @param sports filled with n source ports
+ * @param n how many, 1..UROCE_MAX_SPORTS
+ * @return 0; -EINVAL (arguments); -EOPNOTSUPP, with the reason, for a port
+ *         that is not afxdp, IPv6 GIDs, a NIC without readable RSS, one that
+ *         does not hash UDP ports or sends nothing to the queue
  */
 int uroce_steer_sports(struct uroce_context *ctx, uint8_t port_num, const uint8_t local_gid[16],
                        const uint8_t peer_gid[16], uint16_t *sports, unsigned n);
 
-/** Create a QP in RESET. Its number is uroce_qp_num(qp). */
+/**
+ * Create a QP in RESET. Its number is uroce_qp_num(qp).
+ * @param pd the PD
+ * @param attr its type, CQs, SRQ, capacities (rounded up and written
+ *        back) and reliability, path, congestion and failover attributes
+ * @param out the new QP, on success
+ * @return 0, or a negative errno (-EINVAL, -EOPNOTSUPP, -ENOMEM when no
+ *         memory or QP number is left, -EIO; uroce_last_error() says why)
+ */
 int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct uroce_qp **out);
-/** Destroy a QP in any state; its outstanding work is dropped without completions. */
+/**
+ * Destroy a QP in any state; its outstanding work is dropped without
+ * completions.
+ * @param qp the QP
+ * @return 0, or -EINVAL for a NULL qp
+ */
 int uroce_qp_destroy(struct uroce_qp *qp);
-/** Move the QP through the IBTA state machine; mask says which fields count. */
+/**
+ * Move the QP through the IBTA state machine (ibv_modify_qp).
+ * @param qp the QP
+ * @param attr the attributes
+ * @param mask enum uroce_qp_attr_mask: which fields of attr count
+ * @return 0, or -EINVAL for a transition not allowed, a required attribute
+ *         missing or one not taken, a value out of range (uroce_last_error()
+ *         names it and what is accepted)
+ */
 int uroce_qp_modify(struct uroce_qp *qp, const struct uroce_qp_attr *attr, int mask);
-/** Read back the QP's attributes. */
+/**
+ * Read back the QP's attributes (ibv_query_qp).
+ * @param qp the QP
+ * @param attr filled with its attributes
+ * @param init filled with its creation attributes; may be NULL
+ * @return 0, or -EINVAL for a NULL qp or attr
+ */
 int uroce_qp_query(struct uroce_qp *qp, struct uroce_qp_attr *attr, struct uroce_qp_init_attr *init);
-/** The QP number (24 bits; 0x11 and up) the peer puts in its BTH. */
+/**
+ * The QP number (24 bits; 0x11 and up) the peer puts in its BTH.
+ * @param qp the QP
+ * @return the number, or 0 for a NULL qp
+ */
 uint32_t uroce_qp_num(const struct uroce_qp *qp);
-/** The QP's random token (never 0), drawn at creation: the peer gives it
+/**
+ * The QP's random token (never 0), drawn at creation: the peer gives it
  * as attr.dest_token at INIT -> RTR, and every sr/ec/be/failover/timeout
  * control packet to this QP must carry it. Exchange it with the QPN and
- * PSN; it is a secret between the two ends. */
+ * PSN; it is a secret between the two ends.
+ * @param qp the QP
+ * @return the token, or 0 for a NULL qp
+ */
 uint32_t uroce_qp_token(const struct uroce_qp *qp);
-/** The QPN the QP's control packets (SACKs, NACKs, notices) arrive at,
+/**
+ * The QPN the QP's control packets (SACKs, NACKs, notices) arrive at,
  * for the peer's attr.dest_ctrl_qpn: its QPN + 1 on a frame port, the
- * NIC's control QP on a verbs port; 0 for a QP without one (rc, uc, ud
- * without backups). */
+ * NIC's control QP on a verbs port.
+ * @param qp the QP
+ * @return the QPN, or 0 for a QP without one (rc, uc, ud without backups)
+ *         or a NULL qp
+ */
 uint32_t uroce_qp_ctrl_num(const struct uroce_qp *qp);
-/** The numbers the peer names for this QP on one of its context's ports
- * (port_num 1..uroce_num_ports): on a verbs context a QP with backups has
- * NIC QPs on every port, each device numbering its own, and the peer
- * gives port p's as attr.backup_dest_qpn / backup_dest_ctrl_qpn of the
- * member on p; elsewhere (or port 1) they are uroce_qp_num() and
- * uroce_qp_ctrl_num(). 0, or -EINVAL for a port the QP has no numbers on. */
+/**
+ * The numbers the peer names for this QP on one of its context's ports:
+ * on a verbs context a QP with backups has NIC QPs on every port, each
+ * device numbering its own, and the peer gives port p's as
+ * attr.backup_dest_qpn / backup_dest_ctrl_qpn of the member on p;
+ * elsewhere (or port 1) they are uroce_qp_num() and uroce_qp_ctrl_num().
+ * @param qp the QP
+ * @param port_num the port, 1..uroce_num_ports
+ * @param qpn set to the QPN on that port
+ * @param ctrl_qpn set to the control QPN on that port (0 when none)
+ * @return 0, or -EINVAL (NULL arguments, a port the QP has no numbers on)
+ */
 int uroce_qp_port_nums(const struct uroce_qp *qp, uint8_t port_num, uint32_t *qpn, uint32_t *ctrl_qpn);
 
 /** A scatter/gather element (ibv_sge). */
@@ -1006,11 +1349,33 @@ struct uroce_recv_wr {
 	uint32_t timeout_us;   /**< be: this WR's deadline, counted from when it is the oldest receive; 0 = the QP's */
 };
 
-/** Post a chain of send WRs; on error *bad_wr is the first not posted. */
+/**
+ * Post a chain of send WRs (ibv_post_send).
+ * @param qp the QP
+ * @param wr the first WR; each next one follows wr->next
+ * @param bad_wr on error, set to the first WR not posted
+ * @return 0, -EINVAL (a WR the QP cannot take; uroce_last_error() says
+ *         why), -ENOMEM (the send queue is full)
+ */
 int uroce_post_send(struct uroce_qp *qp, struct uroce_send_wr *wr, struct uroce_send_wr **bad_wr);
-/** Post a chain of receive WRs to the QP's own receive queue. */
+/**
+ * Post a chain of receive WRs to the QP's own receive queue
+ * (ibv_post_recv).
+ * @param qp the QP
+ * @param wr the first WR; each next one follows wr->next
+ * @param bad_wr on error, set to the first WR not posted
+ * @return 0, -EINVAL (a QP with an SRQ, a bad SGE), -ENOMEM (the receive
+ *         queue is full)
+ */
 int uroce_post_recv(struct uroce_qp *qp, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr);
-/** Post a chain of receive WRs to a shared receive queue. */
+/**
+ * Post a chain of receive WRs to a shared receive queue
+ * (ibv_post_srq_recv).
+ * @param srq the SRQ
+ * @param wr the first WR; each next one follows wr->next
+ * @param bad_wr on error, set to the first WR not posted
+ * @return 0, -EINVAL (a bad SGE), -ENOMEM (the SRQ is full)
+ */
 int uroce_post_srq_recv(struct uroce_srq *srq, struct uroce_recv_wr *wr, struct uroce_recv_wr **bad_wr);
 
 /* ----------------------------------------------------------------------
@@ -1050,8 +1415,12 @@ enum uroce_event_type {
 	UROCE_EVENT_GID_CHANGE = 18,     /**< a port's GID table changed */
 };
 
-/** Name of an event type ("local catastrophic error" style text, as
- * ibv_event_type_str gives it). */
+/**
+ * Name of an event type ("local catastrophic error" style text, as
+ * ibv_event_type_str gives it).
+ * @param type an event type
+ * @return the name, or "unknown" for a value outside the enum
+ */
 const char *uroce_event_type_str(enum uroce_event_type type);
 
 /** One asynchronous event (ibv_async_event). */
@@ -1065,19 +1434,31 @@ struct uroce_async_event {
 	enum uroce_event_type event_type;
 };
 
-/** Take the oldest waiting event: 0, -EAGAIN when none waits, -EINVAL.
- * One thread at a time may call it: the ring has a single consumer. An
- * event names its object: take and handle the events of a QP or CQ before
- * destroying it (as ibverbs requires), since an event still waiting after
- * the destroy names a freed object. */
+/**
+ * Take the oldest waiting asynchronous event (ibv_get_async_event,
+ * without blocking). One thread at a time may call it: the ring has a
+ * single consumer. An event names its object: take and handle the events
+ * of a QP or CQ before destroying it (as ibverbs requires), since an event
+ * still waiting after the destroy names a freed object.
+ * @param ctx the context
+ * @param event filled with the event
+ * @return 0, -EAGAIN when none waits, -EINVAL for NULL arguments
+ */
 int uroce_get_async_event(struct uroce_context *ctx, struct uroce_async_event *event);
-/** Acknowledge an event (ibv_ack_async_event); kept for verbs symmetry.
+/**
+ * Acknowledge an event (ibv_ack_async_event); kept for verbs symmetry.
  * It does nothing: destroying a QP or CQ does not wait for its events to be
  * acknowledged, so take and handle them before the destroy (an event still
  * waiting after it names a freed object). Events are taken by one thread at
- * a time. */
+ * a time.
+ * @param event the event uroce_get_async_event gave
+ */
 void uroce_ack_async_event(struct uroce_async_event *event);
-/** Events lost because the ring was full. */
+/**
+ * Events lost because the context's event ring was full.
+ * @param ctx the context
+ * @return how many, since the context was created (0 for a NULL ctx)
+ */
 uint64_t uroce_async_events_lost(struct uroce_context *ctx);
 
 /** Partial completion (SDR-RDMA's API) on sr and ec QPs; docs/api.md.
@@ -1091,16 +1472,34 @@ uint64_t uroce_async_events_lost(struct uroce_context *ctx);
  * UROCE_WC_PARTIAL when chunks were missing. Every handle is given back
  * with uroce_precv_complete, before the QP is destroyed. */
 struct uroce_precv;
-/** Post a receive of one buffer with a chunk bitmap (own receive queue,
- * not an SRQ). The handle is valid until uroce_precv_complete. */
+/**
+ * Post a receive of one buffer with a chunk bitmap (own receive queue,
+ * not an SRQ). The handle is valid until uroce_precv_complete.
+ * @param qp an sr or ec QP
+ * @param sge the buffer
+ * @param wr_id the completion's wr_id
+ * @param out the handle, on success
+ * @return 0, -EINVAL (not an sr/ec QP, a QP with an SRQ, a bad SGE),
+ *         -ENOMEM
+ */
 int uroce_precv_post(struct uroce_qp *qp, const struct uroce_sge *sge, uint64_t wr_id, struct uroce_precv **out);
-/** Copy up to nwords 64-bit words of the chunk bitmap into bits; returns
- * the message's chunk count (of the posted buffer until the message's
- * length is known), or a negative errno. Any thread. */
+/**
+ * Copy up to nwords 64-bit words of the chunk bitmap into bits. Any
+ * thread.
+ * @param h the handle
+ * @param bits filled with the bitmap, bit i for chunk i
+ * @param nwords words bits has room for
+ * @return the message's chunk count (of the posted buffer until the
+ *         message's length is known), or a negative errno
+ */
 int uroce_precv_bitmap(struct uroce_precv *h, uint64_t *bits, uint32_t nwords);
-/** Give the handle back. If its message is not complete yet it completes
- * now, as it is (UROCE_WC_PARTIAL). 0, or -EBUSY when the receive cannot be
- * completed yet because SR_MSG_WIN (64) earlier messages are unfinished. */
+/**
+ * Give the handle back. If its message is not complete yet it completes
+ * now, as it is (UROCE_WC_PARTIAL).
+ * @param h the handle (invalid after a 0 return)
+ * @return 0, or -EBUSY when the receive cannot be completed yet because
+ *         SR_MSG_WIN (64) earlier messages are unfinished (try again)
+ */
 int uroce_precv_complete(struct uroce_precv *h);
 
 /** Streaming send on sr and ec QPs: one message of length bytes, sent in
@@ -1111,8 +1510,29 @@ int uroce_precv_complete(struct uroce_precv *h);
  * uroce_pstream_end was called and every piece is acknowledged; the handle
  * is freed by uroce_pstream_end. */
 struct uroce_pstream;
+/**
+ * Start a streamed message of length bytes.
+ * @param qp an sr or ec QP in RTS
+ * @param length the message's bytes
+ * @param wr_id the send completion's wr_id
+ * @param out the stream, on success
+ * @return 0, -EINVAL (not an sr/ec QP, a length out of range), -ENOMEM
+ */
 int uroce_pstream_start(struct uroce_qp *qp, uint32_t length, uint64_t wr_id, struct uroce_pstream **out);
+/**
+ * Send one piece of a streamed message: sge's bytes at offset.
+ * @param s the stream
+ * @param offset a multiple of the path MTU
+ * @param sge the piece: a multiple of the MTU long unless it ends the message
+ * @return 0, or a negative errno (-EINVAL for a piece out of range or
+ *         misaligned)
+ */
 int uroce_pstream_continue(struct uroce_pstream *s, uint32_t offset, const struct uroce_sge *sge);
+/**
+ * End a streamed message: every piece was given; frees the stream.
+ * @param s the stream (invalid afterwards)
+ * @return 0, or a negative errno (-EINVAL for a NULL s)
+ */
 int uroce_pstream_end(struct uroce_pstream *s);
 
 /** Per-QP counters. */
@@ -1170,13 +1590,31 @@ struct uroce_path_stats {
 	uint64_t tx_pkts, acked_pkts, losses, ecn_marks, trims;
 	uint64_t cc_window_bytes;    /**< its own controller's window (CUBIC), else 0 */
 };
-/** Path i (0..npaths-1) of qp; 0, or -EINVAL (not a sprayed mode, i out of range, before RTR). */
+/**
+ * Counters of one path of an sr/ec/be QP.
+ * @param qp the QP
+ * @param i the path, 0..npaths-1
+ * @param stats filled with the path's counters
+ * @return 0, -EINVAL (not a sprayed mode, i out of range, before RTR),
+ *         -EOPNOTSUPP (a QP on the NIC of a verbs port)
+ */
 int uroce_qp_path_stats(struct uroce_qp *qp, unsigned i, struct uroce_path_stats *stats);
-/** Read a QP's counters. */
+/**
+ * Read a QP's counters.
+ * @param qp the QP
+ * @param stats filled with the counters
+ * @return 0, -EINVAL for NULL arguments, -EOPNOTSUPP for a QP on the NIC of
+ *         a verbs port (read the NIC's counters)
+ */
 int uroce_qp_stats(struct uroce_qp *qp, struct uroce_qp_stats *stats);
 
-/** be: the deadline of every later WR of qp that names none (adaptive
- * timeouts call it); 0 or -EINVAL (not a be QP, or timeout_us 0). */
+/**
+ * be: the deadline of every later WR of qp that names none (adaptive
+ * timeouts call it).
+ * @param qp a be QP
+ * @param timeout_us the deadline, microseconds, at least 1
+ * @return 0, or -EINVAL (not a be QP, or timeout_us 0)
+ */
 int uroce_qp_set_timeout(struct uroce_qp *qp, uint32_t timeout_us);
 
 /* ----------------------------------------------------------------------
@@ -1194,11 +1632,26 @@ int uroce_qp_set_timeout(struct uroce_qp *qp, uint32_t timeout_us);
  * stays for expectations (docs/api.md).
  * ---------------------------------------------------------------------- */
 typedef void (*uroce_imm_cb)(void *arg, uint32_t imm_data);
-/** Expect count arrivals of imm_data (network order, as posted); cb and
- * flag may each be NULL. 0, -EINVAL (count 0), -ENOMEM. */
+/**
+ * Expect count arrivals of imm_data; when they are in, *flag is set to 1
+ * and cb runs (on the engine's thread: inside uroce_progress for an
+ * embedded context).
+ * @param ctx the context
+ * @param imm_data the immediate, network order, as posted
+ * @param count arrivals to wait for, at least 1
+ * @param cb called once when they are in; may be NULL
+ * @param arg cb's first argument
+ * @param flag set to 1 when they are in; may be NULL
+ * @return 0, -EINVAL (count 0), -ENOMEM
+ */
 int uroce_expect_imm_count(struct uroce_context *ctx, uint32_t imm_data, uint32_t count, uroce_imm_cb cb, void *arg,
                            int *flag);
-/** Arrivals of imm_data counted and not yet taken by an expectation. */
+/**
+ * Arrivals of imm_data counted and not yet taken by an expectation.
+ * @param ctx the context
+ * @param imm_data the immediate, network order
+ * @return the count (0 for a NULL ctx)
+ */
 uint64_t uroce_imm_count(struct uroce_context *ctx, uint32_t imm_data);
 
 /* ----------------------------------------------------------------------
@@ -1216,15 +1669,31 @@ uint64_t uroce_imm_count(struct uroce_context *ctx, uint32_t imm_data);
  * caller's thread like uroce_post_send (embedded or dedicated). docs/api.md.
  * ---------------------------------------------------------------------- */
 struct uroce_stripe;
-/** A stripe over nqps (1..UROCE_MAX_PORTS) distinct connected (RTS) QPs
- * of one context and one PD, RC-type with reliability rc, sr or ec, shards
- * no shorter than min_shard bytes (0 = 64 KiB). 0 or -EINVAL (the reason
- * in uroce_last_error), -ENOMEM. */
+/**
+ * A stripe over nqps distinct connected (RTS) QPs of one context and
+ * one PD, RC-type with reliability rc, sr or ec.
+ * @param qps the QPs; shard i goes on qps[i]
+ * @param nqps 1..UROCE_MAX_PORTS
+ * @param min_shard the shortest shard in bytes; 0 = 64 KiB
+ * @param out the stripe, on success
+ * @return 0, -EINVAL (the reason in uroce_last_error), -ENOMEM
+ */
 int uroce_stripe_create(struct uroce_qp *const *qps, unsigned nqps, uint32_t min_shard, struct uroce_stripe **out);
+/**
+ * Free a stripe (before its QPs are destroyed).
+ * @param s the stripe
+ * @return 0, or -EINVAL for a NULL s
+ */
 int uroce_stripe_destroy(struct uroce_stripe *s);
-/** How many shards a transfer of len bytes takes over nqps QPs (both sides
- * compute it): min(nqps, ceil(len / min_shard)), at least 1 (len 0 is one
- * shard of 0 bytes); min_shard 0 = 64 KiB. Shard i goes on QP i. */
+/**
+ * How many shards a transfer of len bytes takes over nqps QPs (both
+ * sides compute it).
+ * @param len the transfer's bytes
+ * @param nqps the stripe's QPs
+ * @param min_shard the stripe's min_shard; 0 = 64 KiB
+ * @return min(nqps, ceil(len / min_shard)), at least 1 (len 0 is one shard
+ *         of 0 bytes); shard i goes on QP i
+ */
 unsigned uroce_stripe_shards(uint64_t len, unsigned nqps, uint32_t min_shard);
 /** One striped write: [addr, addr + len) of lkey to remote_addr under rkey
  * (the peer's rkey serves all its QPs: one context, one PD). Shard i is
@@ -1240,10 +1709,15 @@ struct uroce_stripe_write {
 	uint32_t imm_data;       /**< network order; the receiver counts it once per shard */
 	unsigned send_flags;     /**< UROCE_SEND_SIGNALED, UROCE_SEND_FENCE (on every shard) */
 };
-/** Post the shards (one WRITE_WITH_IMM per QP used); 0 or a negative errno
- * with nothing posted: every shard is checked first (-EINVAL: flags, keys,
- * range, a QP's state or message limit; -ENOMEM: a send queue is full).
- * *nshards, if not NULL, says how many on success. */
+/**
+ * Post the shards of one striped write (one WRITE_WITH_IMM per QP used).
+ * Every shard is checked first, so on error nothing is posted.
+ * @param s the stripe
+ * @param w the write
+ * @param nshards set to the number of shards on success; may be NULL
+ * @return 0, -EINVAL (flags, keys, range, a QP's state or message limit),
+ *         -ENOMEM (a send queue is full)
+ */
 int uroce_stripe_post_write(struct uroce_stripe *s, const struct uroce_stripe_write *w, unsigned *nshards);
 
 /** Paged writes (TransferEngine's submit_paged_writes): page i of the
@@ -1266,8 +1740,12 @@ struct uroce_paged_write {
 	uint32_t imm_data;       /**< network order */
 	unsigned send_flags;     /**< UROCE_SEND_SIGNALED */
 };
-/** Post a paged write; it takes one send WR per run of adjacent pages.
- * 0, -EINVAL (with the reason), -ENOMEM (send queue too short). */
+/**
+ * Post a paged write; it takes one send WR per run of adjacent pages.
+ * @param qp the QP
+ * @param pw the pages, their keys and the closing immediate
+ * @return 0, -EINVAL (with the reason), -ENOMEM (send queue too short)
+ */
 int uroce_post_paged_write(struct uroce_qp *qp, const struct uroce_paged_write *pw);
 
 /* ----------------------------------------------------------------------
@@ -1289,31 +1767,82 @@ struct uroce_tmo_attr {
 	uint32_t delta_us;       /**< additive slack; 0 = 50 */
 };
 struct uroce_tmo;
-/** A group over nqps connected be QPs of one context (1..1024). */
+/**
+ * A group over nqps connected be QPs of one context.
+ * @param attr the group's id, message size and rule's parameters
+ * @param qps its QPs, one per peer
+ * @param nqps 1..1024
+ * @param out the group, on success
+ * @return 0, -EINVAL, -EEXIST (the context has a group of that id),
+ *         -ENOSPC, -ENOMEM
+ */
 int uroce_tmo_create(const struct uroce_tmo_attr *attr, struct uroce_qp *const *qps, unsigned nqps,
                      struct uroce_tmo **out);
+/**
+ * Free a group (its QPs stay).
+ * @param g the group
+ * @return 0, or -EINVAL for a NULL g
+ */
 int uroce_tmo_destroy(struct uroce_tmo *g);
-/** The warm-up run took warmup_ns: T = (1 + gamma) warmup + delta, applied to the QPs. */
+/**
+ * The warm-up run took warmup_ns: T = (1 + gamma) warmup + delta,
+ * applied to the QPs.
+ * @param g the group
+ * @param warmup_ns the warm-up run's duration
+ * @return 0, or -EINVAL
+ */
 int uroce_tmo_warmup(struct uroce_tmo *g, uint64_t warmup_ns);
-/** This member's proposal now (ns), from what its QPs measured. */
+/**
+ * This member's proposal now, from what its QPs measured.
+ * @param g the group
+ * @return the proposal in ns (0 for a NULL g)
+ */
 uint64_t uroce_tmo_proposal_ns(struct uroce_tmo *g);
-/** Send this member's proposal for round (once; call again to poll): 0
- * once every peer's proposal for round arrived and T was updated,
- * -EAGAIN while some are missing (lost ones are asked for again). */
+/**
+ * Send this member's proposal for round (once; call again to poll).
+ * @param g the group
+ * @param round the run's number, the same on every member
+ * @return 0 once every peer's proposal for round arrived and T was
+ *         updated, -EAGAIN while some are missing (lost ones are asked for
+ *         again), or another negative errno
+ */
 int uroce_tmo_exchange(struct uroce_tmo *g, uint32_t round);
-/** The group's timeout now, ns. */
+/**
+ * The group's timeout now.
+ * @param g the group
+ * @return T in ns (0 for a NULL g)
+ */
 uint64_t uroce_tmo_timeout_ns(const struct uroce_tmo *g);
-/** The rule alone, for callers with their own exchange: median of n
- * proposals, then the EWMA; returns the new T (ns). */
+/**
+ * The rule alone, for callers with their own exchange: median of n
+ * proposals, then the EWMA, applied to the QPs.
+ * @param g the group
+ * @param proposals_ns the proposals, ns
+ * @param n how many, at least 1
+ * @return the new T in ns (T unchanged when the arguments are wrong or
+ *         memory ran out; 0 for a NULL g)
+ */
 uint64_t uroce_tmo_update(struct uroce_tmo *g, const uint64_t *proposals_ns, unsigned n);
 
-/** Bytes of transport state one QP takes (for the scale benchmark). */
+/**
+ * Bytes of transport state one QP takes (for the scale benchmark).
+ * @param type the QP type
+ * @return the bytes
+ */
 size_t uroce_qp_state_bytes(enum uroce_qp_type type);
-/** Of those, the bytes the per-packet path of an RC QP reads and writes
- * (its first cache lines; the rest is configuration and rare paths). */
+/**
+ * Of those, the bytes the per-packet path of an RC QP reads and writes
+ * (its first cache lines; the rest is configuration and rare paths).
+ * @param type the QP type
+ * @return the bytes
+ */
 size_t uroce_qp_hot_bytes(enum uroce_qp_type type);
-/** Bytes of its reliability policy's own state (after RTR at MTU 4096,
- * for sr/ec whose windows grow with it); be is OptiNIC's figure. */
+/**
+ * Bytes of its reliability policy's own state (after RTR at MTU 4096,
+ * for sr/ec whose windows grow with it); be is OptiNIC's figure.
+ * @param rel the reliability mode
+ * @return the bytes
+ */
 size_t uroce_rel_state_bytes(enum uroce_reliability rel);
 
 #ifdef __cplusplus
