@@ -40,7 +40,14 @@ enum perf_test {
 	PERF_WRITE_LAT,
 	PERF_READ_LAT,
 	PERF_SEND_LAT,
+	PERF_ATOMIC_BW,
+	PERF_ATOMIC_LAT,
 };
+
+#define PERF_ATOMIC_SIZE 8             /* an atomic moves one 64-bit word */
+#define PERF_JSON_DEFAULT "perftest_out.json" /* perftest's --out_json file */
+
+enum perf_output { PERF_OUT_FULL, PERF_OUT_BW, PERF_OUT_MSGRATE, PERF_OUT_LAT }; /* --output */
 
 struct perf_opts {
 	enum perf_test test;
@@ -82,6 +89,14 @@ struct perf_opts {
 	char eng_spec[PERF_MAX_ENGINES][64];
 	int cores[PERF_MAX_ENGINES]; /* --cores: each engine's CPU */
 	int ncores;
+	int atomic_cas;            /* -A CMP_AND_SWAP (else FETCH_AND_ADD) */
+	int duplex;                /* -b: both ends send */
+	int events;                /* -e: sleep on completion channels (an engine thread runs the transport) */
+	int run_infinitely;        /* --run_infinitely: until SIGINT/SIGTERM, a line per report period */
+	double report_period;      /* --report-period SEC: a line every SEC seconds while the test runs */
+	int out_json;              /* --out_json */
+	const char *out_json_file; /* --out_json_file FILE */
+	enum perf_output output;   /* --output */
 };
 
 /* Parse "MODE [options] [server]"; argv[0] is the mode. Returns 0, or 2
@@ -165,6 +180,7 @@ int perf_close_connection(struct perf_comm *c, const struct perf_dest *mine);
 
 /* One engine's context and what hangs off it; QP i is on engine i mod n. */
 struct perf_engine {
+	struct uroce_comp_channel *ch; /* -e: the channel of its two CQs */
 	struct uroce_context *ctx;
 	struct uroce_pd *pd;
 	struct uroce_mr *mr;
@@ -245,7 +261,8 @@ static inline struct perf_engine *perf_eng_of(struct perf_ctx *p, int qp)
 {
 	return &p->eng[qp % p->neng];
 }
-/* Poll every engine's send (recv 0) or receive (recv 1) CQ, as perf_poll. */
+/* Poll every engine's send (recv 0), receive (recv 1) or both (recv 2)
+ * CQs, as perf_poll. */
 int perf_poll_engines(struct perf_ctx *p, int recv, int n, struct uroce_wc *wc);
 
 /* ---- traffic (perf_bw.c, perf_lat.c) ---- */
@@ -259,12 +276,21 @@ struct perf_lat_result {
 };
 int perf_run_lat(struct perf_ctx *p, struct perf_lat_result *res);
 
+/* perftest's --out_json file: test_info and results (the last line's;
+ * with -a every line's in results_all); 0 or -errno, said on stderr. */
+int perf_json_write(const struct perf_ctx *p, const struct perf_bw_report *bw, int nbw,
+		    const struct perf_lat_result *lat, int nlat);
+/* Set by SIGINT/SIGTERM in --run_infinitely: the run ends as a -D run does. */
+extern volatile int perf_stop;
+
 /* ---- tables (perf_report.c) ---- */
 void perf_print_bw_header(const struct perf_opts *o);
 void perf_print_bw_line(const struct perf_opts *o, const struct perf_bw_report *r);
 void perf_print_lat_header(const struct perf_opts *o);
 void perf_print_lat_line(const struct perf_opts *o, const struct perf_lat_result *r);
 void perf_print_line(void);
+/* --report-period: what completed in the last period (t_s: since the start) */
+void perf_print_period(const struct perf_opts *o, double t_s, double secs, uint64_t msgs, uint64_t bytes);
 void perf_print_test_info(const struct perf_ctx *p);
 void perf_print_dest(const struct perf_ctx *p, const struct perf_dest *d, int remote);
 /* perftest's numbers from timestamps (ns): average, peak, message rate. */

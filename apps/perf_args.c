@@ -19,6 +19,7 @@ static const struct {
 } modes[] = {
 	{"write_bw", PERF_WRITE_BW, 0}, {"read_bw", PERF_READ_BW, 0}, {"send_bw", PERF_SEND_BW, 0},
 	{"write_lat", PERF_WRITE_LAT, 1}, {"read_lat", PERF_READ_LAT, 1}, {"send_lat", PERF_SEND_LAT, 1},
+	{"atomic_bw", PERF_ATOMIC_BW, 0}, {"atomic_lat", PERF_ATOMIC_LAT, 1},
 };
 
 int perf_is_mode(const char *name)
@@ -64,7 +65,15 @@ static void usage(FILE *f, const char *mode)
 		"                          ::ffff:IPv4, then IPv6 (default 1, the first IPv4)\n"
 		"  -s, --size BYTES        message size (default 65536 for _bw, 2 for _lat)\n"
 		"  -n, --iters N           iterations (default 5000 for _bw, 1000 for _lat)\n"
-		"  -D, --duration SEC      run for SEC seconds (write_bw, read_bw)\n"
+		"  -D, --duration SEC      run for SEC seconds (write_bw, read_bw, atomic_bw)\n"
+		"      --run_infinitely    run until ^C (SIGINT/SIGTERM), a line every --report-period seconds\n"
+		"                          (write_bw, read_bw, atomic_bw)\n"
+		"      --report-period SEC a line of what completed in each SEC seconds while the test runs\n"
+		"                          (-D, --run_infinitely; default 5 with --run_infinitely)\n"
+		"  -A, --atomic_type T     CMP_AND_SWAP or FETCH_AND_ADD (default; atomic_bw, atomic_lat)\n"
+		"  -b, --bidirectional     both ends send (the _bw modes); each prints the sum of both directions\n"
+		"  -e, --events            sleep on completion events (a completion channel; an engine thread\n"
+		"                          runs the transport) instead of polling (not write_lat: it polls memory)\n"
 		"  -a, --all               sizes 2..2^23 (UD: up to the MTU)\n"
 		"  -q, --qp N              number of QPs, 1-%d (_bw modes)\n"
 		"  -m, --mtu BYTES         256, 512, 1024, 2048 or 4096 (default: the port's)\n"
@@ -87,7 +96,11 @@ static void usage(FILE *f, const char *mode)
 		"                          failure; the result counts the bytes delivered, not posted\n",
 		mode ? mode : "MODE", PERF_MAX_QPS, PERF_DEFAULT_TCP_PORT);
 	rel_args_usage(f, 26);
-	fprintf(f, "  -h, --help              this text\n"
+	fprintf(f, "      --out_json          also write the results as JSON (perftest's field names) to\n"
+		   "                          --out_json_file (default " PERF_JSON_DEFAULT ")\n"
+		   "      --out_json_file FILE  the JSON file (implies --out_json)\n"
+		   "      --output WHAT       print only one number: bandwidth or message_rate (_bw), latency (_lat)\n"
+		   "  -h, --help              this text\n"
 		   "      --version           the version\n");
 }
 
@@ -113,17 +126,18 @@ static int num(const char *opt, const char *s, double lo, double hi, double *out
 
 /* perftest options we do not carry, named so the refusal says which. */
 static const char *unsupported[] = {
-	"-R/--rdma_cm", "-b/--bidirectional", "-e/--events", "-l/--post_list", "-I/--inline_size",
+	"-R/--rdma_cm", "-l/--post_list", "-I/--inline_size",
 	"-z/--comm_rdma_cm", "-g/--mcg", "-M/--MGID", "-w/--limit_bw",
 	"-y/--limit_msgrate", "-N/--noPeak", "-C/--report-cycles", "-H/--report-histogram",
 	"-U/--report-unsorted", "-S/--sl", "-T/--tos", "-V", "-O/--dualport",
-	"-k/--ah_port", "-X/--use-srq", "--run_infinitely", "--use_cuda", "--odp", "--mmap",
+	"-k/--ah_port", "-X/--use-srq", "--use_cuda", "--odp", "--mmap",
 	"--mr_per_qp", "--dont_xchg_versions", "--ipv6", "--source_ip", "--cpu_util",
 };
 
 int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 {
-	enum { OPT_GBITS = 1000, OPT_TIMEOUT, OPT_COUNTERS, OPT_ALLOW_PARTIAL, OPT_CORES, OPT_PCAP, OPT_VERSION };
+	enum { OPT_GBITS = 1000, OPT_TIMEOUT, OPT_COUNTERS, OPT_ALLOW_PARTIAL, OPT_CORES, OPT_PCAP, OPT_VERSION,
+	       OPT_INFINITE, OPT_PERIOD, OPT_JSON, OPT_JSON_FILE, OPT_OUTPUT };
 	static const struct option longopts[] = {
 		{"ib-dev", required_argument, NULL, 'd'},
 		{"ib-port", required_argument, NULL, 'i'},
@@ -148,13 +162,21 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 		{"allow-partial", no_argument, NULL, OPT_ALLOW_PARTIAL},
 		{"cores", required_argument, NULL, OPT_CORES},
 		{"pcap", required_argument, NULL, OPT_PCAP},
+		{"atomic_type", required_argument, NULL, 'A'},
+		{"bidirectional", no_argument, NULL, 'b'},
+		{"events", no_argument, NULL, 'e'},
+		{"run_infinitely", no_argument, NULL, OPT_INFINITE},
+		{"report-period", required_argument, NULL, OPT_PERIOD},
+		{"out_json", no_argument, NULL, OPT_JSON},
+		{"out_json_file", required_argument, NULL, OPT_JSON_FILE},
+		{"output", required_argument, NULL, OPT_OUTPUT},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},
 		REL_ARGS_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
 	const char *mode = argv[0];
-	int size_set = 0, iters_set = 0, tx_set = 0, c, r;
+	int size_set = 0, iters_set = 0, tx_set = 0, atype_set = 0, c, r;
 	char err[256];
 	double v;
 
@@ -185,7 +207,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(nargs, argv, ":d:i:x:s:n:D:aq:m:c:p:t:r:Q:o:u:Fh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(nargs, argv, ":d:i:x:s:n:D:aq:m:c:p:t:r:Q:o:u:FhA:be", longopts, NULL)) != -1) {
 		r = rel_args_option(&o->rel, c, optarg, err, sizeof(err));
 		if (r < 0) {
 			fprintf(stderr, "uroce-perf: %s\n", err);
@@ -311,6 +333,50 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 			if (perf_cores_parse(o, optarg))
 				return 2;
 			break;
+		case 'A':
+			if (!strcmp(optarg, "CMP_AND_SWAP"))
+				o->atomic_cas = 1;
+			else if (strcmp(optarg, "FETCH_AND_ADD")) {
+				fprintf(stderr, "uroce-perf: -A/--atomic_type '%s': accepted CMP_AND_SWAP, FETCH_AND_ADD\n",
+					optarg);
+				return 2;
+			}
+			atype_set = 1;
+			break;
+		case 'b':
+			o->duplex = 1;
+			break;
+		case 'e':
+			o->events = 1;
+			break;
+		case OPT_INFINITE:
+			o->run_infinitely = 1;
+			break;
+		case OPT_PERIOD:
+			if (num("--report-period", optarg, 1, 3600, &v))
+				return 2;
+			o->report_period = v;
+			break;
+		case OPT_JSON:
+			o->out_json = 1;
+			break;
+		case OPT_JSON_FILE:
+			o->out_json = 1;
+			o->out_json_file = optarg;
+			break;
+		case OPT_OUTPUT:
+			if (!strcmp(optarg, "bandwidth"))
+				o->output = PERF_OUT_BW;
+			else if (!strcmp(optarg, "message_rate"))
+				o->output = PERF_OUT_MSGRATE;
+			else if (!strcmp(optarg, "latency"))
+				o->output = PERF_OUT_LAT;
+			else {
+				fprintf(stderr, "uroce-perf: --output '%s': accepted bandwidth, message_rate, latency\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 			usage(stdout, mode);
 			return 1;
@@ -328,7 +394,8 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 			for (size_t k = 0; k < sizeof(unsupported) / sizeof(unsupported[0]); k++)
 				if (name[0] == '-' && name[1] && strstr(unsupported[k], name))
 					fprintf(stderr, " (perftest's %s)", unsupported[k]);
-			fprintf(stderr, "; accepted: -d -i -x -s -n -D -a -q -m -c -p -t -r -Q -o "
+			fprintf(stderr, "; accepted: -d -i -x -s -n -D -a -q -m -c -p -t -r -Q -o -A -b -e "
+				"--run_infinitely --report-period --out_json --out_json_file --output "
 				"--report_gbits -F --timeout --counters --pcap --allow-partial --cores " REL_ARGS_NAMES " -h --version (see --help)\n");
 			return 2;
 		}
@@ -381,10 +448,73 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 			uroce_reliability_str(o->rel.attr.reliability));
 		return 2;
 	}
-	if (o->duration && o->test != PERF_WRITE_BW && o->test != PERF_READ_BW) {
-		fprintf(stderr, "uroce-perf: %s: -D/--duration is accepted for write_bw and read_bw only; use -n\n", mode);
+	int atomic = o->test == PERF_ATOMIC_BW || o->test == PERF_ATOMIC_LAT;
+	if (atype_set && !atomic) {
+		fprintf(stderr, "uroce-perf: %s: -A/--atomic_type is for atomic_bw and atomic_lat\n", mode);
 		return 2;
 	}
+	if (atomic && (o->conn != UROCE_QPT_RC || o->rel.attr.reliability != UROCE_REL_RC)) {
+		fprintf(stderr, "uroce-perf: %s: atomics need -c RC and --reliability rc (UC has none; sr, ec and be "
+			"carry SEND and WRITE only)\n", mode);
+		return 2;
+	}
+	if (atomic && ((size_set && o->size != PERF_ATOMIC_SIZE) || o->all)) {
+		fprintf(stderr, "uroce-perf: %s: an atomic is %d bytes; -s and -a are not accepted\n", mode,
+			PERF_ATOMIC_SIZE);
+		return 2;
+	}
+	if (atomic) {
+		o->size = PERF_ATOMIC_SIZE;
+		size_set = 1;
+	}
+	if (o->duplex && o->is_lat) {
+		fprintf(stderr, "uroce-perf: %s: -b/--bidirectional is for the _bw modes (a latency test already "
+			"goes both ways)\n", mode);
+		return 2;
+	}
+	if (o->events && o->test == PERF_WRITE_LAT) {
+		fprintf(stderr, "uroce-perf: write_lat: -e/--events is not accepted (as in perftest: write_lat "
+			"polls memory for the peer's writes)\n");
+		return 2;
+	}
+	if (o->events && o->ndevs && !strncmp(o->devs[0], "verbs:", 6)) {
+		fprintf(stderr, "uroce-perf: %s: -e/--events on a verbs port is not supported (uroce's completion "
+			"channels serve its own engines); poll\n", mode);
+		return 2;
+	}
+	if (o->events && !o->nengines)
+		o->nengines = 1; /* the transport on an engine thread while this one sleeps */
+	if ((o->duration || o->run_infinitely) && o->test != PERF_WRITE_BW && o->test != PERF_READ_BW &&
+	    o->test != PERF_ATOMIC_BW) {
+		fprintf(stderr, "uroce-perf: %s: -D/--duration and --run_infinitely are accepted for write_bw, read_bw "
+			"and atomic_bw only; use -n\n", mode);
+		return 2;
+	}
+	if (o->run_infinitely && o->duration) {
+		fprintf(stderr, "uroce-perf: -D and --run_infinitely cannot be combined (--report-period sets the "
+			"lines' interval)\n");
+		return 2;
+	}
+	if (o->run_infinitely && o->all) {
+		fprintf(stderr, "uroce-perf: --run_infinitely and -a cannot be combined\n");
+		return 2;
+	}
+	if (o->report_period && !o->duration && !o->run_infinitely) {
+		fprintf(stderr, "uroce-perf: --report-period needs -D or --run_infinitely (a run of -n iterations "
+			"prints its table at the end)\n");
+		return 2;
+	}
+	if (o->run_infinitely && !o->report_period)
+		o->report_period = 5;
+	if ((o->output == PERF_OUT_LAT && !o->is_lat) || ((o->output == PERF_OUT_BW || o->output == PERF_OUT_MSGRATE) &&
+							   o->is_lat)) {
+		fprintf(stderr, "uroce-perf: %s: --output %s does not apply; accepted: %s\n", mode,
+			o->output == PERF_OUT_LAT ? "latency" : o->output == PERF_OUT_BW ? "bandwidth" : "message_rate",
+			o->is_lat ? "latency" : "bandwidth, message_rate");
+		return 2;
+	}
+	if (o->out_json && !o->out_json_file)
+		o->out_json_file = PERF_JSON_DEFAULT;
 	if (o->duration && o->all) {
 		fprintf(stderr, "uroce-perf: -D and -a cannot be combined (as in perftest)\n");
 		return 2;

@@ -50,15 +50,49 @@ static int ready_pop(struct ready_ring *r)
 	return q;
 }
 
+/* -b with send_bw: this end's receives complete among its sends; each
+ * reposts its receive while the peer still has messages to send. */
+static int duplex_recv(struct perf_ctx *p, const struct uroce_wc *wc, uint64_t *posted, uint64_t *got)
+{
+	const struct perf_opts *o = p->o;
+	uint64_t expect = o->size + (o->conn == UROCE_QPT_UD ? PERF_UD_GRH : 0);
+	int q, rc;
+
+	if (perf_wc_ok(wc, "receive"))
+		return -EIO;
+	if (wc->wr_id >= (uint64_t)o->num_qps) {
+		fprintf(stderr, "uroce-perf: receive completion with an unknown wr_id\n");
+		return -EIO;
+	}
+	q = (int)wc->wr_id;
+	if (!perf_wc_partial(p, wc, o->size) && wc->byte_len != o->size && wc->byte_len != expect) {
+		fprintf(stderr, "uroce-perf: received %u bytes, expected %llu\n", wc->byte_len, (unsigned long long)o->size);
+		return -EIO;
+	}
+	(*got)++;
+	if (posted[q] < o->iters) {
+		if ((rc = perf_post_recvs(p, q, 1)))
+			return rc;
+		posted[q]++;
+	}
+	return 0;
+}
+
 int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 {
 	struct perf_opts *o = p->o;
 	size_t nq = (size_t)o->num_qps;
+	/* -D or --run_infinitely: time (or a signal) ends the run, not -n */
+	int timed = o->duration || o->run_infinitely;
+	/* -b send_bw: the peer's messages arrive here meanwhile */
+	int dsend = o->duplex && o->test == PERF_SEND_BW;
+	uint64_t *rposted = dsend ? calloc(nq, sizeof(uint64_t)) : NULL, rgot = 0, rtotal = dsend ? o->iters * nq : 0;
+	uint64_t period_ns = (uint64_t)(o->report_period * 1e9), next_report = 0, rep_msgs = 0, rep_t = 0;
 	/* per QP: WRs posted, WRs completed, the count up to its last signalled WR */
 	uint64_t *scnt = calloc(nq, sizeof(uint64_t)), *ccnt = calloc(nq, sizeof(uint64_t));
 	uint64_t *last_sig = calloc(nq, sizeof(uint64_t));
-	uint64_t iters = o->duration ? UINT64_MAX : o->iters;
-	uint64_t total = o->duration ? 0 : o->iters * (uint64_t)o->num_qps;
+	uint64_t iters = timed ? UINT64_MAX : o->iters;
+	uint64_t total = timed ? 0 : o->iters * (uint64_t)o->num_qps;
 	uint64_t *tposted = NULL, *tcompleted = NULL;
 	uint64_t totscnt = 0, totccnt = 0, t_start = 0, t_end = 0, deadline = 0;
 	uint64_t depth = (uint64_t)o->tx_depth;
@@ -75,7 +109,7 @@ int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 	memset(&p->part, 0, sizeof(p->part)); /* each size on its own */
 	missing0 = p->part.missing;
 
-	if (!scnt || !ccnt || !last_sig || !sge || !wr || !ready.q || !ready.in) {
+	if (!scnt || !ccnt || !last_sig || !sge || !wr || !ready.q || !ready.in || (dsend && !rposted)) {
 		fprintf(stderr, "uroce-perf: cannot allocate the traffic state of %d QPs\n", o->num_qps);
 		rc = -ENOMEM;
 		goto out;
@@ -102,12 +136,24 @@ int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 		case PERF_READ_BW:
 			wr[q].opcode = UROCE_WR_RDMA_READ;
 			break;
+		case PERF_ATOMIC_BW:
+			wr[q].opcode = o->atomic_cas ? UROCE_WR_ATOMIC_CMP_AND_SWP : UROCE_WR_ATOMIC_FETCH_AND_ADD;
+			break;
 		default:
 			wr[q].opcode = UROCE_WR_SEND;
 			break;
 		}
 		wr[q].wr.rdma.remote_addr = p->rem[q].vaddr;
 		wr[q].wr.rdma.rkey = p->rem[q].rkey;
+		if (o->test == PERF_ATOMIC_BW) {
+			/* the peer's first word: add 1, or swap 0 for 1 (perftest's values) */
+			wr[q].wr.atomic.remote_addr = p->rem[q].vaddr;
+			wr[q].wr.atomic.rkey = p->rem[q].rkey;
+			wr[q].wr.atomic.compare_add = o->atomic_cas ? 0 : 1;
+			wr[q].wr.atomic.swap = 1;
+		}
+		if (dsend)
+			rposted[q] = (uint64_t)o->rx_depth < o->iters ? (uint64_t)o->rx_depth : o->iters;
 		if (o->conn == UROCE_QPT_UD) {
 			wr[q].wr.ud.ah = p->ah[q];
 			wr[q].wr.ud.remote_qpn = p->rem[q].qpn;
@@ -119,6 +165,10 @@ int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 	t_start = perf_now_ns();
 	if (o->duration)
 		deadline = t_start + (uint64_t)(o->duration * 1e9);
+	if (period_ns) {
+		next_report = t_start + period_ns;
+		rep_t = t_start;
+	}
 	for (;;) {
 		while (!stop && ready.count) {
 			int q = ready_pop(&ready);
@@ -143,7 +193,18 @@ int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 				totscnt++;
 			}
 		}
-		if (o->duration && !stop && perf_now_ns() >= deadline) {
+		if (period_ns && !stop) {
+			uint64_t t = perf_now_ns();
+
+			if (t >= next_report) {
+				perf_print_period(o, (double)(t - t_start) / 1e9, (double)(t - rep_t) / 1e9,
+						  totccnt - rep_msgs, (totccnt - rep_msgs) * o->size);
+				rep_msgs = totccnt;
+				rep_t = t;
+				next_report = t + period_ns;
+			}
+		}
+		if (timed && !stop && ((o->duration && perf_now_ns() >= deadline) || perf_stop)) {
 			stop = 1;
 			/* Only signalled groups are counted: WRs posted after
 			 * a QP's last signalled one complete unseen and are
@@ -156,20 +217,26 @@ int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 		}
 		/* Nothing outstanding (completions never pass the posts:
 		 * ccnt[q] <= scnt[q] for every QP) */
-		if (totscnt == totccnt) {
-			if (stop || (!o->duration && totscnt == total))
+		if (totscnt == totccnt && rgot == rtotal) {
+			if (stop || (!timed && totscnt == total))
 				break;
 			continue;
 		}
-		int n = perf_poll_engines(p, 0, PERF_POLL_BATCH, wc);
+		int n = dsend ? perf_poll_engines(p, 2, PERF_POLL_BATCH, wc) : perf_poll_engines(p, 0, PERF_POLL_BATCH, wc);
 		if (n < 0) {
 			rc = n;
 			goto out;
 		}
 		uint64_t now = perf_now_ns();
 		for (int i = 0; i < n; i++) {
+			if (dsend && (wc[i].opcode & UROCE_WC_RECV)) {
+				if ((rc = duplex_recv(p, &wc[i], rposted, &rgot)))
+					goto out;
+				continue;
+			}
 			if (perf_wc_ok(&wc[i], o->test == PERF_READ_BW ? "RDMA READ" :
-					       o->test == PERF_WRITE_BW ? "RDMA WRITE" : "SEND")) {
+					       o->test == PERF_WRITE_BW ? "RDMA WRITE" :
+					       o->test == PERF_ATOMIC_BW ? "atomic" : "SEND")) {
 				rc = -EIO;
 				goto out;
 			}
@@ -194,11 +261,11 @@ int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 	}
 	if (!t_end)
 		t_end = perf_now_ns();
-	perf_bw_compute(o, o->size, totccnt, o->duration ? NULL : tposted, tcompleted, totccnt, o->cq_mod,
+	perf_bw_compute(o, o->size, totccnt, timed ? NULL : tposted, tcompleted, totccnt, o->cq_mod,
 			t_start, t_end, rep);
 	perf_bw_goodput(rep, o->size * totccnt, p->part.missing - missing0);
 	/* #iterations counts every QP's messages, as perftest's does */
-	if (!o->duration && totccnt != total) {
+	if (!timed && totccnt != total) {
 		fprintf(stderr, "uroce-perf: %llu of %llu messages completed\n", (unsigned long long)totccnt,
 			(unsigned long long)total);
 		rc = -EIO;
@@ -206,6 +273,7 @@ int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 	if (!rc)
 		rc = perf_partial_verdict(p);
 out:
+	free(rposted);
 	free(tposted);
 	free(tcompleted);
 	free(scnt);

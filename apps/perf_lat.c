@@ -104,11 +104,22 @@ int perf_run_lat(struct perf_ctx *p, struct perf_lat_result *res)
 		break;
 	}
 	case PERF_READ_LAT:
+	case PERF_ATOMIC_LAT:
+		/* one at a time, as read_lat; atomic_lat adds 1 to (or swaps)
+		 * the peer's first word */
 		factor = 1;
 		wr.opcode = UROCE_WR_RDMA_READ;
+		if (o->test == PERF_ATOMIC_LAT) {
+			wr.opcode = o->atomic_cas ? UROCE_WR_ATOMIC_CMP_AND_SWP : UROCE_WR_ATOMIC_FETCH_AND_ADD;
+			wr.wr.atomic.remote_addr = p->rem[0].vaddr;
+			wr.wr.atomic.rkey = p->rem[0].rkey;
+			wr.wr.atomic.compare_add = o->atomic_cas ? 0 : 1;
+			wr.wr.atomic.swap = 1;
+		}
 		for (scnt = 0; scnt < iters; scnt++) {
 			timer[scnt] = perf_now_ns();
-			if ((rc = post_one(p, &wr)) || (rc = wait_one(p, p->send_cq, "RDMA READ", &wc)))
+			if ((rc = post_one(p, &wr)) ||
+			    (rc = wait_one(p, p->send_cq, o->test == PERF_READ_LAT ? "RDMA READ" : "atomic", &wc)))
 				goto out;
 		}
 		break;

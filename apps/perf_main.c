@@ -7,6 +7,7 @@
  * (Ethernet exchange, no -R); each step is one call below.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,20 @@
 #include "app_counters.h"
 
 #define PERF_LINGER_NS (200ull * 1000 * 1000) /* keep answering ACKs/READs after the end */
+#define PERF_MAX_LINES 32                       /* table lines kept for --out_json: -a has 23 */
+
+volatile int perf_stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	perf_stop = 1;
+}
+
+/* the table's lines, for --out_json at the end */
+static struct perf_bw_report bw_lines[PERF_MAX_LINES];
+static struct perf_lat_result lat_lines[PERF_MAX_LINES];
+static int nbw, nlat;
 
 static int hs0(struct perf_ctx *p)
 {
@@ -49,6 +64,7 @@ static int pre_traffic(struct perf_ctx *p)
 	switch (p->o->test) {
 	case PERF_WRITE_BW:
 	case PERF_READ_BW:
+	case PERF_ATOMIC_BW:
 	case PERF_SEND_BW:
 	case PERF_SEND_LAT:
 		/* per QP: destinations; QPs to RTS; one barrier after RTR;
@@ -59,6 +75,7 @@ static int pre_traffic(struct perf_ctx *p)
 		return 0;
 	case PERF_WRITE_LAT:
 	case PERF_READ_LAT:
+	case PERF_ATOMIC_LAT:
 		/* one; per QP; QPs to RTS; per QP again; one barrier */
 		if ((rc = hs0(p)) || (rc = hs_qps(p, 0)) || (rc = steer(p)) || (rc = perf_connect_qps(p)) ||
 		    (rc = hs_qps(p, 1)) || (rc = hs0(p)))
@@ -89,12 +106,14 @@ static int run_bw(struct perf_ctx *p)
 	int client = o->server != NULL, rc;
 
 	perf_print_bw_header(o);
-	if (!client && o->test != PERF_SEND_BW) {
+	if (!client && o->test != PERF_SEND_BW && !o->duplex) {
 		/* Half duplex: the server waits for the client's end, serving
 		 * the traffic meanwhile, and prints the client's numbers. */
 		if ((rc = hs0(p)) || (rc = perf_xchg_bw_report(&p->comm, &mine, &theirs)))
 			return rc;
 		perf_print_bw_line(o, &theirs);
+		if (nbw < PERF_MAX_LINES)
+			bw_lines[nbw++] = theirs;
 		if ((rc = perf_close_connection(&p->comm, &p->my[0])))
 			return rc;
 		perf_print_line();
@@ -104,7 +123,7 @@ static int run_bw(struct perf_ctx *p)
 		if (!next_size(p, idx, &o->size))
 			break;
 		if (o->test == PERF_SEND_BW) {
-			if (!client) {
+			if (!client || o->duplex) {
 				int n = (uint64_t)o->rx_depth < o->iters ? o->rx_depth : (int)o->iters;
 				for (int q = 0; q < o->num_qps; q++)
 					if ((rc = perf_post_recvs(p, q, n)))
@@ -112,20 +131,33 @@ static int run_bw(struct perf_ctx *p)
 			}
 			if ((rc = hs0(p)))
 				return rc;
-			rc = client ? perf_run_bw(p, &mine) : perf_run_bw_server_send(p, &mine);
+			rc = client || o->duplex ? perf_run_bw(p, &mine) : perf_run_bw_server_send(p, &mine);
 		} else {
+			/* -b: both ends start together */
+			if (o->duplex && (rc = hs0(p)))
+				return rc;
 			rc = perf_run_bw(p, &mine);
 		}
 		if (rc)
 			return rc;
+		if (o->duplex) {
+			/* each end prints both directions' sum, as perftest's -b */
+			if ((rc = hs0(p)) || (rc = perf_xchg_bw_report(&p->comm, &mine, &theirs)))
+				return rc;
+			mine.bw_peak += theirs.bw_peak;
+			mine.bw_avg += theirs.bw_avg;
+			mine.msg_rate += theirs.msg_rate;
+		}
 		perf_print_bw_line(o, &mine);
+		if (nbw < PERF_MAX_LINES)
+			bw_lines[nbw++] = mine;
 		if (o->test == PERF_SEND_BW && client && o->rel.attr.reliability == UROCE_REL_BE && idx == 0)
 			printf(" (be: this line counts the bytes this end sent; the receiver's counts those placed)\n");
 		if (o->test == PERF_SEND_BW && o->all && (rc = hs0(p)))
 			return rc;
 	}
 	perf_print_line();
-	if (o->test != PERF_SEND_BW) {
+	if (o->test != PERF_SEND_BW && !o->duplex) {
 		if ((rc = hs0(p)) || (rc = perf_xchg_bw_report(&p->comm, &mine, &theirs)))
 			return rc;
 	}
@@ -138,7 +170,7 @@ static int run_lat(struct perf_ctx *p)
 	struct perf_lat_result res;
 	int client = o->server != NULL, rc;
 
-	if (o->test == PERF_READ_LAT && !client) {
+	if ((o->test == PERF_READ_LAT || o->test == PERF_ATOMIC_LAT) && !client) {
 		/* Only the client reads; the server answers until it is done. */
 		if ((rc = perf_close_connection(&p->comm, &p->my[0])))
 			return rc;
@@ -157,6 +189,8 @@ static int run_lat(struct perf_ctx *p)
 		if ((rc = perf_run_lat(p, &res)))
 			return rc;
 		perf_print_lat_line(o, &res);
+		if (nlat < PERF_MAX_LINES)
+			lat_lines[nlat++] = res;
 	}
 	perf_print_line();
 	if (o->test == PERF_WRITE_LAT)
@@ -207,7 +241,14 @@ int perf_main(int argc, char **argv)
 	rc = pre_traffic(&p);
 	if (rc)
 		goto out;
+	if (o.run_infinitely) {
+		/* ^C ends the run as -D's end does: the table, then the peer's */
+		signal(SIGINT, on_stop);
+		signal(SIGTERM, on_stop);
+	}
 	rc = o.is_lat ? run_lat(&p) : run_bw(&p);
+	if (!rc && o.out_json && (nbw || nlat))
+		rc = perf_json_write(&p, bw_lines, nbw, lat_lines, nlat);
 out:
 	if (p.ctx) {
 		/* The peer may still wait for our ACKs or READ responses. */

@@ -3,6 +3,7 @@
  * bw header (#bytes #iterations BW peak BW average MsgRate) and the lat
  * header (t_min .. 99.9% percentile), MB/sec = 2^20 bytes/s, Gb/sec = 10^9 bit/s.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,8 @@ static const char *test_title(enum perf_test t)
 	case PERF_WRITE_LAT: return "RDMA_Write Latency Test";
 	case PERF_READ_LAT: return "RDMA_Read Latency Test";
 	case PERF_SEND_LAT: return "Send Latency Test";
+	case PERF_ATOMIC_BW: return "Atomic BW Test";
+	case PERF_ATOMIC_LAT: return "Atomic Latency Test";
 	}
 	return "?";
 }
@@ -36,7 +39,11 @@ void perf_print_test_info(const struct perf_ctx *p)
 	const char *ct = o->conn == UROCE_QPT_RC ? "RC" : o->conn == UROCE_QPT_UC ? "UC" : "UD";
 
 	printf(RESULT_LINE);
-	printf("                    %s\n", test_title(o->test));
+	printf("                    %s%s\n", o->duplex ? "Bidirectional " : "", test_title(o->test));
+	if (o->test == PERF_ATOMIC_BW || o->test == PERF_ATOMIC_LAT)
+		printf(" Atomic type     : %s\n", o->atomic_cas ? "CMP_AND_SWAP" : "FETCH_AND_ADD");
+	if (o->events)
+		printf(" Test with events: a completion channel per engine\n");
 	printf(" Dual-port       : OFF\t\tDevice         : %s\n", o->dev);
 	printf(" Number of qps   : %d\t\tTransport type : IB\n", o->num_qps);
 	printf(" Connection type : %s\t\tUsing SRQ      : OFF\n", ct);
@@ -47,7 +54,8 @@ void perf_print_test_info(const struct perf_ctx *p)
 	printf(" Mtu             : %u[B]\n", uroce_mtu_bytes(p->mtu));
 	printf(" Link type       : Ethernet\n");
 	printf(" GID index       : %d\n", o->gid_index);
-	if (o->test == PERF_READ_BW || o->test == PERF_READ_LAT)
+	if (o->test == PERF_READ_BW || o->test == PERF_READ_LAT || o->test == PERF_ATOMIC_BW ||
+	    o->test == PERF_ATOMIC_LAT)
 		printf(" Outstand reads  : %d\n", o->out_reads);
 	printf(" rdma_cm QPs\t : OFF\n");
 	printf(" Data ex. method : Ethernet\n");
@@ -57,7 +65,8 @@ void perf_print_test_info(const struct perf_ctx *p)
 void perf_print_dest(const struct perf_ctx *p, const struct perf_dest *d, int remote)
 {
 	printf(" %s address: LID %#04x QPN %#06x PSN %#06x", remote ? "remote" : "local", d->lid, d->qpn, d->psn);
-	if (p->o->test == PERF_READ_BW || p->o->test == PERF_READ_LAT)
+	if (p->o->test == PERF_READ_BW || p->o->test == PERF_READ_LAT || p->o->test == PERF_ATOMIC_BW ||
+	    p->o->test == PERF_ATOMIC_LAT)
 		printf(" OUT %#04x", d->out_reads);
 	if (p->o->test != PERF_SEND_BW && p->o->test != PERF_SEND_LAT)
 		printf(" RKey %#08x VAddr %#016llx", d->rkey, (unsigned long long)d->vaddr);
@@ -68,6 +77,8 @@ void perf_print_dest(const struct perf_ctx *p, const struct perf_dest *d, int re
 
 void perf_print_bw_header(const struct perf_opts *o)
 {
+	if (o->output != PERF_OUT_FULL)
+		return;
 	printf(RESULT_LINE);
 	printf(" #bytes     #iterations    BW peak[%s]    BW average[%s]   MsgRate[Mpps]\n",
 	       o->report_gbits ? "Gb/sec" : "MB/sec", o->report_gbits ? "Gb/sec" : "MB/sec");
@@ -75,7 +86,16 @@ void perf_print_bw_header(const struct perf_opts *o)
 
 void perf_print_bw_line(const struct perf_opts *o, const struct perf_bw_report *r)
 {
-	(void)o;
+	if (o->output == PERF_OUT_BW) {
+		printf("%lf\n", r->bw_avg);
+		fflush(stdout);
+		return;
+	}
+	if (o->output == PERF_OUT_MSGRATE) {
+		printf("%lf\n", r->msg_rate);
+		fflush(stdout);
+		return;
+	}
 	printf(" %-7llu    %-10llu       %-7.2f            %-7.2f\t\t   %-7.6f\n", (unsigned long long)r->size,
 	       (unsigned long long)r->iters, r->bw_peak, r->bw_avg, r->msg_rate);
 	fflush(stdout);
@@ -83,7 +103,8 @@ void perf_print_bw_line(const struct perf_opts *o, const struct perf_bw_report *
 
 void perf_print_lat_header(const struct perf_opts *o)
 {
-	(void)o;
+	if (o->output != PERF_OUT_FULL)
+		return;
 	printf(RESULT_LINE);
 	printf(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]"
 	       "   99%% percentile[usec]   99.9%% percentile[usec] \n");
@@ -91,7 +112,11 @@ void perf_print_lat_header(const struct perf_opts *o)
 
 void perf_print_lat_line(const struct perf_opts *o, const struct perf_lat_result *r)
 {
-	(void)o;
+	if (o->output == PERF_OUT_LAT) {
+		printf("%lf\n", r->t_avg);
+		fflush(stdout);
+		return;
+	}
 	printf(" %-7llu %llu          %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f\n",
 	       (unsigned long long)r->size, (unsigned long long)r->iters, r->t_min, r->t_max, r->t_typical,
 	       r->t_avg, r->t_stdev, r->p99, r->p999);
@@ -101,6 +126,121 @@ void perf_print_lat_line(const struct perf_opts *o, const struct perf_lat_result
 static double unit_bytes(const struct perf_opts *o)
 {
 	return o->report_gbits ? 125000000.0 : 1048576.0;
+}
+
+void perf_print_period(const struct perf_opts *o, double t_s, double secs, uint64_t msgs, uint64_t bytes)
+{
+	double unit = unit_bytes(o);
+
+	/* a line per period, what completed in it: -D and --run_infinitely
+	 * runs say how they go before their table */
+	printf(" %8.1f s  %-10llu messages in %.2f s: %.2f %s, %.6f Mpps\n", t_s, (unsigned long long)msgs, secs,
+	       secs > 0 ? (double)bytes / secs / unit : 0.0, o->report_gbits ? "Gb/sec" : "MB/sec",
+	       secs > 0 ? (double)msgs / secs / 1e6 : 0.0);
+	fflush(stdout);
+}
+
+static const char *json_test_name(const struct perf_opts *o, char *b, size_t n)
+{
+	static const char *verb[] = { [PERF_WRITE_BW] = "RDMA_Write", [PERF_READ_BW] = "RDMA_Read",
+		                      [PERF_SEND_BW] = "Send", [PERF_WRITE_LAT] = "RDMA_Write",
+		                      [PERF_READ_LAT] = "RDMA_Read", [PERF_SEND_LAT] = "Send",
+		                      [PERF_ATOMIC_BW] = "Atomic", [PERF_ATOMIC_LAT] = "Atomic" };
+	int atomic = o->test == PERF_ATOMIC_BW || o->test == PERF_ATOMIC_LAT;
+
+	/* perftest's write_test_info_to_file: "<verb>_[<atomic>_][Bidirectional_]BW_Test" */
+	snprintf(b, n, "%s_%s%s%s_Test", verb[o->test], atomic ? (o->atomic_cas ? "CMP_AND_SWAP_" : "FETCH_AND_ADD_") : "",
+		 o->duplex ? "Bidirectional_" : "", o->is_lat ? "Latency" : "BW");
+	return b;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void json_bw(FILE *f, const struct perf_bw_report *r)
+{
+	fprintf(f, "{\"MsgSize\": %llu, \"n_iterations\": %llu, \"BW_peak\": %.6f, \"BW_average\": %.6f, "
+		   "\"MsgRate\": %.6f}", (unsigned long long)r->size, (unsigned long long)r->iters, r->bw_peak,
+		r->bw_avg, r->msg_rate);
+}
+
+static void json_lat(FILE *f, const struct perf_lat_result *r)
+{
+	fprintf(f, "{\"MsgSize\": %llu, \"n_iterations\": %llu, \"t_min\": %.2f, \"t_max\": %.2f, "
+		   "\"t_typical\": %.2f, \"t_avg\": %.2f, \"t_stdev\": %.2f, \"percentile_99\": %.2f, "
+		   "\"percentile_99.9\": %.2f}", (unsigned long long)r->size, (unsigned long long)r->iters, r->t_min,
+		r->t_max, r->t_typical, r->t_avg, r->t_stdev, r->p99, r->p999);
+}
+
+int perf_json_write(const struct perf_ctx *p, const struct perf_bw_report *bw, int nbw,
+		    const struct perf_lat_result *lat, int nlat)
+{
+	const struct perf_opts *o = p->o;
+	const char *ct = o->conn == UROCE_QPT_RC ? "RC" : o->conn == UROCE_QPT_UC ? "UC" : "UD";
+	char name[96], rel[96];
+	FILE *f = fopen(o->out_json_file, "w");
+	int n = o->is_lat ? nlat : nbw;
+
+	if (!f) {
+		int e = errno;
+
+		fprintf(stderr, "uroce-perf: --out_json_file %s: %s\n", o->out_json_file, strerror(e));
+		return -e;
+	}
+	fprintf(f, "{\n\"test_info\": {\n\"test\": ");
+	json_str(f, json_test_name(o, name, sizeof(name)));
+	fprintf(f, ",\n");
+	if (o->events)
+		fprintf(f, "\"Test with events\": \"completion channel\",\n");
+	fprintf(f, "\"Dual_port\": \"OFF\",\n\"Device\": ");
+	json_str(f, o->dev);
+	fprintf(f, ",\n\"Number_of_qps\": %d,\n\"Transport_type\": \"IB\",\n\"Connection_type\": \"%s\",\n"
+		   "\"Using_SRQ\": \"OFF\",\n\"TX_depth\": %d,\n", o->num_qps, ct, o->tx_depth);
+	if (o->test == PERF_SEND_BW || o->test == PERF_SEND_LAT)
+		fprintf(f, "\"RX_depth\": %d,\n", o->rx_depth);
+	if (!o->is_lat)
+		fprintf(f, "\"CQ_Moderation\": %d,\n", o->cq_mod);
+	fprintf(f, "\"Mtu\": %u,\n\"Link_type\": \"Ethernet\",\n\"GID_index\": %d,\n", uroce_mtu_bytes(p->mtu),
+		o->gid_index);
+	if (o->test == PERF_READ_BW || o->test == PERF_READ_LAT || o->test == PERF_ATOMIC_BW || o->test == PERF_ATOMIC_LAT)
+		fprintf(f, "\"Outstand_reads\": %d,\n", o->out_reads);
+	fprintf(f, "\"rdma_cm_QPs\": \"OFF\",\n\"Data_ex_method\": \"Ethernet\",\n\"uroce_reliability\": ");
+	json_str(f, rel_args_describe(&o->rel.attr, rel, sizeof(rel)));
+	fprintf(f, "\n},\n\"results\": ");
+	/* perftest's "results" holds the last line; every line (-a) is in results_all */
+	if (!n)
+		fprintf(f, "{}");
+	else if (o->is_lat)
+		json_lat(f, &lat[n - 1]);
+	else
+		json_bw(f, &bw[n - 1]);
+	fprintf(f, ",\n\"results_all\": [");
+	for (int i = 0; i < n; i++) {
+		fprintf(f, "%s\n", i ? "," : "");
+		if (o->is_lat)
+			json_lat(f, &lat[i]);
+		else
+			json_bw(f, &bw[i]);
+	}
+	fprintf(f, "\n]\n}\n");
+	if (fclose(f)) {
+		int e = errno;
+
+		fprintf(stderr, "uroce-perf: --out_json_file %s: %s\n", o->out_json_file, strerror(e));
+		return -e;
+	}
+	return 0;
 }
 
 void perf_bw_goodput(struct perf_bw_report *r, uint64_t posted, uint64_t missing)

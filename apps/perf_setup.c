@@ -4,6 +4,7 @@
  * receive CQ, the QPs, and their move to RTS as perftest's ctx_connect does.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "app_counters.h"
+#include "app_error.h"
 #include "app_rand.h"
 #include "perf.h"
 #include "app_pcap.h"
@@ -77,7 +79,7 @@ static const char *qpt_name(enum uroce_qp_type t)
 static int fail(const char *what, int rc)
 {
 	fprintf(stderr, "uroce-perf: %s: %s%s%s\n", what, uroce_strerror(rc),
-		*uroce_last_error() ? ": " : "", uroce_last_error());
+		*app_last_error() ? ": " : "", app_last_error());
 	return rc;
 }
 
@@ -159,7 +161,8 @@ int perf_setup(struct perf_ctx *p)
 	memset(p->buf, 0, p->buf_size);
 	for (int k = 0; k < p->neng; k++) {
 		rc = uroce_mr_reg(p->eng[k].pd, p->buf, p->buf_size,
-				  UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE | UROCE_ACCESS_REMOTE_READ,
+				  UROCE_ACCESS_LOCAL_WRITE | UROCE_ACCESS_REMOTE_WRITE | UROCE_ACCESS_REMOTE_READ |
+					  UROCE_ACCESS_REMOTE_ATOMIC,
 				  &p->eng[k].mr);
 		if (rc)
 			return fail("cannot register the buffers", rc);
@@ -185,6 +188,16 @@ int perf_setup(struct perf_ctx *p)
 		if (rc)
 			return fail(o->num_qps > 1 ? "cannot create the receive CQ (rx_depth x QPs entries; see -r)"
 						   : "cannot create the receive CQ", rc);
+		if (o->events) {
+			/* -e: both CQs on one channel, armed; poll_cqs sleeps on it */
+			struct perf_engine *e = &p->eng[k];
+
+			if ((rc = uroce_comp_channel_create(e->ctx, &e->ch)) ||
+			    (rc = uroce_cq_set_channel(e->send_cq, e->ch, NULL)) ||
+			    (rc = uroce_cq_set_channel(e->recv_cq, e->ch, NULL)) ||
+			    (rc = uroce_req_notify_cq(e->send_cq, 0)) || (rc = uroce_req_notify_cq(e->recv_cq, 0)))
+				return fail("cannot set up the completion channel (-e)", rc);
+		}
 	}
 	p->send_cq = p->eng[0].send_cq;
 	p->recv_cq = p->eng[0].recv_cq;
@@ -219,7 +232,7 @@ int perf_setup(struct perf_ctx *p)
 			mask |= UROCE_QP_QKEY;
 		} else {
 			a.qp_access_flags = UROCE_ACCESS_REMOTE_WRITE | UROCE_ACCESS_LOCAL_WRITE |
-					    (o->conn == UROCE_QPT_RC ? UROCE_ACCESS_REMOTE_READ : 0);
+					    (o->conn == UROCE_QPT_RC ? UROCE_ACCESS_REMOTE_READ | UROCE_ACCESS_REMOTE_ATOMIC : 0);
 			mask |= UROCE_QP_ACCESS_FLAGS;
 		}
 		rc = uroce_qp_modify(p->qp[i], &a, mask);
@@ -375,6 +388,9 @@ void perf_teardown(struct perf_ctx *p)
 			uroce_cq_destroy(e->send_cq);
 		if (e->recv_cq)
 			uroce_cq_destroy(e->recv_cq);
+		if (e->ch)
+			uroce_comp_channel_destroy(e->ch);
+		e->ch = NULL;
 		if (e->mr)
 			uroce_mr_dereg(e->mr);
 		if (e->pd)
@@ -400,6 +416,37 @@ void perf_teardown(struct perf_ctx *p)
 	perf_comm_close(&p->comm);
 }
 
+/* -e: sleep until an engine's channel has an event (or ms pass); take
+ * every event there is, acknowledge it and arm its CQ again. The caller
+ * polls the CQs after: a completion that came before the arming is found
+ * then. */
+static int wait_events(struct perf_ctx *p, int ms)
+{
+	struct pollfd fds[PERF_MAX_ENGINES];
+	int n;
+
+	for (int k = 0; k < p->neng; k++)
+		fds[k] = (struct pollfd){ .fd = uroce_comp_channel_fd(p->eng[k].ch), .events = POLLIN };
+	n = poll(fds, (nfds_t)p->neng, ms);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	for (int k = 0; k < p->neng && n; k++) {
+		struct uroce_cq *cq;
+		int rc;
+
+		if (!(fds[k].revents & POLLIN))
+			continue;
+		rc = uroce_get_cq_event(p->eng[k].ch, &cq, NULL);
+		if (rc)
+			return fail("cannot read a completion event", rc);
+		uroce_ack_cq_events(cq, 1);
+		rc = uroce_req_notify_cq(cq, 0);
+		if (rc)
+			return fail("cannot arm a CQ", rc);
+	}
+	return 0;
+}
+
 static int poll_cqs(struct perf_ctx *p, struct uroce_cq *const *cqs, int ncq, int n, struct uroce_wc *wc)
 {
 	uint64_t deadline = 0;
@@ -413,6 +460,21 @@ static int poll_cqs(struct perf_ctx *p, struct uroce_cq *const *cqs, int ncq, in
 		}
 		if (perf_progress(p) < 0)
 			return -EIO;
+		if (p->o->events) {
+			/* asleep until an event; the timeout counts from the first wait */
+			uint64_t t = perf_now_ns();
+			int rc;
+
+			if (!deadline)
+				deadline = t + (uint64_t)(p->o->timeout * 1e9);
+			else if (t >= deadline) {
+				fprintf(stderr, "uroce-perf: no completion for %.0f s (see --timeout)\n", p->o->timeout);
+				return -ETIMEDOUT;
+			}
+			if ((rc = wait_events(p, (int)((deadline - t) / 1000000 + 1))))
+				return rc;
+			continue;
+		}
 		/* Read the clock only now and then: the hot loop stays short. */
 		if ((spins & 255) == 0) {
 			uint64_t t = perf_now_ns();
@@ -433,11 +495,16 @@ int perf_poll(struct perf_ctx *p, struct uroce_cq *cq, int n, struct uroce_wc *w
 
 int perf_poll_engines(struct perf_ctx *p, int recv, int n, struct uroce_wc *wc)
 {
-	struct uroce_cq *cqs[PERF_MAX_ENGINES];
+	struct uroce_cq *cqs[2 * PERF_MAX_ENGINES];
+	int ncq = 0;
 
-	for (int k = 0; k < p->neng; k++)
-		cqs[k] = recv ? p->eng[k].recv_cq : p->eng[k].send_cq;
-	return poll_cqs(p, cqs, p->neng, n, wc);
+	for (int k = 0; k < p->neng; k++) {
+		if (recv != 1)
+			cqs[ncq++] = p->eng[k].send_cq;
+		if (recv)
+			cqs[ncq++] = p->eng[k].recv_cq;
+	}
+	return poll_cqs(p, cqs, ncq, n, wc);
 }
 
 int perf_wc_ok(const struct uroce_wc *wc, const char *what)

@@ -720,6 +720,69 @@ struct uroce_wc {
  */
 int uroce_poll_cq(struct uroce_cq *cq, int n, struct uroce_wc *wc);
 
+/* ---- Completion events (ibv_comp_channel) ------------------------------
+ * An fd that becomes readable when an armed CQ gets a completion, so an
+ * application can sleep in poll() while the engine works: for DEDICATED
+ * contexts (an EMBEDDED context completes work only inside
+ * uroce_progress). Arming is one-shot, as in verbs; the loop is: wait,
+ * uroce_get_cq_event, uroce_ack_cq_events, uroce_req_notify_cq, then poll
+ * the CQ empty. Not on a verbs port's context (-EOPNOTSUPP). */
+struct uroce_comp_channel;
+
+/**
+ * Create a completion channel.
+ * @param ctx the context whose CQs it serves
+ * @param out the channel
+ * @return 0, or a negative errno (-EOPNOTSUPP on a verbs port's context)
+ */
+int uroce_comp_channel_create(struct uroce_context *ctx, struct uroce_comp_channel **out);
+/**
+ * Destroy a channel that no CQ uses any more.
+ * @param ch the channel
+ * @return 0, -EBUSY while a CQ still uses it, -EINVAL
+ */
+int uroce_comp_channel_destroy(struct uroce_comp_channel *ch);
+/**
+ * The channel's file descriptor, for poll()/epoll; readable when an event
+ * waits. Make it O_NONBLOCK (fcntl) for uroce_get_cq_event to return
+ * -EAGAIN instead of blocking.
+ * @param ch the channel
+ * @return the fd, or -EINVAL
+ */
+int uroce_comp_channel_fd(const struct uroce_comp_channel *ch);
+/**
+ * Give a CQ its channel (ibv_create_cq's channel and cq_context), before
+ * any QP uses the CQ; once per CQ.
+ * @param cq the CQ
+ * @param ch the channel (of the CQ's context)
+ * @param cq_context returned with each of its events
+ * @return 0, -EBUSY (a QP uses it, or it has a channel), -ENOSPC (the
+ *         channel serves 256 CQs), -EINVAL
+ */
+int uroce_cq_set_channel(struct uroce_cq *cq, struct uroce_comp_channel *ch, void *cq_context);
+/**
+ * Arm a CQ: its next completion makes one event on its channel.
+ * @param cq the CQ, with a channel
+ * @param solicited_only must be 0 (solicited-only arming is not supported)
+ * @return 0, -EOPNOTSUPP for solicited_only, -EINVAL without a channel
+ */
+int uroce_req_notify_cq(struct uroce_cq *cq, int solicited_only);
+/**
+ * Wait for the next event of the channel (blocks unless its fd is
+ * O_NONBLOCK); the CQ is disarmed by it.
+ * @param ch the channel
+ * @param cq the CQ that had a completion
+ * @param cq_context its cq_context (may be NULL)
+ * @return 0, -EAGAIN (non-blocking fd, no event), or a negative errno
+ */
+int uroce_get_cq_event(struct uroce_comp_channel *ch, struct uroce_cq **cq, void **cq_context);
+/**
+ * Acknowledge events of a CQ; uroce_cq_destroy refuses while some are not.
+ * @param cq the CQ
+ * @param nevents how many of its events
+ */
+void uroce_ack_cq_events(struct uroce_cq *cq, unsigned nevents);
+
 /** Shared receive queue. */
 struct uroce_srq_init_attr {
 	uint32_t max_wr;

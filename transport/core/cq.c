@@ -50,6 +50,12 @@ int uroce_cq_destroy(struct uroce_cq *cq)
 		return uroce_fail(-EINVAL, "uroce_cq_destroy: cq is NULL");
 	if (cq->refs)
 		return uroce_fail(-EBUSY, "uroce_cq_destroy: %u QPs still use this CQ", cq->refs);
+	if (cq->channel) {
+		int rc = cq_channel_detach(cq);
+
+		if (rc)
+			return rc;
+	}
 	__atomic_fetch_sub(&cq->ctx->ncq, 1, __ATOMIC_RELAXED);
 	if (cq->nic)
 		cq->ctx->nic->cq_destroy(cq);
@@ -82,11 +88,17 @@ static void cq_overrun(struct uroce_cq *cq)
 
 void cq_push(struct uroce_cq *cq, const struct uroce_wc *wc)
 {
-	if (!cq->error && spsc_ring_enqueue(cq->ring, wc))
+	if (!cq->error && spsc_ring_enqueue(cq->ring, wc)) {
+		if (cq->channel)
+			cq_notify(cq);
 		return;
+	}
 	__atomic_fetch_add(&cq->overflows, 1, __ATOMIC_RELAXED);
-	if (!cq->error)
+	if (!cq->error) {
 		cq_overrun(cq);
+		if (cq->channel)
+			cq_notify(cq); /* a sleeper wakes to find the error */
+	}
 }
 
 int uroce_poll_cq(struct uroce_cq *cq, int n, struct uroce_wc *wc)

@@ -73,6 +73,12 @@ struct uroce_cq {
 	bool error;             /* overran: uroce_poll_cq fails once the ring is drained */
 	unsigned refs;
 	void *nic;              /* on a NIC context: the device's CQ (the ring holds sr QPs' completions) */
+	/* completion events (comp_channel.c): set while no QP completes into
+	 * it; armed by the app, disarmed by the engine that fires it */
+	struct uroce_comp_channel *channel;
+	void *cq_context;
+	int armed, fired;
+	unsigned events, acked;  /* events returned by uroce_get_cq_event, and acknowledged */
 };
 
 struct uroce_precv;
@@ -366,13 +372,13 @@ struct uroce_context {
 	pthread_mutex_t post_lock;
 	_Atomic uint64_t eng_passes, eng_idle; /* the engine's loops (thread or uroce_progress), and those that found no work */
 	_Atomic uint64_t eng_timers;           /* work the slow path did: timers fired, probes, link and GID checks */
+	struct stat_ep *stat;                  /* the statistics endpoint (stat_endpoint.c), NULL when off */
 };
 
 /* DEDICATED mode, called from a thread other than the engine's: the call
  * has to travel to the engine thread. */
 static inline bool ctx_remote(const struct uroce_context *ctx)
 {
-	struct stat_ep *stat;                  /* the statistics endpoint (stat_endpoint.c), NULL when off */
 	return ctx->mode == UROCE_ENGINE_DEDICATED && ctx->thread_running && !pthread_equal(pthread_self(), ctx->thread);
 }
 
@@ -411,6 +417,10 @@ void ctx_nic_arrival(struct uroce_qp *qp, unsigned port, const struct roce_pkt *
 
 /* --- CQ -------------------------------------------------------------------- */
 void cq_push(struct uroce_cq *cq, const struct uroce_wc *wc);
+/* an armed CQ with a channel: wake its waiter (comp_channel.c) */
+void cq_notify(struct uroce_cq *cq);
+/* uroce_cq_destroy: off its channel; -EBUSY while events are unacknowledged */
+int cq_channel_detach(struct uroce_cq *cq);
 
 /* --- QP internals ------------------------------------------------------- */
 void qp_to_error(struct uroce_qp *qp);

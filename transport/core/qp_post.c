@@ -4,6 +4,8 @@
  * a BIND_MW's window, region, range and access), then the WQE is published
  * to the engine; plus the SGE copy helpers. */
 #include <errno.h>
+#include <sched.h>
+#include <time.h>
 #include <string.h>
 
 #include "transport/core/qp_internal.h"
@@ -212,6 +214,33 @@ static bool opcode_ok(const struct uroce_qp *qp, enum uroce_wr_opcode op)
 	}
 }
 
+/* A DEDICATED engine pushes a WQE's completion just before it retires
+ * the WQE (sq_tail++): an application that polled the completion and
+ * posts at once can find the queue still full for a moment. Wait for
+ * that moment, bounded (the engine thread may be preempted between the
+ * two); a queue that is really full stays full and is refused. */
+#define SQ_RETIRE_WAIT_NS 20000000ull
+
+static bool sq_room_soon(struct uroce_qp *qp, uint32_t head)
+{
+	struct timespec t0, t;
+
+	if (!ctx_remote(qp->ctx))
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned i = 0;; i++) {
+		if (head - __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE) < qp->sq_size)
+			return true;
+		if (i < 64)
+			continue;
+		sched_yield();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t.tv_nsec - (uint64_t)t0.tv_nsec >=
+		    SQ_RETIRE_WAIT_NS)
+			return false;
+	}
+}
+
 static int post_one_send(struct uroce_qp *qp, const struct uroce_send_wr *wr)
 {
 	uint32_t head = atomic_load_explicit(&qp->sq_head, memory_order_relaxed);
@@ -231,7 +260,7 @@ static int post_one_send(struct uroce_qp *qp, const struct uroce_send_wr *wr)
 	if (wr->opcode == UROCE_WR_SEND_WITH_INV && qp->init.rel.reliability != UROCE_REL_RC)
 		return uroce_fail(-EINVAL, "uroce_post_send: SEND_WITH_INV on a QP with reliability %s; accepted on rc "
 		                           "only for now", uroce_reliability_str(qp->init.rel.reliability));
-	if (head - __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE) >= qp->sq_size)
+	if (head - __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE) >= qp->sq_size && !sq_room_soon(qp, head))
 		return uroce_fail(-ENOMEM, "uroce_post_send: send queue full (%u WRs outstanding)", qp->sq_size);
 	/* BIND_MW and LOCAL_INV take no SGEs: sg_list and num_sge are not looked at */
 	rc = wr->opcode == UROCE_WR_BIND_MW ? check_bind(qp, wr) : local ? 0 : check_payload(qp, wr, inl, &total);
