@@ -91,6 +91,7 @@ struct perf_params {
 	char conn[8];
 	int qps, all, timed;
 	uint64_t size, iters;
+	int duplex;
 };
 
 static const char *conn_name(enum uroce_qp_type t)
@@ -101,8 +102,8 @@ static const char *conn_name(enum uroce_qp_type t)
 static void params_format(const struct perf_opts *o, char out[PARAMS_LEN])
 {
 	memset(out, 0, PARAMS_LEN);
-	snprintf(out, PARAMS_LEN, "%s %s %d %d %d %" PRIu64 " %" PRIu64, o->name, conn_name(o->conn), o->num_qps,
-		 o->all, o->duration > 0, o->size, o->iters);
+	snprintf(out, PARAMS_LEN, "%s %s %d %d %d %" PRIu64 " %" PRIu64 " %d", o->name, conn_name(o->conn),
+		 o->num_qps, o->all, o->duration > 0 || o->run_infinitely, o->size, o->iters, o->duplex);
 }
 
 static int params_parse(const char in[PARAMS_LEN], struct perf_params *p)
@@ -112,8 +113,8 @@ static int params_parse(const char in[PARAMS_LEN], struct perf_params *p)
 
 	memcpy(text, in, PARAMS_LEN);
 	text[PARAMS_LEN] = 0;
-	if (sscanf(text, "%31s %7s %d %d %d %" SCNu64 " %" SCNu64 "%n", p->test, p->conn, &p->qps, &p->all, &p->timed,
-		   &p->size, &p->iters, &end) != 7 || end < 0)
+	if (sscanf(text, "%31s %7s %d %d %d %" SCNu64 " %" SCNu64 " %d%n", p->test, p->conn, &p->qps, &p->all,
+		   &p->timed, &p->size, &p->iters, &p->duplex, &end) != 8 || end < 0)
 		return -EINVAL;
 	return 0;
 }
@@ -131,6 +132,11 @@ static int params_compare(const struct perf_comm *c, const struct perf_params *p
 		fprintf(stderr, "uroce-perf: the two ends run different tests: %s %s, %s %s; start both ends with the "
 			"same test\n", me, o->name, them, peer->test);
 		return -EPROTO;
+	}
+	if (!peer->duplex != !o->duplex) {
+		fprintf(stderr, "uroce-perf: one end sends both ways and the other does not: %s %s, %s %s; give both "
+			"ends -b, or neither\n", me, o->duplex ? "-b" : "no -b", them, peer->duplex ? "-b" : "no -b");
+		differ = 1;
 	}
 	if (strcmp(peer->conn, conn_name(o->conn))) {
 		fprintf(stderr, "uroce-perf: the connection types differ: %s -c %s, %s -c %s; start both ends with the "
@@ -157,8 +163,8 @@ static int params_compare(const struct perf_comm *c, const struct perf_params *p
 	}
 	/* Where the server counts messages too (it waits for each); a
 	 * write_bw, read_bw or read_lat server only answers. */
-	if ((o->test == PERF_SEND_BW || o->test == PERF_WRITE_LAT || o->test == PERF_SEND_LAT) && !peer->timed &&
-	    !(o->duration > 0) && peer->iters != o->iters) {
+	if ((o->test == PERF_SEND_BW || o->test == PERF_WRITE_LAT || o->test == PERF_SEND_LAT || o->duplex) &&
+	    !peer->timed && !(o->duration > 0) && !o->run_infinitely && peer->iters != o->iters) {
 		fprintf(stderr, "uroce-perf: the iteration counts differ: %s -n %" PRIu64 ", %s -n %" PRIu64 "; in %s "
 			"both ends count them: start both ends with the same -n\n", me, o->iters, them, peer->iters,
 			o->name);
@@ -180,7 +186,7 @@ static int xchg_params(struct perf_comm *c)
 		return rc;
 	if (params_parse(theirs, &peer)) {
 		fprintf(stderr, "uroce-perf: the peer's options message is malformed: '%.*s'; expected TEST CONN QPS "
-			"ALL TIMED SIZE ITERS\n", PARAMS_LEN, theirs);
+			"ALL TIMED SIZE ITERS DUPLEX\n", PARAMS_LEN, theirs);
 		return -EPROTO;
 	}
 	return params_compare(c, &peer);

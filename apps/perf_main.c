@@ -141,8 +141,11 @@ static int run_bw(struct perf_ctx *p)
 		if (rc)
 			return rc;
 		if (o->duplex) {
-			/* each end prints both directions' sum, as perftest's -b */
-			if ((rc = hs0(p)) || (rc = perf_xchg_bw_report(&p->comm, &mine, &theirs)))
+			/* each end prints both directions' sum, as perftest's -b;
+			 * write_bw and read_bw -a meet once more first (perftest 4.6+) */
+			if (o->all && o->test != PERF_SEND_BW && (rc = hs0(p)))
+				return rc;
+			if ((rc = perf_xchg_bw_report(&p->comm, &mine, &theirs)))
 				return rc;
 			mine.bw_peak += theirs.bw_peak;
 			mine.bw_avg += theirs.bw_avg;

@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -120,6 +121,7 @@ struct pp_ctx {
 	struct udmabuf ubuf;     /* --dmabuf: where buf lives */
 	uint64_t sge_base;       /* the address SGEs name for buf[0]: mr->addr */
 	int on_nic;              /* rc on a verbs port: the NIC runs the transport, nothing to progress */
+	struct uroce_comp_channel *ch; /* -e: the CQ's channel; an engine thread runs the transport */
 	unsigned size;
 	unsigned send_flags;
 	int rx_depth;
@@ -174,7 +176,8 @@ static void usage(FILE *f, const char *prog, enum pp_mode mode, int mode_known)
 	fprintf(f, "  -r, --rx-depth=<dep>   number of receives to post at a time (default 500)\n");
 	fprintf(f, "  -n, --iters=<iters>    number of exchanges (default 1000)\n");
 	fprintf(f, "  -l, --sl=<sl>          service level value, 0-15 (default 0)\n");
-	fprintf(f, "  -e, --events           accepted; emulated by polling (uroce has no completion channel)\n");
+	fprintf(f, "  -e, --events           sleep on CQ events (a completion channel; an engine thread runs the\n"
+		   "                         transport); not on a verbs port\n");
 	fprintf(f, "  -g, --gid-idx=<gid index> local port gid index: an entry of the port's GID table\n"
 		"                            (0 fe80:: link-local, then ::ffff:IPv4, then IPv6; default: its IPv4)\n");
 	fprintf(f, "  -c, --chk              validate received buffer\n");
@@ -509,9 +512,9 @@ static void parse_args(int argc, char **argv, struct pp_opts *o)
 	if (o->rel.attr.reliability != UROCE_REL_RC &&
 	    !strncmp(o->port_specs[0], "verbs:", 6))
 		o->rel.attr.imm_keyed = 1; /* the NIC numbers its own PSNs (the peer gives --imm-keyed) */
-	if (o->use_event)
-		fprintf(stderr, "%s: note: -e/--events is emulated by polling "
-			"(uroce has no completion channel)\n", base);
+	if (o->use_event && !strncmp(o->port_specs[0], "verbs:", 6))
+		bad_arg(o, "-e/--events on a verbs port is not supported (uroce's completion channels serve its own "
+			"engine%s%s); poll, without -e", "", "");
 }
 
 /* ---- TCP address exchange, byte for byte as rdma-core's examples ---- */
@@ -593,7 +596,8 @@ static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
 		.ports_ipv4_be = o->ipv4_be,
 		.eal_argc = o->eal_argc,
 		.eal_argv = o->eal_argv,
-		.mode = UROCE_ENGINE_EMBEDDED,
+		/* -e: an engine thread runs the transport while this one sleeps */
+		.mode = o->use_event ? UROCE_ENGINE_DEDICATED : UROCE_ENGINE_EMBEDDED,
 		.engine_cpu = -1,
 	};
 	struct uroce_qp_init_attr init = {
@@ -708,6 +712,14 @@ static int pp_init_ctx(struct pp_ctx *c, const struct pp_opts *o)
 		fail_call("Couldn't create CQ", err);
 		return -1;
 	}
+	if (o->use_event) {
+		/* as rdma-core's -e: a channel, the CQ on it, armed */
+		if ((err = uroce_comp_channel_create(c->ctx, &c->ch)) || (err = uroce_cq_set_channel(c->cq, c->ch, NULL)) ||
+		    (err = uroce_req_notify_cq(c->cq, 0))) {
+			fail_call("Couldn't set up the completion channel", err);
+			return -1;
+		}
+	}
 	init.send_cq = c->cq;
 	init.recv_cq = c->cq;
 	err = uroce_qp_create(c->pd, &init, &c->qp);
@@ -748,6 +760,8 @@ static void pp_close_ctx(struct pp_ctx *c)
 		fail_call("Couldn't destroy AH", err);
 	if (c->cq && (err = uroce_cq_destroy(c->cq)))
 		fail_call("Couldn't destroy CQ", err);
+	if (c->ch && (err = uroce_comp_channel_destroy(c->ch)))
+		fail_call("Couldn't destroy completion channel", err);
 	if (c->mr && (err = uroce_mr_dereg(c->mr)))
 		fail_call("Couldn't deregister MR", err);
 	if (c->pd && (err = uroce_pd_free(c->pd)))
@@ -1223,7 +1237,7 @@ static int run(const struct pp_opts *o, struct pp_ctx *c)
 		struct uroce_wc wc[2];
 		int ne;
 
-		err = c->on_nic ? 0 : uroce_progress(c->ctx);
+		err = c->on_nic || c->ch ? 0 : uroce_progress(c->ctx);
 		if (err < 0) {
 			fail_call("uroce_progress", err);
 			return 1;
@@ -1232,6 +1246,31 @@ static int run(const struct pp_opts *o, struct pp_ctx *c)
 		if (ne < 0) {
 			fprintf(stderr, "poll CQ failed %d\n", ne);
 			return 1;
+		}
+		if (ne == 0 && c->ch) {
+			/* -e: sleep until the CQ's event (bounded by --timeout), take
+			 * it, arm again, and poll: what came before the arming is
+			 * found then */
+			struct pollfd pf = { .fd = uroce_comp_channel_fd(c->ch), .events = POLLIN };
+			uint64_t t = now_ns();
+			struct uroce_cq *ev_cq;
+
+			if (deadline && t >= deadline) {
+				report_stall(o, c, scnt, rcnt);
+				return 1;
+			}
+			if (poll(&pf, 1, deadline ? (int)((deadline - t) / 1000000 + 1) : -1) == 1) {
+				if ((err = uroce_get_cq_event(c->ch, &ev_cq, NULL))) {
+					fail_call("Failed to get cq_event", err);
+					return 1;
+				}
+				uroce_ack_cq_events(ev_cq, 1);
+				if ((err = uroce_req_notify_cq(ev_cq, 0))) {
+					fail_call("Couldn't request CQ notification", err);
+					return 1;
+				}
+			}
+			continue;
 		}
 		if (ne == 0) {
 			if (deadline && !(++idle & 1023) && now_ns() >= deadline) {
@@ -1285,7 +1324,10 @@ static int run(const struct pp_opts *o, struct pp_ctx *c)
 			return 1;
 	}
 
-	if (o->mode == PP_RC && !c->on_nic) { /* on a NIC, the NIC answers the peer's retransmissions */
+	if (o->mode == PP_RC && c->ch) {
+		/* the engine thread answers the peer's retransmissions meanwhile */
+		nanosleep(&(struct timespec){ 0, (long)PP_RC_LINGER_QUIET_NS }, NULL);
+	} else if (o->mode == PP_RC && !c->on_nic) { /* on a NIC, the NIC answers the peer's retransmissions */
 		uint64_t t = now_ns(), quiet_until = t + PP_RC_LINGER_QUIET_NS, stop = t + PP_RC_LINGER_MAX_NS;
 
 		while ((t = now_ns()) < quiet_until && t < stop) {

@@ -84,6 +84,10 @@ pp_sizes() { # TOOL MTU
 }
 PERF_TOOLS="write_bw read_bw send_bw write_lat read_lat send_lat"
 perf_sizes() { echo "64 65536"; }
+# perftest's atomics (8 bytes: no -s) and -b (TOOL-b: both ends send and
+# both report), at the first MTU
+EXTRA_PERF="atomic_bw atomic_lat write_bw-b read_bw-b send_bw-b atomic_bw-b"
+extra_size() { case "$1" in atomic_*) echo 8 ;; *) echo 65536 ;; esac; }
 
 # Directions: in 'rxe' mode uroce-srv (uroce serves, the guest's program is
 # the client) and uroce-cli; in 'guests' mode rxe-rxe.
@@ -120,8 +124,22 @@ all_cases() {
 				for d in $(directions); do echo "$mtu/ib_$t/$s/$d"; done
 			done
 		done
+		if [ "$mtu" = "${MTUS%% *}" ]; then
+			for t in $EXTRA_PERF; do
+				for d in $(directions); do echo "$mtu/ib_$t/$(extra_size $t)/$d"; done
+			done
+		fi
 	done
 }
+
+# ib_TOOL[-b] SIZE: perftest's options of the case beyond the common ones
+perf_args() {
+	local a=""
+	case "$1" in *-b) a="-b" ;; esac
+	case "$1" in ib_atomic_*) ;; *) a="$a -s $2" ;; esac
+	echo "$a"
+}
+perf_tool() { local t=${1%-b}; echo "${t#ib_}"; }
 
 CASES=()
 while read -r c; do
@@ -380,7 +398,7 @@ rxe_cmd() { # TOOL SIZE MTU SERVER [GID kind]
 	case "$tool" in
 	ibv_ud_pingpong) echo "ibv_ud_pingpong -d rxe0 -g $g -s $size -n $ITERS_PP -c $srv" ;;
 	ibv_*) echo "$tool -d rxe0 -g $g -s $size -n $ITERS_PP -m $mtu -c $srv" ;;
-	ib_*) echo "$tool -d rxe0 -x $g -F -s $size -n $ITERS_PERF -m $mtu $srv" ;;
+	ib_*) echo "ib_$(perf_tool "$tool") -d rxe0 -x $g -F $(perf_args "$tool" "$size") -n $ITERS_PERF -m $mtu $srv" ;;
 	esac
 }
 
@@ -394,7 +412,7 @@ uroce_cmd() { # TOOL SIZE MTU SERVER [GID kind]
 		t=${t%_pingpong}
 		echo "$PP_BIN $t -d afxdp:$IFACE -g $g -s $size -n $ITERS_PP -m $mtu -c $srv"
 		;;
-	ib_*) echo "$PERF_BIN ${tool#ib_} -d afxdp:$IFACE -x $g -s $size -n $ITERS_PERF -m $mtu $srv" ;;
+	ib_*) echo "$PERF_BIN $(perf_tool "$tool") -d afxdp:$IFACE -x $g $(perf_args "$tool" "$size") -n $ITERS_PERF -m $mtu $srv" ;;
 	esac
 }
 
@@ -405,6 +423,13 @@ check_out() { # TOOL SIZE OUT ROLE(server|client)
 	local tool=$1 size=$2 out=$3 role=$4
 	case "$tool" in
 	ibv_*) grep -q "^$ITERS_PP iters in " "$out" ;;
+	ib_*-b)
+		# -b: each end runs and prints both directions' sum
+		grep -Eq "^ *$size +$ITERS_PERF " "$out"
+		;;
+	ib_atomic_lat)
+		[ "$role" = server ] || grep -Eq "^ *$size +$ITERS_PERF " "$out"
+		;;
 	ib_*_lat | ib_send_bw)
 		# Both sides report (send_bw's receiver counts what it received;
 		# write_lat / send_lat both ping-pong; read_lat's server is passive).

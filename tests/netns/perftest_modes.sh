@@ -12,8 +12,8 @@
 #   --run_infinitely: lines until SIGINT, then the table, exit 0;
 #   --out_json / --out_json_file: perftest's field names, parsed back;
 #   --output bandwidth / latency: one number;
-# and the bad combinations: exit 2 with what is accepted. No rate is
-# asserted.
+# and the bad combinations: exit 2 with what is accepted; -b on one end
+# only: both ends exit 1 saying so. No rate is asserted.
 #   perftest_modes.sh UROCE_PERF
 set -u
 . "$(dirname "$0")/../lib/netns.sh"
@@ -157,5 +157,19 @@ bad "-D and --run_infinitely cannot be combined" write_bw -D 2 --run_infinitely
 bad "accepted: bandwidth, message_rate" write_bw --output latency
 bad "accepted bandwidth, message_rate, latency" write_bw --output speed
 echo "ok: bad combinations refused"
+
+# -b on one end only: both ends say so and exit 1
+netns_start "$NB" "$TMP/mb-server.log" timeout 60 "$PERF" write_bw -b -d afxdp:vb -x 1 -p $TCP_PORT --timeout 20 -F
+spid=$NETNS_PID
+timeout 60 ip netns exec "$NA" "$PERF" write_bw -d afxdp:va -x 1 -p $TCP_PORT --timeout 20 -F $IPB \
+	>"$TMP/mb-client.log" 2>&1
+crc=$?
+netns_wait $spid
+src=$?
+[ $crc = 1 ] && [ $src = 1 ] || fail "-b on one end: client exit $crc, server exit $src (want 1 and 1)"
+for side in client server; do
+	grep -q "give both ends -b, or neither" "$TMP/mb-$side.log" || fail "-b on one end: the $side does not say so"
+done
+echo "ok: -b on one end only: both ends refuse"
 
 echo "PASS: perftest_modes: atomics, -b, -e, -D with --report-period, --run_infinitely, --out_json, --output"

@@ -102,6 +102,8 @@ for size in 64 1024; do
 	run_pair "ud-$size" $((port++)) "$PP" ud -s "$size" -n 100 -c
 done
 run_pair "ud-default-events" $((port++)) "$TMP/uroce-ud-pingpong" -n 100 -e
+# -e: both ends sleep on a completion channel, an engine thread each
+run_pair "rc-events" $((port++)) "$PP" rc -m 1024 -s 8192 -n 100 -c -e
 
 # A client with nobody listening gives up after --timeout, exit 1.
 tport=$((port++))
