@@ -22,6 +22,7 @@
 #include "uroce/uroce.h"
 #include "dataplane/port.h"
 #include "app_counters.h"
+#include "app_error.h"
 #include "app_pcap.h"
 #include "app_rand.h"
 #include "app_version.h"
@@ -582,7 +583,7 @@ static int parse_dest(const char *prog, const char msg[PP_MSG_LEN], struct pp_de
 
 static void fail_call(const char *what, int err)
 {
-	const char *detail = uroce_last_error();
+	const char *detail = app_last_error();
 
 	fprintf(stderr, "%s: %s%s%s\n", what, uroce_strerror(err), detail && *detail ? ": " : "",
 		detail ? detail : "");

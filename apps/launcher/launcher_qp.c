@@ -673,9 +673,16 @@ int l_cmd_accept_qp(int argc, char **argv)
 	char ip[64] = "?";
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	if (!getpeername(q->comm.tcp.fd, (struct sockaddr *)&ss, &sl))
-		inet_ntop(ss.ss_family, ss.ss_family == AF_INET ? (void *)&((struct sockaddr_in *)&ss)->sin_addr :
-		          (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr, ip, sizeof(ip));
+	if (!getpeername(q->comm.tcp.fd, (struct sockaddr *)&ss, &sl)) {
+		const struct in6_addr *a6 = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+
+		/* the dual-stack socket sees an IPv4 peer as ::ffff:a.b.c.d */
+		if (ss.ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(a6))
+			inet_ntop(AF_INET, &a6->s6_addr[12], ip, sizeof(ip));
+		else
+			inet_ntop(ss.ss_family, ss.ss_family == AF_INET ? (void *)&((struct sockaddr_in *)&ss)->sin_addr :
+			          (void *)a6, ip, sizeof(ip));
+	}
 	snprintf(q->peer, sizeof(q->peer), "%s (accepted on %d)", ip, tcp_port);
 	q->state = L_QP_CONNECTED;
 	l_out("QP %d accepted %s (QPN 0x%06x <- 0x%06x), serving %s %u B x %u\n", q->id, ip, q->my.qpn, q->rem.qpn,
