@@ -477,7 +477,8 @@ int uroce_mr_reg_dmabuf(struct uroce_pd *pd, int fd, uint64_t offset, size_t len
 
 /**
  * The GPU backend in use.
- * @return "cuda" when the CUDA driver is loaded and initialised, else "cpu"
+ * @return the string "cuda" when the CUDA driver is loaded and
+ *         initialised, else "cpu"
  */
 const char *uroce_gpu_backend(void);
 /**
@@ -1070,8 +1071,8 @@ enum uroce_fo_state {
 /**
  * Name of a failover state.
  * @param s a failover state
- * @return "Default", "Fallback", "WaitSignaled" or "WaitSinked", or NULL
- *         for a value outside the enum
+ * @return the name: "Default", "Fallback", "WaitSignaled" or
+ *         "WaitSinked"; NULL for a value outside the enum
  */
 const char *uroce_fo_state_str(enum uroce_fo_state s);
 

@@ -547,6 +547,16 @@ static void test_swift(void)
 	want = (MTU + CC_PKT_OVERHEAD) * 8.0 * 0.001 * 1e9 / S_BASE;
 	CHECK(rate_is(o->rate_bps(g.st, t), want), "paced at 0.001 packets per RTT: %llu b/s, want %.0f",
 	      (unsigned long long)o->rate_bps(g.st, t), want);
+	{
+		/* after a blackout every packet in flight was resent: their ACKs
+		 * carry no RTT sample (Karn), yet the window must grow */
+		struct cc_flow h = g;
+		struct cc_ack a = ack_at(t + 200 * US, 0, 0, 1, 0);
+
+		o->on_ack(h.st, &a);
+		CHECK(cwnd_of(&h) > 1.0, "an ACK of a resent packet grows the minimum window: %.4f", cwnd_of(&h));
+		CHECK(o->rate_bps(h.st, t) == 0, "a window of a packet or more is not paced");
+	}
 	g = f;
 	for (unsigned i = 0; i < 4; i++)
 		o->on_loss(g.st, t + i * 20 * US, true);

@@ -89,6 +89,15 @@ static double clamp_cwnd(const struct swift *w, double c)
 	return c;
 }
 
+/* ai per RTT: ai/cwnd per packet, or ai per packet below one packet,
+ * where an RTT carries fewer than one ACK */
+static void swift_grow(struct swift *w, double *cwnd, uint32_t pkts)
+{
+	double c = *cwnd;
+
+	*cwnd = clamp_cwnd(w, c + (c >= 1.0 ? SWIFT_AI * pkts / c : SWIFT_AI * pkts));
+}
+
 /* Algorithm 1 for one window: ai per RTT below target (ai/cwnd per packet,
  * or ai per packet below one packet, where an RTT carries fewer than one
  * ACK), else a decrease in proportion to the overshoot, once per RTT. */
@@ -163,8 +172,15 @@ static void swift_on_ack(void *s, const struct cc_ack *a)
 	if (!a->pkts)
 		return;
 	w->retx = 0;
-	if (!a->rtt_ns)
-		return; /* no sample (only retransmitted packets acknowledged) */
+	if (!a->rtt_ns) {
+		/* only resent packets acknowledged (Karn: no sample): the path
+		 * delivers again but its delay is unknown, so grow, never cut.
+		 * Waiting for a sample would keep a flow whose every packet was
+		 * resent (after a blackout) at the minimum, one packet per RTO. */
+		swift_grow(w, &w->fcwnd, a->pkts);
+		swift_grow(w, &w->ecwnd, a->pkts);
+		return;
+	}
 	if (a->rtt_ns >= w->srtt)
 		w->srtt += (a->rtt_ns - w->srtt) >> SWIFT_SRTT_SHIFT;
 	else
