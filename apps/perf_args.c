@@ -55,7 +55,8 @@ static void usage(FILE *f, const char *mode)
 	fprintf(f,
 		"usage: uroce-perf %s -d SPEC [options] [SERVER]   (no SERVER: be the server)\n"
 		"  -d, --ib-dev SPEC       uroce port: afxdp:IFACE[:QUEUE[:generic|zc|copy]] | dpdk[:PORTID] | verbs:DEV[:PORT]\n"
-		"                          (EAL args after --); SPEC,SPEC,... opens a device of several ports;\n"
+		"                          (EAL args after --); a bare IFACE means afxdp:IFACE; SPEC,SPEC,... opens\n"
+		"                          a device of several ports;\n"
 		"                          afxdp:IFACE:A-B runs one engine per queue A..B, each QP on one of them and\n"
 		"                          steered there by its source ports (give both ends a range)\n"
 		"      --cores C,C,...     pin the engines' threads, one CPU per engine (one CPU without a range:\n"
