@@ -21,6 +21,7 @@
 #include "uroce/uroce.h"
 #include "dataplane/port.h"
 #include "dataplane/port_loop.h"
+#include "app_version.h"
 
 #define PROG "uroce-devinfo"
 /* ibv_devinfo's value columns: 40 for the device's lines, 48 for a port's */
@@ -68,6 +69,7 @@ static void usage(FILE *f)
 	           "      --ip=A.B.C.D[,...] the ports' IPv4 addresses, in -d order, where a port has none of its\n"
 	           "                         own (dpdk); 0.0.0.0 keeps a port's own\n"
 	           "  -h, --help             this text\n"
+	           "      --version          the version\n"
 	           "Exit status: 0 printed; 1 the device would not open; 2 bad arguments.\n");
 }
 
@@ -154,7 +156,7 @@ static void parse_specs(struct di_opts *o)
 
 static void parse_args(int argc, char **argv, struct di_opts *o)
 {
-	enum { OPT_JSON = 256, OPT_IP };
+	enum { OPT_JSON = 256, OPT_IP, OPT_VERSION };
 	static const struct option longopts[] = {
 		{ "ib-dev", required_argument, NULL, 'd' },
 		{ "ib-port", required_argument, NULL, 'i' },
@@ -163,6 +165,7 @@ static void parse_args(int argc, char **argv, struct di_opts *o)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "ip", required_argument, NULL, OPT_IP },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	int nargs, c;
@@ -190,6 +193,9 @@ static void parse_args(int argc, char **argv, struct di_opts *o)
 			break;
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case OPT_VERSION:
+			app_print_version(PROG);
 			exit(0);
 		case 'l':
 			/* ibv_devinfo -l lists the host's RDMA devices */

@@ -23,6 +23,7 @@
 #include <uroce/uroce.h>
 
 #include "transport/core/stat_format.h"
+#include "app_version.h"
 
 #define MAX_EPS 64u /* contexts of one process read */
 
@@ -39,6 +40,7 @@ static void usage(FILE *f)
 		"  --watch S          sample every S seconds (0.1..3600), with per-second rates\n"
 		"  -c, --count COUNT  samples, 1..1000000 (default 1; --watch alone: until interrupted)\n"
 		"  -h, --help         this help\n"
+		"  --version          the version\n"
 		"The process publishes its endpoints unless it turned them off (UROCE_STAT=0, or\n"
 		"uroce_context_attr.stat_endpoint = -1); only its user (or root) can read them.\n"
 		"Exit 0 on success, 1 when there is no such process or it has no endpoint,\n"
@@ -593,6 +595,7 @@ int main(int argc, char **argv)
 		{ "watch", required_argument, NULL, 'w' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0, 0, 0, 0 },
 	};
 	double watch = 0;
@@ -623,6 +626,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			app_print_version("uroce-stat");
 			return 0;
 		case ':':
 			fprintf(stderr, "uroce-stat: %s needs a value; accepted: %s\n", argv[optind - 1], accepted);
