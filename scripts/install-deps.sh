@@ -14,6 +14,8 @@ PKGS=(
 	iproute2 iputils-ping tcpdump tshark ethtool python3 libibverbs-dev
 	# the launcher's prompt (libedit), and the terminal its tests type into (tmux)
 	libedit-dev tmux
+	# man pages: man1 from each tool's --help, man3 from uroce.h; their tests render them
+	help2man doxygen groff-base man-db
 	# the conformance suite's attacker (tests/conformance, run by /usr/bin/python3)
 	python3-scapy
 	# benchmark baselines
