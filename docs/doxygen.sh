@@ -9,6 +9,9 @@
 set -eu
 src=$1 out=$2 stamp=${3:-}
 mkdir -p "$out"
+# absolute: the paths meson gives are relative to the build dir
+out=$(cd "$out" && pwd)
+[ -z "$stamp" ] || stamp=$(cd "$(dirname "$stamp")" && pwd)/$(basename "$stamp")
 rm -rf "$out/man" "$out/xml"
 cd "$src"
 {
