@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "perf.h"
+#include "app_json.h"
 
 #define RESULT_LINE "---------------------------------------------------------------------------------------\n"
 
@@ -154,19 +155,6 @@ static const char *json_test_name(const struct perf_opts *o, char *b, size_t n)
 	return b;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
 
 static void json_bw(FILE *f, const struct perf_bw_report *r)
 {
@@ -199,12 +187,12 @@ int perf_json_write(const struct perf_ctx *p, const struct perf_bw_report *bw, i
 		return -e;
 	}
 	fprintf(f, "{\n\"test_info\": {\n\"test\": ");
-	json_str(f, json_test_name(o, name, sizeof(name)));
+	app_json_str(f, json_test_name(o, name, sizeof(name)));
 	fprintf(f, ",\n");
 	if (o->events)
 		fprintf(f, "\"Test with events\": \"completion channel\",\n");
 	fprintf(f, "\"Dual_port\": \"OFF\",\n\"Device\": ");
-	json_str(f, o->dev);
+	app_json_str(f, o->dev);
 	fprintf(f, ",\n\"Number_of_qps\": %d,\n\"Transport_type\": \"IB\",\n\"Connection_type\": \"%s\",\n"
 		   "\"Using_SRQ\": \"OFF\",\n\"TX_depth\": %d,\n", o->num_qps, ct, o->tx_depth);
 	if (o->test == PERF_SEND_BW || o->test == PERF_SEND_LAT)
@@ -216,7 +204,7 @@ int perf_json_write(const struct perf_ctx *p, const struct perf_bw_report *bw, i
 	if (o->test == PERF_READ_BW || o->test == PERF_READ_LAT || o->test == PERF_ATOMIC_BW || o->test == PERF_ATOMIC_LAT)
 		fprintf(f, "\"Outstand_reads\": %d,\n", o->out_reads);
 	fprintf(f, "\"rdma_cm_QPs\": \"OFF\",\n\"Data_ex_method\": \"Ethernet\",\n\"uroce_reliability\": ");
-	json_str(f, rel_args_describe(&o->rel.attr, rel, sizeof(rel)));
+	app_json_str(f, rel_args_describe(&o->rel.attr, rel, sizeof(rel)));
 	fprintf(f, "\n},\n\"results\": ");
 	/* perftest's "results" holds the last line; every line (-a) is in results_all */
 	if (!n)

@@ -22,6 +22,7 @@
 #include "dataplane/port.h"
 #include "dataplane/port_loop.h"
 #include "app_version.h"
+#include "app_json.h"
 
 #define PROG "uroce-devinfo"
 /* ibv_devinfo's value columns: 40 for the device's lines, 48 for a port's */
@@ -524,23 +525,6 @@ static void text_out(const struct di_opts *o, const char *hca, const struct di_p
 	text_gids(hca, ports, n);
 }
 
-/* ---- JSON ---- */
-
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
 
 static void json_addrs(const struct di_port *dp, bool v4)
 {
@@ -568,16 +552,16 @@ static void json_port(const struct di_port *dp)
 	char buf[64];
 
 	printf("    {\"port\": %u, \"spec\": ", dp->num);
-	json_str(dp->spec);
+	app_json_str(stdout, dp->spec);
 	printf(", \"state\": \"%s\", \"state_num\": %d, \"phys_state\": \"%s\", \"phys_state_num\": %d,\n",
 	       state_name(pa), state_num(pa), phys_state_name(pa), phys_state_num(pa));
 	printf("     \"max_mtu\": %u, \"active_mtu\": %u, \"sm_lid\": 0, \"port_lid\": 0, \"port_lmc\": 0, "
 	       "\"link_layer\": \"Ethernet\", \"pkey_tbl_len\": 1, \"gid_tbl_len\": %d,\n",
 	       uroce_mtu_bytes(pa->max_mtu), uroce_mtu_bytes(pa->active_mtu), dp->ngid);
 	printf("     \"kind\": \"%s\", \"interface\": ", kind_name(pa->kind));
-	json_str(pa->ifname);
+	app_json_str(stdout, pa->ifname);
 	printf(", \"ifindex\": %d, \"rdma_device\": ", pa->ifindex);
-	json_str(pa->ibdev);
+	app_json_str(stdout, pa->ibdev);
 	mac_text(pa->mac, buf, sizeof(buf));
 	printf(", \"dev_port\": %u, \"mac\": \"%s\", \"ipv4\": ", pa->dev_port, buf);
 	json_addrs(dp, true);
@@ -586,7 +570,7 @@ static void json_port(const struct di_port *dp)
 	printf(",\n     \"link_mtu\": %u, \"xdp_mode\": \"%s\", \"zero_copy\": %s, \"queue\": %u, \"queues\": %u, "
 	       "\"completion_ts\": %s, \"note\": ", pa->l3_mtu, xdp_name(pa->xdp_mode),
 	       pa->zero_copy ? "true" : "false", pa->queue, pa->nqueues, pa->completion_ts ? "true" : "false");
-	json_str(pa->note);
+	app_json_str(stdout, pa->note);
 	printf(",\n     \"gids\": [");
 	for (int i = 0; i < dp->ngid; i++) {
 		char g[INET6_ADDRSTRLEN];
@@ -610,7 +594,7 @@ static void json_out(const struct di_opts *o, const char *hca, const struct di_p
 	char buf[64];
 
 	printf("{\"hca_id\": ");
-	json_str(hca);
+	app_json_str(stdout, hca);
 	printf(", \"transport\": \"InfiniBand\", \"node_guid\": ");
 	if (first->kind != UROCE_PORT_VERBS) {
 		node_guid(first->mac, buf, sizeof(buf));

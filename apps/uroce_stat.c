@@ -24,6 +24,7 @@
 
 #include "transport/core/stat_format.h"
 #include "app_version.h"
+#include "app_json.h"
 
 #define MAX_EPS 64u /* contexts of one process read */
 
@@ -476,21 +477,6 @@ static void print_text(struct ep *e, int pid)
 	}
 }
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
 
 static void print_json_ctx(struct ep *e)
 {
@@ -515,7 +501,7 @@ static void print_json_ctx(struct ep *e)
 		bool first = true;
 
 		printf("%s{\"port\":%u,\"spec\":", i ? "," : "", pt->port_num);
-		json_str(pt->spec);
+		app_json_str(stdout, pt->spec);
 		printf(",\"link_up\":%s,\"rx_packets\":%" PRIu64 ",\"rx_bytes\":%" PRIu64 ",\"tx_packets\":%" PRIu64
 		       ",\"tx_bytes\":%" PRIu64 ",\"drops\":{",
 		       pt->link_up ? "true" : "false", pt->st.rx_packets, pt->st.rx_bytes, pt->st.tx_packets,
@@ -703,7 +689,7 @@ int main(int argc, char **argv)
 
 			clock_gettime(CLOCK_REALTIME, &rt);
 			printf("{\"pid\":%d,\"comm\":", pid);
-			json_str(comm);
+			app_json_str(stdout, comm);
 			printf(",\"sample\":%ld,\"time\":%.3f,\"contexts\":[", n, (double)rt.tv_sec + rt.tv_nsec / 1e9);
 			for (unsigned i = 0; i < neps; i++)
 				if (eps[i].h) {

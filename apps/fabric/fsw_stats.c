@@ -4,6 +4,7 @@
 #include <inttypes.h>
 
 #include "apps/fabric/fsw.h"
+#include "app_json.h"
 
 static const char *const drop_names[FSW_DROP__COUNT] = {
 	[FSW_DROP_NONE] = "none",
@@ -21,24 +22,6 @@ static const char *const drop_names[FSW_DROP__COUNT] = {
 const char *fsw_drop_name(enum fsw_drop d)
 {
 	return (unsigned)d < FSW_DROP__COUNT && drop_names[d] ? drop_names[d] : "unknown";
-}
-
-/* Interface names are the only strings: print what JSON allows as is and
- * escape the rest. */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
 }
 
 static void json_queue(FILE *f, const char *name, const struct fsw_queue_stats *q)
@@ -68,7 +51,7 @@ int fsw_stats_json(const struct fsw *s, FILE *f)
 
 		fsw_port_stats(s, i, &ps);
 		fprintf(f, "%s{\"port\":%u,\"name\":", i ? "," : "", i);
-		json_str(f, fsw_port_name(s, i));
+		app_json_str(f, fsw_port_name(s, i));
 		fprintf(f,
 			",\"rx_frames\":%" PRIu64 ",\"rx_bytes\":%" PRIu64 ",\"tx_frames\":%" PRIu64 ",\"tx_bytes\":%" PRIu64
 			",\"tx_full\":%" PRIu64 ",\"delay_depth_bytes\":%u,",

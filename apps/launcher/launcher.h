@@ -220,7 +220,6 @@ bool l_check_pattern(const uint8_t *p, uint32_t len, uint64_t *seq_out);
 /* JSON (launcher_json.c) */
 void l_json_stats(FILE *f);
 void l_json_qp(FILE *f, struct l_qp *q);
-void l_json_str(FILE *f, const char *s);
 
 /* the prompt (launcher_cli.c) */
 int l_cli_run(void);

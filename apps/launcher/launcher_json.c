@@ -6,21 +6,8 @@
 #include <time.h>
 
 #include "launcher.h"
+#include "app_json.h"
 
-void l_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
 
 void l_json_qp(FILE *f, struct l_qp *q)
 {
@@ -35,7 +22,7 @@ void l_json_qp(FILE *f, struct l_qp *q)
 	        "\"passive\":%s,\"peer\":", q->id, l_kind_str(q->kind), q->port, q->backup, uroce_qp_num(q->qp),
 	        uroce_qp_state_str(attr.qp_state), q->state == L_QP_CONNECTED ? "true" : "false",
 	        q->passive ? "true" : "false");
-	l_json_str(f, q->peer);
+	app_json_str(f, q->peer);
 	fprintf(f, ",\"sq_psn\":%u,\"rq_psn\":%u", attr.sq_psn, attr.rq_psn);
 	fprintf(f, ",\"traffic\":{\"op\":\"%s\",\"size\":%u,\"depth\":%u,\"posted\":%" PRIu64 ",\"completed\":%" PRIu64
 	        ",\"bytes\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"recv_msgs\":%" PRIu64 ",\"recv_bytes\":%" PRIu64
@@ -68,7 +55,7 @@ void l_json_stats(FILE *f)
 
 		l_port_stats(p, &st);
 		fprintf(f, "%s{\"port\":%d,\"spec\":", p ? "," : "", p);
-		l_json_str(f, L.port[p].spec);
+		app_json_str(f, L.port[p].spec);
 		fprintf(f, ",\"rx_packets\":%" PRIu64 ",\"rx_bytes\":%" PRIu64 ",\"tx_packets\":%" PRIu64 ",\"tx_bytes\":%"
 		        PRIu64 ",\"drops\":{", st.rx_packets, st.rx_bytes, st.tx_packets, st.tx_bytes);
 		for (int r = 1; r < UROCE_DROP__COUNT; r++)

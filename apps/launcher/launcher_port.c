@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "launcher.h"
+#include "app_json.h"
 #include "dataplane/nic_ethtool.h"
 #include "dataplane/port_loop.h"
 
@@ -131,14 +132,14 @@ static int show_info(int i)
 	inet_ntop(AF_INET, &pa.ipv4_be, ip, sizeof(ip));
 	if (L.json) {
 		l_out("{\"port\":%d,\"spec\":", i);
-		l_json_str(stdout, lp->spec);
+		app_json_str(stdout, lp->spec);
 		printf(",\"engine\":%d,\"core\":%d,\"mac\":\"%02x:%02x:%02x:%02x:%02x:%02x\",\"ipv4\":\"%s\",\"gid\":\"%s\","
 		       "\"mtu\":%u,\"roce_mtu\":%u,\"link\":%s,\"xdp\":\"%s\",\"zero_copy\":%s,\"note\":",
 		       lp->lcore, L.lc[lp->lcore].cpu, pa.mac[0], pa.mac[1], pa.mac[2], pa.mac[3], pa.mac[4], pa.mac[5], ip,
 		       gid, pa.l3_mtu, uroce_mtu_bytes(pa.active_mtu), pa.link_up ? "true" : "false",
 		       pa.xdp_mode == UROCE_XDP_NATIVE ? "native" : pa.xdp_mode == UROCE_XDP_GENERIC ? "generic" : "none",
 		       pa.zero_copy ? "true" : "false");
-		l_json_str(stdout, pa.note);
+		app_json_str(stdout, pa.note);
 		l_out("}\n");
 		return 0;
 	}
