@@ -85,9 +85,11 @@ pp_sizes() { # TOOL MTU
 PERF_TOOLS="write_bw read_bw send_bw write_lat read_lat send_lat"
 perf_sizes() { echo "64 65536"; }
 # perftest's atomics (8 bytes: no -s) and -b (TOOL-b: both ends send and
-# both report), at the first MTU. -b at 16 KiB: 64 KiB both ways at once
-# kept rxe in its TCG guest retrying (completer_retry_err in the
-# thousands) until uroce's 537 ms give-up bound ran out
+# both report), at the first MTU. -b at 16 KiB and with -u 18 on both ends
+# (a packet given up after 8 x 1.07 s, not 8 x 67 ms): traffic both ways
+# at once keeps rxe's one TCG vCPU so busy that its ACKs came later than
+# uroce's 537 ms give-up bound (retry exceeded; completer_retry_err in the
+# thousands on rxe's side), in about one run of three
 EXTRA_PERF="atomic_bw atomic_lat write_bw-b read_bw-b send_bw-b atomic_bw-b"
 extra_size() { case "$1" in atomic_*) echo 8 ;; *) echo 16384 ;; esac; }
 
@@ -137,7 +139,7 @@ all_cases() {
 # ib_TOOL[-b] SIZE: perftest's options of the case beyond the common ones
 perf_args() {
 	local a=""
-	case "$1" in *-b) a="-b" ;; esac
+	case "$1" in *-b) a="-b -u 18" ;; esac
 	case "$1" in ib_atomic_*) ;; *) a="$a -s $2" ;; esac
 	echo "$a"
 }
