@@ -3,7 +3,11 @@
 """docs/cli.md (docs/launcher.md for the launcher) against every tool's
 --help: each option --help shows must be in the tool's section of the
 docs, and each option the section's tables list must be in --help.
-  cli_doc.py APPS_BUILD_DIR DOCS_DIR
+  cli_doc.py APPS_BUILD_DIR DOCS_DIR [VERSION]
+
+With VERSION (meson's project version), every tool and every other name
+of one (the symlinks) must also answer --version with exactly
+"NAME (uroce) VERSION" and exit 0.
 
 A tool is every executable uroce* in APPS_BUILD_DIR (symlinks, which are
 other names of a tool, left out), so a tool added later is checked too,
@@ -69,6 +73,7 @@ def doc_options(lines):
 
 def main():
     apps, docs = sys.argv[1], sys.argv[2]
+    version = sys.argv[3] if len(sys.argv) > 3 else None
     tools = sorted(f for f in os.listdir(apps)
                    if f.startswith('uroce') and not os.path.islink(os.path.join(apps, f))
                    and os.path.isfile(os.path.join(apps, f)) and os.access(os.path.join(apps, f), os.X_OK))
@@ -76,6 +81,18 @@ def main():
         print(f'FAIL: no uroce* tool in {apps}')
         return 1
     fail = 0
+    if version:
+        names = sorted(f for f in os.listdir(apps) if f.startswith('uroce') and
+                       os.path.isfile(os.path.join(apps, f)) and os.access(os.path.join(apps, f), os.X_OK))
+        for name in names:
+            p = subprocess.run([os.path.join(apps, name), '--version'], capture_output=True, text=True,
+                               timeout=30, env=dict(os.environ, ASAN_OPTIONS='detect_leaks=0'))
+            want = f'{name} (uroce) {version}'
+            if p.returncode != 0 or p.stdout.strip() != want:
+                print(f'FAIL: {name} --version: exit {p.returncode}, {p.stdout.strip()!r}; expected {want!r}')
+                fail = 1
+        if not fail:
+            print(f'ok: --version of {len(names)} names: "NAME (uroce) {version}"')
     for tool in tools:
         md = os.path.join(docs, 'launcher.md' if tool == 'uroce' else 'cli.md')
         if tool == 'uroce':
