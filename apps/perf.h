@@ -266,6 +266,16 @@ static inline struct perf_engine *perf_eng_of(struct perf_ctx *p, int qp)
 int perf_poll_engines(struct perf_ctx *p, int recv, int n, struct uroce_wc *wc);
 
 /* ---- traffic (perf_bw.c, perf_lat.c) ---- */
+/* An atomic_bw / atomic_lat WR on the peer's first word: add 1, or swap
+ * 0 for 1 (perftest's values) */
+static inline void perf_wr_atomic(const struct perf_opts *o, const struct perf_dest *rem, struct uroce_send_wr *wr)
+{
+	wr->opcode = o->atomic_cas ? UROCE_WR_ATOMIC_CMP_AND_SWP : UROCE_WR_ATOMIC_FETCH_AND_ADD;
+	wr->wr.atomic.remote_addr = rem->vaddr;
+	wr->wr.atomic.rkey = rem->rkey;
+	wr->wr.atomic.compare_add = o->atomic_cas ? 0 : 1;
+	wr->wr.atomic.swap = 1;
+}
 int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep);
 int perf_run_bw_server_send(struct perf_ctx *p, struct perf_bw_report *rep);
 struct perf_lat_result {

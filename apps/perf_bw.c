@@ -50,9 +50,10 @@ static int ready_pop(struct ready_ring *r)
 	return q;
 }
 
-/* -b with send_bw: this end's receives complete among its sends; each
- * reposts its receive while the peer still has messages to send. */
-static int duplex_recv(struct perf_ctx *p, const struct uroce_wc *wc, uint64_t *posted, uint64_t *got)
+/* One receive completion of send_bw (the server's, or either end's with
+ * -b): checked, counted in *got, and its receive posted again while the
+ * peer still has messages to send. */
+static int take_recv(struct perf_ctx *p, const struct uroce_wc *wc, uint64_t *posted, uint64_t *got)
 {
 	const struct perf_opts *o = p->o;
 	uint64_t expect = o->size + (o->conn == UROCE_QPT_UD ? PERF_UD_GRH : 0);
@@ -65,6 +66,7 @@ static int duplex_recv(struct perf_ctx *p, const struct uroce_wc *wc, uint64_t *
 		return -EIO;
 	}
 	q = (int)wc->wr_id;
+	/* a be message that ended before it was whole: byte_len is what was placed */
 	if (!perf_wc_partial(p, wc, o->size) && wc->byte_len != o->size && wc->byte_len != expect) {
 		fprintf(stderr, "uroce-perf: received %u bytes, expected %llu\n", wc->byte_len, (unsigned long long)o->size);
 		return -EIO;
@@ -136,22 +138,14 @@ int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 		case PERF_READ_BW:
 			wr[q].opcode = UROCE_WR_RDMA_READ;
 			break;
-		case PERF_ATOMIC_BW:
-			wr[q].opcode = o->atomic_cas ? UROCE_WR_ATOMIC_CMP_AND_SWP : UROCE_WR_ATOMIC_FETCH_AND_ADD;
-			break;
 		default:
 			wr[q].opcode = UROCE_WR_SEND;
 			break;
 		}
 		wr[q].wr.rdma.remote_addr = p->rem[q].vaddr;
 		wr[q].wr.rdma.rkey = p->rem[q].rkey;
-		if (o->test == PERF_ATOMIC_BW) {
-			/* the peer's first word: add 1, or swap 0 for 1 (perftest's values) */
-			wr[q].wr.atomic.remote_addr = p->rem[q].vaddr;
-			wr[q].wr.atomic.rkey = p->rem[q].rkey;
-			wr[q].wr.atomic.compare_add = o->atomic_cas ? 0 : 1;
-			wr[q].wr.atomic.swap = 1;
-		}
+		if (o->test == PERF_ATOMIC_BW)
+			perf_wr_atomic(o, &p->rem[q], &wr[q]);
 		if (dsend)
 			rposted[q] = (uint64_t)o->rx_depth < o->iters ? (uint64_t)o->rx_depth : o->iters;
 		if (o->conn == UROCE_QPT_UD) {
@@ -230,7 +224,7 @@ int perf_run_bw(struct perf_ctx *p, struct perf_bw_report *rep)
 		uint64_t now = perf_now_ns();
 		for (int i = 0; i < n; i++) {
 			if (dsend && (wc[i].opcode & UROCE_WC_RECV)) {
-				if ((rc = duplex_recv(p, &wc[i], rposted, &rgot)))
+				if ((rc = take_recv(p, &wc[i], rposted, &rgot)))
 					goto out;
 				continue;
 			}
@@ -292,7 +286,7 @@ int perf_run_bw_server_send(struct perf_ctx *p, struct perf_bw_report *rep)
 	uint64_t *posted = calloc((size_t)o->num_qps, sizeof(uint64_t)), tot = 0;
 	uint64_t total = o->iters * (uint64_t)o->num_qps, t_start = 0, t_end = 0;
 	struct uroce_wc wc[PERF_POLL_BATCH];
-	uint64_t expect = o->size + (o->conn == UROCE_QPT_UD ? PERF_UD_GRH : 0), missing0 = 0;
+	uint64_t missing0 = 0;
 	int rc = 0;
 
 	memset(&p->part, 0, sizeof(p->part)); /* each size on its own */
@@ -313,34 +307,9 @@ int perf_run_bw_server_send(struct perf_ctx *p, struct perf_bw_report *rep)
 		if (!t_start)
 			t_start = now;
 		t_end = now;
-		for (int i = 0; i < n; i++) {
-			if (perf_wc_ok(&wc[i], "receive")) {
-				rc = -EIO;
+		for (int i = 0; i < n; i++)
+			if ((rc = take_recv(p, &wc[i], posted, &tot)))
 				goto out;
-			}
-			if (wc[i].wr_id >= (uint64_t)o->num_qps) {
-				fprintf(stderr, "uroce-perf: receive completion with an unknown wr_id\n");
-				rc = -EIO;
-				goto out;
-			}
-			int q = (int)wc[i].wr_id;
-			/* a be message that ended before it was whole: byte_len is
-			 * what was placed */
-			if (!perf_wc_partial(p, &wc[i], o->size) && wc[i].byte_len != o->size &&
-			    wc[i].byte_len != expect) {
-				fprintf(stderr, "uroce-perf: received %u bytes, expected %llu\n", wc[i].byte_len,
-					(unsigned long long)o->size);
-				rc = -EIO;
-				goto out;
-			}
-			tot++;
-			if (posted[q] < o->iters) {
-				rc = perf_post_recvs(p, q, 1);
-				if (rc)
-					goto out;
-				posted[q]++;
-			}
-		}
 	}
 	perf_bw_compute(o, o->size, tot, NULL, NULL, 0, o->cq_mod, t_start, t_end, rep);
 	perf_bw_goodput(rep, o->size * tot, p->part.missing - missing0);

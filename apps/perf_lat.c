@@ -109,13 +109,8 @@ int perf_run_lat(struct perf_ctx *p, struct perf_lat_result *res)
 		 * the peer's first word */
 		factor = 1;
 		wr.opcode = UROCE_WR_RDMA_READ;
-		if (o->test == PERF_ATOMIC_LAT) {
-			wr.opcode = o->atomic_cas ? UROCE_WR_ATOMIC_CMP_AND_SWP : UROCE_WR_ATOMIC_FETCH_AND_ADD;
-			wr.wr.atomic.remote_addr = p->rem[0].vaddr;
-			wr.wr.atomic.rkey = p->rem[0].rkey;
-			wr.wr.atomic.compare_add = o->atomic_cas ? 0 : 1;
-			wr.wr.atomic.swap = 1;
-		}
+		if (o->test == PERF_ATOMIC_LAT)
+			perf_wr_atomic(o, &p->rem[0], &wr);
 		for (scnt = 0; scnt < iters; scnt++) {
 			timer[scnt] = perf_now_ns();
 			if ((rc = post_one(p, &wr)) ||

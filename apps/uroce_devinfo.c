@@ -377,17 +377,25 @@ static void key(unsigned start, const char *k, unsigned col)
 	} while (at < col);
 }
 
+/* one "key: value" line at an indent, its value at column col */
+static void vline(const char *indent, unsigned at, unsigned col, const char *k, const char *fmt, va_list ap)
+	__attribute__((format(printf, 5, 0)));
+static void vline(const char *indent, unsigned at, unsigned col, const char *k, const char *fmt, va_list ap)
+{
+	fputs(indent, stdout);
+	key(at, k, col);
+	vprintf(fmt, ap);
+	putchar('\n');
+}
+
 static void dev_line(const char *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void dev_line(const char *k, const char *fmt, ...)
 {
 	va_list ap;
 
-	putchar('\t');
-	key(8, k, DEV_COL);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vline("\t", 8, DEV_COL, k, fmt, ap);
 	va_end(ap);
-	putchar('\n');
 }
 
 static void port_line(const char *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -395,12 +403,9 @@ static void port_line(const char *k, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("\t\t\t");
-	key(24, k, PORT_COL);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vline("\t\t\t", 24, PORT_COL, k, fmt, ap);
 	va_end(ap);
-	putchar('\n');
 }
 
 /* The port's addresses of one family from its GID table (the addresses
