@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# NCCL's net plugin driven as NCCL drives it, between two namespaces joined
+# by a veth pair (AF_XDP ports): nccl_p2p on each side, the plugin found by
+# NCCL's name rule (NCCL_NET_PLUGIN=uroce -> libnccl-net-uroce.so on
+# LD_LIBRARY_PATH), once per exported version (v8 .. v12), then sr, ec and
+# be on v12. Each run: 4 comms each way, sizes 0 .. 1 GiB (v12 and v8, the
+# int-size version; 16 MiB for the others), 8 requests in flight per comm
+# in both directions, grouped receives, closes in a shuffled order; every
+# byte checked (nccl_p2p.c). v12 runs its engines on threads pinned to
+# CPUs 0 and 1 (UROCE_NCCL_CORES), the rest inline.
+#   p2p.sh NCCL_P2P PLUGIN_DIR
+set -u
+. "$(dirname "$0")/../lib/netns.sh"
+P2P=${1:?usage: p2p.sh NCCL_P2P PLUGIN_DIR}
+PLUGDIR=${2:?usage: p2p.sh NCCL_P2P PLUGIN_DIR}
+[ -e "$PLUGDIR/libnccl-net-uroce.so" ] || { echo "FAIL: no libnccl-net-uroce.so in $PLUGDIR"; exit 1; }
+netns_test uroce-ncclp2p
+NETNS_LOG_LINES=30
+
+netns_add "$NA" "$NB"
+netns_veth "$NA" va "$NB" vb --ip-a 10.97.0.1/24 --ip-b 10.97.0.2/24
+ip netns exec "$NA" ping -c 2 -i 0.2 -W 2 10.97.0.2 >/dev/null 2>&1 || fail "no IP path across the veth pair"
+NCPU=$(nproc)
+
+# run NAME VERSION RELIABILITY MAX CORES [extra]
+run() {
+	local name=$1 ver=$2 rel=$3 max=$4 cores=$5 d="$TMP/$1" t0=$SECONDS
+	shift 5
+	mkdir -p "$d"
+	local ca=inline cb=inline
+	if [ "$cores" = pinned ]; then ca=0; cb=$((NCPU > 1 ? 1 : 0)); fi
+	netns_start "$NB" "$d/b.log" env LD_LIBRARY_PATH="$PLUGDIR" UROCE_NCCL_DEVICES=afxdp:vb \
+		UROCE_NCCL_RELIABILITY=$rel UROCE_NCCL_CORES=$cb NETP_DEBUG=1 \
+		timeout 200 "$P2P" --side b --dir "$d" --plugin uroce --version "$ver" --max-size "$max" --timeout 180 "$@"
+	local bpid=$NETNS_PID
+	ip netns exec "$NA" env LD_LIBRARY_PATH="$PLUGDIR" UROCE_NCCL_DEVICES=afxdp:va UROCE_NCCL_RELIABILITY=$rel \
+		UROCE_NCCL_CORES=$ca NETP_DEBUG=1 \
+		timeout 200 "$P2P" --side a --dir "$d" --plugin uroce --version "$ver" --max-size "$max" --timeout 180 "$@" \
+		>"$d/a.log" 2>&1
+	local arc=$?
+	netns_wait $bpid
+	local brc=$?
+	if [ $arc != 0 ] || [ $brc != 0 ]; then
+		echo "--- $name side a (exit $arc)"; tail -n 20 "$d/a.log"
+		echo "--- $name side b (exit $brc)"; tail -n 20 "$d/b.log"
+		fail "$name: side a exited $arc, side b $brc"
+	fi
+	grep -q "ncclNetPlugin_v$ver" "$d/a.log" || fail "$name: did not run on ncclNetPlugin_v$ver"
+	grep -q 'NET/uroce: device 0' "$d/a.log" || fail "$name: the plugin logged no device line through NCCL's logger"
+	printf '%-14s %-4s %-3s %11s %-7s %4ss  pass\n' "$name" "v$ver" "$rel" "$max" "$cores" $((SECONDS - t0))
+}
+
+printf '%-14s %-4s %-3s %11s %-7s %5s\n' run version rel max-bytes engine time
+run v12-rc 12 rc 1073741824 pinned
+run v11-rc 11 rc 16777216 inline
+run v10-rc 10 rc 16777216 inline
+run v9-rc 9 rc 16777216 inline
+run v8-rc 8 rc 1073741824 inline
+run v12-sr 12 sr 16777216 inline
+run v12-ec 12 ec 16777216 inline
+# be on a clean link: nothing may be cut
+UROCE_BE=1 run v12-be 12 be 16777216 inline
+echo "all runs passed"
