@@ -86,7 +86,7 @@ struct conn {
 };
 
 struct opts {
-	int rank, nranks, version, dev, iters, warmup;
+	int rank, nranks, version, dev, iters, warmup, linger;
 	const char *dir, *plugin, *csv;
 	int coll_mask, algo_mask;
 	size_t sizes[64];
@@ -154,7 +154,7 @@ static void usage_error(const char *fmt, ...)
 	      "         --coll allreduce|allgather|reducescatter|all --algo ring|tree|all\n"
 	      "         --sizes SIZE[,SIZE...] (bytes, a multiple of 4; K, M, G suffixes)\n"
 	      "         [--iters K] [--warmup W] [--csv FILE] [--timeout S] [--slice BYTES]\n"
-	      "         [--tree-chunk BYTES] [--dev D]\n",
+	      "         [--tree-chunk BYTES] [--dev D] [--no-linger]\n",
 	      stderr);
 	exit(2);
 }
@@ -274,12 +274,17 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	o->timeout = 60;
 	o->slice = 512 << 10;
 	o->tchunk = 64 << 10;
+	o->linger = 1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			printf("nccl_coll: NCCL's collectives over an NCCL net plugin (see the top of nccl_coll.c)\n");
 			exit(0);
+		}
+		if (!strcmp(a, "--no-linger")) {
+			o->linger = 0;
+			continue;
 		}
 		if (strncmp(a, "--", 2))
 			usage_error("unexpected argument '%s'", a);
@@ -353,7 +358,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				usage_error("--sizes '%s': accepted a comma-separated list of byte counts", v);
 		} else
 			usage_error("unknown option '%s' (accepted: --rank --nranks --dir --plugin --version --coll --algo "
-			            "--sizes --iters --warmup --csv --timeout --slice --tree-chunk --dev)",
+			            "--sizes --iters --warmup --csv --timeout --slice --tree-chunk --dev --no-linger)",
 			            a);
 	}
 	if (o->nranks < 0)
@@ -690,7 +695,7 @@ struct rop {
 	size_t k;
 };
 
-static uint64_t ring_run(const struct ring_plan *pl, double deadline, const char *what)
+static uint64_t ring_run(const struct ring_plan *pl, double deadline, const char *what, int64_t *t_final)
 {
 	size_t sf = C.o.slice / 4, ns = 0, nr = 0;
 	size_t sfirst[MAXSTEPS + 1], rfirst[MAXSTEPS + 1];
@@ -781,6 +786,8 @@ static uint64_t ring_run(const struct ring_plan *pl, double deadline, const char
 			}
 			rdone++;
 			progress = 1;
+			if (rdone == nr)
+				*t_final = now_ns();
 		}
 		while (sdone < sposted) {
 			if (!test_req(sreq[sdone % MAXREQ], NULL, what))
@@ -798,6 +805,8 @@ static uint64_t ring_run(const struct ring_plan *pl, double deadline, const char
 			    sdone, ns, sposted, ss.step, ss.k);
 		}
 	}
+	if (!nr)
+		*t_final = now_ns();
 	free(sops);
 	free(rops);
 	return bad_sizes;
@@ -928,7 +937,7 @@ static void plan_reducescatter(struct ring_plan *pl, size_t per)
  * partial sum there has gone up, sent on to the children), chunk after
  * chunk, so both directions pipeline. */
 
-static uint64_t tree_run(size_t count, double deadline, const char *what)
+static uint64_t tree_run(size_t count, double deadline, const char *what, int64_t *t_final)
 {
 	size_t tf = C.o.tchunk / 4, nch = count ? (count + tf - 1) / tf : 1;
 	int nc = C.nchildren, root = C.o.rank == 0;
@@ -937,6 +946,7 @@ static uint64_t tree_run(size_t count, double deadline, const char *what)
 	size_t red = 0, upost = 0, udone = 0, dpost = 0, ddone = 0;
 	void *crreq[2][MAXREQ], *csreq[2][MAXREQ], *ureq[MAXREQ], *dreq[MAXREQ];
 	uint64_t bad_sizes = 0;
+	int final_seen = 0;
 
 #define CH_LEN(k) ((k) * tf < count ? ((count - (k) * tf) < tf ? count - (k) * tf : tf) : 0)
 	for (;;) {
@@ -1024,6 +1034,10 @@ static uint64_t tree_run(size_t count, double deadline, const char *what)
 			}
 		}
 		final = root ? red : ddone;
+		if (final == nch && !final_seen) {
+			*t_final = now_ns();
+			final_seen = 1;
+		}
 		for (int j = 0; j < nc; j++) {
 			while (cspost[j] < final && cspost[j] - csdone[j] < MAXREQ) {
 				if (!(csreq[j][cspost[j] % MAXREQ] = post_send(C.tree_down_send[j], out + cspost[j] * tf,
@@ -1113,7 +1127,7 @@ static void run_coll(int coll, int algo, size_t size)
 	for (int it = -C.o.warmup; it < C.o.iters; it++) {
 		struct row rw = { .coll = coll, .algo = algo, .iter = it, .size = size };
 		uint64_t lost0, bad;
-		int64_t t0;
+		int64_t t0, t_final = 0;
 		double deadline;
 
 		snprintf(what, sizeof(what), "%s %s %zu bytes %s %d", coll_names[coll], algo_names[algo], size,
@@ -1125,13 +1139,13 @@ static void run_coll(int coll, int algo, size_t size)
 		t0 = now_ns();
 		deadline = now_s() + C.o.timeout;
 		if (algo == ALGO_TREE)
-			bad = tree_run(count, deadline, what);
+			bad = tree_run(count, deadline, what, &t_final);
 		else {
 			if (coll == COLL_ALLGATHER)
 				memcpy((float *)C.buf[BUF_OUT] + per * (size_t)C.o.rank, C.buf[BUF_IN], per * 4);
-			bad = ring_run(&pl, deadline, what);
+			bad = ring_run(&pl, deadline, what, &t_final);
 		}
-		rw.time_ns = now_ns() - t0;
+		rw.time_ns = t_final - t0;
 		rw.lost = lost_now() - lost0;
 		rw.bad = bad + check_result(coll, size, what);
 		add_row(&rw);
@@ -1168,6 +1182,42 @@ static int cmp_i64(const void *a, const void *b)
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
 	return (x > y) - (x < y);
+}
+
+/* Until every rank has written its results (so has passed the final
+ * barrier with all its sends complete), keep calling into the plugin: an
+ * engine that runs only inside the plugin's calls (UROCE_NCCL_CORES=inline)
+ * answers a peer's retransmission, or sends an ACK it held back, only
+ * then, and a peer whose last send waits for that ACK would fail. The call
+ * is the one NCCL's proxy repeats while a receiver is not ready: isend,
+ * answered "not now" (no request) because the next rank posts no more
+ * receives. Should a plugin take the message anyway, its request is
+ * tested until done and not repeated. --no-linger leaves this out. */
+static void linger(void)
+{
+	double deadline = now_s() + C.o.timeout;
+	void *probe = NULL;
+	int probed = 0;
+
+	C.phase = "waiting for every rank to finish";
+	for (int q = 0; q < C.o.nranks;) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/times.%d.csv", C.o.dir, q);
+		if (!access(path, F_OK)) {
+			q++;
+			continue;
+		}
+		if (C.o.linger) {
+			if (!probed && !probe && (probe = post_send(C.ring_send, C.buf[BUF_TOK], 4, BUF_TOK, C.phase)))
+				probed = 1;
+			if (probe && test_req(probe, NULL, C.phase))
+				probe = NULL;
+		}
+		if (idle(deadline))
+			die("timed out after %.0f s waiting for rank %d to finish (%s)", C.o.timeout, q, path);
+		usleep(50);
+	}
 }
 
 /* the rows of rank q, in the order every rank ran them */
@@ -1377,6 +1427,7 @@ int main(int argc, char **argv)
 	/* nobody closes a comm before every rank is done with all of them */
 	barrier("teardown");
 	write_rows();
+	linger();
 	if (C.o.rank == 0)
 		failed = merge_and_report();
 	teardown();
