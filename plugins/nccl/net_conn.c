@@ -159,7 +159,7 @@ static int qp_rts(struct un_comm *c, struct uroce_qp *qp, uint32_t dqpn, uint32_
 	memset(&a, 0, sizeof(a));
 	a.qp_state = UROCE_QPS_RTS;
 	a.sq_psn = sq_psn;
-	a.timeout = 14; /* perftest's default: 67 ms local ACK timeout */
+	a.timeout = un_g.cfg.rc_timeout; /* UROCE_NCCL_RC_TIMEOUT */
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;

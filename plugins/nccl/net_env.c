@@ -15,7 +15,7 @@ struct un_global un_g = { .lock = PTHREAD_MUTEX_INITIALIZER };
 #define UN_ENV_HELP                                                                                                   \
 	"UROCE_NCCL_DEVICES=afxdp:IFACE[:QUEUE]|dpdk[:PORT]|verbs:DEV[:PORT],... (required), "                          \
 	"UROCE_NCCL_RELIABILITY=rc|sr|ec|be, UROCE_NCCL_PATHS=1..256, UROCE_NCCL_CC=none|dcqcn|swift|cubic|eqds, "      \
-	"UROCE_NCCL_CORES=inline|CPU[,CPU...], UROCE_NCCL_BE_TIMEOUT_US=1..60000000"
+	"UROCE_NCCL_CORES=inline|CPU[,CPU...], UROCE_NCCL_BE_TIMEOUT_US=1..60000000, UROCE_NCCL_BE_US_PER_MIB=0..60000000, UROCE_NCCL_RC_TIMEOUT=1..31"
 
 static int env_uint(const char *name, unsigned long lo, unsigned long hi, unsigned long dflt, unsigned long *out)
 {
@@ -68,6 +68,9 @@ static int parse_config(struct un_config *cfg, int *cpus, int *ncpus)
 	if (env_uint("UROCE_NCCL_BE_TIMEOUT_US", 1, 60000000, 10000, &v))
 		return -1;
 	cfg->be_timeout_us = (uint32_t)v;
+	if (env_uint("UROCE_NCCL_BE_US_PER_MIB", 0, 60000000, 2000, &v))
+		return -1;
+	cfg->be_us_per_mib = (uint32_t)v;
 	cfg->rel.timeout_us = cfg->be_timeout_us;
 	if (cfg->rel.reliability == UROCE_REL_SR || cfg->rel.reliability == UROCE_REL_EC)
 		cfg->rel.ordering = UROCE_ORDER_UNORDERED; /* each WRITE names its receive in its immediate */
@@ -93,6 +96,11 @@ static int parse_config(struct un_config *cfg, int *cpus, int *ncpus)
 			cpus[(*ncpus)++] = (int)c;
 		}
 	}
+	/* rc's local ACK timeout: perftest's 67 ms; inline, the peer's engine
+	 * runs only while its application calls in: 1.07 s */
+	if (env_uint("UROCE_NCCL_RC_TIMEOUT", 1, 31, cfg->inline_engine ? 18 : 14, &v))
+		return -1;
+	cfg->rc_timeout = (uint8_t)v;
 	return 0;
 }
 
@@ -232,7 +240,8 @@ ncclResult_t un_init(ncclDebugLogger_t log)
 		        un_g.cfg.path.npaths ? un_g.cfg.path.npaths : 1, uroce_cc_str(un_g.cfg.cc.algo), eng);
 	}
 	if (un_g.cfg.rel.reliability == UROCE_REL_BE)
-		UN_INFO("be: deadline %u us per message; bytes a deadline cuts are left zero", un_g.cfg.be_timeout_us);
+		UN_INFO("be: a message's deadline is %u us + %u us per MiB; bytes a deadline cuts are left zero",
+		        un_g.cfg.be_timeout_us, un_g.cfg.be_us_per_mib);
 	return ncclSuccess;
 fail:
 	close_devs();

@@ -54,6 +54,8 @@ struct un_config {
 	struct uroce_cc_attr cc;
 	int inline_engine;   /* UROCE_NCCL_CORES=inline: the engine runs in the plugin's calls */
 	uint32_t be_timeout_us;
+	uint8_t rc_timeout;     /* IBTA local ACK timeout exponent of rc QPs */
+	uint32_t be_us_per_mib; /* be: deadline = be_timeout_us + size x this / MiB */
 };
 
 struct un_global {
@@ -206,6 +208,8 @@ ncclResult_t un_close_listen(void *lcomm);
 void un_comm_free(struct un_comm *c);
 
 /* net_xfer.c */
+/* be: a message's deadline, microseconds, for size bytes. */
+uint32_t un_be_deadline(uint64_t size);
 ncclResult_t un_regmr(void *comm, void *data, size_t size, int type, void **mh);
 ncclResult_t un_regmr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t offset, int fd, void **mh);
 ncclResult_t un_deregmr(void *comm, void *mh);

@@ -32,6 +32,13 @@ enum { WR_CTL_RECV = 1, WR_CTL_SEND, WR_DATA_SEND, WR_DATA_RECV };
 
 #define IMM(seq, idx, chunk) htonl(((uint32_t)((seq) & 0xff) << 24) | ((uint32_t)(idx) << 16) | (uint32_t)(chunk))
 
+uint32_t un_be_deadline(uint64_t size)
+{
+	uint64_t us = un_g.cfg.be_timeout_us + (size * un_g.cfg.be_us_per_mib >> 20);
+
+	return us > 60000000 ? 60000000 : (uint32_t)us; /* be's longest deadline: 60 s */
+}
+
 static int is_be(void)
 {
 	return un_g.cfg.rel.reliability == UROCE_REL_BE;
@@ -356,7 +363,7 @@ ncclResult_t un_isend(void *scomm, void *data, size_t size, int tag, void *mh, v
 		wr.wr.rdma.remote_addr = cts->e[e].addr + off;
 		wr.wr.rdma.rkey = cts->e[e].rkey;
 		if (is_be())
-			wr.timeout_us = un_g.cfg.be_timeout_us;
+			wr.timeout_us = un_be_deadline(len);
 		if (uroce_post_send(c->data, &wr, NULL)) {
 			UN_WARN("isend: %s", uroce_last_error());
 			c->failed = 1;
@@ -425,18 +432,21 @@ ncclResult_t un_irecv(void *rcomm, int n, void **data, const size_t *sizes, cons
 		cts.e[i].rkey = m ? m->mr->rkey : 0;
 		cts.e[i].tag = tags ? tags[i] : 0;
 	}
-	for (uint32_t k = 0; k < total; k++) {
-		struct uroce_recv_wr rw = { .wr_id = WR_ID(WR_DATA_RECV, r - c->reqs) };
+	for (int i = 0; i < n; i++)
+		for (uint32_t k = 0; k < r->nchunks[i]; k++) {
+			struct uroce_recv_wr rw = { .wr_id = WR_ID(WR_DATA_RECV, r - c->reqs) };
 
-		if (is_be())
-			rw.timeout_us = un_g.cfg.be_timeout_us;
-		if (uroce_post_recv(c->data, &rw, NULL)) {
-			UN_WARN("irecv: %s", uroce_last_error());
-			c->failed = 1;
-			return ncclSystemError;
+			/* be: a WR's deadline counts once it is the oldest, i.e.
+			 * once the message before it ended: one chunk's worth */
+			if (is_be())
+				rw.timeout_us = un_be_deadline(c->chunk < sizes[i] ? c->chunk : sizes[i]);
+			if (uroce_post_recv(c->data, &rw, NULL)) {
+				UN_WARN("irecv: %s", uroce_last_error());
+				c->failed = 1;
+				return ncclSystemError;
+			}
+			c->data_recv_out++;
 		}
-		c->data_recv_out++;
-	}
 	if (ctl_send(c, &cts, offsetof(struct un_msg, e) + (size_t)n * sizeof(cts.e[0]))) {
 		c->failed = 1;
 		return ncclSystemError;

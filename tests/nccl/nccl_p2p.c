@@ -42,6 +42,7 @@
 static struct netp P;
 static double deadline;
 static const char *side_name;
+static int be_zeroes;
 
 static double now(void)
 {
@@ -368,8 +369,10 @@ static void sizes_test(int is_a, size_t max)
 			if ((size_t)got != sz)
 				die("sizes: test() gave %d bytes for a message of %zu", got, sz);
 			verify(buf, sz, 0x5eed0000u + (uint64_t)sz, what);
+			/* uroce's be zeroes a receive buffer before naming it (what a
+			 * deadline cuts reads as zero): its tail is then 0 */
 			for (size_t j = sz; j < rsz; j++)
-				if (buf[j] != 0xa5)
+				if (buf[j] != (be_zeroes ? 0 : 0xa5))
 					die("sizes: the message of %zu bytes wrote byte %zu of its %zu-byte buffer", sz, j, rsz);
 		}
 		if (sz >= (64u << 20))
@@ -546,6 +549,8 @@ int main(int argc, char **argv)
 		usage("--side a|b, --dir and --plugin are required");
 	if (!nc)
 		nc = 4;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	be_zeroes = getenv("UROCE_NCCL_RELIABILITY") && !strcmp(getenv("UROCE_NCCL_RELIABILITY"), "be");
 	is_a = !strcmp(side, "a");
 	side_name = is_a ? "a" : "b";
 	deadline = now() + timeout;

@@ -42,8 +42,8 @@ run() {
 	netns_wait $bpid
 	local brc=$?
 	if [ $arc != 0 ] || [ $brc != 0 ]; then
-		echo "--- $name side a (exit $arc)"; tail -n 20 "$d/a.log"
-		echo "--- $name side b (exit $brc)"; tail -n 20 "$d/b.log"
+		echo "--- $name side a (exit $arc)"; grep -v "^    #\|^$" "$d/a.log" | head -n 40
+		echo "--- $name side b (exit $brc)"; grep -v "^    #\|^$" "$d/b.log" | head -n 40
 		fail "$name: side a exited $arc, side b $brc"
 	fi
 	grep -q "ncclNetPlugin_v$ver" "$d/a.log" || fail "$name: did not run on ncclNetPlugin_v$ver"
@@ -52,7 +52,7 @@ run() {
 }
 
 printf '%-14s %-4s %-3s %11s %-7s %5s\n' run version rel max-bytes engine time
-run v12-rc 12 rc 1073741824 pinned
+UROCE_NCCL_RC_TIMEOUT=18 run v12-rc 12 rc 1073741824 pinned
 run v11-rc 11 rc 16777216 inline
 run v10-rc 10 rc 16777216 inline
 run v9-rc 9 rc 16777216 inline
@@ -60,5 +60,5 @@ run v8-rc 8 rc 1073741824 inline
 run v12-sr 12 sr 16777216 inline
 run v12-ec 12 ec 16777216 inline
 # be on a clean link: nothing may be cut
-UROCE_BE=1 run v12-be 12 be 16777216 inline
+UROCE_NCCL_BE_TIMEOUT_US=2000000 run v12-be 12 be 16777216 inline
 echo "all runs passed"
