@@ -474,6 +474,10 @@ ncclResult_t un_test(void *request, int *done, int *sizes)
 	}
 	if (!r->done)
 		return ncclSuccess;
+	/* inline: the ACK of what just arrived leaves on the engine's next
+	 * pass; NCCL's proxy may not call again for a long while */
+	if (un_g.cfg.inline_engine)
+		uroce_progress(c->dev->ctx);
 	*done = 1;
 	if (sizes) {
 		if (r->is_send)
