@@ -8,7 +8,11 @@
 # int-size version; 16 MiB for the others), 8 requests in flight per comm
 # in both directions, grouped receives, closes in a shuffled order; every
 # byte checked (nccl_p2p.c). v12 runs its engines on threads pinned to
-# CPUs 0 and 1 (UROCE_NCCL_CORES), the rest inline.
+# CPUs 0 and 1 (UROCE_NCCL_CORES), the rest inline. Then what a user who
+# gets the environment wrong reads: init refused with the variable, the
+# value and what is accepted (no devices, a bad reliability, paths or
+# cores, paths on rc, an interface that is not there), and two ranks whose
+# reliabilities differ: both fail, the connector naming both.
 #   p2p.sh NCCL_P2P PLUGIN_DIR
 set -u
 . "$(dirname "$0")/../lib/netns.sh"
@@ -61,4 +65,39 @@ run v12-sr 12 sr 16777216 inline
 run v12-ec 12 ec 16777216 inline
 # be on a clean link: nothing may be cut
 UROCE_NCCL_BE_TIMEOUT_US=2000000 run v12-be 12 be 16777216 inline
+
+# What a user who gets it wrong reads (NCCL's logger, NCCL_DEBUG=WARN).
+# bad NAME EXPECTED-TEXT VAR=VALUE...: side a alone, init must fail.
+bad() {
+	local name=$1 want=$2 out="$TMP/bad-$1.log"
+	shift 2
+	ip netns exec "$NA" env -u UROCE_NCCL_DEVICES LD_LIBRARY_PATH="$PLUGDIR" "$@" \
+		timeout 60 "$P2P" --side a --dir "$TMP/bad" --plugin uroce --timeout 5 >"$out" 2>&1
+	local rc=$?
+	[ $rc = 1 ] || { cat "$out"; fail "bad $name: exit $rc, want 1"; }
+	grep -qF -- "$want" "$out" || { cat "$out"; fail "bad $name: no '$want' in the log"; }
+	printf '%-22s refused: %s\n' "$name" "$(grep -F -- "$want" "$out" | head -1 | sed 's/.*NET\/uroce: //' | cut -c1-90)"
+}
+mkdir -p "$TMP/bad"
+bad no-devices "UROCE_NCCL_DEVICES is not set" UROCE_NCCL_RELIABILITY=rc
+bad bad-rel "UROCE_NCCL_RELIABILITY=xx: accepted are rc, sr, ec and be" UROCE_NCCL_DEVICES=afxdp:va \
+	UROCE_NCCL_RELIABILITY=xx
+bad bad-paths "UROCE_NCCL_PATHS=999: not a number in 1..256" UROCE_NCCL_DEVICES=afxdp:va UROCE_NCCL_PATHS=999
+bad rc-paths "needs UROCE_NCCL_RELIABILITY sr, ec or be" UROCE_NCCL_DEVICES=afxdp:va UROCE_NCCL_PATHS=4
+bad bad-cores "UROCE_NCCL_CORES=x: give 'inline' or up to" UROCE_NCCL_DEVICES=afxdp:va UROCE_NCCL_CORES=x
+bad no-iface "device afxdp:nosuch" UROCE_NCCL_DEVICES=afxdp:nosuch
+# two ranks that disagree on the reliability: the connector names both
+d="$TMP/mismatch"
+mkdir -p "$d"
+netns_start "$NB" "$d/b.log" env LD_LIBRARY_PATH="$PLUGDIR" UROCE_NCCL_DEVICES=afxdp:vb UROCE_NCCL_RELIABILITY=rc \
+	UROCE_NCCL_CORES=inline timeout 60 "$P2P" --side b --dir "$d" --plugin uroce --timeout 8
+bpid=$NETNS_PID
+ip netns exec "$NA" env LD_LIBRARY_PATH="$PLUGDIR" UROCE_NCCL_DEVICES=afxdp:va UROCE_NCCL_RELIABILITY=sr \
+	UROCE_NCCL_CORES=inline timeout 60 "$P2P" --side a --dir "$d" --plugin uroce --timeout 8 >"$d/a.log" 2>&1
+arc=$?
+netns_wait $bpid
+brc=$?
+[ $arc = 1 ] && [ $brc = 1 ] || fail "reliability mismatch: sides exited $arc and $brc, want 1 and 1"
+grep -q "this rank runs reliability sr, the listener rc" "$d/a.log" || { cat "$d/a.log"; fail "mismatch: no message naming both"; }
+echo "reliability sr against rc: both sides fail; a says: this rank runs reliability sr, the listener rc"
 echo "all runs passed"
