@@ -143,20 +143,20 @@ for loss in "${LOSSES[@]}"; do
 			done
 			join() { local IFS=,; echo "$*"; }
 			[ ${#small[@]} = 0 ] || one_run "${n}r-$mode-$loss-small" "$mode" "$loss" "$n" "$ITERS" "$(join "${small[@]}")" \
-				$ALGO_ARG "$SUMMARY"
+				"$ALGO_ARG" "$SUMMARY"
 			[ ${#big[@]} = 0 ] || one_run "${n}r-$mode-$loss-big" "$mode" "$loss" "$n" "$ITERS_BIG" "$(join "${big[@]}")" \
-				$ALGO_ARG "$SUMMARY"
+				"$ALGO_ARG" "$SUMMARY"
 			[ ${#huge[@]} = 0 ] || one_run "${n}r-$mode-$loss-huge" "$mode" "$loss" "$n" "$ITERS_HUGE" \
-				"$(join "${huge[@]}")" $ALGO_ARG "$SUMMARY"
+				"$(join "${huge[@]}")" "$ALGO_ARG" "$SUMMARY"
 			[ ${#lossy[@]} = 0 ] || one_run "${n}r-$mode-$loss" "$mode" "$loss" "$n" "$ITERS_LOSS" "$(join "${lossy[@]}")" \
-				$ALGO_ARG "$SUMMARY"
+				"$ALGO_ARG" "$SUMMARY"
 		done
 	done
 done
 if [ "$LAT_ITERS" -gt 0 ]; then
 	for n in "${RANKS[@]}"; do
 		for mode in "${MODES[@]}"; do
-			one_run "${n}r-$mode-lat" "$mode" 0 "$n" "$LAT_ITERS" 1K $ALGO_ARG "$LAT"
+			one_run "${n}r-$mode-lat" "$mode" 0 "$n" "$LAT_ITERS" 1K "$ALGO_ARG" "$LAT"
 		done
 	done
 fi
@@ -181,7 +181,7 @@ awk '
 			ratio = (k in base) && base[k] > 0 ? sprintf("%.2f", f[9] / base[k]) : "-"
 			printf "| %s | %s | %s | %s | %s | %s | %.1f | %.1f | %s | %s |\n", f[1], f[2], f[3], f[4], sz, f[6], f[7], f[9], ratio, f[11]
 		}
-	}' <(sort -s -k1,1 -k2,2g -k3,3n -k4,4r -k5,5n "$SUMMARY")
+	}' <(sort -s -k1,1 -k2,2g -k3,3n -k4,4 -k5,5n "$SUMMARY")
 if [ -s "$LAT" ]; then
 	echo
 	echo "## 1 KiB allreduce latency (loss 0, $LAT_ITERS iterations; us)"

@@ -69,6 +69,7 @@ field() {
 run_case() {
 	local name=$1 n=$2 mode=$3 loss=$4 seed=$5 nres=$6 t0=$SECONDS result=ok log d lost bad r got
 	shift 6
+	# shellcheck disable=SC2053 # COLL_ONLY is a glob
 	[[ $name == $ONLY ]] || return 0
 	if [ $((SECONDS - START)) -ge "$BUDGET_S" ]; then
 		FAILED+=("$name: not run, the test's time budget of $BUDGET_S s was spent")
@@ -114,7 +115,7 @@ echo "nccl_coll: ring+tree allreduce, allgather, reduce-scatter at $SIZES per ra
 	"(+$WARMUP warm-up) each; engine inline; loss by uroce-impair on the bridge ports"
 echo "$HDR"
 seed=0
-ALL=(--coll all --algo all --sizes $SIZES)
+ALL=(--coll all --algo all --sizes "$SIZES")
 for n in 4 8; do
 	for mode in rc sr ec be; do
 		for loss in 0 0.01; do
@@ -123,7 +124,8 @@ for n in 4 8; do
 	done
 done
 for v in 8 9 10 11 12; do
-	run_case "4r-rc-v$v" 4 rc 0 $((seed += 16)) 2 --coll allreduce --algo ring --sizes $SIZES --version $v
+	run_case "4r-rc-v$v" 4 rc 0 $((seed += 16)) 2 --coll allreduce --algo ring --sizes "$SIZES" --version $v
+	# shellcheck disable=SC2053
 	if [[ "4r-rc-v$v" == $ONLY ]] && ! grep -q "ncclNetPlugin_v$v," "$TMP/4r-rc-v$v.out"; then
 		FAILED+=("4r-rc-v$v: did not run on ncclNetPlugin_v$v")
 	fi
@@ -139,6 +141,7 @@ echo "   *_us: the mean time (the slowest rank's) at 256 KiB per rank of ring al
 echo "   allreduce, allgather, reduce-scatter"
 printf '%s\n' "$HDR" "${ROWS[@]}"
 [ ${#ROWS[@]} -gt 0 ] || fail "COLL_ONLY='$ONLY' matches no case"
+# shellcheck disable=SC2053
 if [[ "4r-rc-0.01" == $ONLY ]] && [ "$DROP1" = 0 ]; then
 	FAILED+=("the 1% cases dropped nothing: uroce-impair is not in the path")
 fi

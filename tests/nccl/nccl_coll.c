@@ -9,7 +9,23 @@
  *   nccl_coll --rank R --nranks N --dir DIR --plugin NAME [--version V]
  *             --coll allreduce|allgather|reducescatter|all --algo ring|tree|all
  *             --sizes LIST [--iters K] [--warmup W] [--csv FILE] [--timeout S]
- *             [--slice BYTES] [--tree-chunk BYTES] [--dev D]
+ *             [--slice BYTES] [--tree-chunk BYTES] [--dev D] [--no-linger]
+ *
+ * A ring collective goes in slices of --slice bytes (512 KiB, NCCL's
+ * Simple protocol's step; less if the device's maxP2pBytes says so), the
+ * tree in chunks of --tree-chunk (64 KiB); at most 8 requests in flight
+ * per comm (NCCL_STEPS). Timing: before every iteration (warm-up ones
+ * too) a barrier, two passes of a 4-byte token around the ring through
+ * the plugin; a rank's time runs from the end of its barrier until its
+ * output is final (every receive of it done and reduced: what a caller of
+ * NCCL sees end); its last sends may complete after that and are waited
+ * for, untimed, before its buffers are touched again. The iteration's
+ * time is the largest over the ranks. Rank 0 prints, for each collective,
+ * algorithm and size: iterations, mean, p50, p99, max (us), the lost bytes
+ * and wrong elements summed over the ranks and timed iterations, and the
+ * bus bandwidth of the mean (nccl-tests' factors); --csv FILE appends a
+ * row per timed iteration (coll,algo,nranks,size,iter,time_us,lost_bytes;
+ * a header when the file is new or empty).
  *
  * Sizes follow nccl-tests: SIZE is each rank's buffer of float32, the
  * output of allreduce and allgather, the input of reduce-scatter; the part
@@ -27,7 +43,12 @@
  * gathered this way, through files, not through an extra ring pass); rank
  * 0 merges them: a collective's time is the largest over the ranks. A
  * rank that fails writes DIR/abort, and the others give up as soon as
- * they see it instead of waiting out their timeout.
+ * they see it instead of waiting out their timeout. Every wait gives up
+ * after --timeout seconds (60), naming what it waited for. Before tearing
+ * down (deregMr, the comms in this rank's own order, closeListen,
+ * finalize, dlclose) a rank keeps calling into the plugin until every
+ * rank has finished (linger(): an inline engine acknowledges only inside
+ * calls), unless --no-linger.
  *
  * Data: rank r's input element i is (r + 1) * ((i % 251) + 1), so every
  * sum is an exact integer in float32. With UROCE_NCCL_RELIABILITY=be the
