@@ -41,6 +41,10 @@
 #   BENCH_BE_TIMEOUT_US=       UROCE_NCCL_BE_TIMEOUT_US (unset: the plugin's default)
 #   BENCH_TIMEOUT=120          nccl_coll's --timeout (seconds, each wait)
 #   BENCH_BUDGET_S=1320        no run starts after this many seconds
+# Any other UROCE_NCCL_* variable in the environment reaches every rank as
+# it is (ip netns exec keeps the environment), e.g. UROCE_NCCL_RC_TIMEOUT
+# (the ACK timeout of rc and of every mode's control QP: under loss it sets
+# the tail) or UROCE_NCCL_BE_US_PER_MIB.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib/netns.sh"
