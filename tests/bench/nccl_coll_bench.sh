@@ -41,6 +41,10 @@
 #   BENCH_BE_TIMEOUT_US=       UROCE_NCCL_BE_TIMEOUT_US (unset: the plugin's default)
 #   BENCH_TIMEOUT=120          nccl_coll's --timeout (seconds, each wait)
 #   BENCH_BUDGET_S=1320        no run starts after this many seconds
+#   BENCH_TCPBASE_DIR=         the folder of libnccl-net-tcpbase.so (tests/bench in the
+#                              build): adds mode "tcp", the same sweep at loss 0 (the
+#                              impairment drops only RoCEv2) over kernel TCP, NCCL's
+#                              socket transport's way, as the baseline
 # Any other UROCE_NCCL_* variable in the environment reaches every rank as
 # it is (ip netns exec keeps the environment), e.g. UROCE_NCCL_RC_TIMEOUT
 # (the ACK timeout of rc and of every mode's control QP: under loss it sets
@@ -55,6 +59,11 @@ PLUGDIR=$(realpath "${2:?$USAGE}") || exit 2
 IMPAIR=$(realpath "${3:?$USAGE}") || exit 2
 CSV=$(realpath -m "${4:-nccl_coll_bench.csv}")
 [ -e "$PLUGDIR/libnccl-net-uroce.so" ] || { echo "no libnccl-net-uroce.so in $PLUGDIR"; exit 2; }
+TCPDIR=
+if [ -n "${BENCH_TCPBASE_DIR:-}" ]; then
+	TCPDIR=$(realpath "$BENCH_TCPBASE_DIR") && [ -e "$TCPDIR/libnccl-net-tcpbase.so" ] ||
+		{ echo "BENCH_TCPBASE_DIR=$BENCH_TCPBASE_DIR: no libnccl-net-tcpbase.so there"; exit 2; }
+fi
 netns_need_root
 netns_init uroce-collbench
 TMP=$NETNS_TMP
@@ -98,19 +107,23 @@ FAILED=()
 SKIPPED=()
 
 # one_run TAG MODE LOSS N ITERS SIZES_CSV ALGO OUTFILE: one nccl_coll run of every rank;
-# rank 0's result lines appended to OUTFILE with mode and loss in front
+# rank 0's result lines appended to OUTFILE with mode and loss in front (mode tcp: the
+# baseline plugin)
 one_run() {
-	local tag=$1 mode=$2 loss=$3 n=$4 iters=$5 sizes=$6 algo=$7 out=$8 t0=$SECONDS log r
+	local tag=$1 mode=$2 loss=$3 n=$4 iters=$5 sizes=$6 algo=$7 out=$8 t0=$SECONDS log r pdir=$PLUGDIR
 	if [ $((SECONDS - START)) -ge "$BUDGET_S" ]; then
 		SKIPPED+=("$tag")
 		return
 	fi
+	COLL_PLUGIN=uroce
+	[ "$mode" != tcp ] || { COLL_PLUGIN=tcpbase pdir=$TCPDIR; }
+	export COLL_PLUGIN
 	log=$TMP/$tag.out
 	COLL_N=$PORTS
 	coll_impair "$IMPAIR" "$loss" $((SEED += 16))
 	COLL_N=$n
 	rm -f "$TMP/run.csv"
-	if ! coll_run "$log" "$mode" "$COLL" "$PLUGDIR" --coll allreduce --algo "$algo" --sizes "$sizes" \
+	if ! coll_run "$log" "$mode" "$COLL" "$pdir" --coll allreduce --algo "$algo" --sizes "$sizes" \
 		--iters "$iters" --warmup "$WARMUP" --timeout "$TIMEOUT" --csv "$TMP/run.csv"; then
 		FAILED+=("$tag: exit ${COLL_RC[*]}")
 		echo "  $tag: FAILED (exit ${COLL_RC[*]})"
@@ -131,7 +144,9 @@ echo "nccl_coll_bench: ranks ${RANKS[*]}, modes ${MODES[*]}, losses ${LOSSES[*]}
 	"sizes ${SIZES[*]} (with loss up to ${BENCH_LOSS_MAX_SIZE:-256K}); engine $COLL_CORES; budget $BUDGET_S s"
 for loss in "${LOSSES[@]}"; do
 	for n in "${RANKS[@]}"; do
-		for mode in "${MODES[@]}"; do
+		modes=("${MODES[@]}")
+		[ -z "$TCPDIR" ] || [ "$loss" != 0 ] || modes+=(tcp)
+		for mode in "${modes[@]}"; do
 			small=() big=() huge=() lossy=()
 			for s in "${SIZES[@]}"; do
 				b=$(bytes "$s")
@@ -159,14 +174,16 @@ for loss in "${LOSSES[@]}"; do
 done
 if [ "$LAT_ITERS" -gt 0 ]; then
 	for n in "${RANKS[@]}"; do
-		for mode in "${MODES[@]}"; do
+		modes=("${MODES[@]}")
+		[ -z "$TCPDIR" ] || modes+=(tcp)
+		for mode in "${modes[@]}"; do
 			one_run "${n}r-$mode-lat" "$mode" 0 "$n" "$LAT_ITERS" 1K "$ALGO_ARG" "$LAT"
 		done
 	done
 fi
 
 echo
-echo "## allreduce over libnccl-net-uroce.so ($((SECONDS - START)) s; engine $COLL_CORES; $(nproc) CPUs)"
+echo "## allreduce over libnccl-net-uroce.so${TCPDIR:+ (tcp: libnccl-net-tcpbase.so, kernel TCP)} ($((SECONDS - START)) s; engine $COLL_CORES; $(nproc) CPUs)"
 echo
 echo "Times in us, the slowest rank's; p99/lossless: this p99 over the mean of the same mode, ranks,"
 echo "algorithm and size at loss 0; lost: bytes be's deadline cut, all ranks and iterations."

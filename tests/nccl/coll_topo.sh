@@ -26,13 +26,15 @@
 #   coll_dropped IMPAIR         RoCEv2 packets dropped so far on all ports (since attach)
 #   coll_run LOG MODE NCCL_COLL PLUGIN_DIR ARGS...
 #                               every rank of nccl_coll with ARGS (--rank, --nranks,
-#                               --dir, --plugin added) under reliability MODE; rank R's
+#                               --dir, --plugin added) under reliability MODE
+#                               (UROCE_NCCL_RELIABILITY); rank R's
 #                               output in LOG.R, rank 0's also in LOG; 0 when every rank
 #                               exits 0, else 1 (COLL_RC[R]: each rank's exit status)
 # Environment read by coll_run: COLL_CORES (UROCE_NCCL_CORES, default inline),
 # COLL_BE_TIMEOUT_US (UROCE_NCCL_BE_TIMEOUT_US, unset: the plugin's default),
 # COLL_OUTER_TIMEOUT (seconds for the whole run of one rank, default 300),
-# COLL_PIN=1 (rank R on CPU R mod nproc).
+# COLL_PIN=1 (rank R on CPU R mod nproc), COLL_PLUGIN (the --plugin name, default uroce;
+# tests/bench's libnccl-net-tcpbase.so is "tcpbase", given eth0 by UROCE_TCPBASE_IFACE).
 
 COLL_N=0 COLL_SW='' COLL_NS=() COLL_RC=()
 
@@ -78,14 +80,14 @@ coll_run() {
 	shift 4
 	dir=$(mktemp -d "$NETNS_TMP/rdv.XXXXXX") || { echo "FAIL: cannot create a rendezvous folder"; exit 1; }
 	env=(LD_LIBRARY_PATH="$pdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" UROCE_NCCL_DEVICES=afxdp:eth0
-		UROCE_NCCL_RELIABILITY="$mode" UROCE_NCCL_CORES="${COLL_CORES:-inline}")
+		UROCE_NCCL_RELIABILITY="$mode" UROCE_NCCL_CORES="${COLL_CORES:-inline}" UROCE_TCPBASE_IFACE=eth0)
 	[ -z "${COLL_BE_TIMEOUT_US:-}" ] || env+=(UROCE_NCCL_BE_TIMEOUT_US="$COLL_BE_TIMEOUT_US")
 	COLL_RC=()
 	for ((r = 0; r < COLL_N; r++)); do
 		pin=()
 		[ "${COLL_PIN:-0}" != 1 ] || pin=(taskset -c $((r % $(nproc))))
 		netns_start "${COLL_NS[r]}" "$log.$r" env "${env[@]}" "${pin[@]}" timeout -k 5 "${COLL_OUTER_TIMEOUT:-300}" \
-			"$prog" --rank $r --nranks "$COLL_N" --dir "$dir" --plugin uroce "$@"
+			"$prog" --rank $r --nranks "$COLL_N" --dir "$dir" --plugin "${COLL_PLUGIN:-uroce}" "$@"
 		pids+=("$NETNS_PID")
 	done
 	for ((r = 0; r < COLL_N; r++)); do
