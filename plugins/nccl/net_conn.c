@@ -34,7 +34,7 @@ static uint32_t rand32(void)
 
 ncclResult_t un_listen(int dev, void *handle, void **lcomm)
 {
-	struct un_handle *h = handle;
+	struct un_handle hb, *h = &hb;
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	socklen_t sl = sizeof(sa);
 	struct un_listen *l;
@@ -61,7 +61,8 @@ ncclResult_t un_listen(int dev, void *handle, void **lcomm)
 		free(l);
 		return ncclSystemError;
 	}
-	memset(h, 0, NCCL_NET_HANDLE_MAXSIZE);
+	memset(handle, 0, NCCL_NET_HANDLE_MAXSIZE);
+	memset(h, 0, sizeof(*h));
 	h->magic = UN_HANDLE_MAGIC;
 	h->proto = UN_PROTO;
 	h->rel = (uint8_t)un_g.cfg.rel.reliability;
@@ -70,6 +71,7 @@ ncclResult_t un_listen(int dev, void *handle, void **lcomm)
 	h->nonce = l->nonce;
 	memcpy(h->gid, d->gid, 16);
 	h->stage = NULL;
+	memcpy(handle, h, sizeof(*h));
 	*lcomm = l;
 	return ncclSuccess;
 }
@@ -95,6 +97,12 @@ static int comm_make(struct un_comm *c)
 	ia.send_cq = ia.recv_cq = c->cq;
 	ia.cap.max_send_wr = ia.cap.max_recv_wr = UN_CTL_BUFS;
 	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+	/* ctl is reliable and in order: rc beside an rc data QP; beside sr,
+	 * ec or be it is sr, whose loss recovery takes an RTO of hundreds of
+	 * microseconds, not rc's ACK timeout, so a lost CTS or SIZE note does
+	 * not undo what the data QP's mode bounds */
+	if (un_g.cfg.rel.reliability != UROCE_REL_RC)
+		ia.rel.reliability = UROCE_REL_SR;
 	if (uroce_qp_create(d->pd, &ia, &c->ctl))
 		return -1;
 	ia.cap.max_send_wr = ia.cap.max_recv_wr = UN_DATA_WRS;
@@ -122,6 +130,10 @@ static int comm_make(struct un_comm *c)
 	memcpy(c->me.gid, d->gid, 16);
 	c->me.ctl_qpn = uroce_qp_num(c->ctl);
 	c->me.ctl_psn = rand32() & 0xffffff;
+	if (ia.rel.reliability != UROCE_REL_RC) {
+		c->me.ctl_token = uroce_qp_token(c->ctl);
+		c->me.ctl_ctrl_qpn = uroce_qp_ctrl_num(c->ctl);
+	}
 	c->me.data_qpn = uroce_qp_num(c->data);
 	c->me.data_psn = rand32() & 0xffffff;
 	if (ia.rel.reliability != UROCE_REL_RC) {
@@ -135,7 +147,7 @@ static int comm_make(struct un_comm *c)
 }
 
 static int qp_rts(struct un_comm *c, struct uroce_qp *qp, uint32_t dqpn, uint32_t rq_psn, uint32_t sq_psn,
-                  int mtu, int rel_qp)
+                  int mtu, int rel_qp, uint32_t token, uint32_t ctrl_qpn)
 {
 	struct uroce_qp_attr a = { 0 };
 	int mask = UROCE_QP_STATE | UROCE_QP_AV | UROCE_QP_PATH_MTU | UROCE_QP_DEST_QPN | UROCE_QP_RQ_PSN |
@@ -150,8 +162,8 @@ static int qp_rts(struct un_comm *c, struct uroce_qp *qp, uint32_t dqpn, uint32_
 	memcpy(a.ah_attr.dgid, c->peer.gid, 16);
 	a.ah_attr.sgid_index = (uint8_t)c->dev->gid_index;
 	if (rel_qp) {
-		a.dest_token = c->peer.data_token;
-		a.dest_ctrl_qpn = c->peer.data_ctrl_qpn;
+		a.dest_token = token;
+		a.dest_ctrl_qpn = ctrl_qpn;
 		mask |= UROCE_QP_DEST_TOKEN | UROCE_QP_DEST_CTRL_QPN;
 	}
 	if (uroce_qp_modify(qp, &a, mask))
@@ -187,8 +199,8 @@ static int comm_connect_qps(struct un_comm *c)
 	}
 	if (mtu < UROCE_MTU_256 || mtu > UROCE_MTU_4096)
 		return -1;
-	if (qp_rts(c, c->ctl, p->ctl_qpn, p->ctl_psn, c->me.ctl_psn, mtu, 0) ||
-	    qp_rts(c, c->data, p->data_qpn, p->data_psn, c->me.data_psn, mtu, rel)) {
+	if (qp_rts(c, c->ctl, p->ctl_qpn, p->ctl_psn, c->me.ctl_psn, mtu, rel, p->ctl_token, p->ctl_ctrl_qpn) ||
+	    qp_rts(c, c->data, p->data_qpn, p->data_psn, c->me.data_psn, mtu, rel, p->data_token, p->data_ctrl_qpn)) {
 		UN_WARN("connect: %s", uroce_last_error());
 		return -1;
 	}
@@ -236,9 +248,10 @@ static struct un_comm *comm_new(struct un_dev *d, int is_send, uint32_t nonce)
 
 enum { ST_TCP, ST_SEND_ME, ST_READ_PEER, ST_READY, ST_DONE };
 
-ncclResult_t un_connect(int dev, void *handle, void **scomm)
+/* The connect proper, on an aligned copy of the handle (NCCL's buffer
+ * need not be aligned); un_connect writes `stage` back. */
+static ncclResult_t connect_step(int dev, struct un_handle *h, void **scomm)
 {
-	struct un_handle *h = handle;
 	struct un_comm *c = h->stage;
 	int r;
 
@@ -326,6 +339,17 @@ fail:
 	h->stage = NULL;
 	un_comm_free(c);
 	return ncclSystemError;
+}
+
+ncclResult_t un_connect(int dev, void *handle, void **scomm)
+{
+	struct un_handle h;
+	ncclResult_t r;
+
+	memcpy(&h, handle, sizeof(h));
+	r = connect_step(dev, &h, scomm);
+	memcpy(handle, &h, sizeof(h));
+	return r;
 }
 
 ncclResult_t un_accept(void *lcomm, void **rcomm)

@@ -96,9 +96,8 @@ static int parse_config(struct un_config *cfg, int *cpus, int *ncpus)
 			cpus[(*ncpus)++] = (int)c;
 		}
 	}
-	/* rc's local ACK timeout: perftest's 67 ms; inline, the peer's engine
-	 * runs only while its application calls in: 1.07 s */
-	if (env_uint("UROCE_NCCL_RC_TIMEOUT", 1, 31, cfg->inline_engine ? 18 : 14, &v))
+	/* rc's local ACK timeout: perftest's 67 ms */
+	if (env_uint("UROCE_NCCL_RC_TIMEOUT", 1, 31, 14, &v))
 		return -1;
 	cfg->rc_timeout = (uint8_t)v;
 	return 0;

@@ -7,7 +7,8 @@
  *                numbers, the two QPs of a comm, closing
  *   net_xfer.c   regMr/deregMr, isend/irecv/test/iflush: the CTS protocol
  *
- * A comm is one direction to one peer with two QPs: ctl, always rc, carries
+ * A comm is one direction to one peer with two QPs: ctl, reliable (rc beside
+ * rc, else sr), carries
  * the receiver's CTS (where its posted buffers are) and, in be, the sender's
  * SIZE notes; data, of the chosen reliability, carries the payload as RDMA
  * WRITE with immediate into the buffers the CTS named. See docs/nccl.md. */
@@ -98,7 +99,7 @@ struct un_wire {
 	uint32_t magic, nonce;
 	uint8_t proto, rel, mtu, is_send;
 	uint8_t gid[16];
-	uint32_t ctl_qpn, ctl_psn;
+	uint32_t ctl_qpn, ctl_psn, ctl_token, ctl_ctrl_qpn;
 	uint32_t data_qpn, data_ctrl_qpn, data_token, data_psn;
 	uint32_t ec_k, ec_m, ec_code;
 };
