@@ -67,57 +67,26 @@ static ncclResult_t get_props(int dev, struct un_props *u)
 	LOCKED(un_props(dev, u));
 }
 
-static ncclResult_t p_props8(int dev, ncclNetProperties_v8_t *p)
-{
-	struct un_props u;
-	ncclResult_t r = get_props(dev, &u);
+/* getProperties of one version: the common fields, then EXTRA on p. */
+#define PROPS_FN(fn, type, extra)                                                                                      \
+	static ncclResult_t fn(int dev, type *p)                                                                       \
+	{                                                                                                              \
+		struct un_props u;                                                                                     \
+		ncclResult_t r = get_props(dev, &u);                                                                   \
+                                                                                                                       \
+		if (r != ncclSuccess)                                                                                  \
+			return r;                                                                                      \
+		memset(p, 0, sizeof(*p));                                                                              \
+		FILL_COMMON(p, u);                                                                                     \
+		extra;                                                                                                 \
+		return ncclSuccess;                                                                                    \
+	}
 
-	if (r != ncclSuccess)
-		return r;
-	memset(p, 0, sizeof(*p));
-	FILL_COMMON(p, u);
-	return ncclSuccess;
-}
-static ncclResult_t p_props9(int dev, ncclNetProperties_v9_t *p)
-{
-	struct un_props u;
-	ncclResult_t r = get_props(dev, &u);
-
-	if (r != ncclSuccess)
-		return r;
-	memset(p, 0, sizeof(*p));
-	FILL_COMMON(p, u);
-	FILL_V9(p, dev);
-	return ncclSuccess;
-}
-static ncclResult_t p_props11(int dev, ncclNetProperties_v11_t *p)
-{
-	struct un_props u;
-	ncclResult_t r = get_props(dev, &u);
-
-	if (r != ncclSuccess)
-		return r;
-	memset(p, 0, sizeof(*p));
-	FILL_COMMON(p, u);
-	FILL_V9(p, dev);
-	p->maxMultiRequestSize = 1;
-	return ncclSuccess;
-}
-static ncclResult_t p_props12(int dev, ncclNetProperties_v12_t *p)
-{
-	struct un_props u;
-	ncclResult_t r = get_props(dev, &u);
-
-	if (r != ncclSuccess)
-		return r;
-	memset(p, 0, sizeof(*p));
-	FILL_COMMON(p, u);
-	FILL_V9(p, dev);
-	p->maxMultiRequestSize = 1;
-	p->railId = NCCL_NET_ID_UNDEF;
-	p->planeId = NCCL_NET_ID_UNDEF;
-	return ncclSuccess;
-}
+PROPS_FN(p_props8, ncclNetProperties_v8_t, (void)0)
+PROPS_FN(p_props9, ncclNetProperties_v9_t, FILL_V9(p, dev))
+PROPS_FN(p_props11, ncclNetProperties_v11_t, FILL_V9(p, dev); p->maxMultiRequestSize = 1)
+PROPS_FN(p_props12, ncclNetProperties_v12_t, FILL_V9(p, dev); p->maxMultiRequestSize = 1;
+         p->railId = NCCL_NET_ID_UNDEF; p->planeId = NCCL_NET_ID_UNDEF)
 
 static ncclResult_t p_listen(int dev, void *handle, void **lc) { LOCKED(un_listen(dev, handle, lc)); }
 static ncclResult_t p_listen11(void *ctx, int dev, void *handle, void **lc)

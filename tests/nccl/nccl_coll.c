@@ -46,7 +46,7 @@
  * they see it instead of waiting out their timeout. Every wait gives up
  * after --timeout seconds (60), naming what it waited for. Before tearing
  * down (deregMr, the comms in this rank's own order, closeListen,
- * finalize, dlclose) a rank keeps calling into the plugin until every
+ * finalize, netp_close) a rank keeps calling into the plugin until every
  * rank has finished (linger(): an inline engine acknowledges only inside
  * calls), unless --no-linger.
  *
