@@ -41,7 +41,7 @@
 #   BENCH_BE_TIMEOUT_US=       UROCE_NCCL_BE_TIMEOUT_US (unset: the plugin's default)
 #   BENCH_TIMEOUT=120          nccl_coll's --timeout (seconds, each wait)
 #   BENCH_BUDGET_S=1320        no run starts after this many seconds
-#   BENCH_TCPBASE_DIR=         the folder of libnccl-net-tcpbase.so (tests/bench in the
+#   BENCH_TCPBASE_DIR=         the folder of libnccl-net-tcpbase.so (tests/nccl in the
 #                              build): adds mode "tcp", the same sweep at loss 0 (the
 #                              impairment drops only RoCEv2) over kernel TCP, NCCL's
 #                              socket transport's way, as the baseline

@@ -9,7 +9,8 @@
 # rank running ring and tree allreduce, ring allgather and ring
 # reduce-scatter at 4 KiB and 256 KiB per rank, a few iterations each; then
 # ring allreduce on each exported version of the plugin's table (v8 .. v12),
-# 4 ranks, rc. Every element of every result is checked by nccl_coll after
+# 4 ranks, rc; and ring and tree allreduce over the benchmark's baseline,
+# libnccl-net-tcpbase.so in TCPBASE_DIR (kernel TCP). Every element of every result is checked by nccl_coll after
 # every iteration: exact under rc, sr and ec; under be a collective that
 # lost no byte on any rank (uroceNcclLostBytes) must be exact.
 #
@@ -20,7 +21,7 @@
 # the lost bytes and wrong elements (be), and the mean time (the slowest
 # rank's, us) of each collective at the largest size.
 #
-#   coll.sh NCCL_COLL PLUGIN_DIR UROCE_IMPAIR
+#   coll.sh NCCL_COLL PLUGIN_DIR UROCE_IMPAIR TCPBASE_DIR
 # Environment: COLL_ONLY=GLOB runs only the cases whose name matches (names
 # as in the table, e.g. '8r-*' or '4r-be-0.01'); COLL_ONLY=repro-no-linger
 # runs the one case not in the default set: 4 ranks, rc, no loss, with
@@ -30,10 +31,11 @@
 set -u
 . "$(dirname "$0")/../lib/netns.sh"
 . "$(dirname "$0")/coll_topo.sh"
-USAGE="usage: coll.sh NCCL_COLL PLUGIN_DIR UROCE_IMPAIR"
+USAGE="usage: coll.sh NCCL_COLL PLUGIN_DIR UROCE_IMPAIR TCPBASE_DIR"
 COLL=${1:?$USAGE}
 PLUGDIR=${2:?$USAGE}
 IMPAIR=${3:?$USAGE}
+TCPDIR=${4:?$USAGE}
 [ -e "$PLUGDIR/libnccl-net-uroce.so" ] || { echo "FAIL: no libnccl-net-uroce.so in $PLUGDIR"; exit 1; }
 netns_test uroce-coll
 ONLY=${COLL_ONLY:-*}
@@ -80,7 +82,7 @@ run_case() {
 	COLL_N=$COLL_PORTS
 	coll_impair "$IMPAIR" "$loss" "$seed"
 	COLL_N=$n
-	if ! coll_run "$log" "$mode" "$COLL" "$PLUGDIR" --timeout 60 --iters $ITERS --warmup $WARMUP "$@"; then
+	if ! coll_run "$log" "$mode" "$COLL" "${CASE_PLUGDIR:-$PLUGDIR}" --timeout 60 --iters $ITERS --warmup $WARMUP "$@"; then
 		result="FAIL(exit ${COLL_RC[*]})"
 	fi
 	COLL_N=$COLL_PORTS
@@ -130,6 +132,9 @@ for v in 8 9 10 11 12; do
 		FAILED+=("4r-rc-v$v: did not run on ncclNetPlugin_v$v")
 	fi
 done
+# the benchmark's baseline (tests/bench/nccl_net_tcp.c, kernel TCP) through the same checks
+COLL_PLUGIN=tcpbase CASE_PLUGDIR=$TCPDIR run_case 4r-tcpbase 4 tcp 0 $((seed += 16)) 4 --coll allreduce --algo all \
+	--sizes "$SIZES"
 if [ "$ONLY" = repro-no-linger ]; then
 	run_case repro-no-linger 4 rc 0 1 1 --coll allreduce --algo ring --sizes 4K --no-linger
 fi
