@@ -86,6 +86,10 @@ static int comm_make(struct un_comm *c)
 	int mask = UROCE_QP_STATE | UROCE_QP_PKEY_INDEX | UROCE_QP_PORT | UROCE_QP_ACCESS_FLAGS;
 	size_t bytes = 2u * UN_CTL_BUFS * UN_CTL_MSG;
 
+	if (d->comms >= UN_MAX_COMMS) {
+		UN_WARN("%s has %u comms open, the most it reports (maxComms)", d->name, d->comms);
+		return -1;
+	}
 	if (uroce_cq_create(d->ctx, 4 * UN_DATA_WRS, &c->cq))
 		return -1;
 	d->comms++;
