@@ -180,8 +180,10 @@ static void take_ctl(struct un_comm *c, const struct uroce_wc *wc)
 		struct un_req *r = recv_req_by_seq(c, m.seq & 0xff);
 		struct un_be_slot *s;
 
-		if (!r || m.n >= (uint32_t)r->n) {
-			UN_WARN("be: a SIZE note for receive %u entry %u, which is not pending", m.seq, m.n);
+		if (!r || m.n >= (uint32_t)r->n || r->have_size[m.n] || m.size > r->rsize[m.n]) {
+			UN_WARN("be: a SIZE note for receive %u entry %u (%llu bytes), which is not pending, already noted "
+			        "or larger than the receive",
+			        m.seq, m.n, (unsigned long long)m.size);
 			c->failed = 1;
 			return;
 		}
