@@ -297,8 +297,7 @@ static ncclResult_t connect_step(int dev, struct un_handle *h, void **scomm)
 		h->stage = c;
 		return ncclSuccess;
 	}
-	if (c->cq)
-		un_poll(c);
+	un_poll(c);
 	if (c->stage == ST_TCP) {
 		struct pollfd pf = { .fd = c->fd, .events = POLLOUT };
 		int err = 0;

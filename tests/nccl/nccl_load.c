@@ -126,6 +126,13 @@ ncclResult_t netp_devices(struct netp *p, int *ndev)
 		(out)->max_comms = (pr).maxComms;                                                                      \
 		(out)->max_recvs = (pr).maxRecvs;                                                                      \
 	} while (0)
+/* The fields v9 added, in v9 .. v12. */
+#define PROPS_V9(out, pr)                                                                                              \
+	do {                                                                                                           \
+		(out)->force_flush = (pr).forceFlush;                                                                  \
+		(out)->max_p2p_bytes = (pr).maxP2pBytes;                                                               \
+		(out)->max_coll_bytes = (pr).maxCollBytes;                                                             \
+	} while (0)
 
 ncclResult_t netp_props(struct netp *p, int dev, struct netp_props *out)
 {
@@ -149,9 +156,7 @@ ncclResult_t netp_props(struct netp *p, int dev, struct netp_props *out)
 		if (r != ncclSuccess)
 			return r;
 		PROPS_COMMON(out, pr);
-		out->force_flush = pr.forceFlush;
-		out->max_p2p_bytes = pr.maxP2pBytes;
-		out->max_coll_bytes = pr.maxCollBytes;
+		PROPS_V9(out, pr);
 	} else if (p->version == 11) {
 		ncclNetProperties_v11_t pr;
 
@@ -159,9 +164,7 @@ ncclResult_t netp_props(struct netp *p, int dev, struct netp_props *out)
 		if ((r = V11(p)->getProperties(dev, &pr)) != ncclSuccess)
 			return r;
 		PROPS_COMMON(out, pr);
-		out->force_flush = pr.forceFlush;
-		out->max_p2p_bytes = pr.maxP2pBytes;
-		out->max_coll_bytes = pr.maxCollBytes;
+		PROPS_V9(out, pr);
 		out->max_multi_request = pr.maxMultiRequestSize;
 	} else {
 		ncclNetProperties_v12_t pr;
@@ -170,9 +173,7 @@ ncclResult_t netp_props(struct netp *p, int dev, struct netp_props *out)
 		if ((r = V12(p)->getProperties(dev, &pr)) != ncclSuccess)
 			return r;
 		PROPS_COMMON(out, pr);
-		out->force_flush = pr.forceFlush;
-		out->max_p2p_bytes = pr.maxP2pBytes;
-		out->max_coll_bytes = pr.maxCollBytes;
+		PROPS_V9(out, pr);
 		out->max_multi_request = pr.maxMultiRequestSize;
 		out->rail_id = pr.railId;
 		out->plane_id = pr.planeId;

@@ -308,7 +308,7 @@ static void pipeline(int is_a, int msgs)
 	       DEPTH);
 }
 
-static void wait_req(void *req, int n, int *sizes, const char *what)
+static void wait_req(void *req, int *sizes, const char *what)
 {
 	int done = 0;
 
@@ -317,7 +317,6 @@ static void wait_req(void *req, int n, int *sizes, const char *what)
 		if (!done)
 			check_time(what);
 	}
-	(void)n;
 }
 
 /* a sends to b on comm 0: every size of the list. */
@@ -355,7 +354,7 @@ static void sizes_test(int is_a, size_t max)
 				if (!req)
 					check_time("the receiver's CTS");
 			} while (!req);
-			wait_req(req, 1, &got, what);
+			wait_req(req, &got, what);
 			if ((size_t)got != sz)
 				die("sizes: the send of %zu bytes reported %d", sz, got);
 		} else {
@@ -365,7 +364,7 @@ static void sizes_test(int is_a, size_t max)
 				if (!req)
 					check_time("posting a receive");
 			} while (!req);
-			wait_req(req, 1, &got, what);
+			wait_req(req, &got, what);
 			if ((size_t)got != sz)
 				die("sizes: test() gave %d bytes for a message of %zu", got, sz);
 			verify(buf, sz, 0x5eed0000u + (uint64_t)sz, what);
@@ -426,7 +425,7 @@ static void grouped_test(int is_a, int rounds)
 			for (int q = 0; q < GROUP; q++) {
 				int got = -1;
 
-				wait_req(reqs[q], 1, &got, "a grouped send");
+				wait_req(reqs[q], &got, "a grouped send");
 				if ((size_t)got != sizes[order[q]])
 					die("grouped: a send reported %d bytes", got);
 			}
@@ -442,7 +441,7 @@ static void grouped_test(int is_a, int rounds)
 				if (!req)
 					check_time("posting a grouped receive");
 			} while (!req);
-			wait_req(req, GROUP, got, "a grouped receive");
+			wait_req(req, got, "a grouped receive");
 			for (int j = 0; j < GROUP; j++) {
 				char what[64];
 
@@ -479,8 +478,8 @@ static void meet(void)
 		if (!rs)
 			check_time("the peer's meeting receive");
 	}
-	wait_req(rs, 1, &got, "the meeting send");
-	wait_req(rr, 1, &got, "the meeting receive");
+	wait_req(rs, &got, "the meeting send");
+	wait_req(rr, &got, "the meeting receive");
 	CHECK(netp_deregmr(&P, cp[0].send, ms));
 	CHECK(netp_deregmr(&P, cp[0].recv, mr));
 }
