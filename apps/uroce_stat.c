@@ -278,7 +278,7 @@ static int ep_sample(struct ep *e)
 	X(ec_nacks_sent) X(ec_nacks_rcvd) X(srtt_ns) X(rto_ns) X(be_timeouts) X(be_preempted) X(late_drops) X(op_ns)   \
 	X(op_bytes) X(imm_counted) X(cnps_sent) X(cnps_rcvd) X(ecn_ce_rcvd) X(trims_rcvd) X(trim_nacks_rcvd)           \
 	X(cc_blocked) X(cc_losses) X(cc_rts_sent) X(cc_rts_rcvd) X(cc_pulls_sent) X(cc_pulls_rcvd) X(paths_down)       \
-	X(cc_rate_bps) X(cc_window_bytes) X(dup_sacks_held)
+	X(cc_rate_bps) X(cc_window_bytes) X(dup_sacks_held) X(ec_nacks_early) X(ec_decode_tables)
 
 struct field {
 	const char *name;

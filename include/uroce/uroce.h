@@ -1642,6 +1642,9 @@ struct uroce_qp_stats {
 	uint64_t cc_window_bytes;    /**< its window now (UINT64_MAX = none; CUBIC: the sum over paths) */
 	uint64_t dup_sacks_held;     /**< sr/ec receiver: duplicates not answered with a SACK of their own
 	                              * (one SACK for duplicates per RTT, or per RTO floor before a sample) */
+	uint64_t ec_nacks_early;     /**< ec NACKs (of ec_nacks_sent) sent because later packets showed a
+	                              * submessage undecodable, before the fallback timeout */
+	uint64_t ec_decode_tables;   /**< ec decodes that built tables for a loss pattern not cached */
 };
 
 /** One path of an sr/ec/be QP (uroce_qp_path_stats). */

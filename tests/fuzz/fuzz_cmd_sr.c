@@ -392,7 +392,8 @@ static void cmd_sr_msg(struct reader *r, unsigned qi, bool late_copy)
 	for (uint32_t i = 0; i < npk; i++) {
 		pos[npos++] = (struct sr_pos){ POS_DATA, i, 0, false };
 		if (ec && ((i + 1) % EC_K == 0 || i + 1 == npk))
-			for (uint32_t j = 0; j < EC_M; j++)
+			/* a short last submessage carries parity in proportion */
+			for (uint32_t j = 0; j < ec_parity_for(&fz.code, i % EC_K + 1); j++)
 				pos[npos++] = (struct sr_pos){ POS_PARITY, i / EC_K * EC_M + j, 0, false };
 	}
 	if (ec)
@@ -441,7 +442,8 @@ static void cmd_sr_msg(struct reader *r, unsigned qi, bool late_copy)
 			}
 			for (uint32_t j = 0; j < EC_M; j++)
 				par[j] = parity[s * EC_M + j];
-			ec_encode(&fz.code, mtu, data, par);
+			ec_encode(&fz.code, mtu, data, par,
+			          ec_parity_for(&fz.code, npk - s * EC_K < EC_K ? npk - s * EC_K : EC_K));
 		}
 	}
 	if (has_desc)

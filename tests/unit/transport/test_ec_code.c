@@ -7,7 +7,11 @@
  * lengths 1, 63, 1024 and 4096 and buffers 64-byte aligned (ISA-L's
  * xor_gen), 16-byte aligned and at odd addresses (the plain loop).
  * Undecodable patterns give -EAGAIN and leave every buffer as it was; a
- * decode writes nothing past len and never touches a missing parity chunk. */
+ * decode writes nothing past len and never touches a missing parity chunk.
+ * A short last submessage (kk < k data chunks, the rest known zeros) with
+ * the scaled parity count np < m decodes the same way; the decode-table
+ * cache hits a repeated pattern, keeps EC_DEC_WAYS of them, and replaces the
+ * least recently used. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -60,7 +64,7 @@ static void fill(uint8_t *p, size_t n)
  * offset off from a 64-byte boundary and followed by GUARD bytes. */
 struct bed {
 	struct ec_code c;
-	unsigned k, m, n;
+	unsigned k, m, n, np;   /* np: parity chunks encoded (m, fewer for a short submessage) */
 	size_t len, off, stride;
 	uint8_t *orig_mem, *work_mem;
 	uint8_t *orig[EC_MAX_N], *work[EC_MAX_N];
@@ -76,6 +80,7 @@ static void bed_open(struct bed *b, enum ec_kind kind, unsigned k, unsigned m, s
 	b->k = k;
 	b->m = m;
 	b->n = k + m;
+	b->np = m;
 	b->len = len;
 	b->off = off;
 	b->stride = (off + len + GUARD + 63) & ~(size_t)63;
@@ -90,7 +95,17 @@ static void bed_open(struct bed *b, enum ec_kind kind, unsigned k, unsigned m, s
 		b->orig[i] = b->orig_mem + i * b->stride + off;
 		b->work[i] = b->work_mem + i * b->stride + off;
 	}
-	ec_encode(&b->c, len, b->orig, b->orig + k);
+	ec_encode(&b->c, len, b->orig, b->orig + k, b->np);
+}
+
+/* Makes b a short submessage: data kk..k-1 zero (padding), the parity
+ * count scaled to kk and re-encoded. */
+static void bed_short(struct bed *b, unsigned kk)
+{
+	for (unsigned j = kk; j < b->k; j++)
+		memset(b->orig[j], 0, b->len);
+	b->np = ec_parity_for(&b->c, kk);
+	ec_encode(&b->c, b->len, b->orig, b->orig + b->k, b->np);
 }
 
 static void bed_close(struct bed *b)
@@ -105,7 +120,7 @@ static void bed_close(struct bed *b)
  * group j % m == i for XOR. Also checks the guard bytes were left alone. */
 static void check_parity(const struct bed *b, const char *what)
 {
-	unsigned k = b->k, m = b->m;
+	unsigned k = b->k, m = b->np;
 	uint8_t want[MAXLEN];
 	unsigned bad = 0;
 
@@ -135,10 +150,10 @@ static void check_parity(const struct bed *b, const char *what)
 /* The reference decodability of a pattern, written from the definitions. */
 static bool want_decodable(const struct bed *b, const uint8_t *present)
 {
-	unsigned k = b->k, m = b->m, have = 0;
+	unsigned k = b->k, m = b->np, have = 0;
 
 	if (b->c.kind == EC_KIND_RS) {
-		for (unsigned i = 0; i < b->n; i++)
+		for (unsigned i = 0; i < k + m; i++)
 			have += present[i] != 0;
 		return have >= k;
 	}
@@ -174,9 +189,9 @@ static void try_pattern(struct bed *b, const uint8_t *present, const char *what)
 	if (!before)
 		exit(1);
 	memcpy(before, b->work_mem, b->stride * b->n);
-	CHECK(ec_can_decode(&b->c, present) == can, "%s: ec_can_decode says %d, want %d", what, !can, can);
+	CHECK(ec_can_decode(&b->c, present, b->np) == can, "%s: ec_can_decode says %d, want %d", what, !can, can);
 
-	int rc = ec_decode(&b->c, b->len, b->work, present);
+	int rc = ec_decode(&b->c, b->len, b->work, present, b->np);
 
 	if (!can) {
 		CHECK(rc == -EAGAIN, "%s: ec_decode = %d, want -EAGAIN", what, rc);
@@ -316,7 +331,7 @@ static void test_xor(void)
 				for (unsigned g = 0; g < 8; g++)
 					present[g + 8 * (unsigned)(rnd() % 4)] = 0;
 				pattern_name(name, sizeof(name), &b, present);
-				CHECK(ec_can_decode(&b.c, present), "%s: one loss per group not decodable", name);
+				CHECK(ec_can_decode(&b.c, present, b.np), "%s: one loss per group not decodable", name);
 				try_pattern(&b, present, name);
 				/* a second loss in group 3: -EAGAIN */
 				for (unsigned j = 3; j < 32; j += 8) {
@@ -326,7 +341,7 @@ static void test_xor(void)
 					}
 				}
 				pattern_name(name, sizeof(name), &b, present);
-				CHECK(!ec_can_decode(&b.c, present), "%s: decodable", name);
+				CHECK(!ec_can_decode(&b.c, present, b.np), "%s: decodable", name);
 				try_pattern(&b, present, name);
 				patterns += 2;
 			}
@@ -342,7 +357,7 @@ static void test_cache(void)
 	struct bed b;
 	uint8_t p1[EC_MAX_N], p2[EC_MAX_N];
 
-	bed_open(&b, EC_KIND_RS, 8, 2, 1024, 0);
+	bed_open(&b, EC_KIND_RS, 8, 3, 1024, 0);
 	memset(p1, 1, b.n);
 	memset(p2, 1, b.n);
 	p1[0] = p1[5] = 0;
@@ -355,15 +370,103 @@ static void test_cache(void)
 	      (unsigned long long)b.c.dec_misses, (unsigned long long)b.c.dec_hits);
 	try_pattern(&b, p2, "cache p2");
 	try_pattern(&b, p1, "cache p1 after p2");
-	CHECK(b.c.dec_misses == 3 && b.c.dec_hits == 1, "alternating: %llu misses %llu hits",
+	CHECK(b.c.dec_misses == 2 && b.c.dec_hits == 2, "alternating: %llu misses %llu hits",
 	      (unsigned long long)b.c.dec_misses, (unsigned long long)b.c.dec_hits);
 	/* new data under the cached pattern */
 	fill(b.orig_mem, b.stride * b.n);
-	ec_encode(&b.c, b.len, b.orig, b.orig + b.k);
+	ec_encode(&b.c, b.len, b.orig, b.orig + b.k, b.np);
 	try_pattern(&b, p1, "cache p1 with new data");
-	CHECK(b.c.dec_hits == 2, "new data: %llu hits", (unsigned long long)b.c.dec_hits);
-	patterns += 5;
+	CHECK(b.c.dec_hits == 3, "new data: %llu hits", (unsigned long long)b.c.dec_hits);
+	/* a lost parity chunk past the ones decoded from is the same pattern */
+	p1[10] = 0;
+	try_pattern(&b, p1, "cache p1 with p1 lost too");
+	CHECK(b.c.dec_hits == 4 && b.c.dec_misses == 2, "unused parity lost: %llu misses %llu hits",
+	      (unsigned long long)b.c.dec_misses, (unsigned long long)b.c.dec_hits);
+	patterns += 6;
 	bed_close(&b);
+
+	/* LRU: EC_DEC_WAYS patterns fit (a second round hits), one more
+	 * evicts the least recently used (a round of EC_DEC_WAYS + 1 in the
+	 * same order misses every time) */
+	uint8_t pat[EC_DEC_WAYS + 1][EC_MAX_N];
+	char name[64];
+
+	bed_open(&b, EC_KIND_RS, 32, 8, 256, 0);
+	for (unsigned p = 0; p <= EC_DEC_WAYS; p++) {
+		memset(pat[p], 1, b.n);
+		pat[p][p] = pat[p][p + 10] = 0;
+	}
+	for (unsigned round = 0; round < 2; round++)
+		for (unsigned p = 0; p < EC_DEC_WAYS; p++) {
+			snprintf(name, sizeof(name), "LRU round %u pattern %u", round, p);
+			try_pattern(&b, pat[p], name);
+		}
+	CHECK(b.c.dec_misses == EC_DEC_WAYS && b.c.dec_hits == EC_DEC_WAYS, "%u ways: %llu misses %llu hits",
+	      EC_DEC_WAYS, (unsigned long long)b.c.dec_misses, (unsigned long long)b.c.dec_hits);
+	for (unsigned round = 0; round < 2; round++)
+		for (unsigned p = 0; p <= EC_DEC_WAYS; p++) {
+			snprintf(name, sizeof(name), "LRU+1 round %u pattern %u", round, p);
+			try_pattern(&b, pat[(p + EC_DEC_WAYS) % (EC_DEC_WAYS + 1)], name);
+		}
+	CHECK(b.c.dec_misses == EC_DEC_WAYS + 2 * (EC_DEC_WAYS + 1) && b.c.dec_hits == EC_DEC_WAYS,
+	      "%u + 1 patterns in a cycle: %llu misses %llu hits", EC_DEC_WAYS,
+	      (unsigned long long)b.c.dec_misses, (unsigned long long)b.c.dec_hits);
+	patterns += 4 * EC_DEC_WAYS + 2;
+	bed_close(&b);
+}
+
+/* A short last submessage: parity scaled to kk data chunks, the padding
+ * chunks present (known zeros) and parity np..m-1 never sent. */
+static void test_short(void)
+{
+	static const unsigned codes[][2] = { { 32, 8 }, { 8, 2 }, { 4, 2 }, { 6, 3 } };
+	uint8_t present[EC_MAX_N];
+	char name[512];
+
+	{
+		struct ec_code c;
+
+		CHECK(ec_code_init(&c, EC_KIND_RS, 32, 8) == 0, "init(RS, 32, 8)");
+		CHECK(ec_parity_for(&c, 32) == 8 && ec_parity_for(&c, 1) == 1 && ec_parity_for(&c, 4) == 1 &&
+		      ec_parity_for(&c, 5) == 2 && ec_parity_for(&c, 31) == 8 && ec_parity_for(&c, 16) == 4,
+		      "ec_parity_for(32, 8): %u %u %u %u %u %u", ec_parity_for(&c, 32), ec_parity_for(&c, 1),
+		      ec_parity_for(&c, 4), ec_parity_for(&c, 5), ec_parity_for(&c, 31), ec_parity_for(&c, 16));
+		ec_code_fini(&c);
+	}
+	for (int kind = EC_KIND_RS; kind <= EC_KIND_XOR; kind++) {
+		for (size_t ci = 0; ci < sizeof(codes) / sizeof(codes[0]); ci++) {
+			unsigned k = codes[ci][0], m = codes[ci][1];
+
+			for (unsigned kk = 1; kk <= k; kk += k > 8 ? 3 : 1) {
+				struct bed b;
+
+				bed_open(&b, (enum ec_kind)kind, k, m, 1024, kk % 2);
+				bed_short(&b, kk);
+				check_parity(&b, "short submessage");
+				for (unsigned t = 0; t < 24; t++) {
+					unsigned lose = 1 + (unsigned)(rnd() % (b.np + 1));
+
+					memset(present, 1, b.n);
+					for (unsigned j = b.np; j < m; j++)
+						present[k + j] = 0;   /* not sent */
+					for (unsigned l = 0; l < lose && l < kk + b.np; ) {
+						unsigned i = (unsigned)(rnd() % (kk + b.np));
+
+						i = i < kk ? i : k + (i - kk);
+						if (present[i]) {
+							present[i] = 0;
+							l++;
+						}
+					}
+					pattern_name(name, sizeof(name), &b, present);
+					snprintf(name + strlen(name), sizeof(name) - strlen(name), " kk %u np %u", kk, b.np);
+					try_pattern(&b, present, name);
+					patterns++;
+				}
+				bed_close(&b);
+			}
+		}
+	}
 }
 
 static void test_init(void)
@@ -398,7 +501,9 @@ static void test_init(void)
 	uint8_t *chunks[3] = { NULL, NULL, NULL };
 
 	CHECK(ec_code_init(&c, EC_KIND_RS, 2, 1) == 0, "init(RS, 2, 1)");
-	CHECK(ec_decode(&c, (size_t)INT_MAX + 1, chunks, present) == -EINVAL, "len > INT_MAX accepted");
+	CHECK(ec_decode(&c, (size_t)INT_MAX + 1, chunks, present, 1) == -EINVAL, "len > INT_MAX accepted");
+	CHECK(ec_decode(&c, 16, chunks, present, 0) == -EINVAL && ec_decode(&c, 16, chunks, present, 2) == -EINVAL,
+	      "np outside 1..m accepted");
 	ec_code_fini(&c);
 }
 
@@ -408,6 +513,7 @@ int main(void)
 	test_rs();
 	test_xor();
 	test_cache();
+	test_short();
 	printf("test_ec_code: %lu patterns, %lu checks, %u failed\n", patterns, checks, failures);
 	return failures ? 1 : 0;
 }

@@ -284,6 +284,8 @@ struct drop_rule {
 	bool every_copy;        /* drop retransmissions too */
 	uint32_t k, m;          /* ec: drop data chunks j < drop_per_sub of every submessage */
 	uint32_t drop_per_sub;
+	uint32_t npk;           /* ec: packets of a message, when set: a short last submessage loses
+	                         * no more than the parity scaled to it (ceil(kk m / k)) */
 	uint32_t idx[4];        /* sr: drop these packet indexes */
 	unsigned nidx;
 	uint32_t seen[4096 / 32]; /* PSNs (mod 4096) already dropped once */
@@ -307,7 +309,14 @@ static bool drop_filter(void *arg, const uint8_t *frame, uint32_t len)
 		return false; /* descriptor, parity */
 	bit = pkt.psn & 4095;
 	if (d->drop_per_sub) {
-		if (idx % d->k >= d->drop_per_sub)
+		uint32_t lim = d->drop_per_sub;
+
+		if (d->npk && idx / d->k == (d->npk - 1) / d->k) {
+			uint32_t kk = d->npk - idx / d->k * d->k, np = (kk * d->m + d->k - 1) / d->k;
+
+			lim = lim < np ? lim : np;
+		}
+		if (idx % d->k >= lim)
 			return false;
 	} else {
 		bool hit = false;
@@ -336,8 +345,9 @@ static void send_one(struct tr_side *a, struct tr_side *b, uint32_t len, uint64_
 	REQUIRE(uroce_post_send(a->qp, &wr, NULL) == 0, "post_send: %s", uroce_last_error());
 }
 
-/* ec: m of every k data chunks lost on their only transmission, every
- * message still arrives whole, nothing is sent again. */
+/* ec: m of every k data chunks lost on their only transmission (the short
+ * last submessage: as many as its scaled parity), every message still
+ * arrives whole, nothing is sent again. */
 static void run_ec_zero_retx(enum uroce_ec_code code, unsigned k, unsigned m, unsigned drop_per_sub)
 {
 	struct tr_opts o;
@@ -355,6 +365,7 @@ static void run_ec_zero_retx(enum uroce_ec_code code, unsigned k, unsigned m, un
 	d.k = k;
 	d.m = m;
 	d.drop_per_sub = drop_per_sub;
+	d.npk = (len + 1023) / 1024;
 	REQUIRE(loop_fabric_set_filter(p.fab, 0, drop_filter, &d) == 0, "filter");
 	tr_fill(a->buf + SRC_OFF, len, 99);
 	for (unsigned i = 0; i < nmsg; i++) {
@@ -422,9 +433,13 @@ static void run_ec_fallback(void)
 	REQUIRE(tr_wait(&p, a->scq, &wc, 400000) == 0 && wc.status == UROCE_WC_SUCCESS, "send");
 	uroce_qp_stats(a->qp, &sa);
 	uroce_qp_stats(b->qp, &sb);
-	printf("  ec rs(8,2), 3 of every 8 lost: dropped %llu, NACKs %llu, retransmits %llu\n",
-	       (unsigned long long)d.dropped, (unsigned long long)sb.ec_nacks_sent, (unsigned long long)sa.retransmits);
+	printf("  ec rs(8,2), 3 of every 8 lost: dropped %llu, NACKs %llu (%llu early), retransmits %llu\n",
+	       (unsigned long long)d.dropped, (unsigned long long)sb.ec_nacks_sent,
+	       (unsigned long long)sb.ec_nacks_early, (unsigned long long)sa.retransmits);
 	REQUIRE(sb.ec_nacks_sent >= 1 && sa.ec_nacks_rcvd >= 1, "no NACK");
+	/* the later submessages showed the first ones undecodable: their NACK
+	 * went before the message fell silent */
+	REQUIRE(sb.ec_nacks_early >= 1, "%llu NACKs, none early", (unsigned long long)sb.ec_nacks_sent);
 	REQUIRE(sa.retransmits >= d.dropped, "fewer retransmissions (%llu) than holes (%llu)",
 	        (unsigned long long)sa.retransmits, (unsigned long long)d.dropped);
 	tr_close(&p);
@@ -892,7 +907,7 @@ static void run_keyed(void)
 }
 
 /* ec keyed by immediate under a NIC's numbering: parity rebuilds 2 lost
- * chunks of every 8 with nothing sent again; a lost leading descriptor
+ * chunks of every 7 with nothing sent again; a lost leading descriptor
  * costs only the data that went ahead of it, which is sent again. */
 static void run_keyed_ec(void)
 {
@@ -900,14 +915,16 @@ static void run_keyed_ec(void)
 	struct tr_pair p;
 	struct uroce_qp_stats sa, sb;
 	struct nic_psn np = { 0 };
-	const uint32_t len = 20000; /* 20 packets: three submessages, the last short */
+	/* 20 packets: three submessages of k = 7, the last short (6 packets
+	 * with ceil(6 x 2 / 7) = 2 parity, enough for its 2 lost too) */
+	const uint32_t len = 20000;
 
-	rel_opts(&o, UROCE_REL_EC, UROCE_ORDER_ORDERED, UROCE_EC_RS, 8, 2);
+	rel_opts(&o, UROCE_REL_EC, UROCE_ORDER_ORDERED, UROCE_EC_RS, 7, 2);
 	o.rel.imm_keyed = 1;
 	tr_open(&p, &o, 92, NULL, NULL);
 	np.dqpn = uroce_qp_num(p.s[1].qp);
 	np.next = 0xfffff0; /* wraps */
-	np.ec_k = 8;
+	np.ec_k = 7;
 	np.ec_drop = 2;
 	REQUIRE(loop_fabric_set_filter(p.fab, 0, nic_psn_filter, &np) == 0, "filter");
 	keyed_one(&p, 0, UROCE_WR_SEND, len);
@@ -918,7 +935,7 @@ static void run_keyed_ec(void)
 	        "ec keyed: %llu lost, %llu rebuilt, %llu sent again, %llu NACKs", (unsigned long long)np.dropped,
 	        (unsigned long long)sb.ec_recovered, (unsigned long long)sa.retransmits,
 	        (unsigned long long)sb.ec_nacks_sent);
-	printf("  ec keyed by immediate: %llu of every 8 chunks lost, all %llu rebuilt, nothing sent again\n",
+	printf("  ec keyed by immediate: %llu of every 7 chunks lost, all %llu rebuilt, nothing sent again\n",
 	       (unsigned long long)np.ec_drop, (unsigned long long)sb.ec_recovered);
 	np.ec_drop = 0;
 	np.drop_desc = 1;

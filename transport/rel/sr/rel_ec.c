@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* ec: erasure coding that falls back to sr (SDR-RDMA 4.1.2). A message is
  * cut into submessages of k data packets, each followed at once by m parity
- * packets (ec_code.c: Reed-Solomon through ISA-L, or XOR). The receiver
+ * packets (ec_code.c: Reed-Solomon through ISA-L, or XOR); a short last
+ * submessage of kk < k packets carries ceil(kk m / k) (ec_parity_for), so a
+ * small message pays parity in proportion to its data. The receiver
  * rebuilds lost data in place as soon as any decodable set of a
  * submessage is there, and then counts every PSN of the submessage as
  * arrived, so the sender sends nothing again. A submessage that cannot be
@@ -26,6 +28,12 @@ uint32_t ec_psn_data(const struct sr_state *st, uint32_t first, uint32_t idx)
 	return psn_add(first, 1 + idx + (idx / st->cfg.ec_k) * st->cfg.ec_m);
 }
 
+uint32_t ec_sub_parity(const struct sr_state *st, uint32_t npk, uint32_t sub)
+{
+	return ec_parity_for(&st->code, min_u32(st->cfg.ec_k, npk - sub * st->cfg.ec_k));
+}
+
+/* Only the last submessage may be short, so every one before it has m. */
 uint32_t ec_psn_parity(const struct sr_state *st, uint32_t first, uint32_t npk, uint32_t q)
 {
 	uint32_t k = st->cfg.ec_k, m = st->cfg.ec_m, s = q / m;
@@ -37,7 +45,7 @@ uint32_t ec_total_pkts(const struct sr_state *st, uint32_t npk)
 {
 	uint32_t nsub = (npk + st->cfg.ec_k - 1) / st->cfg.ec_k;
 
-	return 2 + npk + nsub * st->cfg.ec_m;
+	return 2 + npk + (nsub ? (nsub - 1) * st->cfg.ec_m + ec_sub_parity(st, npk, nsub - 1) : 0);
 }
 
 /* --- sender ------------------------------------------------------------------ */
@@ -46,7 +54,7 @@ void ec_tx_encode(struct uroce_qp *qp, struct swqe *w, uint32_t sub, uint32_t fi
 {
 	struct sr_state *st = sr_of(qp);
 	uint32_t k = st->cfg.ec_k, m = st->cfg.ec_m, mtu = qp->mtu;
-	uint32_t npk = npkts(w->length, mtu);
+	uint32_t npk = npkts(w->length, mtu), np = ec_sub_parity(st, npkts(w->msg_len, mtu), sub);
 	uint8_t *data[EC_MAX_K], *par[EC_MAX_M];
 
 	for (uint32_t j = 0; j < k; j++) {
@@ -68,9 +76,9 @@ void ec_tx_encode(struct uroce_qp *qp, struct swqe *w, uint32_t sub, uint32_t fi
 			memset(buf, 0, mtu); /* the last submessage is padded with zero chunks that are not sent */
 		}
 	}
-	for (uint32_t j = 0; j < m; j++)
+	for (uint32_t j = 0; j < np && j < m; j++)
 		par[j] = st->tx.par + (size_t)(psn_add(first_ring_psn, j) & st->tx.mask) * mtu;
-	ec_encode(&st->code, mtu, data, par);
+	ec_encode(&st->code, mtu, data, par, np);
 }
 
 void ec_tx_nack(struct uroce_qp *qp, const uint8_t *b, uint32_t len)
@@ -141,7 +149,7 @@ void ec_rx_parity(struct uroce_qp *qp, struct sr_rmsg *m, const struct roce_pkt 
 	struct sr_rx *r = &st->rx;
 	uint32_t slot = pkt->psn & r->mask, s = q / st->cfg.ec_m;
 
-	if (m->have_npk && s * st->cfg.ec_k >= m->npk) {
+	if (m->have_npk && (s * st->cfg.ec_k >= m->npk || q % st->cfg.ec_m >= ec_sub_parity(st, m->npk, s))) {
 		ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
 		return;
 	}
@@ -168,7 +176,7 @@ static void mark_sub(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t sub, uint3
 		return; /* the message's end marks them all */
 	for (uint32_t j = 0; j < kk; j++)
 		sr_rx_count_psn(qp, ec_psn_data(st, m->first_psn, sub * st->cfg.ec_k + j));
-	for (uint32_t j = 0; j < st->cfg.ec_m; j++)
+	for (uint32_t j = 0; j < ec_sub_parity(st, m->npk, sub); j++)
 		sr_rx_count_psn(qp, ec_psn_parity(st, m->first_psn, m->npk, sub * st->cfg.ec_m + j));
 }
 
@@ -193,7 +201,7 @@ void ec_rx_sub(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t sub, bool try_de
 {
 	struct sr_state *st = sr_of(qp);
 	struct sr_rx *r = &st->rx;
-	uint32_t k = st->cfg.ec_k, em = st->cfg.ec_m, mtu = qp->mtu, kk, have = 0;
+	uint32_t k = st->cfg.ec_k, em = st->cfg.ec_m, mtu = qp->mtu, kk, np, have = 0;
 	uint8_t present[EC_MAX_N];
 	uint8_t *chunks[EC_MAX_N];
 	int32_t pslot[EC_MAX_M];
@@ -203,6 +211,7 @@ void ec_rx_sub(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t sub, bool try_de
 	if (!m->have_npk || sub * k >= m->npk || bit_get(m->subdone, sub))
 		return;
 	kk = min_u32(k, m->npk - sub * k);
+	np = ec_sub_parity(st, m->npk, sub);
 	for (uint32_t j = 0; j < kk; j++)
 		have += bit_get(m->bits, sub * k + j);
 	if (have == kk) {
@@ -215,14 +224,14 @@ void ec_rx_sub(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t sub, bool try_de
 	memset(present, 0, sizeof(present));
 	for (uint32_t j = 0; j < k; j++)
 		present[j] = j >= kk || bit_get(m->bits, sub * k + j); /* padding chunks are known zeros */
-	for (uint32_t j = 0; j < em; j++) {
+	for (uint32_t j = 0; j < np; j++) {
 		pslot[j] = find_parity(st, m, sub * em + j);
 		if (pslot[j] >= 0) {
 			present[k + j] = 1;
 			chunks[k + j] = r->par + (size_t)pslot[j] * mtu;
 		}
 	}
-	if (!ec_can_decode(&st->code, present))
+	if (!ec_can_decode(&st->code, present, np))
 		return;
 	for (uint32_t j = 0; j < k; j++) {
 		uint8_t *buf = r->scratch + (size_t)j * mtu;
@@ -234,7 +243,10 @@ void ec_rx_sub(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t sub, bool try_de
 		if (present[j])
 			memset(buf + len, 0, mtu - len);
 	}
-	n = ec_decode(&st->code, mtu, chunks, present);
+	uint64_t built = st->code.dec_misses;
+
+	n = ec_decode(&st->code, mtu, chunks, present, np);
+	qp->stats.ec_decode_tables += st->code.dec_misses - built;
 	if (n <= 0)
 		return;
 	for (uint32_t j = 0; j < kk; j++) {
@@ -255,11 +267,50 @@ void ec_rx_sub(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t sub, bool try_de
 	}
 	if (failed)
 		return;
-	for (uint32_t j = 0; j < em; j++)
+	for (uint32_t j = 0; j < np; j++)
 		if (pslot[j] >= 0)
 			r->par_ok[pslot[j]] = 0; /* its parity slots are free again */
 	bit_set(m->subdone, sub);
 	mark_sub(qp, m, sub, kk);
+}
+
+/* PSNs a later arrival must lead a packet by before the packet counts as
+ * lost for an early NACK: reordering over sprayed paths stays below it. */
+static uint32_t ec_reorder_pkts(const struct sr_state *st)
+{
+	return st->cfg.ec_m > 8 ? st->cfg.ec_m : 8;
+}
+
+/* Whether submessage sub of m is known to be undecodable: with every
+ * packet of it that a later arrival leads by ec_reorder_pkts counted as
+ * lost, and the others still given the benefit of the doubt, too few
+ * remain. Needs the message's layout (have_first, have_npk). */
+static bool sub_undecodable(const struct sr_state *st, const struct sr_rmsg *m, uint32_t sub)
+{
+	uint32_t k = st->cfg.ec_k, em = st->cfg.ec_m, kk = min_u32(k, m->npk - sub * k);
+	uint32_t np = ec_sub_parity(st, m->npk, sub), reo = ec_reorder_pkts(st);
+	uint8_t present[EC_MAX_N];
+	bool any_lost = false;
+
+	/* nothing of it is lost before a later arrival leads its first PSN */
+	if (roce_psn_diff(st->rx.high, ec_psn_data(st, m->first_psn, sub * k)) < (int32_t)reo)
+		return false;
+	memset(present, 1, sizeof(present));
+	for (uint32_t j = 0; j < kk; j++) {
+		uint32_t idx = sub * k + j;
+
+		if (bit_get(m->bits, idx) ||
+		    roce_psn_diff(st->rx.high, ec_psn_data(st, m->first_psn, idx)) < (int32_t)reo)
+			continue;
+		present[j] = 0;
+		any_lost = true;
+	}
+	if (!any_lost)
+		return false;
+	for (uint32_t j = 0; j < np; j++)
+		if (roce_psn_diff(st->rx.high, ec_psn_parity(st, m->first_psn, m->npk, sub * em + j)) >= (int32_t)reo)
+			present[k + j] = find_parity(st, m, sub * em + j) >= 0;
+	return !ec_can_decode(&st->code, present, np);
 }
 
 /* May submessage sub of m be given up on: did anything sent after it arrive? */
@@ -269,39 +320,73 @@ static bool sub_overdue(const struct sr_state *st, const struct sr_rmsg *m, uint
 
 	if (sub + 1 == nsub || !m->have_first)
 		return true; /* the last one: the idle time alone decides */
-	return roce_psn_diff(st->rx.high, ec_psn_parity(st, m->first_psn, m->npk, sub * st->cfg.ec_m + st->cfg.ec_m - 1)) > 0;
+	return roce_psn_diff(st->rx.high, ec_psn_parity(st, m->first_psn, m->npk,
+	                                                sub * st->cfg.ec_m + ec_sub_parity(st, m->npk, sub) - 1)) > 0;
 }
 
+/* The fallback: the message has been silent for the fallback timeout
+ * (a repeated NACK waits longer each time: the repair needs an RTT). */
 static bool nack_due(const struct sr_state *st, const struct sr_rmsg *m, uint64_t now)
 {
 	if (!m->bound || m->done || !m->last_rx_ns || !m->is_ec)
 		return false;
 	if (now - m->last_rx_ns < st->fto_ns)
 		return false;
-	/* a repeated NACK waits longer each time: the repair needs an RTT */
 	return !m->nack_ns || now - m->nack_ns >= st->fto_ns << (m->nacks < 6 ? m->nacks : 6);
+}
+
+/* The first undecodable submessage of m at or after m->nack_sub, or
+ * UINT32_MAX: later arrivals show it cannot be rebuilt, so its NACK need
+ * not wait for the message to fall silent. */
+static uint32_t first_undecodable(const struct sr_state *st, const struct sr_rmsg *m)
+{
+	uint32_t nsub;
+
+	if (!m->bound || m->done || !m->is_ec || !m->have_first || !m->have_npk)
+		return UINT32_MAX;
+	nsub = (m->npk + st->cfg.ec_k - 1) / st->cfg.ec_k;
+	for (uint32_t s = m->nack_sub; s < nsub; s++) {
+		if (bit_get(m->subdone, s))
+			continue;
+		if (roce_psn_diff(st->rx.high, ec_psn_data(st, m->first_psn, s * st->cfg.ec_k)) < (int32_t)ec_reorder_pkts(st))
+			break; /* nothing later is led far enough either */
+		if (sub_undecodable(st, m, s))
+			return s;
+	}
+	return UINT32_MAX;
 }
 
 int ec_rx_nacks(struct uroce_qp *qp, uint64_t now)
 {
 	struct sr_state *st = sr_of(qp);
 	struct sr_rx *r = &st->rx;
+	/* the early search runs only when a new highest PSN arrived */
+	bool scan = r->high != r->ec_scan_high;
 
+	r->ec_scan_high = r->high;
 	for (uint32_t seq = r->msg_cum; seq != r->bind_next; seq++) {
 		struct sr_rmsg *m = &r->slot[seq % SR_MSG_WIN];
 		uint8_t b[SRW_CTRL_HDR_LEN + SRW_NACK_FIXED + SRW_NACK_MAX_BITS / 8];
-		uint32_t first = UINT32_MAX, nsub, nbits = 0, flags = 0;
+		uint32_t first = UINT32_MAX, nsub, nbits = 0, flags = 0, early = UINT32_MAX, last = 0;
+		bool fallback;
 		int rc;
 
-		if (m->seq != seq || !nack_due(st, m, now))
+		if (m->seq != seq)
+			continue;
+		fallback = nack_due(st, m, now);
+		if (!fallback && scan)
+			early = first_undecodable(st, m);
+		if (!fallback && early == UINT32_MAX)
 			continue;
 		memset(b, 0, sizeof(b));
 		if (!m->have_npk) {
 			flags |= SRW_NACK_DESC;
 		} else {
 			nsub = (m->npk + st->cfg.ec_k - 1) / st->cfg.ec_k;
-			for (uint32_t s = 0; s < nsub; s++) {
-				if (bit_get(m->subdone, s) || !sub_overdue(st, m, s))
+			for (uint32_t s = fallback ? 0 : early; s < nsub; s++) {
+				if (bit_get(m->subdone, s))
+					continue;
+				if (fallback ? !sub_overdue(st, m, s) : !sub_undecodable(st, m, s))
 					continue;
 				if (first == UINT32_MAX)
 					first = s;
@@ -309,8 +394,9 @@ int ec_rx_nacks(struct uroce_qp *qp, uint64_t now)
 					break;
 				b[SRW_CTRL_HDR_LEN + SRW_NACK_FIXED + (s - first) / 8] |= (uint8_t)(1u << ((s - first) % 8));
 				nbits = ((s - first) / 32 + 1) * 32;
+				last = s;
 			}
-			if (m->desc_expected && !m->have_desc)
+			if (fallback && m->desc_expected && !m->have_desc)
 				flags |= SRW_NACK_DESC;
 		}
 		if (!nbits && !flags)
@@ -323,8 +409,14 @@ int ec_rx_nacks(struct uroce_qp *qp, uint64_t now)
 		rc = sr_send_ctrl(qp, b, SRW_CTRL_HDR_LEN + SRW_NACK_FIXED + nbits / 8);
 		if (rc)
 			return rc;
-		m->nack_ns = now;
-		m->nacks++;
+		if (nbits && last + 1 > m->nack_sub)
+			m->nack_sub = last + 1;
+		if (fallback) {
+			m->nack_ns = now;
+			m->nacks++;
+		} else {
+			qp->stats.ec_nacks_early++;
+		}
 		qp->stats.ec_nacks_sent++;
 	}
 	return 0;

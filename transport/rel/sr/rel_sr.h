@@ -139,6 +139,7 @@ struct sr_rmsg {
 	uint64_t last_rx_ns;    /* ec: fallback timeout runs from here */
 	uint64_t nack_ns;       /* ec: last NACK sent */
 	uint32_t nacks;         /* ec: NACKs sent for it (each waits twice as long) */
+	uint32_t nack_sub;      /* ec: submessages below it were named in a NACK as undecodable */
 	uint64_t *bits;         /* packets arrived (or rebuilt) */
 	uint64_t *subdone;      /* ec: submessages whole */
 	uint32_t bits_words;    /* words of bits (and subdone) that may be non-zero: what a rebind clears */
@@ -181,6 +182,7 @@ struct sr_rx {
 	uint32_t *par_msg, *par_idx;
 	uint8_t *par_ok;
 	uint8_t *scratch;       /* (k + m) x mtu for encode and decode */
+	uint32_t ec_scan_high;  /* high at the last search for undecodable submessages */
 	/* congestion feedback the receiver owes the sender */
 	uint64_t ask_rx_ns;     /* arrival of the packet the pending SACK answers (the endpoint delay) */
 	bool fan_due;           /* a copy arrived (the sender resent it): SACKs may be getting lost */
@@ -364,8 +366,11 @@ void eqds_tx_pull(struct uroce_qp *qp, uint64_t credit_cum);
 uint32_t ec_psn_data(const struct sr_state *st, uint32_t first, uint32_t idx);
 uint32_t ec_psn_parity(const struct sr_state *st, uint32_t first, uint32_t npk, uint32_t q);
 uint32_t ec_total_pkts(const struct sr_state *st, uint32_t npk);
+/* Parity packets of submessage sub of an npk-packet message: m, fewer for
+ * a short last one (its parity indices are sub * m + 0 .. np - 1). */
+uint32_t ec_sub_parity(const struct sr_state *st, uint32_t npk, uint32_t sub);
 /* Sender: encode the parity of submessage sub of w into the ring entries
- * of the next m PSNs. */
+ * of the next ec_sub_parity PSNs. */
 void ec_tx_encode(struct uroce_qp *qp, struct swqe *w, uint32_t sub, uint32_t first_ring_psn);
 /* Receiver: a parity packet (stored) or a data packet of sub arrived:
  * mark the submessage's PSNs once it is whole; with try_decode, rebuild

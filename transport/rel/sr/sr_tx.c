@@ -303,7 +303,8 @@ static int tx_new(struct uroce_qp *qp, struct swqe *w)
 
 			if (w->length == 0)
 				len = 0;
-			if ((w->sr_flags & SRW_F_EC) && t->pidx && t->pidx % k == 0 && t->par_j < m) {
+			if ((w->sr_flags & SRW_F_EC) && t->pidx && t->pidx % k == 0 &&
+			    t->par_j < ec_sub_parity(st, npk, t->pidx / k - 1)) {
 				/* parity of the submessage just sent goes out right after it */
 				t->sub = t->pidx / k - 1;
 				t->phase = PH_PARITY;
@@ -312,7 +313,7 @@ static int tx_new(struct uroce_qp *qp, struct swqe *w)
 			if (t->pidx >= npk) {
 				if (w->sr_flags & SRW_F_EC) {
 					t->sub = (npk - 1) / k;
-					t->phase = t->par_j < m ? PH_PARITY : PH_DESC2;
+					t->phase = t->par_j < ec_sub_parity(st, npk, t->sub) ? PH_PARITY : PH_DESC2;
 				} else {
 					t->phase = PH_DONE;
 				}
@@ -335,10 +336,12 @@ static int tx_new(struct uroce_qp *qp, struct swqe *w)
 			t->par_j = 0;
 			break;
 		}
-		case PH_PARITY:
+		case PH_PARITY: {
+			uint32_t np = ec_sub_parity(st, npk, t->sub);
+
 			if (t->par_j == 0) {
-				/* all m parity packets take consecutive PSNs: encode into them at once */
-				if (!window_open(st, m, m * mtu))
+				/* all np parity packets take consecutive PSNs: encode into them at once */
+				if (!window_open(st, np, np * mtu))
 					return -EAGAIN;
 				ec_tx_encode(qp, w, t->sub, psn);
 			}
@@ -349,9 +352,10 @@ static int tx_new(struct uroce_qp *qp, struct swqe *w)
 			if (rc)
 				return rc;
 			qp->stats.parity_sent++;
-			if (++t->par_j == m)
+			if (++t->par_j == np)
 				t->phase = t->pidx >= npk ? PH_DESC2 : PH_DATA;
 			break;
+		}
 		case PH_DONE:
 		default:
 			t->phase = PH_START;
