@@ -16,6 +16,12 @@
 #
 #   tests/bench/rel_goodput.sh --build DIR [--reps N] [--sizes "65536 4096"]
 #       [--iters "SIZE=N ..."] [--modes "rc sr ec-rs ec-xor"] [--rel-opts "OPTS"] [--seed S]
+#       [--op send_bw|write_bw] [--loss-dir both|fwd]
+#
+# --op write_bw: plain RDMA WRITEs instead (on an ec QP they go as sr,
+# without parity). --loss-dir fwd: the loss only on M's ingress from A
+# (the data direction), ACKs and SACKs lossless; both (the default): on
+# both directions.
 #
 # --build DIR: a build with apps/uroce-perf and apps/uroce-impair (release:
 # meson setup DIR --buildtype=release; nothing is built here). --rel-opts:
@@ -31,6 +37,8 @@ ITERS="65536=6000 4096=60000"
 MODES="rc sr ec-rs ec-xor"
 REL_OPTS=
 SEED=1
+OP=send_bw
+LOSS_DIR=both
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--build) BUILD=${2:?--build needs a directory}; shift 2 ;;
@@ -40,11 +48,15 @@ while [ $# -gt 0 ]; do
 	--modes) MODES=${2:?--modes needs a list}; shift 2 ;;
 	--rel-opts) REL_OPTS=${2?--rel-opts needs options}; shift 2 ;;
 	--seed) SEED=${2:?--seed needs a number}; shift 2 ;;
-	-h|--help) sed -n '2,23p' "$0"; exit 0 ;;
-	*) echo "rel_goodput: unknown option $1 (accepted: --build, --reps, --sizes, --iters, --modes, --rel-opts, --seed)" >&2
+	--op) OP=${2:?--op needs send_bw or write_bw}; shift 2 ;;
+	--loss-dir) LOSS_DIR=${2:?--loss-dir needs both or fwd}; shift 2 ;;
+	-h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+	*) echo "rel_goodput: unknown option $1 (accepted: --build, --reps, --sizes, --iters, --modes, --rel-opts, --seed, --op, --loss-dir)" >&2
 	   exit 2 ;;
 	esac
 done
+case "$OP" in send_bw|write_bw) ;; *) echo "rel_goodput: --op $OP: accepted send_bw, write_bw" >&2; exit 2 ;; esac
+case "$LOSS_DIR" in both|fwd) ;; *) echo "rel_goodput: --loss-dir $LOSS_DIR: accepted both, fwd" >&2; exit 2 ;; esac
 [ -n "$BUILD" ] || { echo "rel_goodput: --build DIR is required (a release build with the tools)" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "rel_goodput: run as root (namespaces, XDP)" >&2; exit 2; }
 [[ $REPS =~ ^[1-9][0-9]?$ ]] || { echo "rel_goodput: --reps $REPS: accepted 1..99" >&2; exit 2; }
@@ -83,10 +95,12 @@ ip -n "$NB" route add default via 10.92.2.1
 ip netns exec "$NA" ping -c 1 -W 2 $IPB >/dev/null || netns_die "B is not reachable through the router"
 bench_pin
 
-impair() { # P: both directions
-	local dev
+impair() { # P: both directions, or only A's (fwd)
+	local dev p
 	for dev in m0 m1; do
-		ip netns exec "$NM" "$IMPAIR" $dev --drop "$1" --seed "$SEED" >/dev/null || netns_die "uroce-impair $dev --drop $1"
+		p=$1
+		[ "$LOSS_DIR" = fwd ] && [ $dev = m1 ] && p=0
+		ip netns exec "$NM" "$IMPAIR" $dev --drop "$p" --seed "$SEED" >/dev/null || netns_die "uroce-impair $dev --drop $p"
 	done
 }
 dropped() {
@@ -102,11 +116,11 @@ point() {
 	local tag=$1 size=$2 mode=$3 n spid crc=0 src=0 opts gbps retx
 	n=$(iters_for "$size")
 	read -r -a opts <<<"$(mode_opts "$mode")"
-	netns_start "$NB" "$TMP/$tag.s" "${PIN_B[@]}" timeout 180 "$PERF" send_bw -d afxdp:b0 -x 1 -s "$size" -n "$n" \
+	netns_start "$NB" "$TMP/$tag.s" "${PIN_B[@]}" timeout 180 "$PERF" "$OP" -d afxdp:b0 -x 1 -s "$size" -n "$n" \
 		--report_gbits --timeout 20 --counters "${opts[@]}"
 	spid=$NETNS_PID
 	netns_wait_tcp "$NB" 18515 "$spid" 10 || { netns_stop "$spid"; echo FAIL; return; }
-	ip netns exec "$NA" "${PIN_A[@]}" timeout 180 "$PERF" send_bw -d afxdp:a0 -x 1 -s "$size" -n "$n" \
+	ip netns exec "$NA" "${PIN_A[@]}" timeout 180 "$PERF" "$OP" -d afxdp:a0 -x 1 -s "$size" -n "$n" \
 		--report_gbits --timeout 20 --counters "${opts[@]}" $IPB >"$TMP/$tag.c" 2>&1 || crc=$?
 	netns_wait "$spid" || src=$?
 	gbps=$(awk -v s="$size" -v n="$n" '$1 == s && $2 == n { print $4; exit }' "$TMP/$tag.c")
@@ -120,7 +134,7 @@ point() {
 	echo "$gbps ${retx:-0}"
 }
 
-echo "== rel_goodput: uroce-perf send_bw A -> B through M (uroce-impair on both directions), $(nproc) CPUs," \
+echo "== rel_goodput: uroce-perf $OP A -> B through M (uroce-impair on $([ "$LOSS_DIR" = fwd ] && echo "A's direction only" || echo "both directions")), $(nproc) CPUs," \
 	"ends on ${PIN_A[*]:-any} / ${PIN_B[*]:-any}"
 echo "   $(uname -r), $(bench_commit), build $BUILD," \
 	"sr/ec options: ${REL_OPTS:-the defaults}"
@@ -149,7 +163,7 @@ median() { # values (FAIL counts as 0) -> median
 		else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 echo
-echo "== goodput, median of $REPS (Gbit/s of message payload completed at the sender; 1% loss on both directions)"
+echo "== goodput, median of $REPS (Gbit/s of message payload completed at the sender; 1% loss on $LOSS_DIR)"
 printf '%-8s %-7s %10s %10s %8s %10s %12s   %s\n' size mode lossless "1% loss" ratio "ratio/rc" "lossy/rc" "runs (lossless | lossy)"
 for size in $SIZES; do
 	rc0=$(median <<<"${R[rc.$size.0]:-}") rc1=$(median <<<"${R[rc.$size.0.01]:-}")
