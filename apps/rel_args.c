@@ -15,6 +15,7 @@
 #define REL_EC_K_MAX 64u
 #define REL_EC_M_MAX 32u
 #define REL_EC_FTO_US_MAX 10000000u
+#define REL_EC_MIN_PKTS_MAX 65535u
 #define REL_TIMEOUT_US_MAX 60000000u /* be: a minute; longer is no bound */
 
 static const char *const opt_names[REL_OPT__END - REL_OPT_RELIABILITY] = {
@@ -38,10 +39,12 @@ static const char *const opt_names[REL_OPT__END - REL_OPT_RELIABILITY] = {
 	[REL_OPT_ACK_EVERY - REL_OPT_RELIABILITY] = "--ack-every",
 	[REL_OPT_IMM_KEYED - REL_OPT_RELIABILITY] = "--imm-keyed",
 	[REL_OPT_NIC_RC - REL_OPT_RELIABILITY] = "--nic-rc",
+	[REL_OPT_EC_MIN_PKTS - REL_OPT_RELIABILITY] = "--ec-min-pkts",
 };
 
 #define BIT(opt) (1u << ((opt) - REL_OPT_RELIABILITY))
-#define EC_OPTS (BIT(REL_OPT_EC) | BIT(REL_OPT_EC_K) | BIT(REL_OPT_EC_M) | BIT(REL_OPT_EC_FTO_US))
+#define EC_OPTS (BIT(REL_OPT_EC) | BIT(REL_OPT_EC_K) | BIT(REL_OPT_EC_M) | BIT(REL_OPT_EC_FTO_US) | \
+		 BIT(REL_OPT_EC_MIN_PKTS))
 #define TUNING_OPTS (BIT(REL_OPT_RTO_MIN_US) | BIT(REL_OPT_RTO_RTTS) | BIT(REL_OPT_LOSS) | BIT(REL_OPT_WINDOW_PKTS) | \
 		     BIT(REL_OPT_PATHS) | BIT(REL_OPT_PATH_POLICY) | BIT(REL_OPT_SPRAY_MIN) | BIT(REL_OPT_CC) | \
 		     BIT(REL_OPT_LINK_MBPS) | BIT(REL_OPT_BASE_RTT_US) | BIT(REL_OPT_ACK_EVERY))
@@ -182,12 +185,14 @@ int rel_args_option(struct rel_args *ra, int opt, const char *value, char *err, 
 	case REL_OPT_RTO_RTTS:
 	case REL_OPT_WINDOW_PKTS:
 	case REL_OPT_EC_FTO_US:
+	case REL_OPT_EC_MIN_PKTS:
 	case REL_OPT_TIMEOUT_US: {
-		static const uint32_t lo[] = { 1, 1, 1, 1, REL_WINDOW_MIN, 1, 1 };
+		static const uint32_t lo[] = { 1, 1, 1, 1, REL_WINDOW_MIN, 1, 1, 1 };
 		static const uint32_t hi[] = { REL_EC_K_MAX, REL_EC_M_MAX, REL_RTO_MIN_US_MAX, REL_RTO_RTTS_MAX,
-					       REL_WINDOW_MAX, REL_EC_FTO_US_MAX, REL_TIMEOUT_US_MAX };
+					       REL_WINDOW_MAX, REL_EC_FTO_US_MAX, REL_TIMEOUT_US_MAX, REL_EC_MIN_PKTS_MAX };
 		int k = opt == REL_OPT_EC_K ? 0 : opt == REL_OPT_EC_M ? 1 : opt == REL_OPT_RTO_MIN_US ? 2
-			: opt == REL_OPT_RTO_RTTS ? 3 : opt == REL_OPT_WINDOW_PKTS ? 4 : opt == REL_OPT_EC_FTO_US ? 5 : 6;
+			: opt == REL_OPT_RTO_RTTS ? 3 : opt == REL_OPT_WINDOW_PKTS ? 4 : opt == REL_OPT_EC_FTO_US ? 5
+			: opt == REL_OPT_TIMEOUT_US ? 6 : 7;
 
 		if (number(value, lo[k], hi[k], &v)) {
 			snprintf(err, errlen, "%s '%s' is not a number in %u..%u", name, value, lo[k], hi[k]);
@@ -205,6 +210,8 @@ int rel_args_option(struct rel_args *ra, int opt, const char *value, char *err, 
 			a->window_pkts = v;
 		else if (opt == REL_OPT_EC_FTO_US)
 			a->ec_fto_us = v;
+		else if (opt == REL_OPT_EC_MIN_PKTS)
+			a->ec_min_pkts = (uint16_t)v;
 		else
 			a->timeout_us = v;
 		break;
@@ -286,6 +293,8 @@ void rel_args_usage(FILE *f, int col)
 		{ "--loss rack|rto", "sr/ec loss detection: rack (default) or the RTO alone" },
 		{ "--window-pkts N", "sr/ec: packets in flight, 16-1024 (default 256)" },
 		{ "--ec-fto-us N", "ec: the receiver NACKs a message silent this long (default 1000)" },
+		{ "--ec-min-pkts N", "ec: messages of fewer packets go as sr, without parity (default: --ec-k;\n"
+				     "1 = parity on every message)" },
 		{ "--timeout-us N", "be: every WR's deadline in us (default 1000)" },
 		{ "--paths N", "sr/ec: spray over N paths (UDP source ports), 1-256 (default 1)" },
 		{ "--path-policy NAME", "sr/ec: p2c (default with --paths > 1), rr, random or single" },

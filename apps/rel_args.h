@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The reliability options of uroce-perf and uroce-pingpong, parsed in one
  * place: --reliability rc|sr|ec, --ordering ordered|unordered, and the
- * sr/ec tuning (--ec rs|xor, --ec-k, --ec-m, --rto-min-us, --rto-rtts,
+ * sr/ec tuning (--ec rs|xor, --ec-k, --ec-m, --ec-min-pkts, --rto-min-us, --rto-rtts,
  * --loss rack|rto, --window-pkts). They fill the struct uroce_rel_attr a
  * QP is created with (uroce_qp_init_attr.rel); all zero is rc.
  *
@@ -40,6 +40,7 @@ enum rel_opt {
 	REL_OPT_ACK_EVERY,
 	REL_OPT_IMM_KEYED,
 	REL_OPT_NIC_RC,
+	REL_OPT_EC_MIN_PKTS,
 	REL_OPT__END,
 };
 
@@ -64,11 +65,12 @@ enum rel_opt {
 	{ "base-rtt-us", required_argument, NULL, REL_OPT_BASE_RTT_US }, \
 	{ "ack-every", required_argument, NULL, REL_OPT_ACK_EVERY }, \
 	{ "imm-keyed", no_argument, NULL, REL_OPT_IMM_KEYED }, \
-	{ "nic-rc", no_argument, NULL, REL_OPT_NIC_RC }
+	{ "nic-rc", no_argument, NULL, REL_OPT_NIC_RC }, \
+	{ "ec-min-pkts", required_argument, NULL, REL_OPT_EC_MIN_PKTS }
 
 /* The option names, for a tool's list of what it accepts. */
 #define REL_ARGS_NAMES "--reliability --ordering --ec --ec-k --ec-m --rto-min-us --rto-rtts --loss --window-pkts --ec-fto-us " \
-	"--timeout-us --paths --path-policy --spray-min --cc --link-mbps --base-rtt-us --ack-every --imm-keyed --nic-rc"
+	"--timeout-us --paths --path-policy --spray-min --cc --link-mbps --base-rtt-us --ack-every --imm-keyed --nic-rc --ec-min-pkts"
 
 /* The defaults the library applies to a zero ec_k / ec_m (uroce.h). */
 #define REL_EC_K_DEFAULT 32

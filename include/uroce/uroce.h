@@ -952,6 +952,12 @@ struct uroce_rel_attr {
 	 * peer is on a verbs port and sets it too: RC QPs are paired one to
 	 * one, the pool's numbers exchanged in-band at connect. */
 	uint8_t nic_rc;
+	/** ec: a message of fewer data packets than this goes as sr (no
+	 * parity, no descriptors): below one submessage, parity and the two
+	 * descriptors cost more packets than sr's repair of a loss (a 4-packet
+	 * SEND at RS(32,8) takes 7 PSNs, sr's 4). 0 = ec_k; 1 = every message
+	 * carries parity. The receiver needs no setting. */
+	uint16_t ec_min_pkts;
 };
 
 /** How a QP spreads its packets over its paths (UCCL section 4.1). */

@@ -59,6 +59,7 @@ int sr_init_common(struct uroce_qp *qp, bool ec)
 		}
 		st->cfg.ec_k = (uint8_t)k;
 		st->cfg.ec_m = (uint8_t)m;
+		st->ec_min_pkts = a->ec_min_pkts ? a->ec_min_pkts : k;
 		if (st->cfg.window_pkts < 2 * (k + m) + 4)
 			st->cfg.window_pkts = 2 * (k + m) + 4; /* a whole submessage and its parity fit */
 	}

@@ -198,6 +198,7 @@ struct sr_state {
 	bool ec;
 	struct ec_code code;
 	uint64_t rto_min_ns, fto_ns;
+	uint32_t ec_min_pkts;       /* ec: shorter messages go as sr */
 	uint32_t chunk_bytes;
 	uint32_t ack_every;         /* the sender asks for a SACK at least every this many PSNs */
 	struct path_set ps;

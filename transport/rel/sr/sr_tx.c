@@ -53,8 +53,8 @@ int sr_post(struct uroce_qp *qp, const struct uroce_send_wr *wr, struct swqe *w)
 	w->msg_seq = __atomic_fetch_add(&st->tx.msg_post, 1, __ATOMIC_RELAXED);
 	if (wr->opcode != UROCE_WR_SEND)
 		w->sr_flags |= SRW_F_DESC; /* the immediate travels in the descriptor */
-	if (st->ec)
-		w->sr_flags |= SRW_F_DESC | SRW_F_EC;
+	if (st->ec && npkts(w->length, mtu) >= st->ec_min_pkts)
+		w->sr_flags |= SRW_F_DESC | SRW_F_EC; /* shorter ones go as sr (uroce_rel_attr.ec_min_pkts) */
 	if (qp->init.rel.imm_keyed)
 		w->sr_flags |= SRW_F_DESC; /* its first PSN travels there, not in the BTH */
 	return 0;
