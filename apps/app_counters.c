@@ -38,6 +38,8 @@ void app_counters_print(FILE *f, struct uroce_qp *const *qps, int nqps, struct u
 		sum.ec_recovered += s.ec_recovered;
 		sum.ec_nacks_sent += s.ec_nacks_sent;
 		sum.ec_nacks_rcvd += s.ec_nacks_rcvd;
+		sum.ec_nacks_early += s.ec_nacks_early;
+		sum.ec_decode_tables += s.ec_decode_tables;
 		sum.cnps_sent += s.cnps_sent;
 		sum.cnps_rcvd += s.cnps_rcvd;
 		sum.ecn_ce_rcvd += s.ecn_ce_rcvd;
@@ -67,13 +69,14 @@ void app_counters_print(FILE *f, struct uroce_qp *const *qps, int nqps, struct u
 	if (sum.sacks_sent || sum.sacks_rcvd) /* sr / ec */
 		fprintf(f, "uroce counters: rel sacks_sent=%llu sacks_rcvd=%llu rack_losses=%llu tlp_probes=%llu "
 			"rto_losses=%llu spurious_retx=%llu parity_sent=%llu ec_recovered=%llu ec_nacks_sent=%llu "
-			"ec_nacks_rcvd=%llu srtt_us=%llu rto_us=%llu\n",
+			"ec_nacks_rcvd=%llu srtt_us=%llu rto_us=%llu ec_nacks_early=%llu ec_decode_tables=%llu\n",
 			(unsigned long long)sum.sacks_sent, (unsigned long long)sum.sacks_rcvd,
 			(unsigned long long)sum.rack_losses, (unsigned long long)sum.tlp_probes,
 			(unsigned long long)sum.rto_losses, (unsigned long long)sum.spurious_retx,
 			(unsigned long long)sum.parity_sent, (unsigned long long)sum.ec_recovered,
 			(unsigned long long)sum.ec_nacks_sent, (unsigned long long)sum.ec_nacks_rcvd,
-			(unsigned long long)(sum.srtt_ns / 1000), (unsigned long long)(sum.rto_ns / 1000));
+			(unsigned long long)(sum.srtt_ns / 1000), (unsigned long long)(sum.rto_ns / 1000),
+			(unsigned long long)sum.ec_nacks_early, (unsigned long long)sum.ec_decode_tables);
 	if (sum.cnps_sent || sum.cnps_rcvd || sum.ecn_ce_rcvd || sum.trims_rcvd || sum.trim_nacks_rcvd ||
 	    sum.cc_blocked || sum.cc_rts_rcvd || sum.cc_pulls_rcvd || sum.paths_down)
 		fprintf(f, "uroce counters: cc cnps_sent=%llu cnps_rcvd=%llu ecn_ce_rcvd=%llu trims_rcvd=%llu "
