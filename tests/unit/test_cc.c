@@ -714,6 +714,43 @@ static void test_cubic(void)
 		o->on_ack(g.st, &a);
 	}
 	CHECK(win_is(&g, 70), "slow start stops at ssthresh 70: %.3f", cwnd_of(&g));
+	/* one timeout that finds many packets lost, then a backed-off second
+	 * one during the slow start: ssthresh is cut once, from the window
+	 * before the first (70), not from the one-packet window down to 2 */
+	g = f;
+	for (unsigned i = 0; i < 50; i++)
+		o->on_loss(g.st, t, true);
+	CHECK(o->window(g.st) == MTU, "RTO of 50 packets: one packet: %llu", (unsigned long long)o->window(g.st));
+	{
+		struct cc_ack a = ack_at(t + 10 * US, 10 * US, 0, 7, 1);
+
+		o->on_ack(g.st, &a);
+	}
+	CHECK(win_is(&g, 8), "slow start after it: %.3f", cwnd_of(&g));
+	o->on_loss(g.st, t + 2 * MS, true);
+	o->on_loss(g.st, t + 2 * MS, true);
+	CHECK(o->window(g.st) == MTU, "the second timeout: one packet: %llu", (unsigned long long)o->window(g.st));
+	for (unsigned i = 0; i < 7; i++) {
+		struct cc_ack a = ack_at(t + 2 * MS + (i + 1) * 10 * US, 10 * US, 0, 1u << i, 1);
+
+		o->on_ack(g.st, &a);
+	}
+	CHECK(win_is(&g, 70), "ssthresh still 70 after two timeouts of many packets: %.3f", cwnd_of(&g));
+	/* once in congestion avoidance again, the next timeout cuts from there */
+	{
+		struct cc_ack a = ack_at(t + 3 * MS, 10 * US, 0, 1, 1);
+
+		o->on_ack(g.st, &a);
+	}
+	c = cwnd_of(&g);
+	o->on_loss(g.st, t + 4 * MS, true);
+	for (unsigned i = 0; i < 6; i++) {
+		struct cc_ack a = ack_at(t + 4 * MS + (i + 1) * 10 * US, 10 * US, 0, 1u << i, 1);
+
+		o->on_ack(g.st, &a);
+	}
+	CHECK(fabs(cwnd_of(&g) - c * C_BETA) * MTU <= 1, "a later timeout: ssthresh %.3f, want %.3f", cwnd_of(&g),
+	      c * C_BETA);
 
 	/* a long-RTT path, where the cubic term leads: from W_max 1000 the
 	 * loss leaves 700, K = cbrt(1000 x 0.3 / 0.4) = 9.09 s, and the

@@ -4,7 +4,9 @@
  * concave up to the window it last lost at and convex past it, never
  * below what Reno would reach (the Reno-friendly region, which is where a
  * datacenter's microsecond RTTs keep it). A loss or a CE mark cuts it to
- * beta x cwnd, once per RTT; an RTO to one packet. */
+ * beta x cwnd, once per RTT; an RTO to one packet, ssthresh cut once per
+ * timeout (not again for each packet it finds lost, nor while the slow
+ * start after it runs). */
 #include "transport/cc/cc.h"
 
 #define CUBIC_C 0.4             /* packets / s^3 (RFC 9438, UCCL's default) */
@@ -167,7 +169,17 @@ static void cubic_on_loss(void *s, uint64_t now, bool rto)
 		return;
 	}
 	/* RFC 9438 4.8: ssthresh by beta, the window to one packet, and the
-	 * next epoch grows from wherever slow start leaves it */
+	 * next epoch grows from wherever slow start leaves it. The transport
+	 * reports every packet a timeout finds lost, and a timeout again
+	 * (backed off) while the slow start after the last one runs: as in
+	 * RFC 5681 (and Linux's loss state), ssthresh is cut once, from the
+	 * window before the first. Cut again from the one-packet window it
+	 * would fall to its floor of 2 packets, and from there the window
+	 * climbs back at one packet per RTT (hundreds of RTTs to a BDP). */
+	if (c->after_rto) {
+		c->cwnd = CUBIC_LOSS_WINDOW;
+		return;
+	}
 	c->prior = c->cwnd;
 	c->ssthresh = c->cwnd * CUBIC_BETA;
 	if (c->ssthresh < CUBIC_MIN_SSTHRESH)
