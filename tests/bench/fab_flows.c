@@ -25,6 +25,11 @@
  * RTTs); goodput is the bytes of the counted messages that completed
  * before the end of the duration, over the duration less the warm-up.
  *
+ * --stall-ms N: while a sender's oldest message has been outstanding more
+ * than N ms, print "fab_flows stall ..." every N ms: its age, the QP's
+ * retransmission counters and every path's bytes in flight, srtt and
+ * controller window (what holds it).
+ *
  * Idle: with --idle-us N a host that found nothing to do in 64 progress
  * calls in a row sleeps N us (timer slack 1 us) before the next: on a
  * 2-CPU machine that runs several hosts and switches, the busy ones get
@@ -35,7 +40,7 @@
  *             [--size B] [--depth N] [--victim-size B] [--victim-gap-us U]
  *             [--rel rc|sr] [--paths N] [--path-policy P] [--spray-min B] [--cc NAME]
  *             [--link-mbps N] [--base-rtt-us N] [--ack-every N] [--window-pkts N]
- *             [--rto-min-us N] [--rc-timeout T] [--idle-us N] [--out FILE]
+ *             [--rto-min-us N] [--rc-timeout T] [--idle-us N] [--out FILE] [--stall-ms N]
  *
  * SPEC: flows separated by commas, each SRC>DST or SRC>DST:victim, hosts
  * numbered 0..N-1 (e.g. "0>2,1>3,2>1,3>0"); every process gets the same.
@@ -44,7 +49,12 @@
  * sender QP's counters (retx, rack, rto, spurious, cnps_rcvd, trim_nacks,
  * cc_blocked, paths_down, srtt_us, paths used and their packets' spread);
  * for every flow it receives "fab_flows rflow k=v ...": ce_rcvd,
- * cnps_sent, trims_rcvd, duplicates, pulls_sent. --out FILE gets one line
+ * cnps_sent, trims_rcvd, duplicates, pulls_sent; and one "fab_flows port
+ * k=v ..." of its port: rx/tx packets, every drop reason that counted
+ * (no_buffer: the AF_XDP socket's own drops, a full RX ring among them),
+ * the process's CPU time (user, system: the kernel's TX path and what
+ * softirq work ran in its syscalls) and how long it waited, runnable, for
+ * a CPU (run_delay), from the start to the report. --out FILE gets one line
  * per counted message: "flow class size t_post_ns fct_ns run_delay_ns"
  * (t_post from the start; run_delay: how long this process waited,
  * runnable, for a CPU during the message). Exit 0, 1 on any failure (any
@@ -58,6 +68,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -99,7 +110,7 @@ struct ff_opts {
 	unsigned host, nhosts, nflows;
 	struct ff_flow flow[FF_MAX_FLOWS];
 	double duration, warmup, max_sec;
-	uint64_t size, victim_size, depth, victim_gap_us, idle_us, rc_timeout;
+	uint64_t size, victim_size, depth, victim_gap_us, idle_us, rc_timeout, stall_ms;
 	struct uroce_rel_attr rel;
 	struct uroce_path_attr path;
 	struct uroce_cc_attr cc;
@@ -120,6 +131,7 @@ struct ff_end {
 	uint64_t t_post[FF_MAX_DEPTH]; /* by seq % depth */
 	uint64_t rd_post[FF_MAX_DEPTH];
 	uint64_t next_post_ns;  /* victim: not before this */
+	uint64_t stall_next_ns; /* --stall-ms: the next report */
 	uint64_t msgs, bytes, bytes_in_time;
 	bool finished;          /* past the duration with nothing outstanding */
 };
@@ -186,7 +198,7 @@ static void parse(struct ff_opts *o, int argc, char **argv)
 		{ "base-rtt-us", required_argument, NULL, 'b' }, { "ack-every", required_argument, NULL, 'a' },
 		{ "window-pkts", required_argument, NULL, 'W' }, { "rc-timeout", required_argument, NULL, 'T' },
 		{ "idle-us", required_argument, NULL, 'i' },    { "out", required_argument, NULL, 'o' },
-		{ "rto-min-us", required_argument, NULL, 'R' },
+		{ "rto-min-us", required_argument, NULL, 'R' }, { "stall-ms", required_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },             { NULL, 0, NULL, 0 },
 	};
 	bool have_host = false;
@@ -245,6 +257,7 @@ static void parse(struct ff_opts *o, int argc, char **argv)
 		case 'W': o->rel.window_pkts = (uint32_t)num("--window-pkts", optarg, 16, 1024, "16 to 1024"); break;
 		case 'T': o->rc_timeout = num("--rc-timeout", optarg, 1, 31, "1 to 31 (4.096 us x 2^T)"); break;
 		case 'i': o->idle_us = num("--idle-us", optarg, 0, 100000, "0 to 100000 us"); break;
+		case 'x': o->stall_ms = num("--stall-ms", optarg, 1, 100000, "1 to 100000 ms"); break;
 		case 'h':
 			puts("usage: fab_flows --shm FILE --host H --hosts N --dev afxdp:IFACE --flows SPEC [options]"
 			     " (see the head of tests/bench/fab_flows.c)");
@@ -395,6 +408,32 @@ static void report_sender(const struct ff_opts *o, const struct ff_end *e, doubl
 	free(v);
 }
 
+static void report_stall(const struct ff_opts *o, struct ff_end *e, uint64_t now, uint64_t start)
+{
+	uint64_t age = now - e->t_post[e->done_seq % FF_MAX_DEPTH];
+	unsigned npaths = o->path.npaths ? o->path.npaths : 1;
+	struct uroce_qp_stats s;
+
+	if (!o->stall_ms || !e->out || age < o->stall_ms * 1000000ull || now < e->stall_next_ns)
+		return;
+	e->stall_next_ns = now + o->stall_ms * 1000000ull;
+	uroce_qp_stats(e->qp, &s);
+	printf("fab_flows stall flow=%u t_ms=%.1f msg=%" PRIu64 " age_ms=%.1f retx=%" PRIu64 " rack=%" PRIu64 " rto=%" PRIu64
+	       " timeouts=%" PRIu64 " tlp=%" PRIu64 " cc_blocked=%" PRIu64 " srtt_us=%.0f tx_pkts=%" PRIu64,
+	       e->id, (double)(now - start) / 1e6, e->done_seq, (double)age / 1e6, s.retransmits, s.rack_losses,
+	       s.rto_losses, s.timeouts, s.tlp_probes, s.cc_blocked, (double)s.srtt_ns / 1000.0, s.tx_packets);
+	for (unsigned i = 0; o->rel.reliability == UROCE_REL_SR && i < npaths && i < 4; i++) {
+		struct uroce_path_stats ps;
+
+		if (uroce_qp_path_stats(e->qp, i, &ps))
+			break;
+		printf(" p%u=up%u/infl%u/srtt%.0f/win%" PRIu64 "/tx%" PRIu64 "/ack%" PRIu64 "/loss%" PRIu64, i, ps.up,
+		       ps.inflight_bytes, (double)ps.srtt_ns / 1000.0, ps.cc_window_bytes, ps.tx_pkts, ps.acked_pkts,
+		       ps.losses);
+	}
+	printf("\n");
+}
+
 static void report_receiver(const struct ff_opts *o, const struct ff_end *e)
 {
 	const struct ff_flow *f = &o->flow[e->id];
@@ -406,6 +445,27 @@ static void report_receiver(const struct ff_opts *o, const struct ff_end *e)
 	       " rts_rcvd=%" PRIu64 "\n",
 	       e->id, f->src, f->dst, class_name[f->cls], s.rx_packets, s.ecn_ce_rcvd, s.cnps_sent, s.trims_rcvd,
 	       s.duplicates, s.sacks_sent, s.cc_pulls_sent, s.cc_rts_rcvd);
+}
+
+static void report_port(const struct ff_opts *o, struct uroce_context *ctx, const struct rusage *ru0,
+                        uint64_t rd0)
+{
+	struct uroce_port_stats ps;
+	struct rusage ru;
+
+	if (uroce_port_stats(ctx, 1, &ps))
+		return;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("fab_flows port host=%u rx_pkts=%" PRIu64 " tx_pkts=%" PRIu64 " cpu_user_s=%.3f cpu_sys_s=%.3f"
+	       " run_delay_s=%.3f",
+	       o->host, ps.rx_packets, ps.tx_packets,
+	       (double)(ru.ru_utime.tv_sec - ru0->ru_utime.tv_sec) + (ru.ru_utime.tv_usec - ru0->ru_utime.tv_usec) / 1e6,
+	       (double)(ru.ru_stime.tv_sec - ru0->ru_stime.tv_sec) + (ru.ru_stime.tv_usec - ru0->ru_stime.tv_usec) / 1e6,
+	       (double)(ns_run_delay_ns() - rd0) / 1e9);
+	for (unsigned r = 1; r < UROCE_DROP__COUNT; r++)
+		if (ps.drops[r])
+			printf(" drop_%s=%" PRIu64, uroce_drop_reason_name((enum uroce_drop_reason)r), ps.drops[r]);
+	printf("\n");
 }
 
 int main(int argc, char **argv)
@@ -422,6 +482,8 @@ int main(int argc, char **argv)
 	uint64_t total = 0, off = 0, start, post_end, hard_end, warm_end;
 	uint8_t gid[16], *buf;
 	struct timespec idle;
+	struct rusage ru0;
+	uint64_t rd0;
 	FILE *out = NULL;
 	int rc;
 
@@ -536,6 +598,8 @@ int main(int argc, char **argv)
 	hard_end = start + (uint64_t)(o.max_sec * 1e9);
 	while (ns_now_ns() < start)
 		progress(ctx);
+	getrusage(RUSAGE_SELF, &ru0);
+	rd0 = ns_run_delay_ns();
 
 	idle.tv_sec = 0;
 	idle.tv_nsec = (long)(o.idle_us * 1000);
@@ -588,6 +652,10 @@ int main(int argc, char **argv)
 			if (o.flow[id].cls == FF_VICTIM)
 				e->next_post_ns = now + o.victim_gap_us * 1000;
 		}
+		if (o.stall_ms && k2 % 64 == 0)
+			for (unsigned k = 0; k < nends; k++)
+				if (ends[k].role == 0)
+					report_stall(&o, &ends[k], now, start);
 		if (now < post_end) {
 			for (unsigned k = 0; k < nends; k++) {
 				struct ff_end *e = &ends[k];
@@ -631,6 +699,7 @@ int main(int argc, char **argv)
 		else
 			report_receiver(&o, &ends[k]);
 	}
+	report_port(&o, ctx, &ru0, rd0);
 	if (out) {
 		for (uint64_t i = 0; i < nrecs; i++)
 			fprintf(out, "%u %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", recs[i].flow,

@@ -24,7 +24,12 @@
 #   --ecn B             CE threshold of every switch port (64k; default off)
 #   --trim 0|1          packet trimming on every switch port (default 0)
 #   --delay D           propagation delay of every switch port (10us; default 0)
-#   --seed S            base seed; switch k runs with S + k (default 1)
+#   --mtu N             MTU of every link, 1280..9000 (default: veth's 1500); 4200 takes
+#                       RoCE's path MTU 4096
+#   --seed S            base seed; switch k runs with S + k (default 1); with --kernel,
+#                       router k's net.ipv4.fib_multipath_hash_seed is S + k (leaves
+#                       first, then spines; 0 is the kernel's own random seed), where
+#                       the kernel has that setting (6.11 and later)
 #   --max-sec N         the switches exit by themselves after N s (default 3600; 0 = never)
 #   --fabric PATH       the uroce-fabric binary (needed without --kernel)
 #   --kernel            Linux routers instead of uroce-fabric: forwarding, multipath
@@ -66,15 +71,15 @@ ls__bad() { echo "leafspine: $* (leafspine.sh --help)" >&2; exit 2; }
 # ls__args ARGS...: the options into LS_* variables
 ls__args() {
 	LS_PREFIX='' LS_LEAVES=2 LS_SPINES=2 LS_HOSTS=1 LS_RATE='' LS_QUEUE='' LS_ECN='' LS_TRIM=0 LS_DELAY='' LS_SEED=1
-	LS_MAXSEC=3600 LS_FABRIC='' LS_KERNEL=0 LS_STATE=${LEAFSPINE_STATE_DIR:-/tmp/uroce-leafspine}
+	LS_MAXSEC=3600 LS_FABRIC='' LS_KERNEL=0 LS_MTU='' LS_STATE=${LEAFSPINE_STATE_DIR:-/tmp/uroce-leafspine}
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--kernel) LS_KERNEL=1; shift; continue ;;
 		--prefix | --leaves | --spines | --hosts-per-leaf | --rate | --queue | --ecn | --trim | --delay | --seed | \
-			--max-sec | --fabric | --state-dir)
+			--max-sec | --fabric | --state-dir | --mtu)
 			[ $# -ge 2 ] || ls__bad "$1 needs a value" ;;
 		*) ls__bad "unknown option '$1'; accepted: --prefix --leaves --spines --hosts-per-leaf --rate --queue" \
-			"--ecn --trim --delay --seed --max-sec --fabric --kernel --state-dir" ;;
+			"--ecn --trim --delay --mtu --seed --max-sec --fabric --kernel --state-dir" ;;
 		esac
 		case "$1" in
 		--prefix) LS_PREFIX=$2 ;;
@@ -90,6 +95,7 @@ ls__args() {
 		--max-sec) LS_MAXSEC=$2 ;;
 		--fabric) LS_FABRIC=$2 ;;
 		--state-dir) LS_STATE=$2 ;;
+		--mtu) LS_MTU=$2 ;;
 		esac
 		shift 2
 	done
@@ -112,7 +118,9 @@ ls__ns() { # record, then create, so a failure half way is undone by down
 
 # ls__link NS_A IF_A IP_A NS_B IF_B IP_B: a veth pair, /24 addresses, MACs from them, up
 ls__link() {
-	ip -n "$1" link add name "$2" type veth peer name "$5" netns "$4" &&
+	local mtu=()
+	[ -z "$LS_MTU" ] || mtu=(mtu "$LS_MTU")
+	ip -n "$1" link add name "$2" "${mtu[@]}" type veth peer name "$5" netns "$4" "${mtu[@]}" &&
 		ip -n "$1" link set dev "$2" address "$(ls__mac "$3")" &&
 		ip -n "$4" link set dev "$5" address "$(ls__mac "$6")" &&
 		ip -n "$1" addr add "$3/24" dev "$2" && ip -n "$4" addr add "$6/24" dev "$5" &&
@@ -124,10 +132,14 @@ ls__link() {
 		ls__die "cannot add the neighbours of $1:$2 and $4:$5"
 }
 
-ls__router() { # NS: forwarding, L4 multipath hash, no reverse-path filter (ECMP returns by any spine)
+ls__router() { # NS [SEED]: forwarding, L4 multipath hash, no reverse-path filter (ECMP returns by any spine)
 	ip netns exec "$1" sysctl -qw net.ipv4.ip_forward=1 net.ipv4.fib_multipath_hash_policy=1 \
 		net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 >/dev/null ||
 		ls__die "cannot make $1 a router"
+	# the hash seed, so a --seed gives the same spines again (a kernel without it: random)
+	[ -z "${2:-}" ] || [ ! -e /proc/sys/net/ipv4/fib_multipath_hash_seed ] ||
+		ip netns exec "$1" sysctl -qw net.ipv4.fib_multipath_hash_seed="$2" >/dev/null ||
+		ls__die "cannot set $1's multipath hash seed"
 }
 
 ls__tbf() { # NS IF: shape to --rate, queue --queue
@@ -174,6 +186,7 @@ ls__up_body() {
 	ls__range --hosts-per-leaf "$LS_HOSTS" 1 8
 	ls__range --trim "$LS_TRIM" 0 1
 	ls__range --max-sec "$LS_MAXSEC" 0 31536000
+	[ -z "$LS_MTU" ] || ls__range --mtu "$LS_MTU" 1280 9000
 	[[ $LS_SEED =~ ^[0-9]+$ ]] || ls__bad "--seed '$LS_SEED': accepted: a decimal integer"
 	L=$LS_LEAVES S=$LS_SPINES K=$LS_HOSTS
 	[ "$(id -u)" = 0 ] || ls__die "needs root (network namespaces, XDP)"
@@ -197,15 +210,15 @@ ls__up_body() {
 	: >"$LS_DIR/pids"
 	: >"$LS_DIR/switches"
 	: >"$LS_DIR/hosts"
-	printf 'leaves=%s spines=%s hosts_per_leaf=%s rate=%s queue=%s ecn=%s trim=%s delay=%s seed=%s kernel=%s\n' \
-		"$L" "$S" "$K" "$LS_RATE" "$LS_QUEUE" "$LS_ECN" "$LS_TRIM" "$LS_DELAY" "$LS_SEED" "$LS_KERNEL" \
+	printf 'leaves=%s spines=%s hosts_per_leaf=%s rate=%s queue=%s ecn=%s trim=%s delay=%s seed=%s kernel=%s mtu=%s\n' \
+		"$L" "$S" "$K" "$LS_RATE" "$LS_QUEUE" "$LS_ECN" "$LS_TRIM" "$LS_DELAY" "$LS_SEED" "$LS_KERNEL" "$LS_MTU" \
 		>"$LS_DIR/config"
 
 	for ((l = 1; l <= L; l++)); do ls__ns "$LS_PREFIX-leaf$l"; done
 	for ((s = 1; s <= S; s++)); do ls__ns "$LS_PREFIX-spine$s"; done
 	for ((l = 1; l <= L; l++)); do
 		leaf=$LS_PREFIX-leaf$l
-		ls__router "$leaf"
+		ls__router "$leaf" $((LS_SEED + l - 1))
 		for ((k = 1; k <= K; k++)); do
 			ns=$LS_PREFIX-h$l-$k
 			ls__ns "$ns"
@@ -225,7 +238,7 @@ ls__up_body() {
 	done
 	for ((s = 1; s <= S; s++)); do
 		spine=$LS_PREFIX-spine$s
-		ls__router "$spine"
+		ls__router "$spine" $((LS_SEED + L + s - 1))
 		for ((l = 1; l <= L; l++)); do
 			ip -n "$spine" route add 10.$l.0.0/16 via 10.$((100 + s)).$l.1 dev l$l || ls__die "cannot route $spine"
 		done
