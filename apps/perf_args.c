@@ -90,6 +90,9 @@ static void usage(FILE *f, const char *mode)
 		"  -F, --CPU-freq          accepted, no effect\n"
 		"      --timeout SEC       longest wait for the peer or a completion (default 30)\n"
 		"      --counters          print the QPs' and the port's counters at exit (retransmits, drops)\n"
+		"      --idle-yield-us N   without a dedicated engine: after N us without work each idle pass of the\n"
+		"                          transport yields the CPU (sched_yield) to whatever shares the core;\n"
+		"                          0-1000000 or off (default 20; sets UROCE_IDLE_YIELD_US)\n"
 		"      --pcap FILE         every frame of the QPs' port, sent and received, into a pcap file (with\n"
 		"                          several engines one file each: FILE.0, FILE.1, ...); tcpdump on an AF_XDP\n"
 		"                          port's interface sees none of them\n"
@@ -138,7 +141,7 @@ static const char *unsupported[] = {
 int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 {
 	enum { OPT_GBITS = 1000, OPT_TIMEOUT, OPT_COUNTERS, OPT_ALLOW_PARTIAL, OPT_CORES, OPT_PCAP, OPT_VERSION,
-	       OPT_INFINITE, OPT_PERIOD, OPT_JSON, OPT_JSON_FILE, OPT_OUTPUT };
+	       OPT_INFINITE, OPT_PERIOD, OPT_JSON, OPT_JSON_FILE, OPT_OUTPUT, OPT_IDLE_YIELD };
 	static const struct option longopts[] = {
 		{"ib-dev", required_argument, NULL, 'd'},
 		{"ib-port", required_argument, NULL, 'i'},
@@ -160,6 +163,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 		{"CPU-freq", no_argument, NULL, 'F'},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"counters", no_argument, NULL, OPT_COUNTERS},
+		{"idle-yield-us", required_argument, NULL, OPT_IDLE_YIELD},
 		{"allow-partial", no_argument, NULL, OPT_ALLOW_PARTIAL},
 		{"cores", required_argument, NULL, OPT_CORES},
 		{"pcap", required_argument, NULL, OPT_PCAP},
@@ -324,6 +328,21 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 		case OPT_COUNTERS:
 			o->counters = 1;
 			break;
+		case OPT_IDLE_YIELD: {
+			/* the library reads it when the contexts are created */
+			char *end;
+			unsigned long us;
+
+			errno = 0;
+			us = strtoul(optarg, &end, 10);
+			if (strcmp(optarg, "off") && (errno || end == optarg || *end || optarg[0] == '-' || us > 1000000)) {
+				fprintf(stderr, "uroce-perf: --idle-yield-us '%s': accepted 0..1000000 (microseconds "
+					"without work before the transport yields the CPU) or off\n", optarg);
+				return 2;
+			}
+			setenv("UROCE_IDLE_YIELD_US", optarg, 1);
+			break;
+		}
 		case OPT_ALLOW_PARTIAL:
 			o->allow_partial = 1;
 			break;
@@ -397,7 +416,7 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o)
 					fprintf(stderr, " (perftest's %s)", unsupported[k]);
 			fprintf(stderr, "; accepted: -d -i -x -s -n -D -a -q -m -c -p -t -r -Q -o -A -b -e "
 				"--run_infinitely --report-period --out_json --out_json_file --output "
-				"--report_gbits -F --timeout --counters --pcap --allow-partial --cores " REL_ARGS_NAMES " -h --version (see --help)\n");
+				"--report_gbits -F --timeout --counters --idle-yield-us --pcap --allow-partial --cores " REL_ARGS_NAMES " -h --version (see --help)\n");
 			return 2;
 		}
 		}

@@ -177,6 +177,9 @@ expect_usage_error "accepted RC, UC, UD" send_bw -d afxdp:va -c XRC
 expect_usage_error "accepted 256, 512, 1024, 2048, 4096" write_bw -d afxdp:va -m 1500
 expect_usage_error "-x/--gid-index '300' is not a number in 0..255" write_bw -d afxdp:va -x 300
 expect_usage_error "-u/--qp-timeout '32' is not a number in 0..31" write_bw -d afxdp:va -u 32
+expect_usage_error "--idle-yield-us '-1': accepted 0..1000000" write_bw -d afxdp:va --idle-yield-us -1
+expect_usage_error "--idle-yield-us '2000000': accepted 0..1000000" write_bw -d afxdp:va --idle-yield-us 2000000
+expect_usage_error "--idle-yield-us 'soon': accepted 0..1000000 (microseconds without work before the transport yields the CPU) or off" write_bw -d afxdp:va --idle-yield-us soon
 expect_usage_error "rdma_cm" write_bw -d afxdp:va -R
 expect_usage_error "perftest's --use_cuda" write_bw -d afxdp:va --use_cuda=0
 expect_usage_error "-d SPEC is required" write_lat

@@ -46,6 +46,13 @@ uint64_t ctx_clock(const struct uroce_context *ctx)
 	return ctx->clock(ctx->clock_ctx);
 }
 
+uint64_t ctx_stall_ns(const struct uroce_context *ctx)
+{
+	uint64_t now = engine_now(ctx->eng);
+
+	return ctx->fabric || now < ctx->last_pass_ns ? 0 : now - ctx->last_pass_ns;
+}
+
 void ctx_count_drop(struct uroce_context *ctx, enum uroce_drop_reason r)
 {
 	ctx->ports[ctx->rx_port].drops[r]++;
@@ -165,6 +172,7 @@ static unsigned ctx_rx_pass(struct uroce_context *ctx)
 {
 	unsigned n = engine_poll_once(ctx->eng);
 
+	ctx->last_pass_ns = engine_now(ctx->eng);
 	if (ctx->nsegq) /* only a NIC's context has any */
 		n += ctx->nic->poll(ctx);
 	return n;
@@ -233,6 +241,59 @@ static void ctx_count_pass(struct uroce_context *ctx, unsigned work)
 		                      memory_order_relaxed);
 }
 
+/* --- idle backoff of an EMBEDDED context ---------------------------------- */
+
+/* An application that calls uroce_progress in a loop spins on its core.
+ * When a neighbour shares that core (the other end of the connection, the
+ * veth or softirq work the kernel does for it, any other process), every
+ * idle pass takes the CPU from work that would end the wait. So once the
+ * engine has found no work for idle_yield_ns, each further idle call
+ * yields the CPU: with nothing else runnable that is one sched_yield per
+ * idle call; calls with work cost nothing. Not on the loop fabric, whose
+ * clock is the fabric's. */
+#define CTX_IDLE_YIELD_US_DEFAULT 20
+#define CTX_IDLE_YIELD_US_MAX 1000000
+
+static int ctx_idle_init(struct uroce_context *ctx)
+{
+	const char *env = getenv("UROCE_IDLE_YIELD_US");
+	unsigned long v = CTX_IDLE_YIELD_US_DEFAULT;
+	char *end;
+
+	ctx->idle_yield_ns = UINT64_MAX;
+	if (ctx->fabric)
+		return 0;
+	if (env && !strcmp(env, "off"))
+		return 0;
+	if (env) {
+		errno = 0;
+		v = strtoul(env, &end, 10);
+		if (!*env || *end || errno || env[0] == '-' || v > CTX_IDLE_YIELD_US_MAX)
+			return uroce_fail(-EINVAL, "uroce_context_create: UROCE_IDLE_YIELD_US '%s': accepted 0-%d "
+			                           "(microseconds without work before uroce_progress yields the CPU) "
+			                           "or off (never yield)", env, CTX_IDLE_YIELD_US_MAX);
+	}
+	ctx->idle_yield_ns = (uint64_t)v * 1000u;
+	return 0;
+}
+
+static void ctx_idle_backoff(struct uroce_context *ctx, unsigned work)
+{
+	uint64_t now;
+
+	if (work || ctx->idle_yield_ns == UINT64_MAX) {
+		ctx->idle_run = false;
+		return;
+	}
+	now = ctx_now(ctx);
+	if (!ctx->idle_run) {
+		ctx->idle_run = true;
+		ctx->idle_since_ns = now;
+	}
+	if (now - ctx->idle_since_ns >= ctx->idle_yield_ns)
+		sched_yield();
+}
+
 int uroce_progress(struct uroce_context *ctx)
 {
 	unsigned n;
@@ -247,6 +308,7 @@ int uroce_progress(struct uroce_context *ctx)
 	n += ctx_tx_pass(ctx);
 	n += ctx_slow_path(ctx);
 	ctx_count_pass(ctx, n);
+	ctx_idle_backoff(ctx, n);
 	return (int)n;
 }
 
@@ -455,6 +517,9 @@ int uroce_context_create(struct uroce_context **out, const struct uroce_context_
 	}
 	ctx->clock = ec.clock ? ec.clock : engine_clock_monotonic;
 	ctx->clock_ctx = ec.clock_ctx;
+	rc = ctx_idle_init(ctx);
+	if (rc)
+		goto close_ports;
 	ctx->eng = engine_create(&ec, err, sizeof(err));
 	if (!ctx->eng) {
 		rc = uroce_fail(-EINVAL, "uroce_context_create: engine: %s", err);

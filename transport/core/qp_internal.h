@@ -372,6 +372,12 @@ struct uroce_context {
 	pthread_mutex_t post_lock;
 	_Atomic uint64_t eng_passes, eng_idle; /* the engine's loops (thread or uroce_progress), and those that found no work */
 	_Atomic uint64_t eng_timers;           /* work the slow path did: timers fired, probes, link and GID checks */
+	/* EMBEDDED idle backoff (context.c): uroce_progress yields the CPU
+	 * once it has found no work for idle_yield_ns (UINT64_MAX: never);
+	 * idle_since_ns is when the current run of idle calls began */
+	uint64_t idle_yield_ns, idle_since_ns;
+	bool idle_run;
+	uint64_t last_pass_ns; /* engine_now() of the previous receive pass (ctx_stall_ns) */
 	struct stat_ep *stat;                  /* the statistics endpoint (stat_endpoint.c), NULL when off */
 };
 
@@ -402,6 +408,12 @@ uint64_t ctx_now(const struct uroce_context *ctx);
  * be long ago when the app posts after a pause (a timer armed from it
  * would fire at once). */
 uint64_t ctx_clock(const struct uroce_context *ctx);
+/* Inside a pass (a timer, a receive handler): how long before this pass
+ * the previous one began. Far above a pass's own length it means the
+ * engine did not run (descheduled, a busy core): a timer then fires late,
+ * before the receive ring, which this pass has read one burst of, shows
+ * what arrived meanwhile. 0 on the loop fabric (its clock jumps). */
+uint64_t ctx_stall_ns(const struct uroce_context *ctx);
 /* Fill the common headers of pkt for the destination (from d->port). */
 void ctx_pkt_init(struct uroce_context *ctx, struct roce_pkt *pkt, const struct dest *d, uint16_t sport);
 /* Allocate a frame on port index port, build pkt into it and stage it.

@@ -8,6 +8,9 @@
 
 /* --- timer ----------------------------------------------------------------- */
 
+/* After a stall, the timer looks again this much later (one pass on). */
+#define SR_STALL_RECHECK_NS 1000u
+
 /* Arm the QP's one timer for the earliest of: RTO of the oldest packet,
  * the tail-loss probe, a RACK reordering window, an ec fallback timeout. */
 void sr_arm(struct uroce_qp *qp)
@@ -73,11 +76,20 @@ void sr_timer(struct wheel_timer *tm, void *arg)
 	uint64_t now = ctx_clock(qp->ctx), rto;
 	uint32_t last = 0;
 	bool lost = false, any = false;
+	struct sr_txp *probe = NULL;
 
 	(void)tm;
 	if (qp->state < UROCE_QPS_RTR || qp->state > UROCE_QPS_SQD || !t->ring)
 		return;
 	rto = sr_rto_now(t);
+	/* The engine was away (descheduled, or its core busy with others)
+	 * for over half an RTO: the SACKs that would have stopped this timer
+	 * may still wait in the receive ring, behind the one burst this pass
+	 * read. Decide in the next pass, which reads the ring first. */
+	if (ctx_stall_ns(qp->ctx) > rto / 2) {
+		engine_timer_arm(qp->ctx->eng, &qp->retry_timer, now + SR_STALL_RECHECK_NS);
+		return;
+	}
 	sr_rack_detect(qp, now);
 	for (uint32_t psn = t->una; psn != t->nxt; psn = psn_add(psn, 1)) {
 		struct sr_txp *p = &t->ring[psn & t->mask];
@@ -93,11 +105,28 @@ void sr_timer(struct wheel_timer *tm, void *arg)
 				sr_txp_acked(qp, p);
 				continue;
 			}
+			if (st->cfg.loss == UROCE_LOSS_RACK && !(p->flags & SRP_EC)) {
+				probe = p; /* (RACK passes ec packets by: those go as before) */
+				continue;
+			}
 			p->flags &= (uint8_t)~SRP_EC;
 			sr_txp_lost(qp, p, SR_LOSS_RTO);
 			qp->stats.rto_losses++;
 			lost = true;
 		}
+	}
+	/* With RACK an RTO resends one packet, the newest that is due: the
+	 * SACK it draws shows which of the rest arrived, and RACK resends
+	 * those that did not. A peer that was only slow (descheduled, its
+	 * core busy) then costs one duplicate, not the window; and the
+	 * newest, not the oldest, so that the first copies the peer still
+	 * holds are acknowledged before the resent one, whose SACK would
+	 * otherwise make RACK count them lost. */
+	if (probe) {
+		probe->flags &= (uint8_t)~SRP_EC;
+		sr_txp_lost(qp, probe, SR_LOSS_RTO);
+		qp->stats.rto_losses++;
+		lost = true;
 	}
 	if (lost) {
 		qp->stats.timeouts++;
