@@ -219,7 +219,9 @@ int uroce_context_destroy(struct uroce_context *ctx);
 
 /**
  * Run the transport once: receive, process, fire timers, transmit.
- * EMBEDDED mode only.
+ * EMBEDDED mode only. Once the context has found no work for
+ * UROCE_IDLE_YIELD_US microseconds (environment, read at create: 0 to
+ * 1000000 or "off"; default 20), each idle call yields the CPU.
  * @param ctx the context
  * @return the amount of work done (0 when idle), or a negative errno
  *         (-EINVAL for a DEDICATED context)
