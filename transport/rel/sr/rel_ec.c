@@ -360,10 +360,10 @@ int ec_rx_nacks(struct uroce_qp *qp, uint64_t now)
 {
 	struct sr_state *st = sr_of(qp);
 	struct sr_rx *r = &st->rx;
-	/* the early search runs only when a new highest PSN arrived */
+	/* the early search runs only when a new highest PSN arrived (and
+	 * again after a pass whose NACK did not fit in the TX stage) */
 	bool scan = r->high != r->ec_scan_high;
 
-	r->ec_scan_high = r->high;
 	for (uint32_t seq = r->msg_cum; seq != r->bind_next; seq++) {
 		struct sr_rmsg *m = &r->slot[seq % SR_MSG_WIN];
 		uint8_t b[SRW_CTRL_HDR_LEN + SRW_NACK_FIXED + SRW_NACK_MAX_BITS / 8];
@@ -419,6 +419,7 @@ int ec_rx_nacks(struct uroce_qp *qp, uint64_t now)
 		}
 		qp->stats.ec_nacks_sent++;
 	}
+	r->ec_scan_high = r->high;
 	return 0;
 }
 
