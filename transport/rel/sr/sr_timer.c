@@ -105,8 +105,13 @@ void sr_timer(struct wheel_timer *tm, void *arg)
 				sr_txp_acked(qp, p);
 				continue;
 			}
-			if (st->cfg.loss == UROCE_LOSS_RACK && !(p->flags & SRP_EC)) {
-				probe = p; /* (RACK passes ec packets by: those go as before) */
+			/* (RACK passes ec packets by: those go as before; and a
+			 * QP keyed by immediate too: its receiver drops data
+			 * whose descriptor is missing, so the newest packet
+			 * alone draws no SACK that shows the hole, and sent
+			 * again at every RTO it runs out of retries) */
+			if (st->cfg.loss == UROCE_LOSS_RACK && !(p->flags & SRP_EC) && !qp->init.rel.imm_keyed) {
+				probe = p;
 				continue;
 			}
 			p->flags &= (uint8_t)~SRP_EC;
