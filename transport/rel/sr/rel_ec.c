@@ -53,7 +53,7 @@ uint32_t ec_total_pkts(const struct sr_state *st, uint32_t npk)
 void ec_tx_encode(struct uroce_qp *qp, struct swqe *w, uint32_t sub, uint32_t first_ring_psn)
 {
 	struct sr_state *st = sr_of(qp);
-	uint32_t k = st->cfg.ec_k, m = st->cfg.ec_m, mtu = qp->mtu;
+	uint32_t k = st->cfg.ec_k, mtu = qp->mtu;
 	uint32_t npk = npkts(w->length, mtu), np = ec_sub_parity(st, npkts(w->msg_len, mtu), sub);
 	uint8_t *data[EC_MAX_K], *par[EC_MAX_M];
 
@@ -76,7 +76,7 @@ void ec_tx_encode(struct uroce_qp *qp, struct swqe *w, uint32_t sub, uint32_t fi
 			memset(buf, 0, mtu); /* the last submessage is padded with zero chunks that are not sent */
 		}
 	}
-	for (uint32_t j = 0; j < np && j < m; j++)
+	for (uint32_t j = 0; j < np; j++)
 		par[j] = st->tx.par + (size_t)(psn_add(first_ring_psn, j) & st->tx.mask) * mtu;
 	ec_encode(&st->code, mtu, data, par, np);
 }
@@ -176,7 +176,7 @@ static void mark_sub(struct uroce_qp *qp, struct sr_rmsg *m, uint32_t sub, uint3
 		return; /* the message's end marks them all */
 	for (uint32_t j = 0; j < kk; j++)
 		sr_rx_count_psn(qp, ec_psn_data(st, m->first_psn, sub * st->cfg.ec_k + j));
-	for (uint32_t j = 0; j < ec_sub_parity(st, m->npk, sub); j++)
+	for (uint32_t j = 0, np = ec_sub_parity(st, m->npk, sub); j < np; j++)
 		sr_rx_count_psn(qp, ec_psn_parity(st, m->first_psn, m->npk, sub * st->cfg.ec_m + j));
 }
 
@@ -386,7 +386,8 @@ int ec_rx_nacks(struct uroce_qp *qp, uint64_t now)
 			for (uint32_t s = fallback ? 0 : early; s < nsub; s++) {
 				if (bit_get(m->subdone, s))
 					continue;
-				if (fallback ? !sub_overdue(st, m, s) : !sub_undecodable(st, m, s))
+				/* (early: first_undecodable already found it so) */
+				if (fallback ? !sub_overdue(st, m, s) : s != early && !sub_undecodable(st, m, s))
 					continue;
 				if (first == UINT32_MAX)
 					first = s;
