@@ -910,8 +910,10 @@ static void jb_qp_info(struct jbuf *b, struct uroce_qp *qp)
 		/* EQDS: the receiver's side (what the peer asked for and was
 		 * granted, whether it waits in its port's pacer) on every sr/ec
 		 * QP; the sender's credit on an EQDS QP */
-		jb(b, ",\"eqds\":{\"want\":%" PRIu64 ",\"spec\":%" PRIu64 ",\"granted\":%" PRIu64 ",\"queued\":%s",
-		   r->eqds.want, r->eqds.spec, r->eqds.granted, r->eqds.queued ? "true" : "false");
+		jb(b, ",\"eqds\":{\"want\":%" PRIu64 ",\"spec\":%" PRIu64 ",\"granted\":%" PRIu64 ",\"queued\":%s"
+		      ",\"pull_due\":%s",
+		   r->eqds.want, r->eqds.spec, r->eqds.granted, r->eqds.queued ? "true" : "false",
+		   r->eqds.pull_due ? "true" : "false");
 		if (st->cc.ops && st->cc.ops->id == UROCE_CC_EQDS)
 			jb(b, ",\"tx_sent\":%" PRIu64 ",\"tx_spec\":%" PRIu64 ",\"tx_credit\":%" PRIu64,
 			   eqds_tx_sent(st->cc.st), eqds_tx_spec(st->cc.st), eqds_tx_credit_cum(st->cc.st));

@@ -3146,10 +3146,18 @@ def cases(s):
         v = s.victim("sre")
         s.wire.send([rts_pkt(v, 3 * 8192, 8192)])
         deadline = time.monotonic() + 1
-        while s.victim("sre")["eqds"]["granted"] < 2 * 8192:
+        # the grant is counted when the pacer fires and its PULL leaves in
+        # a later pass: wait for both, or the PULL lands in the case's capture
+        while True:
+            q = s.victim("sre")
+            e = q["eqds"]
+            if e["granted"] >= 2 * 8192 and not e["pull_due"] and not e["queued"]:
+                break
             if time.monotonic() > deadline:
-                raise Failed("sre granted %d of 16384 bytes within 1 s" % s.victim("sre")["eqds"]["granted"])
+                raise Failed("sre granted %d of 16384 bytes within 1 s (PULL due: %s)" %
+                             (e["granted"], e["pull_due"]))
             time.sleep(0.01)
+        time.sleep(0.05)
 
     def eqds_rts_backwards(st):
         # counts that go backwards (want, then spec) and spec past want
