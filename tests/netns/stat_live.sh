@@ -28,8 +28,11 @@ netns_start "$NA" "$TMP/cli.log" timeout 60 "$PERF" "${args[@]}" -d afxdp:va --c
 tcli=$NETNS_PID
 # the tools run under timeout(1): their PIDs are its children
 child_of() { cat /proc/"$1"/task/*/children 2>/dev/null | awk '{ print $1 }'; }
-netns_wait_until 10 test -n "$(child_of $tsrv)" || fail "no uroce-perf under the server's timeout"
-netns_wait_until 10 test -n "$(child_of $tcli)" || fail "no uroce-perf under the client's timeout"
+# evaluated at each try (a "$(child_of ..)" argument would be read once,
+# before timeout(1) had forked)
+has_child() { test -n "$(child_of "$1")"; }
+netns_wait_until 10 has_child $tsrv || fail "no uroce-perf under the server's timeout"
+netns_wait_until 10 has_child $tcli || fail "no uroce-perf under the client's timeout"
 srv=$(child_of $tsrv) cli=$(child_of $tcli)
 
 # json_eval PID EXPR: one --json sample of PID, EXPR (python3, on d, c, q) true
