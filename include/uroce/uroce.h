@@ -553,6 +553,52 @@ int uroce_gpu_stage_in(struct uroce_gpu_stage *s, size_t off, const void *src, s
  */
 int uroce_gpu_stage_out(struct uroce_gpu_stage *s, size_t off, void *dst, size_t len);
 
+/* ----------------------------------------------------------------------
+ * OptiNIC's block-wise Hadamard coding (section 3.2): a lost packet of
+ * encoded float32 data becomes small noise spread over its blocks instead
+ * of a run of zeroed values. The buffer is cut into groups of block x
+ * stride floats; block b (0 .. stride-1) of a group is its floats
+ * b, b + stride, b + 2 stride, ... (block of them), so every packet of a
+ * group carries packet/stride coefficients of each of its stride blocks
+ * (OptiNIC's interleaving; stride 1: contiguous blocks, one block per
+ * count: one transform over the message). Each block gets the orthonormal
+ * fast Walsh-Hadamard transform (scaled by 1/sqrt(block)), which is its
+ * own inverse: decode is encode. The butterflies run in a fixed order
+ * (distance stride, 2 stride, ... within a group, the scale last), so the
+ * CPU (AVX2 or scalar) and the CUDA kernels give the same bits.
+ * ---------------------------------------------------------------------- */
+/**
+ * Encode count floats in place.
+ * @param buf host memory (NULL only with count 0)
+ * @param count floats, a multiple of block x stride
+ * @param block a power of two, 2 .. 2^24
+ * @param stride a power of two, 1 .. 65536, block x stride <= 2^28
+ * @return 0, or -EINVAL (uroce_last_error() says which argument and what is accepted)
+ */
+int uroce_hadamard_encode(float *buf, size_t count, uint32_t block, uint32_t stride);
+/**
+ * Decode in place what uroce_hadamard_encode encoded (the same transform);
+ * zeroed (lost) coefficients come out as noise spread over their blocks.
+ * @return as uroce_hadamard_encode
+ */
+int uroce_hadamard_decode(float *buf, size_t count, uint32_t block, uint32_t stride);
+/**
+ * uroce_hadamard_encode on CUDA device memory, queued on a stream (the
+ * kernels are liburoce's own, loaded through the driver at run time; the
+ * call returns once they are queued).
+ * @param dbuf device memory of the calling thread's current context
+ * @param stream a CUstream / cudaStream_t, or NULL for the default stream
+ * @return 0, -EINVAL (arguments, as uroce_hadamard_encode), -ENODEV (no
+ *         CUDA driver), -ENOTSUP (liburoce was built without nvcc), -EIO
+ *         (the driver refused the module or the launch; uroce_last_error())
+ */
+int uroce_hadamard_encode_cuda(float *dbuf, size_t count, uint32_t block, uint32_t stride, void *stream);
+/**
+ * uroce_hadamard_decode on device memory, queued on a stream.
+ * @return as uroce_hadamard_encode_cuda
+ */
+int uroce_hadamard_decode_cuda(float *dbuf, size_t count, uint32_t block, uint32_t stride, void *stream);
+
 /**
  * Deregister a region: the rkey is revoked at once, so late packets
  * cannot write.

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/* OptiNIC's block-wise Hadamard coding on the CPU (section 3.2): groups of
+ * block x stride floats, block b of a group its floats b, b + stride, ...
+ * (so one packet carries coefficients of stride blocks), each block through
+ * the orthonormal fast Walsh-Hadamard transform. In the flat view a group's
+ * transform is the butterflies of distance stride .. n/2 (gpu/hadamard.h),
+ * so one loop serves every stride. AVX2 runs eight butterflies at once;
+ * both paths do the same float operations on every value in the same
+ * order, so they, and the CUDA kernels, agree bit for bit.
+ *
+ * Built with -ffp-contract=off: a fused multiply-add would round once
+ * where the others round twice. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/core/qp_internal.h"
+#include "gpu/hadamard.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define HD_X86 1
+#else
+#define HD_X86 0
+#endif
+
+/* Stages of distance below this many floats (32 KiB) run tile by tile, in
+ * L1, before the longer ones sweep the group. */
+#define HD_TILE 8192u
+
+int hd_check(const char *fn, const void *buf, size_t count, uint32_t block, uint32_t stride)
+{
+	if (block < 2 || block > HD_BLOCK_MAX || (block & (block - 1)))
+		return uroce_fail(-EINVAL, "%s: block %u; accepted a power of two, 2 to %u", fn, block, HD_BLOCK_MAX);
+	if (!stride || stride > HD_STRIDE_MAX || (stride & (stride - 1)))
+		return uroce_fail(-EINVAL, "%s: stride %u; accepted a power of two, 1 to %u", fn, stride, HD_STRIDE_MAX);
+	if ((uint64_t)block * stride > HD_GROUP_MAX)
+		return uroce_fail(-EINVAL, "%s: block %u x stride %u is past %u floats a group", fn, block, stride,
+		                  HD_GROUP_MAX);
+	if (count % ((size_t)block * stride))
+		return uroce_fail(-EINVAL, "%s: count %zu floats is not a multiple of block %u x stride %u (pad the buffer)",
+		                  fn, count, block, stride);
+	if (count > SIZE_MAX / sizeof(float))
+		return uroce_fail(-EINVAL, "%s: count %zu floats is too large", fn, count);
+	if (count && !buf)
+		return uroce_fail(-EINVAL, "%s: buf is NULL", fn);
+	return 0;
+}
+
+float hd_scale(uint32_t block)
+{
+	unsigned k = (unsigned)__builtin_ctz(block);
+	double s = 1.0 / (double)(1u << (k / 2)); /* exact */
+
+	return (float)(k & 1 ? s * 0.70710678118654752440 : s); /* 1/sqrt(2), rounded once */
+}
+
+/* One stage of distance h over x[0, n), scaled when s is not 0 (the last). */
+static void stage_scalar(float *x, size_t n, size_t h, float s)
+{
+	for (size_t i = 0; i < n; i += 2 * h)
+		for (size_t k = i; k < i + h; k++) {
+			float a = x[k], b = x[k + h];
+			float p = a + b, q = a - b;
+
+			if (s != 0.0f) {
+				p = p * s;
+				q = q * s;
+			}
+			x[k] = p;
+			x[k + h] = q;
+		}
+}
+
+#if HD_X86
+__attribute__((target("avx2"))) static void stage_avx2(float *x, size_t n, size_t h, float s)
+{
+	__m256 vs = _mm256_set1_ps(s);
+
+	if (h >= 8) {
+		for (size_t i = 0; i < n; i += 2 * h)
+			for (size_t k = i; k < i + h; k += 8) {
+				__m256 a = _mm256_loadu_ps(x + k), b = _mm256_loadu_ps(x + k + h);
+				__m256 p = _mm256_add_ps(a, b), q = _mm256_sub_ps(a, b);
+
+				if (s != 0.0f) {
+					p = _mm256_mul_ps(p, vs);
+					q = _mm256_mul_ps(q, vs);
+				}
+				_mm256_storeu_ps(x + k, p);
+				_mm256_storeu_ps(x + k + h, q);
+			}
+		return;
+	}
+	/* h 1, 2 or 4 within eight floats: w is v with each lane's partner;
+	 * the lower lane of a pair takes v + w (= a + b), the upper w - v
+	 * (= a - b), the scalar operations exactly */
+	for (size_t i = 0; i < n; i += 8) {
+		__m256 v = _mm256_loadu_ps(x + i), w, r;
+
+		if (h == 4) {
+			w = _mm256_permute2f128_ps(v, v, 0x01);
+			r = _mm256_blend_ps(_mm256_add_ps(v, w), _mm256_sub_ps(w, v), 0xf0);
+		} else if (h == 2) {
+			w = _mm256_permute_ps(v, _MM_SHUFFLE(1, 0, 3, 2));
+			r = _mm256_blend_ps(_mm256_add_ps(v, w), _mm256_sub_ps(w, v), 0xcc);
+		} else {
+			w = _mm256_permute_ps(v, _MM_SHUFFLE(2, 3, 0, 1));
+			r = _mm256_blend_ps(_mm256_add_ps(v, w), _mm256_sub_ps(w, v), 0xaa);
+		}
+		if (s != 0.0f)
+			r = _mm256_mul_ps(r, vs);
+		_mm256_storeu_ps(x + i, r);
+	}
+}
+#endif
+
+typedef void stage_fn(float *x, size_t n, size_t h, float s);
+
+/* Stages h0 .. n/2 of one group x[0, n), the last scaled by s. */
+static void group(stage_fn *stage, float *x, size_t n, size_t h0, float s)
+{
+	size_t h = h0;
+
+	if (n > HD_TILE && h < HD_TILE) {
+		/* a stage shorter than a tile pairs floats of one tile only */
+		for (size_t t = 0; t < n; t += HD_TILE)
+			for (size_t g = h0; g < HD_TILE; g *= 2)
+				stage(x + t, HD_TILE, g, 0.0f);
+		h = HD_TILE;
+	}
+	for (; h < n; h *= 2)
+		stage(x, n, h, 2 * h == n ? s : 0.0f);
+}
+
+int hd_have_avx2(void)
+{
+#if HD_X86
+	return __builtin_cpu_supports("avx2");
+#else
+	return 0;
+#endif
+}
+
+void hd_cpu(float *buf, size_t count, uint32_t block, uint32_t stride, int isa)
+{
+	size_t n = (size_t)block * stride;
+	float s = hd_scale(block);
+	stage_fn *stage = stage_scalar;
+
+#if HD_X86
+	/* eight floats a vector: a group of fewer (n 2, 4) stays scalar */
+	if (isa != 1 && n >= 8 && hd_have_avx2())
+		stage = stage_avx2;
+#else
+	(void)isa;
+#endif
+	for (size_t g = 0; g < count; g += n)
+		group(stage, buf + g, n, stride, s);
+}
+
+int uroce_hadamard_encode(float *buf, size_t count, uint32_t block, uint32_t stride)
+{
+	int rc = hd_check("uroce_hadamard_encode", buf, count, block, stride);
+
+	if (rc)
+		return rc;
+	hd_cpu(buf, count, block, stride, 0);
+	return 0;
+}
+
+int uroce_hadamard_decode(float *buf, size_t count, uint32_t block, uint32_t stride)
+{
+	int rc = hd_check("uroce_hadamard_decode", buf, count, block, stride);
+
+	if (rc)
+		return rc;
+	hd_cpu(buf, count, block, stride, 0);
+	return 0;
+}
