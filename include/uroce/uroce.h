@@ -579,6 +579,10 @@ int uroce_hadamard_encode(float *buf, size_t count, uint32_t block, uint32_t str
 /**
  * Decode in place what uroce_hadamard_encode encoded (the same transform);
  * zeroed (lost) coefficients come out as noise spread over their blocks.
+ * @param buf host memory (NULL only with count 0)
+ * @param count floats, a multiple of block x stride
+ * @param block as encoded
+ * @param stride as encoded
  * @return as uroce_hadamard_encode
  */
 int uroce_hadamard_decode(float *buf, size_t count, uint32_t block, uint32_t stride);
@@ -587,6 +591,9 @@ int uroce_hadamard_decode(float *buf, size_t count, uint32_t block, uint32_t str
  * kernels are liburoce's own, loaded through the driver at run time; the
  * call returns once they are queued).
  * @param dbuf device memory of the calling thread's current context
+ * @param count floats, a multiple of block x stride
+ * @param block a power of two, 2 .. 2^24
+ * @param stride a power of two, 1 .. 65536, block x stride <= 2^28
  * @param stream a CUstream / cudaStream_t, or NULL for the default stream
  * @return 0, -EINVAL (arguments, as uroce_hadamard_encode), -ENODEV (no
  *         CUDA driver), -ENOTSUP (liburoce was built without nvcc), -EIO
@@ -595,6 +602,11 @@ int uroce_hadamard_decode(float *buf, size_t count, uint32_t block, uint32_t str
 int uroce_hadamard_encode_cuda(float *dbuf, size_t count, uint32_t block, uint32_t stride, void *stream);
 /**
  * uroce_hadamard_decode on device memory, queued on a stream.
+ * @param dbuf device memory of the calling thread's current context
+ * @param count floats, a multiple of block x stride
+ * @param block as encoded
+ * @param stride as encoded
+ * @param stream a CUstream / cudaStream_t, or NULL for the default stream
  * @return as uroce_hadamard_encode_cuda
  */
 int uroce_hadamard_decode_cuda(float *dbuf, size_t count, uint32_t block, uint32_t stride, void *stream);
@@ -737,6 +749,8 @@ enum uroce_wc_flags {
 	UROCE_WC_TIMEOUT = 1 << 9,
 	/** be: a packet of a newer message ended it (OptiNIC's preemption). */
 	UROCE_WC_PREEMPTED = 1 << 10,
+	/** be with rel.hd_block: the buffer was decoded (zeros where packets were lost, then the transform). */
+	UROCE_WC_HADAMARD = 1 << 11,
 };
 
 /** One work completion. */
@@ -1006,6 +1020,18 @@ struct uroce_rel_attr {
 	 * SEND at RS(32,8) takes 7 PSNs, sr's 4). 0 = ec_k; 1 = every message
 	 * carries parity. The receiver needs no setting. */
 	uint16_t ec_min_pkts;
+	/** be: the peer's SENDs carry float32 data it encoded with
+	 * uroce_hadamard_encode(buf, n, hd_block, hd_stride) (OptiNIC 3.2).
+	 * The bytes of a receive's packets that never arrived are set to zero
+	 * and, when uroce_poll_cq takes its completion (UROCE_WC_HADAMARD),
+	 * the receive's buffer is decoded in place, on the polling thread:
+	 * what was lost reads as noise spread over its blocks. Decoded are the
+	 * message's whole groups (4 x hd_block x hd_stride bytes each; the
+	 * message's length, or the buffer's where no packet said it); a tail
+	 * shorter than a group is left as it arrived. Receive WRs of such a QP
+	 * take one SGE, 4-byte aligned. 0 = off; else a power of two, 2..2^24. */
+	uint32_t hd_block;
+	uint32_t hd_stride;      /**< with hd_block: a power of two, 1..65536; 0 = 1 */
 };
 
 /** How a QP spreads its packets over its paths (UCCL section 4.1). */

@@ -7,6 +7,7 @@
 #include "transport/core/qp_internal.h"
 #include "transport/core/async.h"
 #include "transport/core/nic.h"
+#include "gpu/hadamard.h"
 
 int uroce_cq_create(struct uroce_context *ctx, int cqe, struct uroce_cq **out)
 {
@@ -60,8 +61,43 @@ int uroce_cq_destroy(struct uroce_cq *cq)
 	if (cq->nic)
 		cq->ctx->nic->cq_destroy(cq);
 	spsc_ring_destroy(cq->ring);
+	if (cq->hd)
+		spsc_ring_destroy(cq->hd);
 	free(cq);
 	return 0;
+}
+
+/* As long as the CQ's ring: every record goes with a completion there. */
+int cq_hd_attach(struct uroce_cq *cq)
+{
+	struct spsc_ring *r;
+
+	if (__atomic_load_n(&cq->hd, __ATOMIC_ACQUIRE))
+		return 0;
+	r = spsc_ring_create(spsc_ring_capacity(cq->ring), sizeof(struct cq_hd));
+	if (!r)
+		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
+	__atomic_store_n(&cq->hd, r, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* The poller decodes what the engine placed (the cost falls on the
+ * application's thread, not on the engine's other QPs). */
+static void cq_decode(struct uroce_cq *cq, struct uroce_wc *wc, int n)
+{
+	struct spsc_ring *r = __atomic_load_n(&cq->hd, __ATOMIC_ACQUIRE);
+	struct cq_hd h;
+
+	for (int i = 0; i < n; i++) {
+		if (!(wc[i].wc_flags & UROCE_WC_HADAMARD))
+			continue;
+		if (!r || spsc_ring_dequeue_burst(r, &h, 1) != 1) {
+			wc[i].wc_flags &= ~(unsigned)UROCE_WC_HADAMARD; /* cannot be: records go with completions */
+			continue;
+		}
+		if (h.count)
+			hd_cpu(h.buf, h.count, h.block, h.stride, 0);
+	}
 }
 
 /* Verbs' CQ overrun (IBTA 11.6.2): the CQ goes to error and raises
@@ -110,6 +146,9 @@ int uroce_poll_cq(struct uroce_cq *cq, int n, struct uroce_wc *wc)
 	 * left to deliver */
 	bool error = __atomic_load_n(&cq->error, __ATOMIC_ACQUIRE);
 	int got = (int)spsc_ring_dequeue_burst(cq->ring, wc, (uint32_t)n);
+
+	if (got && __atomic_load_n(&cq->hd, __ATOMIC_RELAXED))
+		cq_decode(cq, wc, got);
 
 	if (cq->nic && got < n) {
 		/* then what the NIC's own QPs completed */

@@ -395,6 +395,9 @@ int uroce_qp_create(struct uroce_pd *pd, struct uroce_qp_init_attr *attr, struct
 		why = "rel.imm_counter needs qp_type UROCE_QPT_RC (reliability rc, sr or ec)";
 	else if (attr->rel.imm_keyed && (attr->rel.reliability == UROCE_REL_RC || attr->qp_type != UROCE_QPT_RC))
 		why = "rel.imm_keyed: accepted with rel.reliability sr, ec and be (rc reads the BTH PSN)";
+	else if ((attr->rel.hd_block || attr->rel.hd_stride) && (attr->rel.reliability != UROCE_REL_BE || attr->srq))
+		why = "rel.hd_block / hd_stride: accepted with rel.reliability be and no SRQ (the receive's own "
+		      "buffer is decoded)";
 	else if (attr->rel.reliability != UROCE_REL_RC && attr->qp_type != UROCE_QPT_RC)
 		why = "rel.reliability sr, ec and be are modes of a connected QP: qp_type must be UROCE_QPT_RC";
 	else if (attr->rel.nic_rc && (!ctx->nic || attr->rel.reliability == UROCE_REL_RC))

@@ -79,7 +79,19 @@ struct uroce_cq {
 	void *cq_context;
 	int armed, fired;
 	unsigned events, acked;  /* events returned by uroce_get_cq_event, and acknowledged */
+	/* be with rel.hd_block: one struct cq_hd per UROCE_WC_HADAMARD
+	 * completion, in the same order, decoded by the poller; made by the
+	 * first such QP */
+	struct spsc_ring *hd;
 };
+
+/* A buffer the poller decodes (cq->hd). */
+struct cq_hd {
+	float *buf;
+	size_t count;
+	uint32_t block, stride;
+};
+int cq_hd_attach(struct uroce_cq *cq);
 
 struct uroce_precv;
 
@@ -455,6 +467,8 @@ bool qp_take_rwqe(struct uroce_qp *qp, struct rwqe *out);
 int qp_post_recv_precv(struct uroce_qp *qp, const struct uroce_recv_wr *wr, struct uroce_precv *h);
 void sge_copy_out(const struct uroce_sge *sge, uint32_t nsge, uint32_t off, uint8_t *dst, uint32_t len);
 void sge_copy_in(const struct uroce_sge *sge, uint32_t nsge, uint32_t off, const uint8_t *src, uint32_t len);
+/* Zero [off, off + len) of the SGEs' bytes (as far as they reach). */
+void sge_zero(const struct uroce_sge *sge, uint32_t nsge, uint32_t off, uint32_t len);
 static inline uint32_t psn_add(uint32_t psn, uint32_t n)
 {
 	return (psn + n) & ROCE_PSN_MASK;

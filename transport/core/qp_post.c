@@ -30,14 +30,22 @@ static inline __attribute__((always_inline)) void sge_copy(const struct uroce_sg
 		uint32_t n = l - off < len ? l - off : len;
 		uint8_t *mem = (uint8_t *)(uintptr_t)sge[i].addr + off;
 
-		if (in)
+		if (!buf)
+			memset(mem, 0, n);
+		else if (in)
 			memcpy(mem, buf, n);
 		else
 			memcpy(buf, mem, n);
-		buf += n;
+		if (buf)
+			buf += n;
 		len -= n;
 		off = 0;
 	}
+}
+
+void sge_zero(const struct uroce_sge *sge, uint32_t nsge, uint32_t off, uint32_t len)
+{
+	sge_copy(sge, nsge, off, NULL, len, true);
 }
 
 void sge_copy_out(const struct uroce_sge *sge, uint32_t nsge, uint32_t off, uint8_t *dst, uint32_t len)
@@ -430,6 +438,12 @@ static int post_recv_check(const struct uroce_qp *qp, const struct uroce_recv_wr
 	if (qp->state == UROCE_QPS_RESET)
 		return uroce_fail(-EINVAL, "uroce_post_recv: QP 0x%x is in RESET; receives are posted from INIT on",
 		                  qp->qpn);
+	/* rel.hd_block: the poller decodes the buffer as floats, in one piece */
+	for (const struct uroce_recv_wr *w = wr; qp->init.rel.hd_block && w; w = w->next)
+		if (w->num_sge != 1 || !w->sg_list || (w->sg_list[0].addr & 3))
+			return uroce_fail(-EINVAL, "uroce_post_recv: QP 0x%x decodes Hadamard coding (rel.hd_block): a "
+			                           "receive WR takes one SGE whose address is 4-byte aligned (wr_id %llu: "
+			                           "%d SGEs)", qp->qpn, (unsigned long long)w->wr_id, w->num_sge);
 	return 0;
 }
 

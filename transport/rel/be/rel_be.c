@@ -26,6 +26,7 @@
 #include "transport/core/mw.h"
 #include "transport/core/rx_check.h"
 #include "transport/core/seg.h"
+#include "gpu/hadamard.h"
 
 static uint32_t now_us(const struct uroce_qp *qp)
 {
@@ -50,6 +51,16 @@ static int be_init(struct uroce_qp *qp)
 		                           "congestion control (no acknowledgments to steer by); accepted npaths 0 or 1 "
 		                           "and cc none, or reliability sr or ec", qp->init.path.npaths,
 		                  (int)qp->init.cc.algo);
+	if (a->hd_block) {
+		int rc = hd_check("uroce_qp_create: rel.hd_block / hd_stride", NULL, 0, a->hd_block,
+		                  a->hd_stride ? a->hd_stride : 1);
+
+		if (rc || (rc = cq_hd_attach(qp->rcq)))
+			return rc;
+	} else if (a->hd_stride) {
+		return uroce_fail(-EINVAL, "uroce_qp_create: rel.hd_stride %u without rel.hd_block; accepted 0",
+		                  a->hd_stride);
+	}
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
@@ -314,6 +325,31 @@ static bool activate(struct uroce_qp *qp)
 	return true;
 }
 
+/* rel.hd_block: the receive's buffer is decoded by the poller. What never
+ * arrived is zeroed first: packets come in index order (one behind the
+ * highest taken is dropped), so everything from next_idx on is missing.
+ * Decoded are the message's whole groups; where no packet said its length,
+ * the buffer's (past the message it is zero and decodes to zero). The
+ * record goes before the completion, which the poller reads first. */
+static void hd_finish(struct uroce_qp *qp, struct uroce_wc *wc)
+{
+	const struct be_state *st = be_of(qp);
+	const struct rwqe *r = &qp->cur_rwqe;
+	uint32_t block = qp->init.rel.hd_block, stride = qp->init.rel.hd_stride ? qp->init.rel.hd_stride : 1;
+	uint64_t group = (uint64_t)block * stride * sizeof(float), off = (uint64_t)st->next_idx * qp->mtu, len;
+	struct cq_hd h;
+
+	if (wc->status != UROCE_WC_SUCCESS || st->op == UROCE_WR_RDMA_WRITE_WITH_IMM || r->num_sge != 1)
+		return;
+	len = (st->flags & BE_F_LEN) && st->len < r->length ? st->len : r->length;
+	len -= len % group;
+	if (off < len)
+		sge_zero(r->sge, r->num_sge, (uint32_t)off, (uint32_t)(len - off));
+	h = (struct cq_hd){ (float *)(uintptr_t)r->sge[0].addr, (size_t)(len / sizeof(float)), block, stride };
+	if (spsc_ring_enqueue_burst(qp->rcq->hd, &h, 1) == 1)
+		wc->wc_flags |= UROCE_WC_HADAMARD;
+}
+
 /* End the active message (its number is st->cur): its completion, then
  * the next number and the next receive WR. */
 static void finish(struct uroce_qp *qp, unsigned why)
@@ -343,6 +379,8 @@ static void finish(struct uroce_qp *qp, unsigned why)
 			qp->stats.be_preempted++;
 		qp->stats.op_ns += (uint64_t)active * 1000;
 		qp->stats.op_bytes += st->placed;
+		if (qp->init.rel.hd_block)
+			hd_finish(qp, &wc);
 		cq_push(qp->rcq, &wc);
 		qp->have_rwqe = false;
 	}
@@ -483,6 +521,9 @@ static void rx_data_pkt(struct uroce_qp *qp, const struct roce_pkt *pkt, uint32_
 			ctx_count_drop(qp->ctx, UROCE_DROP_BAD_LENGTH_MSG);
 			return;
 		}
+		/* rel.hd_block: the packets jumped over never come (see hd_finish) */
+		if (qp->init.rel.hd_block && idx > st->next_idx)
+			sge_zero(qp->cur_rwqe.sge, qp->cur_rwqe.num_sge, st->next_idx * mtu, (uint32_t)off - st->next_idx * mtu);
 		if (len)
 			sge_copy_in(qp->cur_rwqe.sge, qp->cur_rwqe.num_sge, (uint32_t)off, pkt->payload, len);
 	} else {
