@@ -41,6 +41,12 @@ static void load(void)
 	*(void **)&api.mem_host_alloc = sym(h, "cuMemHostAlloc", &ok);
 	*(void **)&api.mem_free_host = sym(h, "cuMemFreeHost", &ok);
 	*(void **)&api.get_error_string = sym(h, "cuGetErrorString", &ok);
+	*(void **)&api.ctx_get_current = sym(h, "cuCtxGetCurrent", &ok);
+	*(void **)&api.ctx_get_id = dlsym(h, "cuCtxGetId"); /* optional */
+	*(void **)&api.module_load_data = sym(h, "cuModuleLoadData", &ok);
+	*(void **)&api.module_get_function = sym(h, "cuModuleGetFunction", &ok);
+	/* the legacy default stream for NULL (not cuLaunchKernel_ptsz) */
+	*(void **)&api.launch_kernel = sym(h, "cuLaunchKernel", &ok);
 	if (!ok)
 		return; /* the handle stays open: harmless, and dlclose of a driver is not */
 	r = api.init(0);

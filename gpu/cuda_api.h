@@ -12,6 +12,10 @@
 
 typedef int cu_result;                 /* CUresult: 0 = CUDA_SUCCESS */
 typedef unsigned long long cu_deviceptr;
+typedef void *cu_context;              /* CUcontext, CUmodule, CUfunction, CUstream: opaque handles */
+typedef void *cu_module;
+typedef void *cu_function;
+typedef void *cu_stream;
 
 #define CU_POINTER_ATTRIBUTE_MEMORY_TYPE 2
 #define CU_MEMORYTYPE_DEVICE 2
@@ -28,6 +32,14 @@ struct cuda_api {
 	cu_result (*mem_host_alloc)(void **p, size_t len, unsigned flags);
 	cu_result (*mem_free_host)(void *p);
 	cu_result (*get_error_string)(cu_result r, const char **s);
+	cu_result (*ctx_get_current)(cu_context *ctx);
+	/* NULL before CUDA 12.0's driver: a context's unique id */
+	cu_result (*ctx_get_id)(cu_context ctx, unsigned long long *id);
+	cu_result (*module_load_data)(cu_module *mod, const void *image);
+	cu_result (*module_get_function)(cu_function *fn, cu_module mod, const char *name);
+	cu_result (*launch_kernel)(cu_function fn, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,
+	                           unsigned block_y, unsigned block_z, unsigned shared_bytes, cu_stream stream,
+	                           void **params, void **extra);
 };
 
 /* The driver's table, loaded once (thread-safe); NULL when libcuda.so.1

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 // Device-side halves of gpu_check: fill a buffer with a pattern, and count
-// the bytes that differ from it, so the check never trusts a host copy.
+// the bytes that differ from it, so the check never trusts a host copy;
+// and the runtime calls (copies, streams, events) of its Hadamard checks.
 #include <cuda_runtime.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -56,4 +57,78 @@ extern "C" long long gpu_count_bad(const void *d, size_t n, unsigned seed)
 extern "C" const char *gpu_last_error(void)
 {
 	return cudaGetErrorString(cudaGetLastError());
+}
+
+// The runtime calls of the Hadamard checks, for gpu_check.c (a C file
+// built without CUDA's headers): 0 or -1 (gpu_last_error() says why).
+extern "C" int gpu_htod(void *d, const void *h, size_t n)
+{
+	return cudaMemcpy(d, h, n, cudaMemcpyHostToDevice) == cudaSuccess ? 0 : -1;
+}
+
+extern "C" int gpu_dtoh(void *h, const void *d, size_t n)
+{
+	return cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost) == cudaSuccess ? 0 : -1;
+}
+
+extern "C" int gpu_dtod_async(void *dst, const void *src, size_t n, void *stream)
+{
+	return cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, (cudaStream_t)stream) == cudaSuccess ? 0 : -1;
+}
+
+extern "C" void *gpu_stream_create(void)
+{
+	cudaStream_t s;
+
+	// a blocking stream: cudaMemcpy (the legacy stream) orders with it
+	return cudaStreamCreate(&s) == cudaSuccess ? (void *)s : NULL;
+}
+
+extern "C" void gpu_stream_destroy(void *s)
+{
+	cudaStreamDestroy((cudaStream_t)s);
+}
+
+// waits for the stream; a kernel's fault comes back here
+extern "C" int gpu_stream_sync(void *s)
+{
+	return cudaStreamSynchronize((cudaStream_t)s) == cudaSuccess ? 0 : -1;
+}
+
+extern "C" void *gpu_event_create(void)
+{
+	cudaEvent_t e;
+
+	return cudaEventCreate(&e) == cudaSuccess ? (void *)e : NULL;
+}
+
+extern "C" void gpu_event_destroy(void *e)
+{
+	cudaEventDestroy((cudaEvent_t)e);
+}
+
+extern "C" int gpu_event_record(void *e, void *stream)
+{
+	return cudaEventRecord((cudaEvent_t)e, (cudaStream_t)stream) == cudaSuccess ? 0 : -1;
+}
+
+// milliseconds from a to b, once b has happened; -1 on an error
+extern "C" float gpu_event_ms(void *a, void *b)
+{
+	float ms = -1;
+
+	if (cudaEventSynchronize((cudaEvent_t)b) != cudaSuccess ||
+	    cudaEventElapsedTime(&ms, (cudaEvent_t)a, (cudaEvent_t)b) != cudaSuccess)
+		return -1;
+	return ms;
+}
+
+extern "C" const char *gpu_name(void)
+{
+	static cudaDeviceProp p;
+	int d;
+
+	if (cudaGetDevice(&d) != cudaSuccess || cudaGetDeviceProperties(&p, d) != cudaSuccess)
+		return "?";
+	return p.name;
 }
