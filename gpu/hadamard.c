@@ -24,9 +24,13 @@
 #define HD_X86 0
 #endif
 
-/* Stages of distance below this many floats (32 KiB) run tile by tile, in
- * L1, before the longer ones sweep the group. */
-#define HD_TILE 8192u
+/* Stages of distance below this many floats (16 KiB) run tile by tile, in
+ * L1. The longer ones pair floats a multiple of HD_TILE apart: the group
+ * is then rows of HD_TILE floats, and a panel of HD_PANEL columns of
+ * every row (one cache line a row) takes all of them at once, so the
+ * group is read twice in all, not once a stage. */
+#define HD_TILE 4096u
+#define HD_PANEL 16u
 
 int hd_check(const char *fn, const void *buf, size_t count, uint32_t block, uint32_t stride)
 {
@@ -115,22 +119,90 @@ __attribute__((target("avx2"))) static void stage_avx2(float *x, size_t n, size_
 }
 #endif
 
-typedef void stage_fn(float *x, size_t n, size_t h, float s);
+/* One stage over rows of a panel: rows j and j + hr (j & hr == 0) of
+ * nrows rows rs floats apart, HD_PANEL floats each, scaled when s != 0. */
+static void rows_scalar(float *x, size_t nrows, size_t rs, size_t hr, float s)
+{
+	for (size_t j = 0; j < nrows; j += 2 * hr)
+		for (size_t r = j; r < j + hr; r++) {
+			float *u = x + r * rs, *v = x + (r + hr) * rs;
 
-/* Stages h0 .. n/2 of one group x[0, n), the last scaled by s. */
-static void group(stage_fn *stage, float *x, size_t n, size_t h0, float s)
+			for (unsigned k = 0; k < HD_PANEL; k++) {
+				float a = u[k], b = v[k];
+				float p = a + b, q = a - b;
+
+				if (s != 0.0f) {
+					p = p * s;
+					q = q * s;
+				}
+				u[k] = p;
+				v[k] = q;
+			}
+		}
+}
+
+#if HD_X86
+__attribute__((target("avx2"))) static void rows_avx2(float *x, size_t nrows, size_t rs, size_t hr, float s)
+{
+	__m256 vs = _mm256_set1_ps(s);
+
+	for (size_t j = 0; j < nrows; j += 2 * hr)
+		for (size_t r = j; r < j + hr; r++) {
+			float *u = x + r * rs, *v = x + (r + hr) * rs;
+
+			for (unsigned k = 0; k < HD_PANEL; k += 8) {
+				__m256 a = _mm256_loadu_ps(u + k), b = _mm256_loadu_ps(v + k);
+				__m256 p = _mm256_add_ps(a, b), q = _mm256_sub_ps(a, b);
+
+				if (s != 0.0f) {
+					p = _mm256_mul_ps(p, vs);
+					q = _mm256_mul_ps(q, vs);
+				}
+				_mm256_storeu_ps(u + k, p);
+				_mm256_storeu_ps(v + k, q);
+			}
+		}
+}
+#endif
+
+typedef void stage_fn(float *x, size_t n, size_t h, float s);
+typedef void rows_fn(float *x, size_t nrows, size_t rs, size_t hr, float s);
+
+/* Stages h0 .. n/2 of one group x[0, n), the last scaled by s; tmp holds
+ * a panel (n / HD_TILE x HD_PANEL floats), or is NULL. */
+static void group(stage_fn *stage, rows_fn *rows, float *x, size_t n, size_t h0, float s, float *tmp)
 {
 	size_t h = h0;
 
-	if (n > HD_TILE && h < HD_TILE) {
-		/* a stage shorter than a tile pairs floats of one tile only */
+	if (n <= HD_TILE) {
+		for (; h < n; h *= 2)
+			stage(x, n, h, 2 * h == n ? s : 0.0f);
+		return;
+	}
+	/* a stage shorter than a tile pairs floats of one tile only */
+	if (h < HD_TILE) {
 		for (size_t t = 0; t < n; t += HD_TILE)
 			for (size_t g = h0; g < HD_TILE; g *= 2)
 				stage(x + t, HD_TILE, g, 0.0f);
 		h = HD_TILE;
 	}
-	for (; h < n; h *= 2)
-		stage(x, n, h, 2 * h == n ? s : 0.0f);
+	/* rows HD_TILE floats (16 KiB) apart fall in one L1 set: the panel
+	 * is gathered into tmp, where its rows are adjacent */
+	size_t nr = n / HD_TILE;
+
+	for (size_t c = 0; c < HD_TILE; c += HD_PANEL) {
+		if (!tmp) {
+			for (size_t g = h; g < n; g *= 2)
+				rows(x + c, nr, HD_TILE, g / HD_TILE, 2 * g == n ? s : 0.0f);
+			continue;
+		}
+		for (size_t r = 0; r < nr; r++)
+			memcpy(tmp + r * HD_PANEL, x + r * HD_TILE + c, HD_PANEL * sizeof(float));
+		for (size_t g = h; g < n; g *= 2)
+			rows(tmp, nr, HD_PANEL, g / HD_TILE, 2 * g == n ? s : 0.0f);
+		for (size_t r = 0; r < nr; r++)
+			memcpy(x + r * HD_TILE + c, tmp + r * HD_PANEL, HD_PANEL * sizeof(float));
+	}
 }
 
 int hd_have_avx2(void)
@@ -147,16 +219,24 @@ void hd_cpu(float *buf, size_t count, uint32_t block, uint32_t stride, int isa)
 	size_t n = (size_t)block * stride;
 	float s = hd_scale(block);
 	stage_fn *stage = stage_scalar;
+	rows_fn *rows = rows_scalar;
 
 #if HD_X86
 	/* eight floats a vector: a group of fewer (n 2, 4) stays scalar */
-	if (isa != 1 && n >= 8 && hd_have_avx2())
+	if (isa != 1 && n >= 8 && hd_have_avx2()) {
 		stage = stage_avx2;
+		rows = rows_avx2;
+	}
 #else
 	(void)isa;
 #endif
+	/* the panel's gather buffer (up to 4 MiB; without it the rows are
+	 * worked in place, slower, the same bits) */
+	float *tmp = n > HD_TILE ? malloc(n / HD_TILE * HD_PANEL * sizeof(float)) : NULL;
+
 	for (size_t g = 0; g < count; g += n)
-		group(stage, buf + g, n, stride, s);
+		group(stage, rows, buf + g, n, stride, s, tmp);
+	free(tmp);
 }
 
 int uroce_hadamard_encode(float *buf, size_t count, uint32_t block, uint32_t stride)
