@@ -129,6 +129,8 @@ static int comm_make(struct un_comm *c)
 	c->me.nonce = c->nonce;
 	c->me.proto = UN_PROTO;
 	c->me.rel = (uint8_t)un_g.cfg.rel.reliability;
+	c->me.hd_block = un_g.cfg.hd_block;
+	c->me.hd_stride = un_g.cfg.hd_stride;
 	c->me.mtu = (uint8_t)d->mtu;
 	c->me.is_send = (uint8_t)c->is_send;
 	memcpy(c->me.gid, d->gid, 16);
@@ -199,6 +201,11 @@ static int comm_connect_qps(struct un_comm *c)
 		UN_WARN("connect: this end runs reliability %s, the peer %s: set UROCE_NCCL_RELIABILITY the same on "
 		        "every rank",
 		        uroce_reliability_str(c->me.rel), uroce_reliability_str(p->rel) ? uroce_reliability_str(p->rel) : "?");
+		return -1;
+	}
+	if (p->hd_block != c->me.hd_block || p->hd_stride != c->me.hd_stride) {
+		UN_WARN("connect: this end codes with UROCE_NCCL_HADAMARD %u:%u, the peer %u:%u (0: off): set it the "
+		        "same on every rank", c->me.hd_block, c->me.hd_stride, p->hd_block, p->hd_stride);
 		return -1;
 	}
 	if (mtu < UROCE_MTU_256 || mtu > UROCE_MTU_4096)
@@ -439,6 +446,11 @@ void un_comm_free(struct un_comm *c)
 		uroce_cq_destroy(c->cq);
 	if (c->counted)
 		c->dev->comms--;
+	for (int i = 0; i < UN_MAX_REQS; i++) {
+		if (c->hd_mr[i])
+			uroce_mr_dereg(c->hd_mr[i]);
+		free(c->hd_buf[i]);
+	}
 	free(c->ctlbuf);
 	free(c);
 }

@@ -15,7 +15,8 @@ struct un_global un_g = { .lock = PTHREAD_MUTEX_INITIALIZER };
 #define UN_ENV_HELP                                                                                                   \
 	"UROCE_NCCL_DEVICES=afxdp:IFACE[:QUEUE]|dpdk[:PORT]|verbs:DEV[:PORT],... (required), "                          \
 	"UROCE_NCCL_RELIABILITY=rc|sr|ec|be, UROCE_NCCL_PATHS=1..256, UROCE_NCCL_CC=none|dcqcn|swift|cubic|eqds, "      \
-	"UROCE_NCCL_CORES=inline|CPU[,CPU...], UROCE_NCCL_BE_TIMEOUT_US=1..60000000, UROCE_NCCL_BE_US_PER_MIB=0..60000000, UROCE_NCCL_RC_TIMEOUT=1..31"
+	"UROCE_NCCL_CORES=inline|CPU[,CPU...], UROCE_NCCL_BE_TIMEOUT_US=1..60000000, UROCE_NCCL_BE_US_PER_MIB=0..60000000, UROCE_NCCL_RC_TIMEOUT=1..31, "      \
+	"UROCE_NCCL_HADAMARD=BLOCK[:STRIDE] (be, float32 data)"
 
 static int env_uint(const char *name, unsigned long lo, unsigned long hi, unsigned long dflt, unsigned long *out)
 {
@@ -72,6 +73,34 @@ static int parse_config(struct un_config *cfg, int *cpus, int *ncpus)
 		return -1;
 	cfg->be_us_per_mib = (uint32_t)v;
 	cfg->rel.timeout_us = cfg->be_timeout_us;
+	s = getenv("UROCE_NCCL_HADAMARD");
+	if (s && *s) {
+		/* OptiNIC's coding of float32 data: the sender encodes a copy,
+		 * the receiver decodes once its buffer is done (lost bytes
+		 * zero); BLOCK and STRIDE powers of two (uroce_hadamard_encode) */
+		char *end;
+		unsigned long b, st = 1;
+
+		errno = 0;
+		b = strtoul(s, &end, 10);
+		if (!errno && *end == ':')
+			st = strtoul(end + 1, &end, 10);
+		if (errno || *end || s[0] == '-' || b > UINT32_MAX || st > UINT32_MAX) {
+			UN_WARN("UROCE_NCCL_HADAMARD=%s: accepted BLOCK or BLOCK:STRIDE, powers of two (2..2^24, 1..65536)",
+			        s);
+			return -1;
+		}
+		if (cfg->rel.reliability != UROCE_REL_BE) {
+			UN_WARN("UROCE_NCCL_HADAMARD=%s needs UROCE_NCCL_RELIABILITY=be (the others deliver every byte)", s);
+			return -1;
+		}
+		if (uroce_hadamard_encode(NULL, 0, (uint32_t)b, (uint32_t)st)) {
+			UN_WARN("UROCE_NCCL_HADAMARD=%s: %s", s, uroce_last_error());
+			return -1;
+		}
+		cfg->hd_block = (uint32_t)b;
+		cfg->hd_stride = (uint32_t)st;
+	}
 	if (cfg->rel.reliability == UROCE_REL_SR || cfg->rel.reliability == UROCE_REL_EC)
 		cfg->rel.ordering = UROCE_ORDER_UNORDERED; /* each WRITE names its receive in its immediate */
 	*ncpus = 0;

@@ -57,6 +57,7 @@ struct un_config {
 	uint32_t be_timeout_us;
 	uint8_t rc_timeout;     /* IBTA local ACK timeout exponent of rc QPs */
 	uint32_t be_us_per_mib; /* be: deadline = be_timeout_us + size x this / MiB */
+	uint32_t hd_block, hd_stride; /* be: UROCE_NCCL_HADAMARD (0: off) */
 };
 
 struct un_global {
@@ -102,6 +103,7 @@ struct un_wire {
 	uint32_t ctl_qpn, ctl_psn, ctl_token, ctl_ctrl_qpn;
 	uint32_t data_qpn, data_ctrl_qpn, data_token, data_psn;
 	uint32_t ec_k, ec_m, ec_code;
+	uint32_t hd_block, hd_stride;
 };
 
 /* A receiver's CTS: the buffers of one irecv (ctl message, receiver to
@@ -135,6 +137,7 @@ struct un_req {
 	uint64_t bytes[UN_MAX_RECVS];   /* bytes placed */
 	uint64_t rsize[UN_MAX_RECVS];   /* recv: each buffer's size */
 	uint64_t sent[UN_MAX_RECVS];    /* be: the sender's size (SIZE note); else unused */
+	void *addr[UN_MAX_RECVS];       /* recv: each buffer (be with Hadamard: decoded once done) */
 	uint8_t have_size[UN_MAX_RECVS];
 	uint32_t pending;               /* send: data WRs not yet completed */
 	uint64_t size;                  /* send: bytes */
@@ -179,6 +182,11 @@ struct un_comm {
 	uint32_t be_early_n;
 	int failed;
 	int counted;           /* in dev->comms */
+	/* send side, be with Hadamard: each request's encoded copy (NCCL's
+	 * buffer is not written), registered, grown as needed */
+	float *hd_buf[UN_MAX_REQS];
+	struct uroce_mr *hd_mr[UN_MAX_REQS];
+	size_t hd_cap[UN_MAX_REQS];
 };
 
 struct un_mr {

@@ -121,12 +121,59 @@ static struct un_req *recv_req_by_seq(struct un_comm *c, uint32_t seq_lo)
 	return NULL;
 }
 
+/* Floats of a size-byte message the Hadamard coding covers: its whole
+ * groups (a shorter tail goes as it is). */
+static size_t hd_floats(uint64_t size)
+{
+	uint64_t group = (uint64_t)un_g.cfg.hd_block * un_g.cfg.hd_stride;
+
+	return (size_t)(size / 4 / group * group);
+}
+
 static void recv_check_done(struct un_req *r)
 {
+	if (r->done)
+		return;
 	for (int i = 0; i < r->n; i++)
 		if (r->got[i] < r->nchunks[i] || (is_be() && !r->have_size[i]))
 			return;
+	/* be with Hadamard: every buffer is in (what a deadline cut reads
+	 * zero): decoded in place, on NCCL's proxy thread */
+	for (int i = 0; i < r->n && un_g.cfg.hd_block; i++)
+		if (hd_floats(r->sent[i]))
+			uroce_hadamard_decode(r->addr[i], hd_floats(r->sent[i]), un_g.cfg.hd_block, un_g.cfg.hd_stride);
 	r->done = 1;
+}
+
+/* be with Hadamard: request slot's encoded copy of data, registered. */
+static const struct uroce_sge *hd_encode(struct un_comm *c, int slot, const void *data, size_t size,
+                                         struct uroce_sge *sg)
+{
+	if (c->hd_cap[slot] < size) {
+		size_t cap = size < 65536 ? 65536 : size;
+		void *p = NULL;
+
+		if (c->hd_mr[slot])
+			uroce_mr_dereg(c->hd_mr[slot]);
+		free(c->hd_buf[slot]);
+		c->hd_mr[slot] = NULL;
+		c->hd_buf[slot] = NULL;
+		c->hd_cap[slot] = 0;
+		if (posix_memalign(&p, 4096, cap))
+			return NULL;
+		c->hd_buf[slot] = p;
+		if (uroce_mr_reg(c->dev->pd, p, cap, UROCE_ACCESS_LOCAL_WRITE, &c->hd_mr[slot])) {
+			UN_WARN("isend: registering the Hadamard copy of %zu bytes: %s", cap, uroce_last_error());
+			return NULL;
+		}
+		c->hd_cap[slot] = cap;
+	}
+	memcpy(c->hd_buf[slot], data, size);
+	if (hd_floats(size))
+		uroce_hadamard_encode(c->hd_buf[slot], hd_floats(size), un_g.cfg.hd_block, un_g.cfg.hd_stride);
+	sg->addr = (uint64_t)(uintptr_t)c->hd_buf[slot];
+	sg->lkey = c->hd_mr[slot]->lkey;
+	return sg;
 }
 
 /* be: one data completion, the next message the SIZE notes announced. */
@@ -338,6 +385,16 @@ ncclResult_t un_isend(void *scomm, void *data, size_t size, int tag, void *mh, v
 		}
 	if (!r)
 		return ncclSuccess;
+	if (un_g.cfg.hd_block && size && !m->host) {
+		UN_WARN("isend: UROCE_NCCL_HADAMARD codes host buffers only (this one is device memory)");
+		return ncclInvalidUsage;
+	}
+	struct uroce_sge hsg = { 0 };
+
+	if (un_g.cfg.hd_block && size && !hd_encode(c, (int)(r - c->reqs), data, size, &hsg)) {
+		c->failed = 1;
+		return ncclSystemError;
+	}
 	if (is_be()) {
 		struct un_msg note = { .type = UN_MSG_SIZE, .seq = cts->seq, .n = (uint32_t)e, .size = size };
 
@@ -354,6 +411,11 @@ ncclResult_t un_isend(void *scomm, void *data, size_t size, int tag, void *mh, v
 	for (uint32_t j = 0; j < nch; j++) {
 		uint64_t off = (uint64_t)j * c->chunk, len = chunk_bytes(c, cts->e[e].size, size, j);
 		struct uroce_sge sg = { (uint64_t)(uintptr_t)data + off, (uint32_t)len, len ? m->mr->lkey : 0 };
+
+		if (un_g.cfg.hd_block && size) {
+			sg.addr = hsg.addr + off;
+			sg.lkey = hsg.lkey;
+		}
 		struct uroce_send_wr wr = { 0 };
 
 		wr.wr_id = WR_ID(WR_DATA_SEND, r - c->reqs);
@@ -406,6 +468,10 @@ ncclResult_t un_irecv(void *rcomm, int n, void **data, const size_t *sizes, cons
 	for (int i = 0; i < n; i++) {
 		struct un_mr *m = mhs ? mhs[i] : NULL;
 
+		if (un_g.cfg.hd_block && sizes[i] && m && !m->host) {
+			UN_WARN("irecv: UROCE_NCCL_HADAMARD decodes host buffers only (buffer %d is device memory)", i);
+			return ncclInvalidUsage;
+		}
 		if (sizes[i] && (!m || (uintptr_t)data[i] < (uintptr_t)m->mr->addr ||
 		                 (uintptr_t)data[i] + sizes[i] > (uintptr_t)m->mr->addr + m->mr->length)) {
 			UN_WARN("irecv: buffer %d is not inside the registered region given", i);
@@ -427,6 +493,7 @@ ncclResult_t un_irecv(void *rcomm, int n, void **data, const size_t *sizes, cons
 
 		r->nchunks[i] = nchunks(c, sizes[i]);
 		r->rsize[i] = sizes[i];
+		r->addr[i] = data[i];
 		if (is_be() && sizes[i] && m->host)
 			memset(data[i], 0, sizes[i]); /* what a deadline cuts reads as zero */
 		cts.e[i].addr = (uint64_t)(uintptr_t)data[i];

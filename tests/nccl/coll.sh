@@ -125,6 +125,13 @@ for n in 4 8; do
 		done
 	done
 done
+# be with Hadamard coding (UROCE_NCCL_HADAMARD): block 256, a power of 4,
+# codes this integer data exactly, so a collective that lost no byte must
+# still be exact: the receivers decoded what the senders encoded. Lossless
+# with a deadline no load reaches (nothing cut: every collective checked
+# exactly; 256 KiB a rank is coded, 4 KiB is under one group), then at 1%.
+COLL_HD=256:16 COLL_BE_TIMEOUT_US=2000000 run_case 4r-be-hd-0 4 be 0 $((seed += 16)) 8 "${ALL[@]}"
+COLL_HD=256:16 run_case 4r-be-hd-0.01 4 be 0.01 $((seed += 16)) 8 "${ALL[@]}"
 for v in 8 9 10 11 12; do
 	run_case "4r-rc-v$v" 4 rc 0 $((seed += 16)) 2 --coll allreduce --algo ring --sizes "$SIZES" --version $v
 	# shellcheck disable=SC2053

@@ -82,6 +82,7 @@ coll_run() {
 	env=(LD_LIBRARY_PATH="$pdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" UROCE_NCCL_DEVICES=afxdp:eth0
 		UROCE_NCCL_RELIABILITY="$mode" UROCE_NCCL_CORES="${COLL_CORES:-inline}" UROCE_TCPBASE_IFACE=eth0)
 	[ -z "${COLL_BE_TIMEOUT_US:-}" ] || env+=(UROCE_NCCL_BE_TIMEOUT_US="$COLL_BE_TIMEOUT_US")
+	[ -z "${COLL_HD:-}" ] || env+=(UROCE_NCCL_HADAMARD="$COLL_HD")
 	COLL_RC=()
 	for ((r = 0; r < COLL_N; r++)); do
 		pin=()

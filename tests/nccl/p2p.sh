@@ -88,6 +88,12 @@ bad bad-paths "UROCE_NCCL_PATHS=999: not a number in 1..256" UROCE_NCCL_DEVICES=
 bad rc-paths "needs UROCE_NCCL_RELIABILITY sr, ec or be" UROCE_NCCL_DEVICES=afxdp:va UROCE_NCCL_PATHS=4
 bad bad-cores "UROCE_NCCL_CORES=x: give 'inline' or up to" UROCE_NCCL_DEVICES=afxdp:va UROCE_NCCL_CORES=x
 bad no-iface "device afxdp:nosuch" UROCE_NCCL_DEVICES=afxdp:nosuch
+bad hd-not-be "UROCE_NCCL_HADAMARD=256 needs UROCE_NCCL_RELIABILITY=be" UROCE_NCCL_DEVICES=afxdp:va \
+	UROCE_NCCL_RELIABILITY=sr UROCE_NCCL_HADAMARD=256
+bad hd-block "block 100; accepted a power of two" UROCE_NCCL_DEVICES=afxdp:va UROCE_NCCL_RELIABILITY=be \
+	UROCE_NCCL_HADAMARD=100:4
+bad hd-form "UROCE_NCCL_HADAMARD=256x: accepted BLOCK or BLOCK:STRIDE" UROCE_NCCL_DEVICES=afxdp:va \
+	UROCE_NCCL_RELIABILITY=be UROCE_NCCL_HADAMARD=256x
 # two ranks that disagree on the reliability: the connector names both
 d="$TMP/mismatch"
 mkdir -p "$d"
