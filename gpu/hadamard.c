@@ -239,22 +239,22 @@ void hd_cpu(float *buf, size_t count, uint32_t block, uint32_t stride, int isa)
 	free(tmp);
 }
 
-int uroce_hadamard_encode(float *buf, size_t count, uint32_t block, uint32_t stride)
+static int hd_run(const char *fn, float *buf, size_t count, uint32_t block, uint32_t stride)
 {
-	int rc = hd_check("uroce_hadamard_encode", buf, count, block, stride);
+	int rc = hd_check(fn, buf, count, block, stride);
 
-	if (rc)
-		return rc;
-	hd_cpu(buf, count, block, stride, 0);
-	return 0;
+	if (!rc)
+		hd_cpu(buf, count, block, stride, 0);
+	return rc;
 }
 
+int uroce_hadamard_encode(float *buf, size_t count, uint32_t block, uint32_t stride)
+{
+	return hd_run("uroce_hadamard_encode", buf, count, block, stride);
+}
+
+/* the transform is its own inverse */
 int uroce_hadamard_decode(float *buf, size_t count, uint32_t block, uint32_t stride)
 {
-	int rc = hd_check("uroce_hadamard_decode", buf, count, block, stride);
-
-	if (rc)
-		return rc;
-	hd_cpu(buf, count, block, stride, 0);
-	return 0;
+	return hd_run("uroce_hadamard_decode", buf, count, block, stride);
 }
