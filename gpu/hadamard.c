@@ -165,25 +165,118 @@ __attribute__((target("avx2"))) static void rows_avx2(float *x, size_t nrows, si
 }
 #endif
 
+#if HD_X86
+/* Three stages at once: distances h, 2h, 4h on the eight vectors at
+ * u + j d (j's bits are the stages'), the last scaled when s != 0. Each
+ * float goes through the same three butterflies, in the same order, as in
+ * three radix-2 passes: the same bits, an eighth of the loads and stores. */
+#define HD_BF(a, b)                                                                                                    \
+	do {                                                                                                           \
+		__m256 t_ = _mm256_add_ps(a, b);                                                                       \
+		b = _mm256_sub_ps(a, b);                                                                               \
+		a = t_;                                                                                                \
+	} while (0)
+
+__attribute__((target("avx2"))) static inline void bf8_avx2(float *u, size_t d, float s)
+{
+	__m256 v0 = _mm256_loadu_ps(u), v1 = _mm256_loadu_ps(u + d), v2 = _mm256_loadu_ps(u + 2 * d),
+	       v3 = _mm256_loadu_ps(u + 3 * d), v4 = _mm256_loadu_ps(u + 4 * d), v5 = _mm256_loadu_ps(u + 5 * d),
+	       v6 = _mm256_loadu_ps(u + 6 * d), v7 = _mm256_loadu_ps(u + 7 * d);
+
+	HD_BF(v0, v1);
+	HD_BF(v2, v3);
+	HD_BF(v4, v5);
+	HD_BF(v6, v7);
+	HD_BF(v0, v2);
+	HD_BF(v1, v3);
+	HD_BF(v4, v6);
+	HD_BF(v5, v7);
+	HD_BF(v0, v4);
+	HD_BF(v1, v5);
+	HD_BF(v2, v6);
+	HD_BF(v3, v7);
+	if (s != 0.0f) {
+		__m256 vs = _mm256_set1_ps(s);
+
+		v0 = _mm256_mul_ps(v0, vs), v1 = _mm256_mul_ps(v1, vs), v2 = _mm256_mul_ps(v2, vs);
+		v3 = _mm256_mul_ps(v3, vs), v4 = _mm256_mul_ps(v4, vs), v5 = _mm256_mul_ps(v5, vs);
+		v6 = _mm256_mul_ps(v6, vs), v7 = _mm256_mul_ps(v7, vs);
+	}
+	_mm256_storeu_ps(u, v0), _mm256_storeu_ps(u + d, v1), _mm256_storeu_ps(u + 2 * d, v2);
+	_mm256_storeu_ps(u + 3 * d, v3), _mm256_storeu_ps(u + 4 * d, v4), _mm256_storeu_ps(u + 5 * d, v5);
+	_mm256_storeu_ps(u + 6 * d, v6), _mm256_storeu_ps(u + 7 * d, v7);
+}
+
+/* stages h, 2h, 4h over x[0, n) (h >= 8, 8h <= n) */
+__attribute__((target("avx2"))) static void stage3_avx2(float *x, size_t n, size_t h, float s)
+{
+	for (size_t i = 0; i < n; i += 8 * h)
+		for (size_t k = i; k < i + h; k += 8)
+			bf8_avx2(x + k, h, s);
+}
+
+/* row stages hr, 2hr, 4hr of a panel (8 hr <= nrows) */
+__attribute__((target("avx2"))) static void rows3_avx2(float *x, size_t nrows, size_t rs, size_t hr, float s)
+{
+	for (size_t j = 0; j < nrows; j += 8 * hr)
+		for (size_t r = j; r < j + hr; r++)
+			for (unsigned k = 0; k < HD_PANEL; k += 8)
+				bf8_avx2(x + r * rs + k, hr * rs, s);
+}
+#endif
+
 typedef void stage_fn(float *x, size_t n, size_t h, float s);
 typedef void rows_fn(float *x, size_t nrows, size_t rs, size_t hr, float s);
 
+/* The passes of one instruction set: radix 2, and radix 8 where it has one. */
+struct hd_isa {
+	stage_fn *stage, *stage3;
+	rows_fn *rows, *rows3;
+};
+
+/* Stages h .. n/2 over x[0, n), three at once where they fit, the stage
+ * n/2 scaled by s (0: none). */
+static void run_stages(const struct hd_isa *isa, float *x, size_t n, size_t h, float s)
+{
+	while (h < n) {
+		if (isa->stage3 && h >= 8 && 8 * h <= n) {
+			isa->stage3(x, n, h, 8 * h == n ? s : 0.0f);
+			h *= 8;
+		} else {
+			isa->stage(x, n, h, 2 * h == n ? s : 0.0f);
+			h *= 2;
+		}
+	}
+}
+
+/* Row stages hr .. nrows/2 of a panel, as run_stages. */
+static void run_rows(const struct hd_isa *isa, float *x, size_t nrows, size_t rs, size_t hr, float s)
+{
+	while (hr < nrows) {
+		if (isa->rows3 && 8 * hr <= nrows) {
+			isa->rows3(x, nrows, rs, hr, 8 * hr == nrows ? s : 0.0f);
+			hr *= 8;
+		} else {
+			isa->rows(x, nrows, rs, hr, 2 * hr == nrows ? s : 0.0f);
+			hr *= 2;
+		}
+	}
+}
+
 /* Stages h0 .. n/2 of one group x[0, n), the last scaled by s; tmp holds
  * a panel (n / HD_TILE x HD_PANEL floats), or is NULL. */
-static void group(stage_fn *stage, rows_fn *rows, float *x, size_t n, size_t h0, float s, float *tmp)
+static void group(const struct hd_isa *isa, float *x, size_t n, size_t h0, float s, float *tmp)
 {
 	size_t h = h0;
 
 	if (n <= HD_TILE) {
-		for (; h < n; h *= 2)
-			stage(x, n, h, 2 * h == n ? s : 0.0f);
+		run_stages(isa, x, n, h, s);
 		return;
 	}
 	/* a stage shorter than a tile pairs floats of one tile only */
 	if (h < HD_TILE) {
 		for (size_t t = 0; t < n; t += HD_TILE)
-			for (size_t g = h0; g < HD_TILE; g *= 2)
-				stage(x + t, HD_TILE, g, 0.0f);
+			run_stages(isa, x + t, HD_TILE, h0, 0.0f);
 		h = HD_TILE;
 	}
 	/* rows HD_TILE floats (16 KiB) apart fall in one L1 set: the panel
@@ -192,14 +285,12 @@ static void group(stage_fn *stage, rows_fn *rows, float *x, size_t n, size_t h0,
 
 	for (size_t c = 0; c < HD_TILE; c += HD_PANEL) {
 		if (!tmp) {
-			for (size_t g = h; g < n; g *= 2)
-				rows(x + c, nr, HD_TILE, g / HD_TILE, 2 * g == n ? s : 0.0f);
+			run_rows(isa, x + c, nr, HD_TILE, h / HD_TILE, s);
 			continue;
 		}
 		for (size_t r = 0; r < nr; r++)
 			memcpy(tmp + r * HD_PANEL, x + r * HD_TILE + c, HD_PANEL * sizeof(float));
-		for (size_t g = h; g < n; g *= 2)
-			rows(tmp, nr, HD_PANEL, g / HD_TILE, 2 * g == n ? s : 0.0f);
+		run_rows(isa, tmp, nr, HD_PANEL, h / HD_TILE, s);
 		for (size_t r = 0; r < nr; r++)
 			memcpy(x + r * HD_TILE + c, tmp + r * HD_PANEL, HD_PANEL * sizeof(float));
 	}
@@ -218,15 +309,15 @@ void hd_cpu(float *buf, size_t count, uint32_t block, uint32_t stride, int isa)
 {
 	size_t n = (size_t)block * stride;
 	float s = hd_scale(block);
-	stage_fn *stage = stage_scalar;
-	rows_fn *rows = rows_scalar;
+	static const struct hd_isa scalar = { stage_scalar, NULL, rows_scalar, NULL };
+	const struct hd_isa *is = &scalar;
 
 #if HD_X86
+	static const struct hd_isa avx2 = { stage_avx2, stage3_avx2, rows_avx2, rows3_avx2 };
+
 	/* eight floats a vector: a group of fewer (n 2, 4) stays scalar */
-	if (isa != 1 && n >= 8 && hd_have_avx2()) {
-		stage = stage_avx2;
-		rows = rows_avx2;
-	}
+	if (isa != 1 && n >= 8 && hd_have_avx2())
+		is = &avx2;
 #else
 	(void)isa;
 #endif
@@ -235,7 +326,7 @@ void hd_cpu(float *buf, size_t count, uint32_t block, uint32_t stride, int isa)
 	float *tmp = n > HD_TILE ? malloc(n / HD_TILE * HD_PANEL * sizeof(float)) : NULL;
 
 	for (size_t g = 0; g < count; g += n)
-		group(stage, rows, buf + g, n, stride, s, tmp);
+		group(is, buf + g, n, stride, s, tmp);
 	free(tmp);
 }
 
