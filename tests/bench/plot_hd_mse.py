@@ -41,9 +41,9 @@ def main():
         ax[1].loglog(x, [r["max"] for _, r in pts], style[cfg], label=label[cfg])
     lost = sorted((r["drop"], r["lost"]) for r in rows if r["cfg"] == "raw")
     ax[0].loglog([d for d, _ in lost], [v for _, v in lost], "k:", label="share of bytes lost")
-    ax[0].set(xlabel="drop rate (each of two hops)", ylabel="NMSE (error energy / data energy)",
+    ax[0].set(xlabel="drop rate (uroce-impair on the data's hop)", ylabel="NMSE (error energy / data energy)",
               title="(a) mean squared error")
-    ax[1].set(xlabel="drop rate (each of two hops)", ylabel="largest error (rms of the data)",
+    ax[1].set(xlabel="drop rate (uroce-impair on the data's hop)", ylabel="largest error (rms of the data)",
               title="(b) largest error")
     for cfg in ("blk", "str"):
         pts = sorted((r["block"], r["max"]) for r in rows if r["cfg"] == cfg and r["drop"] == at)
