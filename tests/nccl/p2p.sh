@@ -108,4 +108,19 @@ brc=$?
 [ $arc = 1 ] && [ $brc = 1 ] || fail "reliability mismatch: sides exited $arc and $brc, want 1 and 1"
 grep -q "this rank runs reliability sr, the listener rc" "$d/a.log" || { cat "$d/a.log"; fail "mismatch: no message naming both"; }
 echo "reliability sr against rc: both sides fail; a says: this rank runs reliability sr, the listener rc"
+# two ranks that disagree on the Hadamard coding: the connect fails, naming both
+d="$TMP/hd-mismatch"
+mkdir -p "$d"
+netns_start "$NB" "$d/b.log" env LD_LIBRARY_PATH="$PLUGDIR" UROCE_NCCL_DEVICES=afxdp:vb UROCE_NCCL_RELIABILITY=be \
+	UROCE_NCCL_HADAMARD=256:16 UROCE_NCCL_CORES=inline timeout 60 "$P2P" --side b --dir "$d" --plugin uroce --timeout 8
+bpid=$NETNS_PID
+ip netns exec "$NA" env LD_LIBRARY_PATH="$PLUGDIR" UROCE_NCCL_DEVICES=afxdp:va UROCE_NCCL_RELIABILITY=be \
+	UROCE_NCCL_CORES=inline timeout 60 "$P2P" --side a --dir "$d" --plugin uroce --timeout 8 >"$d/a.log" 2>&1
+arc=$?
+netns_wait $bpid
+brc=$?
+[ $arc != 0 ] && [ $brc != 0 ] || fail "Hadamard mismatch: sides exited $arc and $brc, want both to fail"
+grep -q "UROCE_NCCL_HADAMARD 256:16, the peer 0:0\|UROCE_NCCL_HADAMARD 0:0, the peer 256:16" "$d/a.log" "$d/b.log" ||
+	{ cat "$d/a.log" "$d/b.log"; fail "Hadamard mismatch: no message naming both"; }
+echo "be coded 256:16 against uncoded: both sides fail; $(grep -ho "this end codes.*" "$d/a.log" "$d/b.log" | head -1)"
 echo "all runs passed"
