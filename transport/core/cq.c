@@ -77,7 +77,11 @@ int cq_hd_attach(struct uroce_cq *cq)
 	r = spsc_ring_create(spsc_ring_capacity(cq->ring), sizeof(struct cq_hd));
 	if (!r)
 		return uroce_fail(-ENOMEM, "uroce_qp_create: out of memory");
-	__atomic_store_n(&cq->hd, r, __ATOMIC_RELEASE);
+	/* two QPs made at once on two threads: one ring wins */
+	struct spsc_ring *none = NULL;
+
+	if (!__atomic_compare_exchange_n(&cq->hd, &none, r, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		spsc_ring_destroy(r);
 	return 0;
 }
 
