@@ -468,8 +468,9 @@ ncclResult_t un_irecv(void *rcomm, int n, void **data, const size_t *sizes, cons
 	for (int i = 0; i < n; i++) {
 		struct un_mr *m = mhs ? mhs[i] : NULL;
 
-		if (un_g.cfg.hd_block && sizes[i] && m && !m->host) {
-			UN_WARN("irecv: UROCE_NCCL_HADAMARD decodes host buffers only (buffer %d is device memory)", i);
+		if (un_g.cfg.hd_block && sizes[i] && ((m && !m->host) || ((uintptr_t)data[i] & 3))) {
+			UN_WARN("irecv: UROCE_NCCL_HADAMARD decodes float32 in host buffers only (buffer %d is %s)", i,
+			        (uintptr_t)data[i] & 3 ? "not 4-byte aligned" : "device memory");
 			return ncclInvalidUsage;
 		}
 		if (sizes[i] && (!m || (uintptr_t)data[i] < (uintptr_t)m->mr->addr ||
