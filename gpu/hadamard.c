@@ -119,52 +119,6 @@ __attribute__((target("avx2"))) static void stage_avx2(float *x, size_t n, size_
 }
 #endif
 
-/* One stage over rows of a panel: rows j and j + hr (j & hr == 0) of
- * nrows rows rs floats apart, HD_PANEL floats each, scaled when s != 0. */
-static void rows_scalar(float *x, size_t nrows, size_t rs, size_t hr, float s)
-{
-	for (size_t j = 0; j < nrows; j += 2 * hr)
-		for (size_t r = j; r < j + hr; r++) {
-			float *u = x + r * rs, *v = x + (r + hr) * rs;
-
-			for (unsigned k = 0; k < HD_PANEL; k++) {
-				float a = u[k], b = v[k];
-				float p = a + b, q = a - b;
-
-				if (s != 0.0f) {
-					p = p * s;
-					q = q * s;
-				}
-				u[k] = p;
-				v[k] = q;
-			}
-		}
-}
-
-#if HD_X86
-__attribute__((target("avx2"))) static void rows_avx2(float *x, size_t nrows, size_t rs, size_t hr, float s)
-{
-	__m256 vs = _mm256_set1_ps(s);
-
-	for (size_t j = 0; j < nrows; j += 2 * hr)
-		for (size_t r = j; r < j + hr; r++) {
-			float *u = x + r * rs, *v = x + (r + hr) * rs;
-
-			for (unsigned k = 0; k < HD_PANEL; k += 8) {
-				__m256 a = _mm256_loadu_ps(u + k), b = _mm256_loadu_ps(v + k);
-				__m256 p = _mm256_add_ps(a, b), q = _mm256_sub_ps(a, b);
-
-				if (s != 0.0f) {
-					p = _mm256_mul_ps(p, vs);
-					q = _mm256_mul_ps(q, vs);
-				}
-				_mm256_storeu_ps(u + k, p);
-				_mm256_storeu_ps(v + k, q);
-			}
-		}
-}
-#endif
-
 #if HD_X86
 /* Three stages at once: distances h, 2h, 4h on the eight vectors at
  * u + j d (j's bits are the stages'), the last scaled when s != 0. Each
@@ -215,23 +169,13 @@ __attribute__((target("avx2"))) static void stage3_avx2(float *x, size_t n, size
 			bf8_avx2(x + k, h, s);
 }
 
-/* row stages hr, 2hr, 4hr of a panel (8 hr <= nrows) */
-__attribute__((target("avx2"))) static void rows3_avx2(float *x, size_t nrows, size_t rs, size_t hr, float s)
-{
-	for (size_t j = 0; j < nrows; j += 8 * hr)
-		for (size_t r = j; r < j + hr; r++)
-			for (unsigned k = 0; k < HD_PANEL; k += 8)
-				bf8_avx2(x + r * rs + k, hr * rs, s);
-}
 #endif
 
 typedef void stage_fn(float *x, size_t n, size_t h, float s);
-typedef void rows_fn(float *x, size_t nrows, size_t rs, size_t hr, float s);
 
 /* The passes of one instruction set: radix 2, and radix 8 where it has one. */
 struct hd_isa {
 	stage_fn *stage, *stage3;
-	rows_fn *rows, *rows3;
 };
 
 /* Stages h .. n/2 over x[0, n), three at once where they fit, the stage
@@ -245,20 +189,6 @@ static void run_stages(const struct hd_isa *isa, float *x, size_t n, size_t h, f
 		} else {
 			isa->stage(x, n, h, 2 * h == n ? s : 0.0f);
 			h *= 2;
-		}
-	}
-}
-
-/* Row stages hr .. nrows/2 of a panel, as run_stages. */
-static void run_rows(const struct hd_isa *isa, float *x, size_t nrows, size_t rs, size_t hr, float s)
-{
-	while (hr < nrows) {
-		if (isa->rows3 && 8 * hr <= nrows) {
-			isa->rows3(x, nrows, rs, hr, 8 * hr == nrows ? s : 0.0f);
-			hr *= 8;
-		} else {
-			isa->rows(x, nrows, rs, hr, 2 * hr == nrows ? s : 0.0f);
-			hr *= 2;
 		}
 	}
 }
@@ -279,18 +209,20 @@ static void group(const struct hd_isa *isa, float *x, size_t n, size_t h0, float
 			run_stages(isa, x + t, HD_TILE, h0, 0.0f);
 		h = HD_TILE;
 	}
+	if (!tmp) {
+		run_stages(isa, x, n, h, s); /* whole sweeps of the group */
+		return;
+	}
 	/* rows HD_TILE floats (16 KiB) apart fall in one L1 set: the panel
-	 * is gathered into tmp, where its rows are adjacent */
+	 * is gathered into tmp, where its rows are adjacent, and the stages
+	 * of distance h between rows are stages of distance h / HD_TILE x
+	 * HD_PANEL there */
 	size_t nr = n / HD_TILE;
 
 	for (size_t c = 0; c < HD_TILE; c += HD_PANEL) {
-		if (!tmp) {
-			run_rows(isa, x + c, nr, HD_TILE, h / HD_TILE, s);
-			continue;
-		}
 		for (size_t r = 0; r < nr; r++)
 			memcpy(tmp + r * HD_PANEL, x + r * HD_TILE + c, HD_PANEL * sizeof(float));
-		run_rows(isa, tmp, nr, HD_PANEL, h / HD_TILE, s);
+		run_stages(isa, tmp, nr * HD_PANEL, h / HD_TILE * HD_PANEL, s);
 		for (size_t r = 0; r < nr; r++)
 			memcpy(x + r * HD_TILE + c, tmp + r * HD_PANEL, HD_PANEL * sizeof(float));
 	}
@@ -309,11 +241,11 @@ void hd_cpu(float *buf, size_t count, uint32_t block, uint32_t stride, int isa)
 {
 	size_t n = (size_t)block * stride;
 	float s = hd_scale(block);
-	static const struct hd_isa scalar = { stage_scalar, NULL, rows_scalar, NULL };
+	static const struct hd_isa scalar = { stage_scalar, NULL };
 	const struct hd_isa *is = &scalar;
 
 #if HD_X86
-	static const struct hd_isa avx2 = { stage_avx2, stage3_avx2, rows_avx2, rows3_avx2 };
+	static const struct hd_isa avx2 = { stage_avx2, stage3_avx2 };
 
 	/* eight floats a vector: a group of fewer (n 2, 4) stays scalar */
 	if (isa != 1 && n >= 8 && hd_have_avx2())
@@ -321,8 +253,8 @@ void hd_cpu(float *buf, size_t count, uint32_t block, uint32_t stride, int isa)
 #else
 	(void)isa;
 #endif
-	/* the panel's gather buffer (up to 4 MiB; without it the rows are
-	 * worked in place, slower, the same bits) */
+	/* the panel's gather buffer (up to 4 MiB; without it the long stages
+	 * sweep the whole group: slower, the same bits) */
 	float *tmp = n > HD_TILE ? malloc(n / HD_TILE * HD_PANEL * sizeof(float)) : NULL;
 
 	for (size_t g = 0; g < count; g += n)
