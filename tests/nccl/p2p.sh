@@ -94,31 +94,31 @@ bad hd-block "block 100; accepted a power of two" UROCE_NCCL_DEVICES=afxdp:va UR
 	UROCE_NCCL_HADAMARD=100:4
 bad hd-form "UROCE_NCCL_HADAMARD=256x: accepted BLOCK or BLOCK:STRIDE" UROCE_NCCL_DEVICES=afxdp:va \
 	UROCE_NCCL_RELIABILITY=be UROCE_NCCL_HADAMARD=256x
+# pair NAME "B's env" "A's env": side b (listening) and side a (connecting)
+# with their own settings; their exit codes in arc and brc, logs in $TMP/NAME
+pair() {
+	local d="$TMP/$1" benv aenv bpid
+	read -r -a benv <<<"$2"
+	read -r -a aenv <<<"$3"
+	mkdir -p "$d"
+	netns_start "$NB" "$d/b.log" env LD_LIBRARY_PATH="$PLUGDIR" UROCE_NCCL_DEVICES=afxdp:vb "${benv[@]}" \
+		UROCE_NCCL_CORES=inline timeout 60 "$P2P" --side b --dir "$d" --plugin uroce --timeout 8
+	bpid=$NETNS_PID
+	ip netns exec "$NA" env LD_LIBRARY_PATH="$PLUGDIR" UROCE_NCCL_DEVICES=afxdp:va "${aenv[@]}" \
+		UROCE_NCCL_CORES=inline timeout 60 "$P2P" --side a --dir "$d" --plugin uroce --timeout 8 >"$d/a.log" 2>&1
+	arc=$?
+	netns_wait $bpid
+	brc=$?
+}
 # two ranks that disagree on the reliability: the connector names both
+pair mismatch "UROCE_NCCL_RELIABILITY=rc" "UROCE_NCCL_RELIABILITY=sr"
 d="$TMP/mismatch"
-mkdir -p "$d"
-netns_start "$NB" "$d/b.log" env LD_LIBRARY_PATH="$PLUGDIR" UROCE_NCCL_DEVICES=afxdp:vb UROCE_NCCL_RELIABILITY=rc \
-	UROCE_NCCL_CORES=inline timeout 60 "$P2P" --side b --dir "$d" --plugin uroce --timeout 8
-bpid=$NETNS_PID
-ip netns exec "$NA" env LD_LIBRARY_PATH="$PLUGDIR" UROCE_NCCL_DEVICES=afxdp:va UROCE_NCCL_RELIABILITY=sr \
-	UROCE_NCCL_CORES=inline timeout 60 "$P2P" --side a --dir "$d" --plugin uroce --timeout 8 >"$d/a.log" 2>&1
-arc=$?
-netns_wait $bpid
-brc=$?
 [ $arc = 1 ] && [ $brc = 1 ] || fail "reliability mismatch: sides exited $arc and $brc, want 1 and 1"
 grep -q "this rank runs reliability sr, the listener rc" "$d/a.log" || { cat "$d/a.log"; fail "mismatch: no message naming both"; }
 echo "reliability sr against rc: both sides fail; a says: this rank runs reliability sr, the listener rc"
 # two ranks that disagree on the Hadamard coding: the connect fails, naming both
+pair hd-mismatch "UROCE_NCCL_RELIABILITY=be UROCE_NCCL_HADAMARD=256:16" "UROCE_NCCL_RELIABILITY=be"
 d="$TMP/hd-mismatch"
-mkdir -p "$d"
-netns_start "$NB" "$d/b.log" env LD_LIBRARY_PATH="$PLUGDIR" UROCE_NCCL_DEVICES=afxdp:vb UROCE_NCCL_RELIABILITY=be \
-	UROCE_NCCL_HADAMARD=256:16 UROCE_NCCL_CORES=inline timeout 60 "$P2P" --side b --dir "$d" --plugin uroce --timeout 8
-bpid=$NETNS_PID
-ip netns exec "$NA" env LD_LIBRARY_PATH="$PLUGDIR" UROCE_NCCL_DEVICES=afxdp:va UROCE_NCCL_RELIABILITY=be \
-	UROCE_NCCL_CORES=inline timeout 60 "$P2P" --side a --dir "$d" --plugin uroce --timeout 8 >"$d/a.log" 2>&1
-arc=$?
-netns_wait $bpid
-brc=$?
 [ $arc != 0 ] && [ $brc != 0 ] || fail "Hadamard mismatch: sides exited $arc and $brc, want both to fail"
 grep -q "UROCE_NCCL_HADAMARD 256:16, the peer 0:0\|UROCE_NCCL_HADAMARD 0:0, the peer 256:16" "$d/a.log" "$d/b.log" ||
 	{ cat "$d/a.log" "$d/b.log"; fail "Hadamard mismatch: no message naming both"; }
